@@ -1,0 +1,102 @@
+package canon
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// loadPages reads every HTML page under testdata.
+func loadPages(b *testing.B) ([][]byte, int64) {
+	b.Helper()
+	var ps []string
+	for _, g := range []string{"testdata/pages/*.html", "testdata/charset/*.html"} {
+		m, _ := filepath.Glob(g)
+		ps = append(ps, m...)
+	}
+	var docs [][]byte
+	var n int64
+	for _, p := range ps {
+		d, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, d)
+		n += int64(len(d))
+	}
+	return docs, n
+}
+
+func benchHTML(b *testing.B, o Options) {
+	docs, n := loadPages(b)
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := HTML(d, "", o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkHTML(b *testing.B)     { benchHTML(b, Options{}) }
+func BenchmarkHTMLMain(b *testing.B) { benchHTML(b, Options{Content: ContentMain}) }
+
+func BenchmarkNormalize(b *testing.B) {
+	docs, _ := loadPages(b)
+	var texts []string
+	var n int64
+	for _, d := range docs {
+		doc, _ := HTML(d, "", Options{})
+		texts = append(texts, doc.Text)
+		n += int64(len(doc.Text))
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range texts {
+			Normalize(s)
+		}
+	}
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	docs, _ := loadPages(b)
+	var texts []string
+	var n int64
+	for _, d := range docs {
+		doc, _ := HTML(d, "", Options{})
+		texts = append(texts, doc.Text)
+		n += int64(len(doc.Text))
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range texts {
+			Tokenize(s)
+		}
+	}
+}
+
+func BenchmarkURL(b *testing.B) {
+	urls := []string{
+		"https://www.bbc.com/news/world-us-canada-52241221",
+		"HTTPS://WWW.Example.COM:443/a/../b/./c?utm_source=x&b=2&a=1#frag",
+		"http://Bücher.example/%7e/path%2fx?q=a+b",
+		"https://docs.docker.com/engine/install/?utm_campaign=x&gclid=abc",
+	}
+	var n int64
+	for _, u := range urls {
+		n += int64(len(u))
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, u := range urls {
+			if _, err := URL(u); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

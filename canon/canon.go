@@ -1,0 +1,195 @@
+package canon
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+)
+
+// ContentMode selects which text of a page [HTML] keeps.
+type ContentMode int
+
+const (
+	// ContentAll keeps the whole visible text. It is the zero value.
+	ContentAll ContentMode = iota
+	// ContentMain keeps the main content: boilerplate and site template
+	// (navigation, headers, footers, sidebars, link lists) removed.
+	ContentMain
+)
+
+// DefaultMaxBytes is the input cap used when [Options.MaxBytes] is zero.
+const DefaultMaxBytes = 8 << 20
+
+// ErrBinary is returned for input that is not text (a NUL byte in its
+// first 1024 bytes, after any UTF-16 byte order mark was ruled out).
+var ErrBinary = errors.New("canon: input is binary, not text")
+
+// Options configures [HTML] and [Text]. The zero value is ready to use.
+type Options struct {
+	// MaxBytes caps the input bytes read; longer input is cut and the
+	// Document reports Truncated. Zero or negative means DefaultMaxBytes
+	// (8 MiB).
+	MaxBytes int
+	// Content selects the whole visible text (ContentAll, the default) or
+	// the main content only (ContentMain). Text ignores it.
+	Content ContentMode
+}
+
+// Document is the canonical form of one page. Tokens and Sentences are
+// substrings of Text.
+type Document struct {
+	// Text is the canonical text (see [Normalize]); every block (paragraph,
+	// list item, heading, table cell, ...) ends with "\n" and words are
+	// single-spaced. With ContentAll the title is its first line.
+	Text string
+	// Tokens are the word tokens of Text in order (see [Tokenize]).
+	Tokens []string
+	// Sentences are the sentences of Text in order, split after ". ",
+	// "! ", "? ", "。", "！", "？" and at line ends; sentences without a
+	// token are dropped.
+	Sentences []string
+	// Title is the first <title>, entities decoded and white space
+	// collapsed but otherwise not normalized; "" for Text.
+	Title string
+	// Lang is the lang attribute of <html>, as written; "" if absent.
+	Lang string
+	// Charset is the WHATWG name of the encoding used to decode the input,
+	// such as "utf-8", "windows-1252", "windows-1251", "shift_jis", "gbk".
+	Charset string
+	// Truncated reports that the input was longer than Options.MaxBytes
+	// and only its prefix was used.
+	Truncated bool
+}
+
+// HTML returns the canonical form of the HTML page b. contentType is the
+// HTTP Content-Type header value and may be "". The encoding is taken from
+// a byte order mark, the charset parameter of contentType, a <meta>
+// declaration in the first 64 KiB, then UTF-8 if b is valid UTF-8, else
+// windows-1252. Text is extracted in one streaming pass over the
+// golang.org/x/net/html tokenizer: the contents of script, style, noscript,
+// template, svg, math, iframe, noembed and noframes and comments are
+// dropped, block elements end a line and entities are decoded. HTML
+// returns [ErrBinary] for binary input; any other input, however
+// malformed, gives a Document. b is not retained.
+func HTML(b []byte, contentType string, o Options) (Document, error) {
+	var d Document
+	b, d.Truncated = limit(b, o.MaxBytes)
+	e, name := determineEncoding(b, contentType, d.Truncated)
+	if !strings.HasPrefix(name, "utf-16") && isBinary(b) {
+		return Document{}, ErrBinary
+	}
+	d.Charset = name
+	u := decode(b, e, name)
+	x := extractor{main: o.Content == ContentMain}
+	x.out.Grow(len(u) / 6)
+	x.run(u)
+	if x.main {
+		x.mainText()
+	}
+	d.Title, d.Lang = x.title, x.lang
+	d.finish(x.out.String())
+	return d, nil
+}
+
+// Text returns the canonical form of the plain text b. The encoding is
+// UTF-8 or UTF-16 by byte order mark, else UTF-8 if b is valid UTF-8, else
+// windows-1252; invalid UTF-8 is replaced. A line that is blank or starts
+// with a bullet or numbering starts a new block; other line breaks within
+// a paragraph are spaces, so re-wrapped copies of a text are equal. Text
+// returns [ErrBinary] for binary input.
+func Text(b []byte, o Options) (Document, error) {
+	var d Document
+	b, d.Truncated = limit(b, o.MaxBytes)
+	e, name := determineEncoding(b, "text/plain", d.Truncated)
+	if name == "windows-1252" || name == "utf-8" { // no meta tags in text
+		e, name = sniff(b, d.Truncated)
+	}
+	if !strings.HasPrefix(name, "utf-16") && isBinary(b) {
+		return Document{}, ErrBinary
+	}
+	d.Charset = name
+	u := decode(b, e, name)
+	var (
+		n    normalizer
+		out  strings.Builder
+		para []byte // canonical text of the current paragraph
+	)
+	out.Grow(len(u))
+	end := func() {
+		if len(para) > 0 {
+			out.Write(para)
+			out.WriteByte('\n')
+			para = para[:0]
+		}
+	}
+	for len(u) > 0 {
+		line := u
+		if i := bytes.IndexByte(u, '\n'); i >= 0 {
+			line, u = u[:i], u[i+1:]
+		} else {
+			u = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			end() // blank line
+			continue
+		}
+		if marked(&n, line) {
+			end()
+		}
+		s := n.line(line)
+		if len(s) == 0 {
+			continue
+		}
+		if len(para) > 0 {
+			para = append(para, ' ')
+		}
+		para = append(para, s...)
+	}
+	end()
+	d.finish(out.String())
+	return d, nil
+}
+
+// marked reports whether a raw line starts with a bullet or numbering.
+func marked(n *normalizer, line []byte) bool {
+	t := bytes.TrimSpace(line)
+	if r, _ := utf8.DecodeRune(t); r == '-' || r == '–' || r == '—' {
+		return true // dash bullets are already spaces after folding
+	}
+	f := n.fold(t[:min(len(t), 32)])
+	return len(stripMarkers(f)) != len(f)
+}
+
+// limit cuts b to the MaxBytes cap.
+func limit(b []byte, maxBytes int) ([]byte, bool) {
+	maxBytes = cmp.Or(max(maxBytes, 0), DefaultMaxBytes)
+	if len(b) > maxBytes {
+		return b[:maxBytes], true
+	}
+	return b, false
+}
+
+// decode converts b to valid UTF-8.
+func decode(b []byte, e encoding.Encoding, name string) []byte {
+	if name != "utf-8" {
+		if u, err := e.NewDecoder().Bytes(b); err == nil {
+			return u
+		}
+		// Decoders replace invalid input rather than fail; treat any
+		// error as undecodable and fall through to UTF-8 repair.
+	}
+	if utf8.Valid(b) {
+		return b
+	}
+	return bytes.ToValidUTF8(b, []byte("\uFFFD"))
+}
+
+// finish sets Text, Tokens and Sentences from the canonical text.
+func (d *Document) finish(text string) {
+	d.Text = text
+	d.Tokens, d.Sentences = scan(text, make([]string, 0, len(text)/6+1), make([]string, 0, len(text)/80+1), true)
+}

@@ -1,0 +1,88 @@
+package canon
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestCharset decodes real pages in legacy encodings, declared in the HTTP
+// header, in a <meta> tag, or nowhere. The windows-1251 and Shift_JIS pages
+// are real UTF-8 pages re-encoded (see testdata/README.md).
+func TestCharset(t *testing.T) {
+	tests := []struct {
+		file, contentType string
+		wantCharset       string
+		want              string // a canonical phrase of the page
+	}{
+		{"pages/automobilwoche.de-VW-Betriebsversammlung.html", "", "windows-1252", "betriebsversammlung"},
+		{"pages/automobilwoche.de-VW-Betriebsversammlung.html", "text/html; charset=ISO-8859-1", "windows-1252", "betriebsversammlung"},
+		{"pages/nmb-media.de.ebay.html", "", "windows-1252", "für"},            // declared nowhere
+		{"pages/nmb-media.de.ebay.html", "text/html", "windows-1252", "für"},   // header without charset
+		{"pages/rp.pl.unijne-fundusze.html", "", "windows-1250", "zagłosował"}, // meta
+		{"pages/archive.org.he.xinhuanet.com.25340717.html", "", "gbk", "话剧"},  // meta after 1024 bytes
+		{"pages/archive.org.he.xinhuanet.com.25340717.html", "text/html; charset=GB2312", "gbk", "约定无期限"},
+		{"charset/football.ua.podolski.windows-1251.html", "", "windows-1251", "подольски"},
+		{"charset/football.ua.podolski.windows-1251-nometa.html", "text/html; charset=windows-1251", "windows-1251", "подольски"},
+		{"charset/football.ua.podolski.windows-1251-nometa.html", "", "windows-1252", "ïîäîëüñêè"}, // undeclared: WHATWG default
+		{"charset/nhk.or.jp.k100.shift_jis.html", "", "shift_jis", "体罰を禁止する法律"},
+		{"charset/nhk.or.jp.k100.shift_jis-nometa.html", "text/html; charset=Shift_JIS", "shift_jis", "体罰を禁止する法律"},
+		{"pages/nhk.or.jp.k100.html", "", "utf-8", "体罰を禁止する法律"},
+		{"pages/football.ua.podolski.html", "text/html; charset=utf-8", "utf-8", "подольски"},
+		// W3C charset tests (from golang.org/x/net/html/charset/testdata).
+		{"charset/HTTP-charset.html", "text/html; charset=iso-8859-15", "iso-8859-15", "the character encoding of a page can be set using the http header charset declaration"},
+		{"charset/HTTP-vs-UTF-8-BOM.html", "text/html; charset=iso-8859-15", "utf-8", "ýäè"},
+		{"charset/HTTP-vs-meta-charset.html", "text/html; charset=iso-8859-15", "iso-8859-15", "the http header has a higher precedence"},
+		{"charset/meta-charset-attribute.html", "", "iso-8859-15", "which declares the encoding to be iso 8859 15"},
+		{"charset/meta-content-attribute.html", "", "iso-8859-15", "which declares the encoding to be iso 8859 15"},
+		{"charset/No-encoding-declaration.html", "", "utf-8", "ýäè"},
+		{"charset/UTF-16LE-BOM.html", "", "utf-16le", "utf 16le bom"},
+		{"charset/UTF-16BE-BOM.html", "", "utf-16be", "utf 16be bom"},
+		{"charset/UTF-8-BOM-vs-meta-charset.html", "", "utf-8", "ýäè"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file+"/"+tt.contentType, func(t *testing.T) {
+			b, err := os.ReadFile("testdata/" + tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := HTML(b, tt.contentType, Options{})
+			if err != nil {
+				t.Fatalf("HTML(%s, %q) error: %v", tt.file, tt.contentType, err)
+			}
+			if d.Charset != tt.wantCharset {
+				t.Errorf("HTML(%s, %q).Charset = %q, want %q", tt.file, tt.contentType, d.Charset, tt.wantCharset)
+			}
+			if !strings.Contains(d.Text, tt.want) {
+				t.Errorf("HTML(%s, %q).Text lacks %q; starts %q", tt.file, tt.contentType, tt.want, d.Text[:min(len(d.Text), 300)])
+			}
+		})
+	}
+}
+
+// TestCharsetSameText checks that a page decodes to the same text in its
+// original and its re-encoded form.
+func TestCharsetSameText(t *testing.T) {
+	tests := []struct{ orig, enc, contentType string }{
+		{"pages/nhk.or.jp.k100.html", "charset/nhk.or.jp.k100.shift_jis.html", ""},
+		{"pages/nhk.or.jp.k100.html", "charset/nhk.or.jp.k100.shift_jis-nometa.html", "text/html;charset=shift_jis"},
+		{"pages/football.ua.podolski.html", "charset/football.ua.podolski.windows-1251.html", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.enc, func(t *testing.T) {
+			a, err := os.ReadFile("testdata/" + tt.orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile("testdata/" + tt.enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			da, _ := HTML(a, "", Options{})
+			db, _ := HTML(b, tt.contentType, Options{})
+			if len(da.Tokens) == 0 || da.Text != db.Text {
+				t.Errorf("HTML(%s).Text != HTML(%s).Text (%d vs %d bytes)", tt.orig, tt.enc, len(da.Text), len(db.Text))
+			}
+		})
+	}
+}

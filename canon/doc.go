@@ -1,0 +1,27 @@
+// Package canon turns HTML and plain text into the canonical form that
+// winnow compares, and canonicalizes URLs and host names.
+//
+// [HTML] decodes a page (charset from the byte order mark, the HTTP
+// Content-Type header, a <meta> declaration, then UTF-8 validity, else
+// windows-1252 as WHATWG prescribes), extracts its visible text with the
+// streaming golang.org/x/net/html tokenizer (no DOM), and normalizes it with
+// the rules of Jain, Dahlin and Tewari, "Using Bloom Filters to Refine Web
+// Search Results" §3.1: lower case, bullets and numberings such as "a.1"
+// removed, colons, dashes and quotes replaced with a space, white space
+// collapsed; Unicode NFKC is applied as well. The result is a [Document]
+// holding the canonical text (one block per line), its word tokens (CJK
+// scripts as overlapping character bigrams) and its sentences. With
+// [ContentMain] only the main content is kept: a semantic container
+// (<main>, <article>, role=main, Sphinx's div.body, ...) when it holds most
+// of the text, otherwise blocks chosen by a jusText-style classifier on text
+// length and link density.
+//
+// [URL] canonicalizes http and https URLs (case, default ports, fragments,
+// percent-encoding, IDNA, dot segments, sorted query without tracking
+// parameters) and [HostKey] maps host aliases such as www.example.com and
+// m.example.com to one key, as Fetterly, Manasse and Najork §4 do for
+// mirror detection.
+//
+// All functions are safe for concurrent use. The package never logs and
+// does no I/O.
+package canon

@@ -1,0 +1,270 @@
+package canon
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// maxPopSearch bounds how far an end tag looks down the element stack for
+// its start tag, so that malformed pages with many unmatched end tags stay
+// linear.
+const maxPopSearch = 64
+
+// push opens element a in ContentMain mode, reading its attributes when
+// they can mark a container.
+func (x *extractor) push(z *html.Tokenizer, a atom.Atom, hasAttr bool) {
+	parent := x.flags()
+	own := uint8(0)
+	switch a {
+	case atom.Main, atom.Article:
+		own = fMain
+	case atom.Nav, atom.Aside, atom.Form, atom.Menu, atom.Dialog:
+		own = fBoiler
+	case atom.Header, atom.Footer:
+		if parent&fMain == 0 {
+			own = fBoiler
+		}
+	case atom.A:
+		own = fLink
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		own = fHeading
+	}
+	if hasAttr {
+		switch a {
+		case atom.Div, atom.Section, atom.Main, atom.Article, atom.Aside, atom.Ul, atom.Ol,
+			atom.Nav, atom.Header, atom.Footer, atom.Table, atom.Td, atom.Span, atom.P, atom.Li:
+			own |= attrFlags(z, a)
+		}
+	}
+	f := parent | own
+	if own&fMain != 0 {
+		f &^= fBoiler
+	}
+	x.stack = append(x.stack, frame{a, f})
+}
+
+// pop closes the innermost open element a, if it is among the top
+// maxPopSearch elements; otherwise the end tag is ignored.
+func (x *extractor) pop(a atom.Atom) {
+	for i := len(x.stack) - 1; i >= 0 && i >= len(x.stack)-maxPopSearch; i-- {
+		if x.stack[i].a == a {
+			x.stack = x.stack[:i]
+			return
+		}
+	}
+}
+
+// attrFlags derives container flags from role, itemprop, class, id and
+// hidden attributes of the current tag.
+func attrFlags(z *html.Tokenizer, a atom.Atom) uint8 {
+	var f uint8
+	boiler := false
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch string(k) {
+		case "role":
+			switch strings.ToLower(string(v)) {
+			case "main", "article":
+				f |= fMain
+			case "navigation", "banner", "contentinfo", "complementary", "menu", "menubar", "search", "dialog":
+				boiler = true
+			}
+		case "itemprop":
+			if strings.EqualFold(string(v), "articleBody") {
+				f |= fMain
+			}
+		case "hidden":
+			boiler = true
+		case "aria-hidden":
+			if string(v) == "true" {
+				boiler = true
+			}
+		case "class", "id":
+			m, bp := classFlags(v, a, string(k) == "id")
+			f |= m
+			boiler = boiler || bp
+		}
+	}
+	if boiler && f&fMain == 0 && a != atom.Main && a != atom.Article {
+		f |= fBoiler
+	}
+	return f
+}
+
+// mainClass lists class and id values of main-content containers: Sphinx
+// (div.body, div.document), MediaWiki, WordPress and common news themes.
+var mainClass = map[string]bool{
+	"entry-content": true, "post-content": true, "post-body": true, "article-body": true,
+	"article-content": true, "articlebody": true, "story-body": true, "mw-parser-output": true,
+	"mw-content-text": true, "main-content": true, "bodycontent": true, "post-entry": true,
+	"content-body": true, "article__body": true, "entry-body": true, "story-content": true,
+}
+
+// boilerWord lists class and id words (split at non-letters) that mark
+// site template: navigation, sidebars, footers, sharing, ads, comments.
+var boilerWord = map[string]bool{
+	"nav": true, "navbar": true, "navigation": true, "menu": true, "footer": true,
+	"sidebar": true, "sphinxsidebar": true, "breadcrumb": true, "breadcrumbs": true,
+	"cookie": true, "cookies": true, "consent": true, "share": true, "sharing": true,
+	"social": true, "related": true, "comment": true, "comments": true, "advert": true,
+	"ad": true, "ads": true, "advertisement": true, "banner": true, "widget": true,
+	"newsletter": true, "subscribe": true, "promo": true, "skip": true, "masthead": true,
+	"toolbar": true, "pagination": true, "pager": true, "copyright": true, "popup": true,
+	"modal": true, "topbar": true, "tags": true, "disclaimer": true, "sitemap": true,
+}
+
+// classFlags classifies one class or id value.
+func classFlags(v []byte, a atom.Atom, id bool) (f uint8, boiler bool) {
+	s := strings.ToLower(strings.TrimSpace(string(v)))
+	for _, c := range strings.Fields(s) {
+		if mainClass[c] || a == atom.Div && !id && (c == "body" || c == "document") {
+			f |= fMain
+			continue
+		}
+		for w := range strings.FieldsFuncSeq(c, func(r rune) bool { return r < 'a' || r > 'z' }) {
+			if boilerWord[w] {
+				boiler = true
+			}
+		}
+	}
+	return f, boiler
+}
+
+// Block classes of the jusText-style classifier.
+const (
+	classBad = iota
+	classShort
+	classNearGood
+	classGood
+)
+
+// Classifier thresholds, in bytes of canonical text (a CJK character is 3
+// bytes, about one short word) and raw link bytes over raw bytes.
+const (
+	shortLen        = 40
+	goodLen         = 150
+	maxLinkDensity  = 0.33
+	mainShare       = 0.5
+	containerLinkDn = 0.5
+)
+
+// mainText selects the main-content blocks and writes them to x.out.
+//
+// When blocks inside semantic containers (fMain) hold at least mainShare of
+// the text outside boilerplate, those blocks are kept, minus boilerplate
+// and link lists inside them. Otherwise each block is classified as in
+// jusText (Pomikálek 2011, without stop words): bad when inside boilerplate
+// or link density > maxLinkDensity, short under shortLen, good from goodLen,
+// near-good in between; short and near-good blocks then take the class of
+// their nearest good or bad neighbours, and headings followed by good text
+// within three blocks are kept. Cost: one pass over the blocks.
+func (x *extractor) mainText() {
+	total, inMain := 0, 0
+	for _, b := range x.blocks {
+		if b.flags&fBoiler != 0 {
+			continue
+		}
+		total += b.end - b.start
+		if b.flags&fMain != 0 {
+			inMain += b.end - b.start
+		}
+	}
+	keep := make([]bool, len(x.blocks))
+	n := 0
+	if inMain > 0 && float64(inMain) >= mainShare*float64(total) {
+		for i, b := range x.blocks {
+			if b.flags&fMain != 0 && b.flags&fBoiler == 0 && (b.density() <= containerLinkDn || b.end-b.start >= goodLen) {
+				keep[i] = true
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		n = x.classify(keep)
+	}
+	if n == 0 { // nothing looks like content: keep all non-template text
+		for i, b := range x.blocks {
+			keep[i] = b.flags&fBoiler == 0 && b.density() <= containerLinkDn
+		}
+	}
+	for i, b := range x.blocks {
+		if keep[i] {
+			x.out.Write(x.blockBuf[b.start:b.end])
+			x.out.WriteByte('\n')
+		}
+	}
+}
+
+// density returns the link density of b.
+func (b block) density() float64 {
+	if b.raw == 0 {
+		return 0
+	}
+	return float64(b.link) / float64(b.raw)
+}
+
+// classify marks the good blocks in keep and returns their number.
+func (x *extractor) classify(keep []bool) int {
+	cls := make([]uint8, len(x.blocks))
+	for i, b := range x.blocks {
+		l := b.end - b.start
+		switch {
+		case b.flags&fBoiler != 0 || b.density() > maxLinkDensity:
+			cls[i] = classBad
+		case l < shortLen:
+			cls[i] = classShort
+		case l >= goodLen:
+			cls[i] = classGood
+		default:
+			cls[i] = classNearGood
+		}
+	}
+	// prev[i] and next[i] are the nearest good or bad classes before and
+	// after block i in the initial classification; the edges count as bad.
+	prev := make([]uint8, len(cls))
+	next := make([]uint8, len(cls))
+	last := uint8(classBad)
+	for i, c := range cls {
+		prev[i] = last
+		if c == classGood || c == classBad {
+			last = c
+		}
+	}
+	last = classBad
+	for i := len(cls) - 1; i >= 0; i-- {
+		next[i] = last
+		if c := cls[i]; c == classGood || c == classBad {
+			last = c
+		}
+	}
+	n := 0
+	for i, b := range x.blocks {
+		c := cls[i]
+		switch c {
+		case classShort:
+			if prev[i] == classGood && next[i] == classGood {
+				c = classGood
+			}
+		case classNearGood:
+			if prev[i] == classGood || next[i] == classGood {
+				c = classGood
+			}
+		}
+		if c != classGood && c != classBad && b.flags&fHeading != 0 {
+			for j := i + 1; j < len(cls) && j <= i+3; j++ {
+				if cls[j] == classGood {
+					c = classGood
+					break
+				}
+			}
+		}
+		if c == classGood {
+			keep[i] = true
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,306 @@
+package canon
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// asciiClass maps an ASCII byte to its canonical form: 0 means the byte
+// becomes a space (white space, controls, colon, dash, quotes), any other
+// value is the lower-cased byte.
+var asciiClass = func() (t [128]byte) {
+	for i := range t {
+		c := byte(i)
+		switch {
+		case c <= ' ' || c == 0x7f:
+			t[i] = 0
+		case c == ':' || c == '-' || c == '"' || c == '\'' || c == '`':
+			t[i] = 0
+		case 'A' <= c && c <= 'Z':
+			t[i] = c + 'a' - 'A'
+		default:
+			t[i] = c
+		}
+	}
+	return t
+}()
+
+// runeAction tells how normalizeLine treats a non-ASCII rune.
+type runeAction uint8
+
+const (
+	runeKeep runeAction = iota
+	runeSpace
+	runeDrop
+)
+
+// nonASCIIAction classifies a non-ASCII rune after NFKC.
+func nonASCIIAction(r rune) runeAction {
+	switch r {
+	case '\u00ad', '\u200b', '\u2060', '\ufeff': // soft hyphen, zero width
+		return runeDrop
+	case '‘', '’', '‚', '‛', '“', '”', '„', '‟', '«', '»', '‹', '›', '′', '″', '\u00a0':
+		return runeSpace
+	}
+	if r < 0x2000 {
+		if r == 0x85 || r < 0xa0 || r == 0x58a || r == 0x5be || r == 0x1400 || r == 0x1806 || r == 0x1680 {
+			return runeSpace
+		}
+		return runeKeep
+	}
+	if r >= 0x3100 && r < 0xfe00 {
+		return runeKeep // CJK and Hangul syllables: fast path
+	}
+	if unicode.Is(unicode.Pd, r) || unicode.IsSpace(r) || unicode.IsControl(r) {
+		return runeSpace
+	}
+	return runeKeep
+}
+
+// normalizer holds the scratch buffers of one normalization run. The zero
+// value is ready to use; it is not safe for concurrent use.
+type normalizer struct {
+	nfkc []byte
+	out  []byte
+}
+
+// line normalizes one line of raw text and returns the canonical line
+// without a trailing newline. The result aliases n's buffer and is valid
+// until the next call. raw must be valid UTF-8.
+func (n *normalizer) line(raw []byte) []byte {
+	return stripMarkers(n.fold(raw))
+}
+
+// fold is line without the removal of bullets and numberings.
+func (n *normalizer) fold(raw []byte) []byte {
+	src := raw
+	if !inert(raw) && norm.NFKC.QuickSpan(raw) != len(raw) {
+		n.nfkc = norm.NFKC.Append(n.nfkc[:0], raw...)
+		src = n.nfkc
+	}
+	out := n.out[:0]
+	space := true // suppress leading space
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c < utf8.RuneSelf {
+			i++
+			m := asciiClass[c]
+			if m == 0 {
+				space = true
+				continue
+			}
+			if space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			space = false
+			out = append(out, m)
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		i += size
+		switch nonASCIIAction(r) {
+		case runeDrop:
+			continue
+		case runeSpace:
+			if len(out) > 0 {
+				space = true
+			}
+			continue
+		}
+		if space && len(out) > 0 {
+			out = append(out, ' ')
+		}
+		space = false
+		if r < 0x3000 || r > 0xd7ff {
+			if l := unicode.ToLower(r); l != r {
+				out = utf8.AppendRune(out, l)
+				continue
+			}
+		}
+		out = append(out, src[i-size:i]...)
+	}
+	n.out = out
+	return out
+}
+
+// inert reports whether NFKC leaves s unchanged because every rune is
+// ASCII or in a range of common letters that are NFKC-stable and never
+// compose with a neighbour (precomposed Latin-1 letters, basic Greek and
+// Cyrillic, kana, CJK unified ideographs, Hangul syllables, common
+// punctuation). It is a fast path: false means "check with norm".
+func inert(s []byte) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		i += size
+		switch {
+		case r >= 0xc0 && r <= 0xff, r == 0xa0, r == 0xab, r == 0xbb, r == 0xa9, r == 0xb7,
+			r >= 0x391 && r <= 0x3c9, r >= 0x401 && r <= 0x451,
+			r >= 0x2013 && r <= 0x2014, r >= 0x2018 && r <= 0x2019, r >= 0x201c && r <= 0x201e, r == 0x2022,
+			r >= 0x3001 && r <= 0x3002, r >= 0x3008 && r <= 0x3011,
+			r >= 0x3041 && r <= 0x3096, r >= 0x30a1 && r <= 0x30fa, r == 0x30fc,
+			r >= 0x4e00 && r <= 0x9fff, r >= 0xac00 && r <= 0xd7a3:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// bullet reports whether r is a list bullet that is removed at a line start.
+func bullet(r rune) bool {
+	switch r {
+	case '•', '·', '‣', '◦', '▪', '▫', '●', '○', '■', '□', '►', '▸', '▹', '▶', '➢', '➤', '✓', '✔', '⁃', '∙', '*', '+', '>', '#':
+		return true
+	}
+	return false
+}
+
+// stripMarkers removes leading bullets and list numberings ("1.", "a.1",
+// "iv)", "(b)") from a normalized line (lower case, single spaces, no
+// leading space). At most four markers are removed.
+func stripMarkers(s []byte) []byte {
+	for range 4 {
+		if len(s) == 0 {
+			return s
+		}
+		r, size := utf8.DecodeRune(s)
+		if bullet(r) {
+			if r < utf8.RuneSelf && len(s) > size && s[size] != ' ' {
+				return s // "*foo", "+1", "#tag" are words, not bullets
+			}
+			s = trimSpace(s[size:])
+			continue
+		}
+		k := numbering(s)
+		if k == 0 {
+			return s
+		}
+		s = trimSpace(s[k:])
+	}
+	return s
+}
+
+func trimSpace(s []byte) []byte {
+	for len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
+	return s
+}
+
+// numbering returns the length of a list numbering at the start of s, or
+// 0. A numbering is a sequence of items (1 to 3 digits, one letter a-z, or
+// a roman numeral of up to four of ivxlc) separated by "." and ending in
+// "." or ")" or an item after a ".", optionally in parentheses, followed
+// by a space or the end of the line; it holds at least one "." or ")".
+func numbering(s []byte) int {
+	i := 0
+	paren := false
+	if s[0] == '(' {
+		paren = true
+		i++
+	}
+	punct := false
+	for items := 0; ; items++ {
+		j := item(s[i:])
+		if j == 0 {
+			return 0
+		}
+		i += j
+		if i == len(s) || s[i] == ' ' {
+			if paren || !punct {
+				return 0
+			}
+			return i
+		}
+		switch s[i] {
+		case ')':
+			i++
+			if i == len(s) || s[i] == ' ' {
+				return i
+			}
+			return 0
+		case '.':
+			punct = true
+			i++
+			if i == len(s) || s[i] == ' ' {
+				if paren {
+					return 0
+				}
+				return i
+			}
+		default:
+			return 0
+		}
+		if items > 6 {
+			return 0
+		}
+	}
+}
+
+// item returns the length of one numbering item at the start of s.
+func item(s []byte) int {
+	n := 0
+	for n < len(s) && n < 4 && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	if n > 0 {
+		if n == 4 {
+			return 0
+		}
+		return n
+	}
+	for n < len(s) && n < 5 && strings.IndexByte("ivxlc", s[n]) >= 0 {
+		n++
+	}
+	if n > 0 && n < 5 && (n == len(s) || s[n] < 'a' || s[n] > 'z') {
+		return n
+	}
+	if len(s) > 0 && 'a' <= s[0] && s[0] <= 'z' && (len(s) == 1 || s[1] < 'a' || s[1] > 'z') {
+		return 1
+	}
+	return 0
+}
+
+// Normalize returns the canonical form of s: Unicode NFKC, lower case,
+// colons, dashes (Unicode Pd) and single and double quotes replaced with a
+// space, bullets and list numberings such as "1.", "a.1", "iv)" and "(b)"
+// removed at line starts, white space collapsed to single spaces and blank
+// lines removed. Lines are joined with "\n" and the result has no trailing
+// newline. Invalid UTF-8 is replaced with U+FFFD first.
+func Normalize(s string) string {
+	var (
+		n   normalizer
+		b   strings.Builder
+		buf []byte
+	)
+	b.Grow(len(s))
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	for len(s) > 0 {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		buf = append(buf[:0], line...)
+		out := n.line(buf)
+		if len(out) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.Write(out)
+	}
+	return b.String()
+}

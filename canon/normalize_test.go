@@ -1,0 +1,304 @@
+package canon
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+func TestNormalize(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"lower", "Hello WORLD", "hello world"},
+		{"unicode lower", "ÜBER ΣΟΦΙΑ Привет", "über σοφια привет"},
+		{"nfkc", "ﬁne Ｆｕｌｌ ①", "fine full 1"},
+		{"colon", "Note: this", "note this"},
+		{"dashes", "a-b – c — d ― e", "a b c d e"},
+		{"quotes", `"a" 'b' ‘c’ “d” «e» „f“`, "a b c d e f"},
+		{"apostrophe", "don't", "don t"},
+		{"whitespace", "  a \t b\u00a0c\u2003d  ", "a b c d"},
+		{"blank lines", "a\n\n \n b", "a\nb"},
+		{"bullet", "• item", "item"},
+		{"bullet glued", "•item", "item"},
+		{"middle dot", "· item", "item"},
+		{"ascii bullets", "* one\n- two\n+ three", "one\ntwo\nthree"},
+		{"star word", "*important*", "*important*"},
+		{"numbering", "1. first\n2) second\n10. tenth", "first\nsecond\ntenth"},
+		{"a.1", "a.1 scope\nA.1.2 detail", "scope\ndetail"},
+		{"roman", "iv) fourth\nIV. Fourth", "fourth\nfourth"},
+		{"paren", "(b) second\n(12) twelfth", "second\ntwelfth"},
+		{"letter", "a) one\nb. two", "one\ntwo"},
+		{"nested markers", "• 1. item", "item"},
+		{"not numbering", "a man\n1 apple\n2024. year\nabc. def", "a man\n1 apple\n2024. year\nabc. def"},
+		{"marker mid line", "see 1. and a.1 here", "see 1. and a.1 here"},
+		{"zero width", "a\u200bb\u00adc", "abc"},
+		{"controls", "a\x00b\x7fc", "a b c"},
+		{"cjk", "東京都：日本", "東京都 日本"},
+		{"invalid utf8", "a\xffb", "a\ufffdb"},
+		{"empty", "", ""},
+		{"only markers", "•\n1.\n-", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Normalize(tt.in); got != tt.want {
+				t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNormalizeIdempotent(t *testing.T) {
+	for _, p := range pages(t)[:8] {
+		b, _ := os.ReadFile(p)
+		d, _ := HTML(b, "", Options{})
+		text := strings.TrimSuffix(d.Text, "\n")
+		if got := Normalize(text); got != text {
+			t.Errorf("Normalize(HTML(%s).Text) changed the text", p)
+		}
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"hello world", []string{"hello", "world"}},
+		{"don't stop", []string{"don", "t", "stop"}},
+		{"co-op 3.14 café", []string{"co", "op", "3", "14", "café"}},
+		{"東京都", []string{"東京", "京都"}},
+		{"東", []string{"東"}},
+		{"iphone手机 sale", []string{"iphone", "手机", "sale"}},
+		{"ひらがなカタカナー", []string{"ひら", "らが", "がな", "なカ", "カタ", "タカ", "カナ", "ナー"}},
+		{"한국어 단어", []string{"한국", "국어", "단어"}},
+		{"नमस्ते दुनिया", []string{"नमस्ते", "दुनिया"}},
+		{"", nil},
+		{" ,.; ", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got := Tokenize(tt.in)
+			if len(got) == 0 && len(tt.want) == 0 {
+				return
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Tokenize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSentences(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"one. two! three? four\nfive\n", []string{"one.", "two!", "three?", "four", "five"}},
+		{"pi is 3.14 today. ok\n", []string{"pi is 3.14 today.", "ok"}},
+		{"今日は晴れ。明日は雨？\n", []string{"今日は晴れ。", "明日は雨？"}},
+		{"... . !\nword\n", []string{"word"}},
+		{"no end", []string{"no end"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, got := scan(tt.in, nil, nil, true)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("sentences of %q = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHTMLBasics(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"blocks", "<p>One</p><p>Two<br>Three</p><ul><li>a<li>b</ul>", "one\ntwo\nthree\na\nb\n"},
+		{"inline", "<p>Hel<b>lo</b> <i>World</i></p>", "hello world\n"},
+		{"dropped", "<script>x=1</script><style>p{}</style><noscript>ns</noscript><template><p>t</p></template><svg><text>s</text></svg><iframe>f</iframe><!-- c --><p>kept</p>", "kept\n"},
+		{"svg breakout", "<svg><g>hidden<p>shown</p>", "shown\n"},
+		{"title", "<html lang=de><head><title> The  Title </title></head><body>Body</body></html>", "the title\nbody\n"},
+		{"entities", "<p>a &amp; b &lt;c&gt; &eacute; &#x41;&nbsp;z</p>", "a & b <c> é a z\n"},
+		{"pre", "<pre>line 1\nline 2</pre>", "line 1\nline 2\n"},
+		{"table", "<table><tr><td>a</td><td>b</td></tr><tr><td>c</td></tr></table>", "a\nb\nc\n"},
+		{"list numbering", "<ol><li>1. First</li><li>2. Second</li></ol>", "first\nsecond\n"},
+		{"ruby", "<p><ruby>漢<rt>かん</rt>字<rp>(</rp><rt>じ</rt><rp>)</rp></ruby>です</p>", "漢字です\n"},
+		{"unclosed", "<div><p>a<div><span>b", "a\nb\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := HTML([]byte(tt.in), "", Options{})
+			if err != nil {
+				t.Fatalf("HTML(%q) error: %v", tt.in, err)
+			}
+			if d.Text != tt.want {
+				t.Errorf("HTML(%q).Text = %q, want %q", tt.in, d.Text, tt.want)
+			}
+		})
+	}
+	d, _ := HTML([]byte("<html lang=de><title>T</title>"), "", Options{})
+	if d.Lang != "de" || d.Title != "T" {
+		t.Errorf("Lang, Title = %q, %q, want %q, %q", d.Lang, d.Title, "de", "T")
+	}
+}
+
+func TestText(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"rewrapped", "The quick brown\nfox jumps.\n\nNext para", "the quick brown fox jumps.\nnext para\n"},
+		{"list", "Intro:\n- one\n- two\n1. three\n", "intro\none\ntwo\nthree\n"},
+		{"latin1", "caf\xe9", "café\n"},
+		{"crlf", "a\r\nb\r\n\r\nc", "a b\nc\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Text([]byte(tt.in), Options{})
+			if err != nil {
+				t.Fatalf("Text(%q) error: %v", tt.in, err)
+			}
+			if d.Text != tt.want {
+				t.Errorf("Text(%q).Text = %q, want %q", tt.in, d.Text, tt.want)
+			}
+		})
+	}
+}
+
+// TestBadInput feeds input that must give a defined result or a clear
+// error, quickly, without panicking.
+func TestBadInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	garbage := make([]byte, 1<<20)
+	for i := range garbage {
+		garbage[i] = byte(rng.Uint32())
+	}
+	invalid := bytes.Repeat([]byte("<p>ok \xff\xfe\xc3 text</p>"), 1000)
+	deep := strings.Repeat("<div><span>", 10000) + "deep" + strings.Repeat("</span></div>", 10000)
+	deepUnclosed := strings.Repeat("<div><b><table><tr><td><svg><p>", 10000) + "x"
+	unclosed := "<html><body><p>a<p>b<ul><li>c<li>d<table><tr><td>e<script>never closed"
+	tests := []struct {
+		name, contentType string
+		in                []byte
+		wantErr           error
+		want              string // substring of Text
+	}{
+		{"empty", "", nil, nil, ""},
+		{"binary", "", garbage, ErrBinary, ""},
+		{"binary utf8", "text/html; charset=utf-8", garbage, ErrBinary, ""},
+		{"png", "", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), ErrBinary, ""},
+		{"invalid utf8", "text/html; charset=utf-8", invalid, nil, "ok \ufffd text"},
+		{"invalid utf8 undeclared", "", invalid, nil, "ok ÿþã text"}, // WHATWG: windows-1252
+		{"deep", "", []byte(deep), nil, "deep"},
+		{"deep unclosed", "", []byte(deepUnclosed), nil, "x"},
+		{"unclosed", "", []byte(unclosed), nil, "a\nb\nc\nd\ne\n"},
+		{"only tags", "", []byte("<<<<>>>></></><!--"), nil, ""},
+	}
+	for _, tt := range tests {
+		for _, mode := range []ContentMode{ContentAll, ContentMain} {
+			t.Run(tt.name, func(t *testing.T) {
+				start := time.Now()
+				d, err := HTML(tt.in, tt.contentType, Options{Content: mode})
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("HTML(%s) error = %v, want %v", tt.name, err, tt.wantErr)
+				}
+				if !utf8.ValidString(d.Text) || !strings.Contains(d.Text, tt.want) {
+					t.Errorf("HTML(%s).Text = %.200q, want it to hold %q", tt.name, d.Text, tt.want)
+				}
+				if el := time.Since(start); el > 10*time.Second {
+					t.Errorf("HTML(%s) took %v", tt.name, el)
+				}
+			})
+		}
+	}
+	if _, err := Text(garbage, Options{}); !errors.Is(err, ErrBinary) {
+		t.Errorf("Text(garbage) error = %v, want %v", err, ErrBinary)
+	}
+	if d, err := Text(nil, Options{}); err != nil || d.Text != "" || d.Tokens == nil && len(d.Tokens) != 0 {
+		t.Errorf("Text(nil) = %+v, %v, want empty Document", d, err)
+	}
+}
+
+// TestTruncated generates a 50 MB page and checks the MaxBytes cap.
+func TestTruncated(t *testing.T) {
+	para := []byte("<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit. Ünïcödé text.</p>\n")
+	big := bytes.Repeat(para, 50<<20/len(para)+1)
+	for _, o := range []Options{{}, {MaxBytes: 1 << 20}, {MaxBytes: 1 << 20, Content: ContentMain}} {
+		d, err := HTML(big, "text/html; charset=utf-8", o)
+		if err != nil {
+			t.Fatalf("HTML(50 MB, %+v) error: %v", o, err)
+		}
+		limit := cmpOr(o.MaxBytes, DefaultMaxBytes)
+		if !d.Truncated {
+			t.Errorf("HTML(50 MB, %+v).Truncated = false, want true", o)
+		}
+		wantLines := limit / len(para)
+		if got := strings.Count(d.Text, "\n"); got < wantLines || got > wantLines+1 {
+			t.Errorf("HTML(50 MB, %+v): %d lines, want %d", o, got, wantLines)
+		}
+	}
+	d, _ := Text(big[:3<<20], Options{MaxBytes: 1 << 20})
+	if !d.Truncated || len(d.Text) == 0 {
+		t.Errorf("Text(3 MB, MaxBytes 1 MiB).Truncated = %v, want true", d.Truncated)
+	}
+	d, _ = HTML(para, "", Options{})
+	if d.Truncated {
+		t.Error("HTML(small).Truncated = true, want false")
+	}
+}
+
+func cmpOr(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// TestInert checks the NFKC fast path against norm for every rune it
+// accepts (other than those folded to a space anyway), alone and before a
+// combining mark.
+func TestInert(t *testing.T) {
+	for r := rune(0x80); r < 0x10000; r++ {
+		s := []byte(string(r))
+		if !inert(s) {
+			continue
+		}
+		if !norm.NFKC.IsNormal(s) && nonASCIIAction(r) == runeKeep {
+			t.Errorf("inert(%U) = true, but NFKC changes it", r)
+		}
+		for _, m := range []rune{0x301, 0x308, 0x3099, 0x11a8, 0x302} {
+			p := append(append([]byte(nil), s...), string(m)...)
+			if inert(p) {
+				t.Errorf("inert(%U %U) = true, want false", r, m)
+			}
+		}
+	}
+}
+
+func TestContentMain(t *testing.T) {
+	article := strings.Repeat("This sentence is part of the real article body and it is long enough. ", 4)
+	tests := []struct{ name, in, want, notWant string }{
+		{"semantic", `<nav><a href=/>Home</a> <a href=/x>News</a></nav><main><h1>Headline</h1><p>` + article + `</p><div class="share"><a href=#>Share</a></div></main><footer>Copyright footer text</footer>`,
+			"headline\nthis sentence", "copyright"},
+		{"sphinx", `<div class="sphinxsidebar"><ul><li><a href=a>Index</a></li></ul></div><div class="document"><div class="body" role="main"><h1>API</h1><p>` + article + `</p></div></div>`,
+			"api\nthis sentence", "index"},
+		{"classifier", `<div id="header"><a href=/>Logo</a></div><div><ul><li><a href=/1>Link one</a></li><li><a href=/2>Link two</a></li></ul></div><div><h2>Story</h2><p>` + article + `</p><p>Short line.</p><p>` + article + `</p></div><div class="footer">Impressum Kontakt</div>`,
+			"story\nthis sentence", "link one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := HTML([]byte(tt.in), "", Options{Content: ContentMain})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(d.Text, tt.want) || strings.Contains(d.Text, tt.notWant) {
+				t.Errorf("HTML(%s, ContentMain).Text = %q, want %q and not %q", tt.name, d.Text, tt.want, tt.notWant)
+			}
+			if !strings.Contains(d.Text, "short line.") && tt.name == "classifier" {
+				t.Errorf("HTML(%s, ContentMain) dropped a short line between good blocks: %q", tt.name, d.Text)
+			}
+		})
+	}
+}

@@ -1,0 +1,143 @@
+package canon
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// wordByte reports whether an ASCII byte belongs to a word.
+var wordByte = func() (t [128]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	return t
+}()
+
+// cjk reports whether r is written without spaces between words and so is
+// tokenized as character bigrams: Han, Hiragana, Katakana and Hangul.
+func cjk(r rune) bool {
+	switch {
+	case r < 0x1100:
+		return false
+	case r >= 0x4e00 && r <= 0x9fff, r >= 0x3040 && r <= 0x30ff, r >= 0xac00 && r <= 0xd7a3:
+		return true // fast path: unified ideographs, kana, Hangul syllables
+	case r == 0x3005 || r == 0x30fc: // 々 and ー
+		return true
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// scan splits text into word tokens and, when sentences is true,
+// sentences; both are substrings of text. A word is a run of Unicode
+// letters, digits and marks; a run of CJK characters yields its
+// overlapping character bigrams (a lone CJK character is one token).
+// Sentences end at ". ", "! ", "? " (or the punctuation at the end of the
+// text), at "。", "！", "？" and at line ends; sentences without a token are
+// dropped.
+func scan(text string, toks []string, sents []string, sentences bool) ([]string, []string) {
+	const (
+		none = iota
+		word
+		han
+	)
+	state := none
+	start := 0   // start of the current word, or of the previous CJK rune
+	runLen := 0  // CJK runes in the current run
+	prevEnd := 0 // end of the previous CJK rune
+	sent := 0    // start of the current sentence
+	hasTok := false
+	endSentence := func(end int) {
+		if sentences && hasTok {
+			s, e := sent, end
+			for s < e && (text[s] == ' ' || text[s] == '\n') {
+				s++
+			}
+			for e > s && (text[e-1] == ' ' || text[e-1] == '\n') {
+				e--
+			}
+			sents = append(sents, text[s:e])
+		}
+		sent = end
+		hasTok = false
+	}
+	flush := func(i int) {
+		switch state {
+		case word:
+			toks = append(toks, text[start:i])
+			hasTok = true
+		case han:
+			if runLen == 1 {
+				toks = append(toks, text[start:prevEnd])
+				hasTok = true
+			}
+		}
+		state = none
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if wordByte[c] {
+				if state != word {
+					flush(i)
+					state, start = word, i
+				}
+				i++
+				continue
+			}
+			flush(i)
+			i++
+			switch c {
+			case '\n':
+				endSentence(i)
+			case '.', '!', '?':
+				if i == len(text) || text[i] == ' ' || text[i] == '\n' {
+					endSentence(i)
+				}
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case cjk(r):
+			if state == han {
+				toks = append(toks, text[start:i+size])
+				hasTok = true
+				runLen++
+			} else {
+				flush(i)
+				state, runLen = han, 1
+			}
+			start, prevEnd = i, i+size
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) && state == word:
+			if state != word {
+				flush(i)
+				state, start = word, i
+			}
+		default:
+			flush(i)
+			if r == '。' || r == '！' || r == '？' || r == '｡' {
+				endSentence(i + size)
+			}
+		}
+		i += size
+	}
+	flush(len(text))
+	if sent < len(text) || hasTok {
+		endSentence(len(text))
+	}
+	return toks, sents
+}
+
+// Tokenize returns the word tokens of text in order: runs of Unicode
+// letters, digits and marks (so apostrophes and hyphens split words), and
+// for Han, Hiragana, Katakana and Hangul runs the overlapping character
+// bigrams ("東京都" gives "東京", "京都"; a lone CJK character is one
+// token). Tokens are substrings of text; no normalization is applied.
+func Tokenize(text string) []string {
+	toks, _ := scan(text, make([]string, 0, len(text)/6+1), nil, false)
+	return toks
+}

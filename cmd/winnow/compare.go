@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+
+	"github.com/winnow-search/winnow/similarity"
+)
+
+func runCompare(_ context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: winnow compare [-json] A B   (files; - for stdin once)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usagef("compare takes two files")
+	}
+	dec, err := decision(e.cfg)
+	if err != nil {
+		return err
+	}
+	sg := signer(e.cfg)
+	var sigs [2]similarity.Signature
+	for i := range sigs {
+		body, ct, err := readPage(e, fs.Arg(i))
+		if err != nil {
+			return err
+		}
+		res, err := sg.Sign(body, ct)
+		if err != nil {
+			return err
+		}
+		sigs[i] = res.Sig
+	}
+	v := dec.Decide(&sigs[0], &sigs[1])
+	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true})
+	if *asJSON {
+		out := map[string]any{
+			"a": fs.Arg(0), "b": fs.Arg(1),
+			"duplicate": v.Duplicate, "relation": v.Relation.String(),
+			"verdict": v.String(), "explain": v.Explain(),
+			"scores": scoresMap(&all),
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(out)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "a  %s (%d tokens)\nb  %s (%d tokens)\n\n", fs.Arg(0), sigs[0].Tokens, fs.Arg(1), sigs[1].Tokens)
+	fmt.Fprintf(w, "verdict  %s\n", v.String())
+	fmt.Fprintf(w, "why      %s\n\nall scores:\n", v.Explain())
+	for _, kv := range scoresList(&all) {
+		fmt.Fprintf(w, "  %-18s %s\n", kv[0], kv[1])
+	}
+	return nil
+}
+
+// scoresList returns every score as name and formatted value, in a stable
+// order, with the paper threshold in brackets where there is one.
+func scoresList(s *similarity.Scores) [][2]string {
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", x)
+	}
+	return [][2]string{
+		{"simhash distance", fmt.Sprintf("%d  (Moz: <= %d)", s.SimhashDistance, similarity.PaperSimhash)},
+		{"bloom a->b", f(s.BloomAB) + fmt.Sprintf("  (Jain: >= %.2f)", similarity.PaperBloom)},
+		{"bloom b->a", f(s.BloomBA)},
+		{"containment a->b", f(s.ContainAB)},
+		{"containment b->a", f(s.ContainBA)},
+		{"relation", s.Containment.String()},
+		{"jaccard", f(s.Jaccard)},
+		{"supershingles", fmt.Sprintf("%d of 6  (Fetterly: >= %d)", s.Supershingles, similarity.PaperSupershingles)},
+		{"fingerprints", fmt.Sprintf("%d shared", s.Fingerprints)},
+		{"length ratio", f(s.LengthRatio)},
+		{"lcs ratio", f(s.LCS)},
+		{"lcs central", f(s.Central)},
+		{"coverage a, b", f(s.CoverageA) + ", " + f(s.CoverageB)},
+		{"divergence", f(s.Divergence)},
+	}
+}
+
+// scoresMap is the JSON form of the scores: NaN (not computed) is left out.
+func scoresMap(s *similarity.Scores) map[string]any {
+	m := map[string]any{
+		"simhash_distance": s.SimhashDistance,
+		"bloom_ab":         s.BloomAB, "bloom_ba": s.BloomBA,
+		"contain_ab": s.ContainAB, "contain_ba": s.ContainBA,
+		"containment":   s.Containment.String(),
+		"jaccard":       s.Jaccard,
+		"supershingles": s.Supershingles,
+		"fingerprints":  s.Fingerprints,
+		"length_ratio":  s.LengthRatio,
+	}
+	for k, v := range map[string]float64{"lcs": s.LCS, "lcs_central": s.Central, "coverage_a": s.CoverageA, "coverage_b": s.CoverageB, "divergence": s.Divergence} {
+		if !math.IsNaN(v) {
+			m[k] = v
+		}
+	}
+	return m
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/winnow-search/winnow/eval"
+)
+
+func runEval(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	asJSON := fs.Bool("json", false, "print JSON; the default decision's figures stand under \"default\"")
+	data := fs.String("data", "", "labelled data `dir` (or give it as the argument)")
+	plots := fs.String("plots", "", "write PNG charts (precision-recall curves, Moz-style 2-D histogram) into `dir`")
+	histX := fs.String("hist-x", "jaccard", "method on the histogram's x axis")
+	histY := fs.String("hist-y", "simhash", "method on the histogram's y axis")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] DIR\n\n"+
+			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir := *data
+	if dir == "" && fs.NArg() == 1 {
+		dir = fs.Arg(0)
+	}
+	if dir == "" || fs.NArg() > 1 || (*data != "" && fs.NArg() > 0) {
+		return usagef("eval takes one data DIR")
+	}
+	dec, err := decision(e.cfg)
+	if err != nil {
+		return err
+	}
+	set, err := eval.Load(dir)
+	if err != nil {
+		return err
+	}
+	rep, err := eval.Run(ctx, set, eval.Options{Signer: signer(e.cfg), Decision: dec, Workers: e.cfg.Dedup.Workers})
+	if err != nil {
+		return err
+	}
+	if *plots != "" {
+		name := filepath.Base(filepath.Clean(dir))
+		files, err := eval.Plot(rep, *plots, name, *histX, *histY)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			e.log.Info("eval_plot", "file", f)
+		}
+	}
+	if *asJSON {
+		return writeEvalJSON(e.stdout, rep)
+	}
+	writeEvalText(e.stdout, rep, e.cfg.Decision.Method)
+	return nil
+}
+
+// writeEvalJSON writes the report with the first definition's default
+// decision under "default" (label >= 1 in pair mode, dup in corpus mode).
+func writeEvalJSON(w io.Writer, rep *eval.Report) error {
+	out := map[string]any{
+		"dir": rep.Dir, "mode": rep.Mode, "docs": rep.Docs,
+		"results": rep.Results,
+	}
+	if len(rep.Results) > 0 {
+		d := rep.Results[0].Default
+		out["default"] = map[string]any{"precision": d.Precision, "recall": d.Recall, "f1": d.F1,
+			"tp": d.TP, "fp": d.FP, "fn": d.FN, "definition": rep.Results[0].Definition}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func writeEvalText(w io.Writer, rep *eval.Report, method string) {
+	fmt.Fprintf(w, "data  %s (%s mode, %d documents)\n", rep.Dir, rep.Mode, rep.Docs)
+	for _, r := range rep.Results {
+		fmt.Fprintf(w, "\nduplicate = %s: %d pairs, %d duplicates\n", r.Definition, r.Pairs, r.Positives)
+		fmt.Fprintf(w, "  %-14s %-44s %6s %6s %6s   %-9s %6s %6s %6s\n", "method", "published setting", "P", "R", "F1", "best at", "P", "R", "F1")
+		for _, m := range r.Methods {
+			pub := "      -      -      -"
+			if m.Published != nil {
+				pub = fmt.Sprintf("%6.3f %6.3f %6.3f", m.Published.Precision, m.Published.Recall, m.Published.F1)
+			}
+			fmt.Fprintf(w, "  %-14s %-44s %s   %-9.3g %6.3f %6.3f %6.3f\n", m.Name, m.Source, pub,
+				m.Best.Threshold, m.Best.Precision, m.Best.Recall, m.Best.F1)
+		}
+		d := r.Default
+		fmt.Fprintf(w, "  %-14s %-44s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "winnow", "decision: "+method, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN)
+		if r.ClusterPairs != nil {
+			c, b := r.ClusterPairs, r.ClusterBCubed
+			fmt.Fprintf(w, "  %-14s %-44s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, pairwise", c.Precision, c.Recall, c.F1)
+			fmt.Fprintf(w, "  %-14s %-44s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, B-cubed", b.Precision, b.Recall, b.F1)
+		}
+	}
+}

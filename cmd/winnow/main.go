@@ -1,0 +1,155 @@
+// Command winnow removes or groups near-duplicate pages: in search results
+// (the proxy, later), in a whole index (the cluster service, later) and in
+// a crawl or a folder of pages (the offline job).
+//
+// Usage:
+//
+//	winnow [global flags] <command> [flags] [args]
+//
+// Commands:
+//
+//	dedup    cluster near-duplicates in folders, JSONL or WARC files
+//	         (no argument: the embedded sample corpus)
+//	sig      print the signature of one page
+//	compare  explain whether two pages are near-duplicates, and why
+//	eval     precision, recall and F1 on a labelled data set
+//
+// Global flags:
+//
+//	-config FILE   YAML configuration (see package config)
+//	-set KEY=VAL   override one configuration key, e.g. decision.method=simhash
+//	-v             debug logging
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/winnow-search/winnow/config"
+)
+
+// env carries what every command needs from the process: its streams, its
+// configuration and its logger. Commands never read os.Args or the
+// environment themselves.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	cfg            config.Config
+	log            *slog.Logger
+	// stderrTTY reports whether stderr is a terminal (for progress bars).
+	stderrTTY bool
+}
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"dedup", "cluster near-duplicates in folders, JSONL or WARC files (no argument: the embedded sample)", runDedup},
+		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
+		{"compare", "explain whether two pages are near-duplicates, and why", runCompare},
+		{"eval", "precision, recall and F1 on a labelled data set", runEval},
+	}
+}
+
+// errUsage marks an error whose message is a usage problem (exit code 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("winnow", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML configuration `file`")
+	var sets stringList
+	fs.Var(&sets, "set", "override a configuration `key=value` (repeatable)")
+	verbose := fs.Bool("v", false, "debug logging")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: winnow [-config FILE] [-set KEY=VALUE]... [-v] <command> [args]\n\ncommands:")
+		for _, c := range commands() {
+			fmt.Fprintf(stderr, "  %-8s %s\n", c.name, c.summary)
+		}
+		fmt.Fprintln(stderr, "\nglobal flags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(logger)
+
+	cfg, err := config.Load(*cfgPath, getenv, sets)
+	if err != nil {
+		fmt.Fprintln(stderr, "winnow:", err)
+		return 2
+	}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, cfg: cfg, log: logger, stderrTTY: isTerminal(stderr)}
+	name := fs.Arg(0)
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, e, fs.Args()[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "winnow %s: %v\n", name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "winnow %s: %v\n", name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "winnow: unknown command %q\n", name)
+	fs.Usage()
+	return 2
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+}

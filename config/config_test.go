@@ -1,0 +1,96 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultValidates(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v, want nil", err)
+	}
+}
+
+func TestLoadLayers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "winnow.yaml")
+	yml := "canon:\n  content: all\ndecision:\n  method: simhash\n  threshold: 5\ndedup:\n  timeout: 90s\n"
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"WINNOW_DECISION_THRESHOLD": "4", "WINNOW_DEDUP_WORKERS": "3"}
+	c, err := Load(path, func(k string) string { return env[k] }, []string{"dedup.workers=2"})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.Canon.Content != "all" {
+		t.Errorf("canon.content = %q, want all (file)", c.Canon.Content)
+	}
+	if c.Decision.Method != "simhash" {
+		t.Errorf("decision.method = %q, want simhash (file)", c.Decision.Method)
+	}
+	if c.Decision.Threshold != 4 {
+		t.Errorf("decision.threshold = %g, want 4 (environment over file)", c.Decision.Threshold)
+	}
+	if c.Dedup.Workers != 2 {
+		t.Errorf("dedup.workers = %d, want 2 (flag over environment)", c.Dedup.Workers)
+	}
+	if time.Duration(c.Dedup.Timeout) != 90*time.Second {
+		t.Errorf("dedup.timeout = %v, want 1m30s", c.Dedup.Timeout)
+	}
+	if c.Signature.BloomBits != 2048 {
+		t.Errorf("signature.bloom_bits = %d, want default 2048", c.Signature.BloomBits)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, yaml string
+		sets       []string
+		want       []string
+	}{
+		{"unknown key", "canon:\n  contnet: main\n", nil, []string{"contnet"}},
+		{"bad duration", "dedup:\n  timeout: soon\n", nil, []string{"soon"}},
+		{"every bad field named", "canon:\n  content: most\nsignature:\n  chunk_size: 300\ndecision:\n  method: cosine\n", nil,
+			[]string{"canon.content", "signature.chunk_size", "decision.method"}},
+		{"bad set", "", []string{"decision.threshold=high"}, []string{"decision.threshold", "high"}},
+		{"unknown set key", "", []string{"decision.colour=red"}, []string{"decision.colour"}},
+		{"set without value", "", []string{"decision.method"}, []string{"key=value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path, nil, tt.sets)
+			if err == nil {
+				t.Fatalf("Load = nil error, want one naming %v", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Load error %q does not name %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil, nil); err == nil {
+		t.Error("Load(missing file) = nil error")
+	}
+}
+
+func TestKeys(t *testing.T) {
+	keys := strings.Join(Keys(), " ")
+	for _, want := range []string{"canon.content", "signature.bloom_bits", "decision.method", "dedup.timeout"} {
+		if !strings.Contains(keys, want) {
+			t.Errorf("Keys() = %s, missing %s", keys, want)
+		}
+	}
+}

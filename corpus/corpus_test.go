@@ -1,0 +1,355 @@
+package corpus
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/winnow-search/winnow/warc"
+)
+
+// summary lists what a walk yielded: "ID url type len" per Doc and
+// "error: msg" per error.
+func summary(seq iter.Seq2[Doc, error]) []string {
+	var out []string
+	for doc, err := range seq {
+		if err != nil {
+			out = append(out, "error: "+err.Error())
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %q %s %d", doc.ID, doc.URL, doc.ContentType, len(doc.Body)))
+	}
+	return out
+}
+
+func check(t *testing.T, name string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s yielded\n\t%s\nwant\n\t%s", name, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+}
+
+func size(t *testing.T, name string) int {
+	t.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(fi.Size())
+}
+
+func TestDir(t *testing.T) {
+	d := "testdata/dir"
+	want := []string{
+		fmt.Sprintf(`Apache-2.0.txt "" text/plain %d`, size(t, d+"/Apache-2.0.txt")),
+		fmt.Sprintf(`CommandGuide/llvm-link.html "" text/html %d`, size(t, d+"/CommandGuide/llvm-link.html")),
+		fmt.Sprintf(`HashTable.xhtml "" text/html %d`, size(t, d+"/HashTable.xhtml")),
+		fmt.Sprintf(`tutorial/INDEX.HTM "" text/html %d`, size(t, d+"/tutorial/INDEX.HTM")),
+	}
+	check(t, "Dir", summary(Dir(d)), want)
+
+	// With a cap below two of the files, they give errors and the walk
+	// goes on.
+	o := Options{MaxFileSize: 10700}
+	got := summary(o.Dir(d))
+	want = []string{
+		"error: corpus: testdata/dir/Apache-2.0.txt: corpus: too large: file of 11358 bytes over the 10700 byte cap",
+		want[1],
+		"error: corpus: testdata/dir/HashTable.xhtml: corpus: too large: file of 10939 bytes over the 10700 byte cap",
+		want[3],
+	}
+	check(t, "Dir with a cap", got, want)
+	for _, err := range o.Dir(d) {
+		if err != nil && !errors.Is(err, ErrTooLarge) {
+			t.Errorf("error %v does not wrap ErrTooLarge", err)
+		}
+	}
+
+	got = summary(Dir("testdata/missing"))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "error: corpus: testdata/missing") {
+		t.Errorf("Dir(missing) = %q, want one error", got)
+	}
+}
+
+func TestDirUnreadable(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root reads everything")
+	}
+	d := t.TempDir()
+	os.WriteFile(filepath.Join(d, "a.html"), []byte("<p>a</p>"), 0o644)
+	os.WriteFile(filepath.Join(d, "b.html"), []byte("<p>b</p>"), 0o000)
+	os.WriteFile(filepath.Join(d, "c.txt"), []byte("c"), 0o644)
+	got := summary(Dir(d))
+	if len(got) != 3 || !strings.HasPrefix(got[1], "error: ") {
+		t.Errorf("Dir with an unreadable file = %q", got)
+	}
+}
+
+func TestDirStop(t *testing.T) {
+	n := 0
+	for range Dir("testdata/dir") {
+		n++
+		break
+	}
+	if n != 1 {
+		t.Errorf("break after the first Doc: %d iterations", n)
+	}
+}
+
+func TestJSONL(t *testing.T) {
+	f, err := os.Open("testdata/pages.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := summary(JSONL(f, JSONLFields{}))
+	want := []string{
+		`llvm-link-13 "https://example.org/13/llvm-link.html" text/html 10631`,
+		"error: corpus: line 2: not a JSON object: unexpected end of JSON input",
+		`42 "" text/plain 2000`,
+		`error: corpus: line 5: neither "html" nor "text" is a non-empty string`,
+		`6 "" text/html 10629`,
+		"error: corpus: line 7: not a JSON object: json: cannot unmarshal array into Go value of type map[string]json.RawMessage",
+		`llvm-link-22 "" text/html 10628`,
+	}
+	check(t, "JSONL", got, want)
+
+	got = summary(JSONL(strings.NewReader(`{"doc":"x","plain":"hello"}`), JSONLFields{ID: "doc", Text: "plain"}))
+	check(t, "JSONL with fields", got, []string{`x "" text/plain 5`})
+
+	got = summary(JSONL(strings.NewReader(`{"id":{"a":1},"text":"x"}`+"\n"+`{"id":"ok","text":7}`), JSONLFields{}))
+	check(t, "JSONL bad types", got, []string{
+		`error: corpus: line 1: field "id" is neither a string nor a number`,
+		`error: corpus: line 2: field "text" is not a string`,
+	})
+}
+
+func TestJSONLLongLine(t *testing.T) {
+	long := `{"id":"long","text":"` + strings.Repeat("x", 200<<10) + `"}`
+	in := `{"id":"a","text":"first"}` + "\n" + long + "\n" + `{"id":"b","text":"last"}`
+	got := summary(Options{MaxLineSize: 100 << 10}.JSONL(strings.NewReader(in), JSONLFields{}))
+	check(t, "JSONL with a long line", got, []string{
+		`a "" text/plain 5`,
+		"error: corpus: line 2: corpus: too large: line over the 102400 byte cap",
+		`b "" text/plain 4`,
+	})
+	got = summary(JSONL(strings.NewReader(in), JSONLFields{}))
+	if len(got) != 3 || !strings.HasPrefix(got[1], "long ") {
+		t.Errorf("JSONL under the default cap = %.200q", got)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+func TestJSONLReadError(t *testing.T) {
+	got := summary(JSONL(io.MultiReader(strings.NewReader(`{"id":"a","text":"x"}`+"\n"), errReader{}), JSONLFields{}))
+	check(t, "JSONL with a read error", got, []string{`a "" text/plain 1`, "error: corpus: line 2: disk on fire"})
+}
+
+// wgetDocs is what testdata/wget.warc.gz gives: three 200 responses; the
+// 404, requests, metadata and warcinfo are skipped (the wget_arguments
+// resource is text/plain).
+func wgetDocs(t *testing.T, ids map[string]string) []string {
+	return []string{
+		fmt.Sprintf(`%s "http://127.0.0.1:8765/llvm13/FAQ.html" text/html 42285`, ids["llvm13/FAQ"]),
+		fmt.Sprintf(`%s "http://127.0.0.1:8765/llvm22/FAQ.html" text/html 42015`, ids["llvm22/FAQ"]),
+		fmt.Sprintf(`%s "http://127.0.0.1:8765/llvm22/CodeReview.html" text/html 24194`, ids["llvm22/CodeReview"]),
+		fmt.Sprintf(`%s "metadata://gnu.org/software/wget/warc/wget_arguments.txt" text/plain 232`, ids["wget_arguments"]),
+	}
+}
+
+// records splits testdata/wget.warc.gz into its gzip members and maps
+// short names to record IDs.
+func records(t *testing.T) (members [][]byte, ids map[string]string) {
+	data, err := os.ReadFile("testdata/wget.warc.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := warc.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = map[string]string{}
+	var offs []int64
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs = append(offs, rec.Offset)
+		if rec.Type == "response" || rec.Type == "resource" {
+			u := strings.TrimSuffix(rec.TargetURI, ".html")
+			u = strings.TrimSuffix(u, ".txt")
+			ids[u[strings.LastIndex(u[:strings.LastIndex(u, "/")], "/")+1:]] = rec.RecordID
+			ids[u[strings.LastIndex(u, "/")+1:]] = rec.RecordID
+		}
+	}
+	offs = append(offs, int64(len(data)))
+	for i := range len(offs) - 1 {
+		members = append(members, data[offs[i]:offs[i+1]])
+	}
+	return members, ids
+}
+
+func TestWARC(t *testing.T) {
+	members, ids := records(t)
+	data := bytes.Join(members, nil)
+	check(t, "WARC", summary(WARC(bytes.NewReader(data))), wgetDocs(t, ids))
+
+	// Damage: a truncated member after the first response, garbage after
+	// the second, and a response whose gzip payload is broken.
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	block := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\nnot gzip at all"
+	fmt.Fprintf(zw, "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:badgzip>\r\nContent-Type: application/http;msgtype=response\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n", len(block), block)
+	zw.Close()
+	var damaged bytes.Buffer
+	for i, m := range members {
+		damaged.Write(m)
+		switch i {
+		case 2:
+			damaged.Write(members[4][:len(members[4])/2])
+		case 4:
+			damaged.WriteString("garbage between records\n")
+		case 6:
+			damaged.Write(zb.Bytes())
+		}
+	}
+	off2, off4, off6 := len(bytes.Join(members[:3], nil)), len(bytes.Join(members[:5], nil))+len(members[4])/2, len(bytes.Join(members[:7], nil))+len(members[4])/2+len("garbage between records\n")
+	want := wgetDocs(t, ids)
+	want = []string{
+		want[0],
+		fmt.Sprintf("error: corpus: warc: truncated record at offset %d (record %s): block has 16384 of 42203 bytes: unexpected EOF", off2, ids["llvm22/FAQ"]),
+		want[1],
+		fmt.Sprintf("error: corpus: warc: malformed record at offset %d: 24 bytes that are not a record skipped", off4),
+		want[2],
+		fmt.Sprintf("error: corpus: offset %d: record <urn:uuid:badgzip>: warc: malformed record: gzip body: gzip: invalid header", off6),
+		want[3],
+	}
+	got := summary(WARC(bytes.NewReader(damaged.Bytes())))
+	if len(got) != len(want) {
+		check(t, "damaged WARC", got, want)
+		return
+	}
+	// The cut member runs into the next one, whose bytes flate reads as
+	// corrupt data or as the end of input: either way the record is
+	// reported and the next one read.
+	if !strings.Contains(got[1], fmt.Sprintf(" record at offset %d (record %s): block has ", off2, ids["llvm22/FAQ"])) {
+		t.Errorf("truncated record: got %q", got[1])
+	}
+	got[1] = want[1]
+	check(t, "damaged WARC", got, want)
+}
+
+func TestWARCAccept(t *testing.T) {
+	data, _ := os.ReadFile("testdata/wget.warc.gz")
+	o := Options{Accept: func(mt string) bool { return mt == "text/plain" }}
+	got := summary(o.WARC(bytes.NewReader(data)))
+	if len(got) != 1 || !strings.Contains(got[0], "wget_arguments.txt") {
+		t.Errorf("WARC accepting text/plain only = %q", got)
+	}
+	o = Options{MaxFileSize: 30000}
+	n := 0
+	for _, err := range o.WARC(bytes.NewReader(data)) {
+		if errors.Is(err, ErrTooLarge) {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("WARC with a 30000 byte cap: %d ErrTooLarge, want 2", n)
+	}
+}
+
+func TestWARCReadError(t *testing.T) {
+	data, _ := os.ReadFile("testdata/wget.warc.gz")
+	members, _ := records(t)
+	in := io.MultiReader(bytes.NewReader(data[:len(bytes.Join(members[:3], nil))]), errReader{})
+	got := summary(WARC(in))
+	if len(got) != 2 || got[1] != "error: corpus: warc: disk on fire" {
+		t.Errorf("WARC with a read error = %q", got)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	_, ids := records(t)
+	tmp := t.TempDir()
+	gzPath := filepath.Join(tmp, "docs.ndjson.gz")
+	plain, _ := os.ReadFile("testdata/fields.ndjson")
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(plain)
+	zw.Close()
+	os.WriteFile(gzPath, zb.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(tmp, "notes.pdf"), []byte("%PDF"), 0o644)
+
+	tests := []struct {
+		path string
+		o    Options
+		want []string
+	}{
+		{"testdata/dir", Options{}, summary(Dir("testdata/dir"))},
+		{"testdata/wget.warc.gz", Options{}, wgetDocs(t, ids)},
+		{"testdata/pages.jsonl.gz", Options{}, func() []string {
+			f, _ := os.Open("testdata/pages.jsonl")
+			defer f.Close()
+			var out []string
+			for _, s := range summary(JSONL(f, JSONLFields{})) {
+				out = append(out, strings.Replace(s, "corpus: line", "corpus: testdata/pages.jsonl.gz: line", 1))
+			}
+			return out
+		}()},
+		{gzPath, Options{Fields: JSONLFields{ID: "doc", URL: "link", HTML: "content", Text: "plain"}}, []string{
+			`a "https://example.org/a" text/html 12`, `b "" text/plain 9`,
+		}},
+		{"testdata/dir/CommandGuide/llvm-link.html", Options{}, []string{`testdata/dir/CommandGuide/llvm-link.html "" text/html 10631`}},
+		{"testdata/dir/Apache-2.0.txt", Options{MaxFileSize: 100}, []string{"error: corpus: testdata/dir/Apache-2.0.txt: corpus: too large: file of 11358 bytes over the 100 byte cap"}},
+		{filepath.Join(tmp, "notes.pdf"), Options{}, []string{"error: corpus: " + filepath.ToSlash(filepath.Join(tmp, "notes.pdf")) + ": unknown input kind (want a directory, .jsonl, .ndjson, .warc, .html or .txt)"}},
+		{"testdata/nonexistent.warc", Options{}, []string{"error: corpus: testdata/nonexistent.warc: stat testdata/nonexistent.warc: no such file or directory"}},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.path), func(t *testing.T) {
+			check(t, fmt.Sprintf("Open(%q)", tt.path), summary(tt.o.Open(tt.path)), tt.want)
+		})
+	}
+}
+
+func BenchmarkWARC(b *testing.B) {
+	data, err := os.ReadFile("testdata/wget.warc.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		for _, err := range WARC(bytes.NewReader(data)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkJSONL(b *testing.B) {
+	data, err := os.ReadFile("testdata/pages.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		for range JSONL(bytes.NewReader(data), JSONLFields{}) {
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package eval
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// axis turns a method's score into a distance on a fixed integer scale, as
+// the Moz post plots fingerprint difference (0..128) against simhash
+// difference (0..64).
+type axis struct {
+	label string
+	max   int
+	dist  func(s float64) float64
+	// published is the paper threshold on the distance scale; NaN if none.
+	published float64
+}
+
+func axisFor(m Method) (axis, error) {
+	switch m.Name {
+	case "simhash":
+		return axis{"simhash distance (bits of 64)", 64, func(s float64) float64 { return s }, m.Published}, nil
+	case "supershingles":
+		return axis{"supershingles not shared (of 6)", 6, func(s float64) float64 { return 6 - s }, 6 - m.Published}, nil
+	case "jaccard":
+		return axis{"min-hash difference (of 84)", 84, func(s float64) float64 { return math.Round(84 * (1 - s)) }, math.NaN()}, nil
+	case "bloom", "lcs", "lcs-central":
+		pub := math.NaN()
+		if !math.IsNaN(m.Published) {
+			pub = math.Round(100 * (1 - m.Published))
+		}
+		return axis{m.Name + " difference (% of 100)", 100, func(s float64) float64 { return math.Round(100 * (1 - s)) }, pub}, nil
+	}
+	return axis{}, fmt.Errorf("eval: no histogram axis for method %q", m.Name)
+}
+
+// Plot writes the charts of a report into dir and returns their paths:
+// one precision-recall chart per definition, with a curve per method and
+// the default decision as a point, and a Moz-style 2-D histogram of the
+// distances of methods x and y over all scored pairs, with a logarithmic
+// colour scale and the published thresholds drawn as lines.
+func Plot(rep *Report, dir, name, x, y string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	var files []string
+	for _, r := range rep.Results {
+		path := filepath.Join(dir, name+"-pr-"+slug(r.Definition)+".png")
+		if err := plotPR(r, name, path); err != nil {
+			return files, err
+		}
+		files = append(files, path)
+	}
+	path := filepath.Join(dir, name+"-hist-"+x+"-"+y+".png")
+	if err := plotHistogram(rep, name, x, y, path); err != nil {
+		return files, err
+	}
+	return append(files, path), nil
+}
+
+func slug(s string) string {
+	r := strings.NewReplacer(">=", "ge", "=", "eq", " ", "")
+	return r.Replace(s)
+}
+
+var lineColors = []color.Color{
+	color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255},
+	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
+	color.RGBA{227, 119, 194, 255},
+}
+
+func plotPR(r Result, name, path string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: precision-recall (duplicate = %s, %d pairs)", name, r.Definition, r.Pairs)
+	p.X.Label.Text = "recall"
+	p.Y.Label.Text = "precision"
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1.02
+	p.Legend.Left = true
+	p.Legend.Top = false
+	p.Add(plotter.NewGrid())
+	for i, m := range r.Methods {
+		pts := make(plotter.XYs, 0, len(m.Curve))
+		for _, c := range m.Curve {
+			pts = append(pts, plotter.XY{X: c.Recall, Y: c.Precision})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("eval: plot %s: %w", m.Name, err)
+		}
+		l.Color = lineColors[i%len(lineColors)]
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s (best F1 %.3f)", m.Name, m.Best.F1), l)
+	}
+	d, err := plotter.NewScatter(plotter.XYs{{X: r.Default.Recall, Y: r.Default.Precision}})
+	if err != nil {
+		return fmt.Errorf("eval: plot default: %w", err)
+	}
+	d.Color = color.Black
+	d.Radius = vg.Points(5)
+	p.Add(d)
+	p.Legend.Add(fmt.Sprintf("winnow decision (F1 %.3f)", r.Default.F1), d)
+	if err := p.Save(8*vg.Inch, 6*vg.Inch, path); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	return nil
+}
+
+// grid is a count histogram for plotter.HeatMap; Z is log10(count), NaN
+// for empty cells, which the heat map leaves white.
+type grid struct {
+	nx, ny int
+	counts []float64
+}
+
+func (g *grid) Dims() (c, r int) { return g.nx, g.ny }
+func (g *grid) X(c int) float64  { return float64(c) }
+func (g *grid) Y(r int) float64  { return float64(r) }
+func (g *grid) Z(c, r int) float64 {
+	n := g.counts[r*g.nx+c]
+	if n == 0 {
+		return math.NaN()
+	}
+	return math.Log10(n)
+}
+
+func methodByName(name string) (Method, error) {
+	for _, m := range Methods() {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Method{}, fmt.Errorf("eval: unknown method %q", name)
+}
+
+func plotHistogram(rep *Report, name, xName, yName, path string) error {
+	mx, err := methodByName(xName)
+	if err != nil {
+		return err
+	}
+	my, err := methodByName(yName)
+	if err != nil {
+		return err
+	}
+	ax, err := axisFor(mx)
+	if err != nil {
+		return err
+	}
+	ay, err := axisFor(my)
+	if err != nil {
+		return err
+	}
+	g := &grid{nx: ax.max + 1, ny: ay.max + 1}
+	g.counts = make([]float64, g.nx*g.ny)
+	maxCount := 0.0
+	for i := range rep.Scored {
+		s := &rep.Scored[i].Scores
+		vx, vy := mx.Score(s), my.Score(s)
+		if math.IsNaN(vx) || math.IsNaN(vy) {
+			continue
+		}
+		cx := int(min(max(ax.dist(vx), 0), float64(ax.max)))
+		cy := int(min(max(ay.dist(vy), 0), float64(ay.max)))
+		g.counts[cy*g.nx+cx]++
+		maxCount = max(maxCount, g.counts[cy*g.nx+cx])
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %d pairs, colour = log10(count)", name, len(rep.Scored))
+	p.X.Label.Text = ax.label
+	p.Y.Label.Text = ay.label
+	cm := moreland.ExtendedBlackBody()
+	cm.SetMin(0)
+	cm.SetMax(math.Max(math.Log10(maxCount), 1e-9))
+	h := plotter.NewHeatMap(g, cm.Palette(255))
+	h.Min, h.Max = 0, math.Max(math.Log10(maxCount), 1e-9)
+	h.NaN = color.White
+	p.Add(h)
+	for _, t := range []struct {
+		v        float64
+		vertical bool
+	}{{ax.published, true}, {ay.published, false}} {
+		if math.IsNaN(t.v) {
+			continue
+		}
+		pts := plotter.XYs{{X: t.v + 0.5, Y: -0.5}, {X: t.v + 0.5, Y: float64(ay.max) + 0.5}}
+		if !t.vertical {
+			pts = plotter.XYs{{X: -0.5, Y: t.v + 0.5}, {X: float64(ax.max) + 0.5, Y: t.v + 0.5}}
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		l.Color = color.RGBA{0, 120, 255, 255}
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+	}
+	if err := p.Save(8*vg.Inch, 6*vg.Inch, path); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	return nil
+}

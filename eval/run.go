@@ -1,0 +1,302 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// Method is one paper method scored by the evaluation: a score taken from
+// [similarity.Scores] and the direction in which it means "duplicate".
+type Method struct {
+	Name string
+	// Source names the paper and setting, e.g. "Moz: Hamming <= 5".
+	Source string
+	// Score extracts the method's score; NaN when it was not computed.
+	Score func(s *similarity.Scores) float64
+	// LowerIsDup is true for distances.
+	LowerIsDup bool
+	// Published is the paper's threshold; NaN when the paper gives none.
+	Published float64
+}
+
+// Methods returns the paper methods at their published settings.
+func Methods() []Method {
+	nan := math.NaN()
+	return []Method{
+		{Name: "simhash", Source: "Moz: Hamming distance <= 5 of 64", LowerIsDup: true, Published: similarity.PaperSimhash,
+			Score: func(s *similarity.Scores) float64 { return float64(s.SimhashDistance) }},
+		{Name: "bloom", Source: "Jain: Bloom match ratio >= 0.70", Published: similarity.PaperBloom,
+			Score: func(s *similarity.Scores) float64 { return max(s.BloomAB, s.BloomBA) }},
+		{Name: "supershingles", Source: "Fetterly: >= 2 of 6 supershingles", Published: similarity.PaperSupershingles,
+			Score: func(s *similarity.Scores) float64 { return float64(s.Supershingles) }},
+		{Name: "jaccard", Source: "Fetterly/Broder: min-hash Jaccard of 5-word shingles", Published: nan,
+			Score: func(s *similarity.Scores) float64 { return s.Jaccard }},
+		{Name: "lcs", Source: "Huang: LCS ratio of word sequences", Published: nan,
+			Score: func(s *similarity.Scores) float64 { return s.LCS }},
+		{Name: "lcs-central", Source: "Huang: LCS ratio of the trusted central part", Published: nan,
+			Score: func(s *similarity.Scores) float64 {
+				if math.IsNaN(s.Central) || min(s.CoverageA, s.CoverageB) < similarity.DefaultCentralCoverage {
+					return 0
+				}
+				return s.Central
+			}},
+	}
+}
+
+// Options tunes a run.
+type Options struct {
+	// Signer signs the documents.
+	Signer page.Signer
+	// Decision is the decision scored as "default".
+	Decision similarity.Decision
+	// Workers signs documents in parallel; zero means GOMAXPROCS.
+	Workers int
+}
+
+// MethodResult is one method's figures.
+type MethodResult struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	// Published is the point at the paper's threshold, nil when the
+	// paper gives none.
+	Published *Point `json:"published,omitempty"`
+	// Best is the point of best F1 over all thresholds.
+	Best  Point   `json:"best"`
+	Curve []Point `json:"-"`
+}
+
+// Result is the figures of one labelling of a set: a definition of
+// "duplicate" (label >= 1, label = 3, dup).
+type Result struct {
+	Definition string         `json:"definition"`
+	Pairs      int            `json:"pairs"`
+	Positives  int            `json:"positives"`
+	Default    Point          `json:"default"`
+	Methods    []MethodResult `json:"methods"`
+	// Clusters scores the batch clustering with the default decision
+	// (corpus mode only): pairwise and B-cubed.
+	ClusterPairs  *Point `json:"cluster_pairs,omitempty"`
+	ClusterBCubed *Point `json:"cluster_bcubed,omitempty"`
+}
+
+// Report is the evaluation of one data set.
+type Report struct {
+	Dir     string   `json:"dir"`
+	Mode    string   `json:"mode"`
+	Docs    int      `json:"docs"`
+	Results []Result `json:"results"`
+	// Scored holds every scored pair, for plots.
+	Scored []ScoredPair `json:"-"`
+}
+
+// ScoredPair is one compared pair with its gold label.
+type ScoredPair struct {
+	A, B    int
+	Label   int
+	Scores  similarity.Scores
+	Verdict bool
+}
+
+// Run evaluates the set.
+func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
+	sigs, err := signAll(ctx, set, o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Dir: set.Dir, Mode: set.Mode.String(), Docs: len(set.Docs)}
+	// LCS ratios below 0.5 are reported as bounds: no threshold of
+	// interest lies there (the best LCS threshold is near 0.8 on both dev
+	// sets), and exact alignments of dissimilar pairs cost O(D²).
+	cmpOpts := similarity.CompareOptions{LCS: true, MinRatio: 0.5}
+	score := func(a, b, label int) ScoredPair {
+		sp := ScoredPair{A: a, B: b, Label: label}
+		sp.Scores = similarity.Compare(sigs[a], sigs[b], similarity.CompareOptions{})
+		// LCS only inside Huang's perhaps-similar sets in corpus mode,
+		// where all n² pairs are scored; pair mode verifies every pair.
+		if set.Mode == PairMode || perhapsSimilar(&sp.Scores) {
+			sp.Scores = similarity.Compare(sigs[a], sigs[b], cmpOpts)
+		} else {
+			sp.Scores.LCS, sp.Scores.Central = 0, 0
+		}
+		sp.Verdict = o.Decision.Decide(sigs[a], sigs[b]).Duplicate
+		return sp
+	}
+	if set.Mode == PairMode {
+		for _, p := range set.Pairs {
+			rep.Scored = append(rep.Scored, score(p.A, p.B, p.Label))
+		}
+		rep.Results = append(rep.Results,
+			result("label >= 1", rep.Scored, func(l int) bool { return l >= 1 }),
+			result("label = 3", rep.Scored, func(l int) bool { return l == 3 }))
+		return rep, nil
+	}
+	dup := map[uint64]bool{}
+	for _, p := range set.Pairs {
+		dup[PairKey(p.A, p.B)] = true
+	}
+	n := len(set.Docs)
+	for a := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for b := a + 1; b < n; b++ {
+			k := PairKey(a, b)
+			if set.Grey[k] {
+				continue
+			}
+			label := 0
+			if dup[k] {
+				label = 1
+			}
+			rep.Scored = append(rep.Scored, score(a, b, label))
+		}
+	}
+	r := result("dup", rep.Scored, func(l int) bool { return l == 1 })
+	cp, bc := clusterScores(set, sigs, o.Decision)
+	r.ClusterPairs, r.ClusterBCubed = &cp, &bc
+	rep.Results = append(rep.Results, r)
+	return rep, nil
+}
+
+// perhapsSimilar is the filter of Huang's phase 1 (perhaps-similar sets
+// from shared fingerprints), widened by the other cheap scores: pairs
+// outside it are not aligned in corpus mode and get an LCS ratio of 0.
+// It is looser than the default decision's candidate test.
+func perhapsSimilar(s *similarity.Scores) bool {
+	return s.Fingerprints >= 2 || s.Jaccard >= 0.2 || s.SimhashDistance <= 16 || max(s.ContainAB, s.ContainBA) >= 0.4
+}
+
+func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
+	r := Result{Definition: def, Pairs: len(scored)}
+	pred := make([]bool, len(scored))
+	gold := make([]bool, len(scored))
+	for i, sp := range scored {
+		pred[i], gold[i] = sp.Verdict, isDup(sp.Label)
+		if gold[i] {
+			r.Positives++
+		}
+	}
+	r.Default = Verdicts(pred, gold)
+	for _, m := range Methods() {
+		js := make([]Judged, len(scored))
+		for i := range scored {
+			js[i] = Judged{Score: m.Score(&scored[i].Scores), Dup: gold[i]}
+		}
+		mr := MethodResult{Name: m.Name, Source: m.Source, Curve: Curve(js, m.LowerIsDup)}
+		mr.Best = Best(mr.Curve)
+		if !math.IsNaN(m.Published) {
+			p := At(js, m.Published, m.LowerIsDup)
+			mr.Published = &p
+		}
+		r.Methods = append(r.Methods, mr)
+	}
+	return r
+}
+
+// clusterScores runs the batch clustering with the decision and scores it
+// against the gold clusters (connected components of the dup pairs),
+// pairwise (grey pairs left out) and with B-cubed.
+func clusterScores(set *Set, sigs []*similarity.Signature, d similarity.Decision) (pairs, bcubed Point) {
+	n := len(set.Docs)
+	gold := similarity.NewUnionFind(n)
+	for _, p := range set.Pairs {
+		gold.Union(p.A, p.B)
+	}
+	pred := make([]int, n)
+	for i := range pred {
+		pred[i] = -1 - i // singletons
+	}
+	for ci, c := range similarity.BatchCluster(sigs, d, similarity.BatchOptions{}) {
+		for _, m := range c.Members {
+			pred[m.Index] = ci
+		}
+	}
+	goldLabel := make([]int, n)
+	for i := range goldLabel {
+		goldLabel[i] = gold.Find(i)
+	}
+	bcubed = BCubed(pred, goldLabel)
+	dup := map[uint64]bool{}
+	for _, p := range set.Pairs {
+		dup[PairKey(p.A, p.B)] = true
+	}
+	tp, fp, fn := 0, 0, 0
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			k := PairKey(a, b)
+			if set.Grey[k] {
+				continue
+			}
+			same := pred[a] == pred[b]
+			switch {
+			case same && dup[k]:
+				tp++
+			case same:
+				fp++
+			case dup[k]:
+				fn++
+			}
+		}
+	}
+	return pointOf(0, tp, fp, fn), bcubed
+}
+
+// signAll signs every document of the set in parallel.
+func signAll(ctx context.Context, set *Set, o Options) ([]*similarity.Signature, error) {
+	sigs := make([]*similarity.Signature, len(set.Docs))
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				d := set.Docs[i]
+				body, err := os.ReadFile(d.Path)
+				var res page.Result
+				if err == nil {
+					res, err = o.Signer.Sign(body, d.ContentType)
+				}
+				if err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, fmt.Errorf("eval: %s: %w", d.ID, err))
+					mu.Unlock()
+					continue
+				}
+				sigs[i] = &res.Sig
+			}
+		})
+	}
+	for i := range set.Docs {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return sigs, ctx.Err()
+}
+
+func cmpErr(first, next error) error {
+	if first != nil {
+		return first
+	}
+	return next
+}

@@ -1,0 +1,70 @@
+// Package page wires canon to similarity: it turns the raw bytes of one
+// page (HTML or plain text) into its canonical document and its
+// [similarity.Signature]. The proxy, the cluster service, the offline job
+// and the evaluation all sign pages through a [Signer], so one page always
+// gets the same signature whichever path it takes.
+package page
+
+import (
+	"fmt"
+	"mime"
+	"strings"
+
+	"github.com/winnow-search/winnow/canon"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// Signer signs pages. The zero value uses the defaults of canon and
+// similarity. A Signer is safe for concurrent use.
+type Signer struct {
+	Canon     canon.Options
+	Signature similarity.Options
+}
+
+// Result is one signed page.
+type Result struct {
+	Doc canon.Document
+	Sig similarity.Signature
+}
+
+// Sign canonicalizes body according to contentType (an HTTP Content-Type
+// value; "" means HTML when the body looks like markup, else text) and
+// signs the canonical text.
+func (s Signer) Sign(body []byte, contentType string) (Result, error) {
+	var (
+		doc canon.Document
+		err error
+	)
+	if IsText(body, contentType) {
+		doc, err = canon.Text(body, s.Canon)
+	} else {
+		doc, err = canon.HTML(body, contentType, s.Canon)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("page: %w", err)
+	}
+	return Result{Doc: doc, Sig: s.SignDoc(doc)}, nil
+}
+
+// SignDoc signs an already canonical document.
+func (s Signer) SignDoc(doc canon.Document) similarity.Signature {
+	return similarity.Sign(similarity.Input{
+		Text:      []byte(doc.Text),
+		Tokens:    doc.Tokens,
+		Sentences: doc.Sentences,
+	}, s.Signature)
+}
+
+// IsText reports whether a body with this content type is plain text rather
+// than markup. Without a content type, a body whose first non-space byte is
+// '<' is taken as markup.
+func IsText(body []byte, contentType string) bool {
+	if contentType != "" {
+		mt, _, err := mime.ParseMediaType(contentType)
+		if err == nil {
+			return mt == "text/plain"
+		}
+	}
+	trimmed := strings.TrimLeft(string(body[:min(len(body), 512)]), " \t\r\n\ufeff")
+	return !strings.HasPrefix(trimmed, "<")
+}

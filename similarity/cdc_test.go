@@ -1,0 +1,91 @@
+package similarity
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestChunksCover(t *testing.T) {
+	in := sigCorpus(t)
+	o := Options{}.WithDefaults()
+	var joined []byte
+	n := 0
+	for c := range Chunks(in.Text, Options{}) {
+		joined = append(joined, c...)
+		n++
+		last := len(joined) == len(in.Text)
+		if len(c) > o.ChunkMax || (!last && len(c) < o.ChunkMin) {
+			t.Errorf("chunk of %d bytes, want %d..%d", len(c), o.ChunkMin, o.ChunkMax)
+		}
+	}
+	if !bytes.Equal(joined, in.Text) {
+		t.Fatalf("chunks do not cover the text")
+	}
+	// The mean chunk size on real text is within 25% of ChunkAvg.
+	mean := float64(len(in.Text)) / float64(n)
+	if mean < 0.75*float64(o.ChunkAvg) || mean > 1.25*float64(o.ChunkAvg) {
+		t.Errorf("mean chunk size = %.0f, want %d ± 25%%", mean, o.ChunkAvg)
+	}
+	t.Logf("%d bytes, %d chunks, mean %.0f", len(in.Text), n, mean)
+}
+
+func TestChunksBounds(t *testing.T) {
+	in := sigCorpus(t)
+	o := Options{ChunkMin: 16, ChunkAvg: 64, ChunkMax: 64}
+	total := 0
+	for c := range Chunks(in.Text, o) {
+		total += len(c)
+		if len(c) > 64 || (total < len(in.Text) && len(c) < 16) {
+			t.Errorf("chunk of %d bytes, want 16..64", len(c))
+		}
+	}
+	if total != len(in.Text) {
+		t.Errorf("chunks cover %d bytes, want %d", total, len(in.Text))
+	}
+}
+
+// An edit in the middle of a text changes only the chunks around it.
+func TestChunksLocality(t *testing.T) {
+	in := sigCorpus(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	set := func(b []byte) map[string]int {
+		m := map[string]int{}
+		for c := range Chunks(b, Options{}) {
+			m[string(c)]++
+		}
+		return m
+	}
+	a := set(in.Text)
+	const trials = 50
+	sum := 0
+	for range trials {
+		b := bytes.Clone(in.Text)
+		b[r.IntN(len(b))] ^= 0x20
+		changed := 0
+		for c, n := range set(b) {
+			if a[c] < n {
+				changed++
+			}
+		}
+		sum += changed
+		if changed > 6 {
+			t.Errorf("one byte edit changed %d chunks, want <= 6", changed)
+		}
+	}
+	if mean := float64(sum) / trials; mean > 3 {
+		t.Errorf("one byte edit changed %.1f chunks on average, want <= 3", mean)
+	}
+}
+
+func BenchmarkCDC(b *testing.B) {
+	in := sigCorpus(b)
+	c := newChunker(Options{}.WithDefaults())
+	b.SetBytes(int64(len(in.Text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for data := in.Text; len(data) > 0; {
+			data = data[c.cut(data):]
+		}
+	}
+}

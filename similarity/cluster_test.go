@@ -1,0 +1,212 @@
+package similarity
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestUnionFind(t *testing.T) {
+	u := NewUnionFind(6)
+	u.Union(0, 1)
+	u.Union(2, 3)
+	if !u.Union(1, 3) || u.Union(0, 2) {
+		t.Fatal("Union reported a wrong merge")
+	}
+	if !u.Same(0, 3) || u.Same(0, 4) || u.Size(2) != 4 || u.Size(5) != 1 {
+		t.Errorf("sets wrong: Same(0,3)=%v Same(0,4)=%v Size(2)=%d Size(5)=%d", u.Same(0, 3), u.Same(0, 4), u.Size(2), u.Size(5))
+	}
+}
+
+// clRanked returns 50 realistic signatures of result pages: 40 distinct
+// pages of 800 words drawn from the real vocabulary and 10 near-copies
+// (3% of words edited) of pages 0, 3, 6, ..., 27, appended in that order.
+func clRanked(tb testing.TB) []*Signature {
+	pool := append(lcsReadWords(tb, "gpl-3.txt", 5000), lcsReadWords(tb, "apache-2.0.txt", 1500)...)
+	r := rand.New(rand.NewPCG(15, 16))
+	var docs [][]string
+	for range 40 {
+		ws := make([]string, 800)
+		for i := range ws {
+			ws[i] = pool[r.IntN(len(pool))]
+		}
+		docs = append(docs, ws)
+	}
+	sigs := make([]*Signature, 0, 50)
+	for _, ws := range docs {
+		sigs = append(sigs, clSign(ws))
+	}
+	for i := range 10 {
+		sigs = append(sigs, clSign(lcsEditWords(r, docs[3*i], 0.03, pool)))
+	}
+	return sigs
+}
+
+func clusterIndexes(cs []Cluster) [][]int {
+	var out [][]int
+	for _, c := range cs {
+		var m []int
+		for _, mb := range c.Members {
+			m = append(m, mb.Index)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestClusterRanked(t *testing.T) {
+	sigs := clRanked(t)
+	sigs = append(sigs, nil, &Signature{})
+	cs := ClusterRanked(sigs, Decision{}, RankedOptions{})
+	if len(cs) != 42 {
+		t.Fatalf("ClusterRanked gave %d clusters, want 42: %v", len(cs), clusterIndexes(cs))
+	}
+	for i := range 10 {
+		c := cs[3*i]
+		if got, want := clusterIndexes(cs[3*i : 3*i+1])[0], []int{3 * i, 40 + i}; !slices.Equal(got, want) || c.Winner != 3*i {
+			t.Errorf("cluster %d = %v winner %d, want %v winner %d", 3*i, got, c.Winner, want, 3*i)
+		}
+		if v := c.Members[1].Verdict; !v.Duplicate || !strings.HasPrefix(v.Explain(), "duplicate: ") {
+			t.Errorf("member verdict = %s, want duplicate", v.Explain())
+		}
+	}
+	// The hint makes the copy the winner.
+	w := make([]bool, len(sigs))
+	w[41] = true
+	cs = ClusterRanked(sigs, Decision{}, RankedOptions{Winners: w})
+	if c := cs[3]; c.Winner != 41 || c.Members[0].Index != 41 || c.Members[1].Index != 3 {
+		t.Errorf("hinted cluster = winner %d members %v, want winner 41 members [41 3]", c.Winner, clusterIndexes(cs[3:4]))
+	}
+}
+
+// synthSet returns n synthetic signatures of which about frac are
+// near-copies (Jaccard about 0.9) of an earlier one, and their keys.
+func synthSet(seed uint64, n int, frac float64) ([]*Signature, []string) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	sigs := make([]*Signature, n)
+	keys := make([]string, n)
+	for i := range sigs {
+		if i > 0 && r.Float64() < frac {
+			sigs[i] = synthCopy(r, sigs[r.IntN(i)], 3, 0.05)
+		} else {
+			sigs[i] = synthSig(r)
+		}
+		keys[i] = fmt.Sprintf("doc%08d", r.Uint32())
+	}
+	return sigs, keys
+}
+
+// keyClusters returns the clusters as sorted key lists with their IDs.
+func keyClusters(cs []Cluster, keys []string) []string {
+	var out []string
+	for _, c := range cs {
+		var ks []string
+		for _, m := range c.Members {
+			ks = append(ks, keys[m.Index])
+		}
+		if keys[c.Winner] != ks[0] {
+			out = append(out, "winner not first")
+		}
+		slices.Sort(ks)
+		out = append(out, fmt.Sprintf("%016x %s", c.ID, strings.Join(ks, ",")))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestBatchClusterBruteForce(t *testing.T) {
+	sigs, keys := synthSet(17, 1500, 0.2)
+	d := Decision{}
+	u := NewUnionFind(len(sigs))
+	for i := range sigs {
+		for j := range i {
+			if d.Decide(sigs[i], sigs[j]).Duplicate {
+				u.Union(i, j)
+			}
+		}
+	}
+	groups := map[int][]string{}
+	for i := range sigs {
+		if u.Size(i) > 1 {
+			groups[u.Find(i)] = append(groups[u.Find(i)], keys[i])
+		}
+	}
+	var want []string
+	for _, g := range groups {
+		slices.Sort(g)
+		want = append(want, fmt.Sprintf("%016x %s", fnv64(g[0]), strings.Join(g, ",")))
+	}
+	slices.Sort(want)
+	got := keyClusters(BatchCluster(sigs, d, BatchOptions{Keys: keys}), keys)
+	if !slices.Equal(got, want) {
+		t.Errorf("BatchCluster: %d clusters, brute force %d; first differences:\n%v\n%v", len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+	}
+	if len(want) < 100 {
+		t.Errorf("only %d planted clusters found", len(want))
+	}
+}
+
+func TestBatchClusterDeterministic(t *testing.T) {
+	sigs, keys := synthSet(19, 3000, 0.3)
+	want := keyClusters(BatchCluster(sigs, Decision{}, BatchOptions{Keys: keys}), keys)
+	r := rand.New(rand.NewPCG(21, 22))
+	perm := r.Perm(len(sigs))
+	s2, k2 := make([]*Signature, len(sigs)), make([]string, len(sigs))
+	for i, p := range perm {
+		s2[i], k2[i] = sigs[p], keys[p]
+	}
+	cs := BatchCluster(s2, Decision{}, BatchOptions{Keys: k2})
+	if got := keyClusters(cs, k2); !slices.Equal(got, want) {
+		t.Errorf("shuffled input gave %d clusters, want the same %d", len(got), len(want))
+	}
+	for i := 1; i < len(cs); i++ {
+		if k2[cs[i-1].Winner] >= k2[cs[i].Winner] {
+			t.Fatalf("clusters not sorted by winner key at %d", i)
+		}
+	}
+}
+
+func BenchmarkClusterRanked(b *testing.B) {
+	sigs := clRanked(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if cs := ClusterRanked(sigs, Decision{}, RankedOptions{}); len(cs) != 40 {
+			b.Fatalf("%d clusters, want 40", len(cs))
+		}
+	}
+}
+
+// BenchmarkClusterRankedCheap measures the candidate tests alone: 50
+// distinct pages, no verification.
+func BenchmarkClusterRankedCheap(b *testing.B) {
+	sigs := clRanked(b)[:40]
+	b.ReportAllocs()
+	for b.Loop() {
+		ClusterRanked(sigs, Decision{}, RankedOptions{})
+	}
+}
+
+func BenchmarkBatchCluster1M(b *testing.B) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	sigs, keys := synthSet(23, n, 0.1)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	var clusters int
+	for b.Loop() {
+		clusters = len(BatchCluster(sigs, Decision{}, BatchOptions{Keys: keys}))
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+	b.ReportMetric(float64(after.HeapSys)/(1<<20), "heap-sys-MB")
+	b.ReportMetric(float64(before.HeapAlloc)/(1<<20), "input-MB")
+	b.ReportMetric(float64(clusters), "clusters")
+}

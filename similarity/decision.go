@@ -1,0 +1,597 @@
+package similarity
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Thresholds of the default [Decision], in one place so they can be tuned
+// on labelled data. The candidate test is an OR of cheap tests chosen for
+// recall; the verification is precise and costly.
+const (
+	// DefaultCandidateSimhash is the largest simhash distance of a
+	// candidate pair (Moz uses 5 as a final test; a candidate test can be
+	// looser).
+	DefaultCandidateSimhash = 16
+	// DefaultCandidateContain is the smallest chance-corrected Bloom
+	// containment, either direction, of a candidate pair.
+	DefaultCandidateContain = 0.5
+	// DefaultCandidateSupershingles is the fewest matching supershingles
+	// of a candidate pair.
+	DefaultCandidateSupershingles = 1
+	// DefaultCandidateJaccard is the smallest min-hash Jaccard estimate of
+	// a candidate pair.
+	DefaultCandidateJaccard = 0.3
+	// DefaultVerifyCentral is the smallest LCS central ratio of a verified
+	// pair.
+	DefaultVerifyCentral = 0.7
+	// DefaultCentralCoverage is the smallest fraction of each document
+	// that the central part must span for the central ratio to count.
+	DefaultCentralCoverage = 0.5
+	// DefaultVerifyLCS is the smallest LCS ratio of a pair verified by
+	// [MethodLCSLocal], the default verification, when its divergence is
+	// at most DefaultMaxDivergence. Tuned on webis-ecir20-dev and
+	// llvm-docs (dev splits): see README.md.
+	DefaultVerifyLCS = 0.56
+	// DefaultStrongLCS is the LCS ratio from which a pair is verified
+	// whatever its divergence.
+	DefaultStrongLCS = 0.77
+	// DefaultMaxDivergence is the largest divergence (share of unmatched
+	// tokens in the densest window, [Scores.Divergence]) of a pair
+	// verified below DefaultStrongLCS.
+	DefaultMaxDivergence = 0.40
+	// DefaultVerifyJaccard is the smallest min-hash Jaccard estimate of a
+	// pair verified without token sequences.
+	DefaultVerifyJaccard = 0.7
+	// DefaultDecisionMinTokens is the fewest tokens a document needs to be
+	// compared at all: below it, simhash and min-hash carry too little to
+	// judge and a match would be noise.
+	DefaultDecisionMinTokens = 10
+)
+
+// Thresholds of the paper methods, for single-method decisions.
+const (
+	// PaperSimhash is Moz's largest simhash distance, 5 of 64 bits.
+	PaperSimhash = 5
+	// PaperBloom is Jain's Bloom match ratio, 70%.
+	PaperBloom = 0.70
+	// PaperSupershingles is Fetterly's "very similar": 2 of 6.
+	PaperSupershingles = 2
+)
+
+// Method is one similarity test. The zero value, MethodDefault, stands for
+// the default test of the place where it is used.
+type Method uint8
+
+// Methods. Each compares one score of [Scores] with a threshold.
+const (
+	// MethodDefault selects the default test of a [Decision] field.
+	MethodDefault Method = iota
+	// MethodNone is no test: as a candidate test every pair passes; as a
+	// verification the candidate test alone decides; as a fallback a pair
+	// that cannot be verified is not a duplicate.
+	MethodNone
+	// MethodSimhash: SimhashDistance <= threshold (Moz: 5).
+	MethodSimhash
+	// MethodBloom: max(BloomAB, BloomBA) >= threshold (Jain: 0.70).
+	MethodBloom
+	// MethodContainment: max(ContainAB, ContainBA) >= threshold, the
+	// chance-corrected Bloom containment.
+	MethodContainment
+	// MethodSupershingles: Supershingles >= threshold (Fetterly: 2).
+	MethodSupershingles
+	// MethodJaccard: Jaccard >= threshold.
+	MethodJaccard
+	// MethodFingerprints: Fingerprints >= threshold (Huang's
+	// perhaps-similar sets).
+	MethodFingerprints
+	// MethodLCS: LCS ratio >= threshold (Huang); needs Seq on both sides.
+	MethodLCS
+	// MethodLCSCentral: central LCS ratio >= threshold with both
+	// coverages >= [Decision.MinCoverage]; needs Seq on both sides.
+	MethodLCSCentral
+	// MethodLCSLocal: LCS ratio >= [Decision.StrongLCS], or LCS ratio >=
+	// threshold with divergence <= [Decision.MaxDivergence]: a pair whose
+	// differences are spread thin (edits, another head and tail) needs a
+	// lower ratio than one whose differences form one block inside a
+	// shared frame (another article in the same template). Needs Seq on
+	// both sides. The default verification.
+	MethodLCSLocal
+)
+
+var methodNames = [...]string{"default", "none", "simhash", "bloom", "containment", "supershingles", "jaccard", "fingerprints", "lcs", "lcs-central", "lcs-local"}
+
+// String returns the method's short name, e.g. "simhash", "lcs-central".
+func (m Method) String() string {
+	if int(m) < len(methodNames) {
+		return methodNames[m]
+	}
+	return "method(" + strconv.Itoa(int(m)) + ")"
+}
+
+// needsSeq reports whether the method compares token sequences.
+func (m Method) needsSeq() bool {
+	return m == MethodLCS || m == MethodLCSCentral || m == MethodLCSLocal
+}
+
+// Test is a method with its threshold. The threshold is used as given,
+// zero included.
+type Test struct {
+	Method    Method
+	Threshold float64
+}
+
+// TestResult is the outcome of one [Test] on one pair.
+type TestResult struct {
+	Test
+	// Value is the score the test compared; for MethodLCSCentral Coverage
+	// holds min(CoverageA, CoverageB) and MinCoverage its threshold.
+	Value                 float64
+	Coverage, MinCoverage float64
+	// For MethodLCSLocal: the divergence, its bound, and the strong
+	// ratio that passes whatever the divergence.
+	Divergence, MaxDivergence, Strong float64
+	// Pass reports that the test passed.
+	Pass bool
+	// Cut reports an LCS that exited early: Value is an upper bound.
+	Cut bool
+	// Fallback reports a verification by the fallback test because a
+	// side had no token sequence.
+	Fallback bool
+}
+
+// String returns the result as a phrase, e.g. "simhash distance 3 <= 16"
+// or "LCS central ratio 0.91 >= 0.70, coverage 0.95 >= 0.50".
+func (r TestResult) String() string {
+	cmp := func(pass bool, ge bool) string {
+		switch {
+		case ge && pass:
+			return ">="
+		case ge:
+			return "<"
+		case pass:
+			return "<="
+		}
+		return ">"
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+	d := func(x float64) string { return strconv.Itoa(int(x)) }
+	switch r.Method {
+	case MethodNone:
+		return "no test"
+	case MethodSimhash:
+		return "simhash distance " + d(r.Value) + " " + cmp(r.Pass, false) + " " + d(r.Threshold)
+	case MethodBloom:
+		return "bloom match " + f(r.Value) + " " + cmp(r.Pass, true) + " " + f(r.Threshold)
+	case MethodContainment:
+		return "bloom containment " + f(r.Value) + " " + cmp(r.Pass, true) + " " + f(r.Threshold)
+	case MethodSupershingles:
+		return "supershingles " + d(r.Value) + " " + cmp(r.Pass, true) + " " + d(r.Threshold)
+	case MethodJaccard:
+		return "jaccard " + f(r.Value) + " " + cmp(r.Pass, true) + " " + f(r.Threshold)
+	case MethodFingerprints:
+		return "shared fingerprints " + d(r.Value) + " " + cmp(r.Pass, true) + " " + d(r.Threshold)
+	case MethodLCS:
+		if r.Cut {
+			return "LCS ratio < " + f(r.Threshold) + " (early exit)"
+		}
+		return "LCS ratio " + f(r.Value) + " " + cmp(r.Pass, true) + " " + f(r.Threshold)
+	case MethodLCSLocal:
+		switch {
+		case r.Cut:
+			return "LCS ratio < " + f(r.Threshold) + " (early exit)"
+		case r.Value >= r.Strong:
+			return "LCS ratio " + f(r.Value) + " >= " + f(r.Strong)
+		case r.Value < r.Threshold:
+			return "LCS ratio " + f(r.Value) + " < " + f(r.Threshold)
+		}
+		return "LCS ratio " + f(r.Value) + " >= " + f(r.Threshold) + " (< " + f(r.Strong) + "), divergence " +
+			f(r.Divergence) + " " + cmp(r.Pass, false) + " " + f(r.MaxDivergence)
+	case MethodLCSCentral:
+		if r.Cut {
+			return "LCS central ratio < " + f(r.Threshold) + " (early exit)"
+		}
+		ratioOK := r.Value >= r.Threshold
+		covOK := r.Coverage >= r.MinCoverage
+		return "LCS central ratio " + f(r.Value) + " " + cmp(ratioOK, true) + " " + f(r.Threshold) +
+			", coverage " + f(r.Coverage) + " " + cmp(covOK, true) + " " + f(r.MinCoverage)
+	}
+	return r.Method.String() + " " + f(r.Value)
+}
+
+// testParams are the Decision fields that some tests read besides their
+// threshold.
+type testParams struct {
+	minCov, strong, maxDiv float64
+}
+
+// eval runs t on the scores s.
+func (t Test) eval(s *Scores, p testParams) TestResult {
+	minCov := p.minCov
+	r := TestResult{Test: t}
+	switch t.Method {
+	case MethodNone:
+		r.Pass = true
+	case MethodSimhash:
+		r.Value = float64(s.SimhashDistance)
+		r.Pass = r.Value <= t.Threshold
+	case MethodBloom:
+		r.Value = max(s.BloomAB, s.BloomBA)
+	case MethodContainment:
+		r.Value = max(s.ContainAB, s.ContainBA)
+	case MethodSupershingles:
+		r.Value = float64(s.Supershingles)
+	case MethodJaccard:
+		r.Value = s.Jaccard
+	case MethodFingerprints:
+		r.Value = float64(s.Fingerprints)
+	case MethodLCS:
+		r.Value, r.Cut = s.LCS, s.LCSCut
+	case MethodLCSLocal:
+		r.Value, r.Cut = s.LCS, s.LCSCut
+		r.Divergence, r.MaxDivergence, r.Strong = s.Divergence, p.maxDiv, p.strong
+		r.Pass = s.HasLCS && !s.LCSCut && (r.Value >= p.strong || r.Value >= t.Threshold && r.Divergence <= p.maxDiv)
+		return r
+	case MethodLCSCentral:
+		r.Value, r.Cut = s.Central, s.LCSCut
+		r.Coverage, r.MinCoverage = min(s.CoverageA, s.CoverageB), minCov
+		r.Pass = s.HasLCS && !s.LCSCut && r.Value >= t.Threshold && r.Coverage >= minCov
+		return r
+	}
+	if t.Method != MethodNone && t.Method != MethodSimhash {
+		r.Pass = r.Value >= t.Threshold // false for NaN
+		if t.Method.needsSeq() && (!s.HasLCS || s.LCSCut) {
+			r.Pass = false
+		}
+	}
+	return r
+}
+
+// Decision decides whether two signatures are near-duplicates: a cheap
+// candidate test (an OR of tests) and, for candidate pairs, a verification
+// test. The zero value is the default decision: candidate when simhash
+// distance <= [DefaultCandidateSimhash], or Bloom containment >=
+// [DefaultCandidateContain], or supershingles >=
+// [DefaultCandidateSupershingles], or Jaccard >=
+// [DefaultCandidateJaccard]; verified by LCS central ratio >=
+// [DefaultVerifyCentral] with coverage >= [DefaultCentralCoverage] when
+// both have a Seq, else by Jaccard >= [DefaultVerifyJaccard]. A Decision
+// is a value; it is safe for concurrent use as long as Candidate is not
+// modified.
+type Decision struct {
+	// Candidate is the candidate test: a pair is a candidate when any
+	// test passes. nil means the default tests above.
+	Candidate []Test
+	// Verify is the verification of candidate pairs. MethodDefault means
+	// LCS central >= DefaultVerifyCentral; MethodNone means none.
+	Verify Test
+	// Fallback verifies when Verify needs token sequences and a side has
+	// none. MethodDefault means Jaccard >= DefaultVerifyJaccard; MethodNone
+	// means such a pair is not a duplicate.
+	Fallback Test
+	// MinTokens is the fewest tokens each document needs; zero means
+	// [DefaultDecisionMinTokens]. Empty signatures ([Signature.Empty])
+	// never match whatever MinTokens says.
+	MinTokens int
+	// MinCoverage is the coverage MethodLCSCentral requires; zero means
+	// [DefaultCentralCoverage].
+	MinCoverage float64
+	// StrongLCS and MaxDivergence parameterize MethodLCSLocal; zero means
+	// [DefaultStrongLCS] and [DefaultMaxDivergence].
+	StrongLCS, MaxDivergence float64
+	// Containment makes a detected containment ([Scores.Containment]) of
+	// a candidate pair a duplicate, as Jain groups included pages. Off by
+	// default: the Verdict reports the relation either way.
+	Containment bool
+	// MaxD caps the LCS edit distance (see [CompareOptions.MaxD]).
+	MaxD int
+	// Central sets the central part's parameters.
+	Central CentralOptions
+}
+
+// SingleMethod returns a decision by one test alone, for comparing the
+// paper methods: e.g. SingleMethod(MethodSimhash, PaperSimhash),
+// SingleMethod(MethodBloom, PaperBloom), SingleMethod(MethodSupershingles,
+// PaperSupershingles). LCS methods verify every pair and do not fall back
+// to another test when a side has no Seq.
+func SingleMethod(m Method, threshold float64) Decision {
+	t := Test{Method: m, Threshold: threshold}
+	if m.needsSeq() {
+		return Decision{Candidate: []Test{{Method: MethodNone}}, Verify: t, Fallback: Test{Method: MethodNone}}
+	}
+	return Decision{Candidate: []Test{t}, Verify: Test{Method: MethodNone}}
+}
+
+// defaultCandidate is the default candidate test, cheapest first.
+func defaultCandidate(i int) Test {
+	switch i {
+	case 0:
+		return Test{MethodSimhash, DefaultCandidateSimhash}
+	case 1:
+		return Test{MethodSupershingles, DefaultCandidateSupershingles}
+	case 2:
+		return Test{MethodJaccard, DefaultCandidateJaccard}
+	}
+	return Test{MethodContainment, DefaultCandidateContain}
+}
+
+const defaultCandidates = 4
+
+func (d *Decision) candidates() int {
+	if d.Candidate == nil {
+		return defaultCandidates
+	}
+	return len(d.Candidate)
+}
+
+func (d *Decision) candidate(i int) Test {
+	if d.Candidate == nil {
+		return defaultCandidate(i)
+	}
+	return d.Candidate[i]
+}
+
+func (d *Decision) verify() Test {
+	if d.Verify.Method == MethodDefault {
+		return Test{MethodLCSLocal, DefaultVerifyLCS}
+	}
+	return d.Verify
+}
+
+func (d *Decision) fallback() Test {
+	if d.Fallback.Method == MethodDefault {
+		return Test{MethodJaccard, DefaultVerifyJaccard}
+	}
+	return d.Fallback
+}
+
+func (d *Decision) minTokens() int {
+	if d.MinTokens <= 0 {
+		return DefaultDecisionMinTokens
+	}
+	return d.MinTokens
+}
+
+func (d *Decision) params() testParams {
+	return testParams{
+		minCov: d.minCoverage(),
+		strong: cmp.Or(d.StrongLCS, DefaultStrongLCS),
+		maxDiv: cmp.Or(d.MaxDivergence, DefaultMaxDivergence),
+	}
+}
+
+func (d *Decision) minCoverage() float64 {
+	if d.MinCoverage <= 0 {
+		return DefaultCentralCoverage
+	}
+	return d.MinCoverage
+}
+
+// Step is the step of a decision that decided it.
+type Step uint8
+
+// Steps.
+const (
+	// StepSkip: a side was empty or too short; nothing was compared.
+	StepSkip Step = iota
+	// StepCandidate: the candidate test decided (it failed, or there is
+	// no verification).
+	StepCandidate
+	// StepVerify: the verification (or its fallback) decided.
+	StepVerify
+)
+
+// String returns "skip", "candidate" or "verify".
+func (s Step) String() string {
+	switch s {
+	case StepSkip:
+		return "skip"
+	case StepCandidate:
+		return "candidate"
+	case StepVerify:
+		return "verify"
+	}
+	return "step(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Verdict is the decision on one pair (a, b) with everything needed to
+// explain it.
+type Verdict struct {
+	// Duplicate reports that a and b are near-duplicates.
+	Duplicate bool
+	// Relation is RelationDuplicate or RelationNone as Duplicate says,
+	// except that a containment detected on a candidate pair is reported
+	// as RelationContains or RelationContained whether or not it counts
+	// as a duplicate (see [Decision.Containment]).
+	Relation Relation
+	// Step is the step that decided.
+	Step Step
+	// Short is non-zero when Step is StepSkip: 'a' or 'b' names the side
+	// that was empty or had fewer than MinTokens tokens.
+	Short byte
+	// ShortTokens is the token count of the short side when Step is
+	// StepSkip.
+	ShortTokens int
+	// MinTokens is the token minimum that was applied.
+	MinTokens int
+	// Candidates holds the result of each candidate test, in order.
+	Candidates []TestResult
+	// Verify is the verification result; its Method is MethodNone when
+	// no verification ran.
+	Verify TestResult
+	// NoSeq reports that verification needed token sequences that a side
+	// lacked and no fallback was configured.
+	NoSeq bool
+	// Scores holds the scores; the LCS scores only when verification
+	// needed them.
+	Scores Scores
+}
+
+// Decide compares a and b and decides whether they are near-duplicates.
+// Empty signatures and those with fewer than MinTokens tokens never match
+// anything, not even each other; the Verdict says so. Cheap scores are
+// always computed; the LCS only when the verification needs it and the
+// pair passed the candidate test. Safe for concurrent use.
+func (d Decision) Decide(a, b *Signature) Verdict {
+	v := Verdict{MinTokens: d.minTokens(), Verify: TestResult{Test: Test{Method: MethodNone}}}
+	switch {
+	case a.Empty() || a.Tokens < v.MinTokens:
+		v.Short, v.ShortTokens = 'a', a.Tokens
+		v.Scores = nanLCS(Scores{})
+		return v
+	case b.Empty() || b.Tokens < v.MinTokens:
+		v.Short, v.ShortTokens = 'b', b.Tokens
+		v.Scores = nanLCS(Scores{})
+		return v
+	}
+	v.Step = StepCandidate
+	v.Scores = Compare(a, b, CompareOptions{})
+	params := d.params()
+	minCov := params.minCov
+	v.Candidates = make([]TestResult, d.candidates())
+	passed := false
+	for i := range v.Candidates {
+		v.Candidates[i] = d.candidate(i).eval(&v.Scores, params)
+		passed = passed || v.Candidates[i].Pass
+	}
+	if !passed {
+		return v
+	}
+	v.Relation = v.Scores.Containment
+	vt := d.verify()
+	switch {
+	case vt.Method == MethodNone:
+		v.Duplicate = true
+	case vt.Method.needsSeq() && (len(a.Seq) == 0 || len(b.Seq) == 0):
+		v.Step = StepVerify
+		ft := d.fallback()
+		if ft.Method == MethodNone {
+			v.NoSeq = true
+			v.Verify = TestResult{Test: vt}
+			break
+		}
+		v.Verify = ft.eval(&v.Scores, params)
+		v.Verify.Fallback = true
+		v.Duplicate = v.Verify.Pass
+	default:
+		v.Step = StepVerify
+		if vt.Method.needsSeq() {
+			o := CompareOptions{LCS: true, MinRatio: vt.Threshold, MaxD: d.MaxD, Central: d.Central}
+			if vt.Method == MethodLCSCentral {
+				o.MinCoverage = minCov
+			}
+			full := Compare(a, b, o)
+			v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
+			v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
+			v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
+			v.Scores.Divergence = full.Divergence
+		}
+		v.Verify = vt.eval(&v.Scores, params)
+		v.Duplicate = v.Verify.Pass
+	}
+	if d.Containment && v.Relation != RelationNone {
+		v.Duplicate = true
+	}
+	if v.Duplicate && v.Relation == RelationNone {
+		v.Relation = RelationDuplicate
+	}
+	return v
+}
+
+func nanLCS(s Scores) Scores {
+	nan := math.NaN()
+	s.LCS, s.Central, s.CoverageA, s.CoverageB = nan, nan, nan, nan
+	return s
+}
+
+// String returns a short form of the verdict, e.g.
+// "duplicate by lcs-central 0.91" or "none by candidate".
+func (v Verdict) String() string {
+	rel := v.Relation.String()
+	switch {
+	case v.Step == StepSkip:
+		return rel + " (" + string(v.Short) + " too short)"
+	case v.Step == StepVerify && v.NoSeq:
+		return rel + " (no sequence to verify)"
+	case v.Step == StepVerify:
+		return rel + " by " + v.Verify.Method.String() + " " + strconv.FormatFloat(v.Verify.Value, 'f', 2, 64)
+	}
+	for _, c := range v.Candidates {
+		if c.Pass {
+			return rel + " by " + c.Method.String() + " " + strconv.FormatFloat(c.Value, 'f', 2, 64)
+		}
+	}
+	return rel + " by candidate"
+}
+
+// Explain returns a one-line explanation of the verdict naming the tests,
+// scores and thresholds that decided, e.g.
+// "duplicate: simhash distance 3 <= 16 (candidate), LCS central ratio 0.91 >= 0.70, coverage 0.95 >= 0.50 (verified)".
+func (v Verdict) Explain() string {
+	var b strings.Builder
+	if v.Duplicate {
+		b.WriteString("duplicate: ")
+	} else {
+		b.WriteString("not duplicate: ")
+	}
+	if v.Step == StepSkip {
+		fmt.Fprintf(&b, "%c has %d tokens, fewer than %d: too short to compare", v.Short, v.ShortTokens, v.MinTokens)
+		return b.String()
+	}
+	var first *TestResult
+	for i := range v.Candidates {
+		if v.Candidates[i].Pass {
+			first = &v.Candidates[i]
+			break
+		}
+	}
+	if first == nil {
+		b.WriteString("no candidate test passed: ")
+		for i, c := range v.Candidates {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.String())
+		}
+		return b.String()
+	}
+	if first.Method == MethodNone {
+		b.WriteString("every pair is a candidate")
+	} else {
+		b.WriteString(first.String())
+		b.WriteString(" (candidate")
+		if v.Step == StepCandidate {
+			b.WriteString(", no verification")
+		}
+		b.WriteString(")")
+	}
+	if v.Step == StepVerify {
+		b.WriteString(", ")
+		switch {
+		case v.NoSeq:
+			b.WriteString("no token sequence to verify by " + v.Verify.Method.String() + " (rejected)")
+		default:
+			b.WriteString(v.Verify.String())
+			switch {
+			case v.Verify.Pass && v.Verify.Fallback:
+				b.WriteString(" (verified; no token sequence for LCS)")
+			case v.Verify.Pass:
+				b.WriteString(" (verified)")
+			case v.Verify.Fallback:
+				b.WriteString(" (rejected; no token sequence for LCS)")
+			default:
+				b.WriteString(" (rejected)")
+			}
+		}
+	}
+	switch v.Relation {
+	case RelationContains:
+		b.WriteString("; a contains b")
+	case RelationContained:
+		b.WriteString("; a is contained in b")
+	}
+	return b.String()
+}

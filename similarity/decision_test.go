@@ -1,0 +1,184 @@
+package similarity
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// clSign signs a document made of the words ws, one sentence per 15
+// words, with the default options.
+func clSign(ws []string) *Signature {
+	var sentences []string
+	for i := 0; i < len(ws); i += 15 {
+		sentences = append(sentences, strings.Join(ws[i:min(i+15, len(ws))], " "))
+	}
+	s := Sign(Input{Text: []byte(strings.Join(ws, " ")), Tokens: ws, Sentences: sentences}, Options{})
+	return &s
+}
+
+// clDocs returns signatures of real text: a GPL page, a near-duplicate
+// of it (3% of words edited), an unrelated Apache page, and the page's
+// first 500 words.
+func clDocs(tb testing.TB) (page, near, other, part *Signature) {
+	gpl := lcsReadWords(tb, "gpl-3.txt", 1300)
+	apache := lcsReadWords(tb, "apache-2.0.txt", 1300)
+	r := rand.New(rand.NewPCG(11, 12))
+	return clSign(gpl), clSign(lcsEditWords(r, gpl, 0.03, apache)), clSign(apache), clSign(gpl[:500])
+}
+
+func noSeq(s *Signature) *Signature {
+	c := *s
+	c.Seq = nil
+	return &c
+}
+
+func TestDecide(t *testing.T) {
+	page, near, other, part := clDocs(t)
+	tiny := clSign(strings.Fields("one two three four five six seven eight"))
+	var empty Signature
+	tests := []struct {
+		name    string
+		d       Decision
+		a, b    *Signature
+		want    bool
+		step    Step
+		method  Method
+		rel     Relation
+		explain string // prefix of Explain
+	}{
+		{"default near-duplicate", Decision{}, page, near, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance"},
+		{"default unrelated", Decision{}, page, other, false, StepCandidate, MethodNone, RelationNone, "not duplicate: no candidate test passed: simhash distance"},
+		{"default no seq falls back to jaccard", Decision{}, noSeq(page), noSeq(near), true, StepVerify, MethodJaccard, RelationDuplicate, "duplicate: simhash distance"},
+		{"default part of page", Decision{}, page, part, false, StepVerify, MethodLCSLocal, RelationContains, "not duplicate: "},
+		{"default part of page, containment", Decision{Containment: true}, part, page, true, StepVerify, MethodLCSLocal, RelationContained, "duplicate: "},
+		{"empty never matches empty", Decision{}, &empty, &empty, false, StepSkip, MethodNone, RelationNone, "not duplicate: a has 0 tokens, fewer than 10: too short to compare"},
+		{"tiny never matches itself", Decision{}, tiny, tiny, false, StepSkip, MethodNone, RelationNone, "not duplicate: a has 8 tokens, fewer than 10"},
+		{"tiny allowed by MinTokens", Decision{MinTokens: 5, Verify: Test{Method: MethodNone}}, tiny, tiny, true, StepCandidate, MethodNone, RelationDuplicate, "duplicate: simhash distance 0 <= 16 (candidate, no verification)"},
+		{"empty b", Decision{}, page, &empty, false, StepSkip, MethodNone, RelationNone, "not duplicate: b has 0 tokens"},
+		{"simhash identical", SingleMethod(MethodSimhash, PaperSimhash), page, noSeq(page), true, StepCandidate, MethodNone, RelationDuplicate, "duplicate: simhash distance 0 <= 5 (candidate, no verification)"},
+		{"simhash unrelated", SingleMethod(MethodSimhash, PaperSimhash), page, other, false, StepCandidate, MethodNone, RelationNone, "not duplicate: no candidate test passed: simhash distance"},
+		{"bloom identical", SingleMethod(MethodBloom, PaperBloom), page, noSeq(page), true, StepCandidate, MethodNone, RelationDuplicate, "duplicate: bloom match"},
+		{"bloom unrelated", SingleMethod(MethodBloom, PaperBloom), page, other, false, StepCandidate, MethodNone, RelationNone, "not duplicate: no candidate test passed: bloom match"},
+		{"supershingles identical", SingleMethod(MethodSupershingles, PaperSupershingles), page, noSeq(page), true, StepCandidate, MethodNone, RelationDuplicate, "duplicate: supershingles 6 >= 2"},
+		{"supershingles unrelated", SingleMethod(MethodSupershingles, PaperSupershingles), page, other, false, StepCandidate, MethodNone, RelationNone, "not duplicate: no candidate test passed: supershingles 0 < 2"},
+		{"jaccard near", SingleMethod(MethodJaccard, 0.5), page, near, true, StepCandidate, MethodNone, RelationDuplicate, "duplicate: jaccard"},
+		{"lcs near", SingleMethod(MethodLCS, 0.7), page, near, true, StepVerify, MethodLCS, RelationDuplicate, "duplicate: every pair is a candidate, LCS ratio 0.9"},
+		{"lcs unrelated exits early", SingleMethod(MethodLCS, 0.7), page, other, false, StepVerify, MethodLCS, RelationNone, "not duplicate: every pair is a candidate, LCS ratio < 0.70 (early exit) (rejected)"},
+		{"lcs without seq", SingleMethod(MethodLCS, 0.7), page, noSeq(near), false, StepVerify, MethodLCS, RelationNone, "not duplicate: every pair is a candidate, no token sequence to verify by lcs (rejected)"},
+		{"lcs central near", SingleMethod(MethodLCSCentral, 0.7), page, near, true, StepVerify, MethodLCSCentral, RelationDuplicate, "duplicate: every pair is a candidate, LCS central ratio 0.9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.d.Decide(tt.a, tt.b)
+			if v.Duplicate != tt.want || v.Step != tt.step || v.Relation != tt.rel {
+				t.Errorf("Decide = %v/%v/%v, want %v/%v/%v; %s", v.Duplicate, v.Step, v.Relation, tt.want, tt.step, tt.rel, v.Explain())
+			}
+			if tt.step == StepVerify && v.Verify.Method != tt.method {
+				t.Errorf("Decide verified by %v, want %v", v.Verify.Method, tt.method)
+			}
+			if got := v.Explain(); !strings.HasPrefix(got, tt.explain) || strings.Contains(got, "\n") {
+				t.Errorf("Explain() = %q, want prefix %q", got, tt.explain)
+			}
+			if rev := tt.d.Decide(tt.b, tt.a); rev.Duplicate != v.Duplicate {
+				t.Errorf("Decide(b, a).Duplicate = %v, want %v (symmetric)", rev.Duplicate, v.Duplicate)
+			}
+		})
+	}
+}
+
+// synthSig returns a synthetic signature with random simhash and
+// min-hashes; supershingles are hashes of runs of 14 min-hashes.
+func synthSig(r *rand.Rand) *Signature {
+	s := &Signature{Tokens: 1000, Bytes: 6000, Simhash: r.Uint64(), MinHash: make([]uint16, 84)}
+	for i := range s.MinHash {
+		s.MinHash[i] = uint16(r.Uint32())
+	}
+	synthSupershingles(s)
+	return s
+}
+
+func synthSupershingles(s *Signature) {
+	s.Supershingles = make([]uint64, 6)
+	for i := range s.Supershingles {
+		h := uint64(i + 1)
+		for _, v := range s.MinHash[i*14 : (i+1)*14] {
+			h = mix64(h ^ uint64(v))
+		}
+		s.Supershingles[i] = h
+	}
+}
+
+// synthCopy returns a near-copy of s: up to bits simhash bits flipped and
+// each min-hash replaced with probability p.
+func synthCopy(r *rand.Rand, s *Signature, bits int, p float64) *Signature {
+	c := &Signature{Tokens: s.Tokens, Bytes: s.Bytes, Simhash: s.Simhash, MinHash: make([]uint16, len(s.MinHash))}
+	for range r.IntN(bits + 1) {
+		c.Simhash ^= 1 << r.IntN(64)
+	}
+	for i, v := range s.MinHash {
+		if r.Float64() < p {
+			v = uint16(r.Uint32())
+		}
+		c.MinHash[i] = v
+	}
+	synthSupershingles(c)
+	return c
+}
+
+func TestExplainExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	a := synthSig(r)
+	b := &Signature{Tokens: 800, Simhash: a.Simhash ^ 0b111, MinHash: append([]uint16(nil), a.MinHash...)}
+	for i := range 10 {
+		b.MinHash[i*8]++
+	}
+	synthSupershingles(b)
+	v := Decision{}.Decide(a, b)
+	want := "duplicate: simhash distance 3 <= 16 (candidate), jaccard 0.88 >= 0.70 (verified; no token sequence for LCS)"
+	if got := v.Explain(); got != want {
+		t.Errorf("Explain() = %q, want %q", got, want)
+	}
+	if got, want := v.String(), "duplicate by jaccard 0.88"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	c := synthSig(r)
+	v = Decision{}.Decide(a, c)
+	want = fmt.Sprintf("not duplicate: no candidate test passed: simhash distance %d > 16, supershingles 0 < 1, jaccard 0.00 < 0.30, bloom containment 0.00 < 0.50", Hamming(a.Simhash, c.Simhash))
+	if got := v.Explain(); got != want {
+		t.Errorf("Explain() = %q, want %q", got, want)
+	}
+}
+
+func TestCompareLCSFlags(t *testing.T) {
+	page, near, _, _ := clDocs(t)
+	s := Compare(page, near, CompareOptions{})
+	if s.HasLCS || s.LCS == s.LCS || s.Central == s.Central {
+		t.Errorf("Compare without LCS = HasLCS %v, LCS %v, Central %v, want false, NaN, NaN", s.HasLCS, s.LCS, s.Central)
+	}
+	s = Compare(page, near, CompareOptions{LCS: true})
+	if !s.HasLCS || s.LCSCut || s.LCS < 0.9 || s.Central < 0.9 || s.CoverageA < 0.9 || s.CoverageB < 0.9 {
+		t.Errorf("Compare with LCS = %+v, want LCS, central and coverage >= 0.9", s)
+	}
+	if s.LengthRatio <= 0.9 || s.Supershingles > 6 || s.Jaccard < 0.5 || s.SimhashDistance > 16 {
+		t.Errorf("Compare = %+v, want a near-duplicate's cheap scores", s)
+	}
+}
+
+func ExampleDecision_Decide() {
+	text := "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door"
+	tokens := strings.Fields(text)
+	a := Sign(Input{Text: []byte(text), Tokens: tokens, Sentences: []string{text}}, Options{})
+	b := Sign(Input{Text: []byte(text), Tokens: tokens, Sentences: []string{text}}, Options{})
+	v := Decision{}.Decide(&a, &b)
+	fmt.Println(v.Duplicate, v.Relation, v.Step)
+	fmt.Println(v.Explain())
+
+	var empty Signature
+	fmt.Println(Decision{}.Decide(&empty, &empty).Explain())
+	// Output:
+	// true duplicate verify
+	// duplicate: simhash distance 0 <= 16 (candidate), LCS ratio 1.00 >= 0.77 (verified)
+	// not duplicate: a has 0 tokens, fewer than 10: too short to compare
+}

@@ -1,0 +1,209 @@
+package similarity
+
+import (
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// sigEqual reports whether a and b hold the same values.
+func sigEqual(a, b *Signature) bool {
+	if (a.Bloom == nil) != (b.Bloom == nil) || (a.Bloom != nil && !a.Bloom.Equal(b.Bloom)) {
+		return false
+	}
+	x, y := *a, *b
+	x.Bloom, y.Bloom = nil, nil
+	return reflect.DeepEqual(x, y)
+}
+
+func TestEncodingRoundTrip(t *testing.T) {
+	var sizes []int
+	for _, tt := range sigTexts(t) {
+		for _, o := range []Options{{MaxSeq: -1}, {}} {
+			in := sigInput(tt.text)
+			// Web-page sized pieces as well as the whole text.
+			for _, n := range []int{2 << 10, 8 << 10, len(in.Text)} {
+				piece := sigInput(string(cutUTF8(in.Text, n)))
+				s := Sign(piece, o)
+				b, err := s.MarshalBinary()
+				if err != nil {
+					t.Fatalf("%s: MarshalBinary: %v", tt.name, err)
+				}
+				var got Signature
+				if err := got.UnmarshalBinary(b); err != nil {
+					t.Fatalf("%s: UnmarshalBinary: %v", tt.name, err)
+				}
+				if !sigEqual(&s, &got) {
+					t.Errorf("%s, %d bytes: round trip differs:\n got %+v\nwant %+v", tt.name, n, got, s)
+				}
+				if o.MaxSeq < 0 {
+					sizes = append(sizes, len(b))
+					// A typical page (up to 8 KiB of canonical text) fits in
+					// 512 bytes; longer texts grow with their Bloom filter
+					// up to its dense 256 bytes.
+					if len(piece.Text) <= 8<<10 && len(b) >= 512 || len(b) >= 600 {
+						t.Errorf("%s, %d bytes of text: encoding %d bytes without Seq, want < 512 (< 600 for long texts)", tt.name, len(piece.Text), len(b))
+					}
+				}
+				ab, err := s.AppendBinary([]byte("prefix"))
+				if err != nil || string(ab[:6]) != "prefix" || string(ab[6:]) != string(b) {
+					t.Errorf("%s: AppendBinary differs from MarshalBinary (err %v)", tt.name, err)
+				}
+			}
+		}
+	}
+	slices.Sort(sizes)
+	t.Logf("encoded sizes without Seq (bytes): min %d, median %d, max %d, all %v", sizes[0], sizes[len(sizes)/2], sizes[len(sizes)-1], sizes)
+}
+
+func TestEncodingEmpty(t *testing.T) {
+	var zero Signature
+	b, err := zero.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Signature
+	if err := got.UnmarshalBinary(b); err != nil || !sigEqual(&zero, &got) {
+		t.Errorf("zero round trip = %+v, %v, want zero, nil", got, err)
+	}
+	if !got.Empty() {
+		t.Errorf("decoded zero: Empty() = false, want true")
+	}
+}
+
+func TestEncodingErrors(t *testing.T) {
+	s := Sign(sigCorpus(t), Options{})
+	good, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"nil", nil, ErrCorrupt},
+		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
+		{"version 2", append([]byte{2}, good[1:]...), ErrVersion},
+		{"unknown flag", append([]byte{SignatureVersion, 0x80}, good[2:]...), ErrCorrupt},
+		{"trailing byte", append(slices.Clone(good), 0), ErrCorrupt},
+		{"dense without bloom", []byte{SignatureVersion, flagBloomDense, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrCorrupt},
+		{"huge count", []byte{SignatureVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f}, ErrCorrupt},
+	}
+	for n := 1; n < len(good); n++ {
+		tests = append(tests, struct {
+			name string
+			data []byte
+			want error
+		}{"truncated", good[:n], ErrCorrupt})
+	}
+	for _, tt := range tests {
+		var got Signature
+		err := got.UnmarshalBinary(tt.data)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s (%d bytes): UnmarshalBinary = %v, want %v", tt.name, len(tt.data), err, tt.want)
+		}
+		if err != nil && !sigEqual(&got, &Signature{}) {
+			t.Errorf("%s: UnmarshalBinary changed s on error", tt.name)
+		}
+	}
+}
+
+func TestEncodingBloomForms(t *testing.T) {
+	// A full filter encodes dense, a sparse one sparse; both round trip.
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{1, 10, 100, 400, 2000} {
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i] = r.Uint64()
+		}
+		s := Signature{Tokens: 10, Bloom: sigFilter(keys), Chunks: n}
+		b, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got Signature
+		if err := got.UnmarshalBinary(b); err != nil || !sigEqual(&s, &got) {
+			t.Errorf("%d keys: round trip = %v", n, err)
+		}
+		dense := b[1]&flagBloomDense != 0
+		if wantDense := n >= 400; dense != wantDense {
+			t.Errorf("%d keys: dense = %v, want %v (%d bytes)", n, dense, wantDense, len(b))
+		}
+	}
+}
+
+func FuzzSignatureDecode(f *testing.F) {
+	for _, tt := range sigTexts(f)[:3] {
+		for _, o := range []Options{{}, {MaxSeq: -1}, {MaxSeq: 20}} {
+			s := Sign(sigInput(tt.text[:min(len(tt.text), 3000)]), o)
+			b, _ := s.MarshalBinary()
+			f.Add(b)
+		}
+	}
+	var zero Signature
+	b, _ := zero.MarshalBinary()
+	f.Add(b)
+	f.Add([]byte{})
+	f.Add([]byte{SignatureVersion, flagBloom, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 64, 1, 0, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s Signature
+		if err := s.UnmarshalBinary(data); err != nil {
+			return
+		}
+		b, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatalf("MarshalBinary of decoded: %v", err)
+		}
+		var again Signature
+		if err := again.UnmarshalBinary(b); err != nil {
+			t.Fatalf("UnmarshalBinary of re-encoded: %v", err)
+		}
+		if !sigEqual(&s, &again) {
+			t.Fatalf("round trip differs:\n got %+v\nwant %+v", again, s)
+		}
+	})
+}
+
+func BenchmarkMarshal(b *testing.B) {
+	s := Sign(sigInput(sigTexts(b)[0].text), Options{MaxSeq: -1})
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = s.AppendBinary(buf[:0])
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+func BenchmarkUnmarshal(b *testing.B) {
+	s := Sign(sigInput(sigTexts(b)[0].text), Options{MaxSeq: -1})
+	data, _ := s.MarshalBinary()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var t Signature
+		if err := t.UnmarshalBinary(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestEncodingLimits(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Signature
+	}{
+		{"min-hashes", Signature{MinHash: make([]uint16, MaxMinHashes+1)}},
+		{"fingerprints", Signature{Fingerprints: make([]uint32, MaxFingerprints+1)}},
+		{"lengths", Signature{Lengths: make([]uint32, MaxLengthDims+1)}},
+		{"negative tokens", Signature{Tokens: -1}},
+	}
+	for _, tt := range tests {
+		b, err := tt.s.AppendBinary([]byte("x"))
+		if err == nil || string(b) != "x" {
+			t.Errorf("%s: AppendBinary = %q, %v, want unchanged and an error", tt.name, b, err)
+		}
+	}
+}

@@ -1,0 +1,476 @@
+package similarity
+
+import (
+	"cmp"
+	"math"
+	"sync"
+)
+
+// This file holds the LCS verification of Huang, Wang and Li (seed 001):
+// the ratio r = |LCS| / (|A| + |B| - |LCS|) computed with Myers' greedy
+// O((N+M)D) algorithm ("An O(ND) Difference Algorithm and Its Variations",
+// Algorithmica 1986) on word hashes, and the trusted central part of the
+// LCS, which ignores site templates at the head and tail of a page.
+
+// Run is one matched run of an alignment: a[A:A+Len] == b[B:B+Len].
+type Run struct {
+	A, B, Len int
+}
+
+// lcsScratch is the reusable memory of one LCS computation. It comes from
+// a pool so that a call allocates nothing once the pool is warm.
+type lcsScratch struct {
+	v     []int32 // furthest x per diagonal, indexed k+off
+	trace []int32 // V of every round d, 2d+1 entries at offset d*d
+	runs  []Run
+	segs  []segment
+	gaps  []int32 // unmatched-token prefix counts for divergence
+}
+
+var lcsPool = sync.Pool{New: func() any { return new(lcsScratch) }}
+
+// commonAffixes returns the length of the common prefix of a and b and of
+// the common suffix of what remains.
+func commonAffixes(a, b []uint32) (pre, suf int) {
+	n := min(len(a), len(b))
+	for pre < n && a[pre] == b[pre] {
+		pre++
+	}
+	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	return pre, suf
+}
+
+// myers runs the forward greedy algorithm on a and b, which must not share
+// a first or last element, and returns the edit distance D (insertions and
+// deletions) or ok=false once D would exceed lim. With trace set, the V
+// array of every round is appended to s.trace for [backtrack].
+//
+// Diagonals are clipped to the band [-m, n]; entries outside the band keep
+// the sentinel -1 so the choice between the two neighbours never picks a
+// diagonal that cannot be reached. Cost O((n+m)·D) time, O(lim) space, plus
+// (D+1)² int32 of trace.
+func (s *lcsScratch) myers(a, b []uint32, lim int, trace bool) (d int, ok bool) {
+	n, m := len(a), len(b)
+	size := 2*lim + 3
+	if cap(s.v) < size {
+		s.v = make([]int32, size)
+	}
+	v := s.v[:size]
+	for i := range v {
+		v[i] = -1
+	}
+	off := lim + 1
+	v[off+1] = 0
+	s.trace = s.trace[:0]
+	for d := 0; d <= lim; d++ {
+		lo, hi := -d, d
+		if lo < -m {
+			lo = -m + ((d - m) & 1)
+		}
+		if hi > n {
+			hi = n - ((d - n) & 1)
+		}
+		for k := lo; k <= hi; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = int(v[off+k+1])
+			} else {
+				x = int(v[off+k-1]) + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x++
+				y++
+			}
+			v[off+k] = int32(x)
+			if x >= n && y >= m {
+				if trace {
+					s.trace = append(s.trace, v[off-d:off+d+1]...)
+				}
+				return d, true
+			}
+		}
+		if trace {
+			s.trace = append(s.trace, v[off-d:off+d+1]...)
+		}
+	}
+	return lim + 1, false
+}
+
+// backtrack recovers the matched runs of the path found by a traced
+// [lcsScratch.myers] that ended with distance d, appends them to dst in
+// order of position, shifted by pre, and returns dst.
+func (s *lcsScratch) backtrack(dst []Run, n, m, d, pre int) []Run {
+	start := len(dst)
+	x, y := n, m
+	for ; d > 0; d-- {
+		k := x - y
+		prev := s.trace[(d-1)*(d-1) : d*d] // index k + d - 1
+		var pk int
+		if k == -d || (k != d && prev[k-1+d-1] < prev[k+1+d-1]) {
+			pk = k + 1
+		} else {
+			pk = k - 1
+		}
+		px := int(prev[pk+d-1])
+		py := px - pk
+		mx, my := px+1, py // right move: a[px] deleted
+		if pk == k+1 {
+			mx, my = px, py+1 // down move: b[py] inserted
+		}
+		if x > mx {
+			dst = append(dst, Run{A: mx + pre, B: my + pre, Len: x - mx})
+		}
+		x, y = px, py
+	}
+	if x > 0 {
+		dst = append(dst, Run{A: pre, B: pre, Len: x})
+	}
+	r := dst[start:]
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return dst
+}
+
+// LCS returns the length of the longest common subsequence of a and b,
+// computed with Myers' greedy algorithm after stripping the common prefix
+// and suffix. It stops once the edit distance D = |a|+|b|-2|LCS| exceeds
+// maxD and then returns ok=false and an upper bound of the length
+// ((|a|+|b|-maxD-1)/2). A negative maxD means no bound.
+//
+// Cost O((N+M)·D) time, O(maxD) space from a pool: no allocation once warm.
+// Safe for concurrent use.
+func LCS(a, b []uint32, maxD int) (n int, ok bool) {
+	pre, suf := commonAffixes(a, b)
+	a2, b2 := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	total := len(a2) + len(b2)
+	lim := total
+	if maxD >= 0 && maxD < lim {
+		lim = maxD
+	}
+	if len(a2) == 0 || len(b2) == 0 {
+		if total > lim {
+			return pre + suf + (total-lim-1)/2, false
+		}
+		return pre + suf, true
+	}
+	s := lcsPool.Get().(*lcsScratch)
+	d, ok := s.myers(a2, b2, lim, false)
+	lcsPool.Put(s)
+	return pre + suf + (total-d)/2, ok
+}
+
+// Ratio returns the LCS ratio r = l / (n + m - l) of Huang et al. for an
+// LCS of length l between sequences of lengths n and m; 1 when both are
+// empty.
+func Ratio(l, n, m int) float64 {
+	if n+m-l <= 0 {
+		return 1
+	}
+	return float64(l) / float64(n+m-l)
+}
+
+// LCSRatio returns the LCS ratio of a and b (see [Ratio] and [LCS]). When
+// ok is false the edit distance exceeded maxD and r is an upper bound of
+// the ratio.
+func LCSRatio(a, b []uint32, maxD int) (r float64, ok bool) {
+	l, ok := LCS(a, b, maxD)
+	return Ratio(l, len(a), len(b)), ok
+}
+
+// MaxDForRatio returns the largest edit distance D that two sequences of
+// lengths n and m can have while their LCS ratio is still >= t: from
+// r = L/(n+m-L) and D = n+m-2L, r >= t exactly when
+// D <= (n+m)(1-t)/(1+t). Passing it as maxD makes [LCS] exact for every
+// pair that can reach t and lets every other pair exit early.
+func MaxDForRatio(n, m int, t float64) int {
+	if t <= 0 {
+		return n + m
+	}
+	if t > 1 {
+		t = 1
+	}
+	return int(math.Floor(float64(n+m)*(1-t)/(1+t) + 1e-9))
+}
+
+// AppendRuns appends the matched runs of one longest common subsequence of
+// a and b to dst, in order of position, and returns it. ok is false, and
+// nothing is appended, when the edit distance exceeds maxD (negative: no
+// bound). It keeps the V array of every round of Myers' algorithm to
+// backtrack: O((N+M)·D) time and 4·(D+1)² bytes of pooled memory.
+func AppendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run, ok bool) {
+	s := lcsPool.Get().(*lcsScratch)
+	dst, ok = s.appendRuns(dst, a, b, maxD)
+	lcsPool.Put(s)
+	return dst, ok
+}
+
+func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) ([]Run, bool) {
+	pre, suf := commonAffixes(a, b)
+	a2, b2 := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	total := len(a2) + len(b2)
+	lim := total
+	if maxD >= 0 && maxD < lim {
+		lim = maxD
+	}
+	if total > lim && (len(a2) == 0 || len(b2) == 0) {
+		return dst, false
+	}
+	start := len(dst)
+	if pre > 0 {
+		dst = append(dst, Run{A: 0, B: 0, Len: pre})
+	}
+	if len(a2) > 0 && len(b2) > 0 {
+		d, ok := s.myers(a2, b2, lim, true)
+		if !ok {
+			return dst[:start], false
+		}
+		dst = s.backtrack(dst, len(a2), len(b2), d, pre)
+	}
+	if suf > 0 {
+		dst = append(dst, Run{A: len(a) - suf, B: len(b) - suf, Len: suf})
+	}
+	return dst, true
+}
+
+// Default parameters of the central part (see [CentralOptions]).
+const (
+	// DefaultMinRun is the shortest matched run, in tokens, that counts as
+	// coherent. Unrelated English texts share many single common words
+	// ("the", "of") and some pairs, rarely runs of four; near-duplicates
+	// with a few percent of words edited have runs of tens of words.
+	DefaultMinRun = 4
+	// DefaultGap is the largest unmatched gap, in tokens of either
+	// document, between two coherent runs of one segment: about a
+	// sentence, so an edited or inserted sentence does not split content.
+	DefaultGap = 16
+	// DefaultWindow is the window, in tokens, over which the divergence
+	// of [Central] is measured: about a paragraph, so a replaced
+	// paragraph shows while scattered edits (dates, counters, ads)
+	// spread thin.
+	DefaultWindow = 100
+)
+
+// CentralOptions are the parameters of the central part. The zero value
+// uses [DefaultMinRun] and [DefaultGap].
+type CentralOptions struct {
+	// MinRun is the shortest coherent run in tokens; zero: DefaultMinRun.
+	MinRun int
+	// Gap is the largest gap inside a segment in tokens; zero: DefaultGap.
+	Gap int
+	// Window is the divergence window in tokens; zero: DefaultWindow.
+	Window int
+}
+
+// Central is the trusted central part of the LCS of two sequences.
+type Central struct {
+	// LCS is the length of the whole LCS; Ratio its LCS ratio.
+	LCS   int
+	Ratio float64
+	// Matched is the number of matched tokens inside the central span
+	// [A0, A1) of a and [B0, B1) of b.
+	Matched        int
+	A0, A1, B0, B1 int
+	// CentralRatio is the LCS ratio of the central span alone:
+	// Matched / ((A1-A0) + (B1-B0) - Matched).
+	CentralRatio float64
+	// CoverageA and CoverageB are the fractions of a and b that the
+	// central span covers: (A1-A0)/len(a) and (B1-B0)/len(b).
+	CoverageA, CoverageB float64
+	// Divergence is the largest share of unmatched tokens in any window
+	// of Window tokens between the first and the last matched token of a
+	// side, the smaller of the two sides' values (see [CentralLCS]).
+	Divergence float64
+}
+
+// segment is a chain of coherent runs runs[first..last] with no gap over
+// the segment gap between neighbours; mass is their matched tokens.
+type segment struct {
+	first, last, mass int
+}
+
+// CentralLCS computes the alignment of a and b (see [AppendRuns]) and
+// returns its trusted central part. Huang et al. observe that site
+// templates sit at the head and tail of pages and make the LCS incoherent
+// there, while the main text matches coherently; they keep only the
+// coherent central part of the LCS. The rule here:
+//
+//  1. Coherent runs are matched runs of at least MinRun tokens; shorter
+//     runs are chance matches of common words.
+//  2. Consecutive coherent runs form a segment when the unmatched gap
+//     between them, max of the gaps in a and in b, is at most Gap tokens.
+//  3. The central part starts as the segment with the most matched tokens
+//     (the first one on a tie).
+//  4. It grows to the left to the farthest segment j such that the
+//     matched tokens of the segments between j and the central part
+//     (j included) are at least the unmatched tokens (gap in a plus gap
+//     in b) it has to bridge to reach j, that is where the extension
+//     alone still has an LCS ratio of at least 1/2; the same to the right.
+//     A head or tail template separated from the content by a page of
+//     different text fails this and is dropped; content split by an
+//     inserted paragraph passes it and stays whole.
+//  5. Matched counts every matched token (short runs included) inside the
+//     span from the first to the last run of the central part.
+//
+// CentralRatio is high for the same content under different templates and
+// low for different content under the same template, but only together
+// with the coverage: a template alone is a perfectly matched, small span.
+//
+// Divergence tells the two kinds of edit apart that a whole-page ratio
+// mixes up: pages of one site template whose content differs have one
+// dense block of unmatched tokens inside the matched frame (the replaced
+// article, product or course), while copies of one text differ by edits
+// spread over the page or by a different head and tail. For each side,
+// the leading and trailing unmatched tokens are dropped (the template
+// edges, as above) and the largest count of unmatched tokens in any
+// window of Window tokens is taken, over the window. A side shorter than the window is
+// measured over its whole matched frame. Divergence is the smaller of
+// the two sides' values: a replaced block leaves a dense unmatched window
+// on both sides, while a block inserted into one copy (a new section of a
+// manual) leaves one only on that side, and stays a near-duplicate.
+// ok is false, with a zero Central, when the edit distance exceeds maxD
+// (negative: no bound). Cost as [AppendRuns]. Safe for concurrent use.
+func CentralLCS(a, b []uint32, maxD int, o CentralOptions) (c Central, ok bool) {
+	s := lcsPool.Get().(*lcsScratch)
+	defer lcsPool.Put(s)
+	runs, ok := s.appendRuns(s.runs[:0], a, b, maxD)
+	s.runs = runs
+	if !ok {
+		return Central{}, false
+	}
+	return s.central(runs, len(a), len(b), o), true
+}
+
+func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
+	minRun := o.MinRun
+	if minRun <= 0 {
+		minRun = DefaultMinRun
+	}
+	maxGap := o.Gap
+	if maxGap <= 0 {
+		maxGap = DefaultGap
+	}
+	var c Central
+	for _, r := range runs {
+		c.LCS += r.Len
+	}
+	c.Ratio = Ratio(c.LCS, n, m)
+
+	// Steps 1 and 2: segments of coherent runs.
+	segs := s.segs[:0]
+	prev := -1
+	for i, r := range runs {
+		if r.Len < minRun {
+			continue
+		}
+		if prev >= 0 {
+			p := runs[prev]
+			if max(r.A-p.A-p.Len, r.B-p.B-p.Len) <= maxGap {
+				sg := &segs[len(segs)-1]
+				sg.last = i
+				sg.mass += r.Len
+				prev = i
+				continue
+			}
+		}
+		segs = append(segs, segment{first: i, last: i, mass: r.Len})
+		prev = i
+	}
+	s.segs = segs
+	if len(segs) == 0 {
+		return c
+	}
+
+	// Step 3: the heaviest segment.
+	lo := 0
+	for i, sg := range segs {
+		if sg.mass > segs[lo].mass {
+			lo = i
+		}
+	}
+	hi := lo
+
+	// Step 4: extend while the extension has enough matched mass. One
+	// scan per side suffices: a segment beyond the best one that fails
+	// from the old edge also fails from the new one.
+	bridge := func(from, to Run) int { // unmatched tokens between two runs
+		return (to.A - from.A - from.Len) + (to.B - from.B - from.Len)
+	}
+	mass, gaps, best := 0, 0, lo
+	for j := lo - 1; j >= 0; j-- {
+		gaps += bridge(runs[segs[j].last], runs[segs[j+1].first])
+		mass += segs[j].mass
+		if mass >= gaps {
+			best = j
+		}
+	}
+	lo = best
+	mass, gaps, best = 0, 0, hi
+	for j := hi + 1; j < len(segs); j++ {
+		gaps += bridge(runs[segs[j-1].last], runs[segs[j].first])
+		mass += segs[j].mass
+		if mass >= gaps {
+			best = j
+		}
+	}
+	hi = best
+
+	// Step 5: the span and its matched tokens.
+	first, last := runs[segs[lo].first], runs[segs[hi].last]
+	c.A0, c.A1 = first.A, last.A+last.Len
+	c.B0, c.B1 = first.B, last.B+last.Len
+	for _, r := range runs[segs[lo].first : segs[hi].last+1] {
+		c.Matched += r.Len
+	}
+	c.CentralRatio = Ratio(c.Matched, c.A1-c.A0, c.B1-c.B0)
+	window := cmp.Or(max(o.Window, 0), DefaultWindow)
+	c.Divergence = min(s.divergence(runs, n, window, func(r Run) int { return r.A }),
+		s.divergence(runs, m, window, func(r Run) int { return r.B }))
+	if n > 0 {
+		c.CoverageA = float64(c.A1-c.A0) / float64(n)
+	}
+	if m > 0 {
+		c.CoverageB = float64(c.B1-c.B0) / float64(m)
+	}
+	return c
+}
+
+// divergence returns the largest share of unmatched tokens in a window of
+// the given size over one side of length n, between its first and last
+// matched token; pos gives a run's start on that side. Runs are in
+// increasing order on both sides. O(n) with a prefix count.
+func (s *lcsScratch) divergence(runs []Run, n, window int, pos func(Run) int) float64 {
+	if len(runs) == 0 || n == 0 {
+		return 1
+	}
+	start, end := pos(runs[0]), pos(runs[len(runs)-1])+runs[len(runs)-1].Len
+	span := end - start
+	if span <= 0 {
+		return 1
+	}
+	w := min(window, span)
+	// prefix[i] = unmatched tokens in [start, start+i).
+	if cap(s.gaps) < span+1 {
+		s.gaps = make([]int32, span+1)
+	}
+	prefix := s.gaps[:span+1]
+	prefix[0] = 0
+	i := 0
+	for _, r := range runs {
+		at := pos(r) - start
+		for ; i < at; i++ {
+			prefix[i+1] = prefix[i] + 1
+		}
+		for ; i < at+r.Len; i++ {
+			prefix[i+1] = prefix[i]
+		}
+	}
+	worst := int32(0)
+	for j := w; j <= span; j++ {
+		worst = max(worst, prefix[j]-prefix[j-w])
+	}
+	return float64(worst) / float64(w)
+}

@@ -1,0 +1,336 @@
+package similarity
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// lcsDP is the O(NM) dynamic program the tests check LCS against.
+func lcsDP(a, b []uint32) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			switch {
+			case a[i-1] == b[j-1]:
+				cur[j] = prev[j-1] + 1
+			case prev[j] >= cur[j-1]:
+				cur[j] = prev[j]
+			default:
+				cur[j] = cur[j-1]
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// lcsRandSeq returns n symbols from an alphabet of size k.
+func lcsRandSeq(r *rand.Rand, n, k int) []uint32 {
+	s := make([]uint32, n)
+	for i := range s {
+		s[i] = uint32(r.IntN(k))
+	}
+	return s
+}
+
+// lcsMutate returns a copy of s with about rate of its symbols replaced,
+// deleted or followed by an insertion, using symbols below k.
+func lcsMutate(r *rand.Rand, s []uint32, rate float64, k int) []uint32 {
+	out := make([]uint32, 0, len(s)+len(s)/10)
+	for _, x := range s {
+		if r.Float64() >= rate {
+			out = append(out, x)
+			continue
+		}
+		switch r.IntN(3) {
+		case 0:
+			out = append(out, uint32(r.IntN(k)))
+		case 1:
+		case 2:
+			out = append(out, x, uint32(r.IntN(k)))
+		}
+	}
+	return out
+}
+
+func TestLCSAgainstDP(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 400 {
+		n, m := r.IntN(60), r.IntN(60)
+		k := 2 + r.IntN(8)
+		a := lcsRandSeq(r, n, k)
+		b := lcsRandSeq(r, m, k)
+		if i%2 == 1 { // related pairs too
+			b = lcsMutate(r, a, 0.2, k)
+		}
+		want := lcsDP(a, b)
+		got, ok := LCS(a, b, -1)
+		if !ok || got != want {
+			t.Fatalf("LCS(%v, %v, -1) = %d, %v, want %d, true", a, b, got, ok, want)
+		}
+		runs, ok := AppendRuns(nil, a, b, -1)
+		if !ok {
+			t.Fatalf("AppendRuns(%v, %v, -1) not ok", a, b)
+		}
+		checkRuns(t, a, b, runs, want)
+	}
+}
+
+// checkRuns checks that runs are a common subsequence of length want.
+func checkRuns(t *testing.T, a, b []uint32, runs []Run, want int) {
+	t.Helper()
+	total, ea, eb := 0, 0, 0
+	for _, rn := range runs {
+		if rn.Len <= 0 || rn.A < ea || rn.B < eb || rn.A+rn.Len > len(a) || rn.B+rn.Len > len(b) {
+			t.Fatalf("AppendRuns(%v, %v): bad run %+v in %+v", a, b, rn, runs)
+		}
+		for i := range rn.Len {
+			if a[rn.A+i] != b[rn.B+i] {
+				t.Fatalf("AppendRuns(%v, %v): run %+v does not match", a, b, rn)
+			}
+		}
+		total += rn.Len
+		ea, eb = rn.A+rn.Len, rn.B+rn.Len
+	}
+	if total != want {
+		t.Fatalf("AppendRuns(%v, %v) matched %d tokens, want %d", a, b, total, want)
+	}
+}
+
+func TestLCSEarlyExit(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		a := lcsRandSeq(r, r.IntN(50), 4)
+		b := lcsMutate(r, a, 0.3, 4)
+		l := lcsDP(a, b)
+		d := len(a) + len(b) - 2*l
+		for _, maxD := range []int{0, d / 2, d - 1, d, d + 1} {
+			if maxD < 0 {
+				continue
+			}
+			got, ok := LCS(a, b, maxD)
+			wantOK := d <= maxD
+			if ok != wantOK {
+				t.Fatalf("LCS(%v, %v, %d) ok = %v, want %v (D = %d)", a, b, maxD, ok, wantOK, d)
+			}
+			if ok && got != l {
+				t.Fatalf("LCS(%v, %v, %d) = %d, want %d", a, b, maxD, got, l)
+			}
+			if !ok && got < l {
+				t.Fatalf("LCS(%v, %v, %d) = %d, not an upper bound of %d", a, b, maxD, got, l)
+			}
+			_, rok := AppendRuns(nil, a, b, maxD)
+			if rok != wantOK {
+				t.Fatalf("AppendRuns(%v, %v, %d) ok = %v, want %v", a, b, maxD, rok, wantOK)
+			}
+		}
+	}
+}
+
+func TestLCSEdges(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b []uint32
+		want int
+	}{
+		{"both empty", nil, nil, 0},
+		{"one empty", []uint32{1, 2}, nil, 0},
+		{"equal", []uint32{1, 2, 3}, []uint32{1, 2, 3}, 3},
+		{"prefix", []uint32{1, 2, 3}, []uint32{1, 2}, 2},
+		{"suffix", []uint32{1, 2, 3}, []uint32{2, 3}, 2},
+		{"disjoint", []uint32{1, 2, 3}, []uint32{4, 5}, 0},
+		{"middle", []uint32{1, 9, 3}, []uint32{1, 8, 3}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, ok := LCS(tt.a, tt.b, -1); got != tt.want || !ok {
+				t.Errorf("LCS(%v, %v, -1) = %d, %v, want %d, true", tt.a, tt.b, got, ok, tt.want)
+			}
+		})
+	}
+}
+
+func TestMaxDForRatio(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		a := lcsRandSeq(r, 1+r.IntN(40), 5)
+		b := lcsMutate(r, a, 0.25, 5)
+		ratio, _ := LCSRatio(a, b, -1)
+		for _, th := range []float64{0.3, 0.5, 0.7, 0.9} {
+			_, ok := LCSRatio(a, b, MaxDForRatio(len(a), len(b), th))
+			if ratio >= th && !ok {
+				t.Fatalf("LCSRatio(%v, %v) = %.3f >= %.1f but exited early at MaxDForRatio", a, b, ratio, th)
+			}
+		}
+	}
+}
+
+// lcsWords splits text into lower-case word tokens.
+func lcsWords(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// lcsHash returns the 32-bit FNV-1a hash of each word.
+func lcsHash(ws []string) []uint32 {
+	out := make([]uint32, len(ws))
+	for i, w := range ws {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		out[i] = h.Sum32()
+	}
+	return out
+}
+
+// lcsReadWords returns the first n words of a testdata/lcs file.
+func lcsReadWords(tb testing.TB, name string, n int) []string {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "lcs", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ws := lcsWords(string(data))
+	if len(ws) < n {
+		tb.Fatalf("%s has %d words, want at least %d", name, len(ws), n)
+	}
+	return ws[:n]
+}
+
+// lcsEditWords returns a copy of ws with about rate of its words replaced,
+// deleted, or followed by an inserted word, each drawn from pool.
+func lcsEditWords(r *rand.Rand, ws []string, rate float64, pool []string) []string {
+	out := make([]string, 0, len(ws)+len(ws)/10)
+	for _, w := range ws {
+		if r.Float64() >= rate {
+			out = append(out, w)
+			continue
+		}
+		switch r.IntN(3) {
+		case 0:
+			out = append(out, pool[r.IntN(len(pool))])
+		case 1:
+		case 2:
+			out = append(out, w, pool[r.IntN(len(pool))])
+		}
+	}
+	return out
+}
+
+func TestCentralLCS(t *testing.T) {
+	gpl := lcsReadWords(t, "gpl-3.txt", 3000)
+	apache := lcsReadWords(t, "apache-2.0.txt", 1500)
+	templateA := lcsHash(gpl[2000:2150]) // head template of site A
+	tailA := lcsHash(gpl[2150:2300])
+	templateB := lcsHash(apache[1000:1150])
+	tailB := lcsHash(apache[1150:1300])
+	contentX := lcsHash(gpl[0:1000])
+	contentY := lcsHash(apache[0:1000])
+	cat := func(parts ...[]uint32) []uint32 {
+		var out []uint32
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	xEdited := lcsHash(lcsEditWords(r, gpl[0:1000], 0.03, apache))
+	xSplit := cat(contentX[:500], templateB[:60], contentX[500:])
+
+	tests := []struct {
+		name          string
+		a, b          []uint32
+		wantHigh      bool
+		minCov, maxCo float64
+	}{
+		{"same template different content", cat(templateA, contentX, tailA), cat(templateA, contentY, tailA), false, 0, 0.2},
+		{"same content different template", cat(templateA, contentX, tailA), cat(templateB, contentX, tailB), true, 0.75, 1},
+		{"edited content different template", cat(templateA, contentX, tailA), cat(templateB, xEdited, tailB), true, 0.75, 1},
+		{"content split by inserted block", contentX, xSplit, true, 0.99, 1},
+		{"identical", contentX, contentX, true, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ok := CentralLCS(tt.a, tt.b, -1, CentralOptions{})
+			if !ok {
+				t.Fatalf("CentralLCS not ok")
+			}
+			cov := min(c.CoverageA, c.CoverageB)
+			high := c.CentralRatio >= 0.8 && cov >= 0.5
+			if high != tt.wantHigh || cov < tt.minCov || cov > tt.maxCo {
+				t.Errorf("CentralLCS = ratio %.3f coverage %.3f/%.3f (full ratio %.3f), want high %v, coverage in [%.2f, %.2f]",
+					c.CentralRatio, c.CoverageA, c.CoverageB, c.Ratio, tt.wantHigh, tt.minCov, tt.maxCo)
+			}
+			if l := lcsDP(tt.a, tt.b); c.LCS != l {
+				t.Errorf("CentralLCS.LCS = %d, want %d", c.LCS, l)
+			}
+		})
+	}
+}
+
+func TestCentralLCSEmpty(t *testing.T) {
+	c, ok := CentralLCS(nil, []uint32{1, 2, 3}, -1, CentralOptions{})
+	if !ok || c.CentralRatio != 0 || c.CoverageA != 0 || c.CoverageB != 0 {
+		t.Errorf("CentralLCS(nil, 3 tokens) = %+v, %v, want zero, true", c, ok)
+	}
+	if _, ok := CentralLCS([]uint32{1, 2, 3}, []uint32{4, 5, 6}, 2, CentralOptions{}); ok {
+		t.Errorf("CentralLCS(disjoint, maxD 2) ok = true, want false")
+	}
+}
+
+// lcsNearDupPair returns two 8 KB real-text pages of about 1,300 words, the
+// second with about 3% of its words edited.
+func lcsNearDupPair(tb testing.TB) (a, b []uint32, bytes int) {
+	ws := lcsReadWords(tb, "gpl-3.txt", 1300)
+	pool := lcsReadWords(tb, "apache-2.0.txt", 1300)
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, w := range ws {
+		bytes += len(w) + 1
+	}
+	return lcsHash(ws), lcsHash(lcsEditWords(r, ws, 0.03, pool)), bytes
+}
+
+func BenchmarkLCS(b *testing.B) {
+	x, y, n := lcsNearDupPair(b)
+	maxD := MaxDForRatio(len(x), len(y), 0.7)
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := LCS(x, y, maxD); !ok {
+			b.Fatal("near-duplicate exited early")
+		}
+	}
+}
+
+func BenchmarkCentralLCS(b *testing.B) {
+	x, y, n := lcsNearDupPair(b)
+	maxD := MaxDForRatio(len(x), len(y), 0.7)
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := CentralLCS(x, y, maxD, CentralOptions{}); !ok {
+			b.Fatal("near-duplicate exited early")
+		}
+	}
+}
+
+// BenchmarkLCSDissimilar measures a pair of unrelated pages that hits the
+// maxD exit of the 0.7 ratio bound.
+func BenchmarkLCSDissimilar(b *testing.B) {
+	x := lcsHash(lcsReadWords(b, "gpl-3.txt", 1300))
+	y := lcsHash(lcsReadWords(b, "apache-2.0.txt", 1300))
+	maxD := MaxDForRatio(len(x), len(y), 0.7)
+	b.SetBytes(int64(8 << 10))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := LCS(x, y, maxD); ok {
+			b.Fatal("dissimilar pair did not exit early")
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package similarity
+
+import (
+	"sync"
+	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
+)
+
+// hashPool recycles the token hash buffers of Sign (8 bytes per token, up
+// to 400 KB at the default MaxTokens).
+var hashPool = sync.Pool{New: func() any { return new([]uint64) }}
+
+// Sign computes every signature family of in. It applies
+// [Options.WithDefaults] to o itself, so a zero Options gives the paper
+// defaults and an already defaulted one is unchanged; o must then pass
+// [Options.Validate] (check it once at start-up): Sign panics on invalid
+// options, a programmer error.
+//
+// Text is cut to o.MaxBytes and Tokens to o.MaxTokens, setting
+// [Signature.Capped]. A document of fewer than [MinTokens] tokens gets a
+// signature with only Tokens, Bytes and Capped set; its
+// [Signature.Empty] reports true. Sign does not retain in.
+//
+// Every token is hashed once with xxh3; simhash, min-hash, the length
+// vector and Seq all work on these hashes in single passes. Cost: linear in
+// the input, about a dozen allocations.
+func Sign(in Input, o Options) Signature {
+	o = o.WithDefaults()
+	if err := o.Validate(); err != nil {
+		panic(err)
+	}
+	var sig Signature
+	text := in.Text
+	if len(text) > o.MaxBytes {
+		text = cutUTF8(text, o.MaxBytes)
+		sig.Capped = true
+	}
+	tokens := in.Tokens
+	if len(tokens) > o.MaxTokens {
+		tokens = tokens[:o.MaxTokens]
+		sig.Capped = true
+	}
+	sentences := in.Sentences
+	total := 0
+	for i, s := range sentences {
+		if total += len(s); total > o.MaxBytes {
+			sentences = sentences[:i]
+			sig.Capped = true
+			break
+		}
+	}
+	sig.Tokens = len(tokens)
+	sig.Bytes = len(text)
+	if sig.Empty() {
+		return sig
+	}
+
+	var sbuf [256]byte
+	fp, _ := fingerprints(sentences, o.Fingerprints, o.FingerprintBuckets, sbuf[:0])
+
+	// One allocation for the uint32 families.
+	nseq := 0
+	if o.MaxSeq > 0 {
+		nseq = min(o.MaxSeq, len(tokens))
+	}
+	u32 := make([]uint32, len(fp)+o.LengthDims+nseq)
+	if len(fp) > 0 {
+		sig.Fingerprints = u32[:len(fp):len(fp)]
+		copy(sig.Fingerprints, fp)
+	}
+	u32 = u32[len(fp):]
+	sig.Lengths = u32[:o.LengthDims:o.LengthDims]
+	if o.MaxSeq > 0 {
+		sig.Seq = u32[o.LengthDims:]
+	}
+
+	// One pass hashes the tokens and fills the length vector and Seq.
+	hp := hashPool.Get().(*[]uint64)
+	defer hashPool.Put(hp)
+	if cap(*hp) < len(tokens) {
+		*hp = make([]uint64, len(tokens))
+	}
+	h := (*hp)[:len(tokens)]
+	for i, t := range tokens {
+		x := xxh3.HashString(t)
+		h[i] = x
+		sig.Lengths[lengthDim(x, len(sig.Lengths))]++
+	}
+	for i, x := range h[:nseq] {
+		sig.Seq[i] = uint32(x)
+	}
+
+	sig.Simhash = simhash(h, o.SimhashShingle)
+
+	var minsBuf [MaxMinHashes]uint64
+	mins := minsBuf[:o.MinHashes]
+	minhash(h, o.MinHashShingle, mins)
+	sig.MinHash = make([]uint16, len(mins))
+	for i, v := range mins {
+		sig.MinHash[i] = uint16(v)
+	}
+	if o.Supershingles > 0 {
+		sig.Supershingles = make([]uint64, o.Supershingles)
+		supershingles(mins, o.SupershingleSize, sig.Supershingles)
+	}
+
+	if len(text) > 0 {
+		var scratch [512]uint64
+		sig.Bloom, sig.Chunks, _ = chunkFilter(text[:min(len(text), o.BloomMaxBytes)], o, scratch[:0])
+	}
+	return sig
+}
+
+// cutUTF8 returns the longest prefix of b of at most n bytes that does not
+// split a UTF-8 sequence.
+func cutUTF8(b []byte, n int) []byte {
+	if n >= len(b) {
+		return b
+	}
+	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return b[:i]
+		}
+	}
+	return b[:n]
+}
