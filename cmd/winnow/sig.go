@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
 )
 
 // maxInputBytes caps a page read by sig and compare.
@@ -148,4 +147,3 @@ func runSig(_ context.Context, e *env, args []string) error {
 	fmt.Fprintf(w, "encoded        %d bytes (version %d)\n%s\n", v.EncodedBytes, b[0], v.Encoded)
 	return nil
 }
-
