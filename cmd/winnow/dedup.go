@@ -27,13 +27,15 @@ import (
 type signedDoc struct {
 	key, id, url string
 	sig          similarity.Signature
+	// cut reports a page cut at a size cap (canon's or the signature's).
+	cut bool
 }
 
 // dedupStats is the summary printed at the end of a run.
 type dedupStats struct {
-	Docs, Errors, Empty, Clusters, Duplicates int
-	Bytes                                     int64
-	Elapsed                                   time.Duration
+	Docs, Errors, Empty, Cut, Clusters, Duplicates int
+	Bytes                                          int64
+	Elapsed                                        time.Duration
 }
 
 func runDedup(ctx context.Context, e *env, args []string) error {
@@ -96,6 +98,10 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		if docs[i].sig.Empty() {
 			stats.Empty++
 		}
+		if docs[i].cut {
+			stats.Cut++
+			e.log.Info("dedup_cut", "doc", docs[i].id, "msg", "page over the size cap: only its head is signed")
+		}
 	}
 	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys})
 	bw := bufio.NewWriter(w)
@@ -111,9 +117,9 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	}
 	stats.Elapsed = time.Since(start)
 	mb := float64(stats.Bytes) / (1 << 20)
-	fmt.Fprintf(e.stderr, "winnow dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare; "+
+	fmt.Fprintf(e.stderr, "winnow dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare, %d cut at the size cap; "+
 		"%d clusters holding %d duplicates; %s (%.1f MiB/s)\n",
-		stats.Docs, mb, stats.Errors, stats.Empty, stats.Clusters, stats.Duplicates,
+		stats.Docs, mb, stats.Errors, stats.Empty, stats.Cut, stats.Clusters, stats.Duplicates,
 		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds())
 	return ctx.Err()
 }
@@ -143,7 +149,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		wg.Go(func() {
 			for j := range jobs {
 				res, err := sg.Sign(j.doc.Body, j.doc.ContentType)
-				d := signedDoc{id: j.doc.ID, url: j.doc.URL, sig: res.Sig, key: j.doc.ID}
+				d := signedDoc{id: j.doc.ID, url: j.doc.URL, sig: res.Sig, key: j.doc.ID, cut: res.Doc.Truncated || res.Sig.Capped}
 				if len(inputs) > 1 {
 					d.key = inputs[j.input] + ":" + j.doc.ID
 				}

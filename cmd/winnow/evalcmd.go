@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/winnow-search/winnow/eval"
@@ -19,6 +21,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	plots := fs.String("plots", "", "write PNG charts (precision-recall curves, Moz-style 2-D histogram) into `dir`")
 	histX := fs.String("hist-x", "jaccard", "method on the histogram's x axis")
 	histY := fs.String("hist-y", "simhash", "method on the histogram's y axis")
+	scores := fs.String("scores", "", "write every scored pair with all its scores as TSV to `file`, for choosing thresholds")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] DIR\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
@@ -54,6 +57,11 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		}
 		for _, f := range files {
 			e.log.Info("eval_plot", "file", f)
+		}
+	}
+	if *scores != "" {
+		if err := writeScores(*scores, set, rep); err != nil {
+			return err
 		}
 	}
 	if *asJSON {
@@ -101,4 +109,26 @@ func writeEvalText(w io.Writer, rep *eval.Report, method string) {
 			fmt.Fprintf(w, "  %-14s %-44s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, B-cubed", b.Precision, b.Recall, b.F1)
 		}
 	}
+}
+
+// writeScores writes one line per scored pair: the two documents, the
+// gold label, every score and the decision's verdict.
+func writeScores(path string, set *eval.Set, rep *eval.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "doc_a\tdoc_b\tlabel\tsimhash\tbloom_ab\tbloom_ba\tcontain_ab\tcontain_ba\tjaccard\tsupershingles\tfingerprints\tlength_ratio\tlcs\tlcs_central\tcoverage_a\tcoverage_b\tdivergence\tverdict")
+	for _, sp := range rep.Scored {
+		s := sp.Scores
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%v\n",
+			set.Docs[sp.A].ID, set.Docs[sp.B].ID, sp.Label, s.SimhashDistance, s.BloomAB, s.BloomBA, s.ContainAB, s.ContainBA,
+			s.Jaccard, s.Supershingles, s.Fingerprints, s.LengthRatio, s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence, sp.Verdict)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/winnow-search/winnow/corpus/sample"
+)
+
+// winnow runs the command line in-process and returns its exit code,
+// stdout and stderr.
+func winnow(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	noEnv := func(string) string { return "" }
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, noEnv)
+	return code, out.String(), errb.String()
+}
+
+// samplePages writes the embedded sample's pages into dir as
+// <release>/<page>.html and returns their paths by sample ID.
+func samplePages(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	paths := map[string]string{}
+	for d, err := range sample.Docs() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(d.ID, "sample://llvm/") + ".html"
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, d.Body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[d.ID] = p
+	}
+	return paths
+}
+
+type clusterOut struct {
+	ID      string `json:"id"`
+	Size    int    `json:"size"`
+	Winner  struct{ ID string }
+	Members []struct {
+		ID, Relation, Explain string
+	}
+}
+
+func parseClusters(t *testing.T, s string) []clusterOut {
+	t.Helper()
+	var cs []clusterOut
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var c clusterOut
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("output line %q is not JSON: %v", sc.Text(), err)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+func TestDedupSample(t *testing.T) {
+	code, out, errs := winnow(t, "", "dedup")
+	if code != 0 {
+		t.Fatalf("winnow dedup = exit %d, stderr %s", code, errs)
+	}
+	cs := parseClusters(t, out)
+	// 12 pages appear in 3 to 5 releases each (see corpus/sample).
+	if len(cs) < 11 || len(cs) > 13 {
+		t.Errorf("winnow dedup: %d clusters, want about 12", len(cs))
+	}
+	for _, c := range cs {
+		page := func(id string) string {
+			_, p, _ := strings.Cut(strings.TrimPrefix(id, "sample://llvm/"), "/")
+			return p
+		}
+		for _, m := range c.Members {
+			if page(m.ID) != page(c.Winner.ID) {
+				t.Errorf("cluster %s groups %s with %s: different pages", c.ID, m.ID, c.Winner.ID)
+			}
+		}
+		if c.Members[0].Relation != "winner" || c.Size != len(c.Members) {
+			t.Errorf("cluster %s: first member %q, size %d of %d members", c.ID, c.Members[0].Relation, c.Size, len(c.Members))
+		}
+		if len(c.Members) > 1 && !strings.HasPrefix(c.Members[1].Explain, "duplicate: ") {
+			t.Errorf("cluster %s: member explanation %q", c.ID, c.Members[1].Explain)
+		}
+	}
+	if !strings.Contains(errs, "53 documents") {
+		t.Errorf("summary on stderr = %q, want 53 documents", errs)
+	}
+	// Stable IDs: a second run gives the same output.
+	if _, again, _ := winnow(t, "", "dedup"); again != out {
+		t.Error("winnow dedup output differs between two runs")
+	}
+}
+
+// warcRecord returns one gzip member holding a WARC response record.
+func warcRecord(t *testing.T, uri string, html []byte, cut int) []byte {
+	t.Helper()
+	payload := append([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"), html...)
+	var rec bytes.Buffer
+	fmt.Fprintf(&rec, "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:%08x-0000-4000-8000-000000000000>\r\n"+
+		"WARC-Target-URI: %s\r\nWARC-Date: 2026-11-22T00:00:00Z\r\nContent-Type: application/http; msgtype=response\r\n"+
+		"Content-Length: %d\r\n\r\n", len(uri)*7919, uri, len(payload))
+	rec.Write(payload)
+	rec.WriteString("\r\n\r\n")
+	b := rec.Bytes()
+	if cut > 0 {
+		b = b[:len(b)-cut]
+	}
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(b)
+	w.Close()
+	return z.Bytes()
+}
+
+func TestDedupBadInput(t *testing.T) {
+	dir := t.TempDir()
+	pages := samplePages(t, filepath.Join(dir, "pages"))
+	bad := filepath.Join(dir, "pages", "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.Repeat("<div>", 10000) + "deep text " + strings.Repeat("</div>", 10000)
+	huge := make([]byte, 50<<20)
+	for i := range huge {
+		huge[i] = "lorem ipsum dolor sit amet <p>"[i%30]
+	}
+	files := map[string][]byte{
+		"binary.html":  {0x89, 'P', 'N', 'G', 0, 0, 0, 0x0d, 'I', 'H', 'D', 'R', 0, 1, 2, 3},
+		"invalid.html": []byte("<p>caf\xe9 \xff\xfe broken utf-8 \xc3\x28 text</p>"),
+		"empty.html":   nil,
+		"deep.html":    []byte(deep),
+		"huge.html":    huge,
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(bad, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A WARC whose second record is truncated: the first and the third
+	// still count.
+	var warc []byte
+	ids := []string{"sample://llvm/13/Benchmarking", "sample://llvm/14/Benchmarking", "sample://llvm/15/Benchmarking"}
+	for i, id := range ids {
+		body, err := os.ReadFile(pages[id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := 0
+		if i == 1 {
+			cut = 500
+		}
+		warc = append(warc, warcRecord(t, "https://example.org/"+id, body, cut)...)
+	}
+	warcPath := filepath.Join(dir, "crawl.warc.gz")
+	if err := os.WriteFile(warcPath, warc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errs := winnow(t, "", "-set", "dedup.progress=never", "dedup", filepath.Join(dir, "pages"), warcPath)
+	if code != 0 {
+		t.Fatalf("winnow dedup = exit %d, stderr %s", code, errs)
+	}
+	for _, want := range []string{"binary.html", "huge.html", "truncated", "1 cut at the size cap", "2 skipped with errors"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not report %s:\n%s", want, errs)
+		}
+	}
+	cs := parseClusters(t, out)
+	var warcCluster *clusterOut
+	for i, c := range cs {
+		for _, m := range c.Members {
+			if strings.HasPrefix(m.ID, "<urn:uuid:") {
+				warcCluster = &cs[i]
+			}
+		}
+	}
+	if warcCluster == nil {
+		t.Fatalf("no cluster holds the WARC records; output:\n%s", out)
+	}
+	n := 0
+	for _, m := range warcCluster.Members {
+		if strings.HasPrefix(m.ID, "<urn:uuid:") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("the Benchmarking cluster holds %d WARC records, want 2 (the truncated one skipped)", n)
+	}
+}
+
+func TestSigAndCompare(t *testing.T) {
+	dir := t.TempDir()
+	pages := samplePages(t, dir)
+	a, b := pages["sample://llvm/13/Benchmarking"], pages["sample://llvm/22/Benchmarking"]
+	code, out, errs := winnow(t, "", "sig", "-json", a)
+	if code != 0 {
+		t.Fatalf("winnow sig = exit %d: %s", code, errs)
+	}
+	var v sigView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("winnow sig -json: %v\n%s", err, out)
+	}
+	if v.Tokens < 100 || len(v.MinHash) != 84 || len(v.Supershingles) != 6 || v.EncodedBytes == 0 || v.EncodedBytes > 600 {
+		t.Errorf("winnow sig: tokens %d, %d min-hashes, %d supershingles, %d bytes encoded", v.Tokens, len(v.MinHash), len(v.Supershingles), v.EncodedBytes)
+	}
+	code, out, errs = winnow(t, "", "compare", a, b)
+	if code != 0 || !strings.Contains(out, "verdict  duplicate") || !strings.Contains(out, "why      duplicate: ") {
+		t.Errorf("winnow compare (same page, two releases) = exit %d:\n%s%s", code, out, errs)
+	}
+	other := pages["sample://llvm/13/CommandGuide/llvm-as"]
+	code, out, _ = winnow(t, "", "compare", "-json", a, other)
+	var c struct {
+		Duplicate bool
+		Explain   string
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil || code != 0 || c.Duplicate || !strings.HasPrefix(c.Explain, "not duplicate: ") {
+		t.Errorf("winnow compare (different pages) = exit %d, %+v, %v", code, c, err)
+	}
+	// Text from stdin.
+	code, out, _ = winnow(t, "just a few words", "sig", "-")
+	if code != 0 || !strings.Contains(out, "never matches") {
+		t.Errorf("winnow sig - (tiny text) = exit %d:\n%s", code, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage: winnow"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"compare", "one"}, 2, "compare takes two files"},
+		{[]string{"-set", "decision.method=cosine", "dedup"}, 2, "decision.method"},
+		{[]string{"sig", "/nonexistent/page.html"}, 1, "no such file"},
+		{[]string{"eval", "/nonexistent"}, 1, "neither"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, errs := winnow(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(errs, tt.want) {
+				t.Errorf("winnow %v = exit %d, stderr %q; want exit %d mentioning %q", tt.args, code, errs, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func TestEval(t *testing.T) {
+	dir := t.TempDir()
+	pages := samplePages(t, filepath.Join(dir, "html"))
+	var docs, pairs strings.Builder
+	docs.WriteString("doc\trelease\tpage\twords\n")
+	pairs.WriteString("doc_a\tdoc_b\tsource_ratio\tlabel\n")
+	rel := func(id string) string { return strings.TrimPrefix(id, "sample://llvm/") + ".html" }
+	ids := []string{"sample://llvm/13/Benchmarking", "sample://llvm/14/Benchmarking", "sample://llvm/13/CodeReview", "sample://llvm/16/CodeReview", "sample://llvm/13/FaultMaps"}
+	for _, id := range ids {
+		if _, ok := pages[id]; !ok {
+			t.Fatalf("sample lacks %s", id)
+		}
+		fmt.Fprintf(&docs, "%s\t-\t-\t0\n", rel(id))
+	}
+	fmt.Fprintf(&pairs, "%s\t%s\t1.0\tdup\n%s\t%s\t1.0\tdup\n", rel(ids[0]), rel(ids[1]), rel(ids[2]), rel(ids[3]))
+	os.WriteFile(filepath.Join(dir, "docs.tsv"), []byte(docs.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "pairs.tsv"), []byte(pairs.String()), 0o644)
+	// Only the listed pages belong to the set.
+	plots := filepath.Join(t.TempDir(), "plots")
+	scores := filepath.Join(t.TempDir(), "scores.tsv")
+	code, out, errs := winnow(t, "", "eval", "-json", "-plots", plots, "-scores", scores, dir)
+	if code != 0 {
+		t.Fatalf("winnow eval = exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Mode    string
+		Default struct{ Precision, Recall, F1 float64 }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("winnow eval -json: %v\n%s", err, out)
+	}
+	if rep.Mode != "corpus" || rep.Default.F1 != 1 {
+		t.Errorf("winnow eval: mode %q, default %+v; want corpus mode and F1 1", rep.Mode, rep.Default)
+	}
+	if b, err := os.ReadFile(scores); err != nil || strings.Count(string(b), "\n") != 11 {
+		t.Errorf("scores file: %d lines, err %v; want a header and 10 pairs", strings.Count(string(b), "\n"), err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(m) != 2 {
+		t.Errorf("plots: %v, want a PR chart and a histogram", m)
+	}
+	code, out, _ = winnow(t, "", "eval", dir)
+	if code != 0 || !strings.Contains(out, "winnow         decision: default") || !strings.Contains(out, "B-cubed") {
+		t.Errorf("winnow eval (text) = exit %d:\n%s", code, out)
+	}
+}

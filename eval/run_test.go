@@ -1,0 +1,129 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/winnow-search/winnow/similarity"
+)
+
+func TestDetectMode(t *testing.T) {
+	tests := []struct {
+		dir  string
+		want Mode
+	}{
+		{"testdata/pairs", PairMode},
+		{"testdata/corpus", CorpusMode},
+	}
+	for _, tt := range tests {
+		if got, err := DetectMode(tt.dir); got != tt.want || err != nil {
+			t.Errorf("DetectMode(%q) = %v, %v; want %v", tt.dir, got, err, tt.want)
+		}
+	}
+	if _, err := DetectMode(t.TempDir()); !errors.Is(err, ErrLayout) {
+		t.Errorf("DetectMode(empty dir) error = %v, want ErrLayout", err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "pairs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pairs.tsv"), []byte("subset\tpair\tdoc_a\tdoc_b\tlabel\nweb\tp1\ta\tb\tthree\n"), 0o644)
+	if _, err := Load(dir); err == nil {
+		t.Error("Load(label \"three\") = nil error")
+	}
+	os.WriteFile(filepath.Join(dir, "pairs.tsv"), []byte("subset\tpair\tdoc_a\tdoc_b\tlabel\nweb\tp1\ta\tb\t1\n"), 0o644)
+	if _, err := Load(dir); err == nil {
+		t.Error("Load(missing document files) = nil error")
+	}
+}
+
+func TestRunPairMode(t *testing.T) {
+	set, err := Load("testdata/pairs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Results[0].Definition != "label >= 1" || rep.Results[1].Definition != "label = 3" {
+		t.Fatalf("Run: results %+v, want label >= 1 and label = 3", rep.Results)
+	}
+	r := rep.Results[0]
+	if r.Pairs != 4 || r.Positives != 2 {
+		t.Errorf("label >= 1: %d pairs, %d positives; want 4, 2", r.Pairs, r.Positives)
+	}
+	// The edited copy and the re-templated copy are found, the unrelated
+	// licences are not.
+	if r.Default.TP != 2 || r.Default.FP != 0 {
+		t.Errorf("default decision: %+v, want tp 2 fp 0", r.Default)
+	}
+	names := map[string]bool{}
+	for _, m := range r.Methods {
+		names[m.Name] = true
+		if len(m.Curve) == 0 {
+			t.Errorf("method %s has no curve", m.Name)
+		}
+	}
+	for _, want := range []string{"simhash", "bloom", "supershingles", "jaccard", "lcs", "lcs-central"} {
+		if !names[want] {
+			t.Errorf("method %s missing", want)
+		}
+	}
+	if rep.Results[1].Positives != 1 {
+		t.Errorf("label = 3: %d positives, want 1", rep.Results[1].Positives)
+	}
+}
+
+func TestRunCorpusMode(t *testing.T) {
+	set, err := Load("testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), set, Options{Decision: similarity.Decision{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if r.Pairs != 10 || r.Positives != 2 {
+		t.Errorf("corpus: %d pairs, %d positives; want 10 (5 docs), 2", r.Pairs, r.Positives)
+	}
+	if r.Default.F1 != 1 {
+		t.Errorf("default decision on the same pages of two releases: %+v, want F1 1", r.Default)
+	}
+	if r.ClusterBCubed == nil || r.ClusterBCubed.F1 != 1 || r.ClusterPairs.F1 != 1 {
+		t.Errorf("clusters: pairs %+v, B-cubed %+v; want F1 1", r.ClusterPairs, r.ClusterBCubed)
+	}
+}
+
+func TestPlot(t *testing.T) {
+	set, err := Load("testdata/pairs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := Plot(rep, dir, "pairs", "jaccard", "simhash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Fatalf("Plot wrote %v, want 2 PR charts and a histogram", files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) < 1000 || string(b[1:4]) != "PNG" {
+			t.Errorf("%s: %d bytes, err %v; want a PNG", f, len(b), err)
+		}
+	}
+	if _, err := Plot(rep, dir, "pairs", "cosine", "simhash"); err == nil {
+		t.Error("Plot(unknown method) = nil error")
+	}
+}

@@ -1,0 +1,85 @@
+package layout
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/winnow-search/winnow"
+
+// allowed lists, for each package, the winnow packages it may import.
+// Test-only imports are not checked. A package missing here fails the
+// test, so a new package must take its place in the table.
+var allowed = map[string][]string{
+	"canon":               nil,
+	"similarity":          nil,
+	"config":              nil,
+	"warc":                nil,
+	"corpus":              {"warc"},
+	"corpus/sample":       {"corpus"},
+	"fetch":               {"canon"},
+	"page":                {"canon", "similarity"},
+	"eval":                {"page", "canon", "similarity"},
+	"backend":             {"fetch", "canon", "similarity", "page"},
+	"backend/client":      {"similarity"},
+	"proxy":               {"backend", "backend/client", "fetch", "canon", "similarity", "page", "internal/fakeengine"},
+	"internal/layout":     nil,
+	"cmd/winnow":          {"*"},
+	"internal/fakeengine": nil,
+}
+
+type pkg struct {
+	path, doc string
+	imports   []string
+}
+
+func list(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{.Doc}}\t{{join .Imports \" \"}}", module+"/...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	var pkgs []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 3 {
+			t.Fatalf("go list line %q", line)
+		}
+		p := pkg{path: strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/"), doc: f[1]}
+		for _, imp := range strings.Fields(f[2]) {
+			if rest, ok := strings.CutPrefix(imp, module+"/"); ok {
+				p.imports = append(p.imports, rest)
+			}
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func TestImports(t *testing.T) {
+	for _, p := range list(t) {
+		may, ok := allowed[p.path]
+		if !ok {
+			t.Errorf("package %s is not in the layout table: add it with the packages it may import", p.path)
+			continue
+		}
+		for _, imp := range p.imports {
+			okImp := false
+			for _, m := range may {
+				okImp = okImp || m == "*" || m == imp
+			}
+			if !okImp {
+				t.Errorf("package %s imports %s, which the layout does not allow (allowed: %v)", p.path, imp, may)
+			}
+		}
+	}
+}
+
+func TestPackageComments(t *testing.T) {
+	for _, p := range list(t) {
+		if p.doc == "" {
+			t.Errorf("package %s has no package comment", p.path)
+		}
+	}
+}
