@@ -92,21 +92,21 @@ func writeEvalText(w io.Writer, rep *eval.Report, method string) {
 	fmt.Fprintf(w, "data  %s (%s mode, %d documents)\n", rep.Dir, rep.Mode, rep.Docs)
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "\nduplicate = %s: %d pairs, %d duplicates\n", r.Definition, r.Pairs, r.Positives)
-		fmt.Fprintf(w, "  %-14s %-44s %6s %6s %6s   %-9s %6s %6s %6s\n", "method", "published setting", "P", "R", "F1", "best at", "P", "R", "F1")
+		fmt.Fprintf(w, "  %-14s %-52s %6s %6s %6s   %-9s %6s %6s %6s\n", "method", "published setting", "P", "R", "F1", "best at", "P", "R", "F1")
 		for _, m := range r.Methods {
 			pub := "      -      -      -"
 			if m.Published != nil {
 				pub = fmt.Sprintf("%6.3f %6.3f %6.3f", m.Published.Precision, m.Published.Recall, m.Published.F1)
 			}
-			fmt.Fprintf(w, "  %-14s %-44s %s   %-9.3g %6.3f %6.3f %6.3f\n", m.Name, m.Source, pub,
+			fmt.Fprintf(w, "  %-14s %-52s %s   %-9.3g %6.3f %6.3f %6.3f\n", m.Name, m.Source, pub,
 				m.Best.Threshold, m.Best.Precision, m.Best.Recall, m.Best.F1)
 		}
 		d := r.Default
-		fmt.Fprintf(w, "  %-14s %-44s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "winnow", "decision: "+method, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN)
+		fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "winnow", "decision: "+method, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN)
 		if r.ClusterPairs != nil {
 			c, b := r.ClusterPairs, r.ClusterBCubed
-			fmt.Fprintf(w, "  %-14s %-44s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, pairwise", c.Precision, c.Recall, c.F1)
-			fmt.Fprintf(w, "  %-14s %-44s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, B-cubed", b.Precision, b.Recall, b.F1)
+			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, pairwise", c.Precision, c.Recall, c.F1)
+			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, B-cubed", b.Precision, b.Recall, b.F1)
 		}
 	}
 }
