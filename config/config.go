@@ -73,7 +73,7 @@ type Decision struct {
 	// Zero keeps the method's default.
 	Threshold float64 `yaml:"threshold"`
 	// MinTokens is the token count below which a page never matches
-	// (default 20).
+	// (default 10).
 	MinTokens int `yaml:"min_tokens"`
 }
 
@@ -131,7 +131,7 @@ func (c Config) WithDefaults() Config {
 	c.Signature.LengthDims = cmpOr(c.Signature.LengthDims, 3)
 	c.Signature.MaxSeq = cmpOr(c.Signature.MaxSeq, 8192)
 	c.Decision.Method = cmpOr(c.Decision.Method, "default")
-	c.Decision.MinTokens = cmpOr(c.Decision.MinTokens, 20)
+	c.Decision.MinTokens = cmpOr(c.Decision.MinTokens, 10)
 	c.Dedup.MaxFileBytes = cmpOr(c.Dedup.MaxFileBytes, 50<<20)
 	c.Dedup.Progress = cmpOr(c.Dedup.Progress, "auto")
 	return c

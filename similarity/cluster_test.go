@@ -25,6 +25,19 @@ func TestUnionFind(t *testing.T) {
 // pages of 800 words drawn from the real vocabulary and 10 near-copies
 // (3% of words edited) of pages 0, 3, 6, ..., 27, appended in that order.
 func clRanked(tb testing.TB) []*Signature {
+	return clRankedEdited(tb, func(int) float64 { return 0.03 })
+}
+
+// clRankedMirrors is clRanked with the 10 copies exact or near-exact, as
+// mirrors in search results are: copy i has i/2000 of its words edited
+// (0 to 0.45%).
+func clRankedMirrors(tb testing.TB) []*Signature {
+	return clRankedEdited(tb, func(i int) float64 { return float64(i) / 2000 })
+}
+
+// clRankedEdited returns the signatures of clRanked with copy i edited at
+// the rate rate(i).
+func clRankedEdited(tb testing.TB, rate func(int) float64) []*Signature {
 	pool := append(lcsReadWords(tb, "gpl-3.txt", 5000), lcsReadWords(tb, "apache-2.0.txt", 1500)...)
 	r := rand.New(rand.NewPCG(15, 16))
 	var docs [][]string
@@ -40,7 +53,7 @@ func clRanked(tb testing.TB) []*Signature {
 		sigs = append(sigs, clSign(ws))
 	}
 	for i := range 10 {
-		sigs = append(sigs, clSign(lcsEditWords(r, docs[3*i], 0.03, pool)))
+		sigs = append(sigs, clSign(lcsEditWords(r, docs[3*i], rate(i), pool)))
 	}
 	return sigs
 }
@@ -71,6 +84,24 @@ func TestClusterRanked(t *testing.T) {
 		}
 		if v := c.Members[1].Verdict; !v.Duplicate || !strings.HasPrefix(v.Explain(), "duplicate: ") {
 			t.Errorf("member verdict = %s, want duplicate", v.Explain())
+		}
+	}
+	// Mirrors are accepted without LCS; 3%-edited copies are verified.
+	if v := cs[0].Members[1].Verdict; v.Step != StepVerify {
+		t.Errorf("3%%-edited copy decided at step %v, want verify: %s", v.Step, v.Explain())
+	}
+	ms := clRankedMirrors(t)
+	mcs := ClusterRanked(ms, Decision{}, RankedOptions{})
+	if len(mcs) != 40 {
+		t.Fatalf("ClusterRanked(mirrors) gave %d clusters, want 40: %v", len(mcs), clusterIndexes(mcs))
+	}
+	for i := range 10 {
+		c := mcs[3*i]
+		if got, want := clusterIndexes(mcs[3*i : 3*i+1])[0], []int{3 * i, 40 + i}; !slices.Equal(got, want) {
+			t.Errorf("mirror cluster %d = %v, want %v", 3*i, got, want)
+		}
+		if v := c.Members[1].Verdict; !v.Duplicate || v.Step != StepAccept {
+			t.Errorf("mirror verdict = %v at step %v, want duplicate at step accept: %s", v.Duplicate, v.Step, v.Explain())
 		}
 	}
 	// The hint makes the copy the winner.
@@ -171,6 +202,19 @@ func TestBatchClusterDeterministic(t *testing.T) {
 
 func BenchmarkClusterRanked(b *testing.B) {
 	sigs := clRanked(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if cs := ClusterRanked(sigs, Decision{}, RankedOptions{}); len(cs) != 40 {
+			b.Fatalf("%d clusters, want 40", len(cs))
+		}
+	}
+}
+
+// BenchmarkClusterRankedMirrors is BenchmarkClusterRanked with the 10
+// duplicates exact or near-exact copies (clRankedMirrors), which the
+// strong-accept test decides without LCS.
+func BenchmarkClusterRankedMirrors(b *testing.B) {
+	sigs := clRankedMirrors(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if cs := ClusterRanked(sigs, Decision{}, RankedOptions{}); len(cs) != 40 {

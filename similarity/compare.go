@@ -161,7 +161,7 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	if a.Bloom != nil && b.Bloom != nil {
 		s.BloomAB = BloomMatch(a.Bloom, b.Bloom)
 		s.BloomBA = BloomMatch(b.Bloom, a.Bloom)
-		s.ContainAB, s.ContainBA = containBoth(a, b, -1, -1)
+		s.ContainAB, s.ContainBA = containBoth(a, b)
 		s.Containment = containment(a, b)
 	}
 	s.Jaccard = EstimateJaccard(a.MinHash, b.MinHash)

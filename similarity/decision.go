@@ -17,7 +17,11 @@ const (
 	// looser).
 	DefaultCandidateSimhash = 16
 	// DefaultCandidateContain is the smallest chance-corrected Bloom
-	// containment, either direction, of a candidate pair.
+	// containment, either direction, of a candidate pair. The test is
+	// part of the default candidate test only with
+	// [Decision.Containment]: otherwise a pair found by containment alone
+	// is one page inside a much longer one, whose LCS ratio (at most the
+	// ratio of the lengths) fails the verification anyway.
 	DefaultCandidateContain = 0.5
 	// DefaultCandidateSupershingles is the fewest matching supershingles
 	// of a candidate pair.
@@ -31,6 +35,11 @@ const (
 	// DefaultCentralCoverage is the smallest fraction of each document
 	// that the central part must span for the central ratio to count.
 	DefaultCentralCoverage = 0.5
+	// DefaultGateSimhash is the largest simhash distance of any candidate
+	// pair, checked before the candidate tests: unrelated texts lie at
+	// 32 ± 3 bits of 64, the farthest near-duplicate of both dev sets at
+	// 26, and the gate spares the other tests for most unrelated pairs.
+	DefaultGateSimhash = 30
 	// DefaultVerifyLCS is the smallest LCS ratio of a pair verified by
 	// [MethodLCSLocal], the default verification, when its divergence is
 	// at most DefaultMaxDivergence. Tuned on webis-ecir20-dev and
@@ -46,6 +55,12 @@ const (
 	// DefaultVerifyJaccard is the smallest min-hash Jaccard estimate of a
 	// pair verified without token sequences.
 	DefaultVerifyJaccard = 0.7
+	// DefaultAcceptJaccard is the smallest min-hash Jaccard estimate of a
+	// candidate pair accepted as a duplicate without verification (see
+	// [Decision.Accept]). On both dev sets (webis-ecir20-dev, llvm-docs)
+	// no pair at or above it is labelled distinct except pairs that every
+	// method calls duplicate.
+	DefaultAcceptJaccard = 0.9
 	// DefaultDecisionMinTokens is the fewest tokens a document needs to be
 	// compared at all: below it, simhash and min-hash carry too little to
 	// judge and a match would be noise.
@@ -252,21 +267,35 @@ func (t Test) eval(s *Scores, p testParams) TestResult {
 
 // Decision decides whether two signatures are near-duplicates: a cheap
 // candidate test (an OR of tests) and, for candidate pairs, a verification
-// test. The zero value is the default decision: candidate when simhash
-// distance <= [DefaultCandidateSimhash], or Bloom containment >=
-// [DefaultCandidateContain], or supershingles >=
-// [DefaultCandidateSupershingles], or Jaccard >=
-// [DefaultCandidateJaccard]; verified by LCS central ratio >=
-// [DefaultVerifyCentral] with coverage >= [DefaultCentralCoverage] when
-// both have a Seq, else by Jaccard >= [DefaultVerifyJaccard]. A Decision
-// is a value; it is safe for concurrent use as long as Candidate is not
-// modified.
+// test, unless a strong-accept test already decides. The zero value is the
+// default decision: no candidate beyond simhash distance
+// [DefaultGateSimhash]; candidate when simhash distance <=
+// [DefaultCandidateSimhash], or supershingles >=
+// [DefaultCandidateSupershingles], or Jaccard >= [DefaultCandidateJaccard],
+// or (with Containment) Bloom containment >= [DefaultCandidateContain]; accepted without
+// verification when Jaccard >= [DefaultAcceptJaccard]; else verified by
+// [MethodLCSLocal] with LCS ratio >= [DefaultVerifyLCS] when both have a
+// Seq, or by Jaccard >= [DefaultVerifyJaccard] when one lacks it. A
+// Decision is a value; it is safe for concurrent use as long as Candidate
+// is not modified.
 type Decision struct {
 	// Candidate is the candidate test: a pair is a candidate when any
 	// test passes. nil means the default tests above.
 	Candidate []Test
+	// Accept is the strong-accept test: a candidate pair that passes it
+	// is a duplicate without verification, and the Verdict says so
+	// ([StepAccept]). It runs on the cheap scores only, so an LCS method
+	// here never passes. MethodDefault means Jaccard >=
+	// [DefaultAcceptJaccard]; MethodNone disables the shortcut (as
+	// [SingleMethod] does). It spares the LCS for most real duplicates,
+	// the exact and near-exact mirrors of a page, at no loss: on both dev
+	// sets (webis-ecir20-dev, llvm-docs) no pair with min-hash Jaccard >=
+	// 0.9 is labelled distinct except pairs that every method calls
+	// duplicate. It has no effect when Verify is MethodNone.
+	Accept Test
 	// Verify is the verification of candidate pairs. MethodDefault means
-	// LCS central >= DefaultVerifyCentral; MethodNone means none.
+	// [MethodLCSLocal] with LCS ratio >= [DefaultVerifyLCS]; MethodNone
+	// means none.
 	Verify Test
 	// Fallback verifies when Verify needs token sequences and a side has
 	// none. MethodDefault means Jaccard >= DefaultVerifyJaccard; MethodNone
@@ -279,6 +308,10 @@ type Decision struct {
 	// MinCoverage is the coverage MethodLCSCentral requires; zero means
 	// [DefaultCentralCoverage].
 	MinCoverage float64
+	// Gate is the largest simhash distance of a candidate pair, tested
+	// before the candidate tests; zero means [DefaultGateSimhash],
+	// negative no gate.
+	Gate int
 	// StrongLCS and MaxDivergence parameterize MethodLCSLocal; zero means
 	// [DefaultStrongLCS] and [DefaultMaxDivergence].
 	StrongLCS, MaxDivergence float64
@@ -296,13 +329,15 @@ type Decision struct {
 // paper methods: e.g. SingleMethod(MethodSimhash, PaperSimhash),
 // SingleMethod(MethodBloom, PaperBloom), SingleMethod(MethodSupershingles,
 // PaperSupershingles). LCS methods verify every pair and do not fall back
-// to another test when a side has no Seq.
+// to another test when a side has no Seq. No single-method decision has
+// the strong-accept shortcut ([Decision.Accept] is MethodNone).
 func SingleMethod(m Method, threshold float64) Decision {
 	t := Test{Method: m, Threshold: threshold}
+	none := Test{Method: MethodNone}
 	if m.needsSeq() {
-		return Decision{Candidate: []Test{{Method: MethodNone}}, Verify: t, Fallback: Test{Method: MethodNone}}
+		return Decision{Candidate: []Test{none}, Accept: none, Verify: t, Fallback: none, Gate: -1}
 	}
-	return Decision{Candidate: []Test{t}, Verify: Test{Method: MethodNone}}
+	return Decision{Candidate: []Test{t}, Accept: none, Verify: none, Gate: -1}
 }
 
 // defaultCandidate is the default candidate test, cheapest first.
@@ -321,10 +356,13 @@ func defaultCandidate(i int) Test {
 const defaultCandidates = 4
 
 func (d *Decision) candidates() int {
-	if d.Candidate == nil {
+	switch {
+	case d.Candidate != nil:
+		return len(d.Candidate)
+	case d.Containment:
 		return defaultCandidates
 	}
-	return len(d.Candidate)
+	return defaultCandidates - 1 // containment comes last
 }
 
 func (d *Decision) candidate(i int) Test {
@@ -332,6 +370,13 @@ func (d *Decision) candidate(i int) Test {
 		return defaultCandidate(i)
 	}
 	return d.Candidate[i]
+}
+
+func (d *Decision) accept() Test {
+	if d.Accept.Method == MethodDefault {
+		return Test{MethodJaccard, DefaultAcceptJaccard}
+	}
+	return d.Accept
 }
 
 func (d *Decision) verify() Test {
@@ -353,6 +398,14 @@ func (d *Decision) minTokens() int {
 		return DefaultDecisionMinTokens
 	}
 	return d.MinTokens
+}
+
+// gate returns the simhash gate, negative for none.
+func (d *Decision) gate() int {
+	if d.Gate == 0 {
+		return DefaultGateSimhash
+	}
+	return d.Gate
 }
 
 func (d *Decision) params() testParams {
@@ -382,9 +435,13 @@ const (
 	StepCandidate
 	// StepVerify: the verification (or its fallback) decided.
 	StepVerify
+	// StepAccept: the strong-accept test ([Decision.Accept]) passed on a
+	// candidate pair, which is a duplicate without verification;
+	// [Verdict.Verify] holds the accept test's result.
+	StepAccept
 )
 
-// String returns "skip", "candidate" or "verify".
+// String returns "skip", "candidate", "verify" or "accept".
 func (s Step) String() string {
 	switch s {
 	case StepSkip:
@@ -393,6 +450,8 @@ func (s Step) String() string {
 		return "candidate"
 	case StepVerify:
 		return "verify"
+	case StepAccept:
+		return "accept"
 	}
 	return "step(" + strconv.Itoa(int(s)) + ")"
 }
@@ -419,12 +478,18 @@ type Verdict struct {
 	MinTokens int
 	// Candidates holds the result of each candidate test, in order.
 	Candidates []TestResult
-	// Verify is the verification result; its Method is MethodNone when
-	// no verification ran.
+	// Verify is the verification result, or the strong-accept test's
+	// result when Step is StepAccept; its Method is MethodNone when
+	// neither ran.
 	Verify TestResult
 	// NoSeq reports that verification needed token sequences that a side
 	// lacked and no fallback was configured.
 	NoSeq bool
+	// Gated reports that the pair's simhash distance exceeded the gate
+	// ([Decision.Gate]): no candidate test ran.
+	Gated bool
+	// Gate is the gate that was applied, negative for none.
+	Gate int
 	// Scores holds the scores; the LCS scores only when verification
 	// needed them.
 	Scores Scores
@@ -434,9 +499,10 @@ type Verdict struct {
 // Empty signatures and those with fewer than MinTokens tokens never match
 // anything, not even each other; the Verdict says so. Cheap scores are
 // always computed; the LCS only when the verification needs it and the
-// pair passed the candidate test. Safe for concurrent use.
+// pair passed the candidate test but not the strong-accept test. Safe for
+// concurrent use.
 func (d Decision) Decide(a, b *Signature) Verdict {
-	v := Verdict{MinTokens: d.minTokens(), Verify: TestResult{Test: Test{Method: MethodNone}}}
+	v := Verdict{MinTokens: d.minTokens(), Gate: d.gate(), Verify: TestResult{Test: Test{Method: MethodNone}}}
 	switch {
 	case a.Empty() || a.Tokens < v.MinTokens:
 		v.Short, v.ShortTokens = 'a', a.Tokens
@@ -451,6 +517,10 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	v.Scores = Compare(a, b, CompareOptions{})
 	params := d.params()
 	minCov := params.minCov
+	if g := d.gate(); g >= 0 && v.Scores.SimhashDistance > g {
+		v.Gated = true
+		return v
+	}
 	v.Candidates = make([]TestResult, d.candidates())
 	passed := false
 	for i := range v.Candidates {
@@ -462,8 +532,16 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	}
 	v.Relation = v.Scores.Containment
 	vt := d.verify()
+	var accept TestResult // Pass only when the strong-accept test ran and passed
+	if at := d.accept(); vt.Method != MethodNone && at.Method != MethodNone && !at.Method.needsSeq() {
+		accept = at.eval(&v.Scores, params)
+	}
 	switch {
 	case vt.Method == MethodNone:
+		v.Duplicate = true
+	case accept.Pass:
+		v.Step = StepAccept
+		v.Verify = accept
 		v.Duplicate = true
 	case vt.Method.needsSeq() && (len(a.Seq) == 0 || len(b.Seq) == 0):
 		v.Step = StepVerify
@@ -514,9 +592,11 @@ func (v Verdict) String() string {
 	switch {
 	case v.Step == StepSkip:
 		return rel + " (" + string(v.Short) + " too short)"
+	case v.Gated:
+		return rel + " (simhash gate)"
 	case v.Step == StepVerify && v.NoSeq:
 		return rel + " (no sequence to verify)"
-	case v.Step == StepVerify:
+	case v.Step == StepVerify || v.Step == StepAccept:
 		return rel + " by " + v.Verify.Method.String() + " " + strconv.FormatFloat(v.Verify.Value, 'f', 2, 64)
 	}
 	for _, c := range v.Candidates {
@@ -529,7 +609,8 @@ func (v Verdict) String() string {
 
 // Explain returns a one-line explanation of the verdict naming the tests,
 // scores and thresholds that decided, e.g.
-// "duplicate: simhash distance 3 <= 16 (candidate), LCS central ratio 0.91 >= 0.70, coverage 0.95 >= 0.50 (verified)".
+// "duplicate: simhash distance 3 <= 16 (candidate), LCS central ratio 0.91 >= 0.70, coverage 0.95 >= 0.50 (verified)"
+// or "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.95 >= 0.90 (accepted without LCS)".
 func (v Verdict) Explain() string {
 	var b strings.Builder
 	if v.Duplicate {
@@ -539,6 +620,10 @@ func (v Verdict) Explain() string {
 	}
 	if v.Step == StepSkip {
 		fmt.Fprintf(&b, "%c has %d tokens, fewer than %d: too short to compare", v.Short, v.ShortTokens, v.MinTokens)
+		return b.String()
+	}
+	if v.Gated {
+		fmt.Fprintf(&b, "simhash distance %d > %d: too far apart to be a candidate", v.Scores.SimhashDistance, v.Gate)
 		return b.String()
 	}
 	var first *TestResult
@@ -567,6 +652,11 @@ func (v Verdict) Explain() string {
 			b.WriteString(", no verification")
 		}
 		b.WriteString(")")
+	}
+	if v.Step == StepAccept {
+		b.WriteString(", ")
+		b.WriteString(v.Verify.String())
+		b.WriteString(" (accepted without LCS)")
 	}
 	if v.Step == StepVerify {
 		b.WriteString(", ")

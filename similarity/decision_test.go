@@ -3,6 +3,7 @@ package similarity
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,7 @@ func noSeq(s *Signature) *Signature {
 
 func TestDecide(t *testing.T) {
 	page, near, other, part := clDocs(t)
+	mirror := clSign(lcsEditWords(rand.New(rand.NewPCG(41, 42)), lcsReadWords(t, "gpl-3.txt", 1300), 0.002, []string{"mirror"}))
 	tiny := clSign(strings.Fields("one two three four five six seven eight"))
 	var empty Signature
 	tests := []struct {
@@ -49,7 +51,13 @@ func TestDecide(t *testing.T) {
 		explain string // prefix of Explain
 	}{
 		{"default near-duplicate", Decision{}, page, near, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance"},
-		{"default unrelated", Decision{}, page, other, false, StepCandidate, MethodNone, RelationNone, "not duplicate: no candidate test passed: simhash distance"},
+		{"default mirror accepted", Decision{}, page, mirror, true, StepAccept, MethodJaccard, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.98 >= 0.90 (accepted without LCS)"},
+		{"default mirror without seq accepted", Decision{}, noSeq(page), mirror, true, StepAccept, MethodJaccard, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.98 >= 0.90 (accepted without LCS)"},
+		{"accept disabled verifies mirror", Decision{Accept: Test{Method: MethodNone}}, page, mirror, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), LCS ratio 1.00 >= 0.77 (verified)"},
+		{"accept by supershingles", Decision{Accept: Test{MethodSupershingles, 6}}, page, noSeq(page), true, StepAccept, MethodSupershingles, RelationDuplicate, "duplicate: simhash distance 0 <= 16 (candidate), supershingles 6 >= 6 (accepted without LCS)"},
+		{"accept below threshold verifies", Decision{Accept: Test{MethodJaccard, 0.99}}, page, near, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance"},
+		{"lcs single method never accepts", SingleMethod(MethodLCSLocal, 0.56), page, mirror, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: every pair is a candidate, LCS ratio 1.00 >= 0.77 (verified)"},
+		{"default unrelated", Decision{}, page, other, false, StepCandidate, MethodNone, RelationNone, "not duplicate: simhash distance"},
 		{"default no seq falls back to jaccard", Decision{}, noSeq(page), noSeq(near), true, StepVerify, MethodJaccard, RelationDuplicate, "duplicate: simhash distance"},
 		{"default part of page", Decision{}, page, part, false, StepVerify, MethodLCSLocal, RelationContains, "not duplicate: "},
 		{"default part of page, containment", Decision{Containment: true}, part, page, true, StepVerify, MethodLCSLocal, RelationContained, "duplicate: "},
@@ -75,7 +83,7 @@ func TestDecide(t *testing.T) {
 			if v.Duplicate != tt.want || v.Step != tt.step || v.Relation != tt.rel {
 				t.Errorf("Decide = %v/%v/%v, want %v/%v/%v; %s", v.Duplicate, v.Step, v.Relation, tt.want, tt.step, tt.rel, v.Explain())
 			}
-			if tt.step == StepVerify && v.Verify.Method != tt.method {
+			if (tt.step == StepVerify || tt.step == StepAccept) && v.Verify.Method != tt.method {
 				t.Errorf("Decide verified by %v, want %v", v.Verify.Method, tt.method)
 			}
 			if got := v.Explain(); !strings.HasPrefix(got, tt.explain) || strings.Contains(got, "\n") {
@@ -144,10 +152,26 @@ func TestExplainExact(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	c := synthSig(r)
-	v = Decision{}.Decide(a, c)
+	v = Decision{Gate: -1}.Decide(a, c)
+	want = fmt.Sprintf("not duplicate: no candidate test passed: simhash distance %d > 16, supershingles 0 < 1, jaccard 0.00 < 0.30", Hamming(a.Simhash, c.Simhash))
+	if got := v.Explain(); got != want {
+		t.Errorf("Explain() = %q, want %q", got, want)
+	}
+	v = Decision{Gate: -1, Containment: true}.Decide(a, c)
 	want = fmt.Sprintf("not duplicate: no candidate test passed: simhash distance %d > 16, supershingles 0 < 1, jaccard 0.00 < 0.30, bloom containment 0.00 < 0.50", Hamming(a.Simhash, c.Simhash))
 	if got := v.Explain(); got != want {
 		t.Errorf("Explain() = %q, want %q", got, want)
+	}
+	// The gate: a pair far apart in simhash runs no candidate test.
+	far := *a
+	far.Simhash = ^a.Simhash
+	v = Decision{}.Decide(a, &far)
+	want = "not duplicate: simhash distance 64 > 30: too far apart to be a candidate"
+	if got := v.Explain(); got != want || !v.Gated || v.Duplicate || len(v.Candidates) != 0 {
+		t.Errorf("Decide(gated) = %q, gated %v, %d candidate tests; want %q", got, v.Gated, len(v.Candidates), want)
+	}
+	if v := (Decision{Gate: -1}).Decide(a, &far); !v.Duplicate {
+		t.Errorf("Decide(Gate -1) on equal min-hashes = %s, want duplicate (no gate)", v.Explain())
 	}
 }
 
@@ -178,7 +202,65 @@ func ExampleDecision_Decide() {
 	var empty Signature
 	fmt.Println(Decision{}.Decide(&empty, &empty).Explain())
 	// Output:
-	// true duplicate verify
-	// duplicate: simhash distance 0 <= 16 (candidate), LCS ratio 1.00 >= 0.77 (verified)
+	// true duplicate accept
+	// duplicate: simhash distance 0 <= 16 (candidate), jaccard 1.00 >= 0.90 (accepted without LCS)
 	// not duplicate: a has 0 tokens, fewer than 10: too short to compare
+}
+
+// TestQuickCandidateAgrees checks that the cheap candidate test of the
+// clustering agrees with the candidate step of Decide, pair by pair.
+func TestQuickCandidateAgrees(t *testing.T) {
+	page, near, other, part := clDocs(t)
+	sigs := append(clRanked(t), page, near, other, part, noSeq(page))
+	r := rand.New(rand.NewPCG(43, 44))
+	synth, _ := synthSet(45, 40, 0.3)
+	sigs = append(sigs, synth...)
+	sigs = append(sigs, &Signature{Tokens: 50, Simhash: r.Uint64()}) // no families but a simhash
+	decisions := []struct {
+		name string
+		d    Decision
+	}{
+		{"default", Decision{}},
+		{"containment 0.05", Decision{Candidate: []Test{{MethodContainment, 0.05}}}},
+		{"containment 0.3", Decision{Candidate: []Test{{MethodContainment, 0.3}}}},
+		{"containment 0", Decision{Candidate: []Test{{MethodContainment, 0}}}},
+		{"containment 1", Decision{Candidate: []Test{{MethodContainment, 1}}}},
+		{"bloom", SingleMethod(MethodBloom, 0.2)},
+		{"jaccard 0.05", SingleMethod(MethodJaccard, 0.05)},
+		{"fingerprints", SingleMethod(MethodFingerprints, 1)},
+		{"simhash 28", SingleMethod(MethodSimhash, 28)},
+		{"lcs candidate", Decision{Candidate: []Test{{MethodLCS, 0.5}, {MethodLCSLocal, 0.5}, {MethodSupershingles, 1}}}},
+		{"none", Decision{Candidate: []Test{{Method: MethodNone}}}},
+	}
+	for _, dt := range decisions {
+		t.Run(dt.name, func(t *testing.T) {
+			dt.d.Verify = Test{Method: MethodNone} // the candidate step alone decides
+			infos := make([]bloomInfo, len(sigs))
+			for i, s := range sigs {
+				infos[i] = newBloomInfo(s.Bloom)
+			}
+			pass := 0
+			for i, a := range sigs {
+				for j, b := range sigs {
+					v := dt.d.Decide(a, b)
+					if v.Step == StepSkip {
+						continue
+					}
+					want := slices.ContainsFunc(v.Candidates, func(c TestResult) bool { return c.Pass })
+					if v.Duplicate != want {
+						t.Fatalf("Decide(%d, %d).Duplicate = %v without verification, want %v", i, j, v.Duplicate, want)
+					}
+					if got := dt.d.quickCandidate(a, b, &infos[i], &infos[j]); got != want {
+						t.Errorf("quickCandidate(%d, %d) = %v, want %v: %s", i, j, got, want, v.Explain())
+					}
+					if want {
+						pass++
+					}
+				}
+			}
+			if pass == 0 {
+				t.Errorf("no pair passed the candidate test")
+			}
+		})
+	}
 }

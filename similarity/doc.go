@@ -14,8 +14,9 @@
 //     and 15 megashingles (Fetterly, Manasse and Najork), compared by
 //     [EstimateJaccard], [SupershingleMatches] and
 //     [Signature.Megashingles];
-//   - the smallest sentence MD5 fingerprints (Huang, Wang and Li), compared
-//     by [SharedFingerprints] and [BucketFingerprints];
+//   - the smallest sentence fingerprints (Huang, Wang and Li, with xxh3
+//     in place of their MD5), compared by [SharedFingerprints] and
+//     [BucketFingerprints];
 //   - an N-dimensional length vector for partitioning (Zhu et al.);
 //   - optionally the word hash sequence for LCS verification.
 //

@@ -86,7 +86,8 @@ func TestEncodingErrors(t *testing.T) {
 	}{
 		{"nil", nil, ErrCorrupt},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
-		{"version 2", append([]byte{2}, good[1:]...), ErrVersion},
+		{"version 1 (MD5 fingerprints)", append([]byte{1}, good[1:]...), ErrVersion},
+		{"version 3", append([]byte{3}, good[1:]...), ErrVersion},
 		{"unknown flag", append([]byte{SignatureVersion, 0x80}, good[2:]...), ErrCorrupt},
 		{"trailing byte", append(slices.Clone(good), 0), ErrCorrupt},
 		{"dense without bloom", []byte{SignatureVersion, flagBloomDense, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrCorrupt},

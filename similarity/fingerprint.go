@@ -1,64 +1,72 @@
 package similarity
 
 import (
-	"crypto/md5"
-	"encoding/binary"
 	"slices"
+
+	"github.com/zeebo/xxh3"
 )
 
-// Sentence fingerprints after Huang, Wang and Li: every sentence gets an
-// MD5 value; the values are distributed into m buckets by value mod m; in
-// each bucket the n smallest are selected. Huang et al. then hash each
-// bucket's n values into one fingerprint (m = 7, n = 3), so two pages share
-// a bucket fingerprint only when the n smallest sentences of that bucket all
-// agree. We keep the selected values themselves, sorted: with m = 1 and
-// n = 8 (the defaults) this is a bottom-8 sketch of the sentence set, whose
+// Sentence fingerprints after Huang, Wang and Li: every sentence gets a
+// hash value; the values are distributed into m buckets by value mod m; in
+// each bucket the n smallest are selected. Huang et al. hash sentences with
+// MD5; we take the top 32 bits of the 64-bit xxh3 of the sentence bytes,
+// since any uniform hash gives the bottom-n sketch the same statistics and
+// MD5 cost a quarter of [Sign]. Huang et al. then hash each bucket's n
+// values into one fingerprint (m = 7, n = 3), so two pages share a bucket
+// fingerprint only when the n smallest sentences of that bucket all agree.
+// We keep the selected values themselves, sorted: with m = 1 and n = 8
+// (the defaults) this is a bottom-8 sketch of the sentence set, whose
 // overlap ([SharedFingerprints]) grades how many sentences two pages share
 // and finds perhaps-similar pages even when one sentence differs among the
 // smallest. Huang's bucket fingerprints can still be formed from it, since
 // a value's bucket is its value mod m ([BucketFingerprints]).
 
-// fingerprints returns the sorted, distinct sentence fingerprints of
-// sentences: the first 4 bytes of each sentence's MD5 as a big-endian
-// uint32, the n smallest of each of m buckets (value mod m). Empty
-// sentences are skipped. buf is scratch space for the sentence bytes.
-func fingerprints(sentences []string, n, m int, buf []byte) ([]uint32, []byte) {
+// sentenceHash is the fingerprint of one sentence: the top 32 bits of its
+// 64-bit xxh3.
+func sentenceHash(s string) uint32 {
+	return uint32(xxh3.HashString(s) >> 32)
+}
+
+// appendFingerprints appends to dst the sorted, distinct sentence
+// fingerprints of sentences ([sentenceHash]), the n smallest of each of m
+// buckets (value mod m), and returns the extended slice; n·m must not
+// exceed [MaxFingerprints]. Empty sentences are skipped. It allocates
+// only when dst is too small.
+func appendFingerprints(dst []uint32, sentences []string, n, m int) []uint32 {
 	// best holds per bucket up to n values, sorted ascending.
-	best := make([]uint32, 0, n*m)
-	counts := make([]int, m)
-	best = best[:n*m]
+	var bestBuf [MaxFingerprints]uint32
+	var countBuf [MaxFingerprints]uint16
+	best, counts := bestBuf[:n*m], countBuf[:m]
 	for _, s := range sentences {
 		if s == "" {
 			continue
 		}
-		buf = append(buf[:0], s...)
-		sum := md5.Sum(buf)
-		v := binary.BigEndian.Uint32(sum[:4])
+		v := sentenceHash(s)
 		b := int(v % uint32(m))
-		row := best[b*n : b*n+counts[b]]
-		if counts[b] == n && v >= row[n-1] {
+		c := int(counts[b])
+		row := best[b*n : b*n+c]
+		if c == n && v >= row[n-1] {
 			continue
 		}
 		i, found := slices.BinarySearch(row, v)
 		if found {
 			continue
 		}
-		if counts[b] < n {
+		if c < n {
 			counts[b]++
-			row = best[b*n : b*n+counts[b]]
+			row = best[b*n : b*n+c+1]
 		}
 		copy(row[i+1:], row[i:len(row)-1])
 		row[i] = v
 	}
-	out := make([]uint32, 0, n*m)
+	start := len(dst)
 	for b := range m {
-		out = append(out, best[b*n:b*n+counts[b]]...)
+		dst = append(dst, best[b*n:b*n+int(counts[b])]...)
 	}
-	if len(out) == 0 {
-		return nil, buf
+	if m > 1 {
+		slices.Sort(dst[start:])
 	}
-	slices.Sort(out)
-	return out, buf
+	return dst
 }
 
 // SharedFingerprints returns the number of values that the sorted

@@ -27,8 +27,8 @@ func TestFingerprintOverlap(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), uint64(shared)))
 			a := sigSentences(r, 40)
 			b := append(slices.Clone(a[:shared]), sigSentences(r, 40-shared)...)
-			fa, _ := fingerprints(a, 8, 1, nil)
-			fb, _ := fingerprints(b, 8, 1, nil)
+			fa := appendFingerprints(nil, a, 8, 1)
+			fb := appendFingerprints(nil, b, 8, 1)
 			got += float64(SharedFingerprints(fa, fb)) / seeds
 		}
 		// Of the 8 smallest of A, each is shared with probability
@@ -45,17 +45,17 @@ func TestFingerprintOverlap(t *testing.T) {
 
 func TestFingerprints(t *testing.T) {
 	s := []string{"b", "a", "c", "a", "", "d", "e", "f", "g", "h", "i", "j"}
-	fp, _ := fingerprints(s, 8, 1, nil)
+	fp := appendFingerprints(nil, s, 8, 1)
 	if len(fp) != 8 || !slices.IsSorted(fp) {
-		t.Errorf("fingerprints(%q) = %v, want 8 sorted values", s, fp)
+		t.Errorf("appendFingerprints(nil, %q) = %v, want 8 sorted values", s, fp)
 	}
 	for i := 1; i < len(fp); i++ {
 		if fp[i] == fp[i-1] {
-			t.Errorf("fingerprints(%q) = %v, want distinct", s, fp)
+			t.Errorf("appendFingerprints(nil, %q) = %v, want distinct", s, fp)
 		}
 	}
 	// With m buckets, each bucket holds up to n values.
-	fp, _ = fingerprints(s, 2, 3, nil)
+	fp = appendFingerprints(nil, s, 2, 3)
 	per := map[uint32]int{}
 	for _, v := range fp {
 		per[v%3]++
@@ -68,8 +68,8 @@ func TestFingerprints(t *testing.T) {
 	if got := BucketFingerprints(fp, 3); len(got) != len(per) {
 		t.Errorf("BucketFingerprints = %d values, want %d", len(got), len(per))
 	}
-	if fp, _ := fingerprints(nil, 8, 1, nil); fp != nil {
-		t.Errorf("fingerprints(nil) = %v, want nil", fp)
+	if fp := appendFingerprints(nil, nil, 8, 1); fp != nil {
+		t.Errorf("appendFingerprints(nil, nil) = %v, want nil", fp)
 	}
 	if got := SharedFingerprints([]uint32{1, 3, 5, 7}, []uint32{2, 3, 4, 7, 9}); got != 2 {
 		t.Errorf("SharedFingerprints = %d, want 2", got)
@@ -84,8 +84,8 @@ func BenchmarkFingerprints(b *testing.B) {
 	}
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
-	var buf []byte
+	var buf []uint32
 	for b.Loop() {
-		_, buf = fingerprints(in.Sentences, DefaultFingerprints, DefaultFingerprintBuckets, buf)
+		buf = appendFingerprints(buf[:0], in.Sentences, DefaultFingerprints, DefaultFingerprintBuckets)
 	}
 }

@@ -159,3 +159,42 @@ func TestSupershingles(t *testing.T) {
 		t.Errorf("Megashingles of empty = %v, want nil", m)
 	}
 }
+
+func TestEqualLanes(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, n := range []int{0, 1, 3, 4, 5, 84, 85, 87, 40000} {
+		a := make([]uint16, n)
+		b := make([]uint16, n)
+		for i := range a {
+			a[i] = uint16(r.Uint32())
+			switch r.IntN(4) {
+			case 0:
+				b[i] = a[i]
+			case 1:
+				b[i] = a[i] ^ 0x8000 // differs in the top bit only
+			case 2:
+				b[i] = a[i] ^ 1
+			default:
+				b[i] = uint16(r.Uint32())
+			}
+		}
+		for _, off := range []int{0, 1} { // unaligned starts too
+			if off > n {
+				continue
+			}
+			want := 0
+			for i := off; i < n; i++ {
+				if a[i] == b[i] {
+					want++
+				}
+			}
+			if got := equalLanes(a[off:], b[off:]); got != want {
+				t.Errorf("equalLanes(n=%d, off=%d) = %d, want %d", n, off, got, want)
+			}
+		}
+	}
+	same := make([]uint16, 200000)
+	if got := equalLanes(same, same); got != len(same) {
+		t.Errorf("equalLanes(equal, n=%d) = %d, want %d", len(same), got, len(same))
+	}
+}

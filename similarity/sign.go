@@ -3,6 +3,7 @@ package similarity
 import (
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -24,7 +25,8 @@ var hashPool = sync.Pool{New: func() any { return new([]uint64) }}
 //
 // Every token is hashed once with xxh3; simhash, min-hash, the length
 // vector and Seq all work on these hashes in single passes. Cost: linear in
-// the input, about a dozen allocations.
+// the input; four allocations (one block for the families, three for the
+// Bloom filter).
 func Sign(in Input, o Options) Signature {
 	o = o.WithDefaults()
 	if err := o.Validate(); err != nil {
@@ -56,15 +58,25 @@ func Sign(in Input, o Options) Signature {
 		return sig
 	}
 
-	var sbuf [256]byte
-	fp, _ := fingerprints(sentences, o.Fingerprints, o.FingerprintBuckets, sbuf[:0])
+	var fpBuf [MaxFingerprints]uint32
+	fp := appendFingerprints(fpBuf[:0], sentences, o.Fingerprints, o.FingerprintBuckets)
 
-	// One allocation for the uint32 families.
+	// One allocation for every family but the Bloom filter: a block of
+	// words holding the supershingles, then the min-hashes and the uint32
+	// families (fingerprints, lengths, Seq) viewed as narrower values.
+	// Each view is capped at its length, so an append copies. The families
+	// share the block's lifetime, as those of one signature do anyway.
 	nseq := 0
 	if o.MaxSeq > 0 {
 		nseq = min(o.MaxSeq, len(tokens))
 	}
-	u32 := make([]uint32, len(fp)+o.LengthDims+nseq)
+	nss, nmh, n32 := o.Supershingles, o.MinHashes, len(fp)+o.LengthDims+nseq
+	block := make([]uint64, nss+(nmh+3)/4+(n32+1)/2)
+	if nss > 0 {
+		sig.Supershingles = block[:nss:nss]
+	}
+	sig.MinHash = unsafe.Slice((*uint16)(unsafe.Pointer(&block[nss])), nmh)
+	u32 := unsafe.Slice((*uint32)(unsafe.Pointer(&block[nss+(nmh+3)/4])), n32) // n32 >= LengthDims >= 1
 	if len(fp) > 0 {
 		sig.Fingerprints = u32[:len(fp):len(fp)]
 		copy(sig.Fingerprints, fp)
@@ -96,12 +108,10 @@ func Sign(in Input, o Options) Signature {
 	var minsBuf [MaxMinHashes]uint64
 	mins := minsBuf[:o.MinHashes]
 	minhash(h, o.MinHashShingle, mins)
-	sig.MinHash = make([]uint16, len(mins))
 	for i, v := range mins {
 		sig.MinHash[i] = uint16(v)
 	}
-	if o.Supershingles > 0 {
-		sig.Supershingles = make([]uint64, o.Supershingles)
+	if nss > 0 {
 		supershingles(mins, o.SupershingleSize, sig.Supershingles)
 	}
 

@@ -7,7 +7,8 @@ import (
 // SignatureVersion is the version byte of the binary encoding written by
 // [Signature.MarshalBinary]. Decoding a signature of another version fails
 // with [ErrVersion], so caches and stores never compare incompatible values.
-const SignatureVersion = 1
+// Version 2 changed the sentence fingerprints from MD5 to xxh3.
+const SignatureVersion = 2
 
 // Input is one document as canon produces it. The seam between canon and
 // similarity is plain data so neither package imports the other.
@@ -57,10 +58,12 @@ type Signature struct {
 	// are derived from them (see [Signature.Megashingles]).
 	Supershingles []uint64
 
-	// Fingerprints are the n smallest sentence fingerprints (first 4
-	// bytes of the MD5 of each sentence, Huang et al.) of each of m
-	// buckets (value mod m; n = 8, m = 1 by default), distinct and sorted
-	// ascending, used to form perhaps-similar sets. nil without sentences.
+	// Fingerprints are the n smallest sentence fingerprints (the top 32
+	// bits of the 64-bit xxh3 of each sentence; Huang et al. use MD5, but
+	// any uniform hash gives the bottom-n sketch the same statistics and
+	// MD5 cost a quarter of signing) of each of m buckets (value mod m;
+	// n = 8, m = 1 by default), distinct and sorted ascending, used to
+	// form perhaps-similar sets. nil without sentences.
 	Fingerprints []uint32
 
 	// Lengths is the N-dimensional length vector: the token count split

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// BenchmarkParseRender measures the proxy's hot path on a 50-hit
+// Elasticsearch answer (built from the real hit in es7-search.json):
+// Parse, then Render of a 10-hit page in each mode.
+func BenchmarkParseRender(b *testing.B) {
+	body := esBody(b, 50)
+	a := mustNew(b, Config{Kind: "elasticsearch"})
+	marks := make([]Mark, 50)
+	for i := range marks {
+		marks[i] = Mark{Cluster: "c", Winner: i / 3 * 3, Relation: "duplicate", Explain: "same text"}
+	}
+	for _, m := range []Mode{Remove, Group, Annotate} {
+		b.Run(m.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				p, err := a.Parse(body, "application/json")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := a.Render(p, marks, m, Window{Size: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseFeed measures Parse and Render of Xapian Omega's feed.
+func BenchmarkParseFeed(b *testing.B) {
+	body := read(b, "omega-opensearch.xml")
+	a := mustNew(b, Config{Kind: "opensearch-rss"})
+	marks := []Mark{{Winner: 0}, {Winner: 0}, {Winner: 2}, {Winner: -1}, {Winner: 2}}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		p, err := a.Parse(body, "application/xml")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.Render(p, marks, Annotate, Window{Size: 10}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseRenderCompact is BenchmarkParseRender/remove on the same
+// answer without indentation, as Elasticsearch sends it without ?pretty.
+func BenchmarkParseRenderCompact(b *testing.B) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, esBody(b, 50)); err != nil {
+		b.Fatal(err)
+	}
+	body := buf.Bytes()
+	a := mustNew(b, Config{Kind: "elasticsearch"})
+	marks := make([]Mark, 50)
+	for i := range marks {
+		marks[i] = Mark{Cluster: "c", Winner: i / 3 * 3, Relation: "duplicate", Explain: "same text"}
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		p, err := a.Parse(body, "application/json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.Render(p, marks, Remove, Window{Size: 10}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package engine
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Result is one hit of a backend's answer.
+type Result struct {
+	URL, Title, Snippet string
+	// Text is the page's text or HTML when the hit carries it (the
+	// configured text field), so the proxy need not fetch the page.
+	Text string
+	// Score is the backend's score, 0 if it gave none.
+	Score float64
+	// Rank is the 0-based position in the backend's answer.
+	Rank int
+}
+
+// Query is a metasearch query: free text and a page of Size results
+// starting at result From (0-based).
+type Query struct {
+	Q          string
+	From, Size int
+}
+
+// Mode says how Render shows duplicates.
+type Mode int
+
+const (
+	// Remove drops duplicates and fills the page with the next distinct
+	// results.
+	Remove Mode = iota
+	// Group nests each winner's duplicates under it.
+	Group
+	// Annotate keeps every result in place and tells its cluster, winner
+	// and why.
+	Annotate
+)
+
+// String returns "remove", "group" or "annotate".
+func (m Mode) String() string {
+	switch m {
+	case Remove:
+		return "remove"
+	case Group:
+		return "group"
+	case Annotate:
+		return "annotate"
+	}
+	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Mark says what the proxy decided for one result; marks are indexed like
+// [Parsed].Results.
+type Mark struct {
+	// Cluster is the cluster ID; "" means not clustered.
+	Cluster string
+	// Winner is the index of the cluster's winner, the result's own index
+	// for a winner, -1 for a result passed through unmarked.
+	Winner int
+	// Relation is "duplicate", "contains" or "contained".
+	Relation string
+	// Explain is a one-line explanation.
+	Explain string
+}
+
+// Request is an HTTP request to or from a backend. Path includes the query
+// string. Header may be nil.
+type Request struct {
+	Method, Path string
+	Header       map[string]string
+	Body         []byte
+}
+
+// Window is the part of a backend answer the client asked for.
+type Window struct {
+	// From is the client's offset. When Base is 0 it counts distinct
+	// results (losers in Remove and Group mode do not count), otherwise
+	// raw results from Base on.
+	From int
+	// Size is the client's page size; 0 means as many as the backend's
+	// (first) page held.
+	Size int
+	// Base is the raw offset of the first result in the backend answer.
+	Base int
+}
+
+// FieldPaths names fields by dotted paths ("data.items", "link.href"; a
+// numeric segment indexes an array). Results and Total are paths from the
+// document root (generic JSON only); the others are relative to one hit (its
+// _source for Elasticsearch, the doc for Solr).
+type FieldPaths struct {
+	Results, Total            string
+	URL, Title, Snippet, Text string
+}
+
+// Config configures [New].
+type Config struct {
+	// Kind is "elasticsearch" (also OpenSearch), "solr", "searxng",
+	// "opensearch-rss" (RSS 2.0 or Atom) or "json".
+	Kind string
+	// Fields are the field paths. Defaults: URL "url", Title "title",
+	// Snippet "content"; Results is required for Kind "json".
+	Fields FieldPaths
+	// TextField is the _source/doc field holding the page text
+	// (Elasticsearch, Solr); it overrides Fields.Text. Default: none.
+	TextField string
+	// IDField is Solr's uniqueKey, used to find highlighting. Default "id".
+	IDField string
+	// Path is the backend path Search uses, e.g. "/docs/_search",
+	// "/solr/core/select", "/search", "/cgi-bin/omega". Default per kind:
+	// "/_search", "/solr/select", "/search", "/", "/search".
+	Path string
+	// QueryParam, FromParam and SizeParam name the URL parameters of the
+	// query, the offset and the page size. Defaults: q/from/size
+	// (elasticsearch, json), q/start/rows (solr), q/-/- with pageno
+	// (searxng), P/TOPDOC/HITSPERPAGE (opensearch-rss, Xapian Omega).
+	QueryParam, FromParam, SizeParam string
+	// Extra are URL parameters Search adds, e.g. "DB=default&FMT=opensearch".
+	Extra string
+	// MaxFetch caps the raw hits Rewrite asks for when it fetches from the
+	// first hit. Default 1000.
+	MaxFetch int
+}
+
+const defaultMaxFetch = 1000
+
+// Adapter speaks one backend's API. Implementations are safe for
+// concurrent use.
+type Adapter interface {
+	// Name is the adapter kind: "elasticsearch", "solr", "searxng",
+	// "opensearch-rss" or "json".
+	Name() string
+	// Rewrite turns the client's request into the backend request that
+	// over-fetches factor times the client's page and returns the client's
+	// window for Render.
+	Rewrite(r Request, factor int) (Request, Window, error)
+	// Search builds the backend request for a metasearch query.
+	Search(q Query) (Request, error)
+	// Parse parses a backend answer. A backend error document gives an
+	// error that matches [ErrBackend].
+	Parse(body []byte, contentType string) (*Parsed, error)
+	// Render writes the backend's format for window w (see [Mode]).
+	// Results with Winner == -1 pass through unchanged.
+	Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error)
+}
+
+// Pager is implemented by adapters whose backend has no page size
+// (SearXNG). Pages returns the backend requests for the client's page and
+// the factor-1 pages after it; ParsePages merges their answers, in order,
+// into one [Parsed] whose document is the first page's.
+type Pager interface {
+	Pages(r Request, factor int) ([]Request, Window, error)
+	ParsePages(bodies [][]byte, contentType string) (*Parsed, error)
+}
+
+// Parsed is a parsed backend answer. It keeps the body it was parsed from
+// (the caller must not modify it) so Render can copy it.
+type Parsed struct {
+	// Results are the hits in backend order.
+	Results []Result
+	// Total is the backend's total hit count, -1 if unknown.
+	Total int
+
+	body   []byte
+	xml    bool
+	list   span   // JSON: the results array, brackets included
+	elems  []span // JSON: each hit; XML: each <item>/<entry> element
+	inner  []int  // XML: offset of each item's end tag
+	rootNS int    // XML: where to add the winnow namespace declaration
+	patch  []patch
+	xpatch []xmlPatch
+	first  int // results on the first page (Pager), else len(Results)
+}
+
+type span struct{ start, end int }
+
+// patch replaces a number at span with the window's From or Size.
+type patch struct {
+	at   span
+	what byte // 'f': From (plus Base when raw), 's': Size
+}
+
+// Namespace is the XML namespace of winnow's annotations.
+const Namespace = "https://winnow-search.github.io/ns/1"
+
+var (
+	// ErrBackend matches a backend's own error document; see
+	// [BackendError].
+	ErrBackend = errors.New("engine: backend error")
+	// ErrMalformed matches an answer that is not the expected JSON or XML.
+	ErrMalformed = errors.New("engine: malformed answer")
+	// ErrKind is returned by New for an unknown Config.Kind.
+	ErrKind = errors.New("engine: unknown kind")
+	// ErrRequest matches a client request Rewrite cannot handle.
+	ErrRequest = errors.New("engine: bad request")
+	// ErrMarks is returned by Render when marks do not fit the results.
+	ErrMarks = errors.New("engine: marks do not match results")
+)
+
+// BackendError is a backend's own error document. Status is its HTTP
+// status as the document states it (0 if it does not); Reason is its
+// message. The proxy passes such bodies on unchanged.
+type BackendError struct {
+	Engine string
+	Status int
+	Reason string
+}
+
+// Error implements error.
+func (e *BackendError) Error() string {
+	return fmt.Sprintf("engine %s: backend error %d: %s", e.Engine, e.Status, e.Reason)
+}
+
+// Is reports whether target is [ErrBackend].
+func (e *BackendError) Is(target error) bool { return target == ErrBackend }
+
+// New returns the adapter for cfg.Kind.
+func New(cfg Config) (Adapter, error) {
+	cfg.Fields.URL = cmp.Or(cfg.Fields.URL, "url")
+	cfg.Fields.Title = cmp.Or(cfg.Fields.Title, "title")
+	cfg.Fields.Snippet = cmp.Or(cfg.Fields.Snippet, "content")
+	cfg.Fields.Text = cmp.Or(cfg.TextField, cfg.Fields.Text)
+	cfg.IDField = cmp.Or(cfg.IDField, "id")
+	cfg.MaxFetch = cmp.Or(cfg.MaxFetch, defaultMaxFetch)
+	if cfg.MaxFetch < 0 {
+		return nil, fmt.Errorf("engine: MaxFetch %d is negative", cfg.MaxFetch)
+	}
+	switch cfg.Kind {
+	case "elasticsearch", "opensearch":
+		cfg.Kind = "elasticsearch"
+		setParams(&cfg, "/_search", "q", "from", "size")
+		return &jsonAdapter{cfg: cfg, kind: kindES}, nil
+	case "solr":
+		setParams(&cfg, "/solr/select", "q", "start", "rows")
+		return &jsonAdapter{cfg: cfg, kind: kindSolr}, nil
+	case "searxng":
+		setParams(&cfg, "/search", "q", "", "")
+		return &searxng{jsonAdapter{cfg: cfg, kind: kindSearx}}, nil
+	case "json":
+		if cfg.Fields.Results == "" {
+			return nil, errors.New("engine: json: Fields.Results is required")
+		}
+		setParams(&cfg, "/search", "q", "from", "size")
+		return &jsonAdapter{cfg: cfg, kind: kindGeneric}, nil
+	case "opensearch-rss":
+		setParams(&cfg, "/", "P", "TOPDOC", "HITSPERPAGE")
+		return &feed{cfg: cfg}, nil
+	}
+	return nil, fmt.Errorf("%w %q", ErrKind, cfg.Kind)
+}
+
+func setParams(c *Config, path, q, from, size string) {
+	c.Path = cmp.Or(c.Path, path)
+	c.QueryParam = cmp.Or(c.QueryParam, q)
+	c.FromParam = cmp.Or(c.FromParam, from)
+	c.SizeParam = cmp.Or(c.SizeParam, size)
+}
+
+// fetchRange computes the backend range for a client window from, size
+// over-fetched factor times.
+func fetchRange(from, size, factor, maxFetch int) (bfrom, bsize int, w Window) {
+	factor = max(factor, 1)
+	if end := (from + size) * factor; end <= maxFetch {
+		return 0, end, Window{From: from, Size: size}
+	}
+	return from, size * factor, Window{From: from, Size: size, Base: from}
+}

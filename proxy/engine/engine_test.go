@@ -1,0 +1,651 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func read(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustNew(t testing.TB, cfg Config) Adapter {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", cfg, err)
+	}
+	return a
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, file string
+		cfg        Config
+		total      int
+		want       []Result
+	}{
+		{"es7", "es7-search.json", Config{Kind: "elasticsearch", Fields: FieldPaths{URL: "user", Snippet: "message"}}, 1,
+			[]Result{{URL: "kimchy", Snippet: "trying out Elasticsearch", Score: 1.3862942}}},
+		{"opensearch", "opensearch-search.json", Config{Kind: "opensearch", Fields: FieldPaths{Title: "superheroes.1.Hero name", URL: "superheroes.0.Real identity"}}, 1,
+			[]Result{{URL: "Clark Kent", Title: "Batman", Score: 1}}},
+		{"solr", "solr-select.json", Config{Kind: "solr", Fields: FieldPaths{URL: "id", Title: "name", Snippet: "manu"}, TextField: "payloads"}, 1,
+			[]Result{{URL: "VS1GB400C3", Title: "CORSAIR ValueSelect 1GB 184-Pin DDR SDRAM Unbuffered DDR 400 (PC 3200) System Memory - Retail", Snippet: "Corsair Microsystems Inc.", Text: "electronics|4.0 memory|2.0"}}},
+		{"solr highlight", "solr-highlight.json", Config{Kind: "solr", Fields: FieldPaths{URL: "id", Title: "name", Snippet: "manu"}}, 1,
+			[]Result{{URL: "MA147LL/A", Title: "Apple 60 GB iPod with Video Playback Black", Snippet: "<em>Apple</em> Computer Inc."}}},
+		{"searxng", "searxng-webapp-test.json", Config{Kind: "searxng"}, 3,
+			[]Result{{URL: "http://first.test.xyz", Title: "First Test", Snippet: "first test content"},
+				{URL: "http://second.test.xyz", Title: "Second Test", Snippet: "second test content", Rank: 1}}},
+		{"generic", "searxng-webapp-test.json", Config{Kind: "json", Fields: FieldPaths{Results: "results", Total: "number_of_results", URL: "parsed_url.1", Snippet: "engine"}}, 3,
+			[]Result{{URL: "first.test.xyz", Title: "First Test", Snippet: "startpage"},
+				{URL: "second.test.xyz", Title: "Second Test", Snippet: "youtube", Rank: 1}}},
+		{"omega rss", "omega-opensearch.xml", Config{Kind: "opensearch-rss"}, 5, nil},
+		{"spec rss", "opensearch-spec-rss.xml", Config{Kind: "opensearch-rss"}, 4230000,
+			[]Result{{URL: "http://www.columbia.edu/cu/lweb/eguids/amerihist/nyc.html", Title: "New York History",
+				Snippet: "... Harlem.NYC - A virtual tour and information on\n        businesses ...  with historic photos of Columbia's own New York\n        neighborhood ... Internet Resources for the City's History. ..."}}},
+		{"spec atom", "opensearch-spec-atom.xml", Config{Kind: "opensearch-rss"}, 4230000,
+			[]Result{{URL: "http://www.columbia.edu/cu/lweb/eguids/amerihist/nyc.html", Title: "New York History",
+				Snippet: "... Harlem.NYC - A virtual tour and information on\n      businesses ...  with historic photos of Columbia's own New York\n      neighborhood ... Internet Resources for the City's History. ..."}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := mustNew(t, tt.cfg).Parse(read(t, tt.file), "")
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if p.Total != tt.total {
+				t.Errorf("Total = %d, want %d", p.Total, tt.total)
+			}
+			if tt.want != nil && !reflect.DeepEqual(p.Results, tt.want) {
+				t.Errorf("Results = %+v, want %+v", p.Results, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseOmega(t *testing.T) {
+	p, err := mustNew(t, Config{Kind: "opensearch-rss"}).Parse(read(t, "omega-opensearch.xml"), "application/xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, r := range p.Results {
+		urls = append(urls, r.URL)
+	}
+	want := []string{"http://example.org/docs/p3.html", "http://example.org/docs/p2.html", "http://example.org/docs/p1.html",
+		"http://example.org/docs/p4.html", "http://example.org/docs/p1-copy.html"}
+	if !reflect.DeepEqual(urls, want) {
+		t.Errorf("URLs = %q, want %q", urls, want)
+	}
+	if got, want := p.Results[4].Title, "Winnow page 1"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+	if got := p.Results[0].Snippet; !strings.HasPrefix(got, "Near &lt;strong&gt;duplicate&lt;/strong&gt; search") {
+		t.Errorf("Snippet = %q", got)
+	}
+}
+
+func TestParseTotals(t *testing.T) {
+	es := mustNew(t, Config{Kind: "elasticsearch"})
+	tests := []struct {
+		name, body string
+		want       int
+	}{
+		// Elasticsearch 6 and older send hits.total as a number.
+		{"es6 number", `{"hits":{"total":1000,"max_score":null,"hits":[]}}`, 1000},
+		{"es7 object", `{"hits":{"total":{"value":10000,"relation":"gte"},"hits":[]}}`, 10000},
+		{"missing", `{"hits":{"hits":[]}}`, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := es.Parse([]byte(tt.body), "application/json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Total != tt.want {
+				t.Errorf("Total = %d, want %d", p.Total, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseHighlight(t *testing.T) {
+	es := mustNew(t, Config{Kind: "elasticsearch", Fields: FieldPaths{Snippet: "message"}})
+	body := `{"hits":{"hits":[{"_source":{"url":"u","message":"plain"},"highlight":{"message":["a <em>b</em>","c"]}}]}}`
+	p, err := es.Parse([]byte(body), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Results[0].Snippet, "a <em>b</em> … c"; got != want {
+		t.Errorf("Snippet = %q, want %q", got, want)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, kind string
+		body       []byte
+		status     int // BackendError status; 0 means ErrMalformed
+	}{
+		{"es error", "elasticsearch", read(t, "es-error.json"), 400},
+		{"solr error", "solr", read(t, "solr-error.json"), 400},
+		{"es truncated", "elasticsearch", read(t, "es7-search.json")[:200], 0},
+		{"es not json", "elasticsearch", []byte("<html>502 Bad Gateway</html>"), 0},
+		{"es no hits", "elasticsearch", []byte(`{"took":1}`), 0},
+		{"solr trailing", "solr", []byte(`{"response":{"docs":[]}} x`), 0},
+		{"searxng array", "searxng", []byte(`[1,2]`), 0},
+		{"rss truncated", "opensearch-rss", read(t, "omega-opensearch.xml")[:300], 0},
+		{"rss empty", "opensearch-rss", nil, 0},
+		{"rss charset", "opensearch-rss", []byte(`<?xml version="1.0" encoding="EBCDIC"?><rss/>`), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := mustNew(t, Config{Kind: tt.kind, Fields: FieldPaths{Results: "r"}}).Parse(tt.body, "")
+			if err == nil {
+				t.Fatal("Parse succeeded, want error")
+			}
+			if !strings.HasPrefix(err.Error(), "engine "+tt.kind+": ") {
+				t.Errorf("error %q lacks prefix %q", err, "engine "+tt.kind+": ")
+			}
+			var be *BackendError
+			switch {
+			case tt.status != 0 && !errors.As(err, &be):
+				t.Errorf("error %v is no BackendError", err)
+			case tt.status != 0 && be.Status != tt.status:
+				t.Errorf("Status = %d, want %d", be.Status, tt.status)
+			case tt.status != 0 && !errors.Is(err, ErrBackend):
+				t.Errorf("errors.Is(%v, ErrBackend) = false", err)
+			case tt.status == 0 && !errors.Is(err, ErrMalformed):
+				t.Errorf("errors.Is(%v, ErrMalformed) = false", err)
+			}
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, cfg := range []Config{{Kind: "bing"}, {Kind: "json"}, {Kind: "solr", MaxFetch: -1}} {
+		if _, err := New(cfg); err == nil || !strings.HasPrefix(err.Error(), "engine") {
+			t.Errorf("New(%+v) = %v, want an engine error", cfg, err)
+		}
+	}
+}
+
+func TestRewrite(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    Config
+		in     Request
+		factor int
+		path   string
+		body   string
+		w      Window
+	}{
+		{"es url params", Config{Kind: "elasticsearch"}, Request{Method: "GET", Path: "/twitter/_search?q=user:kimchy&from=20&size=10"}, 3,
+			"/twitter/_search?from=0&q=user%3Akimchy&size=90", "", Window{From: 20, Size: 10}},
+		{"es body", Config{Kind: "elasticsearch"}, Request{Method: "POST", Path: "/twitter/_search", Body: []byte(`{"from": 5, "size": 5, "query": {"term": {"user": "kimchy"}}}`)}, 2,
+			"/twitter/_search", `{"from": 0, "size": 20, "query": {"term": {"user": "kimchy"}}}`, Window{From: 5, Size: 5}},
+		{"es body defaults", Config{Kind: "elasticsearch"}, Request{Method: "POST", Path: "/_search", Body: []byte(`{"query":{"match_all":{}}}`)}, 3,
+			"/_search", `{"size":30,"from":0,"query":{"match_all":{}}}`, Window{From: 0, Size: 10}},
+		{"es deep page", Config{Kind: "elasticsearch", MaxFetch: 100}, Request{Method: "GET", Path: "/i/_search?from=200&size=10"}, 3,
+			"/i/_search?from=200&size=30", "", Window{From: 200, Size: 10, Base: 200}},
+		{"solr", Config{Kind: "solr"}, Request{Method: "GET", Path: "/solr/techproducts/select?q=ipod&start=10&rows=5"}, 2,
+			"/solr/techproducts/select?q=ipod&rows=30&start=0&wt=json", "", Window{From: 10, Size: 5}},
+		{"omega", Config{Kind: "opensearch-rss"}, Request{Method: "GET", Path: "/cgi-bin/omega?DB=db&P=winnow&FMT=opensearch"}, 3,
+			"/cgi-bin/omega?DB=db&FMT=opensearch&HITSPERPAGE=30&P=winnow&TOPDOC=0", "", Window{Size: 10}},
+		{"searxng", Config{Kind: "searxng"}, Request{Method: "GET", Path: "/search?q=go&pageno=2"}, 3,
+			"/search?format=json&pageno=2&q=go", "", Window{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, w, err := mustNew(t, tt.cfg).Rewrite(tt.in, tt.factor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Path != tt.path {
+				t.Errorf("Path = %q, want %q", out.Path, tt.path)
+			}
+			if string(out.Body) != tt.body {
+				t.Errorf("Body = %q, want %q", out.Body, tt.body)
+			}
+			if w != tt.w {
+				t.Errorf("Window = %+v, want %+v", w, tt.w)
+			}
+		})
+	}
+}
+
+func TestRewriteErrors(t *testing.T) {
+	tests := []struct {
+		kind string
+		in   Request
+	}{
+		{"elasticsearch", Request{Path: "/_search?size=surprise_me"}},
+		{"elasticsearch", Request{Path: "/_search", Body: []byte(`{"size":-1}`)}},
+		{"elasticsearch", Request{Path: "/_search", Body: []byte(`{"size":`)}},
+		{"elasticsearch", Request{Path: "/_search", Body: []byte(`[1]`)}},
+		{"solr", Request{Path: "/select?rows=x"}},
+		{"searxng", Request{Path: "/search?pageno=0"}},
+		{"opensearch-rss", Request{Path: "/omega?TOPDOC=-3"}},
+		{"solr", Request{Path: "%zz"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind+" "+tt.in.Path, func(t *testing.T) {
+			_, _, err := mustNew(t, Config{Kind: tt.kind}).Rewrite(tt.in, 3)
+			if !errors.Is(err, ErrRequest) {
+				t.Errorf("Rewrite(%q) error = %v, want ErrRequest", tt.in.Path, err)
+			}
+		})
+	}
+}
+
+func TestPages(t *testing.T) {
+	a := mustNew(t, Config{Kind: "searxng"})
+	pg := a.(Pager)
+	reqs, _, err := pg.Pages(Request{Method: "GET", Path: "/search?q=test&format=json"}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range reqs {
+		paths = append(paths, r.Path)
+	}
+	want := []string{"/search?format=json&pageno=1&q=test", "/search?format=json&pageno=2&q=test"}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("Pages = %q, want %q", paths, want)
+	}
+	page := read(t, "searxng-webapp-test.json")
+	p, err := pg.ParsePages([][]byte{page, page}, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Results) != 4 || p.Results[2].URL != "http://first.test.xyz" {
+		t.Fatalf("ParsePages gave %+v", p.Results)
+	}
+	// Remove mode with the third result a duplicate of the first: the page
+	// (as long as the first page) is filled from the second page.
+	marks := []Mark{{Cluster: "c", Winner: 0}, {Winner: -1}, {Cluster: "c", Winner: 0, Relation: "duplicate"}, {Winner: -1}}
+	out, err := a.Render(p, marks, Remove, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := urlsOf(t, out, "results", "url")
+	if want := []string{"http://first.test.xyz", "http://second.test.xyz"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rendered URLs = %q, want %q", got, want)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Kind: "elasticsearch", Path: "/docs/_search"}, "/docs/_search?from=20&q=near+duplicate&size=10"},
+		{Config{Kind: "solr", Path: "/solr/core/select"}, "/solr/core/select?q=near+duplicate&rows=10&start=20&wt=json"},
+		{Config{Kind: "searxng"}, "/search?format=json&pageno=3&q=near+duplicate"},
+		{Config{Kind: "opensearch-rss", Path: "/cgi-bin/omega", Extra: "DB=default&FMT=opensearch"}, "/cgi-bin/omega?DB=default&FMT=opensearch&HITSPERPAGE=10&P=near+duplicate&TOPDOC=20"},
+		{Config{Kind: "json", Fields: FieldPaths{Results: "data.items"}, Path: "/api"}, "/api?from=20&q=near+duplicate&size=10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cfg.Kind, func(t *testing.T) {
+			r, err := mustNew(t, tt.cfg).Search(Query{Q: "near duplicate", From: 20, Size: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Method != "GET" || r.Path != tt.want {
+				t.Errorf("Search = %s %q, want GET %q", r.Method, r.Path, tt.want)
+			}
+		})
+	}
+	if _, err := mustNew(t, Config{Kind: "solr"}).Search(Query{Q: "x", From: -1}); !errors.Is(err, ErrRequest) {
+		t.Errorf("Search(From -1) error = %v, want ErrRequest", err)
+	}
+}
+
+// esBody builds an Elasticsearch answer with n hits from the real hit in
+// testdata/es7-search.json, each with its own _id and url in _source, and
+// keeps the real took, _shards, total and adds an aggregation.
+func esBody(t testing.TB, n int) []byte {
+	t.Helper()
+	src := read(t, "es7-search.json")
+	i := bytes.Index(src, []byte(`            {`))
+	j := bytes.LastIndex(src, []byte(`            }`)) + len(`            }`)
+	hit := string(src[i:j])
+	var b strings.Builder
+	b.Write(src[:i])
+	for k := range n {
+		if k > 0 {
+			b.WriteString(",\n")
+		}
+		h := strings.Replace(hit, `"_id" : "0"`, fmt.Sprintf(`"_id" : "%d"`, k), 1)
+		h = strings.Replace(h, `"user" : "kimchy",`, fmt.Sprintf(`"user" : "kimchy", "url" : "https://example.org/%d", "title" : "tweet %d",`, k, k), 1)
+		b.WriteString(h)
+	}
+	b.Write(src[j : len(src)-2])
+	b.WriteString(",\n    \"aggregations\": {\"users\": {\"buckets\": [{\"key\": \"kimchy\", \"doc_count\": 1}]}}\n}\n")
+	return []byte(b.String())
+}
+
+// tree decodes JSON and removes the value at the dotted path.
+func tree(t *testing.T, b []byte, drop ...string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("rendered JSON does not decode: %v\n%s", err, b)
+	}
+	m := v.(map[string]any)
+	for i, k := range drop {
+		if i == len(drop)-1 {
+			delete(m, k)
+		} else {
+			m = m[k].(map[string]any)
+		}
+	}
+	return v
+}
+
+func urlsOf(t *testing.T, b []byte, list ...string) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("rendered JSON does not decode: %v", err)
+	}
+	for _, k := range list[:len(list)-1] {
+		v = v.(map[string]any)[k]
+	}
+	var out []string
+	for _, h := range v.([]any) {
+		m := h.(map[string]any)
+		if s, ok := m["_source"].(map[string]any); ok {
+			m = s
+		}
+		out = append(out, m[list[len(list)-1]].(string))
+	}
+	return out
+}
+
+// esMarks: 10 hits; 1 and 2 duplicate 0, 5 duplicates 4, 7 is unmarked.
+func esMarks() []Mark {
+	m := make([]Mark, 10)
+	for i := range m {
+		m[i] = Mark{Cluster: fmt.Sprintf("c%d", i), Winner: i}
+	}
+	m[1] = Mark{Cluster: "c0", Winner: 0, Relation: "duplicate", Explain: "same text"}
+	m[2] = Mark{Cluster: "c0", Winner: 0, Relation: "contained", Explain: "subset of 0"}
+	m[5] = Mark{Cluster: "c4", Winner: 4, Relation: "duplicate", Explain: "mirror"}
+	m[7] = Mark{Winner: -1}
+	return m
+}
+
+func TestRenderES(t *testing.T) {
+	a := mustNew(t, Config{Kind: "elasticsearch"})
+	body := esBody(t, 10)
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := esMarks()
+	u := func(ns ...int) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, fmt.Sprintf("https://example.org/%d", n))
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		mode Mode
+		w    Window
+		want []string
+	}{
+		{"remove fills window", Remove, Window{From: 0, Size: 5}, u(0, 3, 4, 6, 7)},
+		{"remove page 2 distinct offset", Remove, Window{From: 5, Size: 5}, u(8, 9)},
+		{"remove raw base", Remove, Window{From: 3, Size: 2, Base: 3}, u(0, 3)},
+		{"group", Group, Window{From: 0, Size: 3}, u(0, 3, 4)},
+		{"annotate keeps order", Annotate, Window{From: 0, Size: 4}, u(0, 1, 2, 3)},
+		{"annotate offset", Annotate, Window{From: 4, Size: 10}, u(4, 5, 6, 7, 8, 9)},
+		{"size 0 is whole page", Remove, Window{}, u(0, 3, 4, 6, 7, 8, 9)},
+	}
+	orig := tree(t, body, "hits", "hits")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := a.Render(p, marks, tt.mode, tt.w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := urlsOf(t, out, "hits", "hits", "url"); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("URLs = %q, want %q", got, tt.want)
+			}
+			if got := tree(t, out, "hits", "hits"); !reflect.DeepEqual(got, orig) {
+				t.Errorf("fields outside hits.hits changed:\n%v\nwant\n%v", got, orig)
+			}
+			// Bytes before the hit list are untouched.
+			if !bytes.HasPrefix(out, body[:p.list.start]) {
+				t.Errorf("prefix before hits.hits changed")
+			}
+			if !bytes.HasSuffix(out, body[p.list.end:]) {
+				t.Errorf("suffix after hits.hits changed")
+			}
+		})
+	}
+
+	t.Run("group nests duplicates", func(t *testing.T) {
+		out, _ := a.Render(p, marks, Group, Window{Size: 3})
+		var v struct {
+			Hits struct {
+				Hits []struct {
+					ID     string `json:"_id"`
+					Winnow *struct {
+						Cluster    string `json:"cluster"`
+						Duplicates []struct {
+							ID     string                             `json:"_id"`
+							Winnow struct{ Relation, Explain string } `json:"_winnow"`
+						} `json:"duplicates"`
+					} `json:"_winnow"`
+				} `json:"hits"`
+			} `json:"hits"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatal(err)
+		}
+		w := v.Hits.Hits[0].Winnow
+		if w == nil || w.Cluster != "c0" || len(w.Duplicates) != 2 || w.Duplicates[0].ID != "1" || w.Duplicates[1].Winnow.Relation != "contained" {
+			t.Errorf("hit 0 _winnow = %+v", w)
+		}
+		if w := v.Hits.Hits[1].Winnow; w == nil || len(w.Duplicates) != 0 {
+			t.Errorf("hit 3 _winnow = %+v, want a group without duplicates", w)
+		}
+		if w := v.Hits.Hits[2].Winnow; w == nil || len(w.Duplicates) != 1 || w.Duplicates[0].Winnow.Explain != "mirror" {
+			t.Errorf("hit 4 _winnow = %+v", w)
+		}
+	})
+
+	t.Run("annotate marks every marked hit", func(t *testing.T) {
+		out, _ := a.Render(p, marks, Annotate, Window{Size: 10})
+		var v struct {
+			Hits struct {
+				Hits []struct {
+					Winnow *struct{ Cluster, Winner, Relation, Explain string } `json:"_winnow"`
+				} `json:"hits"`
+			} `json:"hits"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatal(err)
+		}
+		if w := v.Hits.Hits[2].Winnow; w == nil || w.Winner != "https://example.org/0" || w.Relation != "contained" || w.Explain != "subset of 0" {
+			t.Errorf("hit 2 _winnow = %+v", w)
+		}
+		if w := v.Hits.Hits[7].Winnow; w != nil {
+			t.Errorf("unmarked hit 7 _winnow = %+v, want none", w)
+		}
+	})
+
+	t.Run("no marks passes through", func(t *testing.T) {
+		out, err := a.Render(p, nil, Annotate, Window{Size: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, body) {
+			t.Errorf("Render without marks changed the body")
+		}
+	})
+}
+
+func TestRenderErrors(t *testing.T) {
+	a := mustNew(t, Config{Kind: "elasticsearch"})
+	p, err := a.Parse(esBody(t, 3), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		marks []Mark
+		mode  Mode
+	}{
+		{"short marks", []Mark{{Winner: -1}}, Remove},
+		{"winner out of range", []Mark{{Winner: 5}, {Winner: -1}, {Winner: -1}}, Remove},
+		{"bad mode", nil, Mode(9)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := a.Render(p, tt.marks, tt.mode, Window{Size: 3}); err == nil {
+				t.Error("Render succeeded, want error")
+			}
+		})
+	}
+	rss := mustNew(t, Config{Kind: "opensearch-rss"})
+	if _, err := rss.Render(p, nil, Remove, Window{}); err == nil {
+		t.Error("feed Render of a JSON answer succeeded")
+	}
+}
+
+func TestRenderSolr(t *testing.T) {
+	a := mustNew(t, Config{Kind: "solr", Fields: FieldPaths{URL: "id"}})
+	body := read(t, "solr-select.json")
+	p, err := a.Parse(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Render(p, []Mark{{Cluster: "c", Winner: 0}}, Annotate, Window{From: 0, Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tree(t, out, "response", "docs"), tree(t, body, "response", "docs"); !reflect.DeepEqual(got, want) {
+		t.Errorf("fields outside response.docs changed")
+	}
+	if !bytes.Contains(out, []byte(`"_version_":1549728120626479104,"_winnow":{"cluster":"c","winner":"VS1GB400C3"`)) {
+		t.Errorf("annotation missing or _version_ changed:\n%s", out)
+	}
+	// response.start is rewritten to the client's offset.
+	out, _ = a.Render(p, nil, Remove, Window{From: 7, Size: 10})
+	if !bytes.Contains(out, []byte(`"start":7,`)) {
+		t.Errorf("response.start not set to 7:\n%s", out)
+	}
+}
+
+func TestRenderFeed(t *testing.T) {
+	a := mustNew(t, Config{Kind: "opensearch-rss"})
+	body := read(t, "omega-opensearch.xml")
+	p, err := a.Parse(body, "application/xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p1-copy (4) duplicates p1 (2); p2 (1) is contained in p3 (0).
+	marks := []Mark{{Cluster: "a", Winner: 0}, {Cluster: "a", Winner: 0, Relation: "contained", Explain: "p2 <in> p3"},
+		{Cluster: "b", Winner: 2}, {Winner: -1}, {Cluster: "b", Winner: 2, Relation: "duplicate", Explain: "same & text"}}
+	tests := []struct {
+		name  string
+		mode  Mode
+		w     Window
+		links []string
+		has   []string
+		not   []string
+	}{
+		{"remove", Remove, Window{Size: 3}, []string{"p3", "p1", "p4"},
+			[]string{`<openSearch:itemsPerPage>3</openSearch:itemsPerPage>`, `<openSearch:totalResults>5</openSearch:totalResults>`}, []string{"xmlns:winnow", "<winnow:"}},
+		{"remove page 2", Remove, Window{From: 2, Size: 2}, []string{"p4"}, []string{`<openSearch:startIndex>3</openSearch:startIndex>`}, nil},
+		{"group", Group, Window{Size: 10}, []string{"p3", "p2", "p1", "p4", "p1-copy"},
+			[]string{`xmlns:winnow="` + Namespace + `"`, `<winnow:duplicate cluster="a" relation="contained" explain="p2 &lt;in&gt; p3"><item>`}, nil},
+		{"annotate", Annotate, Window{Size: 10}, []string{"p3", "p2", "p1", "p4", "p1-copy"},
+			[]string{`<winnow:annotation cluster="b" winner="http://example.org/docs/p1.html" relation="duplicate">same &amp; text</winnow:annotation></item>`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := a.Render(p, marks, tt.mode, tt.w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Re-parse: it is still a well-formed feed, with the namespace
+			// prefixes intact.
+			q, err := a.Parse(out, "application/xml")
+			if err != nil {
+				t.Fatalf("rendered feed does not parse: %v\n%s", err, out)
+			}
+			var links []string
+			for _, r := range q.Results {
+				if tt.mode != Group || !strings.Contains(r.URL, "winnow") {
+					links = append(links, strings.TrimSuffix(strings.TrimPrefix(r.URL, "http://example.org/docs/"), ".html"))
+				}
+			}
+			if tt.mode == Group {
+				links = nil
+				for _, r := range p.Results {
+					if bytes.Contains(out, []byte(r.URL)) {
+						links = append(links, strings.TrimSuffix(strings.TrimPrefix(r.URL, "http://example.org/docs/"), ".html"))
+					}
+				}
+				if len(q.Results) != 3 {
+					t.Errorf("group: %d top-level items, want 3", len(q.Results))
+				}
+			}
+			if !reflect.DeepEqual(links, tt.links) {
+				t.Errorf("items = %q, want %q", links, tt.links)
+			}
+			for _, s := range tt.has {
+				if !bytes.Contains(out, []byte(s)) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tt.not {
+				if bytes.Contains(out, []byte(s)) {
+					t.Errorf("output has %q", s)
+				}
+			}
+			if !bytes.Contains(out, []byte(`xmlns:openSearch="http://a9.com/-/spec/opensearch/1.1/"`)) ||
+				!bytes.Contains(out, []byte(`<copyright>(C)2005, Xapian.org</copyright>`)) {
+				t.Errorf("channel header changed")
+			}
+		})
+	}
+}
+
+func TestRenderAtomNamespaces(t *testing.T) {
+	a := mustNew(t, Config{Kind: "opensearch-rss"})
+	body := read(t, "opensearch-spec-atom.xml")
+	p, err := a.Parse(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Render(p, []Mark{{Cluster: "x", Winner: 0}}, Annotate, Window{From: 20, Size: 10, Base: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(string(body), "</entry>", `<winnow:annotation cluster="x" winner="http://www.columbia.edu/cu/lweb/eguids/amerihist/nyc.html" relation=""></winnow:annotation></entry>`, 1)
+	want = strings.Replace(want, `xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"`, `xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" xmlns:winnow="`+Namespace+`"`, 1)
+	if string(out) != want {
+		t.Errorf("Render =\n%s\nwant\n%s", out, want)
+	}
+	if _, err := a.Parse(out, ""); err != nil {
+		t.Errorf("rendered Atom does not parse: %v", err)
+	}
+}
