@@ -23,7 +23,10 @@ var allowed = map[string][]string{
 	"eval":            {"page", "canon", "similarity"},
 	"backend":         {"fetch", "canon", "similarity", "page"},
 	"backend/client":  {"similarity"},
-	"proxy":           {"backend", "backend/client", "fetch", "canon", "similarity", "page", "internal/fakeengine"},
+	"proxy":           {"backend", "backend/client", "fetch", "canon", "similarity", "page", "proxy/engine", "proxy/ui"},
+	"proxy/engine":    nil,
+	"proxy/ui":        nil,
+	"internal/demo":   {"canon", "corpus", "corpus/sample"},
 	"internal/layout": nil,
 	"cmd/winnow":      {"*"},
 }
