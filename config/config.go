@@ -13,8 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +32,95 @@ type Config struct {
 	Signature Signature `yaml:"signature"`
 	Decision  Decision  `yaml:"decision"`
 	Dedup     Dedup     `yaml:"dedup"`
+	Serve     Serve     `yaml:"serve"`
+}
+
+// Serve configures the proxy (winnow serve).
+type Serve struct {
+	// Listen is the address the proxy listens on. Default
+	// "127.0.0.1:8080"; port 0 picks a free port.
+	Listen string `yaml:"listen"`
+	// Mode is how duplicates are shown: "group" (nested under their
+	// winner), "remove" or "annotate". Default "group".
+	Mode string `yaml:"mode"`
+	// Factor is the over-fetch factor: a page of n results asks the
+	// backend for (from+n)·factor results. Default 3.
+	Factor int `yaml:"factor"`
+	// TopK is the number of results refined per query. Default 50.
+	TopK int `yaml:"top_k"`
+	// Budget bounds the refinement of one query; results not signed in
+	// time pass through unmarked. Default "300ms".
+	Budget Duration `yaml:"budget"`
+	// Transparent names the engine whose API clients use through the
+	// proxy; default the first engine; "-" turns it off.
+	Transparent string `yaml:"transparent"`
+	// Engines are the search backends. None: winnow serve starts its
+	// embedded demo engine (LLVM docs) on loopback.
+	Engines []Engine `yaml:"engines"`
+	// CacheBytes bounds the signature cache in bytes. Default 256 MiB.
+	CacheBytes int `yaml:"cache_bytes"`
+	// CacheTTL is how long a signature serves before revalidation.
+	// Default "1h".
+	CacheTTL Duration `yaml:"cache_ttl"`
+	// MaxRequestBytes caps a client request body. Default 1 MiB.
+	MaxRequestBytes int `yaml:"max_request_bytes"`
+	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// MaxConns caps concurrent client connections. Default 10000.
+	MaxConns int `yaml:"max_conns"`
+	// ShutdownTimeout bounds the graceful shutdown. Default "15s".
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+	// Fetch configures how result pages are fetched.
+	Fetch Fetch `yaml:"fetch"`
+}
+
+// Engine is one search backend of the proxy.
+type Engine struct {
+	// Name labels the engine (metrics, logs, the search page). Required.
+	Name string `yaml:"name"`
+	// Kind is "elasticsearch", "opensearch", "solr", "searxng",
+	// "opensearch-rss" or "json". Required.
+	Kind string `yaml:"kind"`
+	// URL is the backend's base URL. Required.
+	URL string `yaml:"url"`
+	// Path is the backend's search path, e.g. "/docs/_search".
+	Path string `yaml:"path"`
+	// Timeout bounds one call to the engine. Default "2s".
+	Timeout Duration `yaml:"timeout"`
+	// TextField names the hit field that holds the page text, so the
+	// page need not be fetched.
+	TextField string `yaml:"text_field"`
+	// Results, Total, URLField, Title and Snippet are dotted field paths
+	// for kind "json" (Results and Total from the root, the others from a
+	// hit); URLField, Title and Snippet also rename the fields of the
+	// other kinds.
+	Results  string `yaml:"results"`
+	Total    string `yaml:"total"`
+	URLField string `yaml:"url_field"`
+	Title    string `yaml:"title"`
+	Snippet  string `yaml:"snippet"`
+	// Extra are URL parameters added to metasearch queries, e.g.
+	// "DB=default&FMT=opensearch" for Xapian Omega.
+	Extra string `yaml:"extra"`
+}
+
+// Fetch configures the page fetcher.
+type Fetch struct {
+	// Timeout bounds one page fetch. Default "2s".
+	Timeout Duration `yaml:"timeout"`
+	// MaxBodyBytes caps a page on the wire. Default 4 MiB.
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// MaxRedirects is the number of redirects followed. Default 5.
+	MaxRedirects int `yaml:"max_redirects"`
+	// MaxConns and MaxConnsPerHost bound fetches in flight. Defaults 64
+	// and 4.
+	MaxConns        int `yaml:"max_conns"`
+	MaxConnsPerHost int `yaml:"max_conns_per_host"`
+	// UserAgent is sent with every fetch.
+	UserAgent string `yaml:"user_agent"`
+	// Allow lists networks (CIDR) fetched although the SSRF guard would
+	// refuse them, e.g. "127.0.0.0/8" for a backend on loopback.
+	Allow []string `yaml:"allow"`
 }
 
 // Canon configures HTML and text canonicalization.
@@ -134,6 +227,26 @@ func (c Config) WithDefaults() Config {
 	c.Decision.MinTokens = cmpOr(c.Decision.MinTokens, 10)
 	c.Dedup.MaxFileBytes = cmpOr(c.Dedup.MaxFileBytes, 50<<20)
 	c.Dedup.Progress = cmpOr(c.Dedup.Progress, "auto")
+	v := &c.Serve
+	v.Listen = cmpOr(v.Listen, "127.0.0.1:8080")
+	v.Mode = cmpOr(v.Mode, "group")
+	v.Factor = cmpOr(v.Factor, 3)
+	v.TopK = cmpOr(v.TopK, 50)
+	v.Budget = cmpOr(v.Budget, Duration(300*time.Millisecond))
+	v.CacheBytes = cmpOr(v.CacheBytes, 256<<20)
+	v.CacheTTL = cmpOr(v.CacheTTL, Duration(time.Hour))
+	v.MaxRequestBytes = cmpOr(v.MaxRequestBytes, 1<<20)
+	v.MaxHeaderBytes = cmpOr(v.MaxHeaderBytes, 16<<10)
+	v.MaxConns = cmpOr(v.MaxConns, 10000)
+	v.ShutdownTimeout = cmpOr(v.ShutdownTimeout, Duration(15*time.Second))
+	v.Fetch.Timeout = cmpOr(v.Fetch.Timeout, Duration(2*time.Second))
+	v.Fetch.MaxBodyBytes = cmpOr(v.Fetch.MaxBodyBytes, 4<<20)
+	v.Fetch.MaxRedirects = cmpOr(v.Fetch.MaxRedirects, 5)
+	v.Fetch.MaxConns = cmpOr(v.Fetch.MaxConns, 64)
+	v.Fetch.MaxConnsPerHost = cmpOr(v.Fetch.MaxConnsPerHost, 4)
+	for i := range v.Engines {
+		v.Engines[i].Timeout = cmpOr(v.Engines[i].Timeout, Duration(2*time.Second))
+	}
 	return c
 }
 
@@ -213,6 +326,7 @@ func (c Config) Validate() error {
 	if c.Dedup.Timeout < 0 {
 		bad("dedup.timeout", "%s is negative", c.Dedup.Timeout)
 	}
+	c.Serve.validate(bad)
 	return errors.Join(errs...)
 }
 
@@ -311,6 +425,17 @@ func (c *Config) Set(key, value string) error {
 			return fmt.Errorf("%s: %q is not a number", key, value)
 		}
 		found.SetFloat(f)
+	case reflect.Slice:
+		if found.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("%s: can only be set in the YAML file", key)
+		}
+		var list []string
+		for _, part := range strings.Split(value, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				list = append(list, part)
+			}
+		}
+		found.Set(reflect.ValueOf(list))
 	case reflect.Bool:
 		b, err := strconv.ParseBool(value)
 		if err != nil {
@@ -341,5 +466,70 @@ func walk(v reflect.Value, prefix string, fn func(key string, field reflect.Valu
 			continue
 		}
 		fn(key, fv)
+	}
+}
+
+// EngineKinds lists the engine kinds the proxy speaks.
+var EngineKinds = []string{"elasticsearch", "opensearch", "solr", "searxng", "opensearch-rss", "json"}
+
+func (v *Serve) validate(bad func(field, format string, args ...any)) {
+	if _, _, err := net.SplitHostPort(v.Listen); err != nil {
+		bad("serve.listen", "%q is not host:port", v.Listen)
+	}
+	switch v.Mode {
+	case "group", "remove", "annotate":
+	default:
+		bad("serve.mode", "%q is not one of group, remove, annotate", v.Mode)
+	}
+	if v.Factor < 1 || v.Factor > 20 {
+		bad("serve.factor", "%d is not in [1, 20]", v.Factor)
+	}
+	if v.TopK < 1 || v.TopK > 1000 {
+		bad("serve.top_k", "%d is not in [1, 1000]", v.TopK)
+	}
+	if v.Budget <= 0 {
+		bad("serve.budget", "%s is not positive", v.Budget)
+	}
+	if v.CacheBytes < 1<<20 {
+		bad("serve.cache_bytes", "%d is below 1 MiB", v.CacheBytes)
+	}
+	if v.MaxRequestBytes < 1024 {
+		bad("serve.max_request_bytes", "%d is below 1024", v.MaxRequestBytes)
+	}
+	if v.MaxHeaderBytes < 1024 {
+		bad("serve.max_header_bytes", "%d is below 1024", v.MaxHeaderBytes)
+	}
+	if v.MaxConns < 1 {
+		bad("serve.max_conns", "%d is below 1", v.MaxConns)
+	}
+	if v.Fetch.MaxBodyBytes < 1024 {
+		bad("serve.fetch.max_body_bytes", "%d is below 1024", v.Fetch.MaxBodyBytes)
+	}
+	for i, a := range v.Fetch.Allow {
+		if _, err := netip.ParsePrefix(a); err != nil {
+			bad(fmt.Sprintf("serve.fetch.allow[%d]", i), "%q is not a CIDR prefix", a)
+		}
+	}
+	names := map[string]bool{}
+	for i, e := range v.Engines {
+		field := fmt.Sprintf("serve.engines[%d]", i)
+		if e.Name == "" {
+			bad(field+".name", "is empty")
+		} else if names[e.Name] {
+			bad(field+".name", "%q is used twice", e.Name)
+		}
+		names[e.Name] = true
+		if !slices.Contains(EngineKinds, e.Kind) {
+			bad(field+".kind", "%q is not one of %s", e.Kind, strings.Join(EngineKinds, ", "))
+		}
+		if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(field+".url", "%q is not an http(s) URL", e.URL)
+		}
+		if e.Kind == "json" && e.Results == "" {
+			bad(field+".results", "is required for kind json")
+		}
+	}
+	if t := v.Transparent; t != "" && t != "-" && len(v.Engines) > 0 && !names[t] {
+		bad("serve.transparent", "%q names no engine", t)
 	}
 }

@@ -8,6 +8,8 @@
 //
 // Commands:
 //
+//	serve    the refinement proxy in front of search backends (no config:
+//	         in front of an embedded demo engine on loopback)
 //	dedup    cluster near-duplicates in folders, JSONL or WARC files
 //	         (no argument: the embedded sample corpus)
 //	sig      print the signature of one page
@@ -55,6 +57,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "run the refinement proxy (no config: in front of an embedded demo engine)", runServe},
 		{"dedup", "cluster near-duplicates in folders, JSONL or WARC files (no argument: the embedded sample)", runDedup},
 		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
 		{"compare", "explain whether two pages are near-duplicates, and why", runCompare},

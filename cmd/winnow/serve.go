@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/internal/demo"
+	"github.com/winnow-search/winnow/proxy"
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// proxyOptions maps the configuration onto the proxy's options.
+func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
+	v := c.Serve
+	dec, err := decision(c)
+	if err != nil {
+		return proxy.Options{}, err
+	}
+	o := proxy.Options{
+		Transparent:     v.Transparent,
+		Factor:          v.Factor,
+		TopK:            v.TopK,
+		Budget:          time.Duration(v.Budget),
+		Decision:        dec,
+		Signer:          signer(c),
+		CacheBytes:      int64(v.CacheBytes),
+		CacheTTL:        time.Duration(v.CacheTTL),
+		MaxRequestBytes: v.MaxRequestBytes,
+		MaxHeaderBytes:  v.MaxHeaderBytes,
+		MaxConns:        v.MaxConns,
+		Logger:          e.log,
+		ModeSet:         true,
+		Fetch: fetch.Options{
+			Timeout:         time.Duration(v.Fetch.Timeout),
+			MaxBodyBytes:    int64(v.Fetch.MaxBodyBytes),
+			MaxRedirects:    v.Fetch.MaxRedirects,
+			MaxConns:        v.Fetch.MaxConns,
+			MaxConnsPerHost: v.Fetch.MaxConnsPerHost,
+			UserAgent:       v.Fetch.UserAgent,
+			Logger:          e.log,
+		},
+	}
+	switch v.Mode {
+	case "remove":
+		o.Mode = engine.Remove
+	case "annotate":
+		o.Mode = engine.Annotate
+	default:
+		o.Mode = engine.Group
+	}
+	for _, a := range v.Fetch.Allow {
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			return o, err
+		}
+		o.Fetch.Allow = append(o.Fetch.Allow, p)
+	}
+	for _, en := range v.Engines {
+		o.Engines = append(o.Engines, proxy.Engine{
+			Name:    en.Name,
+			URL:     en.URL,
+			Timeout: time.Duration(en.Timeout),
+			Adapter: engine.Config{
+				Kind:      en.Kind,
+				Path:      en.Path,
+				TextField: en.TextField,
+				Extra:     en.Extra,
+				Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
+					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
+			},
+		})
+	}
+	return o, nil
+}
+
+// demoEngines starts the embedded demo search engine on loopback and
+// returns the engines that speak to it: its Elasticsearch-style API
+// (transparent mode) and its SearXNG-style API, so the search page shows
+// a metasearch over two engines that rank differently.
+func demoEngines(e *env) (*demo.Server, []proxy.Engine, error) {
+	eng, err := demo.New(sample.Docs(), demo.Options{Logger: e.log})
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := demo.Start("127.0.0.1:0", eng)
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, []proxy.Engine{
+		{Name: "demo-es", URL: srv.URL(), Adapter: engine.Config{Kind: "elasticsearch", Path: "/llvm/_search"}},
+		{Name: "demo-searx", URL: srv.URL(), Adapter: engine.Config{Kind: "searxng", Path: "/searxng/search"}},
+	}, nil
+}
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	listen := fs.String("listen", "", "listen `address` (overrides serve.listen)")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: winnow serve [-listen ADDR]\n\n"+
+			"Runs the refinement proxy. With no engines configured (serve.engines), it starts an\n"+
+			"embedded demo search engine over the sample corpus on loopback and proxies it.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve takes no arguments")
+	}
+	cfg := e.cfg
+	if *listen != "" {
+		cfg.Serve.Listen = *listen
+	}
+	o, err := proxyOptions(cfg, e)
+	if err != nil {
+		return err
+	}
+	var demoSrv *demo.Server
+	if len(o.Engines) == 0 {
+		if demoSrv, o.Engines, err = demoEngines(e); err != nil {
+			return fmt.Errorf("demo engine: %w", err)
+		}
+		defer demoSrv.Close()
+		// The demo's pages live on loopback, which the SSRF guard refuses
+		// unless allowed.
+		o.Fetch.Allow = append(o.Fetch.Allow, netip.MustParsePrefix("127.0.0.0/8"))
+	}
+	srv, err := proxy.New(o)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Serve.Listen)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	if demoSrv != nil {
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page; try \"benchmark\" or \"code review\")\n"+
+			"winnow: demo engine at %s; its Elasticsearch API through winnow: curl 'http://%s/llvm/_search?q=benchmark&size=5'\n",
+			addr, demoSrv.URL(), addr)
+	} else {
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page); /metrics, /healthz, /readyz\n", addr)
+	}
+	e.log.Info("serving", "addr", addr, "engines", len(o.Engines))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	e.log.Info("shutting_down")
+	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.Serve.ShutdownTimeout))
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return <-errc
+}

@@ -1,0 +1,342 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/winnow-search/winnow/canon"
+	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/proxy/ui"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// rrfK is the constant of reciprocal rank fusion (Cormack et al. 2009):
+// a result's fused score is the sum over engines of 1/(rrfK + rank).
+const rrfK = 60
+
+// merged is one result of a metasearch after fusion.
+type merged struct {
+	engine.Result
+	engines []string
+	score   float64
+}
+
+// engineAnswer is what one engine returned for a metasearch query.
+type engineAnswer struct {
+	name    string
+	results []engine.Result
+	took    time.Duration
+	err     error
+}
+
+// metaOutcome is one metasearch: the fused list, its refinement and the
+// engines' status.
+type metaOutcome struct {
+	query   string
+	results []merged
+	ref     *refined
+	answers []engineAnswer
+	took    time.Duration
+}
+
+// metasearch sends q to every engine with its own deadline, fuses the
+// answers by canonical URL with reciprocal rank fusion and refines the
+// fused list. Engines that fail or time out are reported, not fatal.
+func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *metaOutcome {
+	start := time.Now()
+	out := &metaOutcome{query: q, answers: make([]engineAnswer, len(s.engines))}
+	done := make(chan struct{}, len(s.engines))
+	for i, b := range s.engines {
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					out.answers[i].err = fmt.Errorf("panic: %v", r)
+					s.log.Error("engine_panic", "engine", b.Name, "panic", fmt.Sprint(r))
+				}
+				done <- struct{}{}
+			}()
+			out.answers[i] = s.askEngine(ctx, b, engine.Query{Q: q, From: 0, Size: need})
+		}()
+	}
+	for range s.engines {
+		<-done
+	}
+	byKey := map[string]int{}
+	for _, a := range out.answers {
+		for rank, r := range a.results {
+			key, err := canon.URL(r.URL)
+			if err != nil {
+				key = r.URL
+			}
+			i, ok := byKey[key]
+			if !ok {
+				i = len(out.results)
+				byKey[key] = i
+				out.results = append(out.results, merged{Result: r})
+			}
+			m := &out.results[i]
+			m.score += 1 / float64(rrfK+rank+1)
+			if !slices.Contains(m.engines, a.name) {
+				m.engines = append(m.engines, a.name)
+			}
+			if m.Text == "" {
+				m.Text = r.Text
+			}
+		}
+	}
+	// Stable: equal scores keep the engines' order.
+	slices.SortStableFunc(out.results, func(a, b merged) int { return cmp.Compare(b.score, a.score) })
+	list := make([]engine.Result, len(out.results))
+	for i, m := range out.results {
+		list[i] = m.Result
+		list[i].Rank = i
+	}
+	out.ref = s.ref.refine(ctx, list, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision})
+	s.countClusters(out.ref, p.mode)
+	out.took = time.Since(start)
+	return out
+}
+
+// askEngine runs one metasearch query on one engine.
+func (s *Server) askEngine(ctx context.Context, b *backend, q engine.Query) engineAnswer {
+	a := engineAnswer{name: b.Name}
+	start := time.Now()
+	defer func() { a.took = time.Since(start) }()
+	req, err := b.adapter.Search(q)
+	if err != nil {
+		a.err = err
+		return a
+	}
+	status, ct, body, _, err := b.call(ctx, req)
+	switch {
+	case err != nil:
+		a.err = err
+		s.m.engine(b.Name, "down", time.Since(start))
+		return a
+	case status/100 != 2:
+		a.err = fmt.Errorf("HTTP %d", status)
+		s.m.engine(b.Name, "http_error", time.Since(start))
+		return a
+	}
+	p, err := b.adapter.Parse(body, ct)
+	if err != nil {
+		a.err = err
+		s.m.engine(b.Name, "bad_answer", time.Since(start))
+		return a
+	}
+	s.m.engine(b.Name, "ok", time.Since(start))
+	a.results = p.Results
+	return a
+}
+
+// groups turns the refined clusters into the page's groups in rank order;
+// results past the refined top K are groups of their own.
+func (o *metaOutcome) groups() []ui.Group {
+	var gs []ui.Group
+	item := func(i int) ui.Item {
+		r := o.results[i]
+		return ui.Item{URL: r.URL, Title: r.Title, Snippet: r.Snippet, Engines: r.engines, Rank: i + 1,
+			Unrefined: i >= len(o.ref.sigs) || o.ref.sigs[i] == nil}
+	}
+	for _, c := range o.ref.clusters {
+		g := ui.Group{ID: strconv.FormatUint(c.ID, 16), Winner: item(c.Winner)}
+		for _, m := range c.Members[1:] {
+			it := item(m.Index)
+			it.Relation = m.Verdict.Relation.String()
+			if it.Relation == "none" {
+				it.Relation = "duplicate"
+			}
+			it.Explain = m.Verdict.Explain()
+			it.Scores = scoresOf(m.Verdict)
+			g.Similar = append(g.Similar, it)
+		}
+		gs = append(gs, g)
+	}
+	for i := len(o.ref.sigs); i < len(o.results); i++ {
+		gs = append(gs, ui.Group{ID: "r" + strconv.Itoa(i), Winner: item(i)})
+	}
+	return gs
+}
+
+// scoresOf lists the tests of a verdict with their thresholds.
+func scoresOf(v similarity.Verdict) []ui.Score {
+	var out []ui.Score
+	add := func(t similarity.TestResult) {
+		if t.Method == similarity.MethodNone || math.IsNaN(t.Value) {
+			return
+		}
+		op := ">="
+		if t.Method == similarity.MethodSimhash {
+			op = "<="
+		}
+		out = append(out, ui.Score{Name: t.Method.String(), Value: strconv.FormatFloat(t.Value, 'f', 2, 64),
+			Threshold: op + " " + strconv.FormatFloat(t.Threshold, 'f', -1, 64)})
+	}
+	for _, c := range v.Candidates {
+		add(c)
+	}
+	n := len(out)
+	add(v.Verify)
+	if len(out) > n && v.Step == similarity.StepAccept {
+		out[n].Name += " (accept)"
+	}
+	if d := v.Scores.Divergence; !math.IsNaN(d) {
+		out = append(out, ui.Score{Name: "divergence", Value: strconv.FormatFloat(d, 'f', 2, 64)})
+	}
+	return out
+}
+
+// searchPage answers the built-in search page (HTML) and its JSON form
+// (/_winnow/search.json or format=json): a metasearch over every engine,
+// grouped. Query parameters: q, page (from 1), size (default 10, at most
+// 50), mode, method, threshold.
+func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
+	args := ctx.QueryArgs()
+	q := strings.TrimSpace(string(args.Peek("q")))
+	asJSON := string(ctx.Path()) == "/_winnow/search.json" || string(args.Peek("format")) == "json"
+	pageNo := max(atoiOr(args.Peek("page"), 1), 1)
+	size := min(max(atoiOr(args.Peek("size"), 10), 1), 50)
+	p, err := s.params(ctx)
+	if m := string(args.Peek("mode")); m != "" && err == nil {
+		ctx.QueryArgs().Set("winnow_mode", m)
+		p, err = s.params(ctx)
+	}
+	if err != nil {
+		ctx.Error("winnow: "+err.Error(), fasthttp.StatusBadRequest)
+		return
+	}
+	view := &ui.Page{Query: q, Mode: p.mode.String()}
+	var out *metaOutcome
+	if q != "" {
+		reqCtx, cancel := context.WithTimeout(context.Background(), s.maxEngineTimeout()+s.o.Budget)
+		defer cancel()
+		out = s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
+		gs := out.groups()
+		from := (pageNo - 1) * size
+		if from < len(gs) {
+			gs = gs[from:min(from+size, len(gs))]
+		} else {
+			gs = nil
+		}
+		if p.mode == engine.Remove {
+			for i := range gs {
+				gs[i].Similar = nil
+			}
+		}
+		view.Groups = gs
+		view.Took = out.took
+		view.Refined = out.ref.cached + out.ref.text + out.ref.fetched
+		for _, g := range gs {
+			view.Total += 1 + len(g.Similar)
+		}
+		for _, a := range out.answers {
+			st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took}
+			if a.err != nil {
+				st.Err = a.err.Error()
+			}
+			view.Engines = append(view.Engines, st)
+		}
+		if n := out.ref.unrefined; n > 0 && len(out.results) > 0 {
+			view.Notice = fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", min(n, len(out.results)), len(out.results))
+		}
+		link := func(pg int) string {
+			v := url.Values{"q": {q}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
+			if size != 10 {
+				v.Set("size", strconv.Itoa(size))
+			}
+			return "?" + v.Encode()
+		}
+		if pageNo > 1 {
+			view.PrevURL = link(pageNo - 1)
+		}
+		if len(out.groups()) > pageNo*size {
+			view.NextURL = link(pageNo + 1)
+		}
+	}
+	if asJSON {
+		ctx.SetContentType("application/json; charset=utf-8")
+		enc := json.NewEncoder(ctx)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(jsonPage(view)); err != nil {
+			s.log.Warn("write_failed", "err", err)
+		}
+		return
+	}
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.Response.Header.Set("Content-Security-Policy", ui.ContentSecurityPolicy)
+	if err := ui.Render(ctx, view); err != nil {
+		s.log.Error("render_page_failed", "err", err)
+	}
+}
+
+func (s *Server) maxEngineTimeout() time.Duration {
+	var d time.Duration
+	for _, b := range s.engines {
+		d = max(d, b.Timeout)
+	}
+	return d
+}
+
+func atoiOr(b []byte, def int) int {
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// jsonPage is winnow's own JSON answer of the search page.
+func jsonPage(p *ui.Page) map[string]any {
+	type score struct {
+		Name      string `json:"name"`
+		Value     string `json:"value"`
+		Threshold string `json:"threshold,omitempty"`
+	}
+	type item struct {
+		URL       string   `json:"url"`
+		Title     string   `json:"title"`
+		Snippet   string   `json:"snippet,omitempty"`
+		Engines   []string `json:"engines,omitempty"`
+		Rank      int      `json:"rank"`
+		Relation  string   `json:"relation,omitempty"`
+		Explain   string   `json:"explain,omitempty"`
+		Scores    []score  `json:"scores,omitempty"`
+		Unrefined bool     `json:"unrefined,omitempty"`
+	}
+	conv := func(it ui.Item) item {
+		var sc []score
+		for _, s := range it.Scores {
+			sc = append(sc, score(s))
+		}
+		return item{it.URL, it.Title, it.Snippet, it.Engines, it.Rank, it.Relation, it.Explain, sc, it.Unrefined}
+	}
+	var results []map[string]any
+	for _, g := range p.Groups {
+		var dups []item
+		for _, it := range g.Similar {
+			dups = append(dups, conv(it))
+		}
+		results = append(results, map[string]any{"cluster": g.ID, "result": conv(g.Winner), "duplicates": dups})
+	}
+	var engines []map[string]any
+	for _, e := range p.Engines {
+		m := map[string]any{"name": e.Name, "results": e.Results, "took_ms": e.Took.Milliseconds()}
+		if e.Err != "" {
+			m["error"] = e.Err
+		}
+		engines = append(engines, m)
+	}
+	return map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
+		"refined": p.Refined, "notice": p.Notice, "engines": engines, "groups": results,
+		"prev": p.PrevURL, "next": p.NextURL}
+}

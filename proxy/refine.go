@@ -1,0 +1,238 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/winnow-search/winnow/canon"
+	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// sigSource tells where a result's signature came from.
+type sigSource uint8
+
+const (
+	srcNone    sigSource = iota // no signature in the budget: passed through unmarked
+	srcCache                    // the signature cache
+	srcText                     // the page text carried by the hit
+	srcFetched                  // fetched and signed within the budget
+)
+
+var srcNames = [...]string{"unrefined", "cached", "text", "fetched"}
+
+// refiner signs the top results of a list (from the cache, from the text
+// a hit carries, or by fetching the page within the request budget) and
+// clusters them. It is safe for concurrent use.
+type refiner struct {
+	signer  page.Signer
+	fetcher *fetch.Client
+	cache   *sigCache
+	log     *slog.Logger
+	m       *metrics
+
+	// life stops background fetches when the server closes; fetches
+	// started by a request outlive it (up to the fetch timeout) so a page
+	// that missed the budget is cached for the next query.
+	life context.Context
+	bg   sync.WaitGroup
+}
+
+// refineOptions are the per-request settings.
+type refineOptions struct {
+	topK     int
+	budget   time.Duration
+	decision similarity.Decision
+}
+
+// refined is the outcome for one result list.
+type refined struct {
+	marks    []engine.Mark
+	clusters []similarity.Cluster
+	sigs     []*similarity.Signature
+	keys     []string // canonical URLs
+	sources  []sigSource
+	// counts by source, and the results left unmarked
+	cached, text, fetched, unrefined int
+}
+
+// signed is a signature delivered by a background fetch.
+type signed struct {
+	i   int
+	sig *similarity.Signature
+}
+
+// refine signs and clusters results[:topK]. Results past topK and results
+// whose signature is not ready when the budget ends pass through
+// unmarked (Winner -1). It never fails: what cannot be had only lowers
+// what is refined.
+func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineOptions) *refined {
+	n := min(len(results), o.topK)
+	out := &refined{
+		marks:   make([]engine.Mark, len(results)),
+		sigs:    make([]*similarity.Signature, n),
+		keys:    make([]string, n),
+		sources: make([]sigSource, n),
+	}
+	for i := range out.marks {
+		out.marks[i].Winner = -1
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.budget)
+	defer cancel()
+
+	now := time.Now()
+	pending := 0
+	done := make(chan signed, n) // buffered: a late fetch never blocks
+	for i := range n {
+		res := &results[i]
+		key, err := canon.URL(res.URL)
+		if err != nil {
+			key = res.URL
+		}
+		out.keys[i] = key
+		e, hit := r.cache.get(key)
+		switch {
+		case hit:
+			out.sigs[i], out.sources[i] = e.sig, srcCache
+			if !r.cache.fresh(e, now) {
+				r.revalidate(key, res.URL, e)
+			}
+		case res.Text != "":
+			res := r.signText(res.Text)
+			if res != nil {
+				out.sigs[i], out.sources[i] = res, srcText
+				r.cache.set(key, &entry{sig: res, fetchedAt: now})
+			}
+		case err == nil:
+			pending++
+			r.startFetch(i, key, res.URL, fetch.Validators{}, done)
+		}
+	}
+	// Wait for the fetches until the budget ends; the ones still running
+	// go on in the background and fill the cache.
+	for pending > 0 {
+		select {
+		case s := <-done:
+			pending--
+			if s.sig != nil {
+				out.sigs[s.i], out.sources[s.i] = s.sig, srcFetched
+			}
+		case <-ctx.Done():
+			pending = 0
+		}
+	}
+	for _, src := range out.sources {
+		switch src {
+		case srcCache:
+			out.cached++
+		case srcText:
+			out.text++
+		case srcFetched:
+			out.fetched++
+		default:
+			out.unrefined++
+		}
+	}
+	out.unrefined += len(results) - n
+	r.m.refined(out)
+
+	out.clusters = similarity.ClusterRanked(out.sigs, o.decision, similarity.RankedOptions{Keys: out.keys})
+	for _, c := range out.clusters {
+		w := c.Winner
+		if out.sigs[w] == nil {
+			continue // unrefined: stays unmarked
+		}
+		id := strconv.FormatUint(c.ID, 16)
+		for mi, m := range c.Members {
+			mk := engine.Mark{Cluster: id, Winner: w}
+			if mi > 0 {
+				mk.Relation = m.Verdict.Relation.String()
+				if !m.Verdict.Duplicate {
+					// Joined through another member (single link).
+					mk.Relation = "duplicate"
+				}
+				mk.Explain = m.Verdict.Explain()
+			}
+			out.marks[m.Index] = mk
+		}
+	}
+	return out
+}
+
+// signText signs a page text (or HTML) that a hit carries.
+func (r *refiner) signText(text string) *similarity.Signature {
+	res, err := r.signer.Sign([]byte(text), "")
+	if err != nil {
+		return nil
+	}
+	return &res.Sig
+}
+
+// startFetch fetches, signs and caches one page in the background and
+// delivers the signature on done (buffered, never blocking). The
+// goroutine exits when the fetch ends: at the latest at the fetch
+// client's timeout, or when the server closes.
+func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, done chan<- signed) {
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.Error("fetch_panic", "panic", fmt.Sprint(p))
+				done <- signed{i: i}
+			}
+		}()
+		sig := r.fetchSign(key, rawURL, val, nil)
+		done <- signed{i: i, sig: sig}
+	}()
+}
+
+// revalidate refreshes a stale cache entry in the background with a
+// conditional request; the stale signature serves meanwhile.
+func (r *refiner) revalidate(key, rawURL string, old *entry) {
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.Error("revalidate_panic", "panic", fmt.Sprint(p))
+			}
+		}()
+		r.fetchSign(key, rawURL, old.val, old)
+	}()
+}
+
+// fetchSign fetches rawURL, signs and caches it. A 304 keeps the old
+// signature with a new date.
+func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry) *similarity.Signature {
+	pg, err := r.fetcher.Get(r.life, rawURL, val)
+	if err != nil {
+		r.m.fetchOutcome(err)
+		if !errors.Is(err, context.Canceled) {
+			r.log.Debug("fetch_failed", "err", err)
+		}
+		return nil
+	}
+	r.m.fetchOutcome(nil)
+	if pg.NotModified && old != nil {
+		r.cache.set(key, &entry{sig: old.sig, val: old.val, fetchedAt: time.Now()})
+		return old.sig
+	}
+	res, err := r.signer.Sign(pg.Body, pg.ContentType)
+	if err != nil {
+		r.log.Debug("sign_failed", "err", err)
+		return nil
+	}
+	r.cache.set(key, &entry{sig: &res.Sig, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()})
+	return &res.Sig
+}
+
+// wait blocks until every background fetch has ended.
+func (r *refiner) wait() { r.bg.Wait() }

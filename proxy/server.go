@@ -1,0 +1,628 @@
+package proxy
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"path"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// Engine is one search backend.
+type Engine struct {
+	// Name labels the engine in metrics, logs and the search page.
+	Name string
+	// URL is the backend's base URL, e.g. "http://127.0.0.1:9200".
+	URL string
+	// Adapter configures how its API is spoken (kind, fields, paths).
+	Adapter engine.Config
+	// Timeout bounds one call to the engine; zero means 2s. It sits
+	// inside the request's own deadline.
+	Timeout time.Duration
+}
+
+// Options configure a [Server]. Zero fields take the defaults named.
+type Options struct {
+	// Engines are the backends; at least one.
+	Engines []Engine
+	// Transparent names the engine that requests outside winnow's own
+	// paths are forwarded to, in that engine's API; default the first
+	// engine; "-" turns transparent mode off.
+	Transparent string
+	// Mode is how duplicates are shown by default: engine.Remove,
+	// engine.Group or engine.Annotate. Default Group (the zero value is
+	// Remove; set ModeSet to keep an explicit Remove).
+	Mode    engine.Mode
+	ModeSet bool
+	// Factor is the over-fetch factor: a page of n results asks the
+	// backend for (from+n)·Factor. Default 3.
+	Factor int
+	// TopK is the number of results refined per query. Default 50.
+	TopK int
+	// Budget bounds the refinement of one query: what is not signed in
+	// time passes through unmarked. Default 300ms.
+	Budget time.Duration
+	// Decision decides near-duplicates (zero value: the default).
+	Decision similarity.Decision
+	// Signer signs pages.
+	Signer page.Signer
+	// Fetch configures the page fetcher (SSRF guard on by default).
+	Fetch fetch.Options
+	// CacheBytes bounds the signature cache. Default 256 MiB.
+	CacheBytes int64
+	// CacheTTL is how long a signature is used before it is revalidated.
+	// Default 1h.
+	CacheTTL time.Duration
+	// MaxRequestBytes caps a client request body. Default 1 MiB.
+	MaxRequestBytes int
+	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
+	MaxHeaderBytes int
+	// MaxConns caps concurrent client connections. Default 10,000.
+	MaxConns int
+	// ReadTimeout, WriteTimeout and IdleTimeout bound client
+	// connections. Defaults 10s, 30s, 60s.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is winnow's refinement proxy: a fasthttp server in front of one
+// or more search backends. Create it with [New], run it with
+// [Server.Serve] and stop it with [Server.Shutdown].
+type Server struct {
+	o        Options
+	engines  []*backend
+	transp   *backend
+	fetcher  *fetch.Client
+	cache    *sigCache
+	ref      *refiner
+	m        *metrics
+	log      *slog.Logger
+	srv      *fasthttp.Server
+	ready    atomic.Bool
+	stopLife context.CancelFunc
+}
+
+// backend is one configured engine with its adapter and HTTP client.
+type backend struct {
+	Engine
+	adapter engine.Adapter
+	base    *url.URL
+	client  *fasthttp.Client
+	search  string // last path segment of search requests, e.g. "_search"
+}
+
+// New validates the options and builds the server.
+func New(o Options) (*Server, error) {
+	o.Factor = cmp.Or(o.Factor, 3)
+	o.TopK = cmp.Or(o.TopK, 50)
+	o.Budget = cmp.Or(o.Budget, 300*time.Millisecond)
+	o.CacheBytes = cmp.Or(o.CacheBytes, 256<<20)
+	o.CacheTTL = cmp.Or(o.CacheTTL, time.Hour)
+	o.MaxRequestBytes = cmp.Or(o.MaxRequestBytes, 1<<20)
+	o.MaxHeaderBytes = cmp.Or(o.MaxHeaderBytes, 16<<10)
+	o.MaxConns = cmp.Or(o.MaxConns, 10_000)
+	o.ReadTimeout = cmp.Or(o.ReadTimeout, 10*time.Second)
+	o.WriteTimeout = cmp.Or(o.WriteTimeout, 30*time.Second)
+	o.IdleTimeout = cmp.Or(o.IdleTimeout, 60*time.Second)
+	if !o.ModeSet && o.Mode == engine.Remove {
+		o.Mode = engine.Group
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	var errs []error
+	if len(o.Engines) == 0 {
+		errs = append(errs, errors.New("proxy: no engines configured"))
+	}
+	s := &Server{o: o, log: log}
+	for i, e := range o.Engines {
+		b, err := newBackend(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("proxy: engines[%d] (%s): %w", i, e.Name, err))
+			continue
+		}
+		s.engines = append(s.engines, b)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	switch o.Transparent {
+	case "-":
+	case "":
+		s.transp = s.engines[0]
+	default:
+		for _, b := range s.engines {
+			if b.Name == o.Transparent {
+				s.transp = b
+			}
+		}
+		if s.transp == nil {
+			return nil, fmt.Errorf("proxy: transparent engine %q is not configured", o.Transparent)
+		}
+	}
+	if o.Fetch.Logger == nil {
+		o.Fetch.Logger = log
+	}
+	var err error
+	if s.fetcher, err = fetch.New(o.Fetch); err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	if s.cache, err = newSigCache(o.CacheBytes, o.CacheTTL); err != nil {
+		return nil, err
+	}
+	s.m = newMetrics(s)
+	life, stop := context.WithCancel(context.Background())
+	s.stopLife = stop
+	s.ref = &refiner{signer: o.Signer, fetcher: s.fetcher, cache: s.cache, log: log, m: s.m, life: life}
+	s.srv = &fasthttp.Server{
+		Handler:                       s.handle,
+		Name:                          "winnow",
+		Concurrency:                   o.MaxConns,
+		ReadBufferSize:                o.MaxHeaderBytes,
+		MaxRequestBodySize:            o.MaxRequestBytes,
+		ReadTimeout:                   o.ReadTimeout,
+		WriteTimeout:                  o.WriteTimeout,
+		IdleTimeout:                   o.IdleTimeout,
+		DisablePreParseMultipartForm:  true,
+		NoDefaultServerHeader:         true,
+		DisableHeaderNamesNormalizing: true,
+		Logger:                        fasthttpLogger{log},
+	}
+	return s, nil
+}
+
+func newBackend(e Engine) (*backend, error) {
+	if e.Name == "" {
+		return nil, errors.New("name is empty")
+	}
+	u, err := url.Parse(e.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("url %q is not an http(s) URL", e.URL)
+	}
+	a, err := engine.New(e.Adapter)
+	if err != nil {
+		return nil, err
+	}
+	e.Timeout = cmp.Or(e.Timeout, 2*time.Second)
+	search := path.Base(cmp.Or(e.Adapter.Path, defaultSearchPath(a.Name())))
+	return &backend{
+		Engine:  e,
+		adapter: a,
+		base:    u,
+		search:  search,
+		client: &fasthttp.Client{
+			Name:                          "winnow",
+			ReadTimeout:                   e.Timeout,
+			WriteTimeout:                  e.Timeout,
+			MaxConnsPerHost:               1024,
+			MaxResponseBodySize:           64 << 20,
+			DisablePathNormalizing:        true,
+			DisableHeaderNamesNormalizing: true,
+			NoDefaultUserAgentHeader:      true,
+		},
+	}, nil
+}
+
+func defaultSearchPath(kind string) string {
+	switch kind {
+	case "elasticsearch":
+		return "/_search"
+	case "solr":
+		return "/select"
+	case "opensearch-rss":
+		return "/"
+	}
+	return "/search"
+}
+
+// fasthttpLogger routes fasthttp's own messages to slog.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Warn("fasthttp", "msg", fmt.Sprintf(format, args...))
+}
+
+// Serve accepts connections on ln until [Server.Shutdown]. It marks the
+// server ready.
+func (s *Server) Serve(ln net.Listener) error {
+	s.ready.Store(true)
+	return s.srv.Serve(ln)
+}
+
+// Shutdown stops accepting connections, waits for requests in flight and
+// the background fetches to finish (or ctx to end), and frees the cache.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.ready.Store(false)
+	err := s.srv.ShutdownWithContext(ctx)
+	s.stopLife()
+	done := make(chan struct{})
+	go func() { s.ref.wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = cmp.Or(err, ctx.Err())
+	}
+	s.fetcher.Close()
+	s.cache.close()
+	return err
+}
+
+// handle routes a request. fasthttp does not recover handler panics: a
+// panic is logged and answered with 500 so the process lives on.
+func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
+	route := "proxy"
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler_panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			ctx.ResetBody()
+			ctx.Error("winnow: internal error", fasthttp.StatusInternalServerError)
+		}
+		s.m.request(route, ctx.Response.StatusCode(), time.Since(start))
+	}()
+	p := string(ctx.Path())
+	switch {
+	case p == "/healthz":
+		route = "healthz"
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.WriteString("ok\n")
+	case p == "/readyz":
+		route = "readyz"
+		ctx.SetContentType("text/plain; charset=utf-8")
+		if !s.ready.Load() {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.WriteString("not ready\n")
+			return
+		}
+		ctx.WriteString("ready\n")
+	case p == "/metrics":
+		route = "metrics"
+		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+		s.m.write(ctx)
+	case p == "/_winnow/search" || p == "/_winnow/search.json" || (p == "/" && s.wantsPage(ctx)):
+		route = "search"
+		s.searchPage(ctx)
+	case s.transp != nil:
+		s.transparent(ctx)
+	default:
+		route = "notfound"
+		ctx.Error("winnow: no transparent backend; the search page is at /_winnow/search", fasthttp.StatusNotFound)
+	}
+}
+
+// wantsPage reports whether a request for "/" comes from a browser (or has
+// no transparent backend to go to) and so gets the search page.
+func (s *Server) wantsPage(ctx *fasthttp.RequestCtx) bool {
+	return s.transp == nil || (ctx.IsGet() && bytes.Contains(ctx.Request.Header.Peek("Accept"), []byte("text/html")))
+}
+
+// params are the per-request settings a client can give as query
+// parameters winnow_mode, winnow_threshold, winnow_method, winnow_explain
+// (stripped before forwarding) or headers X-Winnow-Mode, ...
+type params struct {
+	off      bool
+	mode     engine.Mode
+	decision similarity.Decision
+	explain  bool
+}
+
+func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
+	p := params{mode: s.o.Mode, decision: s.o.Decision}
+	get := func(name string) string {
+		if v := ctx.QueryArgs().Peek("winnow_" + name); v != nil {
+			return string(v)
+		}
+		return string(ctx.Request.Header.Peek("X-Winnow-" + name))
+	}
+	switch m := get("mode"); m {
+	case "":
+	case "remove":
+		p.mode = engine.Remove
+	case "group":
+		p.mode = engine.Group
+	case "annotate":
+		p.mode = engine.Annotate
+	case "off":
+		p.off = true
+	default:
+		return p, fmt.Errorf("winnow_mode %q is not one of remove, group, annotate, off", m)
+	}
+	method, threshold := get("method"), get("threshold")
+	if method != "" || threshold != "" {
+		d, err := DecisionFor(method, threshold, s.o.Decision)
+		if err != nil {
+			return p, err
+		}
+		p.decision = d
+	}
+	p.explain = get("explain") == "1" || get("explain") == "true"
+	if p.explain && p.mode == engine.Remove {
+		p.mode = engine.Annotate
+	}
+	return p, nil
+}
+
+// DecisionFor returns the decision named by a method ("default" or a paper
+// method) with an optional threshold, for per-request overrides.
+func DecisionFor(method, threshold string, def similarity.Decision) (similarity.Decision, error) {
+	var t float64
+	if threshold != "" {
+		v, err := strconv.ParseFloat(threshold, 64)
+		if err != nil || v < 0 || v > 64 {
+			return def, fmt.Errorf("winnow_threshold %q is not a number in [0, 64]", threshold)
+		}
+		t = v
+	}
+	m, ok := methodsByName[method]
+	switch {
+	case method == "" || method == "default":
+		d := def
+		if t > 0 {
+			d.StrongLCS = t
+		}
+		return d, nil
+	case !ok:
+		return def, fmt.Errorf("winnow_method %q is unknown", method)
+	}
+	if t == 0 {
+		t = m.threshold
+	}
+	return similarity.SingleMethod(m.method, t), nil
+}
+
+var methodsByName = map[string]struct {
+	method    similarity.Method
+	threshold float64
+}{
+	"simhash":       {similarity.MethodSimhash, similarity.PaperSimhash},
+	"bloom":         {similarity.MethodBloom, similarity.PaperBloom},
+	"supershingles": {similarity.MethodSupershingles, similarity.PaperSupershingles},
+	"jaccard":       {similarity.MethodJaccard, similarity.DefaultVerifyJaccard},
+	"lcs":           {similarity.MethodLCS, similarity.DefaultStrongLCS},
+	"lcs-central":   {similarity.MethodLCSCentral, similarity.DefaultVerifyCentral},
+}
+
+// hopHeaders are not forwarded in either direction (RFC 9110 §7.6.1);
+// Accept-Encoding is dropped so answers come back uncompressed to parse.
+var hopHeaders = map[string]bool{
+	"connection": true, "keep-alive": true, "proxy-connection": true, "proxy-authenticate": true,
+	"proxy-authorization": true, "te": true, "trailer": true, "transfer-encoding": true, "upgrade": true,
+	"host": true, "accept-encoding": true, "content-length": true,
+}
+
+// clientRequest copies the client's request, minus winnow's own query
+// parameters and hop-by-hop headers.
+func clientRequest(ctx *fasthttp.RequestCtx) engine.Request {
+	r := engine.Request{Method: string(ctx.Method()), Header: map[string]string{}}
+	uri := ctx.Request.URI()
+	args := ctx.QueryArgs()
+	var q fasthttp.Args
+	for k, v := range args.All() {
+		if !bytes.HasPrefix(k, []byte("winnow_")) {
+			q.AddBytesKV(k, v)
+		}
+	}
+	r.Path = string(uri.Path())
+	if q.Len() > 0 {
+		r.Path += "?" + q.String()
+	}
+	for k, v := range ctx.Request.Header.All() {
+		name := strings.ToLower(string(k))
+		if !hopHeaders[name] && !strings.HasPrefix(name, "x-winnow-") {
+			r.Header[string(k)] = string(v)
+		}
+	}
+	r.Body = append([]byte(nil), ctx.PostBody()...)
+	return r
+}
+
+// call sends one request to a backend within its timeout and the
+// deadline of ctx, and returns the status, content type and body.
+func (b *backend) call(ctx context.Context, r engine.Request) (status int, contentType string, body []byte, hdr [][2]string, err error) {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	u := *b.base
+	pth, rawQuery, _ := strings.Cut(r.Path, "?")
+	u.Path = strings.TrimSuffix(b.base.Path, "/") + pth
+	u.RawQuery = rawQuery
+	req.SetRequestURI(u.String())
+	req.Header.SetMethod(cmp.Or(r.Method, "GET"))
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	req.Header.Del("Accept-Encoding")
+	if len(r.Body) > 0 {
+		req.SetBody(r.Body)
+	}
+	deadline := time.Now().Add(b.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := b.client.DoDeadline(req, resp, deadline); err != nil {
+		return 0, "", nil, nil, err
+	}
+	for k, v := range resp.Header.All() {
+		if !hopHeaders[strings.ToLower(string(k))] && !strings.EqualFold(string(k), "Content-Encoding") {
+			hdr = append(hdr, [2]string{string(k), string(v)})
+		}
+	}
+	return resp.StatusCode(), string(resp.Header.ContentType()), append([]byte(nil), resp.Body()...), hdr, nil
+}
+
+// isSearch reports whether a client request is a search the adapter can
+// rewrite: its path ends with the engine's search segment.
+func (b *backend) isSearch(r engine.Request) bool {
+	p, _, _ := strings.Cut(r.Path, "?")
+	return b.search == "/" || b.search == "." || path.Base(p) == b.search
+}
+
+// transparent forwards a request in the backend's own API and refines
+// the answer. Whatever goes wrong on winnow's side, the client gets the
+// backend's answer as the backend gave it.
+func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
+	b := s.transp
+	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
+	defer cancel()
+	orig := clientRequest(ctx)
+	p, perr := s.params(ctx)
+	if perr != nil || p.off || !b.isSearch(orig) {
+		if perr != nil {
+			s.log.Debug("bad_winnow_params", "err", perr)
+		}
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	var (
+		parsed *engine.Parsed
+		win    engine.Window
+		status int
+		ct     string
+		hdr    [][2]string
+		err    error
+	)
+	start := time.Now()
+	if pg, ok := b.adapter.(engine.Pager); ok {
+		var reqs []engine.Request
+		if reqs, win, err = pg.Pages(orig, s.o.Factor); err == nil {
+			var bodies [][]byte
+			status, ct, bodies, hdr, err = s.callPages(reqCtx, b, reqs)
+			if err == nil && status/100 == 2 {
+				parsed, err = pg.ParsePages(bodies, ct)
+			} else if err == nil {
+				s.writeAnswer(ctx, status, ct, bodies[0], hdr)
+				return
+			}
+		}
+	} else {
+		var breq engine.Request
+		if breq, win, err = b.adapter.Rewrite(orig, s.o.Factor); err == nil {
+			var body []byte
+			status, ct, body, hdr, err = b.call(reqCtx, breq)
+			if err == nil && status/100 != 2 {
+				// A backend error is passed on as the backend gave it.
+				s.m.engine(b.Name, "http_error", time.Since(start))
+				s.writeAnswer(ctx, status, ct, body, hdr)
+				return
+			}
+			if err == nil {
+				parsed, err = b.adapter.Parse(body, ct)
+			}
+		}
+	}
+	if err != nil || parsed == nil {
+		// Not rewritable, a dead or slow backend, or an answer winnow
+		// cannot parse: fall back to the client's request as it was.
+		s.m.engine(b.Name, "fallback", time.Since(start))
+		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	s.m.engine(b.Name, "ok", time.Since(start))
+	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision})
+	s.countClusters(ref, p.mode)
+	out, err := b.adapter.Render(parsed, ref.marks, p.mode, win)
+	if err != nil {
+		s.log.Warn("render_failed", "engine", b.Name, "err", err)
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	s.writeAnswer(ctx, status, ct, out, hdr)
+}
+
+func (s *Server) countClusters(ref *refined, mode engine.Mode) {
+	clusters, dups := 0, 0
+	for _, c := range ref.clusters {
+		if len(c.Members) > 1 {
+			clusters++
+			dups += len(c.Members) - 1
+		}
+	}
+	s.m.clustered(clusters, dups, mode.String())
+}
+
+// callPages fetches several pages of a backend in parallel (SearXNG).
+// The first page decides the status; a later page that fails ends the
+// list there.
+func (s *Server) callPages(ctx context.Context, b *backend, reqs []engine.Request) (int, string, [][]byte, [][2]string, error) {
+	type answer struct {
+		status int
+		ct     string
+		body   []byte
+		hdr    [][2]string
+		err    error
+	}
+	answers := make([]answer, len(reqs))
+	done := make(chan struct{}, len(reqs))
+	for i, r := range reqs {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			a := &answers[i]
+			a.status, a.ct, a.body, a.hdr, a.err = b.call(ctx, r)
+		}()
+	}
+	for range reqs {
+		<-done
+	}
+	if a := answers[0]; a.err != nil || a.status/100 != 2 {
+		return a.status, a.ct, [][]byte{a.body}, a.hdr, a.err
+	}
+	var bodies [][]byte
+	for _, a := range answers {
+		if a.err != nil || a.status/100 != 2 {
+			break
+		}
+		bodies = append(bodies, a.body)
+	}
+	return answers[0].status, answers[0].ct, bodies, answers[0].hdr, nil
+}
+
+// forward sends the client's request unchanged and relays the answer. A
+// backend that cannot be reached gets 502, one that does not answer in
+// time 504: the only errors winnow itself writes.
+func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, r engine.Request) {
+	start := time.Now()
+	status, ct, body, hdr, err := b.call(reqCtx, r)
+	if err != nil {
+		s.m.engine(b.Name, "down", time.Since(start))
+		s.log.Warn("backend_unreachable", "engine", b.Name, "err", err)
+		code := fasthttp.StatusBadGateway
+		if errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+			code = fasthttp.StatusGatewayTimeout
+		}
+		ctx.Error(fmt.Sprintf("winnow: backend %s: %v", b.Name, err), code)
+		return
+	}
+	s.m.engine(b.Name, "passthrough", time.Since(start))
+	s.writeAnswer(ctx, status, ct, body, hdr)
+}
+
+func (s *Server) writeAnswer(ctx *fasthttp.RequestCtx, status int, ct string, body []byte, hdr [][2]string) {
+	for _, kv := range hdr {
+		ctx.Response.Header.Set(kv[0], kv[1])
+	}
+	ctx.SetStatusCode(status)
+	if ct != "" {
+		ctx.SetContentType(ct)
+	}
+	ctx.SetBody(body)
+}
