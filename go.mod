@@ -3,7 +3,10 @@ module github.com/winnow-search/winnow
 go 1.26.0
 
 require (
+	github.com/VictoriaMetrics/metrics v1.35.1
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
+	github.com/chromedp/chromedp v0.23.0
+	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/klauspost/compress v1.20.0
 	github.com/molecule-man/go-brrr v1.0.1
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -20,13 +23,10 @@ require (
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
-	github.com/VictoriaMetrics/metrics v1.35.1 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
-	github.com/chromedp/chromedp v0.23.0 // indirect
-	github.com/dgraph-io/ristretto/v2 v2.4.2 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect

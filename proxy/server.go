@@ -181,10 +181,10 @@ func New(o Options) (*Server, error) {
 		ReadTimeout:                   o.ReadTimeout,
 		WriteTimeout:                  o.WriteTimeout,
 		IdleTimeout:                   o.IdleTimeout,
-		DisablePreParseMultipartForm:  true,
-		NoDefaultServerHeader:         true,
-		DisableHeaderNamesNormalizing: true,
-		Logger:                        fasthttpLogger{log},
+		DisablePreParseMultipartForm: true,
+		NoDefaultServerHeader:        true,
+		Logger:                       fasthttpLogger{log},
+		ErrorHandler:                 requestError,
 	}
 	return s, nil
 }
@@ -231,6 +231,23 @@ func defaultSearchPath(kind string) string {
 		return "/"
 	}
 	return "/search"
+}
+
+// requestError answers a request fasthttp could not read: 413 for a body
+// over the limit, 431 for headers over the limit, 408 for a client too
+// slow, 400 otherwise.
+func requestError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		ctx.Error("winnow: request body too large", fasthttp.StatusRequestEntityTooLarge)
+	case errors.As(err, &small):
+		ctx.Error("winnow: request headers too large", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	case errors.Is(err, fasthttp.ErrTimeout):
+		ctx.Error("winnow: request timeout", fasthttp.StatusRequestTimeout)
+	default:
+		ctx.Error("winnow: bad request", fasthttp.StatusBadRequest)
+	}
 }
 
 // fasthttpLogger routes fasthttp's own messages to slog.
@@ -330,7 +347,8 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		if v := ctx.QueryArgs().Peek("winnow_" + name); v != nil {
 			return string(v)
 		}
-		return string(ctx.Request.Header.Peek("X-Winnow-" + name))
+		// Header names are normalized: X-Winnow-Mode, X-Winnow-Explain.
+		return string(ctx.Request.Header.Peek("X-Winnow-" + strings.ToUpper(name[:1]) + name[1:]))
 	}
 	switch m := get("mode"); m {
 	case "":

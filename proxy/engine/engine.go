@@ -233,19 +233,19 @@ func New(cfg Config) (Adapter, error) {
 	case "elasticsearch", "opensearch":
 		cfg.Kind = "elasticsearch"
 		setParams(&cfg, "/_search", "q", "from", "size")
-		return &jsonAdapter{cfg: cfg, kind: kindES}, nil
+		return newJSON(cfg, kindES), nil
 	case "solr":
 		setParams(&cfg, "/solr/select", "q", "start", "rows")
-		return &jsonAdapter{cfg: cfg, kind: kindSolr}, nil
+		return newJSON(cfg, kindSolr), nil
 	case "searxng":
 		setParams(&cfg, "/search", "q", "", "")
-		return &searxng{jsonAdapter{cfg: cfg, kind: kindSearx}}, nil
+		return &searxng{*newJSON(cfg, kindSearx)}, nil
 	case "json":
 		if cfg.Fields.Results == "" {
 			return nil, errors.New("engine: json: Fields.Results is required")
 		}
 		setParams(&cfg, "/search", "q", "from", "size")
-		return &jsonAdapter{cfg: cfg, kind: kindGeneric}, nil
+		return newJSON(cfg, kindGeneric), nil
 	case "opensearch-rss":
 		setParams(&cfg, "/", "P", "TOPDOC", "HITSPERPAGE")
 		return &feed{cfg: cfg}, nil

@@ -17,10 +17,170 @@ const (
 )
 
 // jsonAdapter serves every JSON backend; kind selects where the hits and
-// their fields live.
+// their fields live. plan is built by newJSON and read-only afterwards.
 type jsonAdapter struct {
 	cfg  Config
 	kind kind
+	plan plan
+}
+
+// Capture slots of the root selector.
+const (
+	rError = iota
+	rHits
+	rStatus
+	rTotal
+	rStart
+	rHL
+	rSlots
+)
+
+// Capture slots of the hit selector.
+const (
+	hScore = iota
+	hHL
+	hID
+	hURL
+	hTitle
+	hSnippet
+	hText
+	hSlots
+)
+
+// plan is what Parse looks for in one pass over an answer.
+type plan struct {
+	root, hit   selector
+	nroot, nhit int
+	list        []string // path of the result list; nil: the root
+	// listApart: the list path shares a member with another root path, so
+	// the list is found with path and walked after the root.
+	listApart  bool
+	single     bool // field paths have no dot: the last member wins
+	textIsSnip bool // single and Fields.Text == Fields.Snippet
+}
+
+func newJSON(cfg Config, k kind) *jsonAdapter {
+	a := &jsonAdapter{cfg: cfg, kind: k}
+	pl := &a.plan
+	f := cfg.Fields
+	pl.single = !strings.Contains(f.URL+f.Title+f.Snippet+f.Text, ".")
+	one := func(segs ...string) ([]string, []bool) { return segs, make([]bool, len(segs)) }
+	pl.nroot = rSlots
+	addRoot := func(slot int, segs ...string) {
+		s, l := one(segs...)
+		pl.root.add(s, l, slot, &pl.nroot)
+	}
+	switch k {
+	case kindES:
+		addRoot(rError, "error")
+		addRoot(rHits, "hits")
+		addRoot(rStatus, "status")
+		addRoot(rTotal, "hits", "total")
+		pl.list = []string{"hits", "hits"}
+	case kindSolr:
+		addRoot(rError, "error")
+		addRoot(rTotal, "response", "numFound")
+		addRoot(rStart, "response", "start")
+		addRoot(rHL, "highlighting")
+		pl.list = []string{"response", "docs"}
+	case kindSearx:
+		addRoot(rTotal, "number_of_results")
+		pl.list = []string{"results"}
+	case kindGeneric:
+		if f.Total != "" {
+			addRoot(rTotal, strings.Split(f.Total, ".")...)
+		}
+		if f.Results != "." {
+			pl.list = strings.Split(f.Results, ".")
+		}
+	}
+	if pl.list != nil {
+		// The list edge must not be shared with another path.
+		s := &pl.root
+		for n, seg := range pl.list {
+			e := s.edge(seg)
+			if n == len(pl.list)-1 {
+				if e.sub != nil || len(e.slots) > 0 {
+					pl.listApart = true
+					break
+				}
+				e.list = true
+				break
+			}
+			if e.sub == nil {
+				e.sub = &selector{}
+				e.seen = pl.nroot
+				pl.nroot++
+			} else if e.list {
+				pl.listApart = true
+				break
+			}
+			s = e.sub
+		}
+		if pl.listApart {
+			clearList(&pl.root)
+		}
+	}
+	pl.root.finish()
+
+	pl.nhit = hSlots
+	addHit := func(slot int, segs []string, last ...bool) {
+		pl.hit.add(segs, last, slot, &pl.nhit)
+	}
+	var prefix []string
+	var prefixLast []bool
+	switch k {
+	case kindES:
+		addHit(hScore, []string{"_score"}, true)
+		addHit(hHL, []string{"highlight"}, true)
+		prefix, prefixLast = []string{"_source"}, []bool{true}
+	case kindSolr:
+		addHit(hScore, []string{"score"}, false)
+		addHit(hID, []string{cfg.IDField}, false)
+	case kindSearx:
+		addHit(hScore, []string{"score"}, false)
+	}
+	doc := func(slot int, p string) {
+		segs := append(append([]string(nil), prefix...), strings.Split(p, ".")...)
+		last := append(append([]bool(nil), prefixLast...), make([]bool, len(segs)-len(prefix))...)
+		if pl.single {
+			last[len(last)-1] = true
+		}
+		addHit(slot, segs, last...)
+	}
+	if pl.single {
+		// One member sets one field, as a switch over URL, Title,
+		// Snippet, Text would.
+		doc(hURL, f.URL)
+		if f.Title != f.URL {
+			doc(hTitle, f.Title)
+		}
+		if f.Snippet != f.URL && f.Snippet != f.Title {
+			doc(hSnippet, f.Snippet)
+		}
+		if f.Text != "" && f.Text != f.URL && f.Text != f.Title {
+			doc(hText, f.Text)
+			pl.textIsSnip = f.Text == f.Snippet
+		}
+	} else {
+		doc(hURL, f.URL)
+		doc(hTitle, f.Title)
+		doc(hSnippet, f.Snippet)
+		if f.Text != "" {
+			doc(hText, f.Text)
+		}
+	}
+	pl.hit.finish()
+	return a
+}
+
+func clearList(s *selector) {
+	for i := range s.edges {
+		s.edges[i].list = false
+		if s.edges[i].sub != nil {
+			clearList(s.edges[i].sub)
+		}
+	}
 }
 
 func (a *jsonAdapter) Name() string { return a.cfg.Kind }
@@ -29,54 +189,69 @@ func (a *jsonAdapter) errorf(format string, args ...any) error {
 	return fmt.Errorf("engine %s: "+format, append([]any{a.cfg.Kind}, args...)...)
 }
 
-// Parse implements [Adapter].
+// Parse implements [Adapter]. It validates the answer and collects the
+// spans of the result list, each hit's fields and the totals in one pass
+// (see [selector]); Results' strings share one allocation.
 func (a *jsonAdapter) Parse(body []byte, contentType string) (*Parsed, error) {
-	if err := checkDoc(body); err != nil {
+	pl := &a.plan
+	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit}
+	var rootCaps [rSlots + 16]span
+	caps := rootCaps[:]
+	if pl.nroot > len(caps) {
+		caps = make([]span, pl.nroot)
+	}
+	i := skipWS(body, 0)
+	var end int
+	var err error
+	asList := a.kind == kindGeneric && pl.list == nil && i < len(body) && body[i] == '['
+	if asList {
+		end, err = w.walkList(i, 0)
+		w.found, w.list = true, span{i, end}
+	} else {
+		end, err = w.walk(&pl.root, caps, i, 0)
+	}
+	if err == nil {
+		if j := skipWS(body, end); j != len(body) {
+			err = serr(j, "data after top-level value")
+		}
+	}
+	if err != nil {
 		return nil, a.errorf("%w: %v", ErrMalformed, err)
 	}
-	root := span{skipWS(body, 0), len(body)}
-	if body[root.start] != '{' {
-		if a.kind == kindGeneric && body[root.start] == '[' && a.cfg.Fields.Results == "." {
-			return a.parseList(body, root, root)
-		}
+	root := span{i, len(body)}
+	if !asList && body[i] != '{' {
 		return nil, a.errorf("%w: top-level value is not an object", ErrMalformed)
 	}
-	if err := a.backendError(body, root); err != nil {
+	if err := a.backendError(body, caps); err != nil {
 		return nil, err
 	}
-	var list span
-	var ok bool
-	switch a.kind {
-	case kindES:
-		list, ok = path(body, root, "hits.hits")
-	case kindSolr:
-		list, ok = path(body, root, "response.docs")
-	case kindSearx:
-		list, ok = field(body, root, "results")
-	case kindGeneric:
-		list, ok = path(body, root, a.cfg.Fields.Results)
-		if a.cfg.Fields.Results == "." {
-			list, ok = root, true
+	if pl.listApart {
+		if l, ok := path(body, root, strings.Join(pl.list, ".")); ok {
+			w.found = true
+			w.list = l
+			if _, err := w.walkList(l.start, 0); err != nil {
+				return nil, a.errorf("%w: %v", ErrMalformed, err)
+			}
 		}
 	}
-	if !ok || body[list.start] != '[' {
+	if !w.found || body[w.list.start] != '[' {
 		return nil, a.errorf("%w: no result array", ErrMalformed)
 	}
-	return a.parseList(body, root, list)
+	return a.results(&w, caps), nil
 }
 
-func (a *jsonAdapter) backendError(b []byte, root span) error {
-	e, ok := field(b, root, "error")
-	if !ok || b[e.start] == 'n' {
+func (a *jsonAdapter) backendError(b []byte, caps []span) error {
+	e := caps[rError]
+	if e.end == 0 || b[e.start] == 'n' || a.kind != kindES && a.kind != kindSolr {
 		return nil
 	}
 	be := &BackendError{Engine: a.cfg.Kind}
 	switch a.kind {
 	case kindES:
-		if _, hits := field(b, root, "hits"); hits {
+		if caps[rHits].end != 0 {
 			return nil
 		}
-		if s, ok := field(b, root, "status"); ok {
+		if s := caps[rStatus]; s.end != 0 {
 			f, _ := number(b, s)
 			be.Status = int(f)
 		}
@@ -93,93 +268,47 @@ func (a *jsonAdapter) backendError(b []byte, root span) error {
 		if m, ok := field(b, e, "msg"); ok {
 			be.Reason = text(b, m, false)
 		}
-	default:
-		return nil
 	}
 	return be
 }
 
-func (a *jsonAdapter) parseList(b []byte, root, list span) (*Parsed, error) {
-	el := elements(b, list)
-	p := &Parsed{body: b, list: list, elems: el, Total: -1, first: len(el)}
+// results builds the Parsed from a finished walk.
+func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
+	b := w.b
+	el := w.elems
+	p := &Parsed{body: b, list: w.list, elems: el, Total: -1, first: len(el)}
 	p.Results = make([]Result, len(el))
 	f := a.cfg.Fields
-	var hl span
-	hasHL := false
-	if a.kind == kindSolr {
-		hl, hasHL = field(b, root, "highlighting")
+	pl := &a.plan
+	ar := strArena{b: b, refs: make([]strRef, 0, 4*len(el))}
+	if hl := caps[rHL]; hl.end != 0 && len(el) > 0 {
+		solrHighlights(b, hl, p.Results, w, f.Snippet)
 	}
-	single := !strings.Contains(f.URL+f.Title+f.Snippet+f.Text, ".")
-	for i, e := range el {
+	for i := range el {
 		r := &p.Results[i]
 		r.Rank = i
-		doc := e
-		switch a.kind {
-		case kindES:
-			doc = span{}
-			var h span
-			members(b, e, func(k []byte, v span) bool {
-				switch {
-				case keyEq(k, "_score"):
-					r.Score, _ = number(b, v)
-				case keyEq(k, "_source"):
-					doc = v
-				case keyEq(k, "highlight"):
-					h = v
-				}
-				return true
-			})
-			if h.end != 0 {
-				r.Snippet = highlight(b, h, f.Snippet)
-			}
-		case kindSolr:
-			if s, ok := field(b, e, "score"); ok {
-				r.Score, _ = number(b, s)
-			}
-			if hasHL {
-				if id, ok := field(b, e, a.cfg.IDField); ok {
-					if h, ok := field(b, hl, text(b, id, false)); ok {
-						r.Snippet = highlight(b, h, f.Snippet)
-					}
-				}
-			}
-		case kindSearx:
-			if s, ok := field(b, e, "score"); ok {
-				r.Score, _ = number(b, s)
-			}
+		hc := w.caps[i*w.nhit : (i+1)*w.nhit]
+		if s := hc[hScore]; s.end != 0 {
+			r.Score, _ = number(b, s)
 		}
-		if doc.end == 0 {
-			continue
+		if h := hc[hHL]; h.end != 0 {
+			r.Snippet = highlight(b, h, f.Snippet)
 		}
-		if single && b[doc.start] == '{' {
-			snip := r.Snippet == ""
-			members(b, doc, func(k []byte, v span) bool {
-				switch {
-				case keyEq(k, f.URL):
-					r.URL = text(b, v, false)
-				case keyEq(k, f.Title):
-					r.Title = text(b, v, false)
-				case snip && keyEq(k, f.Snippet):
-					r.Snippet = text(b, v, false)
-				case f.Text != "" && keyEq(k, f.Text):
-					r.Text = text(b, v, false)
-				}
-				return true
-			})
-			continue
+		snip := r.Snippet == ""
+		ar.add(&r.URL, hc[hURL])
+		ar.add(&r.Title, hc[hTitle])
+		if snip {
+			ar.add(&r.Snippet, hc[hSnippet])
 		}
-		r.URL = get(b, doc, f.URL)
-		r.Title = get(b, doc, f.Title)
-		if r.Snippet == "" {
-			r.Snippet = get(b, doc, f.Snippet)
-		}
-		if f.Text != "" {
-			r.Text = get(b, doc, f.Text)
+		if !pl.textIsSnip || !snip || hc[hSnippet].end == 0 {
+			ar.add(&r.Text, hc[hText])
 		}
 	}
+	ar.finish()
 	switch a.kind {
 	case kindES:
-		if t, ok := path(b, root, "hits.total"); ok {
+		if t := caps[rTotal]; t.end != 0 {
+			ok := true
 			if b[t.start] == '{' {
 				t, ok = field(b, t, "value")
 			}
@@ -188,30 +317,110 @@ func (a *jsonAdapter) parseList(b []byte, root, list span) (*Parsed, error) {
 			}
 		}
 	case kindSolr:
-		if t, ok := path(b, root, "response.numFound"); ok {
+		if t := caps[rTotal]; t.end != 0 {
 			if n, ok := number(b, t); ok {
 				p.Total = int(n)
 			}
 		}
-		if s, ok := path(b, root, "response.start"); ok && isNumber(b, s) {
+		if s := caps[rStart]; s.end != 0 && isNumber(b, s) {
 			p.patch = append(p.patch, patch{s, 'f'})
 		}
 	case kindSearx:
-		if t, ok := field(b, root, "number_of_results"); ok {
+		if t := caps[rTotal]; t.end != 0 {
 			if n, ok := number(b, t); ok && (n > 0 || len(el) == 0) {
 				p.Total = int(n)
 			}
 		}
 	case kindGeneric:
 		if f.Total != "" {
-			if t, ok := path(b, root, f.Total); ok {
+			t, ok := caps[rTotal], caps[rTotal].end != 0
+			if pl.listApart {
+				t, ok = path(b, span{skipWS(b, 0), len(b)}, f.Total)
+			}
+			if ok {
 				if n, ok := number(b, t); ok {
 					p.Total = int(n)
 				}
 			}
 		}
 	}
-	return p, nil
+	return p
+}
+
+// solrHighlights sets the snippet of each hit whose id names a member of
+// the highlighting object hl (the first such member), in one pass over hl.
+func solrHighlights(b []byte, hl span, rs []Result, w *walker, pref string) {
+	ids := make([]string, len(rs))
+	left := 0
+	for i := range rs {
+		if id := w.caps[i*w.nhit+hID]; id.end != 0 {
+			ids[i] = text(b, id, false)
+			left++
+		}
+	}
+	done := make([]bool, len(rs))
+	members(b, hl, func(k []byte, v span) bool {
+		for i := range rs {
+			if w.caps[i*w.nhit+hID].end != 0 && !done[i] && keyEq(k, ids[i]) {
+				done[i] = true
+				left--
+				rs[i].Snippet = highlight(b, v, pref)
+			}
+		}
+		return left > 0
+	})
+}
+
+// strArena gathers the strings of a Parsed's results that are copied
+// verbatim from the body, so they share one allocation.
+type strArena struct {
+	b    []byte
+	refs []strRef
+	n    int
+}
+
+type strRef struct {
+	dst *string
+	at  span
+}
+
+// add sets *dst to the text at s (see text), now or in finish.
+func (ar *strArena) add(dst *string, s span) {
+	if s.end == 0 {
+		return
+	}
+	b := ar.b
+	switch i := skipWS(b, s.start); b[i] {
+	case '"':
+		if raw := b[i+1 : s.end-1]; plainString(raw) {
+			ar.refs = append(ar.refs, strRef{dst, span{i + 1, s.end - 1}})
+			ar.n += len(raw)
+			return
+		}
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		ar.refs = append(ar.refs, strRef{dst, span{i, s.end}})
+		ar.n += s.end - i
+		return
+	}
+	*dst = text(b, s, false)
+}
+
+func (ar *strArena) finish() {
+	if ar.n == 0 {
+		return
+	}
+	var sb strings.Builder
+	sb.Grow(ar.n)
+	for _, r := range ar.refs {
+		sb.Write(ar.b[r.at.start:r.at.end])
+	}
+	all := sb.String()
+	off := 0
+	for _, r := range ar.refs {
+		n := r.at.end - r.at.start
+		*r.dst = all[off : off+n]
+		off += n
+	}
 }
 
 func isNumber(b []byte, s span) bool {

@@ -1,0 +1,479 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/internal/demo"
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// startDemo starts the demo search engine over the embedded sample.
+func startDemo(t testing.TB, o demo.Options) *demo.Server {
+	t.Helper()
+	o.Logger = slog.New(slog.DiscardHandler)
+	eng, err := demo.New(sample.Docs(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := demo.Start("127.0.0.1:0", eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// startProxy starts a proxy with o on loopback and returns its base URL.
+func startProxy(t testing.TB, o Options) (*Server, string) {
+	t.Helper()
+	o.Logger = slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	o.Fetch.Allow = append(o.Fetch.Allow, loopback...)
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		<-done
+	})
+	return s, "http://" + ln.Addr().String()
+}
+
+func esEngine(url string) Engine {
+	return Engine{Name: "es", URL: url, Adapter: engine.Config{Kind: "elasticsearch", Path: "/llvm/_search"}, Timeout: 2 * time.Second}
+}
+
+func get(t testing.TB, url string, header ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// esAnswer is the part of an Elasticsearch answer the tests read.
+type esAnswer struct {
+	Took int `json:"took"`
+	Hits struct {
+		Total struct{ Value int } `json:"total"`
+		Hits  []struct {
+			ID     string `json:"_id"`
+			Winnow *struct {
+				Cluster    string            `json:"cluster"`
+				Relation   string            `json:"relation"`
+				Explain    string            `json:"explain"`
+				Duplicates []json.RawMessage `json:"duplicates"`
+			} `json:"_winnow"`
+		} `json:"hits"`
+	} `json:"hits"`
+}
+
+func decodeES(t testing.TB, body string) esAnswer {
+	t.Helper()
+	var a esAnswer
+	if err := json.Unmarshal([]byte(body), &a); err != nil {
+		t.Fatalf("answer is not Elasticsearch JSON: %v\n%s", err, body)
+	}
+	return a
+}
+
+// page returns the page name of a demo hit ID "sample://llvm/13/Benchmarking".
+func pageOf(id string) string {
+	_, p, _ := strings.Cut(strings.TrimPrefix(id, "sample://llvm/"), "/")
+	return p
+}
+
+func TestTransparentModes(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	q := base + "/llvm/_search?q=benchmark+tips+code+review&size=4"
+
+	_, raw := get(t, d.URL()+"/llvm/_search?q=benchmark+tips+code+review&size=4")
+	plain := decodeES(t, raw)
+	dupsInPlain := 0
+	seen := map[string]bool{}
+	for _, h := range plain.Hits.Hits {
+		if seen[pageOf(h.ID)] {
+			dupsInPlain++
+		}
+		seen[pageOf(h.ID)] = true
+	}
+	if dupsInPlain == 0 {
+		t.Fatalf("the demo's plain answer has no duplicates to remove: %s", raw)
+	}
+
+	t.Run("remove", func(t *testing.T) {
+		code, body := get(t, q+"&winnow_mode=remove")
+		a := decodeES(t, body)
+		if code != 200 || len(a.Hits.Hits) != 4 {
+			t.Fatalf("remove: status %d, %d hits; want 200 and a full page of 4", code, len(a.Hits.Hits))
+		}
+		pages := map[string]bool{}
+		for _, h := range a.Hits.Hits {
+			if pages[pageOf(h.ID)] {
+				t.Errorf("remove: page %s shown twice (%s)", pageOf(h.ID), h.ID)
+			}
+			pages[pageOf(h.ID)] = true
+		}
+		if a.Hits.Total.Value != plain.Hits.Total.Value {
+			t.Errorf("remove: total %d, want the backend's %d kept", a.Hits.Total.Value, plain.Hits.Total.Value)
+		}
+	})
+	t.Run("group", func(t *testing.T) {
+		_, body := get(t, q) // group is the default
+		a := decodeES(t, body)
+		nested := 0
+		for _, h := range a.Hits.Hits {
+			if h.Winnow != nil {
+				nested += len(h.Winnow.Duplicates)
+			}
+		}
+		if nested == 0 || len(a.Hits.Hits) != 4 {
+			t.Errorf("group: %d hits, %d nested duplicates; want 4 winners with duplicates nested", len(a.Hits.Hits), nested)
+		}
+	})
+	t.Run("annotate", func(t *testing.T) {
+		_, body := get(t, q, "X-Winnow-Mode", "annotate")
+		a := decodeES(t, body)
+		explained := 0
+		for _, h := range a.Hits.Hits {
+			if h.Winnow != nil && strings.HasPrefix(h.Winnow.Explain, "duplicate: ") {
+				explained++
+			}
+		}
+		if explained == 0 {
+			t.Errorf("annotate: no hit explains its duplicate: %s", body)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		_, body := get(t, q+"&winnow_mode=off")
+		if a := decodeES(t, body); len(a.Hits.Hits) != 4 || a.Hits.Hits[0].Winnow != nil {
+			t.Errorf("off: the answer was changed: %s", body)
+		}
+	})
+	t.Run("pages stay consistent", func(t *testing.T) {
+		seen := map[string]string{}
+		for from := 0; from < 12; from += 4 {
+			_, body := get(t, fmt.Sprintf("%s/llvm/_search?q=benchmark+tips+code+review+getting+started&size=4&from=%d&winnow_mode=remove", base, from))
+			for _, h := range decodeES(t, body).Hits.Hits {
+				if prev, ok := seen[pageOf(h.ID)]; ok {
+					t.Errorf("page %s shown at from=%s came back at from=%d (%s)", pageOf(h.ID), prev, from, h.ID)
+				}
+				seen[pageOf(h.ID)] = fmt.Sprint(from)
+			}
+		}
+	})
+	t.Run("not a search", func(t *testing.T) {
+		code, body := get(t, base+"/pages/13/Benchmarking.html")
+		if code != 200 || !strings.Contains(body, "Benchmarking") {
+			t.Errorf("a non-search path is forwarded unchanged: got %d", code)
+		}
+	})
+}
+
+
+func TestBackendErrorsPassThrough(t *testing.T) {
+	var mode atomic.Value
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch mode.Load() {
+		case "400":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":{"root_cause":[{"type":"parsing_exception","reason":"bad"}],"type":"parsing_exception","reason":"bad"},"status":400}`)
+		case "500":
+			w.WriteHeader(500)
+			io.WriteString(w, "internal trouble")
+		case "garbage":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"hits": {"hits": [ {"_source": {"url": "http://x/"}} ,, oops`)
+		case "hang":
+			<-r.Context().Done()
+		}
+	}))
+	defer backend.Close()
+	e := esEngine(backend.URL)
+	e.Timeout = 300 * time.Millisecond
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	tests := []struct {
+		mode     string
+		code     int
+		contains string
+	}{
+		{"400", 400, "parsing_exception"},
+		{"500", 500, "internal trouble"},
+		{"garbage", 200, ",, oops"}, // an answer winnow cannot parse is relayed as it is
+		{"hang", 504, "winnow: backend es"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			mode.Store(tt.mode)
+			start := time.Now()
+			code, body := get(t, base+"/llvm/_search?q=x")
+			if code != tt.code || !strings.Contains(body, tt.contains) {
+				t.Errorf("backend %s: got %d %q, want %d containing %q", tt.mode, code, body, tt.code, tt.contains)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("backend %s: answered after %v", tt.mode, d)
+			}
+		})
+	}
+	backend.Close()
+	if code, body := get(t, base+"/llvm/_search?q=x"); code != 502 {
+		t.Errorf("dead backend: got %d %q, want 502", code, body)
+	}
+}
+
+// slowPages serves n result pages that answer after delay, and an ES
+// answer listing them; pages i and i+1 (i even) are near-duplicates.
+func slowPages(t *testing.T, n int, delay func(i int) time.Duration) *httptest.Server {
+	t.Helper()
+	var docs []string
+	for d, err := range sample.Docs() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(d.Body))
+	}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/_search") {
+			w.Header().Set("Content-Type", "application/json")
+			var hits []string
+			for i := range n {
+				hits = append(hits, fmt.Sprintf(`{"_id":"%d","_source":{"url":"%s/p/%d","title":"page %d"}}`, i, srv.URL, i, i))
+			}
+			fmt.Fprintf(w, `{"took":1,"hits":{"total":{"value":%d,"relation":"eq"},"hits":[%s]}}`, n, strings.Join(hits, ","))
+			return
+		}
+		var i int
+		fmt.Sscanf(r.URL.Path, "/p/%d", &i)
+		select {
+		case <-time.After(delay(i)):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, docs[(i/2)%len(docs)]) // pairs of identical pages
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestColdPathBudget(t *testing.T) {
+	// 50 pages answering after 50 ms each are fetched, signed and
+	// clustered inside a 300 ms budget.
+	srv := slowPages(t, 50, func(int) time.Duration { return 50 * time.Millisecond })
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(srv.URL)}, Budget: 300 * time.Millisecond,
+		Fetch: fetch.Options{MaxConnsPerHost: 64}})
+	start := time.Now()
+	_, body := get(t, base+"/llvm/_search?q=x&size=50", "X-Winnow-Mode", "annotate")
+	took := time.Since(start)
+	a := decodeES(t, body)
+	marked := 0
+	for _, h := range a.Hits.Hits {
+		if h.Winnow != nil && h.Winnow.Cluster != "" {
+			marked++
+		}
+	}
+	if marked != 50 {
+		t.Errorf("cold path: %d of 50 results refined within the 300 ms budget (took %v)", marked, took)
+	}
+	t.Logf("cold path: 50 pages at 50 ms each refined in %v", took)
+}
+
+func TestSlowPagesPassThrough(t *testing.T) {
+	// Even pages answer at once, odd ones after 2 s: the odd ones pass
+	// through unmarked and the answer comes within the budget.
+	srv := slowPages(t, 10, func(i int) time.Duration {
+		if i%2 == 1 {
+			return 2 * time.Second
+		}
+		return 0
+	})
+	// Results usually come from many hosts; here one host serves them all,
+	// so its connection limit must not queue the fast pages behind the
+	// slow ones.
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(srv.URL)}, Budget: 200 * time.Millisecond,
+		Fetch: fetch.Options{MaxConnsPerHost: 16}})
+	start := time.Now()
+	_, body := get(t, base+"/llvm/_search?q=x&size=10", "X-Winnow-Mode", "annotate")
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("answer took %v, want about the 200 ms budget", d)
+	}
+	a := decodeES(t, body)
+	if len(a.Hits.Hits) != 10 {
+		t.Fatalf("%d hits, want all 10 (slow ones unmarked)", len(a.Hits.Hits))
+	}
+	for i, h := range a.Hits.Hits {
+		marked := h.Winnow != nil && h.Winnow.Cluster != ""
+		if slow := i%2 == 1; slow == marked {
+			t.Errorf("hit %d (slow %v): marked %v", i, slow, marked)
+		}
+	}
+}
+
+func TestMetasearchAndOps(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{
+		esEngine(d.URL()),
+		{Name: "searx", URL: d.URL(), Adapter: engine.Config{Kind: "searxng", Path: "/searxng/search"}},
+	}, Budget: 3 * time.Second})
+	code, body := get(t, base+"/_winnow/search.json?q=benchmark")
+	if code != 200 {
+		t.Fatalf("search.json: %d %s", code, body)
+	}
+	var page struct {
+		Engines []struct {
+			Name    string
+			Results int
+			Error   string
+		}
+		Groups []struct {
+			Result     struct{ URL string; Engines []string }
+			Duplicates []struct{ URL, Explain string }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Engines) != 2 || page.Engines[0].Error != "" || page.Engines[1].Error != "" {
+		t.Errorf("engines: %+v, want two that answered", page.Engines)
+	}
+	if len(page.Groups) == 0 || len(page.Groups[0].Duplicates) < 2 || len(page.Groups[0].Result.Engines) != 2 {
+		t.Errorf("first group: %+v; want the Benchmarking page from both engines with its releases as duplicates", page.Groups)
+	}
+	code, html := get(t, base+"/?q=benchmark", "Accept", "text/html")
+	if code != 200 || !strings.Contains(html, "similar result") {
+		t.Errorf("search page: %d, no grouped results", code)
+	}
+	for path, want := range map[string]string{
+		"/healthz": "ok",
+		"/readyz":  "ready",
+		"/metrics": `winnow_requests_total{route="search",code="2xx"}`,
+	} {
+		if code, body := get(t, base+path); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("GET %s = %d, want 200 containing %q:\n%s", path, code, want, body)
+		}
+	}
+	_, metrics := get(t, base+"/metrics")
+	for _, want := range []string{"winnow_cache_hits_total", "winnow_fetches_total", "winnow_clusters_total", "winnow_engine_requests_total{engine=\"es\"", "winnow_request_duration_seconds_bucket"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, MaxRequestBytes: 4096, MaxHeaderBytes: 4096})
+	resp, err := http.Post(base+"/llvm/_search", "application/json", strings.NewReader(`{"query":{"match_all":{}},"pad":"`+strings.Repeat("x", 10000)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body: %d, want 413", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", base+"/llvm/_search?q=x", nil)
+	req.Header.Set("X-Big", strings.Repeat("y", 8000))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Errorf("oversized header: %d, want an error status", resp.StatusCode)
+		}
+	}
+	code, _ := get(t, base+"/llvm/_search?q=x&winnow_mode=sideways")
+	if code != 200 {
+		t.Errorf("bad winnow_mode: %d, want the backend's answer passed through", code)
+	}
+}
+
+func TestClientDisconnectAndNoLeaks(t *testing.T) {
+	srv := slowPages(t, 20, func(int) time.Duration { return 100 * time.Millisecond })
+	o := Options{Engines: []Engine{esEngine(srv.URL)}, Budget: 500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	o.Fetch.Allow = loopback
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+
+	// A client that gives up mid-request.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/llvm/_search?q=x&size=20", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	cancel()
+	// The proxy still answers the next client.
+	if code, _ := get(t, base+"/llvm/_search?q=x&size=20"); code != 200 {
+		t.Errorf("after a client disconnect: %d", code)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := s.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	<-done
+	// No goroutine of the proxy (handlers, fetches, revalidations) is
+	// left; fasthttp's own idle-connection cleaners may linger and are
+	// not ours.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		leaked := strings.Contains(stacks, "winnow/proxy.(*refiner)") || strings.Contains(stacks, "winnow/proxy.(*Server)")
+		if !leaked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines of the proxy left after Shutdown:\n%s", stacks)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
