@@ -44,6 +44,10 @@ func nonASCIIAction(r rune) runeAction {
 		return runeDrop
 	case '‘', '’', '‚', '‛', '“', '”', '„', '‟', '«', '»', '‹', '›', '′', '″', '\u00a0':
 		return runeSpace
+	case '¶':
+		// The pilcrow is the permalink anchor of Sphinx, MkDocs and many
+		// blogs ("Introduction¶"), not text.
+		return runeSpace
 	}
 	if r < 0x2000 {
 		if r == 0x85 || r < 0xa0 || r == 0x58a || r == 0x5be || r == 0x1400 || r == 0x1806 || r == 0x1680 {
