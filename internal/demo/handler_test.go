@@ -306,7 +306,7 @@ func TestTextInHits(t *testing.T) {
 	if len(r.Hits.Hits) != 1 {
 		t.Fatalf("got %d hits, want 1", len(r.Hits.Hits))
 	}
-	if txt := r.Hits.Hits[0].Source.Text; txt == nil || !strings.Contains(*txt, "benchmarking tips¶\nintroduction¶\n") {
+	if txt := r.Hits.Hits[0].Source.Text; txt == nil || !strings.Contains(*txt, "benchmarking tips\nintroduction\n") {
 		t.Errorf("_source.text = %.100q, want the canonical text", deref(txt))
 	}
 }
