@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"html"
 	"fmt"
 	"math"
 	"net/url"
@@ -108,8 +109,8 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 }
 
 // askEngine runs one metasearch query on one engine.
-func (s *Server) askEngine(ctx context.Context, b *backend, q engine.Query) engineAnswer {
-	a := engineAnswer{name: b.Name}
+func (s *Server) askEngine(ctx context.Context, b *backend, q engine.Query) (a engineAnswer) {
+	a.name = b.Name
 	start := time.Now()
 	defer func() { a.took = time.Since(start) }()
 	req, err := b.adapter.Search(q)
@@ -145,7 +146,7 @@ func (o *metaOutcome) groups() []ui.Group {
 	var gs []ui.Group
 	item := func(i int) ui.Item {
 		r := o.results[i]
-		return ui.Item{URL: r.URL, Title: r.Title, Snippet: r.Snippet, Engines: r.engines, Rank: i + 1,
+		return ui.Item{URL: r.URL, Title: plainText(r.Title), Snippet: plainText(r.Snippet), Engines: r.engines, Rank: i + 1,
 			Unrefined: i >= len(o.ref.sigs) || o.ref.sigs[i] == nil}
 	}
 	for _, c := range o.ref.clusters {
@@ -166,6 +167,30 @@ func (o *metaOutcome) groups() []ui.Group {
 		gs = append(gs, ui.Group{ID: "r" + strconv.Itoa(i), Winner: item(i)})
 	}
 	return gs
+}
+
+// plainText turns an engine's title or snippet, which may carry
+// highlighting markup such as <em>, into plain text for the page (which
+// escapes it).
+func plainText(s string) string {
+	if !strings.ContainsAny(s, "<&") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			break // an unclosed tag: drop the rest of it
+		}
+		s = s[i+j+1:]
+	}
+	return html.UnescapeString(b.String())
 }
 
 // scoresOf lists the tests of a verdict with their thresholds.

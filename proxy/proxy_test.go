@@ -477,3 +477,17 @@ func TestClientDisconnectAndNoLeaks(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestPlainText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"run the <em>benchmark</em> twice", "run the benchmark twice"},
+		{"a &amp; b &lt;tag&gt;", "a & b <tag>"},
+		{"broken <em", "broken "},
+	}
+	for _, tt := range tests {
+		if got := plainText(tt.in); got != tt.want {
+			t.Errorf("plainText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,15 +28,13 @@ func (e *scanError) Unwrap() error { return e.err }
 
 func serr(off int, msg string) error { return &scanError{off, errors.New(msg)} }
 
-// wsTab marks JSON white space; strTab marks the bytes that end a run of
-// plain string content; numTab marks the bytes of a number.
-var wsTab, strTab, numTab [256]bool
+// wsTab marks JSON white space; numTab marks the bytes of a number.
+var wsTab, numTab [256]bool
 
 func init() {
 	for _, c := range " \t\n\r" {
 		wsTab[c] = true
 	}
-	strTab['"'], strTab['\\'] = true, true
 	for _, c := range "0123456789.eE+-" {
 		numTab[c] = true
 	}
@@ -63,29 +62,59 @@ func skipWSRun(b []byte, i int) int {
 
 // skipString returns the offset after the string starting at b[i] == '"'.
 // Control characters are not rejected: the body is the backend's and is
-// copied, not reinterpreted. Short strings (keys, URLs) are scanned with a
-// table; after 32 bytes the scan switches to bytes.IndexByte, which is
-// vectorized, and counts the backslashes before each quote it finds.
+// copied, not reinterpreted.
 func skipString(b []byte, i int) (int, error) {
+	j, _, err := scanString(b, i)
+	return j, err
+}
+
+const (
+	swarLo    = 0x0101010101010101
+	swarHi    = 0x8080808080808080
+	swarQuote = '"' * swarLo
+	swarBS    = '\\' * swarLo
+)
+
+// scanString is skipString that also reports whether the string may hold
+// an escape (false means it surely does not). The first 64 bytes are
+// scanned 8 at a time for '"' or '\\' (SWAR: the lowest byte flagged by
+// (v-lo)&^v&hi is exactly the first zero byte of v); longer strings go to
+// bytes.IndexByte, which is vectorized, counting the backslashes before
+// each quote it finds.
+func scanString(b []byte, i int) (end int, esc bool, err error) {
 	j := i + 1
-	for lim := min(len(b), j+32); j < lim; j++ {
-		if strTab[b[j]] {
-			if b[j] == '"' {
-				return j + 1, nil
-			}
-			j++ // skip the escaped byte
-			if j >= lim {
-				break
-			}
+	for lim := min(len(b), j+64); j+8 <= lim; {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q, e := x^swarQuote, x^swarBS
+		m := (q-swarLo)&^q&swarHi | (e-swarLo)&^e&swarHi
+		if m == 0 {
+			j += 8
+			continue
+		}
+		j += bits.TrailingZeros64(m) >> 3
+		if b[j] == '"' {
+			return j + 1, esc, nil
+		}
+		esc = true
+		j += 2 // the backslash and the byte it escapes
+	}
+	for ; j < len(b) && j < i+72; j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, esc, nil
+		case '\\':
+			esc = true
+			j++
 		}
 	}
+	esc = esc || j < len(b)
 	for {
 		if j >= len(b) {
-			return 0, serr(i, "unterminated string")
+			return 0, esc, serr(i, "unterminated string")
 		}
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return 0, serr(i, "unterminated string")
+			return 0, esc, serr(i, "unterminated string")
 		}
 		j += k
 		// Count the backslashes before the quote.
@@ -94,7 +123,7 @@ func skipString(b []byte, i int) (int, error) {
 			n++
 		}
 		if n%2 == 0 {
-			return j + 1, nil
+			return j + 1, esc, nil
 		}
 		j++
 	}
@@ -363,8 +392,49 @@ func plainString(raw []byte) bool {
 }
 
 func number(b []byte, s span) (float64, bool) {
-	f, err := strconv.ParseFloat(string(b[skipWS(b, s.start):s.end]), 64)
+	t := b[skipWS(b, s.start):s.end]
+	if f, ok := simpleFloat(t); ok {
+		return f, true
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
 	return f, err == nil
+}
+
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// simpleFloat parses -?d*(.d*)? with at most 15 digits, which is exact as
+// float64(mantissa)/10^k (Clinger's fast path, as in strconv's
+// atof64exact); ok is false for anything else.
+func simpleFloat(t []byte) (float64, bool) {
+	neg := len(t) > 0 && t[0] == '-'
+	if neg {
+		t = t[1:]
+	}
+	var m uint64
+	digits, frac, dot := 0, 0, false
+	for _, c := range t {
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // appendString appends s as a JSON string.
@@ -540,11 +610,11 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 		if j >= len(b) || b[j] != '"' {
 			return 0, serr(j, "expected object key")
 		}
-		ke, err := skipString(b, j)
+		ke, esc, err := scanString(b, j)
 		if err != nil {
 			return 0, err
 		}
-		e := s.match(b[j+1 : ke-1])
+		e := s.match(b[j+1:ke-1], esc)
 		j = skipWS(b, ke)
 		if j >= len(b) || b[j] != ':' {
 			return 0, serr(j, "expected ':'")
@@ -600,11 +670,11 @@ func (w *walker) walkArray(s *selector, caps []span, i, depth int) (int, error) 
 }
 
 // match returns the edge for the member key raw (between the quotes).
-func (s *selector) match(raw []byte) *selEdge {
+func (s *selector) match(raw []byte, esc bool) *selEdge {
 	if len(s.edges) == 0 {
 		return nil
 	}
-	if bytes.IndexByte(raw, '\\') >= 0 {
+	if esc && bytes.IndexByte(raw, '\\') >= 0 {
 		var k string
 		if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &k) != nil {
 			return nil

@@ -1,0 +1,147 @@
+package proxy
+
+import (
+	"context"
+	"encoding/xml"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// omegaPages is the folder of saved pages the Omega tests index and serve.
+const omegaPages = "testdata/xapian/pages"
+
+// omegaTools are the Xapian Omega programs of Debian's xapian-omega
+// package.
+type omegaTools struct {
+	omindex   string // the indexer
+	cgi       string // the omega CGI binary
+	templates string // the OmegaScript templates, opensearch among them
+}
+
+// findOmega finds omindex, the omega CGI binary and its templates. When
+// one is missing the test is skipped, or fails when CI=true: CI installs
+// xapian-omega.
+func findOmega(t *testing.T) omegaTools {
+	t.Helper()
+	missing := func(what string) {
+		t.Helper()
+		msg := "xapian omega: " + what + " (apt-get install xapian-omega)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	var o omegaTools
+	var err error
+	if o.omindex, err = exec.LookPath("omindex"); err != nil {
+		missing("omindex not found in PATH")
+	}
+	for _, p := range []string{"/usr/lib/cgi-bin/omega/omega", "/usr/lib/cgi-bin/omega"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			o.cgi = p
+			break
+		}
+	}
+	if o.cgi == "" {
+		missing("the omega CGI binary is not in /usr/lib/cgi-bin/omega/")
+	}
+	o.templates = "/usr/share/xapian-omega/templates"
+	if _, err := os.Stat(filepath.Join(o.templates, "opensearch")); err != nil {
+		missing("no opensearch template in " + o.templates)
+	}
+	return o
+}
+
+// startPages serves the saved pages under /pages/ on loopback, so the
+// URLs omindex records can be fetched by the proxy.
+func startPages(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.StripPrefix("/pages/", http.FileServer(http.Dir(omegaPages))))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// buildOmegaIndex indexes the saved pages with omindex into dir/db, each
+// page under baseURL, and writes dir/omega.conf for the CGI binary. It
+// returns the path of omega.conf.
+func buildOmegaIndex(t *testing.T, o omegaTools, dir, baseURL string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pages, err := filepath.Abs(omegaPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, o.omindex, "--db", filepath.Join(dir, "db"), "--url", baseURL, "--empty-docs=skip", pages)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("omindex: %v\n%s", err, out)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "omega.conf")
+	text := "database_dir " + dir + "\n" +
+		"template_dir " + o.templates + "\n" +
+		"log_dir " + filepath.Join(dir, "log") + "\n" +
+		"cdb_dir " + filepath.Join(dir, "cdb") + "\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+// startOmega serves the omega CGI binary on loopback with the given
+// configuration file.
+func startOmega(t *testing.T, o omegaTools, conf string) *httptest.Server {
+	t.Helper()
+	h := &cgi.Handler{Path: o.cgi, Dir: filepath.Dir(conf), Env: []string{"OMEGA_CONFIG_FILE=" + conf}}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// omegaRSS is the part of an answer of Omega's opensearch template the
+// tests read, with winnow's additions.
+type omegaRSS struct {
+	XMLName xml.Name `xml:"rss"`
+	Channel struct {
+		Total        int         `xml:"http://a9.com/-/spec/opensearch/1.1/ totalResults"`
+		StartIndex   int         `xml:"http://a9.com/-/spec/opensearch/1.1/ startIndex"`
+		ItemsPerPage int         `xml:"http://a9.com/-/spec/opensearch/1.1/ itemsPerPage"`
+		Items        []omegaItem `xml:"item"`
+	} `xml:"channel"`
+}
+
+// omegaItem is one <item>: Omega's fields plus winnow's annotation or
+// nested duplicates.
+type omegaItem struct {
+	Title      string `xml:"title"`
+	Link       string `xml:"link"`
+	Annotation *struct {
+		Cluster  string `xml:"cluster,attr"`
+		Winner   string `xml:"winner,attr"`
+		Relation string `xml:"relation,attr"`
+		Explain  string `xml:",chardata"`
+	} `xml:"https://winnow-search.github.io/ns/1 annotation"`
+	Duplicates []struct {
+		Cluster  string      `xml:"cluster,attr"`
+		Relation string      `xml:"relation,attr"`
+		Explain  string      `xml:"explain,attr"`
+		Item     []omegaItem `xml:"item"`
+	} `xml:"https://winnow-search.github.io/ns/1 duplicate"`
+}
+
+func decodeRSS(t *testing.T, body string) omegaRSS {
+	t.Helper()
+	var r omegaRSS
+	if err := xml.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatalf("answer is not Omega's RSS: %v\n%s", err, body)
+	}
+	return r
+}
