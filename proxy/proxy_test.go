@@ -70,6 +70,8 @@ func startProxy(t testing.TB, o Options) (*Server, string) {
 	return s, "http://" + ln.Addr().String()
 }
 
+func engineConfig(kind, path string) engine.Config { return engine.Config{Kind: kind, Path: path} }
+
 func esEngine(url string) Engine {
 	return Engine{Name: "es", URL: url, Adapter: engine.Config{Kind: "elasticsearch", Path: "/llvm/_search"}, Timeout: 2 * time.Second}
 }
