@@ -211,7 +211,6 @@ func TestTransparentModes(t *testing.T) {
 	})
 }
 
-
 func TestBackendErrorsPassThrough(t *testing.T) {
 	var mode atomic.Value
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -369,7 +368,10 @@ func TestMetasearchAndOps(t *testing.T) {
 			Error   string
 		}
 		Groups []struct {
-			Result     struct{ URL string; Engines []string }
+			Result struct {
+				URL     string
+				Engines []string
+			}
 			Duplicates []struct{ URL, Explain string }
 		}
 	}

@@ -173,14 +173,14 @@ func New(o Options) (*Server, error) {
 	s.stopLife = stop
 	s.ref = &refiner{signer: o.Signer, fetcher: s.fetcher, cache: s.cache, log: log, m: s.m, life: life}
 	s.srv = &fasthttp.Server{
-		Handler:                       s.handle,
-		Name:                          "winnow",
-		Concurrency:                   o.MaxConns,
-		ReadBufferSize:                o.MaxHeaderBytes,
-		MaxRequestBodySize:            o.MaxRequestBytes,
-		ReadTimeout:                   o.ReadTimeout,
-		WriteTimeout:                  o.WriteTimeout,
-		IdleTimeout:                   o.IdleTimeout,
+		Handler:                      s.handle,
+		Name:                         "winnow",
+		Concurrency:                  o.MaxConns,
+		ReadBufferSize:               o.MaxHeaderBytes,
+		MaxRequestBodySize:           o.MaxRequestBytes,
+		ReadTimeout:                  o.ReadTimeout,
+		WriteTimeout:                 o.WriteTimeout,
+		IdleTimeout:                  o.IdleTimeout,
 		DisablePreParseMultipartForm: true,
 		NoDefaultServerHeader:        true,
 		Logger:                       fasthttpLogger{log},

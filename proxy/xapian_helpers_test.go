@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -97,13 +99,24 @@ func buildOmegaIndex(t *testing.T, o omegaTools, dir, baseURL string) string {
 }
 
 // startOmega serves the omega CGI binary on loopback with the given
-// configuration file.
-func startOmega(t *testing.T, o omegaTools, conf string) *httptest.Server {
+// configuration file. The returned function gives the query string of
+// the last request Omega got.
+func startOmega(t *testing.T, o omegaTools, conf string) (*httptest.Server, func() url.Values) {
 	t.Helper()
 	h := &cgi.Handler{Path: o.cgi, Dir: filepath.Dir(conf), Env: []string{"OMEGA_CONFIG_FILE=" + conf}}
-	srv := httptest.NewServer(h)
+	var last atomic.Pointer[url.Values]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		last.Store(&q)
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, func() url.Values {
+		if q := last.Load(); q != nil {
+			return *q
+		}
+		return nil
+	}
 }
 
 // omegaRSS is the part of an answer of Omega's opensearch template the

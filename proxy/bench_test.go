@@ -1,0 +1,98 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/winnow-search/winnow/internal/demo"
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// warmRefine starts the demo engine and a proxy in front of it, sends one
+// search for 50 results through the proxy so every page's signature is
+// cached, and returns the server, the backend's answer to the rewritten
+// request (what the proxy parses: 53 hits for a size of 50 and factor 3)
+// and the client's window.
+func warmRefine(b *testing.B) (*Server, []byte, engine.Window) {
+	b.Helper()
+	d := startDemo(b, demo.Options{})
+	s, base := startProxy(b, Options{Engines: []Engine{esEngine(d.URL())}})
+	const path = "/llvm/_search?q=the&size=50"
+	if code, body := get(b, base+path); code != http.StatusOK {
+		b.Fatalf("warm-up GET = %d %s", code, body)
+	}
+	s.ref.wait()
+	breq, win, err := s.transp.adapter.Rewrite(engine.Request{Method: "GET", Path: path}, s.o.Factor)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := http.Get(d.URL() + breq.Path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := s.transp.adapter.Parse(body, "application/json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ref := s.ref.refine(context.Background(), p.Results, s.refineOptions())
+	if ref.cached < 50 {
+		b.Fatalf("warm cache: %d of %d results cached, want 50", ref.cached, len(p.Results))
+	}
+	return s, body, win
+}
+
+func (s *Server) refineOptions() refineOptions {
+	return refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: s.o.Decision}
+}
+
+// BenchmarkRefineCached50 measures the refinement of one query's 50 top
+// results with every signature cached (look-up, clustering, marks) and
+// the rendering of the Elasticsearch answer in group mode: the CPU that
+// winnow adds to a warm query, short of HTTP and JSON parsing.
+func BenchmarkRefineCached50(b *testing.B) {
+	s, body, win := warmRefine(b)
+	a := s.transp.adapter
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := s.refineOptions()
+	ctx := context.Background()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ref := s.ref.refine(ctx, p.Results, o)
+		if _, err := a.Render(p, ref.marks, engine.Group, win); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTransparentCached50 adds the parse of the backend's answer to
+// [BenchmarkRefineCached50]: everything the transparent path does to a
+// warm answer of 50 results besides the HTTP exchanges.
+func BenchmarkTransparentCached50(b *testing.B) {
+	s, body, win := warmRefine(b)
+	a := s.transp.adapter
+	o := s.refineOptions()
+	ctx := context.Background()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := a.Parse(body, "application/json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ref := s.ref.refine(ctx, p.Results, o)
+		if _, err := a.Render(p, ref.marks, engine.Group, win); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
