@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/winnow-search/winnow/corpus/sample"
 
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -16,7 +19,7 @@ func TestDetectMode(t *testing.T) {
 		want Mode
 	}{
 		{"testdata/pairs", PairMode},
-		{"testdata/corpus", CorpusMode},
+		{sampleCorpus(t), CorpusMode},
 	}
 	for _, tt := range tests {
 		if got, err := DetectMode(tt.dir); got != tt.want || err != nil {
@@ -79,8 +82,38 @@ func TestRunPairMode(t *testing.T) {
 	}
 }
 
+// sampleCorpus writes a corpus-mode set of five pages of the embedded
+// sample (LLVM docs): two pages in releases 13 and 16, and one more.
+func sampleCorpus(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	want := []string{"13/Benchmarking", "16/Benchmarking", "13/CodeReview", "16/CodeReview", "13/MarkedUpDisassembly"}
+	bodies := map[string][]byte{}
+	for d, err := range sample.Docs() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[strings.TrimPrefix(d.ID, "sample://llvm/")] = d.Body
+	}
+	docs := "doc\tversion\tpage\tsource_words\n"
+	for _, id := range want {
+		p := filepath.Join(dir, "html", filepath.FromSlash(id)+".html")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, bodies[id], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		docs += id + ".html\t-\t-\t0\n"
+	}
+	pairs := "doc_a\tdoc_b\tsource_ratio\tlabel\n13/Benchmarking.html\t16/Benchmarking.html\t1.0\tdup\n13/CodeReview.html\t16/CodeReview.html\t0.988\tdup\n"
+	os.WriteFile(filepath.Join(dir, "docs.tsv"), []byte(docs), 0o644)
+	os.WriteFile(filepath.Join(dir, "pairs.tsv"), []byte(pairs), 0o644)
+	return dir
+}
+
 func TestRunCorpusMode(t *testing.T) {
-	set, err := Load("testdata/corpus")
+	set, err := Load(sampleCorpus(t))
 	if err != nil {
 		t.Fatal(err)
 	}

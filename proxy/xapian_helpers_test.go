@@ -10,13 +10,49 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/winnow-search/winnow/corpus/sample"
 )
 
-// omegaPages is the folder of saved pages the Omega tests index and serve.
-const omegaPages = "testdata/xapian/pages"
+// omegaPageIDs are the pages of the embedded sample (LLVM docs) the Omega
+// tests index and serve: two pages in three releases and two singletons.
+var omegaPageIDs = []string{
+	"13/Benchmarking", "16/Benchmarking", "22/Benchmarking",
+	"13/CodeReview", "16/CodeReview", "22/CodeReview",
+	"22/AdminTasks", "13/FaultMaps",
+}
+
+// writeOmegaPages writes the pages into a temporary folder as
+// <release>/<page>.html and returns it.
+func writeOmegaPages(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bodies := map[string][]byte{}
+	for d, err := range sample.Docs() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[strings.TrimPrefix(d.ID, "sample://llvm/")] = d.Body
+	}
+	for _, id := range omegaPageIDs {
+		b, ok := bodies[id]
+		if !ok {
+			t.Fatalf("the sample lacks %s", id)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(id)+".html")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
 
 // omegaTools are the Xapian Omega programs of Debian's xapian-omega
 // package.
@@ -62,9 +98,9 @@ func findOmega(t *testing.T) omegaTools {
 
 // startPages serves the saved pages under /pages/ on loopback, so the
 // URLs omindex records can be fetched by the proxy.
-func startPages(t *testing.T) *httptest.Server {
+func startPages(t *testing.T, pages string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.StripPrefix("/pages/", http.FileServer(http.Dir(omegaPages))))
+	srv := httptest.NewServer(http.StripPrefix("/pages/", http.FileServer(http.Dir(pages))))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -72,14 +108,10 @@ func startPages(t *testing.T) *httptest.Server {
 // buildOmegaIndex indexes the saved pages with omindex into dir/db, each
 // page under baseURL, and writes dir/omega.conf for the CGI binary. It
 // returns the path of omega.conf.
-func buildOmegaIndex(t *testing.T, o omegaTools, dir, baseURL string) string {
+func buildOmegaIndex(t *testing.T, o omegaTools, dir, pages, baseURL string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	pages, err := filepath.Abs(omegaPages)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.CommandContext(ctx, o.omindex, "--db", filepath.Join(dir, "db"), "--url", baseURL, "--empty-docs=skip", pages)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("omindex: %v\n%s", err, out)

@@ -29,8 +29,9 @@ func pageName(link string) (page, release string) {
 func TestXapianOmega(t *testing.T) {
 	start := time.Now()
 	tools := findOmega(t)
-	pages := startPages(t)
-	conf := buildOmegaIndex(t, tools, t.TempDir(), pages.URL+"/pages/")
+	dir := writeOmegaPages(t)
+	pages := startPages(t, dir)
+	conf := buildOmegaIndex(t, tools, t.TempDir(), dir, pages.URL+"/pages/")
 	omega, lastQuery := startOmega(t, tools, conf)
 
 	omegaQuery := func(q string) string {

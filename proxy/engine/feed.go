@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 const (
@@ -36,8 +37,18 @@ type xmlPatch struct {
 	orig int
 }
 
-// Parse implements [Adapter].
+// Parse implements [Adapter]. Feeds made of elements, attributes, text,
+// character and CDATA sections, comments and processing instructions in
+// UTF-8 are read by a small scanner (scanFeed) in one pass; anything else
+// (a DOCTYPE, other entities, another encoding, a syntax error) goes to
+// encoding/xml, which reports the error or reads what the scanner
+// declined.
 func (f *feed) Parse(body []byte, contentType string) (*Parsed, error) {
+	st := newFeedState(body)
+	if scanFeed(body, st) {
+		return st.finish(), nil
+	}
+	st = newFeedState(body)
 	d := xml.NewDecoder(bytes.NewReader(body))
 	d.CharsetReader = func(label string, r io.Reader) (io.Reader, error) {
 		switch strings.ToLower(label) {
@@ -46,16 +57,6 @@ func (f *feed) Parse(body []byte, contentType string) (*Parsed, error) {
 		}
 		return nil, fmt.Errorf("unsupported charset %q", label)
 	}
-	p := &Parsed{body: body, xml: true, Total: -1, rootNS: -1}
-	var (
-		depth, itemDepth = 0, -1
-		cur              *Result
-		child            string // local name of the item child being read
-		childDepth       int
-		txt              strings.Builder
-		osField          string // OpenSearch element being read
-		osSpan           span
-	)
 	for {
 		before := int(d.InputOffset())
 		tok, err := d.Token()
@@ -68,104 +69,194 @@ func (f *feed) Parse(body []byte, contentType string) (*Parsed, error) {
 		after := int(d.InputOffset())
 		switch t := tok.(type) {
 		case xml.StartElement:
-			depth++
-			if depth == 1 {
-				p.rootNS = after - 1
-				if p.rootNS > 0 && body[p.rootNS-1] == '/' {
-					p.rootNS--
-				}
-			}
-			switch {
-			case cur == nil && isItem(t.Name):
-				itemDepth = depth
-				p.Results = append(p.Results, Result{Rank: len(p.Results)})
-				cur = &p.Results[len(p.Results)-1]
-				p.elems = append(p.elems, span{start: before})
-			case cur != nil && depth == itemDepth+1:
-				child = t.Name.Local
-				childDepth = depth
-				txt.Reset()
-				if child == "link" && t.Name.Space == atomNS && cur.URL == "" {
-					rel, href := "", ""
-					for _, a := range t.Attr {
-						switch a.Name.Local {
-						case "rel":
-							rel = a.Value
-						case "href":
-							href = a.Value
-						}
-					}
-					if rel == "" || rel == "alternate" {
-						cur.URL = href
+			st.start(t.Name.Space, t.Name.Local, before, after)
+			if st.wantLink() {
+				rel, href := "", ""
+				for _, a := range t.Attr {
+					switch a.Name.Local {
+					case "rel":
+						rel = a.Value
+					case "href":
+						href = a.Value
 					}
 				}
-			case cur == nil && (t.Name.Space == openSearchNS || t.Name.Space == openSearchNS10):
-				osField = t.Name.Local
-				osSpan = span{after, after}
-				txt.Reset()
+				st.link(rel, href)
 			}
 		case xml.CharData:
-			if cur != nil && depth >= childDepth && child != "" || osField != "" {
-				txt.Write(t)
-			}
-			if osField != "" {
-				osSpan.end = after
-			}
+			st.text(t, after)
 		case xml.EndElement:
-			switch {
-			case cur != nil && depth == itemDepth:
-				p.elems[len(p.elems)-1].end = after
-				p.inner = append(p.inner, before)
-				cur, itemDepth = nil, -1
-			case cur != nil && depth == childDepth && child != "":
-				v := strings.TrimSpace(txt.String())
-				switch child {
-				case "title":
-					cur.Title = v
-				case "link":
-					if cur.URL == "" {
-						cur.URL = v
-					}
-				case "description", "summary":
-					cur.Snippet = v
-				case "content":
-					if cur.Snippet == "" {
-						cur.Snippet = v
-					}
-				}
-				child = ""
-			case osField != "":
-				n, err := strconv.Atoi(strings.TrimSpace(txt.String()))
-				if err == nil {
-					switch osField {
-					case "totalResults":
-						p.Total = n
-					case "startIndex":
-						p.xpatch = append(p.xpatch, xmlPatch{osSpan, 'i', n})
-					case "itemsPerPage":
-						p.xpatch = append(p.xpatch, xmlPatch{osSpan, 's', n})
-					}
-				}
-				osField = ""
-			}
-			depth--
+			st.end(before, after)
 		}
 	}
-	if p.rootNS < 0 {
+	if st.p.rootNS < 0 {
 		return nil, f.errorf("%w: no root element", ErrMalformed)
 	}
+	return st.finish(), nil
+}
+
+// feedState turns a feed's tokens into a Parsed. Field texts collect in
+// buf and become strings in finish, with one allocation.
+type feedState struct {
+	p                *Parsed
+	depth, itemDepth int
+	cur              *itemText
+	items            []itemText
+	child            string // local name of the item child being read
+	childDepth       int
+	mark             int    // start of the current text in buf
+	osField          string // OpenSearch element being read
+	osSpan           span
+	buf              []byte
+}
+
+// itemText holds an item's fields as spans of feedState.buf.
+type itemText struct{ url, title, snippet span }
+
+func newFeedState(body []byte) *feedState {
+	st := &feedState{p: &Parsed{body: body, xml: true, Total: -1, rootNS: -1}, itemDepth: -1}
+	// Size the lists for the items the feed seems to hold.
+	n := bytes.Count(body, []byte("<item")) + bytes.Count(body, []byte("<entry"))
+	st.items = make([]itemText, 0, n)
+	st.p.elems = make([]span, 0, n)
+	st.p.inner = make([]int, 0, n)
+	st.buf = make([]byte, 0, min(len(body)/2, 64<<10))
+	return st
+}
+
+func (st *feedState) start(space, local string, before, after int) {
+	p := st.p
+	st.depth++
+	if st.depth == 1 {
+		p.rootNS = after - 1
+		if p.rootNS > 0 && p.body[p.rootNS-1] == '/' {
+			p.rootNS--
+		}
+	}
+	switch {
+	case st.cur == nil && isItem(space, local):
+		st.itemDepth = st.depth
+		st.items = append(st.items, itemText{})
+		st.cur = &st.items[len(st.items)-1]
+		p.elems = append(p.elems, span{start: before})
+	case st.cur != nil && st.depth == st.itemDepth+1:
+		st.child = local
+		st.childDepth = st.depth
+		st.mark = len(st.buf)
+		if local == "link" && space == atomNS && st.cur.url.end == st.cur.url.start {
+			st.child = "atom:link"
+		}
+	case st.cur == nil && (space == openSearchNS || space == openSearchNS10):
+		st.osField = local
+		st.osSpan = span{after, after}
+		st.mark = len(st.buf)
+	}
+}
+
+// wantLink reports whether the element just started is an Atom link whose
+// rel and href the caller must pass to link.
+func (st *feedState) wantLink() bool { return st.child == "atom:link" }
+
+func (st *feedState) link(rel, href string) {
+	st.child = "link"
+	if rel == "" || rel == "alternate" {
+		n := len(st.buf)
+		st.buf = append(st.buf, href...)
+		st.cur.url = span{n, len(st.buf)}
+		st.mark = len(st.buf)
+	}
+}
+
+func (st *feedState) text(t []byte, after int) {
+	if st.cur != nil && st.depth >= st.childDepth && st.child != "" || st.osField != "" {
+		st.buf = append(st.buf, t...)
+	}
+	if st.osField != "" {
+		st.osSpan.end = after
+	}
+}
+
+func (st *feedState) end(before, after int) {
+	p := st.p
+	switch {
+	case st.cur != nil && st.depth == st.itemDepth:
+		p.elems[len(p.elems)-1].end = after
+		p.inner = append(p.inner, before)
+		st.cur, st.itemDepth = nil, -1
+	case st.cur != nil && st.depth == st.childDepth && st.child != "":
+		v := st.trimmed()
+		keep := false
+		switch st.child {
+		case "title":
+			st.cur.title, keep = v, true
+		case "link":
+			if st.cur.url.end == st.cur.url.start {
+				st.cur.url, keep = v, true
+			}
+		case "description", "summary":
+			st.cur.snippet, keep = v, true
+		case "content":
+			if st.cur.snippet.end == st.cur.snippet.start {
+				st.cur.snippet, keep = v, true
+			}
+		}
+		if !keep {
+			st.buf = st.buf[:st.mark]
+		}
+		st.child = ""
+	case st.osField != "":
+		v := st.trimmed()
+		n, err := strconv.Atoi(string(st.buf[v.start:v.end]))
+		st.buf = st.buf[:st.mark]
+		if err == nil {
+			switch st.osField {
+			case "totalResults":
+				p.Total = n
+			case "startIndex":
+				p.xpatch = append(p.xpatch, xmlPatch{st.osSpan, 'i', n})
+			case "itemsPerPage":
+				p.xpatch = append(p.xpatch, xmlPatch{st.osSpan, 's', n})
+			}
+		}
+		st.osField = ""
+	}
+	st.depth--
+}
+
+// trimmed returns the span of buf[mark:] without surrounding white space
+// (as strings.TrimSpace trims).
+func (st *feedState) trimmed() span {
+	v := bytes.TrimSpace(st.buf[st.mark:])
+	if len(v) == 0 {
+		return span{st.mark, st.mark}
+	}
+	i := st.mark + (cap(st.buf[st.mark:]) - cap(v))
+	return span{i, i + len(v)}
+}
+
+func (st *feedState) finish() *Parsed {
+	p := st.p
+	p.Results = make([]Result, len(st.items))
+	all := string(st.buf)
+	for i, it := range st.items {
+		p.Results[i] = Result{URL: all[it.url.start:it.url.end], Title: all[it.title.start:it.title.end],
+			Snippet: all[it.snippet.start:it.snippet.end], Rank: i}
+	}
 	p.first = len(p.Results)
-	return p, nil
+	return p
 }
 
-func isItem(n xml.Name) bool {
-	return n.Local == "item" && (n.Space == "" || !strings.Contains(n.Space, "/")) ||
-		n.Local == "entry" && n.Space == atomNS
+func isItem(space, local string) bool {
+	return local == "item" && (space == "" || !strings.Contains(space, "/")) ||
+		local == "entry" && space == atomNS
 }
 
+// edit replaces body[at:end] with what kind says: 'n' the winnow
+// namespace declaration, 'v' the number v, 'a' item v's annotation, 'g'
+// item v's duplicates, 'd' nothing.
 type edit struct {
-	at, end int // replace body[at:end]
-	ins     []byte
+	at, end int
+	kind    byte
+	v       int
 }
 
 // Render implements [Adapter]. Group nests each duplicate item, as the
@@ -180,9 +271,11 @@ func (f *feed) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, err
 		return nil, f.errorf("%w", err)
 	}
 	b := p.body
-	var edits []edit
+	edits := make([]edit, 0, 1+len(p.xpatch)+len(p.elems))
+	size := len(b)
 	if mode != Remove && marks != nil {
-		edits = append(edits, edit{p.rootNS, p.rootNS, []byte(` xmlns:winnow="` + Namespace + `"`)})
+		edits = append(edits, edit{p.rootNS, p.rootNS, 'n', 0})
+		size += len(Namespace) + 16
 	}
 	for _, pt := range p.xpatch {
 		v := pt.orig
@@ -195,42 +288,50 @@ func (f *feed) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, err
 			}
 			v = w.Size
 		}
-		edits = append(edits, edit{pt.at.start, pt.at.end, strconv.AppendInt(nil, int64(v), 10)})
+		edits = append(edits, edit{pt.at.start, pt.at.end, 'v', v})
+		size += 20
 	}
-	kept := make([]bool, len(p.Results))
-	for _, i := range pick {
-		kept[i] = true
-	}
+	next := 0 // index in pick, which is ascending
 	for i, e := range p.elems {
-		if !kept[i] {
+		if next >= len(pick) || pick[next] != i {
 			start := e.start
 			for start > 0 && isSpace(b[start-1]) {
 				start--
 			}
-			edits = append(edits, edit{start, e.end, nil})
+			edits = append(edits, edit{start, e.end, 'd', 0})
 			continue
 		}
+		next++
 		m := markAt(marks, i)
-		if m.Winner < 0 {
-			continue
-		}
-		var ins []byte
 		switch {
+		case m.Winner < 0:
 		case mode == Annotate:
-			ins = xmlAnnotation(p, m)
+			edits = append(edits, edit{p.inner[i], p.inner[i], 'a', i})
+			size += 80 + len(m.Cluster) + len(p.Results[m.Winner].URL) + len(m.Relation) + len(m.Explain)
 		case mode == Group && m.Winner == i:
-			ins = xmlGroup(p, marks, i)
-		}
-		if ins != nil {
-			edits = append(edits, edit{p.inner[i], p.inner[i], ins})
+			edits = append(edits, edit{p.inner[i], p.inner[i], 'g', i})
+			for j, d := range marks {
+				if j != i && d.Winner == i {
+					size += 80 + p.elems[j].end - p.elems[j].start + len(d.Cluster) + len(d.Relation) + len(d.Explain)
+				}
+			}
 		}
 	}
 	slices.SortStableFunc(edits, func(x, y edit) int { return x.at - y.at })
-	out := make([]byte, 0, len(b)+len(edits)*64)
+	out := make([]byte, 0, size)
 	pos := 0
 	for _, e := range edits {
 		out = append(out, b[pos:e.at]...)
-		out = append(out, e.ins...)
+		switch e.kind {
+		case 'n':
+			out = append(out, ` xmlns:winnow="`+Namespace+`"`...)
+		case 'v':
+			out = strconv.AppendInt(out, int64(e.v), 10)
+		case 'a':
+			out = xmlAnnotation(out, p, marks[e.v])
+		case 'g':
+			out = xmlGroup(out, p, marks, e.v)
+		}
 		pos = e.end
 	}
 	return append(out, b[pos:]...), nil
@@ -239,33 +340,72 @@ func (f *feed) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, err
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func xmlAttr(dst []byte, name, v string) []byte {
-	var buf bytes.Buffer
-	_ = xml.EscapeText(&buf, []byte(v))
 	dst = append(dst, ' ')
 	dst = append(dst, name...)
 	dst = append(dst, `="`...)
-	dst = append(dst, buf.Bytes()...)
+	dst = xmlText(dst, v)
 	return append(dst, '"')
 }
 
+// xmlText appends v escaped exactly as xml.EscapeText escapes it, without
+// its io.Writer.
 func xmlText(dst []byte, v string) []byte {
-	var buf bytes.Buffer
-	_ = xml.EscapeText(&buf, []byte(v))
-	return append(dst, buf.Bytes()...)
+	last := 0
+	for i := 0; i < len(v); {
+		c := v[i]
+		var esc string
+		if c < utf8.RuneSelf {
+			i++
+			switch c {
+			case '"':
+				esc = "&#34;"
+			case '\'':
+				esc = "&#39;"
+			case '&':
+				esc = "&amp;"
+			case '<':
+				esc = "&lt;"
+			case '>':
+				esc = "&gt;"
+			case '\t':
+				esc = "&#x9;"
+			case '\n':
+				esc = "&#xA;"
+			case '\r':
+				esc = "&#xD;"
+			default:
+				if c >= ' ' {
+					continue
+				}
+				esc = "\uFFFD"
+			}
+			dst = append(dst, v[last:i-1]...)
+			dst = append(dst, esc...)
+			last = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(v[i:])
+		i += n
+		if r == utf8.RuneError && n == 1 || r == 0xFFFE || r == 0xFFFF {
+			dst = append(dst, v[last:i-n]...)
+			dst = append(dst, "\uFFFD"...)
+			last = i
+		}
+	}
+	return append(dst, v[last:]...)
 }
 
-func xmlAnnotation(p *Parsed, m Mark) []byte {
-	out := []byte("<winnow:annotation")
-	out = xmlAttr(out, "cluster", m.Cluster)
-	out = xmlAttr(out, "winner", p.Results[m.Winner].URL)
-	out = xmlAttr(out, "relation", m.Relation)
-	out = append(out, '>')
-	out = xmlText(out, m.Explain)
-	return append(out, "</winnow:annotation>"...)
+func xmlAnnotation(dst []byte, p *Parsed, m Mark) []byte {
+	dst = append(dst, "<winnow:annotation"...)
+	dst = xmlAttr(dst, "cluster", m.Cluster)
+	dst = xmlAttr(dst, "winner", p.Results[m.Winner].URL)
+	dst = xmlAttr(dst, "relation", m.Relation)
+	dst = append(dst, '>')
+	dst = xmlText(dst, m.Explain)
+	return append(dst, "</winnow:annotation>"...)
 }
 
-func xmlGroup(p *Parsed, marks []Mark, win int) []byte {
-	var out []byte
+func xmlGroup(out []byte, p *Parsed, marks []Mark, win int) []byte {
 	for j, d := range marks {
 		if j == win || d.Winner != win {
 			continue
@@ -284,6 +424,9 @@ func xmlGroup(p *Parsed, marks []Mark, win int) []byte {
 
 // Rewrite implements [Adapter]. FromParam is a 0-based offset (Omega's
 // TOPDOC); the defaults are from 0 and size 10.
+// With TOPDOC as FromParam a request from a nonzero offset also gets
+// RAWSEARCH=1: Xapian Omega otherwise snaps TOPDOC down to a multiple of
+// HITSPERPAGE, and an over-fetched page would start at the wrong hit.
 func (f *feed) Rewrite(r Request, factor int) (Request, Window, error) {
 	u, err := url.Parse(r.Path)
 	if err != nil {
@@ -306,6 +449,9 @@ func (f *feed) Rewrite(r Request, factor int) (Request, Window, error) {
 	bfrom, bsize, w := fetchRange(from, size, factor, f.cfg.MaxFetch)
 	q.Set(f.cfg.FromParam, strconv.Itoa(bfrom))
 	q.Set(f.cfg.SizeParam, strconv.Itoa(bsize))
+	if bfrom > 0 && f.cfg.FromParam == "TOPDOC" {
+		q.Set("RAWSEARCH", "1")
+	}
 	u.RawQuery = q.Encode()
 	return Request{Method: r.Method, Path: u.RequestURI(), Header: r.Header, Body: r.Body}, w, nil
 }

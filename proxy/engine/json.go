@@ -56,6 +56,7 @@ type plan struct {
 	// the list is found with path and walked after the root.
 	listApart  bool
 	single     bool // field paths have no dot: the last member wins
+	nfields    int  // result fields read from the doc (URL, Title, ...)
 	textIsSnip bool // single and Fields.Text == Fields.Snippet
 }
 
@@ -141,6 +142,7 @@ func newJSON(cfg Config, k kind) *jsonAdapter {
 		addHit(hScore, []string{"score"}, false)
 	}
 	doc := func(slot int, p string) {
+		pl.nfields++
 		segs := append(append([]string(nil), prefix...), strings.Split(p, ".")...)
 		last := append(append([]bool(nil), prefixLast...), make([]bool, len(segs)-len(prefix))...)
 		if pl.single {
@@ -280,7 +282,7 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	p.Results = make([]Result, len(el))
 	f := a.cfg.Fields
 	pl := &a.plan
-	ar := strArena{b: b, refs: make([]strRef, 0, 4*len(el))}
+	ar := strArena{b: b, refs: make([]strRef, 0, pl.nfields*len(el))}
 	if hl := caps[rHL]; hl.end != 0 && len(el) > 0 {
 		solrHighlights(b, hl, p.Results, w, f.Snippet)
 	}
@@ -465,7 +467,7 @@ func (a *jsonAdapter) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]by
 		return nil, a.errorf("%w", err)
 	}
 	b := p.body
-	out := make([]byte, 0, len(b)+len(pick)*96)
+	out := make([]byte, 0, renderSize(p, marks, pick, mode))
 	pos := 0
 	for _, pt := range p.patch {
 		if pt.at.start < p.list.start {
@@ -489,9 +491,13 @@ func (a *jsonAdapter) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]by
 		case !isObj || m.Winner < 0:
 			out = append(out, b[e.start:e.end]...)
 		case mode == Group && m.Winner == i:
-			out = withMember(out, b, e, "_winnow", a.groupJSON(p, marks, i))
+			out = openMember(out, b, e, "_winnow")
+			out = groupJSON(out, p, marks, i)
+			out = append(out, '}')
 		case mode == Annotate:
-			out = withMember(out, b, e, "_winnow", annotationJSON(nil, p, m))
+			out = openMember(out, b, e, "_winnow")
+			out = annotationJSON(out, p, m)
+			out = append(out, '}')
 		default:
 			out = append(out, b[e.start:e.end]...)
 		}
@@ -534,9 +540,39 @@ func trailIndent(b []byte, l span) []byte {
 	return b[i:j]
 }
 
-func (a *jsonAdapter) groupJSON(p *Parsed, marks []Mark, win int) []byte {
+// renderSize is the size of Render's output but for patched numbers.
+func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
+	n := len(p.body) + 64
+	if mode == Remove || marks == nil {
+		return n
+	}
+	for _, i := range pick {
+		m := marks[i]
+		if m.Winner < 0 {
+			continue
+		}
+		n += 64 + len(m.Cluster) + len(m.Relation) + len(m.Explain)
+		if mode == Annotate {
+			n += len(p.Results[m.Winner].URL)
+		}
+	}
+	if mode == Group {
+		// Each duplicate is copied into its winner: pick lists the
+		// winners; their duplicates were not picked.
+		for j, d := range marks {
+			if d.Winner >= 0 && d.Winner != j {
+				e := p.elems[j]
+				n += e.end - e.start + 48 + len(d.Relation) + len(d.Explain)
+			}
+		}
+	}
+	return n
+}
+
+// groupJSON appends the "_winnow" value of winner win in Group mode.
+func groupJSON(out []byte, p *Parsed, marks []Mark, win int) []byte {
 	m := marks[win]
-	out := []byte(`{"cluster":`)
+	out = append(out, `{"cluster":`...)
 	out = appendString(out, m.Cluster)
 	out = append(out, `,"duplicates":[`...)
 	n := 0
@@ -549,19 +585,21 @@ func (a *jsonAdapter) groupJSON(p *Parsed, marks []Mark, win int) []byte {
 		}
 		n++
 		e := p.elems[j]
-		ann := append([]byte(`{"relation":`), appendString(nil, d.Relation)...)
-		ann = append(ann, `,"explain":`...)
-		ann = appendString(ann, d.Explain)
-		ann = append(ann, '}')
-		if p.body[e.start] == '{' {
-			out = withMember(out, p.body, e, "_winnow", ann)
-		} else {
+		if p.body[e.start] != '{' {
 			out = append(out, p.body[e.start:e.end]...)
+			continue
 		}
+		out = openMember(out, p.body, e, "_winnow")
+		out = append(out, `{"relation":`...)
+		out = appendString(out, d.Relation)
+		out = append(out, `,"explain":`...)
+		out = appendString(out, d.Explain)
+		out = append(out, "}}"...)
 	}
 	return append(out, "]}"...)
 }
 
+// annotationJSON appends the "_winnow" value of a result in Annotate mode.
 func annotationJSON(dst []byte, p *Parsed, m Mark) []byte {
 	dst = append(dst, `{"cluster":`...)
 	dst = appendString(dst, m.Cluster)

@@ -474,17 +474,17 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// withMember appends the object at s with member key:val added at its end.
-func withMember(dst, b []byte, s span, key string, val []byte) []byte {
+// openMember appends the object at s without its closing brace and then
+// the key of a new last member, up to its colon; the caller appends the
+// value and '}'.
+func openMember(dst, b []byte, s span, key string) []byte {
 	end := s.end - 1 // the closing brace
 	dst = append(dst, b[s.start:end]...)
 	if inner := skipWS(b, s.start+1); inner != end {
 		dst = append(dst, ',')
 	}
 	dst = appendString(dst, key)
-	dst = append(dst, ':')
-	dst = append(dst, val...)
-	return append(dst, '}')
+	return append(dst, ':')
 }
 
 // A selector lists the members of interest below one JSON value, so a
@@ -740,6 +740,13 @@ func (w *walker) walkList(i, depth int) (int, error) {
 		e, err := w.walk(w.hit, w.caps[k:], j, depth+1)
 		if err != nil {
 			return 0, err
+		}
+		if len(w.elems) == 0 {
+			// Size the lists once, guessing that hits are about as
+			// long as the first and fill the rest of the body.
+			n := min((len(b)-j)/(e-j+1)+1, 4096)
+			w.elems = make([]span, 0, n)
+			w.caps = append(make([]span, 0, n*w.nhit), w.caps...)
 		}
 		w.elems = append(w.elems, span{j, e})
 		j = skipWS(b, e)
