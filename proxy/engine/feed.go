@@ -19,9 +19,10 @@ const (
 )
 
 // feed is the OpenSearch RSS 2.0 / Atom adapter. Render edits the document
-// at byte offsets found with encoding/xml's Decoder.InputOffset, so the
-// prolog, comments, namespace prefixes and every element outside the
-// dropped or annotated items stay as the backend wrote them.
+// at the byte offsets Parse recorded (by scanFeed, or encoding/xml's
+// Decoder.InputOffset), so the prolog, comments, namespace prefixes and
+// every element outside the dropped or annotated items stay as the backend
+// wrote them.
 type feed struct{ cfg Config }
 
 func (f *feed) Name() string { return f.cfg.Kind }
