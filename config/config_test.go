@@ -60,6 +60,10 @@ func TestLoadErrors(t *testing.T) {
 		{"bad set", "", []string{"decision.threshold=high"}, []string{"decision.threshold", "high"}},
 		{"unknown set key", "", []string{"decision.colour=red"}, []string{"decision.colour"}},
 		{"set without value", "", []string{"decision.method"}, []string{"key=value"}},
+		{"serve engines named", "serve:\n  listen: nowhere\n  mode: hide\n  engines:\n    - {name: es, kind: elastic, url: 'http://127.0.0.1:9200'}\n    - {name: es, kind: json, url: 'ftp://x'}\n  fetch:\n    allow: [10.0.0.0/33]\n", nil,
+			[]string{"serve.listen", "serve.mode", "serve.engines[0].kind", "serve.engines[1].name", "serve.engines[1].url", "serve.engines[1].results", "serve.fetch.allow[0]"}},
+		{"serve unknown engine key", "serve:\n  engines:\n    - {name: es, kind: solr, url: 'http://x', colour: red}\n", nil, []string{"colour"}},
+		{"transparent names no engine", "serve:\n  transparent: solr\n  engines:\n    - {name: es, kind: elasticsearch, url: 'http://x'}\n", nil, []string{"serve.transparent"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,5 +96,44 @@ func TestKeys(t *testing.T) {
 		if !strings.Contains(keys, want) {
 			t.Errorf("Keys() = %s, missing %s", keys, want)
 		}
+	}
+}
+
+func TestServeConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "winnow.yaml")
+	yml := `serve:
+  listen: 0.0.0.0:9000
+  mode: remove
+  budget: 250ms
+  engines:
+    - name: es
+      kind: elasticsearch
+      url: http://127.0.0.1:9200
+      path: /docs/_search
+      timeout: 800ms
+      text_field: body
+  fetch:
+    allow: [127.0.0.0/8]
+`
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path, nil, []string{"serve.fetch.allow=10.1.0.0/16, 127.0.0.0/8", "serve.top_k=20"})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	v := c.Serve
+	if v.Listen != "0.0.0.0:9000" || v.Mode != "remove" || time.Duration(v.Budget) != 250*time.Millisecond || v.TopK != 20 {
+		t.Errorf("serve = %+v", v)
+	}
+	if len(v.Engines) != 1 || v.Engines[0].Path != "/docs/_search" || time.Duration(v.Engines[0].Timeout) != 800*time.Millisecond || v.Engines[0].TextField != "body" {
+		t.Errorf("engines = %+v", v.Engines)
+	}
+	if len(v.Fetch.Allow) != 2 || v.Fetch.Allow[0] != "10.1.0.0/16" {
+		t.Errorf("fetch.allow = %q, want the flag's list", v.Fetch.Allow)
+	}
+	if v.CacheBytes != 256<<20 || v.Factor != 3 {
+		t.Errorf("defaults: cache %d, factor %d", v.CacheBytes, v.Factor)
 	}
 }
