@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/winnow-search/winnow/canon"
@@ -43,7 +44,14 @@ type refiner struct {
 	// that missed the budget is cached for the next query.
 	life context.Context
 	bg   sync.WaitGroup
+	// running counts background fetches; past maxBackground a result is
+	// left unrefined rather than queue yet another fetch, so a flood of
+	// cold queries cannot pile up goroutines.
+	running atomic.Int64
 }
+
+// maxBackground bounds the background fetches of all requests together.
+const maxBackground = 4096
 
 // refineOptions are the per-request settings.
 type refineOptions struct {
@@ -110,7 +118,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 				out.sigs[i], out.sources[i] = res, srcText
 				r.cache.set(key, &entry{sig: res, fetchedAt: now})
 			}
-		case err == nil:
+		case err == nil && r.running.Load() < maxBackground:
 			pending++
 			r.startFetch(i, key, res.URL, fetch.Validators{}, done)
 		}
@@ -181,8 +189,10 @@ func (r *refiner) signText(text string) *similarity.Signature {
 // client's timeout, or when the server closes.
 func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, done chan<- signed) {
 	r.bg.Add(1)
+	r.running.Add(1)
 	go func() {
 		defer r.bg.Done()
+		defer r.running.Add(-1)
 		defer func() {
 			if p := recover(); p != nil {
 				r.log.Error("fetch_panic", "panic", fmt.Sprint(p))
@@ -197,9 +207,14 @@ func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, do
 // revalidate refreshes a stale cache entry in the background with a
 // conditional request; the stale signature serves meanwhile.
 func (r *refiner) revalidate(key, rawURL string, old *entry) {
+	if r.running.Load() >= maxBackground {
+		return // the stale signature serves; a later query revalidates
+	}
 	r.bg.Add(1)
+	r.running.Add(1)
 	go func() {
 		defer r.bg.Done()
+		defer r.running.Add(-1)
 		defer func() {
 			if p := recover(); p != nil {
 				r.log.Error("revalidate_panic", "panic", fmt.Sprint(p))
