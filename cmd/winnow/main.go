@@ -15,6 +15,7 @@
 //	sig      print the signature of one page
 //	compare  explain whether two pages are near-duplicates, and why
 //	eval     precision, recall and F1 on a labelled data set
+//	report   partition balance (Zhu), mirrors and cluster evolution (Fetterly)
 //
 // Global flags:
 //
@@ -62,6 +63,8 @@ func commands() []command {
 		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
 		{"compare", "explain whether two pages are near-duplicates, and why", runCompare},
 		{"eval", "precision, recall and F1 on a labelled data set", runEval},
+		{"report", "partition balance of a corpus; mirrors and cluster evolution from dedup outputs", runReport},
+		{"bench", "measure the proxy against a plain fasthttp pass-through on loopback (latency, throughput, CPU, memory)", runBench},
 	}
 }
 

@@ -307,3 +307,25 @@ func TestEval(t *testing.T) {
 		t.Errorf("winnow eval (text) = exit %d:\n%s", code, out)
 	}
 }
+
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "balance.png")
+	code, out, errs := winnow(t, "", "-set", "dedup.progress=never", "report", "balance", "-plot", png)
+	if code != 0 || !strings.Contains(out, "53 documents") || !strings.Contains(out, "imbalance") {
+		t.Fatalf("report balance = exit %d:\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(png); err != nil || string(b[1:4]) != "PNG" {
+		t.Errorf("balance plot: %v", err)
+	}
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	winnow(t, "", "dedup", "-o", a)
+	winnow(t, "", "-set", "decision.method=simhash", "dedup", "-o", b)
+	code, out, errs = winnow(t, "", "report", "evolution", a, b)
+	if code != 0 || !strings.Contains(out, "phi") || strings.Count(out, "\n") < 2 {
+		t.Errorf("report evolution = exit %d:\n%s%s", code, out, errs)
+	}
+	if code, _, errs = winnow(t, "", "report", "mirrors", filepath.Join(dir, "missing.jsonl")); code != 1 {
+		t.Errorf("report mirrors (missing file) = exit %d: %s", code, errs)
+	}
+}
