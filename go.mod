@@ -12,6 +12,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/valyala/fasthttp v1.74.0
 	github.com/zeebo/xxh3 v1.1.0
+	go.etcd.io/bbolt v1.5.0
 	golang.org/x/net v0.62.0
 	golang.org/x/text v0.43.0
 	gonum.org/v1/plot v0.17.0

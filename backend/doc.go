@@ -1,0 +1,35 @@
+// Package backend is winnow's cluster service: it keeps the near-duplicate
+// groups of a whole index up to date as pages are crawled, changed,
+// redirected and deleted, after Zhu, Potapova, Alabduljalil, Liu and Yang,
+// "Clustering and Load Balancing Optimization for Redundant Content
+// Removal", WWW 2012, §5.
+//
+// Tier 1 keeps every URL in at most one group; each group has a winner
+// whose signature is the group's representative. A known page whose new
+// signature still matches its group's representative stays without any
+// other comparison, which is the main saving of the scheme. Tier 2 takes
+// the other pages of an ingest batch and compares each, in batch order,
+// with the group representatives that share a candidate-table key with it
+// (simhash blocks and min-hash bands) inside the partitions that the
+// length-vector bound of package partition allows, then verifies with the
+// similarity decision. The page joins the best matching group or founds a
+// new one; pages of one batch see the groups founded earlier in it, so a
+// batch gives the same groups as its pages sent one by one.
+//
+// Winners follow Zhu's rules ([WinnerRules]). When the winner changes,
+// every member is verified against it; [Service.Lookup] reports a member
+// as the winner's duplicate only when verified, and a group with too many
+// failures is re-clustered. Redirects follow Zhu's cases 1–3: a redirect
+// joins its final target's group, and the pages that redirect to a page
+// move with it. A deleted winner passes the crown by the rules.
+//
+// State lives behind [Store]: [BoltStore] (the default; one fsynced bbolt
+// transaction per ingest batch, so a batch is all-or-nothing and an
+// acknowledged one survives kill -9) or [MemStore]. Signatures are stored
+// without their word sequence (about 400 bytes a page), so verification
+// against a winner uses the decision's min-hash fallback. The candidate
+// tables are held in memory and rebuilt from the store at start.
+//
+// [Service.Handler] serves the HTTP API; package client has the wire types
+// and the Go client.
+package backend

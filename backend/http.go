@@ -1,0 +1,126 @@
+package backend
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/winnow-search/winnow/backend/client"
+)
+
+// maxBodyPerItem bounds a request body: MaxBatch items of this size.
+const maxBodyPerItem = 64 << 10
+
+// Handler returns the HTTP API: POST /v1/ingest, POST /v1/lookup,
+// GET /v1/groups/{id}, GET /metrics and GET /healthz. Errors are JSON
+// client.ErrorBody values: 400 for invalid input (naming the item index and
+// URL; nothing of the request is applied), 413 for an oversized batch or
+// body, 404 for an unknown group, 500 for a store failure.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/ingest", s.handleIngest)
+	mux.HandleFunc("POST /v1/lookup", s.handleLookup)
+	mux.HandleFunc("GET /v1/groups/{id}", s.handleGroup)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		s.WriteMetrics(w)
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.st.Meta(); err != nil {
+			s.writeError(w, http.StatusServiceUnavailable, -1, "", err)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	return mux
+}
+
+// decode reads one JSON value with unknown fields refused.
+func (s *Service) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body := http.MaxBytesReader(w, r.Body, int64(s.o.MaxBatch)*maxBodyPerItem)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the JSON value")
+	}
+	if err != nil {
+		status := http.StatusBadRequest
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		s.writeError(w, status, -1, "", fmt.Errorf("backend: invalid JSON: %v", err))
+		return false
+	}
+	return true
+}
+
+func (s *Service) handleIngest(w http.ResponseWriter, r *http.Request) {
+	var req client.IngestRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	res, err := s.Ingest(req.Pages)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, client.IngestResponse{Results: res})
+}
+
+func (s *Service) handleLookup(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var req client.LookupRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	res, err := s.Lookup(req.URLs)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, client.LookupResponse{Results: res})
+	s.m.lookupDuration.UpdateDuration(start)
+}
+
+func (s *Service) handleGroup(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	g, err := s.Group(id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if g == nil {
+		s.writeError(w, http.StatusNotFound, -1, "", fmt.Errorf("backend: no group %q", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, g)
+}
+
+func (s *Service) fail(w http.ResponseWriter, err error) {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		status := http.StatusBadRequest
+		if errors.Is(err, ErrBatchSize) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		s.writeError(w, status, ie.Item, ie.URL, ie.Err)
+		return
+	}
+	s.o.Logger.Error("backend_request_failed", "err", err)
+	s.writeError(w, http.StatusInternalServerError, -1, "", err)
+}
+
+func (s *Service) writeError(w http.ResponseWriter, status, item int, u string, err error) {
+	writeJSON(w, status, client.ErrorBody{Error: err.Error(), Item: item, URL: u})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

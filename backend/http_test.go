@@ -1,0 +1,96 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/winnow-search/winnow/backend/client"
+)
+
+func TestClientAgainstServer(t *testing.T) {
+	s := newTestService(t, Options{MaxBatch: 10})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	c, err := client.New(srv.URL, client.Options{MaxBatch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var pages []client.Page
+	for _, p := range byPage(t, "Benchmarking") {
+		pages = append(pages, client.Page{URL: p.url, Signature: p.sig})
+	}
+	res, err := c.Ingest(ctx, pages) // 5 pages in requests of 3 and 2
+	if err != nil || len(res) != len(pages) {
+		t.Fatalf("Ingest = %d results, %v", len(res), err)
+	}
+	lr, err := c.Lookup(ctx, []string{pages[0].URL, pages[4].URL, "https://unknown.example/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lr[0].IsWinner || lr[1].Winner != pages[0].URL || lr[1].Size != 5 || lr[2].Known {
+		t.Errorf("Lookup = %+v", lr)
+	}
+	g, err := c.Group(ctx, lr[0].Group)
+	if err != nil || len(g.Members) != 5 || g.Winner != pages[0].URL {
+		t.Errorf("Group = %+v, %v", g, err)
+	}
+	if _, err := c.Group(ctx, "nope"); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("Group(nope) error = %v, want ErrNotFound", err)
+	}
+	_, err = c.Ingest(ctx, []client.Page{pages[0], {URL: "https://a.example/", Signature: []byte{1, 2}}, pages[1], pages[2], {URL: "bad"}})
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || ae.Item != 1 || ae.URL != "https://a.example/" {
+		t.Errorf("Ingest(bad signature) error = %v, want APIError for item 1", err)
+	}
+	srv.Close()
+	if _, err := c.Lookup(ctx, []string{"https://a.example/"}); !errors.Is(err, client.ErrUnavailable) {
+		t.Errorf("Lookup on a closed server error = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestHTTPErrors(t *testing.T) {
+	s := newTestService(t, Options{MaxBatch: 2})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	sig := `"` + b64(signedSample(t)[0].sig) + `"`
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		want                     string
+	}{
+		{"invalid JSON", "POST", "/v1/ingest", `{"pages":[`, 400, "invalid JSON"},
+		{"unknown field", "POST", "/v1/ingest", `{"pages":[],"x":1}`, 400, "unknown field"},
+		{"trailing", "POST", "/v1/ingest", `{"pages":[]} {}`, 400, "trailing"},
+		{"invalid URL", "POST", "/v1/ingest", `{"pages":[{"url":"https://ok.example/","signature":` + sig + `},{"url":"nope","signature":` + sig + `}]}`, 400, `"item":1,"url":"nope"`},
+		{"corrupt signature", "POST", "/v1/ingest", `{"pages":[{"url":"https://a.example/","signature":"AgEC"}]}`, 400, `corrupt`},
+		{"oversized batch", "POST", "/v1/ingest", `{"pages":[{"url":"https://a.example/","deleted":true},{"url":"https://b.example/","deleted":true},{"url":"https://c.example/","deleted":true}]}`, 413, "batch too large"},
+		{"oversized lookup", "POST", "/v1/lookup", `{"urls":["a","b","c"]}`, 413, "batch too large"},
+		{"unknown group", "GET", "/v1/groups/g99", "", 404, "no group"},
+		{"wrong method", "GET", "/v1/ingest", "", 405, ""},
+		{"health", "GET", "/healthz", "", 200, "ok"},
+		{"metrics", "GET", "/metrics", "", 200, "winnow_backend_ingest_rejected_total"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.want) {
+				t.Errorf("%s %s = %d %s, want %d with %q", tt.method, tt.path, resp.StatusCode, body, tt.status, tt.want)
+			}
+		})
+	}
+	if lr, _ := s.Lookup([]string{"https://ok.example/"}); lr[0].Known {
+		t.Error("a rejected batch was partly applied")
+	}
+}

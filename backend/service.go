@@ -1,0 +1,405 @@
+package backend
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/backend/partition"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// Defaults of Options.
+const (
+	DefaultRepairRatio = 0.2
+	DefaultParts       = 64
+	DefaultDims        = 3
+	DefaultSampleSize  = 1000
+	DefaultTau         = 0.5
+	DefaultMaxBatch    = 1000
+	DefaultMaxURL      = 4096
+)
+
+// Options configures a Service. The zero value uses the defaults.
+type Options struct {
+	// Decision decides whether a page matches a group winner; the zero
+	// value is similarity's default decision. Stored signatures carry no
+	// word sequence, so its verification falls back to min-hash Jaccard
+	// (similarity.DefaultVerifyJaccard) unless the strong accept passes.
+	Decision similarity.Decision
+	// KeepSeq stores each page's word sequence (similarity.Signature.Seq,
+	// up to 4 bytes a word, 32 KiB) so that verification against a winner
+	// uses the LCS. Off by default: a page then takes under 1 KB of store,
+	// and the verification falls back to min-hash Jaccard, which misses
+	// drifted versions of a page (on the LLVM sample, 2 of 12 pages split).
+	KeepSeq bool
+	// Winner holds the winner rules.
+	Winner WinnerRules
+	// RepairRatio is the fraction of a group's members that may fail
+	// verification against a new winner before the group is repaired
+	// (re-clustered). Zero means DefaultRepairRatio (0.2); negative
+	// never repairs.
+	RepairRatio float64
+	// Parts and Dims shape the tier-2 partitioner (Zhu §4). Zero means
+	// DefaultParts (64) and DefaultDims (3).
+	Parts, Dims int
+	// SampleSize is the number of group representatives whose length
+	// vectors the partitioner is built from; until then tier 2 searches
+	// one unpartitioned table. Zero means DefaultSampleSize (1000).
+	SampleSize int
+	// Tau is the similarity threshold of the partition bound
+	// (partition.Partitioner.Candidates). Zero means DefaultTau (0.5).
+	Tau float64
+	// MaxBatch is the most pages of one ingest and URLs of one lookup.
+	// Zero means DefaultMaxBatch (1000).
+	MaxBatch int
+	// Logger receives errors of the HTTP handler; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// InputError is an invalid item of a request; nothing of the request was
+// applied.
+type InputError struct {
+	// Item is the index of the offending item, or -1 for the request.
+	Item int
+	// URL is the item's URL.
+	URL string
+	// Err is the reason.
+	Err error
+}
+
+// Error names the item and its URL.
+func (e *InputError) Error() string {
+	if e.Item < 0 {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("backend: item %d (%s): %v", e.Item, e.URL, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Errors of invalid input, wrapped in an [InputError].
+var (
+	ErrBatchSize = errors.New("backend: batch too large")
+	ErrURL       = errors.New("backend: invalid URL")
+	ErrSignature = errors.New("backend: invalid signature")
+	ErrPage      = errors.New("backend: invalid page")
+)
+
+// Service is the cluster service of Zhu et al. §5: tier 1 keeps every URL
+// in at most one group, each with a winner whose signature represents it;
+// tier 2 compares the new or changed pages of a batch with the group
+// representatives in the partitions their length vectors allow. It is safe
+// for concurrent use: ingests are serialized, lookups run alongside.
+type Service struct {
+	o  Options
+	st Store
+
+	mu     sync.Mutex // serializes Ingest; guards idx, meta, part, sample
+	idx    *index
+	meta   Meta
+	part   *partition.Partitioner
+	sample [][]uint32
+
+	m serviceMetrics
+}
+
+// New returns a service over st, rebuilding the candidate tables from the
+// stored groups. The service does not close st.
+func New(st Store, o Options) (*Service, error) {
+	o.RepairRatio = cmp.Or(o.RepairRatio, DefaultRepairRatio)
+	o.Parts = cmp.Or(o.Parts, DefaultParts)
+	o.Dims = cmp.Or(o.Dims, DefaultDims)
+	o.SampleSize = cmp.Or(o.SampleSize, DefaultSampleSize)
+	o.Tau = cmp.Or(o.Tau, DefaultTau)
+	o.MaxBatch = cmp.Or(o.MaxBatch, DefaultMaxBatch)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Parts < 1 || o.Dims < 1 || o.SampleSize < 1 || o.MaxBatch < 1 || o.Tau < 0 || o.Tau > 1 {
+		return nil, errors.New("backend: invalid options")
+	}
+	s := &Service{o: o, st: st}
+	meta, err := st.Meta()
+	if err != nil {
+		return nil, err
+	}
+	s.meta = meta
+	if meta.Partitioner != nil {
+		p := new(partition.Partitioner)
+		if err := p.UnmarshalBinary(meta.Partitioner); err != nil {
+			return nil, fmt.Errorf("backend: stored partitioner: %w", err)
+		}
+		s.part = p
+	}
+	s.idx = newIndex(s.part, o.Tau)
+	type gw struct{ id, winner string }
+	var groups []gw
+	err = st.Groups(func(id string, g GroupRecord) error {
+		if g.Winner != "" {
+			groups = append(groups, gw{id, g.Winner})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		p, ok, err := st.Page(g.winner)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || p.Sig == nil {
+			continue
+		}
+		var sig similarity.Signature
+		if err := sig.UnmarshalBinary(p.Sig); err != nil {
+			return nil, fmt.Errorf("backend: stored signature of %s: %w", g.winner, err)
+		}
+		s.idx.add(g.id, &sig)
+		if s.part == nil {
+			s.sample = append(s.sample, sig.Lengths)
+		}
+	}
+	s.m = newServiceMetrics(s)
+	return s, nil
+}
+
+// item is one validated page of an ingest.
+type item struct {
+	client.Page
+	sig *similarity.Signature // nil for a redirect or delete
+	enc []byte                // sig without Seq
+}
+
+func validURL(u string) error {
+	if u == "" || len(u) > DefaultMaxURL {
+		return fmt.Errorf("%w: empty or over %d bytes", ErrURL, DefaultMaxURL)
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrURL, err)
+	}
+	if (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrURL, u)
+	}
+	return nil
+}
+
+// validate checks every page before anything is applied.
+func (s *Service) validate(pages []client.Page) ([]item, error) {
+	if len(pages) > s.o.MaxBatch {
+		return nil, &InputError{Item: -1, Err: fmt.Errorf("%w: %d pages, limit %d", ErrBatchSize, len(pages), s.o.MaxBatch)}
+	}
+	items := make([]item, len(pages))
+	for i, p := range pages {
+		fail := func(err error) ([]item, error) { return nil, &InputError{Item: i, URL: p.URL, Err: err} }
+		if err := validURL(p.URL); err != nil {
+			return fail(err)
+		}
+		if p.Popularity != p.Popularity || p.Popularity > 1e300 || p.Popularity < -1e300 {
+			return fail(fmt.Errorf("%w: popularity is not finite", ErrPage))
+		}
+		items[i].Page = p
+		switch {
+		case p.Deleted && p.RedirectTo != "":
+			return fail(fmt.Errorf("%w: deleted page with a redirect", ErrPage))
+		case p.Deleted:
+		case p.RedirectTo != "":
+			if err := validURL(p.RedirectTo); err != nil {
+				return fail(fmt.Errorf("redirect_to: %w", err))
+			}
+			if p.RedirectTo == p.URL {
+				return fail(fmt.Errorf("%w: redirects to itself", ErrPage))
+			}
+		default:
+			if len(p.Signature) == 0 {
+				return fail(fmt.Errorf("%w: missing", ErrSignature))
+			}
+			sig := new(similarity.Signature)
+			if err := sig.UnmarshalBinary(p.Signature); err != nil {
+				return fail(fmt.Errorf("%w: %w", ErrSignature, err))
+			}
+			if !s.o.KeepSeq {
+				sig.Seq = nil
+			}
+			enc, err := sig.MarshalBinary()
+			if err != nil {
+				return fail(fmt.Errorf("%w: %w", ErrSignature, err))
+			}
+			items[i].sig, items[i].enc = sig, enc
+		}
+	}
+	return items, nil
+}
+
+// Ingest applies pages in order, as one all-or-nothing batch, and returns
+// one result per page. Invalid input fails with an *InputError before
+// anything is applied.
+func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
+	items, err := s.validate(pages)
+	if err != nil {
+		s.m.rejected.Inc()
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := s.m.now()
+	t := s.begin()
+	res := make([]client.IngestResult, len(items))
+	for i := range items {
+		it := &items[i]
+		var status string
+		switch {
+		case it.Deleted:
+			status, err = t.remove(it.URL)
+		case it.RedirectTo != "":
+			status, err = t.redirect(it)
+		default:
+			status, err = t.content(it)
+		}
+		if err != nil {
+			return nil, err
+		}
+		res[i] = client.IngestResult{URL: it.URL, Status: status}
+	}
+	// Groups and winners as they stand after the whole batch.
+	for i := range res {
+		p, ok, err := t.page(res[i].URL)
+		if err != nil {
+			return nil, err
+		}
+		if ok && p.Group != "" {
+			g, _, err := t.group(p.Group)
+			if err != nil {
+				return nil, err
+			}
+			res[i].Group, res[i].Winner = p.Group, g.Winner
+		}
+	}
+	if err := s.commit(t); err != nil {
+		return nil, err
+	}
+	for _, r := range res {
+		s.m.status(r.Status).Inc()
+	}
+	s.m.ingestDuration.UpdateDuration(start)
+	return res, nil
+}
+
+// Lookup returns the duplicate status of each URL. A member is reported
+// with its winner only when it was verified against that winner.
+func (s *Service) Lookup(urls []string) ([]client.LookupResult, error) {
+	if len(urls) > s.o.MaxBatch {
+		return nil, &InputError{Item: -1, Err: fmt.Errorf("%w: %d URLs, limit %d", ErrBatchSize, len(urls), s.o.MaxBatch)}
+	}
+	out := make([]client.LookupResult, len(urls))
+	for i, u := range urls {
+		out[i].URL = u
+		p, ok, err := s.st.Page(u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		out[i].Known = true
+		if p.Group == "" {
+			continue
+		}
+		w, n, ok, err := s.st.GroupSize(p.Group)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		out[i].Group, out[i].Size, out[i].IsWinner = p.Group, n, w == u
+		if w == u || p.Verified {
+			out[i].Winner = w
+		}
+	}
+	s.m.lookups.Add(len(urls))
+	return out, nil
+}
+
+// Group returns group id, or nil when there is none.
+func (s *Service) Group(id string) (*client.Group, error) {
+	g, ok, err := s.st.Group(id)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &client.Group{ID: id, Winner: g.Winner, Members: slices.Clone(g.Members)}, nil
+}
+
+// Stats is a snapshot of the service's counters.
+type Stats struct {
+	// Groups is the number of groups with a representative in the
+	// candidate tables.
+	Groups int
+	// Partitioned reports that the partitioner is built.
+	Partitioned bool
+}
+
+// Stats returns a snapshot of the service's state.
+func (s *Service) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Groups: s.idx.len(), Partitioned: s.part != nil}
+}
+
+func (s *Service) begin() *txn {
+	return &txn{
+		s:       s,
+		b:       Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}},
+		sigs:    map[string]*similarity.Signature{},
+		ovl:     newIndex(s.part, s.o.Tau),
+		touched: map[string]struct{}{},
+		meta:    s.meta,
+	}
+}
+
+func (s *Service) commit(t *txn) error {
+	var newPart *partition.Partitioner
+	if s.part == nil && len(s.sample)+len(t.lengths) >= s.o.SampleSize {
+		sample := append(slices.Clip(s.sample), t.lengths...)
+		p, err := partition.New(s.o.Dims, s.o.Parts, sample)
+		if err != nil {
+			return fmt.Errorf("backend: partitioner: %w", err)
+		}
+		enc, err := p.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("backend: partitioner: %w", err)
+		}
+		t.meta.Partitioner, newPart = enc, p
+	}
+	t.b.Meta = &t.meta
+	if err := s.st.Apply(&t.b); err != nil {
+		return err
+	}
+	s.meta = t.meta
+	for id := range t.touched {
+		s.idx.remove(id)
+		if rep, err := t.rep(id); err == nil && rep != nil {
+			s.idx.add(id, rep)
+		}
+	}
+	switch {
+	case newPart != nil:
+		s.part, s.sample = newPart, nil
+		s.idx.repartition(newPart)
+	case s.part == nil:
+		s.sample = append(s.sample, t.lengths...)
+	}
+	return nil
+}
+
+func groupID(n uint64) string { return "g" + strconv.FormatUint(n, 36) }

@@ -1,0 +1,321 @@
+package backend
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+)
+
+// PageRecord is what a [Store] keeps of one page.
+type PageRecord struct {
+	// Group is the page's group; "" for a redirect whose target is not
+	// known yet (pending).
+	Group string
+	// Sig is the page's similarity.Signature encoding without its word
+	// sequence (Seq); nil for a redirect.
+	Sig []byte
+	// Popularity is the page's popularity score.
+	Popularity float64
+	// RedirectTo is the URL the page redirects to, "" for a content page.
+	RedirectTo string
+	// Verified reports that the page matched its group's current winner
+	// (always true for a redirect duplicate and for the winner itself).
+	Verified bool
+}
+
+// GroupRecord is what a [Store] keeps of one group.
+type GroupRecord struct {
+	// Winner is the member that represents the group; its signature is
+	// the group's representative signature (Zhu §5.1).
+	Winner string
+	// Members lists every member, sorted, the winner included.
+	Members []string
+}
+
+// Redirect is one edge of the redirect index: Source redirects to Target.
+type Redirect struct {
+	Target, Source string
+}
+
+// Meta is the service's own state in a [Store].
+type Meta struct {
+	// NextGroup numbers the next group founded.
+	NextGroup uint64
+	// Partitioner is the encoded partition.Partitioner, nil until built.
+	Partitioner []byte
+}
+
+// Batch is one all-or-nothing write to a [Store]. A nil record deletes.
+type Batch struct {
+	Pages     map[string]*PageRecord
+	Groups    map[string]*GroupRecord
+	Redirects map[Redirect]bool // true adds the edge, false removes it
+	Meta      *Meta
+}
+
+// Store keeps the groups, the URL index and the signatures. Reads are safe
+// for concurrent use with each other and with one Apply; Apply calls must
+// not overlap. Records returned must not be modified.
+type Store interface {
+	// Page returns the record of url.
+	Page(url string) (PageRecord, bool, error)
+	// Group returns the record of group id.
+	Group(id string) (GroupRecord, bool, error)
+	// GroupSize returns the winner and the member count of group id,
+	// cheaper than Group for a large group.
+	GroupSize(id string) (winner string, size int, ok bool, err error)
+	// Redirectors returns the pages that redirect to target directly.
+	Redirectors(target string) ([]string, error)
+	// Meta returns the service's state (zero in a new store).
+	Meta() (Meta, error)
+	// Groups calls fn with every group until fn fails.
+	Groups(fn func(id string, g GroupRecord) error) error
+	// Apply writes b atomically and durably: after it returns nil the
+	// batch survives a crash; on error none of it is applied.
+	Apply(b *Batch) error
+	// Close releases the store.
+	Close() error
+}
+
+// ErrClosed is returned by a closed store.
+var ErrClosed = errors.New("backend: store closed")
+
+// MemStore is a [Store] in memory, for tests and for a service that
+// rebuilds its state on start. The zero value is not usable; use
+// [NewMemStore].
+type MemStore struct {
+	mu        sync.RWMutex // guards every field below
+	pages     map[string]PageRecord
+	groups    map[string]GroupRecord
+	redirects map[string]map[string]struct{}
+	meta      Meta
+	closed    bool
+}
+
+// NewMemStore returns an empty memory store.
+func NewMemStore() *MemStore {
+	return &MemStore{pages: map[string]PageRecord{}, groups: map[string]GroupRecord{}, redirects: map[string]map[string]struct{}{}}
+}
+
+// Page implements [Store].
+func (m *MemStore) Page(url string) (PageRecord, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return PageRecord{}, false, ErrClosed
+	}
+	p, ok := m.pages[url]
+	return p, ok, nil
+}
+
+// Group implements [Store].
+func (m *MemStore) Group(id string) (GroupRecord, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return GroupRecord{}, false, ErrClosed
+	}
+	g, ok := m.groups[id]
+	return g, ok, nil
+}
+
+// GroupSize implements [Store].
+func (m *MemStore) GroupSize(id string) (string, int, bool, error) {
+	g, ok, err := m.Group(id)
+	return g.Winner, len(g.Members), ok, err
+}
+
+// Redirectors implements [Store].
+func (m *MemStore) Redirectors(target string) ([]string, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	var out []string
+	for s := range m.redirects[target] {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Meta implements [Store].
+func (m *MemStore) Meta() (Meta, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return Meta{}, ErrClosed
+	}
+	return m.meta, nil
+}
+
+// Groups implements [Store]. fn must not call the store's Apply.
+func (m *MemStore) Groups(fn func(id string, g GroupRecord) error) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for id, g := range m.groups {
+		if err := fn(id, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Apply implements [Store].
+func (m *MemStore) Apply(b *Batch) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for u, p := range b.Pages {
+		if p == nil {
+			delete(m.pages, u)
+		} else {
+			m.pages[u] = *p
+		}
+	}
+	for id, g := range b.Groups {
+		if g == nil {
+			delete(m.groups, id)
+		} else {
+			m.groups[id] = *g
+		}
+	}
+	for r, add := range b.Redirects {
+		set := m.redirects[r.Target]
+		if add {
+			if set == nil {
+				set = map[string]struct{}{}
+				m.redirects[r.Target] = set
+			}
+			set[r.Source] = struct{}{}
+		} else if set != nil {
+			delete(set, r.Source)
+			if len(set) == 0 {
+				delete(m.redirects, r.Target)
+			}
+		}
+	}
+	if b.Meta != nil {
+		m.meta = *b.Meta
+	}
+	return nil
+}
+
+// Close implements [Store].
+func (m *MemStore) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}
+
+// Record encodings of the persistent stores: uvarint lengths and values,
+// led by a version byte.
+
+const recordVersion = 1
+
+var errRecord = errors.New("backend: corrupt store record")
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func readString(b []byte) (string, []byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", nil, errRecord
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], nil
+}
+
+func encodePage(p *PageRecord) []byte {
+	b := make([]byte, 0, 16+len(p.Group)+len(p.Sig)+len(p.RedirectTo))
+	flags := byte(0)
+	if p.Verified {
+		flags = 1
+	}
+	b = append(b, recordVersion, flags)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.Popularity))
+	b = appendString(b, p.Group)
+	b = appendString(b, p.RedirectTo)
+	b = appendString(b, string(p.Sig))
+	return b
+}
+
+func decodePage(b []byte) (PageRecord, error) {
+	var p PageRecord
+	if len(b) < 10 || b[0] != recordVersion {
+		return p, errRecord
+	}
+	p.Verified = b[1]&1 != 0
+	p.Popularity = math.Float64frombits(binary.LittleEndian.Uint64(b[2:]))
+	var err error
+	b = b[10:]
+	if p.Group, b, err = readString(b); err != nil {
+		return p, err
+	}
+	if p.RedirectTo, b, err = readString(b); err != nil {
+		return p, err
+	}
+	var sig string
+	if sig, _, err = readString(b); err != nil {
+		return p, err
+	}
+	if sig != "" {
+		p.Sig = []byte(sig)
+	}
+	return p, nil
+}
+
+func encodeGroup(g *GroupRecord) []byte {
+	n := 8 + len(g.Winner)
+	for _, m := range g.Members {
+		n += len(m) + 2
+	}
+	b := make([]byte, 0, n)
+	b = append(b, recordVersion)
+	b = appendString(b, g.Winner)
+	b = binary.AppendUvarint(b, uint64(len(g.Members)))
+	for _, m := range g.Members {
+		b = appendString(b, m)
+	}
+	return b
+}
+
+// decodeGroupHead decodes the winner and member count only.
+func decodeGroupHead(b []byte) (winner string, size int, rest []byte, err error) {
+	if len(b) < 1 || b[0] != recordVersion {
+		return "", 0, nil, errRecord
+	}
+	if winner, b, err = readString(b[1:]); err != nil {
+		return "", 0, nil, err
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return "", 0, nil, errRecord
+	}
+	return winner, int(n), b[k:], nil
+}
+
+func decodeGroup(b []byte) (GroupRecord, error) {
+	w, n, b, err := decodeGroupHead(b)
+	if err != nil {
+		return GroupRecord{}, err
+	}
+	g := GroupRecord{Winner: w, Members: make([]string, n)}
+	for i := range n {
+		if g.Members[i], b, err = readString(b); err != nil {
+			return GroupRecord{}, err
+		}
+	}
+	return g, nil
+}
