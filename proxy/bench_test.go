@@ -49,7 +49,7 @@ func warmRefine(b *testing.B) (*Server, []byte, engine.Window) {
 }
 
 func (s *Server) refineOptions() refineOptions {
-	return refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: s.o.Decision}
+	return refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: s.o.Decision, defaultDecision: true}
 }
 
 // BenchmarkRefineCached50 measures the refinement of one query's 50 top

@@ -1,12 +1,18 @@
 package proxy
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/maphash"
+	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/dgraph-io/ristretto/v2"
 
+	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -73,3 +79,126 @@ func (c *sigCache) close() { c.c.Close() }
 // fresh reports whether an entry is young enough to use without
 // revalidation.
 func (c *sigCache) fresh(e *entry, now time.Time) bool { return now.Sub(e.fetchedAt) < c.ttl }
+
+// verdictCache keeps the verdicts of pairs across queries, so a pair of
+// cached pages is decided (and its LCS run) once, not on every query that
+// shows both. Keys are content identities of the two signatures, not
+// pointers, so the cache retains no signature. It holds two generations
+// of at most max entries each: when the current one is full it becomes
+// the previous one, which bounds memory (a verdict is about 1 KB) while
+// keeping pairs in use.
+type verdictCache struct {
+	mu        sync.Mutex
+	cur, prev map[[2]uint64]similarity.Verdict
+	max       int
+}
+
+func newVerdictCache(max int) *verdictCache {
+	return &verdictCache{cur: map[[2]uint64]similarity.Verdict{}, max: max}
+}
+
+// sigID identifies a signature by its content: the simhash, the sizes and
+// the min-hash values.
+func sigID(s *similarity.Signature) uint64 {
+	var h maphash.Hash
+	h.SetSeed(idSeed)
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[0:], s.Simhash)
+	binary.LittleEndian.PutUint64(b[8:], uint64(s.Tokens))
+	binary.LittleEndian.PutUint64(b[16:], uint64(s.Bytes))
+	h.Write(b[:])
+	if len(s.MinHash) > 0 {
+		// The values' bytes in memory order: an identity within the
+		// process, whatever the byte order.
+		h.Write(unsafe.Slice((*byte)(unsafe.Pointer(&s.MinHash[0])), 2*len(s.MinHash)))
+	}
+	for _, v := range s.Supershingles {
+		binary.LittleEndian.PutUint64(b[:8], v)
+		h.Write(b[:8])
+	}
+	return h.Sum64()
+}
+
+// idSeed is fixed for the process so identities are stable across calls.
+var idSeed = maphash.MakeSeed()
+
+// Verdict implements similarity.VerdictCache.
+func (c *verdictCache) Verdict(a, b *similarity.Signature) (similarity.Verdict, bool) {
+	k := [2]uint64{sigID(a), sigID(b)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.cur[k]; ok {
+		return v, true
+	}
+	v, ok := c.prev[k]
+	if ok {
+		c.putLocked(k, v)
+	}
+	return v, ok
+}
+
+// SetVerdict implements similarity.VerdictCache.
+func (c *verdictCache) SetVerdict(a, b *similarity.Signature, v similarity.Verdict) {
+	k := [2]uint64{sigID(a), sigID(b)}
+	c.mu.Lock()
+	c.putLocked(k, v)
+	c.mu.Unlock()
+}
+
+func (c *verdictCache) putLocked(k [2]uint64, v similarity.Verdict) {
+	if len(c.cur) >= c.max {
+		c.prev, c.cur = c.cur, make(map[[2]uint64]similarity.Verdict, c.max)
+	}
+	c.cur[k] = v
+}
+
+// keyCache remembers canonical URLs by raw URL across queries (canon.URL
+// costs about a microsecond a URL), in two generations of at most max
+// entries like verdictCache.
+type keyCache struct {
+	mu        sync.Mutex
+	cur, prev map[string]string
+	max       int
+}
+
+func newKeyCache(max int) *keyCache { return &keyCache{cur: map[string]string{}, max: max} }
+
+// key returns the canonical URL of raw and the error of canon.URL.
+func (c *keyCache) key(raw string) (string, error) {
+	c.mu.Lock()
+	k, ok := c.cur[raw]
+	if !ok {
+		if k, ok = c.prev[raw]; ok {
+			c.putLocked(raw, k)
+		}
+	}
+	c.mu.Unlock()
+	if ok {
+		if k == "" {
+			return raw, errBadURL
+		}
+		return k, nil
+	}
+	k, err := canon.URL(raw)
+	c.mu.Lock()
+	if err != nil {
+		c.putLocked(raw, "")
+	} else {
+		c.putLocked(raw, k)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return raw, err
+	}
+	return k, nil
+}
+
+// errBadURL stands for a cached canon.URL failure.
+var errBadURL = errors.New("proxy: URL cannot be canonicalized")
+
+func (c *keyCache) putLocked(raw, k string) {
+	if len(c.cur) >= c.max {
+		c.prev, c.cur = c.cur, make(map[string]string, c.max)
+	}
+	c.cur[raw] = k
+}

@@ -102,7 +102,7 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 		list[i] = m.Result
 		list[i].Rank = i
 	}
-	out.ref = s.ref.refine(ctx, list, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision})
+	out.ref = s.ref.refine(ctx, list, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
 	s.countClusters(out.ref, p.mode)
 	out.took = time.Since(start)
 	return out
@@ -149,7 +149,17 @@ func (o *metaOutcome) groups() []ui.Group {
 		return ui.Item{URL: r.URL, Title: plainText(r.Title), Snippet: plainText(r.Snippet), Engines: r.engines, Rank: i + 1,
 			Unrefined: i >= len(o.ref.sigs) || o.ref.sigs[i] == nil}
 	}
+	// Duplicates the cluster service decided, by their winner.
+	serviceDup := map[int]bool{}
+	byWinner := map[int][]int{}
+	for _, p := range o.ref.serviceDups {
+		serviceDup[p[0]] = true
+		byWinner[p[1]] = append(byWinner[p[1]], p[0])
+	}
 	for _, c := range o.ref.clusters {
+		if serviceDup[c.Winner] {
+			continue // shown under its winner
+		}
 		g := ui.Group{ID: strconv.FormatUint(c.ID, 16), Winner: item(c.Winner)}
 		for _, m := range c.Members[1:] {
 			it := item(m.Index)
@@ -160,6 +170,15 @@ func (o *metaOutcome) groups() []ui.Group {
 			it.Explain = m.Verdict.Explain()
 			it.Scores = scoresOf(m.Verdict)
 			g.Similar = append(g.Similar, it)
+		}
+		for _, c2 := range c.Members {
+			for _, d := range byWinner[c2.Index] {
+				it := item(d)
+				it.Unrefined = false
+				it.Relation = "duplicate"
+				it.Explain = o.ref.marks[d].Explain
+				g.Similar = append(g.Similar, it)
+			}
 		}
 		gs = append(gs, g)
 	}

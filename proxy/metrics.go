@@ -45,12 +45,18 @@ func (m *metrics) engine(name, outcome string, d time.Duration) {
 	m.set.GetOrCreateHistogram(fmt.Sprintf(`winnow_engine_duration_seconds{engine=%q}`, name)).Update(d.Seconds())
 }
 
+// cluster records one lookup in the cluster service by outcome.
+func (m *metrics) cluster(outcome string, d time.Duration) {
+	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_cluster_lookups_total{outcome=%q}`, outcome)).Inc()
+	m.set.GetOrCreateHistogram(`winnow_cluster_lookup_duration_seconds`).Update(d.Seconds())
+}
+
 // refined counts results by where their signature came from.
 func (m *metrics) refined(r *refined) {
 	for _, kv := range []struct {
 		src string
 		n   int
-	}{{"cached", r.cached}, {"text", r.text}, {"fetched", r.fetched}, {"unrefined", r.unrefined}} {
+	}{{"cached", r.cached}, {"text", r.text}, {"fetched", r.fetched}, {"service", r.service}, {"unrefined", r.unrefined}} {
 		if kv.n > 0 {
 			m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_results_total{signature=%q}`, kv.src)).Add(kv.n)
 		}

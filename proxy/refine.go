@@ -10,12 +10,18 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/winnow-search/winnow/canon"
+	"github.com/winnow-search/winnow/backend/client"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/proxy/engine"
 	"github.com/winnow-search/winnow/similarity"
 )
+
+// clusterLookup is what the proxy needs of the cluster service
+// (backend/client.Client).
+type clusterLookup interface {
+	Lookup(ctx context.Context, urls []string) ([]client.LookupResult, error)
+}
 
 // sigSource tells where a result's signature came from.
 type sigSource uint8
@@ -25,9 +31,8 @@ const (
 	srcCache                    // the signature cache
 	srcText                     // the page text carried by the hit
 	srcFetched                  // fetched and signed within the budget
+	srcService                  // a verified duplicate according to the cluster service
 )
-
-var srcNames = [...]string{"unrefined", "cached", "text", "fetched"}
 
 // refiner signs the top results of a list (from the cache, from the text
 // a hit carries, or by fetching the page within the request budget) and
@@ -35,9 +40,16 @@ var srcNames = [...]string{"unrefined", "cached", "text", "fetched"}
 type refiner struct {
 	signer  page.Signer
 	fetcher *fetch.Client
-	cache   *sigCache
-	log     *slog.Logger
-	m       *metrics
+	// cluster is the cluster service asked first; nil: none.
+	cluster        clusterLookup
+	clusterTimeout time.Duration
+	cache          *sigCache
+	// verdicts keeps pair verdicts across queries; it serves the
+	// server's own decision only, not per-request overrides.
+	verdicts *verdictCache
+	keys     *keyCache
+	log      *slog.Logger
+	m        *metrics
 
 	// life stops background fetches when the server closes; fetches
 	// started by a request outlive it (up to the fetch timeout) so a page
@@ -58,6 +70,9 @@ type refineOptions struct {
 	topK     int
 	budget   time.Duration
 	decision similarity.Decision
+	// defaultDecision reports that decision is the server's own, so the
+	// verdict cache applies.
+	defaultDecision bool
 }
 
 // refined is the outcome for one result list.
@@ -67,8 +82,11 @@ type refined struct {
 	sigs     []*similarity.Signature
 	keys     []string // canonical URLs
 	sources  []sigSource
+	// serviceDups are the (duplicate, winner) pairs the cluster service
+	// decided.
+	serviceDups [][2]int
 	// counts by source, and the results left unmarked
-	cached, text, fetched, unrefined int
+	cached, text, fetched, service, unrefined int
 }
 
 // signed is a signature delivered by a background fetch.
@@ -98,13 +116,21 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	now := time.Now()
 	pending := 0
 	done := make(chan signed, n) // buffered: a late fetch never blocks
+	keyErr := make([]error, n)
+	for i := range n {
+		out.keys[i], keyErr[i] = r.keys.key(results[i].URL)
+	}
+	// The cluster service first: results it knows as verified
+	// duplicates of another result in the list need no online work, and
+	// the winners it knows win online clusters too.
+	known, winners := r.askCluster(ctx, out.keys)
 	for i := range n {
 		res := &results[i]
-		key, err := canon.URL(res.URL)
-		if err != nil {
-			key = res.URL
+		key, err := out.keys[i], keyErr[i]
+		if _, ok := known[i]; ok {
+			out.sources[i] = srcService
+			continue
 		}
-		out.keys[i] = key
 		e, hit := r.cache.get(key)
 		switch {
 		case hit:
@@ -144,6 +170,8 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			out.text++
 		case srcFetched:
 			out.fetched++
+		case srcService:
+			out.service++
 		default:
 			out.unrefined++
 		}
@@ -151,7 +179,11 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	out.unrefined += len(results) - n
 	r.m.refined(out)
 
-	out.clusters = similarity.ClusterRanked(out.sigs, o.decision, similarity.RankedOptions{Keys: out.keys})
+	ro := similarity.RankedOptions{Keys: out.keys, Winners: winners}
+	if o.defaultDecision {
+		ro.Cache = r.verdicts
+	}
+	out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
 	for _, c := range out.clusters {
 		w := c.Winner
 		if out.sigs[w] == nil {
@@ -171,7 +203,72 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			out.marks[m.Index] = mk
 		}
 	}
+	// Duplicates known to the cluster service join their winner's mark.
+	for i, k := range known {
+		w := k.winner
+		if wm := out.marks[w]; wm.Winner >= 0 {
+			w = wm.Winner // the winner is itself grouped online
+		}
+		cluster := out.marks[w].Cluster
+		if cluster == "" {
+			cluster = k.group
+		}
+		if out.marks[w].Winner < 0 {
+			out.marks[w] = engine.Mark{Cluster: cluster, Winner: w}
+		}
+		out.marks[i] = engine.Mark{Cluster: cluster, Winner: w, Relation: "duplicate",
+			Explain: "duplicate: the cluster service groups it under " + results[k.winner].URL + " (group " + k.group + ", verified against its winner)"}
+		out.serviceDups = append(out.serviceDups, [2]int{i, w})
+	}
 	return out
+}
+
+// knownDup is a result the cluster service reports as a verified
+// duplicate of another result of the list.
+type knownDup struct {
+	winner int // index of the winner in the list
+	group  string
+}
+
+// askCluster looks the keys up in the cluster service within its
+// timeout. It returns the results that are verified duplicates of another
+// result in the list, and which results are group winners. A service that
+// is down, slow or failing only means no help: nil, nil.
+func (r *refiner) askCluster(ctx context.Context, keys []string) (map[int]knownDup, []bool) {
+	if r.cluster == nil || len(keys) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.clusterTimeout)
+	defer cancel()
+	start := time.Now()
+	res, err := r.cluster.Lookup(ctx, keys)
+	if err != nil || len(res) != len(keys) {
+		r.m.cluster("error", time.Since(start))
+		r.log.Debug("cluster_lookup_failed", "err", err)
+		return nil, nil
+	}
+	r.m.cluster("ok", time.Since(start))
+	index := make(map[string]int, len(keys))
+	for i, k := range keys {
+		if _, dup := index[k]; !dup {
+			index[k] = i
+		}
+	}
+	known := map[int]knownDup{}
+	winners := make([]bool, len(keys))
+	for i, lr := range res {
+		if !lr.Known || lr.Winner == "" {
+			continue
+		}
+		if lr.IsWinner {
+			winners[i] = true
+			continue
+		}
+		if w, ok := index[lr.Winner]; ok && w != i {
+			known[i] = knownDup{winner: w, group: lr.Group}
+		}
+	}
+	return known, winners
 }
 
 // signText signs a page text (or HTML) that a hit carries.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/winnow-search/winnow/backend/client"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/proxy/engine"
@@ -64,6 +65,14 @@ type Options struct {
 	Signer page.Signer
 	// Fetch configures the page fetcher (SSRF guard on by default).
 	Fetch fetch.Options
+	// Cluster is the cluster service (winnow backend) the proxy asks
+	// first; nil means none. Results it knows as verified duplicates of
+	// another result need no online work; a service that is down, slow or
+	// failing only means the proxy works alone.
+	Cluster *client.Client
+	// ClusterTimeout bounds one lookup in the cluster service, inside the
+	// budget. Default 50ms.
+	ClusterTimeout time.Duration
 	// CacheBytes bounds the signature cache. Default 256 MiB.
 	CacheBytes int64
 	// CacheTTL is how long a signature is used before it is revalidated.
@@ -113,6 +122,7 @@ func New(o Options) (*Server, error) {
 	o.Factor = cmp.Or(o.Factor, 3)
 	o.TopK = cmp.Or(o.TopK, 50)
 	o.Budget = cmp.Or(o.Budget, 300*time.Millisecond)
+	o.ClusterTimeout = cmp.Or(o.ClusterTimeout, 50*time.Millisecond)
 	o.CacheBytes = cmp.Or(o.CacheBytes, 256<<20)
 	o.CacheTTL = cmp.Or(o.CacheTTL, time.Hour)
 	o.MaxRequestBytes = cmp.Or(o.MaxRequestBytes, 1<<20)
@@ -171,7 +181,11 @@ func New(o Options) (*Server, error) {
 	s.m = newMetrics(s)
 	life, stop := context.WithCancel(context.Background())
 	s.stopLife = stop
-	s.ref = &refiner{signer: o.Signer, fetcher: s.fetcher, cache: s.cache, log: log, m: s.m, life: life}
+	s.ref = &refiner{signer: o.Signer, fetcher: s.fetcher, cache: s.cache, log: log, m: s.m, life: life,
+		clusterTimeout: o.ClusterTimeout, verdicts: newVerdictCache(32 << 10), keys: newKeyCache(64 << 10)}
+	if o.Cluster != nil {
+		s.ref.cluster = o.Cluster
+	}
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		Name:                         "winnow",
@@ -335,6 +349,7 @@ func (s *Server) wantsPage(ctx *fasthttp.RequestCtx) bool {
 // parameters winnow_mode, winnow_threshold, winnow_method, winnow_explain
 // (stripped before forwarding) or headers X-Winnow-Mode, ...
 type params struct {
+	custom   bool // the request overrides the decision
 	off      bool
 	mode     engine.Mode
 	decision similarity.Decision
@@ -369,7 +384,7 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		if err != nil {
 			return p, err
 		}
-		p.decision = d
+		p.decision, p.custom = d, true
 	}
 	p.explain = get("explain") == "1" || get("explain") == "true"
 	if p.explain && p.mode == engine.Remove {
@@ -556,7 +571,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	s.m.engine(b.Name, "ok", time.Since(start))
-	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision})
+	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
 	s.countClusters(ref, p.mode)
 	out, err := b.adapter.Render(parsed, ref.marks, p.mode, win)
 	if err != nil {
@@ -575,6 +590,7 @@ func (s *Server) countClusters(ref *refined, mode engine.Mode) {
 			dups += len(c.Members) - 1
 		}
 	}
+	dups += len(ref.serviceDups)
 	s.m.clustered(clusters, dups, mode.String())
 }
 

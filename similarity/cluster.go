@@ -44,6 +44,8 @@ type RankedOptions struct {
 	// Keys are the documents' keys (e.g. canonical URLs), used for the
 	// cluster IDs. nil: IDs are winner indexes.
 	Keys []string
+	// Cache keeps verdicts across calls; nil: none.
+	Cache VerdictCache
 }
 
 // fnv64 returns the 64-bit FNV-1a hash of s.
@@ -242,6 +244,31 @@ type matcher struct {
 	sigs     []*Signature
 	verdicts map[[2]int32]Verdict // full verdicts by (a, b)
 	blooms   []bloomInfo          // Bloom data by index, or nil
+	cache    VerdictCache         // verdicts kept across calls, or nil
+}
+
+// VerdictCache keeps verdicts across calls of [ClusterRanked], keyed by
+// the signatures' identity: a proxy that serves the same cached
+// signatures query after query then decides each pair (and runs its LCS)
+// once. Implementations must be safe for concurrent use; a verdict is
+// valid for one Decision, so use one cache per Decision.
+type VerdictCache interface {
+	Verdict(a, b *Signature) (Verdict, bool)
+	SetVerdict(a, b *Signature, v Verdict)
+}
+
+// decide is Decide through the verdict cache.
+func (m *matcher) decide(a, b *Signature) Verdict {
+	if m.cache != nil {
+		if v, ok := m.cache.Verdict(a, b); ok {
+			return v
+		}
+	}
+	v := m.d.Decide(a, b)
+	if m.cache != nil {
+		m.cache.SetVerdict(a, b, v)
+	}
+	return v
 }
 
 // match decides the pair (i, j), i being the better ranked document.
@@ -263,7 +290,7 @@ func (m *matcher) match(i, j int) bool {
 	if m.d.verify().Method == MethodNone && !m.d.Containment {
 		return true
 	}
-	v := m.d.Decide(a, b)
+	v := m.decide(a, b)
 	if m.verdicts == nil {
 		m.verdicts = make(map[[2]int32]Verdict)
 	}
@@ -283,7 +310,10 @@ func (m *matcher) verdict(i, j int) Verdict {
 	if b == nil {
 		b = new(Signature)
 	}
-	return m.d.Decide(a, b)
+	if m.sigs[i] == nil || m.sigs[j] == nil {
+		return m.d.Decide(a, b)
+	}
+	return m.decide(a, b)
 }
 
 // ClusterRanked clusters a ranked result list (best first, up to a few
@@ -308,7 +338,7 @@ func (m *matcher) verdict(i, j int) Verdict {
 func ClusterRanked(sigs []*Signature, d Decision, o RankedOptions) []Cluster {
 	n := len(sigs)
 	u := NewUnionFind(n)
-	m := matcher{d: &d, sigs: sigs, blooms: make([]bloomInfo, n)}
+	m := matcher{d: &d, sigs: sigs, blooms: make([]bloomInfo, n), cache: o.Cache}
 	for i, s := range sigs {
 		if s != nil {
 			m.blooms[i] = newBloomInfo(s.Bloom)

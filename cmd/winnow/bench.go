@@ -793,7 +793,7 @@ func printBench(w io.Writer, r *benchReport) {
 func printSoak(w io.Writer, s *soakReport) {
 	p := s.Winnow
 	fmt.Fprintf(w, "soak: %.0fs, %d requests, %.0f req/s, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, errors %d, non2xx %d; "+
-		"signatures cached %.0f, fetched %.0f; after: %d of %d hits marked\n",
+		"signatures cached %.0f, fetched %.0f; after: %d of %d results marked\n",
 		s.Seconds, p.Requests, p.RPS, p.P50Ms, p.P99Ms, p.P999Ms, p.Errors, p.Non2xx, s.SigsCached, s.SigsFetched, s.MarkedHits, s.CheckedHits)
 	verdict := "did not grow"
 	if s.Grew {
