@@ -33,6 +33,32 @@ type Config struct {
 	Decision  Decision  `yaml:"decision"`
 	Dedup     Dedup     `yaml:"dedup"`
 	Serve     Serve     `yaml:"serve"`
+	Backend   Backend   `yaml:"backend"`
+}
+
+// Backend configures the cluster service (winnow backend).
+type Backend struct {
+	// Listen is the address of its HTTP API. Default "127.0.0.1:8090".
+	Listen string `yaml:"listen"`
+	// Store is "bolt" (an embedded file, crash-safe; default) or
+	// "memory" (lost on exit).
+	Store string `yaml:"store"`
+	// Path is the bolt store's file. Default "winnow-groups.db".
+	Path string `yaml:"path"`
+	// KeepSeq stores each page's word sequence so verification against a
+	// winner uses the LCS (up to 32 KiB a page). Default false: under 1 KB
+	// a page, verified by min-hash Jaccard.
+	KeepSeq bool `yaml:"keep_seq"`
+	// Parts and Dims shape the length partitioning of tier 2 (Zhu §4).
+	// Defaults 64 and 3.
+	Parts int `yaml:"parts"`
+	Dims  int `yaml:"dims"`
+	// MaxBatch is the most pages of one ingest or URLs of one lookup.
+	// Default 1000.
+	MaxBatch int `yaml:"max_batch"`
+	// MarketTLDs are host suffixes preferred when a group elects its
+	// winner, e.g. [".co.uk", ".uk"].
+	MarketTLDs []string `yaml:"market_tlds"`
 }
 
 // Serve configures the proxy (winnow serve).
@@ -72,6 +98,12 @@ type Serve struct {
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 	// Fetch configures how result pages are fetched.
 	Fetch Fetch `yaml:"fetch"`
+	// Cluster is the base URL of the cluster service (winnow backend)
+	// asked first for known duplicates; "" means none.
+	Cluster string `yaml:"cluster"`
+	// ClusterTimeout bounds one lookup in the cluster service. Default
+	// "50ms".
+	ClusterTimeout Duration `yaml:"cluster_timeout"`
 }
 
 // Engine is one search backend of the proxy.
@@ -247,6 +279,14 @@ func (c Config) WithDefaults() Config {
 	for i := range v.Engines {
 		v.Engines[i].Timeout = cmpOr(v.Engines[i].Timeout, Duration(2*time.Second))
 	}
+	v.ClusterTimeout = cmpOr(v.ClusterTimeout, Duration(50*time.Millisecond))
+	b := &c.Backend
+	b.Listen = cmpOr(b.Listen, "127.0.0.1:8090")
+	b.Store = cmpOr(b.Store, "bolt")
+	b.Path = cmpOr(b.Path, "winnow-groups.db")
+	b.Parts = cmpOr(b.Parts, 64)
+	b.Dims = cmpOr(b.Dims, 3)
+	b.MaxBatch = cmpOr(b.MaxBatch, 1000)
 	return c
 }
 
@@ -327,6 +367,22 @@ func (c Config) Validate() error {
 		bad("dedup.timeout", "%s is negative", c.Dedup.Timeout)
 	}
 	c.Serve.validate(bad)
+	b := c.Backend
+	if _, _, err := net.SplitHostPort(b.Listen); err != nil {
+		bad("backend.listen", "%q is not host:port", b.Listen)
+	}
+	if b.Store != "bolt" && b.Store != "memory" {
+		bad("backend.store", "%q is not one of bolt, memory", b.Store)
+	}
+	if b.Dims < 1 || b.Dims > 3 {
+		bad("backend.dims", "%d is not in [1, 3]", b.Dims)
+	}
+	if b.Parts < 1 || b.Parts > 4096 {
+		bad("backend.parts", "%d is not in [1, 4096]", b.Parts)
+	}
+	if b.MaxBatch < 1 || b.MaxBatch > 100000 {
+		bad("backend.max_batch", "%d is not in [1, 100000]", b.MaxBatch)
+	}
 	return errors.Join(errs...)
 }
 
@@ -527,6 +583,11 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 		}
 		if e.Kind == "json" && e.Results == "" {
 			bad(field+".results", "is required for kind json")
+		}
+	}
+	if v.Cluster != "" {
+		if u, err := url.Parse(v.Cluster); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("serve.cluster", "%q is not an http(s) URL", v.Cluster)
 		}
 	}
 	if t := v.Transparent; t != "" && t != "-" && len(v.Engines) > 0 && !names[t] {

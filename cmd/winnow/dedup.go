@@ -42,6 +42,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	out := fs.String("o", "-", "write clusters as JSON Lines to `file` (- for stdout)")
+	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file.\n"+
@@ -102,6 +103,13 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 			stats.Cut++
 			e.log.Info("dedup_cut", "doc", docs[i].id, "msg", "page over the size cap: only its head is signed")
 		}
+	}
+	if *backendURL != "" {
+		statuses, err := ingestDocs(ctx, e, *backendURL, docs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %v\n", *backendURL, statuses)
 	}
 	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys})
 	bw := bufio.NewWriter(w)

@@ -10,6 +10,7 @@
 //
 //	serve    the refinement proxy in front of search backends (no config:
 //	         in front of an embedded demo engine on loopback)
+//	backend  the cluster service: incremental groups for a whole index
 //	dedup    cluster near-duplicates in folders, JSONL or WARC files
 //	         (no argument: the embedded sample corpus)
 //	sig      print the signature of one page
@@ -59,6 +60,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the refinement proxy (no config: in front of an embedded demo engine)", runServe},
+		{"backend", "run the cluster service (incremental near-duplicate groups of a whole index)", runBackend},
 		{"dedup", "cluster near-duplicates in folders, JSONL or WARC files (no argument: the embedded sample)", runDedup},
 		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
 		{"compare", "explain whether two pages are near-duplicates, and why", runCompare},

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/winnow-search/winnow/backend/client"
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/fetch"
@@ -54,6 +55,13 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		o.Mode = engine.Annotate
 	default:
 		o.Mode = engine.Group
+	}
+	if v.Cluster != "" {
+		cl, err := client.New(v.Cluster, client.Options{})
+		if err != nil {
+			return o, fmt.Errorf("serve.cluster: %w", err)
+		}
+		o.Cluster, o.ClusterTimeout = cl, time.Duration(v.ClusterTimeout)
 	}
 	for _, a := range v.Fetch.Allow {
 		p, err := netip.ParsePrefix(a)

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/winnow-search/winnow/backend"
+	"github.com/winnow-search/winnow/backend/client"
+)
+
+// runBackend runs the cluster service: the HTTP API over the embedded
+// store (or memory), until interrupted.
+func runBackend(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("backend", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	listen := fs.String("listen", "", "listen `address` (overrides backend.listen)")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "usage: winnow backend [-listen ADDR]\n\n"+
+			"Runs the cluster service: POST /v1/ingest, POST /v1/lookup, GET /v1/groups/{id},\n"+
+			"/metrics, /healthz. Feed it with winnow dedup -backend URL; the proxy asks it with\n"+
+			"serve.cluster: URL.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c := e.cfg.Backend
+	if *listen != "" {
+		c.Listen = *listen
+	}
+	dec, err := decision(e.cfg)
+	if err != nil {
+		return err
+	}
+	var st backend.Store
+	switch c.Store {
+	case "memory":
+		st = backend.NewMemStore()
+	default:
+		b, err := backend.OpenBolt(c.Path)
+		if err != nil {
+			return err
+		}
+		st = b
+	}
+	defer st.Close()
+	svc, err := backend.New(st, backend.Options{
+		Decision: dec, KeepSeq: c.KeepSeq, Parts: c.Parts, Dims: c.Dims, MaxBatch: c.MaxBatch,
+		Winner: backend.WinnerRules{MarketTLDs: c.MarketTLDs}, Logger: e.log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(e.stdout, "winnow backend: serving on http://%s (store %s)\n", ln.Addr(), c.Store)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// ingestDocs loads signed documents into a running cluster service, in
+// batches; a document without an http(s) URL is sent under its ID made
+// into one (dedup://<id>) so offline corpora load too.
+func ingestDocs(ctx context.Context, e *env, baseURL string, docs []signedDoc) (map[string]int, error) {
+	cl, err := client.New(baseURL, client.Options{MaxBatch: e.cfg.Backend.MaxBatch})
+	if err != nil {
+		return nil, err
+	}
+	statuses := map[string]int{}
+	const batch = 500
+	for start := 0; start < len(docs); start += batch {
+		var pages []client.Page
+		for _, d := range docs[start:min(start+batch, len(docs))] {
+			if d.sig.Empty() {
+				continue
+			}
+			b, err := d.sig.MarshalBinary()
+			if err != nil {
+				return statuses, err
+			}
+			pages = append(pages, client.Page{URL: pageURL(d), Signature: b})
+		}
+		res, err := cl.Ingest(ctx, pages)
+		if err != nil {
+			return statuses, fmt.Errorf("ingest into %s: %w", baseURL, err)
+		}
+		for _, r := range res {
+			statuses[r.Status]++
+		}
+	}
+	return statuses, nil
+}
+
+// pageURL is the URL a document is known by in the cluster service.
+func pageURL(d signedDoc) string {
+	if d.url != "" {
+		return d.url
+	}
+	return "http://dedup.invalid/" + d.key
+}
