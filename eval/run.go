@@ -222,30 +222,7 @@ func clusterScores(set *Set, sigs []*similarity.Signature, d similarity.Decision
 	for i := range goldLabel {
 		goldLabel[i] = gold.Find(i)
 	}
-	bcubed = BCubed(pred, goldLabel)
-	dup := map[uint64]bool{}
-	for _, p := range set.Pairs {
-		dup[PairKey(p.A, p.B)] = true
-	}
-	tp, fp, fn := 0, 0, 0
-	for a := range n {
-		for b := a + 1; b < n; b++ {
-			k := PairKey(a, b)
-			if set.Grey[k] {
-				continue
-			}
-			same := pred[a] == pred[b]
-			switch {
-			case same && dup[k]:
-				tp++
-			case same:
-				fp++
-			case dup[k]:
-				fn++
-			}
-		}
-	}
-	return pointOf(0, tp, fp, fn), bcubed
+	return pairScore(set, pred), BCubed(pred, goldLabel)
 }
 
 // signAll signs every document of the set in parallel.

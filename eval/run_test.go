@@ -3,11 +3,13 @@ package eval
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/winnow-search/winnow/backend"
 	"github.com/winnow-search/winnow/corpus/sample"
 
 	"github.com/winnow-search/winnow/similarity"
@@ -158,5 +160,29 @@ func TestPlot(t *testing.T) {
 	}
 	if _, err := Plot(rep, dir, "pairs", "cosine", "simhash"); err == nil {
 		t.Error("Plot(unknown method) = nil error")
+	}
+}
+
+func TestIncremental(t *testing.T) {
+	set, err := Load(sampleCorpus(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := backend.New(backend.NewMemStore(), backend.Options{KeepSeq: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Incremental(context.Background(), set, Options{}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Docs != 5 || rep.Incremental.F1 != 1 || rep.Batch.F1 != 1 || rep.RelErrPrecision != 0 || rep.RelErrRecall != 0 {
+		t.Errorf("Incremental = %+v; want both clusterings perfect on the same pages of two releases", rep)
+	}
+	if len(rep.Steps) == 0 || rep.Steps[len(rep.Steps)-1].Docs != 5 {
+		t.Errorf("growth steps %+v, want the last at 5 documents", rep.Steps)
+	}
+	if _, err := Incremental(context.Background(), &Set{Mode: PairMode}, Options{}, svc); err == nil {
+		t.Error("Incremental(pair mode) = nil error")
 	}
 }

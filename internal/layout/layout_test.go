@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"corpus/sample":     {"corpus"},
 	"fetch":             {"canon"},
 	"page":              {"canon", "similarity"},
-	"eval":              {"page", "canon", "similarity"},
+	"eval":              {"page", "canon", "similarity", "backend", "backend/client"},
 	"backend":           {"fetch", "canon", "similarity", "page", "backend/client", "backend/partition"},
 	"backend/client":    nil,
 	"backend/partition": {"similarity"},
