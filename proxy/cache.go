@@ -20,6 +20,7 @@ import (
 // entry is one cached page signature with what is needed to revalidate it.
 type entry struct {
 	sig       *similarity.Signature
+	id        uint64 // sigID(sig), computed once
 	val       fetch.Validators
 	fetchedAt time.Time
 }
@@ -69,6 +70,9 @@ func (c *sigCache) get(key string) (*entry, bool) {
 }
 
 func (c *sigCache) set(key string, e *entry) {
+	if e.id == 0 {
+		e.id = sigID(e.sig)
+	}
 	// Kept twice as long as it is fresh: a stale entry still serves while
 	// it is revalidated in the background.
 	c.c.SetWithTTL(key, e, cost(e.sig), 2*c.ttl)
@@ -201,4 +205,70 @@ func (c *keyCache) putLocked(raw, k string) {
 		c.prev, c.cur = c.cur, make(map[string]string, c.max)
 	}
 	c.cur[raw] = k
+}
+
+// listCache keeps the clustering of whole result lists: the list's key
+// is a hash of its canonical URLs, the identities of its signatures (nil
+// for a result not signed) and the winners known, so a list whose
+// signatures changed is clustered anew. Two generations of at most max
+// lists.
+type listCache struct {
+	mu        sync.Mutex
+	cur, prev map[[2]uint64][]similarity.Cluster
+	max       int
+}
+
+func newListCache(max int) *listCache {
+	return &listCache{cur: map[[2]uint64][]similarity.Cluster{}, max: max}
+}
+
+// key hashes a list (its canonical URLs, its signatures' identities, 0
+// for none, and the known winners) with two independent seeds: 128 bits,
+// so two lists never share a key in practice.
+func (c *listCache) key(keys []string, ids []uint64, winners []bool) [2]uint64 {
+	var out [2]uint64
+	for i, seed := range [2]maphash.Seed{listSeedA, listSeedB} {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		var b [8]byte
+		for j, k := range keys {
+			h.WriteString(k)
+			h.WriteByte(0)
+			binary.LittleEndian.PutUint64(b[:], ids[j])
+			h.Write(b[:])
+			if j < len(winners) && winners[j] {
+				h.WriteByte(1)
+			}
+		}
+		out[i] = h.Sum64()
+	}
+	return out
+}
+
+var listSeedA, listSeedB = maphash.MakeSeed(), maphash.MakeSeed()
+
+func (c *listCache) get(k [2]uint64) ([]similarity.Cluster, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.cur[k]; ok {
+		return v, true
+	}
+	v, ok := c.prev[k]
+	if ok {
+		c.putLocked(k, v)
+	}
+	return v, ok
+}
+
+func (c *listCache) put(k [2]uint64, v []similarity.Cluster) {
+	c.mu.Lock()
+	c.putLocked(k, v)
+	c.mu.Unlock()
+}
+
+func (c *listCache) putLocked(k [2]uint64, v []similarity.Cluster) {
+	if len(c.cur) >= c.max {
+		c.prev, c.cur = c.cur, make(map[[2]uint64][]similarity.Cluster, c.max)
+	}
+	c.cur[k] = v
 }

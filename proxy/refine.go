@@ -48,6 +48,7 @@ type refiner struct {
 	// server's own decision only, not per-request overrides.
 	verdicts *verdictCache
 	keys     *keyCache
+	lists    *listCache
 	log      *slog.Logger
 	m        *metrics
 
@@ -124,6 +125,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	// duplicates of another result in the list need no online work, and
 	// the winners it knows win online clusters too.
 	known, winners := r.askCluster(ctx, out.keys)
+	entries := make([]*entry, n) // the cache entries the signatures came from
 	for i := range n {
 		res := &results[i]
 		key, err := out.keys[i], keyErr[i]
@@ -134,7 +136,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 		e, hit := r.cache.get(key)
 		switch {
 		case hit:
-			out.sigs[i], out.sources[i] = e.sig, srcCache
+			out.sigs[i], out.sources[i], entries[i] = e.sig, srcCache, e
 			if !r.cache.fresh(e, now) {
 				r.revalidate(key, res.URL, e)
 			}
@@ -180,10 +182,29 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	r.m.refined(out)
 
 	ro := similarity.RankedOptions{Keys: out.keys, Winners: winners}
+	var listKey [2]uint64
 	if o.defaultDecision {
 		ro.Cache = r.verdicts
+		// A popular query shows the same signed list again and again:
+		// its clustering is deterministic, so it is kept whole.
+		ids := make([]uint64, n)
+		for i, sg := range out.sigs {
+			switch {
+			case entries[i] != nil:
+				ids[i] = entries[i].id
+			case sg != nil:
+				ids[i] = sigID(sg)
+			}
+		}
+		listKey = r.lists.key(out.keys, ids, winners)
+		out.clusters, _ = r.lists.get(listKey)
 	}
-	out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
+	if out.clusters == nil {
+		out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
+		if o.defaultDecision {
+			r.lists.put(listKey, out.clusters)
+		}
+	}
 	for _, c := range out.clusters {
 		w := c.Winner
 		if out.sigs[w] == nil {

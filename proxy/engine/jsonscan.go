@@ -438,10 +438,28 @@ func simpleFloat(t []byte) (float64, bool) {
 }
 
 // appendString appends s as a JSON string.
+// plainJSON marks the bytes that appendString copies as they are:
+// printable ASCII other than '"' and '\\'.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 func appendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
+		// Copy the run of bytes that need no escape in one append.
+		j := i
+		for j < len(s) && plainJSON[s[j]] {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if i = j; i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
