@@ -14,6 +14,7 @@ import (
 
 	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/proxy/engine"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -214,12 +215,19 @@ func (c *keyCache) putLocked(raw, k string) {
 // lists.
 type listCache struct {
 	mu        sync.Mutex
-	cur, prev map[[2]uint64][]similarity.Cluster
+	cur, prev map[[2]uint64]*clusteredList
 	max       int
 }
 
+// clusteredList is one list's clustering and the marks (with their
+// explanations) it gives; both are shared and must not be modified.
+type clusteredList struct {
+	clusters []similarity.Cluster
+	marks    []engine.Mark
+}
+
 func newListCache(max int) *listCache {
-	return &listCache{cur: map[[2]uint64][]similarity.Cluster{}, max: max}
+	return &listCache{cur: map[[2]uint64]*clusteredList{}, max: max}
 }
 
 // key hashes a list (its canonical URLs, its signatures' identities, 0
@@ -247,7 +255,7 @@ func (c *listCache) key(keys []string, ids []uint64, winners []bool) [2]uint64 {
 
 var listSeedA, listSeedB = maphash.MakeSeed(), maphash.MakeSeed()
 
-func (c *listCache) get(k [2]uint64) ([]similarity.Cluster, bool) {
+func (c *listCache) get(k [2]uint64) (*clusteredList, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := c.cur[k]; ok {
@@ -260,15 +268,15 @@ func (c *listCache) get(k [2]uint64) ([]similarity.Cluster, bool) {
 	return v, ok
 }
 
-func (c *listCache) put(k [2]uint64, v []similarity.Cluster) {
+func (c *listCache) put(k [2]uint64, v *clusteredList) {
 	c.mu.Lock()
 	c.putLocked(k, v)
 	c.mu.Unlock()
 }
 
-func (c *listCache) putLocked(k [2]uint64, v []similarity.Cluster) {
+func (c *listCache) putLocked(k [2]uint64, v *clusteredList) {
 	if len(c.cur) >= c.max {
-		c.prev, c.cur = c.cur, make(map[[2]uint64][]similarity.Cluster, c.max)
+		c.prev, c.cur = c.cur, make(map[[2]uint64]*clusteredList, c.max)
 	}
 	c.cur[k] = v
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -197,31 +198,16 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			}
 		}
 		listKey = r.lists.key(out.keys, ids, winners)
-		out.clusters, _ = r.lists.get(listKey)
+		if l, ok := r.lists.get(listKey); ok {
+			out.clusters = l.clusters
+			copy(out.marks, l.marks)
+		}
 	}
 	if out.clusters == nil {
 		out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
+		markClusters(out)
 		if o.defaultDecision {
-			r.lists.put(listKey, out.clusters)
-		}
-	}
-	for _, c := range out.clusters {
-		w := c.Winner
-		if out.sigs[w] == nil {
-			continue // unrefined: stays unmarked
-		}
-		id := strconv.FormatUint(c.ID, 16)
-		for mi, m := range c.Members {
-			mk := engine.Mark{Cluster: id, Winner: w}
-			if mi > 0 {
-				mk.Relation = m.Verdict.Relation.String()
-				if !m.Verdict.Duplicate {
-					// Joined through another member (single link).
-					mk.Relation = "duplicate"
-				}
-				mk.Explain = m.Verdict.Explain()
-			}
-			out.marks[m.Index] = mk
+			r.lists.put(listKey, &clusteredList{clusters: out.clusters, marks: slices.Clone(out.marks[:n])})
 		}
 	}
 	// Duplicates known to the cluster service join their winner's mark.
@@ -242,6 +228,29 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 		out.serviceDups = append(out.serviceDups, [2]int{i, w})
 	}
 	return out
+}
+
+// markClusters sets the marks of the refined results from their clusters.
+func markClusters(out *refined) {
+	for _, c := range out.clusters {
+		w := c.Winner
+		if out.sigs[w] == nil {
+			continue // unrefined: stays unmarked
+		}
+		id := strconv.FormatUint(c.ID, 16)
+		for mi, m := range c.Members {
+			mk := engine.Mark{Cluster: id, Winner: w}
+			if mi > 0 {
+				mk.Relation = m.Verdict.Relation.String()
+				if !m.Verdict.Duplicate {
+					// Joined through another member (single link).
+					mk.Relation = "duplicate"
+				}
+				mk.Explain = m.Verdict.Explain()
+			}
+			out.marks[m.Index] = mk
+		}
+	}
 }
 
 // knownDup is a result the cluster service reports as a verified

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func read(t testing.TB, name string) []byte {
@@ -647,5 +649,37 @@ func TestRenderAtomNamespaces(t *testing.T) {
 	}
 	if _, err := a.Parse(out, ""); err != nil {
 		t.Errorf("rendered Atom does not parse: %v", err)
+	}
+}
+
+// TestPlainString checks the 8-byte fast path against the byte loop.
+func TestPlainString(t *testing.T) {
+	ref := func(raw []byte) bool {
+		high, ctl := false, false
+		for _, c := range raw {
+			switch {
+			case c == '\\':
+				return false
+			case c >= 0x80:
+				high = true
+			case c < ' ':
+				ctl = true
+			}
+		}
+		return !high || !ctl && utf8.Valid(raw)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("abc \\\x01\x1f\x20\x7f\x80\xc3\xa9\xff\"")
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+			if r.IntN(3) > 0 {
+				b[i] = 'x'
+			}
+		}
+		if got, want := plainString(b), ref(b); got != want {
+			t.Fatalf("plainString(%q) = %v, want %v", b, got, want)
+		}
 	}
 }

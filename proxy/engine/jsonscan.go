@@ -377,8 +377,19 @@ func unquote(q []byte) string {
 // plainString reports whether raw, the inside of a JSON string, decodes to
 // itself (as encoding/json decodes it).
 func plainString(raw []byte) bool {
+	// Skip 8 bytes at a time while none is a backslash, a control byte
+	// or a non-ASCII byte (SWAR: the high bit of each lane flags it).
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(raw); i += 8 {
+		w := binary.LittleEndian.Uint64(raw[i:])
+		bs := w ^ (lo * '\\')
+		if (w|((w-lo*0x20)&^w)|((bs-lo)&^bs))&hi != 0 {
+			break
+		}
+	}
 	high, ctl := false, false
-	for _, c := range raw {
+	for _, c := range raw[i:] {
 		switch {
 		case c == '\\':
 			return false
