@@ -1,0 +1,60 @@
+package page
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/winnow-search/winnow/similarity"
+)
+
+func TestIsText(t *testing.T) {
+	tests := []struct {
+		body, ct string
+		want     bool
+	}{
+		{"<p>hi</p>", "", false},
+		{"  \n<!doctype html>", "", false},
+		{"\ufeff<html>", "", false},
+		{"plain words", "", true},
+		{"<p>hi</p>", "text/plain; charset=utf-8", true},
+		{"words", "text/html", false},
+		{"words", "bad;;type", true}, // unparsable type: sniffed
+	}
+	for _, tt := range tests {
+		if got := IsText([]byte(tt.body), tt.ct); got != tt.want {
+			t.Errorf("IsText(%q, %q) = %v, want %v", tt.body, tt.ct, got, tt.want)
+		}
+	}
+}
+
+func TestSignHTMLAndTextAgree(t *testing.T) {
+	words := strings.Repeat("the quick brown fox jumps over the lazy dog near the river bank ", 20)
+	html := "<html><head><title>t</title><script>var x = 1;</script></head><body><p>" + words + "</p></body></html>"
+	var s Signer
+	h, err := s.Sign([]byte(html), "text/html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Sign([]byte(words), "text/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h.Doc.Text, "var x") {
+		t.Errorf("script text in the canonical text: %q", h.Doc.Text)
+	}
+	if v := (similarity.Decision{}).Decide(&h.Sig, &p.Sig); !v.Duplicate {
+		t.Errorf("the page and its text are not duplicates: %s", v.Explain())
+	}
+	if _, err := s.Sign([]byte{0x89, 'P', 'N', 'G', 0, 0, 0}, ""); err == nil {
+		t.Error("Sign(binary) = nil error")
+	}
+}
+
+func ExampleSigner_Sign() {
+	var s Signer
+	a, _ := s.Sign([]byte("<p>"+strings.Repeat("winnow groups near-duplicate pages in search results. ", 10)+"</p>"), "text/html")
+	b, _ := s.Sign([]byte(strings.Repeat("winnow groups near-duplicate pages in search results. ", 10)+"Mirror."), "text/plain")
+	fmt.Println((similarity.Decision{}).Decide(&a.Sig, &b.Sig).Duplicate)
+	// Output: true
+}
