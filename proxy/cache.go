@@ -93,13 +93,52 @@ func (c *sigCache) fresh(e *entry, now time.Time) bool { return now.Sub(e.fetche
 // the previous one, which bounds memory (a verdict is about 1 KB) while
 // keeping pairs in use.
 type verdictCache struct {
-	mu        sync.Mutex
-	cur, prev map[[2]uint64]similarity.Verdict
-	max       int
+	m *twoGen[[2]uint64, similarity.Verdict]
 }
 
 func newVerdictCache(max int) *verdictCache {
-	return &verdictCache{cur: map[[2]uint64]similarity.Verdict{}, max: max}
+	return &verdictCache{m: newTwoGen[[2]uint64, similarity.Verdict](max)}
+}
+
+// twoGen is a map bounded to two generations of at most max entries:
+// when the current generation is full it becomes the previous one (and
+// the previous one is dropped); a hit in the previous generation moves the
+// entry back to the current one. It approximates an LRU at the cost of one
+// map assignment. Safe for concurrent use.
+type twoGen[K comparable, V any] struct {
+	mu        sync.Mutex
+	cur, prev map[K]V
+	max       int
+}
+
+func newTwoGen[K comparable, V any](max int) *twoGen[K, V] {
+	return &twoGen[K, V]{cur: make(map[K]V, max), max: max}
+}
+
+func (g *twoGen[K, V]) get(k K) (V, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.cur[k]; ok {
+		return v, true
+	}
+	v, ok := g.prev[k]
+	if ok {
+		g.putLocked(k, v)
+	}
+	return v, ok
+}
+
+func (g *twoGen[K, V]) put(k K, v V) {
+	g.mu.Lock()
+	g.putLocked(k, v)
+	g.mu.Unlock()
+}
+
+func (g *twoGen[K, V]) putLocked(k K, v V) {
+	if len(g.cur) >= g.max {
+		g.prev, g.cur = g.cur, make(map[K]V, g.max)
+	}
+	g.cur[k] = v
 }
 
 // sigID identifies a signature by its content: the simhash, the sizes and
@@ -129,69 +168,30 @@ var idSeed = maphash.MakeSeed()
 
 // Verdict implements similarity.VerdictCache.
 func (c *verdictCache) Verdict(a, b *similarity.Signature) (similarity.Verdict, bool) {
-	k := [2]uint64{sigID(a), sigID(b)}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v, ok := c.cur[k]; ok {
-		return v, true
-	}
-	v, ok := c.prev[k]
-	if ok {
-		c.putLocked(k, v)
-	}
-	return v, ok
+	return c.m.get([2]uint64{sigID(a), sigID(b)})
 }
 
 // SetVerdict implements similarity.VerdictCache.
 func (c *verdictCache) SetVerdict(a, b *similarity.Signature, v similarity.Verdict) {
-	k := [2]uint64{sigID(a), sigID(b)}
-	c.mu.Lock()
-	c.putLocked(k, v)
-	c.mu.Unlock()
-}
-
-func (c *verdictCache) putLocked(k [2]uint64, v similarity.Verdict) {
-	if len(c.cur) >= c.max {
-		c.prev, c.cur = c.cur, make(map[[2]uint64]similarity.Verdict, c.max)
-	}
-	c.cur[k] = v
+	c.m.put([2]uint64{sigID(a), sigID(b)}, v)
 }
 
 // keyCache remembers canonical URLs by raw URL across queries (canon.URL
-// costs about a microsecond a URL), in two generations of at most max
-// entries like verdictCache.
-type keyCache struct {
-	mu        sync.Mutex
-	cur, prev map[string]string
-	max       int
-}
+// costs about a microsecond a URL), in a twoGen map.
+type keyCache struct{ m *twoGen[string, string] }
 
-func newKeyCache(max int) *keyCache { return &keyCache{cur: map[string]string{}, max: max} }
+func newKeyCache(max int) *keyCache { return &keyCache{m: newTwoGen[string, string](max)} }
 
 // key returns the canonical URL of raw and the error of canon.URL.
 func (c *keyCache) key(raw string) (string, error) {
-	c.mu.Lock()
-	k, ok := c.cur[raw]
-	if !ok {
-		if k, ok = c.prev[raw]; ok {
-			c.putLocked(raw, k)
-		}
-	}
-	c.mu.Unlock()
-	if ok {
+	if k, ok := c.m.get(raw); ok {
 		if k == "" {
 			return raw, errBadURL
 		}
 		return k, nil
 	}
 	k, err := canon.URL(raw)
-	c.mu.Lock()
-	if err != nil {
-		c.putLocked(raw, "")
-	} else {
-		c.putLocked(raw, k)
-	}
-	c.mu.Unlock()
+	c.m.put(raw, k) // "" for a URL that cannot be canonicalized
 	if err != nil {
 		return raw, err
 	}
@@ -201,22 +201,12 @@ func (c *keyCache) key(raw string) (string, error) {
 // errBadURL stands for a cached canon.URL failure.
 var errBadURL = errors.New("proxy: URL cannot be canonicalized")
 
-func (c *keyCache) putLocked(raw, k string) {
-	if len(c.cur) >= c.max {
-		c.prev, c.cur = c.cur, make(map[string]string, c.max)
-	}
-	c.cur[raw] = k
-}
-
 // listCache keeps the clustering of whole result lists: the list's key
 // is a hash of its canonical URLs, the identities of its signatures (nil
 // for a result not signed) and the winners known, so a list whose
-// signatures changed is clustered anew. Two generations of at most max
-// lists.
+// signatures changed is clustered anew. A twoGen map.
 type listCache struct {
-	mu        sync.Mutex
-	cur, prev map[[2]uint64]*clusteredList
-	max       int
+	m *twoGen[[2]uint64, *clusteredList]
 }
 
 // clusteredList is one list's clustering and the marks (with their
@@ -227,7 +217,7 @@ type clusteredList struct {
 }
 
 func newListCache(max int) *listCache {
-	return &listCache{cur: map[[2]uint64]*clusteredList{}, max: max}
+	return &listCache{m: newTwoGen[[2]uint64, *clusteredList](max)}
 }
 
 // key hashes a list (its canonical URLs, its signatures' identities, 0
@@ -255,28 +245,6 @@ func (c *listCache) key(keys []string, ids []uint64, winners []bool) [2]uint64 {
 
 var listSeedA, listSeedB = maphash.MakeSeed(), maphash.MakeSeed()
 
-func (c *listCache) get(k [2]uint64) (*clusteredList, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v, ok := c.cur[k]; ok {
-		return v, true
-	}
-	v, ok := c.prev[k]
-	if ok {
-		c.putLocked(k, v)
-	}
-	return v, ok
-}
+func (c *listCache) get(k [2]uint64) (*clusteredList, bool) { return c.m.get(k) }
 
-func (c *listCache) put(k [2]uint64, v *clusteredList) {
-	c.mu.Lock()
-	c.putLocked(k, v)
-	c.mu.Unlock()
-}
-
-func (c *listCache) putLocked(k [2]uint64, v *clusteredList) {
-	if len(c.cur) >= c.max {
-		c.prev, c.cur = c.cur, make(map[[2]uint64]*clusteredList, c.max)
-	}
-	c.cur[k] = v
-}
+func (c *listCache) put(k [2]uint64, v *clusteredList) { c.m.put(k, v) }

@@ -311,24 +311,11 @@ func (r *refiner) signText(text string) *similarity.Signature {
 }
 
 // startFetch fetches, signs and caches one page in the background and
-// delivers the signature on done (buffered, never blocking). The
-// goroutine exits when the fetch ends: at the latest at the fetch
-// client's timeout, or when the server closes.
+// delivers the signature on done (buffered, never blocking).
 func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, done chan<- signed) {
-	r.bg.Add(1)
-	r.running.Add(1)
-	go func() {
-		defer r.bg.Done()
-		defer r.running.Add(-1)
-		defer func() {
-			if p := recover(); p != nil {
-				r.log.Error("fetch_panic", "panic", fmt.Sprint(p))
-				done <- signed{i: i}
-			}
-		}()
-		sig := r.fetchSign(key, rawURL, val, nil)
-		done <- signed{i: i, sig: sig}
-	}()
+	var sig *similarity.Signature
+	r.background(func() { sig = r.fetchSign(key, rawURL, val, nil) },
+		func() { done <- signed{i: i, sig: sig} })
 }
 
 // revalidate refreshes a stale cache entry in the background with a
@@ -337,17 +324,28 @@ func (r *refiner) revalidate(key, rawURL string, old *entry) {
 	if r.running.Load() >= maxBackground {
 		return // the stale signature serves; a later query revalidates
 	}
+	r.background(func() { r.fetchSign(key, rawURL, old.val, old) }, nil)
+}
+
+// background runs work in a goroutine counted for Shutdown and for
+// maxBackground, then finish (if not nil) even when work panics. The
+// goroutine exits when work ends: a fetch ends at the latest at the fetch
+// client's timeout, or when the server closes.
+func (r *refiner) background(work, finish func()) {
 	r.bg.Add(1)
 	r.running.Add(1)
 	go func() {
 		defer r.bg.Done()
 		defer r.running.Add(-1)
+		if finish != nil {
+			defer finish()
+		}
 		defer func() {
 			if p := recover(); p != nil {
-				r.log.Error("revalidate_panic", "panic", fmt.Sprint(p))
+				r.log.Error("background_panic", "panic", fmt.Sprint(p))
 			}
 		}()
-		r.fetchSign(key, rawURL, old.val, old)
+		work()
 	}()
 }
 

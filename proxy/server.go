@@ -404,33 +404,21 @@ func DecisionFor(method, threshold string, def similarity.Decision) (similarity.
 		}
 		t = v
 	}
-	m, ok := methodsByName[method]
-	switch {
-	case method == "" || method == "default":
+	if method == "" || method == "default" {
 		d := def
 		if t > 0 {
 			d.StrongLCS = t
 		}
 		return d, nil
-	case !ok:
-		return def, fmt.Errorf("winnow_method %q is unknown", method)
+	}
+	m, err := similarity.ParseMethod(method)
+	if err != nil {
+		return def, fmt.Errorf("winnow_method: %w", err)
 	}
 	if t == 0 {
-		t = m.threshold
+		t = m.DefaultThreshold()
 	}
-	return similarity.SingleMethod(m.method, t), nil
-}
-
-var methodsByName = map[string]struct {
-	method    similarity.Method
-	threshold float64
-}{
-	"simhash":       {similarity.MethodSimhash, similarity.PaperSimhash},
-	"bloom":         {similarity.MethodBloom, similarity.PaperBloom},
-	"supershingles": {similarity.MethodSupershingles, similarity.PaperSupershingles},
-	"jaccard":       {similarity.MethodJaccard, similarity.DefaultVerifyJaccard},
-	"lcs":           {similarity.MethodLCS, similarity.DefaultStrongLCS},
-	"lcs-central":   {similarity.MethodLCSCentral, similarity.DefaultVerifyCentral},
+	return similarity.SingleMethod(m, t), nil
 }
 
 // hopHeaders are not forwarded in either direction (RFC 9110 §7.6.1);

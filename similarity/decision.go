@@ -127,6 +127,44 @@ func (m Method) String() string {
 	return "method(" + strconv.Itoa(int(m)) + ")"
 }
 
+// ParseMethod returns the method with the given short name ("simhash",
+// "bloom", "supershingles", "jaccard", "lcs", "lcs-central", ...).
+func ParseMethod(name string) (Method, error) {
+	for i, n := range methodNames {
+		if n == name && i != int(MethodDefault) && i != int(MethodNone) {
+			return Method(i), nil
+		}
+	}
+	return MethodDefault, fmt.Errorf("similarity: unknown method %q", name)
+}
+
+// DefaultThreshold is the threshold of a single-method decision by m when
+// none is given: the paper's where it publishes one (Moz, Jain,
+// Fetterly), else the threshold m has in the default decision.
+func (m Method) DefaultThreshold() float64 {
+	switch m {
+	case MethodSimhash:
+		return PaperSimhash
+	case MethodBloom:
+		return PaperBloom
+	case MethodSupershingles:
+		return PaperSupershingles
+	case MethodContainment:
+		return DefaultCandidateContain
+	case MethodJaccard:
+		return DefaultVerifyJaccard
+	case MethodFingerprints:
+		return 1
+	case MethodLCS:
+		return DefaultStrongLCS
+	case MethodLCSCentral:
+		return DefaultVerifyCentral
+	case MethodLCSLocal:
+		return DefaultVerifyLCS
+	}
+	return 0
+}
+
 // needsSeq reports whether the method compares token sequences.
 func (m Method) needsSeq() bool {
 	return m == MethodLCS || m == MethodLCSCentral || m == MethodLCSLocal

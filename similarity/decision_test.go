@@ -264,3 +264,23 @@ func TestQuickCandidateAgrees(t *testing.T) {
 		})
 	}
 }
+
+func TestParseMethod(t *testing.T) {
+	for _, name := range []string{"simhash", "bloom", "containment", "supershingles", "jaccard", "fingerprints", "lcs", "lcs-central", "lcs-local"} {
+		m, err := ParseMethod(name)
+		if err != nil || m.String() != name {
+			t.Errorf("ParseMethod(%q) = %v, %v", name, m, err)
+		}
+		if m.DefaultThreshold() <= 0 {
+			t.Errorf("%s.DefaultThreshold() = %g, want > 0", name, m.DefaultThreshold())
+		}
+	}
+	for _, bad := range []string{"", "default", "none", "cosine"} {
+		if _, err := ParseMethod(bad); err == nil {
+			t.Errorf("ParseMethod(%q) = nil error", bad)
+		}
+	}
+	if got := MethodSimhash.DefaultThreshold(); got != PaperSimhash {
+		t.Errorf("simhash default threshold %g, want Moz's %d", got, PaperSimhash)
+	}
+}

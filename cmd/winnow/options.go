@@ -31,36 +31,21 @@ func signer(c config.Config) page.Signer {
 	}
 }
 
-// methods maps config method names onto similarity methods with their
-// published thresholds (NaN-free: LCS methods have none, so a default is
-// chosen on the dev data).
-var methods = map[string]struct {
-	m         similarity.Method
-	threshold float64
-}{
-	"simhash":       {similarity.MethodSimhash, similarity.PaperSimhash},
-	"bloom":         {similarity.MethodBloom, similarity.PaperBloom},
-	"supershingles": {similarity.MethodSupershingles, similarity.PaperSupershingles},
-	"jaccard":       {similarity.MethodJaccard, similarity.DefaultVerifyJaccard},
-	"lcs":           {similarity.MethodLCS, similarity.DefaultVerifyCentral},
-	"lcs-central":   {similarity.MethodLCSCentral, similarity.DefaultVerifyCentral},
-}
-
 // decision maps the configuration onto a similarity decision.
 func decision(c config.Config) (similarity.Decision, error) {
 	d := c.Decision
 	if d.Method == "default" {
 		return similarity.Decision{MinTokens: d.MinTokens}, nil
 	}
-	m, ok := methods[d.Method]
-	if !ok {
-		return similarity.Decision{}, fmt.Errorf("decision.method %q is unknown", d.Method)
+	m, err := similarity.ParseMethod(d.Method)
+	if err != nil {
+		return similarity.Decision{}, fmt.Errorf("decision.method: %w", err)
 	}
-	t := m.threshold
+	t := m.DefaultThreshold()
 	if d.Threshold != 0 {
 		t = d.Threshold
 	}
-	dec := similarity.SingleMethod(m.m, t)
+	dec := similarity.SingleMethod(m, t)
 	dec.MinTokens = d.MinTokens
 	return dec, nil
 }
