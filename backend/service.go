@@ -140,7 +140,6 @@ func New(st Store, o Options) (*Service, error) {
 		}
 		s.part = p
 	}
-	s.idx = newIndex(s.part, o.Tau)
 	type gw struct{ id, winner string }
 	var groups []gw
 	err = st.Groups(func(id string, g GroupRecord) error {
@@ -152,6 +151,7 @@ func New(st Store, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.idx = newIndex(s.part, o.Tau, s.gate(), len(groups))
 	for _, g := range groups {
 		p, ok, err := st.Page(g.winner)
 		if err != nil {
@@ -356,12 +356,21 @@ func (s *Service) Stats() Stats {
 	return Stats{Groups: s.idx.len(), Partitioned: s.part != nil}
 }
 
+// gate returns the decision's simhash gate: a pair farther apart never
+// matches, so tier 2 drops such candidates before loading them.
+func (s *Service) gate() int {
+	if s.o.Decision.Gate == 0 {
+		return similarity.DefaultGateSimhash
+	}
+	return s.o.Decision.Gate
+}
+
 func (s *Service) begin() *txn {
 	return &txn{
 		s:       s,
 		b:       Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}},
 		sigs:    map[string]*similarity.Signature{},
-		ovl:     newIndex(s.part, s.o.Tau),
+		ovl:     newIndex(s.part, s.o.Tau, s.gate(), 0),
 		touched: map[string]struct{}{},
 		meta:    s.meta,
 	}

@@ -67,11 +67,24 @@ func (t *txn) sig(u string) (*similarity.Signature, error) {
 
 // rep returns the representative signature of group id: its winner's.
 func (t *txn) rep(id string) (*similarity.Signature, error) {
-	g, ok, err := t.group(id)
-	if err != nil || !ok || g.Winner == "" {
+	var (
+		w   string
+		ok  bool
+		err error
+	)
+	if g, in := t.b.Groups[id]; in {
+		ok = g != nil
+		if ok {
+			w = g.Winner
+		}
+	} else {
+		// The winner only: no need to decode the members.
+		w, _, ok, err = t.s.st.GroupSize(id)
+	}
+	if err != nil || !ok || w == "" {
 		return nil, err
 	}
-	return t.sig(g.Winner)
+	return t.sig(w)
 }
 
 // touch records that group id's representative changed.

@@ -23,6 +23,7 @@
 //	-config FILE   YAML configuration (see package config)
 //	-set KEY=VAL   override one configuration key, e.g. decision.method=simhash
 //	-v             debug logging
+//	-cpuprofile F  write a CPU profile of the command to F
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -93,6 +95,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var sets stringList
 	fs.Var(&sets, "set", "override a configuration `key=value` (repeatable)")
 	verbose := fs.Bool("v", false, "debug logging")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the command to `file`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: winnow [-config FILE] [-set KEY=VALUE]... [-v] <command> [args]\n\ncommands:")
 		for _, c := range commands() {
@@ -124,6 +127,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, cfg: cfg, log: logger, stderrTTY: isTerminal(stderr)}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(stderr, "winnow:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "winnow:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	name := fs.Arg(0)
 	for _, c := range commands() {
 		if c.name != name {
