@@ -137,3 +137,14 @@ func TestServeConfig(t *testing.T) {
 		t.Errorf("defaults: cache %d, factor %d", v.CacheBytes, v.Factor)
 	}
 }
+
+// TestExampleFile keeps the example configuration in the repository valid.
+func TestExampleFile(t *testing.T) {
+	c, err := Load(filepath.Join("..", "winnow.example.yaml"), nil, nil)
+	if err != nil {
+		t.Fatalf("winnow.example.yaml: %v", err)
+	}
+	if len(c.Serve.Engines) != 2 || c.Serve.Engines[0].TextField != "body" {
+		t.Errorf("engines = %+v", c.Serve.Engines)
+	}
+}
