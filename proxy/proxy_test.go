@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -493,5 +494,31 @@ func TestPlainText(t *testing.T) {
 		if got := plainText(tt.in); got != tt.want {
 			t.Errorf("plainText(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestCompressedAnswer(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	req, _ := http.NewRequest("GET", base+"/llvm/_search?q=benchmark&size=3&winnow_mode=annotate", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultTransport.RoundTrip(req) // no transparent decompression
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip for a client that accepts it", resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := decodeES(t, string(b)); len(a.Hits.Hits) != 3 {
+		t.Errorf("%d hits after decompression, want 3", len(a.Hits.Hits))
 	}
 }

@@ -187,7 +187,9 @@ func New(o Options) (*Server, error) {
 		s.ref.cluster = o.Cluster
 	}
 	s.srv = &fasthttp.Server{
-		Handler:                      s.handle,
+		// Answers are compressed for clients that accept it: the backend
+		// is asked for identity so its answer can be parsed.
+		Handler:                      fasthttp.CompressHandlerLevel(s.handle, fasthttp.CompressBestSpeed),
 		Name:                         "winnow",
 		Concurrency:                  o.MaxConns,
 		ReadBufferSize:               o.MaxHeaderBytes,
