@@ -19,6 +19,9 @@ var (
 	keyPartitioner  = []byte("partitioner")
 )
 
+// fillPercent is how full bbolt fills the pages it splits.
+const fillPercent = 0.9
+
 // BoltStore is the embedded [Store] on a bbolt file, the default. Each
 // Apply is one bbolt transaction, synced to disk on commit, so an applied
 // batch survives kill -9 and a failed one leaves nothing behind.
@@ -146,6 +149,9 @@ func (s *BoltStore) Groups(fn func(id string, g GroupRecord) error) error {
 func (s *BoltStore) Apply(b *Batch) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		pages, groups, redirects := tx.Bucket(bucketPages), tx.Bucket(bucketGroups), tx.Bucket(bucketRedirects)
+		// Group IDs only grow, and crawls add URLs in runs: fuller pages
+		// than bbolt's default half keep the file small.
+		pages.FillPercent, groups.FillPercent = fillPercent, fillPercent
 		for u, p := range b.Pages {
 			var err error
 			if p == nil {

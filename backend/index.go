@@ -23,7 +23,16 @@ import (
 // length-vector bound allows, and the bound filters while the postings
 // are scanned (Zhu's partitions then bound the comparisons, not the
 // lookups).
+//
+// The simhash tables serve the pairs within simhashReach bits: a group
+// found only through a simhash block is a candidate when its simhash is
+// that close to the page's. Farther ones sharing a 16-bit block by chance
+// are many (with 1 M groups about 15 per block value) and would cost a
+// comparison each; a near-duplicate among them is still found through a
+// band or a sentence fingerprint it shares (see the recall measurement
+// in TestSimhashReachRecall).
 const (
+	simhashReach     = 3
 	simhashBlocks    = 4
 	bandRows         = 5
 	fingerprintTable = 255
@@ -54,6 +63,10 @@ type index struct {
 	part *partition.Partitioner // nil: every group in partition -1
 	tau  float64
 	gate int // simhash distance beyond which the decision never matches; <0 none
+	// reach is the simhash distance within which a group found through a
+	// simhash block is a candidate: simhashReach or gate, the smaller;
+	// <0 none.
+	reach int
 
 	slots []slot
 	free  []int32
@@ -70,13 +83,17 @@ type index struct {
 }
 
 // newIndex returns an empty index sized for about groups groups.
-func newIndex(p *partition.Partitioner, tau float64, gate, groups int) *index {
+func newIndex(p *partition.Partitioner, tau float64, gate, reach, groups int) *index {
+	r := gate
+	if reach >= 0 && (gate < 0 || reach < gate) {
+		r = reach
+	}
 	n := 64
 	for n*3/4 < groups*(simhashBlocks+84/bandRows+2) {
 		n *= 2
 	}
 	return &index{
-		part: p, tau: tau, gate: gate,
+		part: p, tau: tau, gate: gate, reach: r,
 		byID:  make(map[string]int32, groups),
 		ent:   make([]uint64, n),
 		slots: make([]slot, 0, groups),
@@ -148,10 +165,21 @@ func (x *index) find(k uint32) int {
 	}
 }
 
-// grow doubles ent, dropping keys whose lists are empty.
+// grow rehashes ent, dropping keys whose lists are empty, at twice the
+// size unless those were many.
 func (x *index) grow() {
 	old := x.ent
-	x.ent = make([]uint64, 2*len(old))
+	live := 0
+	for _, e := range old {
+		if uint32(e) != 0 {
+			live++
+		}
+	}
+	n := len(old)
+	if live*2 > n {
+		n *= 2
+	}
+	x.ent = make([]uint64, n)
 	x.used = 0
 	for _, e := range old {
 		if uint32(e) != 0 {
@@ -288,7 +316,7 @@ func (x *index) candidates(s *similarity.Signature, fn func(id string)) {
 		}
 	}
 	x.bands = appendBandHashes(x.bands[:0], s)
-	keys(s.Simhash, x.bands, s.Fingerprints, func(k uint32) {
+	scan := func(k uint32, reach int) {
 		e := x.ent[x.find(k)]
 		for p := int32(uint32(e)) - 1; p >= 0; p = x.posts[p].next {
 			ps := &x.posts[p]
@@ -299,11 +327,20 @@ func (x *index) candidates(s *similarity.Signature, fn func(id string)) {
 			if sl.stamp == x.epoch {
 				continue
 			}
-			sl.stamp = x.epoch
-			if x.gate >= 0 && bits.OnesCount64(sl.simhash^s.Simhash) > x.gate {
+			if reach >= 0 && bits.OnesCount64(sl.simhash^s.Simhash) > reach {
 				continue
 			}
+			sl.stamp = x.epoch
 			fn(sl.id)
 		}
-	})
+	}
+	for b := range simhashBlocks {
+		scan(tableKey(b, s.Simhash>>(16*b)&0xffff), x.reach)
+	}
+	for i, h := range x.bands {
+		scan(tableKey(simhashBlocks+i, uint64(h)), x.gate)
+	}
+	for _, f := range s.Fingerprints {
+		scan(tableKey(fingerprintTable, uint64(f)), x.gate)
+	}
 }

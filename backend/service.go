@@ -110,6 +110,8 @@ type Service struct {
 	sample [][]uint32
 
 	m serviceMetrics
+
+	reach int // simhash reach of the candidate tables (simhashReach; tests change it)
 }
 
 // New returns a service over st, rebuilding the candidate tables from the
@@ -127,7 +129,7 @@ func New(st Store, o Options) (*Service, error) {
 	if o.Parts < 1 || o.Dims < 1 || o.SampleSize < 1 || o.MaxBatch < 1 || o.Tau < 0 || o.Tau > 1 {
 		return nil, errors.New("backend: invalid options")
 	}
-	s := &Service{o: o, st: st}
+	s := &Service{o: o, st: st, reach: simhashReach}
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, err
@@ -151,7 +153,7 @@ func New(st Store, o Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.idx = newIndex(s.part, o.Tau, s.gate(), len(groups))
+	s.idx = newIndex(s.part, o.Tau, s.gate(), s.reach, len(groups))
 	for _, g := range groups {
 		p, ok, err := st.Page(g.winner)
 		if err != nil {
@@ -370,7 +372,7 @@ func (s *Service) begin() *txn {
 		s:       s,
 		b:       Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}},
 		sigs:    map[string]*similarity.Signature{},
-		ovl:     newIndex(s.part, s.o.Tau, s.gate(), 0),
+		ovl:     newIndex(s.part, s.o.Tau, s.gate(), s.reach, 0),
 		touched: map[string]struct{}{},
 		meta:    s.meta,
 	}
