@@ -40,9 +40,13 @@ type Config struct {
 type Backend struct {
 	// Listen is the address of its HTTP API. Default "127.0.0.1:8090".
 	Listen string `yaml:"listen"`
-	// Store is "bolt" (an embedded file, crash-safe; default) or
+	// Store is "bolt" (an embedded file, crash-safe; default), "redis"
+	// (a Redis Cluster shared by several service replicas, see Redis) or
 	// "memory" (lost on exit).
 	Store string `yaml:"store"`
+	// Redis lists the addresses (host:port) of Redis Cluster nodes for
+	// store "redis".
+	Redis []string `yaml:"redis"`
 	// Path is the bolt store's file. Default "winnow-groups.db".
 	Path string `yaml:"path"`
 	// KeepSeq stores each page's word sequence so verification against a
@@ -371,8 +375,11 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(b.Listen); err != nil {
 		bad("backend.listen", "%q is not host:port", b.Listen)
 	}
-	if b.Store != "bolt" && b.Store != "memory" {
-		bad("backend.store", "%q is not one of bolt, memory", b.Store)
+	switch {
+	case b.Store != "bolt" && b.Store != "memory" && b.Store != "redis":
+		bad("backend.store", "%q is not one of bolt, redis, memory", b.Store)
+	case b.Store == "redis" && len(b.Redis) == 0:
+		bad("backend.redis", "store redis needs the addresses of cluster nodes")
 	}
 	if b.Dims < 1 || b.Dims > 3 {
 		bad("backend.dims", "%d is not in [1, 3]", b.Dims)

@@ -63,6 +63,8 @@ func TestLoadErrors(t *testing.T) {
 		{"serve engines named", "serve:\n  listen: nowhere\n  mode: hide\n  engines:\n    - {name: es, kind: elastic, url: 'http://127.0.0.1:9200'}\n    - {name: es, kind: json, url: 'ftp://x'}\n  fetch:\n    allow: [10.0.0.0/33]\n", nil,
 			[]string{"serve.listen", "serve.mode", "serve.engines[0].kind", "serve.engines[1].name", "serve.engines[1].url", "serve.engines[1].results", "serve.fetch.allow[0]"}},
 		{"serve unknown engine key", "serve:\n  engines:\n    - {name: es, kind: solr, url: 'http://x', colour: red}\n", nil, []string{"colour"}},
+		{"redis store without nodes", "backend:\n  store: redis\n", nil, []string{"backend.redis"}},
+		{"unknown store", "backend:\n  store: mongo\n", nil, []string{"backend.store"}},
 		{"transparent names no engine", "serve:\n  transparent: solr\n  engines:\n    - {name: es, kind: elasticsearch, url: 'http://x'}\n", nil, []string{"serve.transparent"}},
 	}
 	for _, tt := range tests {

@@ -41,6 +41,12 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	switch c.Store {
 	case "memory":
 		st = backend.NewMemStore()
+	case "redis":
+		r, err := backend.OpenRedis(c.Redis)
+		if err != nil {
+			return err
+		}
+		st = r
 	default:
 		b, err := backend.OpenBolt(c.Path)
 		if err != nil {
