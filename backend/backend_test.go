@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/winnow-search/winnow/backend/client"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/similarity"
 )
 
 // samplePage is one signed page of the embedded LLVM sample.
@@ -425,4 +427,47 @@ func ExampleService() {
 	// https://llvm.example/15/Benchmarking joined g1
 	// https://llvm.example/16/Benchmarking joined g1
 	// https://llvm.example/22/Benchmarking joined g1
+}
+
+// TestMerge builds two groups whose winners come to match each other (A
+// changes within its group towards B), then ingests a page that matches
+// both: the groups merge (Zhu §5.2).
+func TestMerge(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	base := synthSig(r)
+	b := *base
+	b.MinHash = slices.Clone(base.MinHash)
+	for i := range 30 { // Jaccard 54/84 = 0.64 with base: another group
+		b.MinHash[i] = uint16(r.Uint32())
+	}
+	a2 := *base
+	a2.MinHash = slices.Clone(base.MinHash)
+	copy(a2.MinHash[:15], b.MinHash[:15]) // 0.82 with base and with b
+	enc := func(s *similarity.Signature) []byte {
+		e, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	s := newTestService(t, Options{})
+	const ua, ub, up = "https://a.example/x", "https://b.example/x", "https://p.example/x"
+	res := mustIngest(t, s, client.Page{URL: ua, Signature: enc(base), Popularity: 2}, client.Page{URL: ub, Signature: enc(&b), Popularity: 1})
+	if res[0].Group == res[1].Group {
+		t.Fatalf("a and b share a group before the change: %+v", res)
+	}
+	if res := mustIngest(t, s, client.Page{URL: ua, Signature: enc(&a2), Popularity: 2}); res[0].Status != client.StatusStayed {
+		t.Fatalf("changed a: %+v, want it to stay in its group", res)
+	}
+	mustIngest(t, s, client.Page{URL: up, Signature: enc(&a2), Popularity: 0})
+	if g := groupsOf(t, s, []string{ua, ub, up}); len(g) != 1 {
+		t.Errorf("groups after a page matching both: %q, want one merged group", g)
+	}
+	lr, err := s.Lookup([]string{ub})
+	if err != nil || lr[0].Winner != ua || !lr[0].Known {
+		t.Errorf("lookup of b after the merge: %+v, %v; want winner a (higher popularity)", lr, err)
+	}
+	if st := s.Stats(); st.Groups != 1 {
+		t.Errorf("Stats: %+v, want 1 group", st)
+	}
 }

@@ -18,6 +18,7 @@ type serviceMetrics struct {
 	comparisons    *metrics.Counter
 	verifyFailures *metrics.Counter
 	repairs        *metrics.Counter
+	merges         *metrics.Counter
 	ingestDuration *metrics.Histogram
 	lookupDuration *metrics.Histogram
 }
@@ -32,6 +33,7 @@ func newServiceMetrics(s *Service) serviceMetrics {
 		comparisons:    set.NewCounter("winnow_backend_tier2_comparisons_total"),
 		verifyFailures: set.NewCounter("winnow_backend_verify_failures_total"),
 		repairs:        set.NewCounter("winnow_backend_group_repairs_total"),
+		merges:         set.NewCounter("winnow_backend_group_merges_total"),
 		ingestDuration: set.NewHistogram("winnow_backend_ingest_batch_duration_seconds"),
 		lookupDuration: set.NewHistogram("winnow_backend_lookup_batch_duration_seconds"),
 	}

@@ -476,13 +476,15 @@ func (t *txn) leave(u, id string) error {
 
 // match returns the group whose representative s matches best (highest
 // min-hash Jaccard, then smallest ID), searching the candidate tables of
-// the store and of this batch; "" if none matches.
-func (t *txn) match(s *similarity.Signature, exclude string) (string, error) {
+// the store and of this batch, and the other groups s matches; "" if none
+// matches.
+func (t *txn) match(s *similarity.Signature, exclude string) (string, []string, error) {
 	seen := map[string]bool{exclude: true}
 	var (
-		best  string
-		bestJ float64
-		ferr  error
+		best   string
+		bestJ  float64
+		ferr   error
+		others []string
 	)
 	check := func(id string) {
 		if seen[id] || ferr != nil {
@@ -499,13 +501,81 @@ func (t *txn) match(s *similarity.Signature, exclude string) (string, error) {
 		}
 		t.s.m.comparisons.Inc()
 		v := t.s.o.Decision.Decide(rep, s)
-		if v.Duplicate && (best == "" || v.Scores.Jaccard > bestJ || v.Scores.Jaccard == bestJ && id < best) {
+		if !v.Duplicate {
+			return
+		}
+		if best == "" || v.Scores.Jaccard > bestJ || v.Scores.Jaccard == bestJ && id < best {
+			if best != "" {
+				others = append(others, best)
+			}
 			best, bestJ = id, v.Scores.Jaccard
+		} else {
+			others = append(others, id)
 		}
 	}
 	t.s.idx.candidates(s, check)
 	t.ovl.candidates(s, check)
-	return best, ferr
+	slices.Sort(others)
+	return best, others, ferr
+}
+
+// mergeInto merges into group dst every group of others whose winner
+// matches dst's winner (Zhu §5.2: a page that matches two groups joins
+// them when their winners are near-duplicates of each other; groups whose
+// winners differ stay apart, the page joining the closer one). It reports
+// how many groups it merged.
+func (t *txn) mergeInto(dst string, others []string) (int, error) {
+	merged := 0
+	for _, src := range others {
+		a, err := t.rep(dst)
+		if err != nil {
+			return merged, err
+		}
+		b, err := t.rep(src)
+		if err != nil {
+			return merged, err
+		}
+		if a == nil || b == nil || !t.s.o.Decision.Decide(a, b).Duplicate {
+			continue
+		}
+		if err := t.merge(dst, src); err != nil {
+			return merged, err
+		}
+		merged++
+	}
+	return merged, nil
+}
+
+// merge moves every member of group src into dst and deletes src; dst
+// then elects its winner by the rules and verifies every member against
+// it (newRep), which repairs the group if too many fail.
+func (t *txn) merge(dst, src string) error {
+	g, ok, err := t.group(src)
+	if err != nil || !ok {
+		return err
+	}
+	for _, m := range g.Members {
+		p, ok, err := t.page(m)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p.Group = dst
+			t.setPage(m, p)
+		}
+		if err := t.addMember(dst, m); err != nil {
+			return err
+		}
+	}
+	t.b.Groups[src] = nil
+	if err := t.touch(src); err != nil {
+		return err
+	}
+	t.s.m.merges.Inc()
+	if _, err := t.elect(dst); err != nil {
+		return err
+	}
+	return t.newRep(dst)
 }
 
 // content ingests a content page (Zhu §5.1 cases 1 and 2).
@@ -580,7 +650,7 @@ func (t *txn) content(it *item) (string, error) {
 	// Tier 2.
 	t.sigs[u] = it.sig
 	t.setPage(u, rec)
-	id, err := t.match(it.sig, from)
+	id, others, err := t.match(it.sig, from)
 	if err != nil {
 		return "", err
 	}
@@ -611,6 +681,9 @@ func (t *txn) content(it *item) (string, error) {
 				return "", err
 			}
 			status = client.StatusWinnerChanged
+		}
+		if _, err := t.mergeInto(id, others); err != nil {
+			return "", err
 		}
 	}
 	if err := t.follow(u, id); err != nil {
