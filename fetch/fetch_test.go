@@ -27,9 +27,12 @@ import (
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
+// readTestdata reads one of canon's saved real pages (see
+// canon/testdata/README.md for their sources and licences): fetch serves
+// them on loopback rather than keeping copies of its own.
 func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
+	b, err := os.ReadFile("../canon/testdata/pages/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
