@@ -218,6 +218,10 @@ type Dedup struct {
 	Progress string `yaml:"progress"`
 	// Timeout stops the job after this long; 0 means no limit.
 	Timeout Duration `yaml:"timeout"`
+	// SingleLink clusters by single link (a page joins when it matches any
+	// member) instead of keeping only members that match their cluster's
+	// winner, as the cluster service does. Default false.
+	SingleLink bool `yaml:"single_link"`
 }
 
 // Duration is a time.Duration written as "250ms" or "1m30s" in YAML.

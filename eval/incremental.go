@@ -75,7 +75,7 @@ func Incremental(ctx context.Context, set *Set, o Options, svc *backend.Service)
 		since += d
 		if (i+1)%step == 0 || i == n-1 {
 			start := time.Now()
-			similarity.BatchCluster(sigs[:i+1], o.Decision, similarity.BatchOptions{})
+			similarity.BatchCluster(sigs[:i+1], o.Decision, similarity.BatchOptions{WinnerVerified: true})
 			rep.Steps = append(rep.Steps, GrowthStep{Docs: i + 1, Incremental: since, FromScratch: time.Since(start)})
 			since = 0
 		}
@@ -107,7 +107,7 @@ func Incremental(ctx context.Context, set *Set, o Options, svc *backend.Service)
 	for i := range batch {
 		batch[i] = -1 - i
 	}
-	for ci, c := range similarity.BatchCluster(sigs, o.Decision, similarity.BatchOptions{}) {
+	for ci, c := range similarity.BatchCluster(sigs, o.Decision, similarity.BatchOptions{WinnerVerified: true}) {
 		for _, m := range c.Members {
 			batch[m.Index] = ci
 		}

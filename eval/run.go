@@ -213,7 +213,7 @@ func clusterScores(set *Set, sigs []*similarity.Signature, d similarity.Decision
 	for i := range pred {
 		pred[i] = -1 - i // singletons
 	}
-	for ci, c := range similarity.BatchCluster(sigs, d, similarity.BatchOptions{}) {
+	for ci, c := range similarity.BatchCluster(sigs, d, similarity.BatchOptions{WinnerVerified: true}) {
 		for _, m := range c.Members {
 			pred[m.Index] = ci
 		}

@@ -404,6 +404,39 @@ func (m *matcher) collect(u *UnionFind, marked func(int) bool, keys []string, mi
 	return out
 }
 
+// splitUnverified splits every cluster into clusters whose members all
+// match their winner: in rank order, the first remaining member is a
+// winner and takes every remaining member that matches it. Clusters of
+// one are dropped, as BatchCluster returns clusters of two or more.
+func (m *matcher) splitUnverified(in []Cluster, keys []string) []Cluster {
+	var out []Cluster
+	for _, c := range in {
+		rest := c.Members
+		for len(rest) > 1 {
+			w := rest[0].Index
+			cl := Cluster{Winner: w, ID: clusterID(keys, w), Members: []Member{{Index: w}}}
+			var left []Member
+			for _, mb := range rest[1:] {
+				v := mb.Verdict
+				if w != c.Winner {
+					v = m.verdict(w, mb.Index)
+				}
+				if v.Duplicate {
+					cl.Members = append(cl.Members, Member{Index: mb.Index, Verdict: v})
+				} else {
+					left = append(left, mb)
+				}
+			}
+			if len(cl.Members) > 1 {
+				out = append(out, cl)
+			}
+			rest = left
+		}
+	}
+	slices.SortFunc(out, func(a, b Cluster) int { return cmp.Compare(a.Winner, b.Winner) })
+	return out
+}
+
 // BatchOptions are the options of [BatchCluster]. The zero value uses the
 // defaults.
 type BatchOptions struct {
@@ -413,6 +446,11 @@ type BatchOptions struct {
 	// so the output does not depend on the input order. nil: the index is
 	// the key and the ID is the winner's index.
 	Keys []string
+	// WinnerVerified keeps in a cluster only the members that match its
+	// winner, as the cluster service reports them (Zhu §5.2); the others
+	// form clusters of their own by the same rule. Off: single link, a
+	// member joins when it matches any member.
+	WinnerVerified bool
 	// SimhashK is the simhash distance the block tables find: the 64 bits
 	// are split into SimhashK+1 blocks, so two simhashes within distance
 	// SimhashK agree on at least one block (pigeonhole, Manku et al.).
@@ -588,6 +626,9 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 		}
 	}
 	out := m.collect(u, func(int) bool { return false }, rankKeys, 2)
+	if o.WinnerVerified {
+		out = m.splitUnverified(out, rankKeys)
+	}
 	// Back from ranks to input indexes.
 	for ci := range out {
 		c := &out[ci]

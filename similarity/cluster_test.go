@@ -254,3 +254,33 @@ func BenchmarkBatchCluster1M(b *testing.B) {
 	b.ReportMetric(float64(before.HeapAlloc)/(1<<20), "input-MB")
 	b.ReportMetric(float64(clusters), "clusters")
 }
+
+// TestBatchWinnerVerified builds a chain A~B, B~C with A and C apart:
+// single link puts the three together, WinnerVerified keeps C out of A's
+// cluster.
+func TestBatchWinnerVerified(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	a := synthSig(r)
+	b := &Signature{Tokens: a.Tokens, Bytes: a.Bytes, Simhash: a.Simhash, MinHash: slices.Clone(a.MinHash)}
+	for i := range 17 {
+		b.MinHash[i]++
+	}
+	c := &Signature{Tokens: a.Tokens, Bytes: a.Bytes, Simhash: a.Simhash, MinHash: slices.Clone(b.MinHash)}
+	for i := 17; i < 34; i++ {
+		c.MinHash[i]++
+	}
+	synthSupershingles(b)
+	synthSupershingles(c)
+	sigs := []*Signature{a, b, c}
+	keys := []string{"a", "b", "c"}
+	if cs := BatchCluster(sigs, Decision{}, BatchOptions{Keys: keys}); len(cs) != 1 || len(cs[0].Members) != 3 {
+		t.Fatalf("single link: %+v, want one cluster of 3", cs)
+	}
+	cs := BatchCluster(sigs, Decision{}, BatchOptions{Keys: keys, WinnerVerified: true})
+	if len(cs) != 1 || len(cs[0].Members) != 2 || cs[0].Winner != 0 || cs[0].Members[1].Index != 1 {
+		t.Fatalf("winner verified: %+v, want {a, b} alone (c does not match a)", cs)
+	}
+	if !cs[0].Members[1].Verdict.Duplicate {
+		t.Errorf("member b's verdict against a: %s", cs[0].Members[1].Verdict.Explain())
+	}
+}
