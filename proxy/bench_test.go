@@ -58,7 +58,7 @@ func (s *Server) refineOptions() refineOptions {
 // winnow adds to a warm query, short of HTTP and JSON parsing.
 func BenchmarkRefineCached50(b *testing.B) {
 	s, body, win := warmRefine(b)
-	a := s.transp.adapter
+	a := s.transp.light
 	p, err := a.Parse(body, "application/json")
 	if err != nil {
 		b.Fatal(err)
@@ -80,7 +80,7 @@ func BenchmarkRefineCached50(b *testing.B) {
 // warm answer of 50 results besides the HTTP exchanges.
 func BenchmarkTransparentCached50(b *testing.B) {
 	s, body, win := warmRefine(b)
-	a := s.transp.adapter
+	a := s.transp.light
 	o := s.refineOptions()
 	ctx := context.Background()
 	b.SetBytes(int64(len(body)))

@@ -112,9 +112,12 @@ type Server struct {
 type backend struct {
 	Engine
 	adapter engine.Adapter
-	base    *url.URL
-	client  *fasthttp.Client
-	search  string // last path segment of search requests, e.g. "_search"
+	// light speaks the same API but parses only URLs and texts: the
+	// transparent path needs no titles or snippets.
+	light  engine.Adapter
+	base   *url.URL
+	client *fasthttp.Client
+	search string // last path segment of search requests, e.g. "_search"
 }
 
 // New validates the options and builds the server.
@@ -217,11 +220,18 @@ func newBackend(e Engine) (*backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	lightCfg := e.Adapter
+	lightCfg.URLOnly = true
+	light, err := engine.New(lightCfg)
+	if err != nil {
+		return nil, err
+	}
 	e.Timeout = cmp.Or(e.Timeout, 2*time.Second)
 	search := path.Base(cmp.Or(e.Adapter.Path, defaultSearchPath(a.Name())))
 	return &backend{
 		Engine:  e,
 		adapter: a,
+		light:   light,
 		base:    u,
 		search:  search,
 		client: &fasthttp.Client{
@@ -524,7 +534,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		err    error
 	)
 	start := time.Now()
-	if pg, ok := b.adapter.(engine.Pager); ok {
+	if pg, ok := b.light.(engine.Pager); ok {
 		var reqs []engine.Request
 		if reqs, win, err = pg.Pages(orig, s.o.Factor); err == nil {
 			var bodies [][]byte
@@ -538,7 +548,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		}
 	} else {
 		var breq engine.Request
-		if breq, win, err = b.adapter.Rewrite(orig, s.o.Factor); err == nil {
+		if breq, win, err = b.light.Rewrite(orig, s.o.Factor); err == nil {
 			var body []byte
 			status, ct, body, hdr, err = b.call(reqCtx, breq)
 			if err == nil && status/100 != 2 {
@@ -548,7 +558,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 				return
 			}
 			if err == nil {
-				parsed, err = b.adapter.Parse(body, ct)
+				parsed, err = b.light.Parse(body, ct)
 			}
 		}
 	}
@@ -563,7 +573,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
 	s.countClusters(ref, p.mode)
-	out, err := b.adapter.Render(parsed, ref.marks, p.mode, win)
+	out, err := b.light.Render(parsed, ref.marks, p.mode, win)
 	if err != nil {
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
 		s.forward(ctx, reqCtx, b, orig)

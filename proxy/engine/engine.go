@@ -124,6 +124,10 @@ type Config struct {
 	// MaxFetch caps the raw hits Rewrite asks for when it fetches from the
 	// first hit. Default 1000.
 	MaxFetch int
+	// URLOnly makes Parse read only each hit's URL and text (JSON kinds):
+	// transparent refinement needs no titles or snippets, and reading
+	// highlights is a large part of parsing an answer.
+	URLOnly bool
 }
 
 const defaultMaxFetch = 1000

@@ -683,3 +683,52 @@ func TestPlainString(t *testing.T) {
 		}
 	}
 }
+
+// TestURLOnly checks that a URL-only parse reads the same URLs and texts
+// and renders the same answer as a full one, without titles or snippets.
+func TestURLOnly(t *testing.T) {
+	body := esBody(t, 8)
+	full, err := New(Config{Kind: "elasticsearch", TextField: "message"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	light, err := New(Config{Kind: "elasticsearch", TextField: "message", URLOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := full.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := light.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Results) != len(pf.Results) || pl.Total != pf.Total {
+		t.Fatalf("URL-only: %d results total %d, full: %d total %d", len(pl.Results), pl.Total, len(pf.Results), pf.Total)
+	}
+	marks := make([]Mark, len(pf.Results))
+	for i := range pf.Results {
+		a, b := pf.Results[i], pl.Results[i]
+		if a.URL != b.URL || a.Text != b.Text || a.Score != b.Score || b.URL == "" || b.Text == "" {
+			t.Errorf("result %d: URL-only %+v, full %+v", i, b, a)
+		}
+		if b.Title != "" || b.Snippet != "" {
+			t.Errorf("result %d: URL-only parse read title %q snippet %q", i, b.Title, b.Snippet)
+		}
+		marks[i] = Mark{Cluster: "c", Winner: i / 2 * 2, Relation: "duplicate", Explain: "x"}
+	}
+	for _, mode := range []Mode{Remove, Group, Annotate} {
+		of, err := full.Render(pf, marks, mode, Window{Size: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ol, err := light.Render(pl, marks, mode, Window{Size: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(of, ol) {
+			t.Errorf("%v: URL-only render differs from the full one", mode)
+		}
+	}
+}

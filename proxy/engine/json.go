@@ -133,7 +133,9 @@ func newJSON(cfg Config, k kind) *jsonAdapter {
 	switch k {
 	case kindES:
 		addHit(hScore, []string{"_score"}, true)
-		addHit(hHL, []string{"highlight"}, true)
+		if !cfg.URLOnly {
+			addHit(hHL, []string{"highlight"}, true)
+		}
 		prefix, prefixLast = []string{"_source"}, []bool{true}
 	case kindSolr:
 		addHit(hScore, []string{"score"}, false)
@@ -150,7 +152,12 @@ func newJSON(cfg Config, k kind) *jsonAdapter {
 		}
 		addHit(slot, segs, last...)
 	}
-	if pl.single {
+	if cfg.URLOnly {
+		doc(hURL, f.URL)
+		if f.Text != "" && f.Text != f.URL {
+			doc(hText, f.Text)
+		}
+	} else if pl.single {
 		// One member sets one field, as a switch over URL, Title,
 		// Snippet, Text would.
 		doc(hURL, f.URL)
