@@ -117,10 +117,11 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 	cmpOpts := similarity.CompareOptions{LCS: true, MinRatio: 0.5}
 	score := func(a, b, label int) ScoredPair {
 		sp := ScoredPair{A: a, B: b, Label: label}
-		sp.Scores = similarity.Compare(sigs[a], sigs[b], similarity.CompareOptions{})
 		// LCS only inside Huang's perhaps-similar sets in corpus mode,
 		// where all n² pairs are scored; pair mode verifies every pair.
-		if set.Mode == PairMode || perhapsSimilar(&sp.Scores) {
+		if set.Mode == PairMode {
+			sp.Scores = similarity.Compare(sigs[a], sigs[b], cmpOpts)
+		} else if sp.Scores = similarity.Compare(sigs[a], sigs[b], similarity.CompareOptions{}); perhapsSimilar(&sp.Scores) {
 			sp.Scores = similarity.Compare(sigs[a], sigs[b], cmpOpts)
 		} else {
 			sp.Scores.LCS, sp.Scores.Central = 0, 0

@@ -266,6 +266,7 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 		defer cancel()
 		out = s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
 		gs := out.groups()
+		total := len(gs)
 		from := (pageNo - 1) * size
 		if from < len(gs) {
 			gs = gs[from:min(from+size, len(gs))]
@@ -303,7 +304,7 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 		if pageNo > 1 {
 			view.PrevURL = link(pageNo - 1)
 		}
-		if len(out.groups()) > pageNo*size {
+		if total > pageNo*size {
 			view.NextURL = link(pageNo + 1)
 		}
 	}

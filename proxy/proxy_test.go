@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -352,33 +353,43 @@ func TestSlowPagesPassThrough(t *testing.T) {
 	}
 }
 
+// metaPage is the part of /_winnow/search.json the tests read.
+type metaPage struct {
+	Engines []struct {
+		Name    string
+		Results int
+		Error   string
+	}
+	Groups []struct {
+		Result struct {
+			URL     string
+			Engines []string
+		}
+		Duplicates []struct{ URL, Explain string }
+	}
+}
+
+// searchJSON runs a metasearch through the proxy at base.
+func searchJSON(t *testing.T, base, q string) metaPage {
+	t.Helper()
+	code, body := get(t, base+"/_winnow/search.json?q="+url.QueryEscape(q))
+	if code != 200 {
+		t.Fatalf("search.json: %d %s", code, body)
+	}
+	var page metaPage
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
+		t.Fatalf("search.json: %v\n%s", err, body)
+	}
+	return page
+}
+
 func TestMetasearchAndOps(t *testing.T) {
 	d := startDemo(t, demo.Options{})
 	_, base := startProxy(t, Options{Engines: []Engine{
 		esEngine(d.URL()),
 		{Name: "searx", URL: d.URL(), Adapter: engine.Config{Kind: "searxng", Path: "/searxng/search"}},
 	}, Budget: 3 * time.Second})
-	code, body := get(t, base+"/_winnow/search.json?q=benchmark")
-	if code != 200 {
-		t.Fatalf("search.json: %d %s", code, body)
-	}
-	var page struct {
-		Engines []struct {
-			Name    string
-			Results int
-			Error   string
-		}
-		Groups []struct {
-			Result struct {
-				URL     string
-				Engines []string
-			}
-			Duplicates []struct{ URL, Explain string }
-		}
-	}
-	if err := json.Unmarshal([]byte(body), &page); err != nil {
-		t.Fatal(err)
-	}
+	page := searchJSON(t, base, "benchmark")
 	if len(page.Engines) != 2 || page.Engines[0].Error != "" || page.Engines[1].Error != "" {
 		t.Errorf("engines: %+v, want two that answered", page.Engines)
 	}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"encoding/json"
 	"net/url"
 	"path"
 	"strings"
@@ -245,29 +244,12 @@ func TestXapianOmega(t *testing.T) {
 	})
 
 	t.Run("metasearch", func(t *testing.T) {
-		code, body := get(t, base+"/_winnow/search.json?q=benchmark")
-		if code != 200 {
-			t.Fatalf("search.json: %d %s", code, body)
-		}
-		var page struct {
-			Engines []struct {
-				Name    string
-				Results int
-				Error   string
-			}
-			Groups []struct {
-				Result     struct{ URL string }
-				Duplicates []struct{ URL, Explain string }
-			}
-		}
-		if err := json.Unmarshal([]byte(body), &page); err != nil {
-			t.Fatalf("search.json: %v\n%s", err, body)
-		}
+		page := searchJSON(t, base, "benchmark")
 		if len(page.Engines) != 1 || page.Engines[0].Name != "omega" || page.Engines[0].Error != "" || page.Engines[0].Results != 3 {
 			t.Errorf("search.json engines: %+v, want omega with 3 results", page.Engines)
 		}
 		if len(page.Groups) != 1 || len(page.Groups[0].Duplicates) != 2 {
-			t.Fatalf("search.json groups: %+v; want one Benchmarking group with 2 duplicates\n%s", page.Groups, body)
+			t.Fatalf("search.json groups: %+v; want one Benchmarking group with 2 duplicates", page.Groups)
 		}
 		g := page.Groups[0]
 		p, rel := pageName(g.Result.URL)
