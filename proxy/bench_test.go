@@ -69,7 +69,7 @@ func BenchmarkRefineCached50(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ref := s.ref.refine(ctx, p.Results, o)
-		if _, err := a.Render(p, ref.marks, engine.Group, win); err != nil {
+		if _, err := a.Render(nil, p, ref.marks, engine.Group, win); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func BenchmarkTransparentCached50(b *testing.B) {
 			b.Fatal(err)
 		}
 		ref := s.ref.refine(ctx, p.Results, o)
-		if _, err := a.Render(p, ref.marks, engine.Group, win); err != nil {
+		if _, err := a.Render(nil, p, ref.marks, engine.Group, win); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -441,61 +441,111 @@ var hopHeaders = map[string]bool{
 	"host": true, "accept-encoding": true, "content-length": true,
 }
 
-// clientRequest copies the client's request, minus winnow's own query
-// parameters and hop-by-hop headers.
+// isHop reports whether header k is in hopHeaders, in any case, without
+// allocating: it runs for every header of every request and answer.
+func isHop(k []byte) bool {
+	var lower [len("proxy-authorization")]byte
+	if len(k) > len(lower) {
+		return false
+	}
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return hopHeaders[string(lower[:len(k)])]
+}
+
+// forwardable reports whether a client's request header goes on to the
+// backend: not hop-by-hop, not one of winnow's own X-Winnow-*.
+func forwardable(k []byte) bool {
+	const own = "x-winnow-"
+	if len(k) >= len(own) && strings.EqualFold(string(k[:len(own)]), own) {
+		return false
+	}
+	return !isHop(k)
+}
+
+// clientRequest is the client's request as the adapters rewrite it: the
+// path with winnow's own query parameters stripped, and the body. Its
+// headers stay in ctx: [backend.do] copies them from there.
 func clientRequest(ctx *fasthttp.RequestCtx) engine.Request {
-	r := engine.Request{Method: string(ctx.Method()), Header: map[string]string{}}
+	r := engine.Request{Method: string(ctx.Method())}
 	uri := ctx.Request.URI()
-	args := ctx.QueryArgs()
-	var q fasthttp.Args
-	for k, v := range args.All() {
-		if !bytes.HasPrefix(k, []byte("winnow_")) {
-			q.AddBytesKV(k, v)
-		}
-	}
 	r.Path = string(uri.Path())
-	if q.Len() > 0 {
-		r.Path += "?" + q.String()
-	}
-	for k, v := range ctx.Request.Header.All() {
-		name := strings.ToLower(string(k))
-		if !hopHeaders[name] && !strings.HasPrefix(name, "x-winnow-") {
-			r.Header[string(k)] = string(v)
+	if qs := uri.QueryString(); len(qs) > 0 {
+		if !bytes.Contains(qs, []byte("winnow_")) {
+			r.Path += "?" + string(qs)
+		} else {
+			var q fasthttp.Args
+			for k, v := range ctx.QueryArgs().All() {
+				if !bytes.HasPrefix(k, []byte("winnow_")) {
+					q.AddBytesKV(k, v)
+				}
+			}
+			if q.Len() > 0 {
+				r.Path += "?" + q.String()
+			}
 		}
 	}
-	r.Body = append([]byte(nil), ctx.PostBody()...)
+	if body := ctx.PostBody(); len(body) > 0 {
+		r.Body = append([]byte(nil), body...)
+	}
 	return r
 }
 
-// call sends one request to a backend within its timeout and the
-// deadline of ctx, and returns the status, content type and body.
-func (b *backend) call(ctx context.Context, r engine.Request) (status int, contentType string, body []byte, hdr [][2]string, err error) {
+// do sends r to the backend within its timeout and the deadline of ctx.
+// The headers are the client's (client not nil) minus hop-by-hop and
+// X-Winnow-* ones, else r.Header. The answer stays in fasthttp's pooled
+// response, read in place: the caller must release it with
+// fasthttp.ReleaseResponse.
+func (b *backend) do(ctx context.Context, r engine.Request, client *fasthttp.RequestHeader) (*fasthttp.Response, error) {
 	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
 	u := *b.base
 	pth, rawQuery, _ := strings.Cut(r.Path, "?")
 	u.Path = strings.TrimSuffix(b.base.Path, "/") + pth
 	u.RawQuery = rawQuery
 	req.SetRequestURI(u.String())
 	req.Header.SetMethod(cmp.Or(r.Method, "GET"))
-	for k, v := range r.Header {
-		req.Header.Set(k, v)
+	if client != nil {
+		for k, v := range client.All() {
+			if forwardable(k) {
+				req.Header.SetBytesKV(k, v)
+			}
+		}
+	} else {
+		for k, v := range r.Header {
+			req.Header.Set(k, v)
+		}
 	}
 	req.Header.Del("Accept-Encoding")
 	if len(r.Body) > 0 {
-		req.SetBody(r.Body)
+		req.SetBodyRaw(r.Body)
 	}
 	deadline := time.Now().Add(b.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
+	resp := fasthttp.AcquireResponse()
 	if err := b.client.DoDeadline(req, resp, deadline); err != nil {
+		fasthttp.ReleaseResponse(resp)
+		return nil, err
+	}
+	return resp, nil
+}
+
+// call is [backend.do] for callers that keep the answer: it returns the
+// status, content type, a copy of the body and the end-to-end headers.
+func (b *backend) call(ctx context.Context, r engine.Request) (status int, contentType string, body []byte, hdr [][2]string, err error) {
+	resp, err := b.do(ctx, r, nil)
+	if err != nil {
 		return 0, "", nil, nil, err
 	}
+	defer fasthttp.ReleaseResponse(resp)
 	for k, v := range resp.Header.All() {
-		if !hopHeaders[strings.ToLower(string(k))] && !strings.EqualFold(string(k), "Content-Encoding") {
+		if !isHop(k) && !strings.EqualFold(string(k), "Content-Encoding") {
 			hdr = append(hdr, [2]string{string(k), string(v)})
 		}
 	}
@@ -525,61 +575,112 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
-	var (
-		parsed *engine.Parsed
-		win    engine.Window
-		status int
-		ct     string
-		hdr    [][2]string
-		err    error
-	)
 	start := time.Now()
 	if pg, ok := b.light.(engine.Pager); ok {
-		var reqs []engine.Request
-		if reqs, win, err = pg.Pages(orig, s.o.Factor); err == nil {
-			var bodies [][]byte
-			status, ct, bodies, hdr, err = s.callPages(reqCtx, b, reqs)
-			if err == nil && status/100 == 2 {
-				parsed, err = pg.ParsePages(bodies, ct)
-			} else if err == nil {
-				s.writeAnswer(ctx, status, ct, bodies[0], hdr)
-				return
-			}
-		}
-	} else {
-		var breq engine.Request
-		if breq, win, err = b.light.Rewrite(orig, s.o.Factor); err == nil {
-			var body []byte
-			status, ct, body, hdr, err = b.call(reqCtx, breq)
-			if err == nil && status/100 != 2 {
-				// A backend error is passed on as the backend gave it.
-				s.m.engine(b.Name, "http_error", time.Since(start))
-				s.writeAnswer(ctx, status, ct, body, hdr)
-				return
-			}
-			if err == nil {
-				parsed, err = b.light.Parse(body, ct)
-			}
-		}
+		s.transparentPages(ctx, reqCtx, b, pg, orig, p, start)
+		return
 	}
-	if err != nil || parsed == nil {
-		// Not rewritable, a dead or slow backend, or an answer winnow
-		// cannot parse: fall back to the client's request as it was.
+	breq, win, err := b.light.Rewrite(orig, s.o.Factor)
+	if err != nil {
+		s.m.engine(b.Name, "fallback", time.Since(start))
+		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	resp, err := b.do(reqCtx, breq, &ctx.Request.Header)
+	if err != nil {
+		s.m.engine(b.Name, "fallback", time.Since(start))
+		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	defer fasthttp.ReleaseResponse(resp)
+	if resp.StatusCode()/100 != 2 {
+		// A backend error is passed on as the backend gave it.
+		s.m.engine(b.Name, "http_error", time.Since(start))
+		relay(ctx, resp)
+		return
+	}
+	var parsed *engine.Parsed
+	if len(resp.Header.ContentEncoding()) == 0 {
+		// The body is parsed in place: it lives in resp until the
+		// answer is rendered.
+		parsed, err = b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
+	} else {
+		err = errors.New("answer compressed although identity was asked for")
+	}
+	if err != nil {
+		// An answer winnow cannot parse: ask again with the client's
+		// request as it was.
 		s.m.engine(b.Name, "fallback", time.Since(start))
 		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
 	s.m.engine(b.Name, "ok", time.Since(start))
-	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
-	s.countClusters(ref, p.mode)
-	out, err := b.light.Render(parsed, ref.marks, p.mode, win)
-	if err != nil {
-		s.log.Warn("render_failed", "engine", b.Name, "err", err)
+	if !s.refineInto(ctx, reqCtx, b, parsed, p, win) {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
-	s.writeAnswer(ctx, status, ct, out, hdr)
+	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
+	ctx.SetStatusCode(resp.StatusCode())
+}
+
+// transparentPages is the transparent path of an adapter that asks for
+// several backend pages (SearXNG).
+func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, pg engine.Pager, orig engine.Request, p params, start time.Time) {
+	reqs, win, err := pg.Pages(orig, s.o.Factor)
+	var (
+		parsed *engine.Parsed
+		status int
+		ct     string
+		bodies [][]byte
+		hdr    [][2]string
+	)
+	if err == nil {
+		status, ct, bodies, hdr, err = s.callPages(reqCtx, b, reqs)
+		if err == nil && status/100 != 2 {
+			s.m.engine(b.Name, "http_error", time.Since(start))
+			s.writeAnswer(ctx, status, ct, bodies[0], hdr)
+			return
+		}
+		if err == nil {
+			parsed, err = pg.ParsePages(bodies, ct)
+		}
+	}
+	if err != nil {
+		s.m.engine(b.Name, "fallback", time.Since(start))
+		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	s.m.engine(b.Name, "ok", time.Since(start))
+	if !s.refineInto(ctx, reqCtx, b, parsed, p, win) {
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	for _, kv := range hdr {
+		ctx.Response.Header.Set(kv[0], kv[1])
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(ct)
+}
+
+// refineInto refines a parsed answer and renders it into the client's
+// response body, reusing the response's own pooled buffer. It reports
+// false, leaving the response as it was, when rendering fails.
+func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, parsed *engine.Parsed, p params, win engine.Window) bool {
+	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
+	s.countClusters(ref, p.mode)
+	buf := ctx.Response.SwapBody(nil)
+	out, err := b.light.Render(buf[:0], parsed, ref.marks, p.mode, win)
+	if err != nil {
+		ctx.Response.SwapBody(buf)
+		s.log.Warn("render_failed", "engine", b.Name, "err", err)
+		return false
+	}
+	ctx.Response.SwapBody(out)
+	return true
 }
 
 func (s *Server) countClusters(ref *refined, mode engine.Mode) {
@@ -635,7 +736,7 @@ func (s *Server) callPages(ctx context.Context, b *backend, reqs []engine.Reques
 // time 504: the only errors winnow itself writes.
 func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, r engine.Request) {
 	start := time.Now()
-	status, ct, body, hdr, err := b.call(reqCtx, r)
+	resp, err := b.do(reqCtx, r, &ctx.Request.Header)
 	if err != nil {
 		s.m.engine(b.Name, "down", time.Since(start))
 		s.log.Warn("backend_unreachable", "engine", b.Name, "err", err)
@@ -646,8 +747,34 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *ba
 		ctx.Error(fmt.Sprintf("winnow: backend %s: %v", b.Name, err), code)
 		return
 	}
+	defer fasthttp.ReleaseResponse(resp)
 	s.m.engine(b.Name, "passthrough", time.Since(start))
-	s.writeAnswer(ctx, status, ct, body, hdr)
+	relay(ctx, resp)
+}
+
+// relay writes a backend answer to the client as the backend gave it
+// (its Content-Encoding included), minus hop-by-hop headers. The body
+// moves from resp to the client's response instead of being copied.
+func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
+	ctx.Response.Reset()
+	for k, v := range resp.Header.All() {
+		if !isHop(k) {
+			ctx.Response.Header.SetBytesKV(k, v)
+		}
+	}
+	ctx.SetStatusCode(resp.StatusCode())
+	body := resp.SwapBody(nil)
+	resp.SwapBody(ctx.Response.SwapBody(body))
+}
+
+// copyAnswerHeader copies a backend answer's end-to-end headers but
+// Content-Encoding (winnow parsed and rewrote an identity body).
+func copyAnswerHeader(dst, src *fasthttp.ResponseHeader) {
+	for k, v := range src.All() {
+		if !isHop(k) && !strings.EqualFold(string(k), "Content-Encoding") {
+			dst.SetBytesKV(k, v)
+		}
+	}
 }
 
 func (s *Server) writeAnswer(ctx *fasthttp.RequestCtx, status int, ct string, body []byte, hdr [][2]string) {

@@ -25,7 +25,7 @@ func BenchmarkParseRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := a.Render(p, marks, m, Window{Size: 10}); err != nil {
+				if _, err := a.Render(nil, p, marks, m, Window{Size: 10}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -45,7 +45,7 @@ func BenchmarkParseFeed(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := a.Render(p, marks, Annotate, Window{Size: 10}); err != nil {
+		if _, err := a.Render(nil, p, marks, Annotate, Window{Size: 10}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func BenchmarkParseRenderCompact(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := a.Render(p, marks, Remove, Window{Size: 10}); err != nil {
+		if _, err := a.Render(nil, p, marks, Remove, Window{Size: 10}); err != nil {
 			b.Fatal(err)
 		}
 	}

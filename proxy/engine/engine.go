@@ -147,9 +147,10 @@ type Adapter interface {
 	// Parse parses a backend answer. A backend error document gives an
 	// error that matches [ErrBackend].
 	Parse(body []byte, contentType string) (*Parsed, error)
-	// Render writes the backend's format for window w (see [Mode]).
-	// Results with Winner == -1 pass through unchanged.
-	Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error)
+	// Render appends the backend's format for window w (see [Mode]) to
+	// dst, so a caller can render into a buffer it reuses. Results with
+	// Winner == -1 pass through unchanged.
+	Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error)
 }
 
 // Pager is implemented by adapters whose backend has no page size

@@ -278,7 +278,7 @@ func TestPages(t *testing.T) {
 	// Remove mode with the third result a duplicate of the first: the page
 	// (as long as the first page) is filled from the second page.
 	marks := []Mark{{Cluster: "c", Winner: 0}, {Winner: -1}, {Cluster: "c", Winner: 0, Relation: "duplicate"}, {Winner: -1}}
-	out, err := a.Render(p, marks, Remove, Window{})
+	out, err := a.Render(nil, p, marks, Remove, Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func TestRenderES(t *testing.T) {
 	orig := tree(t, body, "hits", "hits")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := a.Render(p, marks, tt.mode, tt.w)
+			out, err := a.Render(nil, p, marks, tt.mode, tt.w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -443,7 +443,7 @@ func TestRenderES(t *testing.T) {
 	}
 
 	t.Run("group nests duplicates", func(t *testing.T) {
-		out, _ := a.Render(p, marks, Group, Window{Size: 3})
+		out, _ := a.Render(nil, p, marks, Group, Window{Size: 3})
 		var v struct {
 			Hits struct {
 				Hits []struct {
@@ -474,7 +474,7 @@ func TestRenderES(t *testing.T) {
 	})
 
 	t.Run("annotate marks every marked hit", func(t *testing.T) {
-		out, _ := a.Render(p, marks, Annotate, Window{Size: 10})
+		out, _ := a.Render(nil, p, marks, Annotate, Window{Size: 10})
 		var v struct {
 			Hits struct {
 				Hits []struct {
@@ -494,7 +494,7 @@ func TestRenderES(t *testing.T) {
 	})
 
 	t.Run("no marks passes through", func(t *testing.T) {
-		out, err := a.Render(p, nil, Annotate, Window{Size: 10})
+		out, err := a.Render(nil, p, nil, Annotate, Window{Size: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -520,13 +520,13 @@ func TestRenderErrors(t *testing.T) {
 		{"bad mode", nil, Mode(9)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := a.Render(p, tt.marks, tt.mode, Window{Size: 3}); err == nil {
+			if _, err := a.Render(nil, p, tt.marks, tt.mode, Window{Size: 3}); err == nil {
 				t.Error("Render succeeded, want error")
 			}
 		})
 	}
 	rss := mustNew(t, Config{Kind: "opensearch-rss"})
-	if _, err := rss.Render(p, nil, Remove, Window{}); err == nil {
+	if _, err := rss.Render(nil, p, nil, Remove, Window{}); err == nil {
 		t.Error("feed Render of a JSON answer succeeded")
 	}
 }
@@ -538,7 +538,7 @@ func TestRenderSolr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := a.Render(p, []Mark{{Cluster: "c", Winner: 0}}, Annotate, Window{From: 0, Size: 10})
+	out, err := a.Render(nil, p, []Mark{{Cluster: "c", Winner: 0}}, Annotate, Window{From: 0, Size: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +549,7 @@ func TestRenderSolr(t *testing.T) {
 		t.Errorf("annotation missing or _version_ changed:\n%s", out)
 	}
 	// response.start is rewritten to the client's offset.
-	out, _ = a.Render(p, nil, Remove, Window{From: 7, Size: 10})
+	out, _ = a.Render(nil, p, nil, Remove, Window{From: 7, Size: 10})
 	if !bytes.Contains(out, []byte(`"start":7,`)) {
 		t.Errorf("response.start not set to 7:\n%s", out)
 	}
@@ -583,7 +583,7 @@ func TestRenderFeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := a.Render(p, marks, tt.mode, tt.w)
+			out, err := a.Render(nil, p, marks, tt.mode, tt.w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -638,7 +638,7 @@ func TestRenderAtomNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := a.Render(p, []Mark{{Cluster: "x", Winner: 0}}, Annotate, Window{From: 20, Size: 10, Base: 20})
+	out, err := a.Render(nil, p, []Mark{{Cluster: "x", Winner: 0}}, Annotate, Window{From: 20, Size: 10, Base: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -719,11 +719,11 @@ func TestURLOnly(t *testing.T) {
 		marks[i] = Mark{Cluster: "c", Winner: i / 2 * 2, Relation: "duplicate", Explain: "x"}
 	}
 	for _, mode := range []Mode{Remove, Group, Annotate} {
-		of, err := full.Render(pf, marks, mode, Window{Size: 3})
+		of, err := full.Render(nil, pf, marks, mode, Window{Size: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ol, err := light.Render(pl, marks, mode, Window{Size: 3})
+		ol, err := light.Render(nil, pl, marks, mode, Window{Size: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func Example() {
 		{Cluster: "1", Winner: 0, Relation: "duplicate", Explain: "mirror"},
 		{Cluster: "2", Winner: 2},
 	}
-	out, _ := a.Render(p, marks, engine.Remove, w)
+	out, _ := a.Render(nil, p, marks, engine.Remove, w)
 	fmt.Println(string(out))
 	// Output:
 	// /docs/_search?from=0&q=winnow&size=6

@@ -263,7 +263,7 @@ type edit struct {
 // Render implements [Adapter]. Group nests each duplicate item, as the
 // backend wrote it, in a <winnow:duplicate> element at the end of its
 // winner; Annotate adds a <winnow:annotation> element to every marked item.
-func (f *feed) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error) {
+func (f *feed) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error) {
 	if p == nil || !p.xml {
 		return nil, f.errorf("Render needs a feed parsed by this adapter")
 	}
@@ -319,7 +319,7 @@ func (f *feed) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, err
 		}
 	}
 	slices.SortStableFunc(edits, func(x, y edit) int { return x.at - y.at })
-	out := make([]byte, 0, size)
+	out := slices.Grow(dst, size)
 	pos := 0
 	for _, e := range edits {
 		out = append(out, b[pos:e.at]...)

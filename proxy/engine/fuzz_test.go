@@ -27,7 +27,7 @@ func FuzzParseJSON(f *testing.F) {
 				marks[i] = Mark{Cluster: "c", Winner: i / 2 * 2, Relation: "duplicate", Explain: "\x00\"<&>"}
 			}
 			for _, m := range []Mode{Remove, Group, Annotate} {
-				out, err := a.Render(p, marks, m, Window{Size: 3})
+				out, err := a.Render(nil, p, marks, m, Window{Size: 3})
 				if err != nil {
 					t.Fatalf("%s Render %v: %v", a.Name(), m, err)
 				}
@@ -57,7 +57,7 @@ func FuzzParseXML(f *testing.F) {
 			marks[i] = Mark{Cluster: "c", Winner: i / 2 * 2, Explain: "<&\">"}
 		}
 		for _, m := range []Mode{Remove, Group, Annotate} {
-			out, err := a.Render(p, marks, m, Window{Size: 2})
+			out, err := a.Render(nil, p, marks, m, Window{Size: 2})
 			if err != nil {
 				t.Fatalf("Render %v: %v", m, err)
 			}

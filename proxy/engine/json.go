@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -465,7 +466,7 @@ func highlight(b []byte, h span, pref string) string {
 }
 
 // Render implements [Adapter].
-func (a *jsonAdapter) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error) {
+func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error) {
 	if p == nil || p.xml {
 		return nil, a.errorf("Render needs a JSON answer parsed by this adapter")
 	}
@@ -474,7 +475,7 @@ func (a *jsonAdapter) Render(p *Parsed, marks []Mark, mode Mode, w Window) ([]by
 		return nil, a.errorf("%w", err)
 	}
 	b := p.body
-	out := make([]byte, 0, renderSize(p, marks, pick, mode))
+	out := slices.Grow(dst, renderSize(p, marks, pick, mode))
 	pos := 0
 	for _, pt := range p.patch {
 		if pt.at.start < p.list.start {
