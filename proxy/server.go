@@ -582,16 +582,12 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	}
 	breq, win, err := b.light.Rewrite(orig, s.o.Factor)
 	if err != nil {
-		s.m.engine(b.Name, "fallback", time.Since(start))
-		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
-		s.forward(ctx, reqCtx, b, orig)
+		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
 	resp, err := b.do(reqCtx, breq, &ctx.Request.Header)
 	if err != nil {
-		s.m.engine(b.Name, "fallback", time.Since(start))
-		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
-		s.forward(ctx, reqCtx, b, orig)
+		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
 	defer fasthttp.ReleaseResponse(resp)
@@ -612,18 +608,23 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	if err != nil {
 		// An answer winnow cannot parse: ask again with the client's
 		// request as it was.
-		s.m.engine(b.Name, "fallback", time.Since(start))
-		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
-		s.forward(ctx, reqCtx, b, orig)
+		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	s.m.engine(b.Name, "ok", time.Since(start))
-	if !s.refineInto(ctx, reqCtx, b, parsed, p, win) {
+	if !s.refineInto(ctx, reqCtx, b, parsed, p, win, start) {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
 	ctx.SetStatusCode(resp.StatusCode())
+}
+
+// fallback answers with the client's request as it was, when the
+// backend's answer to the rewritten one could not be had or parsed.
+func (s *Server) fallback(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, orig engine.Request, start time.Time, err error) {
+	s.m.engine(b.Name, "fallback", time.Since(start))
+	s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+	s.forward(ctx, reqCtx, b, orig)
 }
 
 // transparentPages is the transparent path of an adapter that asks for
@@ -649,13 +650,10 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 		}
 	}
 	if err != nil {
-		s.m.engine(b.Name, "fallback", time.Since(start))
-		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
-		s.forward(ctx, reqCtx, b, orig)
+		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	s.m.engine(b.Name, "ok", time.Since(start))
-	if !s.refineInto(ctx, reqCtx, b, parsed, p, win) {
+	if !s.refineInto(ctx, reqCtx, b, parsed, p, win, start) {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
@@ -669,7 +667,8 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 // refineInto refines a parsed answer and renders it into the client's
 // response body, reusing the response's own pooled buffer. It reports
 // false, leaving the response as it was, when rendering fails.
-func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, parsed *engine.Parsed, p params, win engine.Window) bool {
+func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, parsed *engine.Parsed, p params, win engine.Window, start time.Time) bool {
+	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
 	s.countClusters(ref, p.mode)
 	buf := ctx.Response.SwapBody(nil)
