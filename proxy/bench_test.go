@@ -15,7 +15,7 @@ import (
 // cached, and returns the server, the backend's answer to the rewritten
 // request (what the proxy parses: 53 hits for a size of 50 and factor 3)
 // and the client's window.
-func warmRefine(b *testing.B) (*Server, []byte, engine.Window) {
+func warmRefine(b testing.TB) (*Server, []byte, engine.Window) {
 	b.Helper()
 	d := startDemo(b, demo.Options{})
 	s, base := startProxy(b, Options{Engines: []Engine{esEngine(d.URL())}})

@@ -24,6 +24,12 @@ type entry struct {
 	id        uint64 // sigID(sig), computed once
 	val       fetch.Validators
 	fetchedAt time.Time
+	// expires is when the cache stops serving the entry (set by
+	// sigCache.set), and gone turns true once the cache has dropped or
+	// replaced it: together they tell a hotList whether the entry is
+	// still what a look-up would return, without the look-up.
+	expires time.Time
+	gone    atomic.Bool
 }
 
 // sigCache holds page signatures by canonical URL in ristretto, with the
@@ -42,6 +48,12 @@ func newSigCache(maxBytes int64, ttl time.Duration) (*sigCache, error) {
 		NumCounters: counters,
 		MaxCost:     maxBytes,
 		BufferItems: 64,
+		// Called for a value replaced, deleted, evicted or rejected.
+		OnExit: func(e *entry) {
+			if e != nil {
+				e.gone.Store(true)
+			}
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: signature cache: %w", err)
@@ -75,8 +87,16 @@ func (c *sigCache) set(key string, e *entry) {
 		e.id = sigID(e.sig)
 	}
 	// Kept twice as long as it is fresh: a stale entry still serves while
-	// it is revalidated in the background.
+	// it is revalidated in the background. expires is taken before the
+	// cache's own expiry, so it is never later.
+	e.expires = time.Now().Add(2 * c.ttl)
 	c.c.SetWithTTL(key, e, cost(e.sig), 2*c.ttl)
+}
+
+// current reports whether e is still the entry the cache serves for its
+// key and fresh at now, so a look-up can be skipped.
+func (c *sigCache) current(e *entry, now time.Time) bool {
+	return !e.gone.Load() && now.Before(e.expires) && c.fresh(e, now)
 }
 
 func (c *sigCache) close() { c.c.Close() }
@@ -244,6 +264,68 @@ func (c *listCache) key(keys []string, ids []uint64, winners []bool) [2]uint64 {
 }
 
 var listSeedA, listSeedB = maphash.MakeSeed(), maphash.MakeSeed()
+
+// hotLists remembers, for a list of raw result URLs that was all in the
+// signature cache, its canonical URLs, the cache entries and the list's
+// key, so the next query that shows the same list skips two map look-ups
+// a result (the canonical URL and the signature) and the list hash. A
+// remembered list serves only while each of its entries is still the
+// cache's and fresh (sigCache.current); one entry in turn is looked up
+// for real on each use, which keeps the cache's admission counts alive
+// for popular pages. A twoGen map keyed by a hash of the URLs; the URLs
+// themselves are compared on a hit.
+type hotLists struct {
+	m *twoGen[uint64, *hotList]
+}
+
+// hotList is one remembered list; shared, never modified but for touch.
+type hotList struct {
+	urls    []string // raw, as the backend gave them
+	keys    []string // canonical
+	entries []*entry
+	listKey [2]uint64 // listCache key of the list with no known winners
+	touch   atomic.Uint32
+}
+
+func newHotLists(max int) *hotLists { return &hotLists{m: newTwoGen[uint64, *hotList](max)} }
+
+func hotKey(results []engine.Result) uint64 {
+	var h maphash.Hash
+	h.SetSeed(listSeedA)
+	for i := range results {
+		h.WriteString(results[i].URL)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+// get returns the remembered list for results if it is still valid at
+// now.
+func (c *hotLists) get(results []engine.Result, cache *sigCache, now time.Time) (*hotList, bool) {
+	h, ok := c.m.get(hotKey(results))
+	if !ok || len(h.urls) != len(results) {
+		return nil, false
+	}
+	for i := range results {
+		if results[i].URL != h.urls[i] || !cache.current(h.entries[i], now) {
+			return nil, false
+		}
+	}
+	i := int(h.touch.Add(1)) % len(h.keys)
+	if e, ok := cache.c.Get(h.keys[i]); !ok || e != h.entries[i] {
+		return nil, false
+	}
+	cache.hits.Add(uint64(len(results)))
+	return h, true
+}
+
+func (c *hotLists) put(results []engine.Result, h *hotList) {
+	h.urls = make([]string, len(results))
+	for i := range results {
+		h.urls[i] = results[i].URL
+	}
+	c.m.put(hotKey(results), h)
+}
 
 func (c *listCache) get(k [2]uint64) (*clusteredList, bool) { return c.m.get(k) }
 

@@ -50,6 +50,7 @@ type refiner struct {
 	verdicts *verdictCache
 	keys     *keyCache
 	lists    *listCache
+	hot      *hotLists
 	log      *slog.Logger
 	m        *metrics
 
@@ -112,58 +113,24 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	for i := range out.marks {
 		out.marks[i].Winner = -1
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.budget)
-	defer cancel()
-
 	now := time.Now()
-	pending := 0
-	done := make(chan signed, n) // buffered: a late fetch never blocks
-	keyErr := make([]error, n)
-	for i := range n {
-		out.keys[i], keyErr[i] = r.keys.key(results[i].URL)
-	}
-	// The cluster service first: results it knows as verified
-	// duplicates of another result in the list need no online work, and
-	// the winners it knows win online clusters too.
-	known, winners := r.askCluster(ctx, out.keys)
 	entries := make([]*entry, n) // the cache entries the signatures came from
-	for i := range n {
-		res := &results[i]
-		key, err := out.keys[i], keyErr[i]
-		if _, ok := known[i]; ok {
-			out.sources[i] = srcService
-			continue
-		}
-		e, hit := r.cache.get(key)
-		switch {
-		case hit:
-			out.sigs[i], out.sources[i], entries[i] = e.sig, srcCache, e
-			if !r.cache.fresh(e, now) {
-				r.revalidate(key, res.URL, e)
-			}
-		case res.Text != "":
-			res := r.signText(res.Text)
-			if res != nil {
-				out.sigs[i], out.sources[i] = res, srcText
-				r.cache.set(key, &entry{sig: res, fetchedAt: now})
-			}
-		case err == nil && r.running.Load() < maxBackground:
-			pending++
-			r.startFetch(i, key, res.URL, fetch.Validators{}, done)
-		}
+	var (
+		known   map[int]knownDup
+		winners []bool
+		hot     *hotList
+	)
+	if r.cluster == nil && n > 0 {
+		hot, _ = r.hot.get(results[:n], r.cache, now)
 	}
-	// Wait for the fetches until the budget ends; the ones still running
-	// go on in the background and fill the cache.
-	for pending > 0 {
-		select {
-		case s := <-done:
-			pending--
-			if s.sig != nil {
-				out.sigs[s.i], out.sources[s.i] = s.sig, srcFetched
-			}
-		case <-ctx.Done():
-			pending = 0
+	if hot != nil {
+		// A warm list seen before: every entry is still the cache's.
+		copy(out.keys, hot.keys)
+		for i, e := range hot.entries {
+			out.sigs[i], out.sources[i], entries[i] = e.sig, srcCache, e
 		}
+	} else {
+		known, winners = r.gather(ctx, results[:n], out, entries, o.budget, now)
 	}
 	for _, src := range out.sources {
 		switch src {
@@ -188,16 +155,23 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 		ro.Cache = r.verdicts
 		// A popular query shows the same signed list again and again:
 		// its clustering is deterministic, so it is kept whole.
-		ids := make([]uint64, n)
-		for i, sg := range out.sigs {
-			switch {
-			case entries[i] != nil:
-				ids[i] = entries[i].id
-			case sg != nil:
-				ids[i] = sigID(sg)
+		if hot != nil {
+			listKey = hot.listKey
+		} else {
+			ids := make([]uint64, n)
+			for i, sg := range out.sigs {
+				switch {
+				case entries[i] != nil:
+					ids[i] = entries[i].id
+				case sg != nil:
+					ids[i] = sigID(sg)
+				}
+			}
+			listKey = r.lists.key(out.keys, ids, winners)
+			if r.cluster == nil && n > 0 && out.cached == n {
+				r.hot.put(results[:n], &hotList{keys: slices.Clone(out.keys), entries: entries, listKey: listKey})
 			}
 		}
-		listKey = r.lists.key(out.keys, ids, winners)
 		if l, ok := r.lists.get(listKey); ok {
 			out.clusters = l.clusters
 			copy(out.marks, l.marks)
@@ -228,6 +202,68 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 		out.serviceDups = append(out.serviceDups, [2]int{i, w})
 	}
 	return out
+}
+
+// gather finds the signatures of results (the top n of a list): asks the
+// cluster service first, then takes each from the cache, from the text
+// its hit carries, or fetches it, waiting for the fetches until the
+// budget ends; the ones still running go on in the background and fill
+// the cache. It fills out's keys, sigs and sources and entries, and
+// returns what the cluster service knows.
+func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refined, entries []*entry, budget time.Duration, now time.Time) (map[int]knownDup, []bool) {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	n := len(results)
+	keyErr := make([]error, n)
+	for i := range n {
+		out.keys[i], keyErr[i] = r.keys.key(results[i].URL)
+	}
+	// The cluster service first: results it knows as verified
+	// duplicates of another result in the list need no online work, and
+	// the winners it knows win online clusters too.
+	known, winners := r.askCluster(ctx, out.keys)
+	pending := 0
+	var done chan signed
+	for i := range n {
+		res := &results[i]
+		key, err := out.keys[i], keyErr[i]
+		if _, ok := known[i]; ok {
+			out.sources[i] = srcService
+			continue
+		}
+		e, hit := r.cache.get(key)
+		switch {
+		case hit:
+			out.sigs[i], out.sources[i], entries[i] = e.sig, srcCache, e
+			if !r.cache.fresh(e, now) {
+				r.revalidate(key, res.URL, e)
+			}
+		case res.Text != "":
+			res := r.signText(res.Text)
+			if res != nil {
+				out.sigs[i], out.sources[i] = res, srcText
+				r.cache.set(key, &entry{sig: res, fetchedAt: now})
+			}
+		case err == nil && r.running.Load() < maxBackground:
+			if done == nil {
+				done = make(chan signed, n) // buffered: a late fetch never blocks
+			}
+			pending++
+			r.startFetch(i, key, res.URL, fetch.Validators{}, done)
+		}
+	}
+	for pending > 0 {
+		select {
+		case s := <-done:
+			pending--
+			if s.sig != nil {
+				out.sigs[s.i], out.sources[s.i] = s.sig, srcFetched
+			}
+		case <-ctx.Done():
+			pending = 0
+		}
+	}
+	return known, winners
 }
 
 // markClusters sets the marks of the refined results from their clusters.

@@ -1,0 +1,70 @@
+package proxy
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// TestHotListFollowsTheCache checks that a remembered warm list serves only
+// while its entries are still the cache's: a replaced, deleted or stale
+// entry sends the next query down the full path, which sees the change.
+func TestHotListFollowsTheCache(t *testing.T) {
+	s, body, _ := warmRefine(t)
+	p, err := s.transp.light.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.refineOptions()
+	ctx := context.Background()
+	r := s.ref
+	n := min(len(p.Results), o.topK)
+	top := p.Results[:n]
+
+	first := r.refine(ctx, p.Results, o)
+	if first.cached != n {
+		t.Fatalf("first refine: %d of %d cached, want all", first.cached, n)
+	}
+	if _, ok := r.hot.get(top, r.cache, time.Now()); !ok {
+		t.Fatal("a list all in the cache is not remembered")
+	}
+	again := r.refine(ctx, p.Results, o)
+	for i := range n {
+		if again.sigs[i] != first.sigs[i] || again.keys[i] != first.keys[i] {
+			t.Fatalf("remembered list: result %d differs from the full path", i)
+		}
+	}
+	hits := r.cache.hits.Load()
+	r.refine(ctx, p.Results, o)
+	if got := r.cache.hits.Load() - hits; got != uint64(n) {
+		t.Errorf("a remembered list counts %d cache hits, want %d", got, n)
+	}
+
+	// Replaced: a new signature for result 3 must show at once.
+	key := first.keys[3]
+	other := &similarity.Signature{Simhash: ^first.sigs[3].Simhash, Tokens: 7, MinHash: make([]uint16, 84)}
+	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now()})
+	if _, ok := r.hot.get(top, r.cache, time.Now()); ok {
+		t.Error("the list is still served after one entry was replaced")
+	}
+	if got := r.refine(ctx, p.Results, o); got.sigs[3] != other {
+		t.Error("refine after a replacement does not use the new signature")
+	}
+
+	// Stale: an entry past its freshness is revalidated, so the full path
+	// runs.
+	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now().Add(-2 * s.o.CacheTTL)})
+	r.refine(ctx, p.Results, o) // remembers nothing: one entry is stale
+	if _, ok := r.hot.get(top, r.cache, time.Now()); ok {
+		t.Error("a list with a stale entry is served without revalidation")
+	}
+
+	// Deleted: the next query must not take the signature from the list.
+	r.cache.c.Del(key)
+	if _, ok := r.hot.get(top, r.cache, time.Now()); ok {
+		t.Error("the list is still served after one entry left the cache")
+	}
+	r.wait()
+}
