@@ -76,3 +76,18 @@ func BenchmarkParseRenderCompact(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseURLOnly measures the transparent path's parse of a 50-hit
+// Elasticsearch answer: only URLs and texts are read, the rest validated
+// and skipped.
+func BenchmarkParseURLOnly(b *testing.B) {
+	body := esBody(b, 50)
+	a := mustNew(b, Config{Kind: "elasticsearch", URLOnly: true})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := a.Parse(body, "application/json"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

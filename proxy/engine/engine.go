@@ -274,3 +274,30 @@ func fetchRange(from, size, factor, maxFetch int) (bfrom, bsize int, w Window) {
 	}
 	return from, size * factor, Window{From: from, Size: size, Base: from}
 }
+
+// dupLists links each winner's duplicates in list order, so Render visits
+// a winner's duplicates without scanning every mark for each winner:
+// first[w] is w's first duplicate, next[j] the one after j, -1 ends a
+// chain.
+type dupLists struct{ first, next []int32 }
+
+func duplicateLists(marks []Mark) dupLists {
+	d := dupLists{first: make([]int32, len(marks)), next: make([]int32, len(marks))}
+	last := make([]int32, len(marks))
+	for i := range marks {
+		d.first[i], d.next[i], last[i] = -1, -1, -1
+	}
+	for j, m := range marks {
+		w := m.Winner
+		if w < 0 || w == j || w >= len(marks) {
+			continue
+		}
+		if last[w] < 0 {
+			d.first[w] = int32(j)
+		} else {
+			d.next[last[w]] = int32(j)
+		}
+		last[w] = int32(j)
+	}
+	return d
+}

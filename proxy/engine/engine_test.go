@@ -732,3 +732,42 @@ func TestURLOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendString checks the escaping of rendered strings against
+// encoding/json: both must decode to the same text, for ASCII runs of every
+// length around the 8-byte blocks, every byte that needs an escape at every
+// position, and random bytes.
+func TestAppendString(t *testing.T) {
+	var in []string
+	for n := range 20 {
+		plain := strings.Repeat("a/b=c.", 4)[:n]
+		in = append(in, plain)
+		for _, c := range []string{"\"", "\\", "\n", "\x01", "\x1f", "\x7f", "é", "\u2028", "\xff"} {
+			for i := 0; i <= n; i++ {
+				in = append(in, plain[:i]+c+plain[i:])
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		in = append(in, string(b))
+	}
+	for _, s := range in {
+		out := appendString(nil, s)
+		want, _ := json.Marshal(s)
+		var got, ref string
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("appendString(%q) = %s: not a JSON string: %v", s, out, err)
+		}
+		if err := json.Unmarshal(want, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if got != ref {
+			t.Fatalf("appendString(%q) decodes to %q, want %q", s, got, ref)
+		}
+	}
+}

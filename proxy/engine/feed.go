@@ -321,6 +321,7 @@ func (f *feed) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) 
 	slices.SortStableFunc(edits, func(x, y edit) int { return x.at - y.at })
 	out := slices.Grow(dst, size)
 	pos := 0
+	var dups dupLists
 	for _, e := range edits {
 		out = append(out, b[pos:e.at]...)
 		switch e.kind {
@@ -331,7 +332,10 @@ func (f *feed) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) 
 		case 'a':
 			out = xmlAnnotation(out, p, marks[e.v])
 		case 'g':
-			out = xmlGroup(out, p, marks, e.v)
+			if dups.first == nil {
+				dups = duplicateLists(marks)
+			}
+			out = xmlGroup(out, p, marks, e.v, dups)
 		}
 		pos = e.end
 	}
@@ -406,11 +410,9 @@ func xmlAnnotation(dst []byte, p *Parsed, m Mark) []byte {
 	return append(dst, "</winnow:annotation>"...)
 }
 
-func xmlGroup(out []byte, p *Parsed, marks []Mark, win int) []byte {
-	for j, d := range marks {
-		if j == win || d.Winner != win {
-			continue
-		}
+func xmlGroup(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+	for j := dups.first[win]; j >= 0; j = dups.next[j] {
+		d := marks[j]
 		out = append(out, "<winnow:duplicate"...)
 		out = xmlAttr(out, "cluster", d.Cluster)
 		out = xmlAttr(out, "relation", d.Relation)

@@ -487,6 +487,7 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 	out = append(out, b[pos:p.list.start]...)
 	out = append(out, '[')
 	ind := indentOf(b, p.list)
+	var dups dupLists
 	for n, i := range pick {
 		if n > 0 {
 			out = append(out, ',')
@@ -500,7 +501,10 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 			out = append(out, b[e.start:e.end]...)
 		case mode == Group && m.Winner == i:
 			out = openMember(out, b, e, "_winnow")
-			out = groupJSON(out, p, marks, i)
+			if dups.first == nil {
+				dups = duplicateLists(marks)
+			}
+			out = groupJSON(out, p, marks, i, dups)
 			out = append(out, '}')
 		case mode == Annotate:
 			out = openMember(out, b, e, "_winnow")
@@ -578,20 +582,16 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 }
 
 // groupJSON appends the "_winnow" value of winner win in Group mode.
-func groupJSON(out []byte, p *Parsed, marks []Mark, win int) []byte {
+func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
 	m := marks[win]
 	out = append(out, `{"cluster":`...)
 	out = appendString(out, m.Cluster)
 	out = append(out, `,"duplicates":[`...)
-	n := 0
-	for j, d := range marks {
-		if j == win || d.Winner != win {
-			continue
-		}
-		if n > 0 {
+	for j := dups.first[win]; j >= 0; j = dups.next[j] {
+		if j != dups.first[win] {
 			out = append(out, ',')
 		}
-		n++
+		d := marks[j]
 		e := p.elems[j]
 		if p.body[e.start] != '{' {
 			out = append(out, p.body[e.start:e.end]...)

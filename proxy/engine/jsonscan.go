@@ -50,14 +50,17 @@ func skipWS(b []byte, i int) int {
 }
 
 func skipWSRun(b []byte, i int) int {
-	// Pretty-printed answers indent with runs of spaces: skip 8 at once.
-	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
-		i += 8
-	}
-	for i < len(b) && wsTab[b[i]] {
+	// Pretty-printed answers indent with runs of spaces after a newline:
+	// skip 8 spaces at once wherever the run allows.
+	for {
+		for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
+			i += 8
+		}
+		if i >= len(b) || !wsTab[b[i]] {
+			return i
+		}
 		i++
 	}
-	return i
 }
 
 // skipString returns the offset after the string starting at b[i] == '"'.
@@ -458,15 +461,34 @@ var plainJSON = func() (t [256]bool) {
 	return t
 }()
 
+// plainEnd returns the end of the run of bytes from s[i] on that a JSON
+// string holds as they are (plainJSON), testing 8 bytes at a time for a
+// control byte, '"', '\\' or a non-ASCII byte: explanations and URLs are
+// long ASCII runs.
+func plainEnd(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, e := x^swarQuote, x^swarBS
+		// Each term flags, in its high bit, a byte < 0x20, a '"', a
+		// '\\' or a byte >= 0x80; a borrow can only flag bytes above
+		// one already flagged.
+		if ((x-0x20*swarLo)&^x|(q-swarLo)&^q|(e-swarLo)&^e|x)&swarHi != 0 {
+			break
+		}
+	}
+	for i < len(s) && plainJSON[s[i]] {
+		i++
+	}
+	return i
+}
+
 func appendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		// Copy the run of bytes that need no escape in one append.
-		j := i
-		for j < len(s) && plainJSON[s[j]] {
-			j++
-		}
+		j := plainEnd(s, i)
 		dst = append(dst, s[i:j]...)
 		if i = j; i >= len(s) {
 			break
