@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -135,8 +134,7 @@ type benchReport struct {
 // benchEnv holds the servers a bench runs against.
 type benchEnv struct {
 	demo      *demo.Server
-	pass      *fasthttp.Server
-	passLn    net.Listener
+	pass      *loadgen.Passthrough
 	win       *proxy.Server
 	winLn     net.Listener
 	winDone   chan error
@@ -186,7 +184,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer be.close(e)
-	passBase := "http://" + be.passLn.Addr().String()
+	passBase := be.pass.URL()
 	winBase := "http://" + be.winLn.Addr().String()
 	passURLs := queryURLs(passBase, *results)
 	winURLs := queryURLs(winBase, *results)
@@ -229,27 +227,13 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	mem.mark()
-	var pass, win loadgen.Result
-	var passCPU, winCPU time.Duration
-	for r := range *rounds {
-		for _, t := range []struct {
-			urls []string
-			res  *loadgen.Result
-			cpu  *time.Duration
-		}{{passURLs, &pass, &passCPU}, {winURLs, &win, &winCPU}} {
-			c0 := cpuTime()
-			res, err := loadgen.Run(ctx, loadgen.Options{URLs: t.urls, Conns: *conns, Duration: slice})
-			if err != nil {
-				return err
-			}
-			*t.cpu += cpuTime() - c0
-			t.res.Merge(res)
-		}
-		fmt.Fprintf(progress, "bench: round %d/%d: pass-through %.0f req/s, winnow %.0f req/s so far\n",
-			r+1, *rounds, pass.RPS(), win.RPS())
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	got, err := loadgen.Compare(ctx, []loadgen.Target{{Name: "passthrough", URLs: passURLs}, {Name: "winnow", URLs: winURLs}},
+		loadgen.CompareOptions{Conns: *conns, Rounds: *rounds, Slice: slice, OnRound: func(r int, so []loadgen.Measured) {
+			fmt.Fprintf(progress, "bench: round %d/%d: pass-through %.0f req/s, winnow %.0f req/s so far\n",
+				r+1, *rounds, so[0].RPS(), so[1].RPS())
+		}})
+	if err != nil {
+		return err
 	}
 	after, err := scrapeSignatures(winBase)
 	if err != nil {
@@ -262,8 +246,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if rep.MarkedHits, rep.CheckedHits, _, err = checkMarks(winURLs); err != nil {
 		return err
 	}
-	rep.Passthrough = phase(&pass, passCPU)
-	rep.Winnow = phase(&win, winCPU)
+	rep.Passthrough = phase(&got[0])
+	rep.Winnow = phase(&got[1])
 	rep.AddedP99Ms = rep.Winnow.P99Ms - rep.Passthrough.P99Ms
 	rep.AddedP50Ms = rep.Winnow.P50Ms - rep.Passthrough.P50Ms
 	if rep.Passthrough.RPS > 0 {
@@ -325,7 +309,7 @@ func startBench(e *env) (*benchEnv, error) {
 	if be.demo, err = demo.Start("127.0.0.1:0", eng); err != nil {
 		return nil, fmt.Errorf("bench: demo engine: %w", err)
 	}
-	be.pass, be.passLn, err = startPassthrough(be.demo.Addr().String())
+	be.pass, err = loadgen.StartPassthrough(be.demo.Addr().String())
 	if err != nil {
 		be.close(e)
 		return nil, err
@@ -373,37 +357,11 @@ func (be *benchEnv) close(e *env) {
 		<-be.winDone
 	}
 	if be.pass != nil {
-		be.pass.Shutdown()
+		be.pass.Close()
 	}
 	if be.demo != nil {
 		be.demo.Close()
 	}
-}
-
-// startPassthrough starts the baseline: a plain fasthttp reverse proxy
-// that sends each request to addr with a HostClient and copies the
-// answer back, as fasthttp's own reverse-proxy example does.
-func startPassthrough(addr string) (*fasthttp.Server, net.Listener, error) {
-	hc := &fasthttp.HostClient{Addr: addr, MaxConns: 1024, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
-	srv := &fasthttp.Server{
-		Name:                  "passthrough",
-		NoDefaultServerHeader: true,
-		Handler: func(ctx *fasthttp.RequestCtx) {
-			req := &ctx.Request
-			req.Header.Del("Connection")
-			if err := hc.Do(req, &ctx.Response); err != nil {
-				ctx.Error("passthrough: "+err.Error(), fasthttp.StatusBadGateway)
-				return
-			}
-			ctx.Response.Header.Del("Connection")
-		},
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
-	}
-	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
-	return srv, ln, nil
 }
 
 func queryURLs(base string, size int) []string {
@@ -538,7 +496,7 @@ func scrapeGauge(base, name string) float64 {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-func phase(r *loadgen.Result, cpu time.Duration) phaseReport {
+func phase(r *loadgen.Measured) phaseReport {
 	p := phaseReport{
 		Requests: r.Requests, Errors: r.Errors, Non2xx: r.Non2xx,
 		Seconds: r.Elapsed.Seconds(), RPS: r.RPS(),
@@ -551,18 +509,9 @@ func phase(r *loadgen.Result, cpu time.Duration) phaseReport {
 	}
 	if r.Requests > 0 {
 		p.BodyBytes = float64(r.Bytes) / float64(r.Requests)
-		p.CPUPerReqUs = float64(cpu) / 1e3 / float64(r.Requests)
+		p.CPUPerReqUs = float64(r.CPUPerRequest()) / 1e3
 	}
 	return p
-}
-
-// cpuTime returns the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rssSampler reads the process's resident memory (VmRSS) every second.
@@ -691,9 +640,9 @@ func runSoak(ctx context.Context, w io.Writer, quiet bool, be *benchEnv, mem *rs
 	start := time.Now()
 	mem.sample()
 	fmt.Fprintf(out, "soak: winnow alone for %v, %d connections; RSS every 30s\n", d, conns)
-	var total loadgen.Result
+	var total loadgen.Measured
 	rep := &soakReport{}
-	c0 := cpuTime()
+	c0 := loadgen.ProcessCPU()
 	for el := time.Duration(0); el < d && ctx.Err() == nil; el = time.Since(start) {
 		res, err := loadgen.Run(ctx, loadgen.Options{URLs: urls, Conns: conns, Duration: min(30*time.Second, d-el)})
 		if err != nil {
@@ -705,13 +654,13 @@ func runSoak(ctx context.Context, w io.Writer, quiet bool, be *benchEnv, mem *rs
 		fmt.Fprintf(out, "soak: %6.0fs  RSS %7.1f MiB  %7.0f req/s  p99 %6.2f ms  errors %d\n",
 			time.Since(start).Seconds(), rss, res.RPS(), ms(res.Latency.Quantile(0.99)), res.Errors+res.Non2xx)
 	}
-	cpu := cpuTime() - c0
+	total.CPU = loadgen.ProcessCPU() - c0
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	elapsed := time.Since(start)
 	rep.Seconds = elapsed.Seconds()
-	rep.Winnow = phase(&total, cpu)
+	rep.Winnow = phase(&total)
 	after, err := scrapeSignatures(base)
 	if err != nil {
 		return nil, err
