@@ -26,9 +26,9 @@ var omegaPageIDs = []string{
 	"22/AdminTasks", "13/FaultMaps",
 }
 
-// writeOmegaPages writes the pages into a temporary folder as
-// <release>/<page>.html and returns it.
-func writeOmegaPages(t *testing.T) string {
+// writeOmegaPages writes the pages ids (all the sample's when nil) into a
+// temporary folder as <release>/<page>.html and returns it.
+func writeOmegaPages(t testing.TB, ids []string) string {
 	t.Helper()
 	dir := t.TempDir()
 	bodies := map[string][]byte{}
@@ -38,7 +38,12 @@ func writeOmegaPages(t *testing.T) string {
 		}
 		bodies[strings.TrimPrefix(d.ID, "sample://llvm/")] = d.Body
 	}
-	for _, id := range omegaPageIDs {
+	if ids == nil {
+		for id := range bodies {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
 		b, ok := bodies[id]
 		if !ok {
 			t.Fatalf("the sample lacks %s", id)
@@ -65,7 +70,7 @@ type omegaTools struct {
 // findOmega finds omindex, the omega CGI binary and its templates. When
 // one is missing the test is skipped, or fails when CI=true: CI installs
 // xapian-omega.
-func findOmega(t *testing.T) omegaTools {
+func findOmega(t testing.TB) omegaTools {
 	t.Helper()
 	missing := func(what string) {
 		t.Helper()
@@ -98,7 +103,7 @@ func findOmega(t *testing.T) omegaTools {
 
 // startPages serves the saved pages under /pages/ on loopback, so the
 // URLs omindex records can be fetched by the proxy.
-func startPages(t *testing.T, pages string) *httptest.Server {
+func startPages(t testing.TB, pages string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.StripPrefix("/pages/", http.FileServer(http.Dir(pages))))
 	t.Cleanup(srv.Close)
@@ -108,7 +113,7 @@ func startPages(t *testing.T, pages string) *httptest.Server {
 // buildOmegaIndex indexes the saved pages with omindex into dir/db, each
 // page under baseURL, and writes dir/omega.conf for the CGI binary. It
 // returns the path of omega.conf.
-func buildOmegaIndex(t *testing.T, o omegaTools, dir, pages, baseURL string) string {
+func buildOmegaIndex(t testing.TB, o omegaTools, dir, pages, baseURL string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -133,7 +138,7 @@ func buildOmegaIndex(t *testing.T, o omegaTools, dir, pages, baseURL string) str
 // startOmega serves the omega CGI binary on loopback with the given
 // configuration file. The returned function gives the query string of
 // the last request Omega got.
-func startOmega(t *testing.T, o omegaTools, conf string) (*httptest.Server, func() url.Values) {
+func startOmega(t testing.TB, o omegaTools, conf string) (*httptest.Server, func() url.Values) {
 	t.Helper()
 	h := &cgi.Handler{Path: o.cgi, Dir: filepath.Dir(conf), Env: []string{"OMEGA_CONFIG_FILE=" + conf}}
 	var last atomic.Pointer[url.Values]
@@ -182,7 +187,7 @@ type omegaItem struct {
 	} `xml:"https://winnow-search.github.io/ns/1 duplicate"`
 }
 
-func decodeRSS(t *testing.T, body string) omegaRSS {
+func decodeRSS(t testing.TB, body string) omegaRSS {
 	t.Helper()
 	var r omegaRSS
 	if err := xml.Unmarshal([]byte(body), &r); err != nil {

@@ -28,7 +28,7 @@ func pageName(link string) (page, release string) {
 func TestXapianOmega(t *testing.T) {
 	start := time.Now()
 	tools := findOmega(t)
-	dir := writeOmegaPages(t)
+	dir := writeOmegaPages(t, omegaPageIDs)
 	pages := startPages(t, dir)
 	conf := buildOmegaIndex(t, tools, t.TempDir(), dir, pages.URL+"/pages/")
 	omega, lastQuery := startOmega(t, tools, conf)

@@ -685,51 +685,63 @@ func TestPlainString(t *testing.T) {
 }
 
 // TestURLOnly checks that a URL-only parse reads the same URLs and texts
-// and renders the same answer as a full one, without titles or snippets.
+// and renders the same answer as a full one, without titles or snippets,
+// for JSON and for feeds (whose other children's text is only checked).
 func TestURLOnly(t *testing.T) {
-	body := esBody(t, 8)
-	full, err := New(Config{Kind: "elasticsearch", TextField: "message"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	light, err := New(Config{Kind: "elasticsearch", TextField: "message", URLOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := full.Parse(body, "application/json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := light.Parse(body, "application/json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Results) != len(pf.Results) || pl.Total != pf.Total {
-		t.Fatalf("URL-only: %d results total %d, full: %d total %d", len(pl.Results), pl.Total, len(pf.Results), pf.Total)
-	}
-	marks := make([]Mark, len(pf.Results))
-	for i := range pf.Results {
-		a, b := pf.Results[i], pl.Results[i]
-		if a.URL != b.URL || a.Text != b.Text || a.Score != b.Score || b.URL == "" || b.Text == "" {
-			t.Errorf("result %d: URL-only %+v, full %+v", i, b, a)
-		}
-		if b.Title != "" || b.Snippet != "" {
-			t.Errorf("result %d: URL-only parse read title %q snippet %q", i, b.Title, b.Snippet)
-		}
-		marks[i] = Mark{Cluster: "c", Winner: i / 2 * 2, Relation: "duplicate", Explain: "x"}
-	}
-	for _, mode := range []Mode{Remove, Group, Annotate} {
-		of, err := full.Render(nil, pf, marks, mode, Window{Size: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ol, err := light.Render(nil, pl, marks, mode, Window{Size: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(of, ol) {
-			t.Errorf("%v: URL-only render differs from the full one", mode)
-		}
+	for _, tt := range []struct {
+		name, ct string
+		cfg      Config
+		body     []byte
+	}{
+		{"elasticsearch", "application/json", Config{Kind: "elasticsearch", TextField: "message"}, esBody(t, 8)},
+		{"omega rss", "application/rss+xml", Config{Kind: "opensearch-rss"}, read(t, "omega-opensearch.xml")},
+		{"spec rss", "application/rss+xml", Config{Kind: "opensearch-rss"}, read(t, "opensearch-spec-rss.xml")},
+		{"spec atom", "application/atom+xml", Config{Kind: "opensearch-rss"}, read(t, "opensearch-spec-atom.xml")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			full := mustNew(t, tt.cfg)
+			lightCfg := tt.cfg
+			lightCfg.URLOnly = true
+			light := mustNew(t, lightCfg)
+			pf, err := full.Parse(tt.body, tt.ct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := light.Parse(tt.body, tt.ct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pl.Results) != len(pf.Results) || pl.Total != pf.Total || len(pl.Results) == 0 {
+				t.Fatalf("URL-only: %d results total %d, full: %d total %d", len(pl.Results), pl.Total, len(pf.Results), pf.Total)
+			}
+			marks := make([]Mark, len(pf.Results))
+			for i := range pf.Results {
+				a, b := pf.Results[i], pl.Results[i]
+				if a.URL != b.URL || a.Text != b.Text || a.Score != b.Score || b.URL == "" || (tt.cfg.TextField != "" && b.Text == "") {
+					t.Errorf("result %d: URL-only %+v, full %+v", i, b, a)
+				}
+				if b.Title != "" || b.Snippet != "" {
+					t.Errorf("result %d: URL-only parse read title %q snippet %q", i, b.Title, b.Snippet)
+				}
+				if pf.Results[i].Title == "" {
+					t.Errorf("result %d: the full parse has no title", i)
+				}
+				marks[i] = Mark{Cluster: "c", Winner: i / 2 * 2, Relation: "duplicate", Explain: "x"}
+			}
+			for _, mode := range []Mode{Remove, Group, Annotate} {
+				of, err := full.Render(nil, pf, marks, mode, Window{Size: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ol, err := light.Render(nil, pl, marks, mode, Window{Size: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(of, ol) {
+					t.Errorf("%v: URL-only render differs from the full one", mode)
+				}
+			}
+		})
 	}
 }
 
@@ -768,6 +780,18 @@ func TestAppendString(t *testing.T) {
 		}
 		if got != ref {
 			t.Fatalf("appendString(%q) decodes to %q, want %q", s, got, ref)
+		}
+	}
+}
+
+// TestURLOnlyFeedStillValidates checks that text a URL-only parse skips is
+// still checked: an unknown entity in a description fails both parses.
+func TestURLOnlyFeedStillValidates(t *testing.T) {
+	body := bytes.Replace(read(t, "omega-opensearch.xml"), []byte("<description>"), []byte("<description>&bogus;"), 1)
+	for _, urlOnly := range []bool{false, true} {
+		a := mustNew(t, Config{Kind: "opensearch-rss", URLOnly: urlOnly})
+		if _, err := a.Parse(body, "application/rss+xml"); !errors.Is(err, ErrMalformed) {
+			t.Errorf("URLOnly %v: Parse with an unknown entity = %v, want ErrMalformed", urlOnly, err)
 		}
 	}
 }

@@ -45,11 +45,11 @@ type xmlPatch struct {
 // encoding/xml, which reports the error or reads what the scanner
 // declined.
 func (f *feed) Parse(body []byte, contentType string) (*Parsed, error) {
-	st := newFeedState(body)
+	st := newFeedState(body, f.cfg.URLOnly)
 	if scanFeed(body, st) {
 		return st.finish(), nil
 	}
-	st = newFeedState(body)
+	st = newFeedState(body, f.cfg.URLOnly)
 	d := xml.NewDecoder(bytes.NewReader(body))
 	d.CharsetReader = func(label string, r io.Reader) (io.Reader, error) {
 		switch strings.ToLower(label) {
@@ -108,13 +108,16 @@ type feedState struct {
 	osField          string // OpenSearch element being read
 	osSpan           span
 	buf              []byte
+	// urlOnly keeps only each item's link (Config.URLOnly): other
+	// children's text is checked, not decoded or kept.
+	urlOnly bool
 }
 
 // itemText holds an item's fields as spans of feedState.buf.
 type itemText struct{ url, title, snippet span }
 
-func newFeedState(body []byte) *feedState {
-	st := &feedState{p: &Parsed{body: body, xml: true, Total: -1, rootNS: -1}, itemDepth: -1}
+func newFeedState(body []byte, urlOnly bool) *feedState {
+	st := &feedState{p: &Parsed{body: body, xml: true, Total: -1, rootNS: -1}, itemDepth: -1, urlOnly: urlOnly}
 	// Size the lists for the items the feed seems to hold.
 	n := bytes.Count(body, []byte("<item")) + bytes.Count(body, []byte("<entry"))
 	st.items = make([]itemText, 0, n)
@@ -145,6 +148,8 @@ func (st *feedState) start(space, local string, before, after int) {
 		st.mark = len(st.buf)
 		if local == "link" && space == atomNS && st.cur.url.end == st.cur.url.start {
 			st.child = "atom:link"
+		} else if st.urlOnly && local != "link" {
+			st.child = ""
 		}
 	case st.cur == nil && (space == openSearchNS || space == openSearchNS10):
 		st.osField = local
@@ -167,8 +172,13 @@ func (st *feedState) link(rel, href string) {
 	}
 }
 
+// wantsText reports whether text at this point is kept.
+func (st *feedState) wantsText() bool {
+	return st.cur != nil && st.depth >= st.childDepth && st.child != "" || st.osField != ""
+}
+
 func (st *feedState) text(t []byte, after int) {
-	if st.cur != nil && st.depth >= st.childDepth && st.child != "" || st.osField != "" {
+	if st.wantsText() {
 		st.buf = append(st.buf, t...)
 	}
 	if st.osField != "" {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -29,6 +30,18 @@ func scanFeed(b []byte, st *feedState) bool {
 // §2.2, as encoding/xml's isInCharacterRange).
 func feedChars(b []byte) bool {
 	for i := 0; i < len(b); {
+		// 8 bytes at a time while they are ASCII and none is a control
+		// byte (tab and line ends go to the byte loop, which allows them).
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if ((x-0x20*swarLo)&^x|x)&swarHi != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		if c < utf8.RuneSelf {
 			if c < ' ' && c != '\t' && c != '\n' && c != '\r' {
@@ -112,6 +125,9 @@ func (sc *feedScanner) charData(i, j int) bool {
 		}
 		return true
 	}
+	if !sc.st.wantsText() {
+		return knownRefs(t)
+	}
 	if bytes.IndexByte(t, '&') < 0 && bytes.IndexByte(t, '\r') < 0 {
 		sc.st.text(t, j)
 		return true
@@ -164,6 +180,31 @@ func decodeXML(dst, t []byte) ([]byte, bool) {
 		}
 	}
 	return dst, true
+}
+
+// knownRefs reports whether every entity or character reference in t is
+// one decodeXML knows, without decoding: text that is not kept needs only
+// the check.
+func knownRefs(t []byte) bool {
+	for {
+		i := bytes.IndexByte(t, '&')
+		if i < 0 {
+			return true
+		}
+		t = t[i:]
+		k := bytes.IndexByte(t, ';')
+		if k < 0 {
+			return false
+		}
+		switch ref := t[1:k]; string(ref) {
+		case "amp", "lt", "gt", "apos", "quot":
+		default:
+			if _, ok := charRef(ref); !ok {
+				return false
+			}
+		}
+		t = t[k+1:]
+	}
 }
 
 // charRef decodes "#123" or "#x7B"; it accepts only XML characters.
