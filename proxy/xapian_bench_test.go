@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/internal/loadgen"
-	"github.com/winnow-search/winnow/proxy/engine"
 )
 
 // omegaBenchQueries each match at least 50 of the 53 sample pages, so
@@ -30,15 +29,7 @@ func BenchmarkOmegaThroughput(b *testing.B) {
 	pages := startPages(b, dir)
 	conf := buildOmegaIndex(b, tools, b.TempDir(), dir, pages.URL+"/pages/")
 	omega, _ := startOmega(b, tools, conf)
-	s, base := startProxy(b, Options{
-		Engines: []Engine{{
-			Name:    "omega",
-			URL:     omega.URL,
-			Adapter: engine.Config{Kind: "opensearch-rss", Path: "/", Extra: "DB=db&FMT=opensearch"},
-			Timeout: 10 * time.Second,
-		}},
-		Budget: 5 * time.Second,
-	})
+	s, base := startProxy(b, Options{Engines: []Engine{omegaEngine(omega.URL, 10*time.Second)}, Budget: 5 * time.Second})
 	pt, err := loadgen.StartPassthrough(strings.TrimPrefix(omega.URL, "http://"))
 	if err != nil {
 		b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/proxy/engine"
 )
 
 // omegaPageIDs are the pages of the embedded sample (LLVM docs) the Omega
@@ -153,6 +154,17 @@ func startOmega(t testing.TB, o omegaTools, conf string) (*httptest.Server, func
 			return *q
 		}
 		return nil
+	}
+}
+
+// omegaEngine configures winnow in front of the Omega at url, asking for
+// its OpenSearch template on database db.
+func omegaEngine(url string, timeout time.Duration) Engine {
+	return Engine{
+		Name:    "omega",
+		URL:     url,
+		Adapter: engine.Config{Kind: "opensearch-rss", Path: "/", Extra: "DB=db&FMT=opensearch"},
+		Timeout: timeout,
 	}
 }
 

@@ -53,15 +53,7 @@ func TestXapianOmega(t *testing.T) {
 		}
 	}
 
-	_, base := startProxy(t, Options{
-		Engines: []Engine{{
-			Name:    "omega",
-			URL:     omega.URL,
-			Adapter: engine.Config{Kind: "opensearch-rss", Path: "/", Extra: "DB=db&FMT=opensearch"},
-			Timeout: 5 * time.Second,
-		}},
-		Budget: 3 * time.Second,
-	})
+	_, base := startProxy(t, Options{Engines: []Engine{omegaEngine(omega.URL, 5*time.Second)}, Budget: 3 * time.Second})
 
 	// "benchmark OR review" matches the Benchmarking and CodeReview pages
 	// of three releases each and the AdminTasks singleton.
