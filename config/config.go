@@ -108,6 +108,10 @@ type Serve struct {
 	// ClusterTimeout bounds one lookup in the cluster service. Default
 	// "50ms".
 	ClusterTimeout Duration `yaml:"cluster_timeout"`
+	// ClusterFeed sends the signatures the proxy computes to the cluster
+	// service in the background, so it learns pages the index pipeline
+	// has not fed it. Needs Cluster. Default false.
+	ClusterFeed bool `yaml:"cluster_feed"`
 }
 
 // Engine is one search backend of the proxy.
@@ -600,6 +604,8 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 		if u, err := url.Parse(v.Cluster); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("serve.cluster", "%q is not an http(s) URL", v.Cluster)
 		}
+	} else if v.ClusterFeed {
+		bad("serve.cluster_feed", "needs serve.cluster")
 	}
 	if t := v.Transparent; t != "" && t != "-" && len(v.Engines) > 0 && !names[t] {
 		bad("serve.transparent", "%q names no engine", t)

@@ -14,6 +14,7 @@ import (
 	service "github.com/winnow-search/winnow/backend"
 	"github.com/winnow-search/winnow/backend/client"
 	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/page"
 )
 
@@ -142,4 +143,82 @@ func TestClusterService(t *testing.T) {
 			t.Errorf("service stopped: the unreachable page is marked %q", got)
 		}
 	})
+}
+
+// TestClusterFeed runs the proxy with ClusterFeed: the pages it fetches
+// and signs for a query reach the cluster service, which then knows them
+// and groups the releases of one page.
+func TestClusterFeed(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	svc, err := service.New(service.NewMemStore(), service.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcHTTP := httptest.NewServer(svc.Handler())
+	defer svcHTTP.Close()
+	cl, err := client.New(svcHTTP.URL, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Cluster: cl, ClusterFeed: true, Budget: 2 * time.Second})
+	if code, body := get(t, base+"/llvm/_search?q=benchmarking&size=10"); code != 200 {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	s.ref.wait()
+	// The hits of the same query as the backend gives them.
+	_, raw := get(t, base+"/llvm/_search?q=benchmarking&size=10&winnow_mode=off")
+	p, err := s.transp.light.Parse([]byte(raw), "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range p.Results {
+		k, err := s.ref.keys.key(r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) < 3 {
+		t.Fatalf("%d pages signed, want the Benchmarking page of several releases", len(keys))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := svc.Lookup(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		known, dups := 0, 0
+		for _, r := range res {
+			if r.Known {
+				known++
+			}
+			if r.Known && !r.IsWinner {
+				dups++
+			}
+		}
+		if known == len(keys) {
+			if dups == 0 {
+				t.Errorf("the service knows the %d pages but groups none of the releases", known)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s the service knows %d of the %d pages the proxy signed", known, len(keys))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var m strings.Builder
+	s.m.write(&m)
+	if !strings.Contains(m.String(), `winnow_cluster_feed_pages_total{outcome="sent"}`) {
+		t.Errorf("/metrics lacks the pages sent to the cluster service:\n%s", m.String())
+	}
+}
+
+// TestClusterFeedNeedsService checks that ClusterFeed without a service is
+// refused at start.
+func TestClusterFeedNeedsService(t *testing.T) {
+	if _, err := New(Options{Engines: []Engine{esEngine("http://127.0.0.1:1")}, ClusterFeed: true}); err == nil {
+		t.Error("New with ClusterFeed and no Cluster: nil error")
+	}
 }

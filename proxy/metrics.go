@@ -90,3 +90,9 @@ func (m *metrics) fetchOutcome(err error) {
 	}
 	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_fetches_total{outcome=%q}`, outcome)).Inc()
 }
+
+// feed counts pages fed back to the cluster service by outcome: sent,
+// error (the ingest failed) or dropped (the queue was full).
+func (m *metrics) feed(outcome string, n int) {
+	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_cluster_feed_pages_total{outcome=%q}`, outcome)).Add(n)
+}

@@ -51,8 +51,11 @@ type refiner struct {
 	keys     *keyCache
 	lists    *listCache
 	hot      *hotLists
-	log      *slog.Logger
-	m        *metrics
+	// feed, when not nil, sends computed signatures to the cluster
+	// service.
+	feed *feeder
+	log  *slog.Logger
+	m    *metrics
 
 	// life stops background fetches when the server closes; fetches
 	// started by a request outlive it (up to the fetch timeout) so a page
@@ -243,6 +246,7 @@ func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refi
 			if res != nil {
 				out.sigs[i], out.sources[i] = res, srcText
 				r.cache.set(key, &entry{sig: res, fetchedAt: now})
+				r.feedBack(key, res)
 			}
 		case err == nil && r.running.Load() < maxBackground:
 			if done == nil {
@@ -407,7 +411,15 @@ func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry
 		return nil
 	}
 	r.cache.set(key, &entry{sig: &res.Sig, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()})
+	r.feedBack(key, &res.Sig)
 	return &res.Sig
+}
+
+// feedBack hands a computed signature to the feeder, if there is one.
+func (r *refiner) feedBack(key string, sig *similarity.Signature) {
+	if r.feed != nil {
+		r.feed.add(key, sig)
+	}
 }
 
 // wait blocks until every background fetch has ended.

@@ -73,6 +73,10 @@ type Options struct {
 	// ClusterTimeout bounds one lookup in the cluster service, inside the
 	// budget. Default 50ms.
 	ClusterTimeout time.Duration
+	// ClusterFeed sends the signatures the proxy computes (pages it
+	// fetched, texts hits carried) to the cluster service in the
+	// background, so the service learns them. Needs Cluster.
+	ClusterFeed bool
 	// CacheBytes bounds the signature cache. Default 256 MiB.
 	CacheBytes int64
 	// CacheTTL is how long a signature is used before it is revalidated.
@@ -188,6 +192,11 @@ func New(o Options) (*Server, error) {
 		clusterTimeout: o.ClusterTimeout, verdicts: newVerdictCache(32 << 10), keys: newKeyCache(64 << 10), lists: newListCache(4096), hot: newHotLists(4096)}
 	if o.Cluster != nil {
 		s.ref.cluster = o.Cluster
+		if o.ClusterFeed {
+			s.ref.feed = newFeeder(o.Cluster, log, s.m)
+		}
+	} else if o.ClusterFeed {
+		return nil, errors.New("proxy: ClusterFeed needs a Cluster service")
 	}
 	s.srv = &fasthttp.Server{
 		// Answers are compressed for clients that accept it: the backend
@@ -291,7 +300,8 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting connections, waits for requests in flight and
-// the background fetches to finish (or ctx to end), and frees the cache.
+// the background fetches to finish and for the signatures still queued for
+// the cluster service to be sent (or ctx to end), and frees the cache.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ready.Store(false)
 	err := s.srv.ShutdownWithContext(ctx)
@@ -302,6 +312,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = cmp.Or(err, ctx.Err())
+	}
+	if s.ref.feed != nil {
+		err = cmp.Or(err, s.ref.feed.close(ctx))
 	}
 	s.fetcher.Close()
 	s.cache.close()

@@ -61,7 +61,7 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		if err != nil {
 			return o, fmt.Errorf("serve.cluster: %w", err)
 		}
-		o.Cluster, o.ClusterTimeout = cl, time.Duration(v.ClusterTimeout)
+		o.Cluster, o.ClusterTimeout, o.ClusterFeed = cl, time.Duration(v.ClusterTimeout), v.ClusterFeed
 	}
 	for _, a := range v.Fetch.Allow {
 		p, err := netip.ParsePrefix(a)
