@@ -303,6 +303,9 @@ func slowPages(t *testing.T, n int, delay func(i int) time.Duration) *httptest.S
 func TestColdPathBudget(t *testing.T) {
 	// 50 pages answering after 50 ms each are fetched, signed and
 	// clustered inside a 300 ms budget.
+	if raceEnabled {
+		t.Skip("the race detector's slow-down breaks any time budget")
+	}
 	srv := slowPages(t, 50, func(int) time.Duration { return 50 * time.Millisecond })
 	_, base := startProxy(t, Options{Engines: []Engine{esEngine(srv.URL)}, Budget: 300 * time.Millisecond,
 		Fetch: fetch.Options{MaxConnsPerHost: 64}})
