@@ -536,3 +536,47 @@ func TestCompressedAnswer(t *testing.T) {
 		t.Errorf("%d hits after decompression, want 3", len(a.Hits.Hits))
 	}
 }
+
+// TestBackendIgnoresIdentity runs winnow in front of a backend that
+// compresses its answers although winnow asks for identity: winnow cannot
+// parse them, so the client gets the answer as the backend gave it, with
+// its Content-Encoding, and can read it.
+func TestBackendIgnoresIdentity(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	gz := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(d.URL() + r.URL.RequestURI())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.Copy(zw, resp.Body)
+		zw.Close()
+	}))
+	defer gz.Close()
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(gz.URL)}, Budget: time.Second})
+	req, _ := http.NewRequest("GET", base+"/llvm/_search?q=benchmark&size=3", nil)
+	req.Header.Set("Accept-Encoding", "identity") // winnow adds no gzip of its own
+	resp, err := http.DefaultTransport.RoundTrip(req) // no transparent decompression
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("status %d, Content-Encoding %q; want 200 and the backend's gzip", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatalf("the answer is not the backend's gzip: %v", err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := decodeES(t, string(b)); len(a.Hits.Hits) != 3 {
+		t.Errorf("%d hits, want the backend's 3", len(a.Hits.Hits))
+	}
+}
