@@ -61,15 +61,20 @@ func newSigCache(maxBytes int64, ttl time.Duration) (*sigCache, error) {
 	return &sigCache{c: c, ttl: ttl}, nil
 }
 
-// cost estimates the bytes an entry holds: the signature's slices and
-// Bloom filter, plus the struct and map overhead.
+// cost estimates the memory an entry takes in a full cache: the
+// signature's slices and Bloom filter plus the structs, the key and the
+// cache's own maps (about 750 bytes an entry, measured), doubled because a
+// cache that admits and evicts all day leaves as much again in freed slots
+// of partly used heap spans, which the runtime can neither compact nor
+// return (BenchmarkCacheFull: the heap in use then stays near the
+// configured size).
 func cost(s *similarity.Signature) int64 {
-	n := int64(256)
+	n := int64(768)
 	if s.Bloom != nil {
 		n += int64(s.Bloom.Cap() / 8)
 	}
 	n += int64(2*len(s.MinHash) + 8*len(s.Supershingles) + 4*len(s.Fingerprints) + 4*len(s.Lengths) + 4*len(s.Seq))
-	return n
+	return 2 * n
 }
 
 func (c *sigCache) get(key string) (*entry, bool) {
