@@ -94,6 +94,9 @@ type soakReport struct {
 	MarkedHits   int         `json:"marked_hits_after"`
 	CheckedHits  int         `json:"checked_hits_after"`
 	GoHeapEndMiB float64     `json:"go_heap_inuse_end_mib"`
+	URLs         int         `json:"distinct_query_urls"`
+	CacheUsedMiB float64     `json:"cache_used_end_mib"`
+	CacheMiB     float64     `json:"cache_size_mib"`
 }
 
 // benchReport is the whole report, written as JSON with -json.
@@ -151,10 +154,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	results := fs.Int("results", 50, "results per query (size=N; at most 52)")
 	rounds := fs.Int("rounds", 5, "alternating rounds (pass-through, then winnow, each duration/(2*rounds))")
 	soak := fs.Duration("soak", 0, "then load winnow alone for this `time` and report whether memory grows")
+	churn := fs.Int("churn", 0, "in the soak, show each page under `N` URLs (the demo's x_variant), so the signature cache fills and churns: the cold path under load")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	useWrk := fs.Bool("wrk", false, "then cross-check with wrk (if installed): one query, duration/4 on each target")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-results 50] [-rounds 5] [-soak 0] [-wrk] [-json]\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-json]\n\n"+
 			"Measures the proxy against a plain fasthttp pass-through in front of the same\n"+
 			"embedded demo engine, all in this process on 127.0.0.1, with warm signatures.")
 		fs.PrintDefaults()
@@ -171,6 +175,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return usagef("-results %d: the demo's queries match at most 52 pages", *results)
 	case *soak < 0:
 		return usagef("-soak must not be negative")
+	case *churn < 0 || *churn > 1e9:
+		return usagef("-churn must be in [0, 1e9]")
 	}
 	progress := e.stderr
 	if *asJSON {
@@ -275,7 +281,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		if !*asJSON {
 			printBench(e.stdout, rep)
 		}
-		if rep.Soak, err = runSoak(ctx, e.stdout, *asJSON, be, mem, winBase, winURLs, *conns, *soak); err != nil {
+		soakURLs := winURLs
+		if *churn > 0 {
+			soakURLs = churnURLs(winURLs, *churn)
+		}
+		if rep.Soak, err = runSoak(ctx, e.stdout, *asJSON, be, mem, winBase, soakURLs, *conns, *soak); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -362,6 +372,19 @@ func (be *benchEnv) close(e *env) {
 	if be.demo != nil {
 		be.demo.Close()
 	}
+}
+
+// churnURLs repeats urls with the demo's x_variant=0..n-1, interleaved
+// so consecutive requests ask for different variants: every page then
+// shows under n URLs.
+func churnURLs(urls []string, n int) []string {
+	out := make([]string, 0, n*len(urls))
+	for v := range n {
+		for _, u := range urls {
+			out = append(out, u+"&x_variant="+strconv.Itoa(v))
+		}
+	}
+	return out
 }
 
 func queryURLs(base string, size int) []string {
@@ -667,9 +690,12 @@ func runSoak(ctx context.Context, w io.Writer, quiet bool, be *benchEnv, mem *rs
 	}
 	rep.SigsCached = after["cached"] - before["cached"]
 	rep.SigsFetched = after["fetched"] - before["fetched"]
-	if rep.MarkedHits, rep.CheckedHits, _, err = checkMarks(urls); err != nil {
+	if rep.MarkedHits, rep.CheckedHits, _, err = checkMarks(urls[:min(len(urls), len(benchQueries))]); err != nil {
 		return nil, err
 	}
+	rep.URLs = len(urls)
+	rep.CacheUsedMiB = scrapeGauge(base, "winnow_cache_cost_bytes") / (1 << 20)
+	rep.CacheMiB = mib(be.cacheSize)
 
 	win := min(time.Minute, elapsed/4)
 	rep.Window = win.String()
@@ -751,4 +777,5 @@ func printSoak(w io.Writer, s *soakReport) {
 	fmt.Fprintf(w, "soak: RSS mean of window 2 (%s) %.1f MiB, of the last window %.1f MiB: %+.1f%% (limit +10%%): %s; "+
 		"peak %.1f MiB, within cache + 150 MiB: %s; Go heap in use at end %.1f MiB\n",
 		s.Window, s.BaselineMiB, s.LastMiB, 100*s.Growth, verdict, s.PeakMiB, okWord(s.WithinLimit), s.GoHeapEndMiB)
+	fmt.Fprintf(w, "soak: %d distinct query URLs; signature cache %.1f of %.1f MiB used at the end\n", s.URLs, s.CacheUsedMiB, s.CacheMiB)
 }

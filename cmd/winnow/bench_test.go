@@ -47,3 +47,31 @@ func TestBenchUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchChurnSoak runs a short soak in which every page shows under
+// many URLs: signatures are fetched throughout, the 1 MiB cache fills and
+// stays within its size, and no request fails.
+func TestBenchChurnSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads loopback servers for 4s")
+	}
+	code, out, errs := winnow(t, "", "-set", "serve.cache_bytes=1048576", "bench", "-duration", "1s", "-conns", "4",
+		"-soak", "3s", "-churn", "50", "-json")
+	if code != 0 {
+		t.Fatalf("winnow bench -churn = %d, stderr:\n%s", code, errs)
+	}
+	var r benchReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bench -json output: %v\n%s", err, out)
+	}
+	s := r.Soak
+	if s == nil {
+		t.Fatalf("no soak in the report:\n%s", out)
+	}
+	if s.URLs != len(benchQueries)*50 || s.SigsFetched == 0 || s.Winnow.Requests == 0 || s.Winnow.Errors+s.Winnow.Non2xx != 0 {
+		t.Errorf("soak = %d URLs, %v fetched, %+v; want %d URLs, fetches, no errors", s.URLs, s.SigsFetched, s.Winnow, len(benchQueries)*50)
+	}
+	if s.CacheMiB != 1 || s.CacheUsedMiB <= 0 || s.CacheUsedMiB > 1 {
+		t.Errorf("cache %.2f of %.2f MiB used, want a full 1 MiB cache", s.CacheUsedMiB, s.CacheMiB)
+	}
+}

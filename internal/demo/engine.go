@@ -419,6 +419,10 @@ type query struct {
 	scorer scorer
 	from   int
 	size   int
+	// variant, when not empty, is appended to every hit URL as ?v=variant
+	// (the x_variant parameter): the same pages under as many URLs as a
+	// load test wants, so a signature cache fills and churns.
+	variant string
 }
 
 // Search runs q as a full-text query on the page text (the words of q,

@@ -68,7 +68,9 @@ var errBodyTooLarge = &searchError{
 //   - GET|POST /<index>/_search and /_search: an Elasticsearch 7 subset
 //     (URL parameters q, from, size, df, default_operator; a JSON body with
 //     from, size and a query: match, query_string, multi_match or
-//     match_all); errors in Elasticsearch's shape.
+//     match_all); errors in Elasticsearch's shape. A demo-only parameter,
+//     x_variant=N, appends ?v=N to every hit URL, so a load test can show
+//     the same pages under many URLs.
 //   - GET|POST /searxng/search?q=&format=json&pageno=N: SearXNG JSON,
 //     ranked with the title boosted.
 //   - GET /opensearch?q=&start=&count=: OpenSearch 1.1 RSS 2.0; start is
@@ -216,6 +218,10 @@ func (e *Engine) serveES(w http.ResponseWriter, r *http.Request, index string) {
 		buf = append(buf, `,"_source":{"url":"`...)
 		buf = appendJSONChars(buf, baseURL)
 		buf = append(buf, dc.urlJSON...)
+		if q.variant != "" {
+			buf = append(buf, "?v="...)
+			buf = append(buf, q.variant...)
+		}
 		buf = append(buf, `","title":`...)
 		buf = append(buf, dc.titleJSON...)
 		buf = append(buf, `,"release":`...)
@@ -329,6 +335,12 @@ func (e *Engine) parseES(r *http.Request, s *scratch) (query, error) {
 		default:
 			return q, argumentError("operator [%s] is not allowed, use [AND] or [OR]", op)
 		}
+	}
+	if v := params.Get("x_variant"); v != "" {
+		if len(v) > 9 || strings.Trim(v, "0123456789") != "" {
+			return q, argumentError("x_variant [%s] is not a number of at most 9 digits", v)
+		}
+		q.variant = v
 	}
 	if q.from < 0 {
 		return q, argumentError("[from] parameter cannot be negative, found [%d]", q.from)

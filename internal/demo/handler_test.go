@@ -252,6 +252,7 @@ func TestESErrors(t *testing.T) {
 		{"bad from param", "GET", "/idx/_search?from=ten", "", 400, "illegal_argument_exception", "Failed to parse int parameter [from] with value [ten]"},
 		{"bad operator param", "GET", "/idx/_search?q=x&default_operator=xor", "", 400, "illegal_argument_exception", "operator [xor] is not allowed"},
 		{"window", "GET", "/idx/_search?from=9995&size=10", "", 400, "illegal_argument_exception", "Result window is too large"},
+		{"bad variant", "GET", "/idx/_search?q=x&x_variant=1e3", "", 400, "illegal_argument_exception", "x_variant [1e3]"},
 		{"body too large", "POST", "/idx/_search", `{"query":{"match":{"text":"` + strings.Repeat("a ", MaxBodyBytes/2) + `"}}}`, 413, "content_too_long_exception", "over the limit"},
 	}
 	for _, tt := range tests {
@@ -269,6 +270,30 @@ func TestESErrors(t *testing.T) {
 				t.Errorf("root_cause = %+v, want one cause equal to the error", r.Error.RootCause)
 			}
 		})
+	}
+}
+
+// TestESVariant checks the demo's x_variant parameter: every hit URL
+// carries ?v=N, and the page is served under it.
+func TestESVariant(t *testing.T) {
+	e := testEngine(t)
+	w := do(t, e, "GET", "/idx/_search?q=benchmark&x_variant=42", nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", w.Code, w.Body)
+	}
+	var r esResponse
+	decode(t, w.Body.Bytes(), &r)
+	if len(r.Hits.Hits) != 5 {
+		t.Fatalf("%d hits, want 5", len(r.Hits.Hits))
+	}
+	for _, h := range r.Hits.Hits {
+		if !strings.HasSuffix(h.Source.URL, ".html?v=42") {
+			t.Errorf("_source.url = %q, want it to end in .html?v=42", h.Source.URL)
+		}
+	}
+	u := strings.TrimPrefix(r.Hits.Hits[0].Source.URL, "http://demo.test")
+	if w := do(t, e, "GET", u, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "<html") {
+		t.Errorf("GET %s = %d, want the page", u, w.Code)
 	}
 }
 
