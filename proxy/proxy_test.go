@@ -559,7 +559,7 @@ func TestBackendIgnoresIdentity(t *testing.T) {
 	defer gz.Close()
 	_, base := startProxy(t, Options{Engines: []Engine{esEngine(gz.URL)}, Budget: time.Second})
 	req, _ := http.NewRequest("GET", base+"/llvm/_search?q=benchmark&size=3", nil)
-	req.Header.Set("Accept-Encoding", "identity") // winnow adds no gzip of its own
+	req.Header.Set("Accept-Encoding", "identity")     // winnow adds no gzip of its own
 	resp, err := http.DefaultTransport.RoundTrip(req) // no transparent decompression
 	if err != nil {
 		t.Fatal(err)
