@@ -6,6 +6,7 @@ require (
 	github.com/VictoriaMetrics/metrics v1.35.1
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/chromedp/chromedp v0.23.0
+	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/klauspost/compress v1.20.0
 	github.com/molecule-man/go-brrr v1.0.1
@@ -36,7 +37,6 @@ require (
 	github.com/cockroachdb/crlib v0.0.0-20241112164430-1264a2edc35b // indirect
 	github.com/cockroachdb/errors v1.11.3 // indirect
 	github.com/cockroachdb/logtags v0.0.0-20230118201751-21c54148d20b // indirect
-	github.com/cockroachdb/pebble/v2 v2.1.7 // indirect
 	github.com/cockroachdb/redact v1.1.5 // indirect
 	github.com/cockroachdb/swiss v0.0.0-20260820225851-333444432258 // indirect
 	github.com/cockroachdb/tokenbucket v0.0.0-20230807174530-cc333fc44b06 // indirect

@@ -17,6 +17,7 @@ var (
 	bucketMeta      = []byte("meta")
 	keyNextGroup    = []byte("next_group")
 	keyPartitioner  = []byte("partitioner")
+	keyFormat       = []byte("format")
 )
 
 // fillPercent is how full bbolt fills the pages it splits.
@@ -30,7 +31,8 @@ type BoltStore struct {
 }
 
 // OpenBolt opens or creates the store at path. It fails after a second if
-// another process holds the file.
+// another process holds the file, and with [ErrFormat] if the file holds
+// another format.
 func OpenBolt(path string) (*BoltStore, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
 	if err != nil {
@@ -42,10 +44,21 @@ func OpenBolt(path string) (*BoltStore, error) {
 				return err
 			}
 		}
-		return nil
+		// A file written before the format key existed has this format.
+		m := tx.Bucket(bucketMeta)
+		if v := m.Get(keyFormat); v != nil {
+			if string(v) != storeFormat {
+				return fmt.Errorf("%w: %q, want %q", ErrFormat, v, storeFormat)
+			}
+			return nil
+		}
+		return m.Put(keyFormat, []byte(storeFormat))
 	})
 	if err != nil {
 		db.Close()
+		if errors.Is(err, ErrFormat) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("backend: open store: %w", err)
 	}
 	return &BoltStore{db: db}, nil
@@ -142,6 +155,13 @@ func (s *BoltStore) Groups(fn func(id string, g GroupRecord) error) error {
 			}
 			return fn(string(k), g)
 		})
+	})
+}
+
+// scanPages implements pageScanner: one read transaction.
+func (s *BoltStore) scanPages(fn func(url, rec []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPages).ForEach(fn)
 	})
 }
 

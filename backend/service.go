@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/winnow-search/winnow/backend/client"
 	"github.com/winnow-search/winnow/backend/partition"
 	"github.com/winnow-search/winnow/similarity"
@@ -154,23 +156,61 @@ func New(st Store, o Options) (*Service, error) {
 		return nil, err
 	}
 	s.idx = newIndex(s.part, o.Tau, s.gate(), s.reach, len(groups))
-	for _, g := range groups {
+	add := func(g gw, p PageRecord) error {
+		if p.Sig == nil {
+			return nil
+		}
+		var sig similarity.Signature
+		if err := sig.UnmarshalBinary(p.Sig); err != nil {
+			return fmt.Errorf("backend: stored signature of %s: %w", g.winner, err)
+		}
+		s.idx.addSlot(g.id, &sig)
+		if s.part == nil {
+			s.sample = append(s.sample, sig.Lengths)
+		}
+		return nil
+	}
+	// The winners' records: in one pass over the pages in key order where
+	// the store can (far faster than a read per winner), else one by one.
+	rest := groups
+	if sc, ok := st.(pageScanner); ok {
+		rest = nil
+		winners := make(map[uint64]int32, len(groups)) // xxh3 of the winner's URL
+		for i, g := range groups {
+			h := xxh3.HashString(g.winner)
+			if _, dup := winners[h]; dup {
+				rest = append(rest, g) // a collision: read it alone
+				continue
+			}
+			winners[h] = int32(i)
+		}
+		err := sc.scanPages(func(url, rec []byte) error {
+			i, ok := winners[xxh3.Hash(url)]
+			if !ok || groups[i].winner != string(url) {
+				return nil
+			}
+			p, err := decodePage(rec)
+			if err != nil {
+				return err
+			}
+			return add(groups[i], p)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range rest {
 		p, ok, err := st.Page(g.winner)
 		if err != nil {
 			return nil, err
 		}
-		if !ok || p.Sig == nil {
-			continue
-		}
-		var sig similarity.Signature
-		if err := sig.UnmarshalBinary(p.Sig); err != nil {
-			return nil, fmt.Errorf("backend: stored signature of %s: %w", g.winner, err)
-		}
-		s.idx.add(g.id, &sig)
-		if s.part == nil {
-			s.sample = append(s.sample, sig.Lengths)
+		if ok {
+			if err := add(g, p); err != nil {
+				return nil, err
+			}
 		}
 	}
+	s.idx.postAll()
 	s.m = newServiceMetrics(s)
 	return s, nil
 }

@@ -79,6 +79,14 @@ type Store interface {
 	Close() error
 }
 
+// pageScanner is a [Store] that reads every page in one pass, faster than
+// a Page call a page; url and rec (the page's record encoding) are valid
+// during the call to fn only. The service rebuilds its candidate tables
+// with it at start.
+type pageScanner interface {
+	scanPages(fn func(url, rec []byte) error) error
+}
+
 // ErrClosed is returned by a closed store.
 var ErrClosed = errors.New("backend: store closed")
 
@@ -221,6 +229,15 @@ func (m *MemStore) Close() error {
 // led by a version byte.
 
 const recordVersion = 1
+
+// storeFormat names the layout of the embedded stores (keys and record
+// encodings); a store keeps it under its meta key "format", and a store
+// of another format is refused at open with [ErrFormat].
+const storeFormat = "winnow-store/1"
+
+// ErrFormat is returned when a store was written in a format this version
+// does not read.
+var ErrFormat = errors.New("backend: unsupported store format")
 
 var errRecord = errors.New("backend: corrupt store record")
 

@@ -40,14 +40,17 @@ type Config struct {
 type Backend struct {
 	// Listen is the address of its HTTP API. Default "127.0.0.1:8090".
 	Listen string `yaml:"listen"`
-	// Store is "bolt" (an embedded file, crash-safe; default), "redis"
-	// (a Redis Cluster shared by several service replicas, see Redis) or
-	// "memory" (lost on exit).
+	// Store is "bolt" (an embedded bbolt file, crash-safe; default),
+	// "pebble" (an embedded Pebble LSM directory, crash-safe; resident
+	// memory bounded by its block cache instead of growing with the
+	// store, slower lookups), "redis" (a Redis Cluster shared by several
+	// service replicas, see Redis) or "memory" (lost on exit).
 	Store string `yaml:"store"`
 	// Redis lists the addresses (host:port) of Redis Cluster nodes for
 	// store "redis".
 	Redis []string `yaml:"redis"`
-	// Path is the bolt store's file. Default "winnow-groups.db".
+	// Path is the bolt store's file or the pebble store's directory.
+	// Default "winnow-groups.db" (bolt) or "winnow-groups.pebble" (pebble).
 	Path string `yaml:"path"`
 	// KeepSeq stores each page's word sequence so verification against a
 	// winner uses the LCS (up to 32 KiB a page). Default false: under 1 KB
@@ -295,6 +298,9 @@ func (c Config) WithDefaults() Config {
 	b := &c.Backend
 	b.Listen = cmpOr(b.Listen, "127.0.0.1:8090")
 	b.Store = cmpOr(b.Store, "bolt")
+	if b.Store == "pebble" {
+		b.Path = cmpOr(b.Path, "winnow-groups.pebble")
+	}
 	b.Path = cmpOr(b.Path, "winnow-groups.db")
 	b.Parts = cmpOr(b.Parts, 64)
 	b.Dims = cmpOr(b.Dims, 3)
@@ -384,8 +390,8 @@ func (c Config) Validate() error {
 		bad("backend.listen", "%q is not host:port", b.Listen)
 	}
 	switch {
-	case b.Store != "bolt" && b.Store != "memory" && b.Store != "redis":
-		bad("backend.store", "%q is not one of bolt, redis, memory", b.Store)
+	case b.Store != "bolt" && b.Store != "pebble" && b.Store != "memory" && b.Store != "redis":
+		bad("backend.store", "%q is not one of bolt, pebble, redis, memory", b.Store)
 	case b.Store == "redis" && len(b.Redis) == 0:
 		bad("backend.redis", "store redis needs the addresses of cluster nodes")
 	}

@@ -46,6 +46,29 @@ func TestLoadLayers(t *testing.T) {
 	}
 }
 
+func TestBackendStorePath(t *testing.T) {
+	tests := []struct {
+		sets      []string
+		wantStore string
+		wantPath  string
+	}{
+		{nil, "bolt", "winnow-groups.db"},
+		{[]string{"backend.store=pebble"}, "pebble", "winnow-groups.pebble"},
+		{[]string{"backend.store=pebble", "backend.path=/var/lib/winnow"}, "pebble", "/var/lib/winnow"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.sets, ","), func(t *testing.T) {
+			c, err := Load("", nil, tt.sets)
+			if err != nil {
+				t.Fatalf("Load(%q): %v", tt.sets, err)
+			}
+			if c.Backend.Store != tt.wantStore || c.Backend.Path != tt.wantPath {
+				t.Errorf("Load(%q) backend store, path = %q, %q, want %q, %q", tt.sets, c.Backend.Store, c.Backend.Path, tt.wantStore, tt.wantPath)
+			}
+		})
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {

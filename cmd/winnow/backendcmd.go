@@ -13,8 +13,9 @@ import (
 	"github.com/winnow-search/winnow/backend/client"
 )
 
-// runBackend runs the cluster service: the HTTP API over the embedded
-// store (or memory), until interrupted.
+// runBackend runs the cluster service: the HTTP API over the store
+// backend.store names (bolt by default, pebble, redis or memory), until
+// interrupted.
 func runBackend(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("backend", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
@@ -47,6 +48,12 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		st = r
+	case "pebble":
+		p, err := backend.OpenPebble(c.Path, backend.PebbleOptions{Logger: e.log})
+		if err != nil {
+			return err
+		}
+		st = p
 	default:
 		b, err := backend.OpenBolt(c.Path)
 		if err != nil {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// startBackend runs winnow backend with args until the returned stop
+// function is called; stop returns its exit code and stderr.
+func startBackend(t *testing.T, args ...string) (base string, stop func() (int, string)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		args := append(args, "backend", "-listen", addr)
+		done <- run(ctx, args, strings.NewReader(""), &out, &errb, func(string) string { return "" })
+	}()
+	base = "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		select {
+		case c := <-done:
+			t.Fatalf("winnow backend exit %d: %s", c, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("winnow backend did not come up: %v; %s", err, errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return base, func() (int, string) {
+		cancel()
+		return <-done, errb.String()
+	}
+}
+
+// TestBackendPebble runs the cluster service on the Pebble store, ingests
+// a page and its copy, restarts it on the same directory and finds them
+// in one group.
+func TestBackendPebble(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "groups.pebble")
+	sig := similarity.Signature{Tokens: 500, Simhash: 0x0123456789abcdef, MinHash: make([]uint16, 84), Lengths: []uint32{200, 150, 150}}
+	for i := range sig.MinHash {
+		sig.MinHash[i] = uint16(i * 7919)
+	}
+	enc, err := sig.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{"https://a.example/page", "https://b.example/copy"}
+	sets := []string{"-set", "backend.store=pebble", "-set", "backend.path=" + dir}
+
+	base, stop := startBackend(t, sets...)
+	cl, err := client.New(base, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cl.Ingest(context.Background(), []client.Page{{URL: urls[0], Signature: enc}, {URL: urls[1], Signature: enc}})
+	if err != nil || len(res) != 2 || res[0].Group == "" || res[0].Group != res[1].Group {
+		t.Fatalf("ingest: %+v, %v; want both pages in one group", res, err)
+	}
+	if code, errs := stop(); code != 0 {
+		t.Fatalf("winnow backend exit %d: %s", code, errs)
+	}
+
+	base, stop = startBackend(t, sets...)
+	defer stop()
+	cl, err = client.New(base, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := cl.Lookup(context.Background(), urls)
+	if err != nil || len(lr) != 2 || !lr[0].Known || lr[0].Group != res[0].Group || lr[1].Group != res[0].Group {
+		t.Errorf("lookup after restart: %+v, %v; want both in group %s", lr, err, res[0].Group)
+	}
+}
