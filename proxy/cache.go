@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/dgraph-io/ristretto/v2"
 
@@ -277,7 +278,9 @@ var listSeedA, listSeedB = maphash.MakeSeed(), maphash.MakeSeed()
 // remembered list serves only while each of its entries is still the
 // cache's and fresh (sigCache.current); one entry in turn is looked up
 // for real on each use, which keeps the cache's admission counts alive
-// for popular pages. A twoGen map keyed by a hash of the URLs; the URLs
+// for popular pages. The entries are held by weak pointers: a remembered
+// list must not keep alive signatures the cache has let go, which it
+// does not count. A twoGen map keyed by a hash of the URLs; the URLs
 // themselves are compared on a hit.
 type hotLists struct {
 	m *twoGen[uint64, *hotList]
@@ -287,7 +290,7 @@ type hotLists struct {
 type hotList struct {
 	urls    []string // raw, as the backend gave them
 	keys    []string // canonical
-	entries []*entry
+	entries []weak.Pointer[entry]
 	listKey [2]uint64 // listCache key of the list with no known winners
 	touch   atomic.Uint32
 }
@@ -305,29 +308,34 @@ func hotKey(results []engine.Result) uint64 {
 }
 
 // get returns the remembered list for results if it is still valid at
-// now.
-func (c *hotLists) get(results []engine.Result, cache *sigCache, now time.Time) (*hotList, bool) {
+// now, with its entries in dst (len(results) long).
+func (c *hotLists) get(results []engine.Result, cache *sigCache, now time.Time, dst []*entry) (*hotList, bool) {
 	h, ok := c.m.get(hotKey(results))
 	if !ok || len(h.urls) != len(results) {
 		return nil, false
 	}
 	for i := range results {
-		if results[i].URL != h.urls[i] || !cache.current(h.entries[i], now) {
+		e := h.entries[i].Value()
+		if e == nil || results[i].URL != h.urls[i] || !cache.current(e, now) {
 			return nil, false
 		}
+		dst[i] = e
 	}
 	i := int(h.touch.Add(1)) % len(h.keys)
-	if e, ok := cache.c.Get(h.keys[i]); !ok || e != h.entries[i] {
+	if e, ok := cache.c.Get(h.keys[i]); !ok || e != dst[i] {
 		return nil, false
 	}
 	cache.hits.Add(uint64(len(results)))
 	return h, true
 }
 
-func (c *hotLists) put(results []engine.Result, h *hotList) {
-	h.urls = make([]string, len(results))
+// put remembers the list results whose canonical URLs are keys, whose
+// signatures came from entries and whose list key is listKey.
+func (c *hotLists) put(results []engine.Result, keys []string, entries []*entry, listKey [2]uint64) {
+	h := &hotList{urls: make([]string, len(results)), keys: keys, entries: make([]weak.Pointer[entry], len(entries)), listKey: listKey}
 	for i := range results {
 		h.urls[i] = results[i].URL
+		h.entries[i] = weak.Make(entries[i])
 	}
 	c.m.put(hotKey(results), h)
 }

@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/winnow-search/winnow/proxy/engine"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -27,7 +29,7 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	if first.cached != n {
 		t.Fatalf("first refine: %d of %d cached, want all", first.cached, n)
 	}
-	if _, ok := r.hot.get(top, r.cache, time.Now()); !ok {
+	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); !ok {
 		t.Fatal("a list all in the cache is not remembered")
 	}
 	again := r.refine(ctx, p.Results, o)
@@ -46,7 +48,7 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	key := first.keys[3]
 	other := &similarity.Signature{Simhash: ^first.sigs[3].Simhash, Tokens: 7, MinHash: make([]uint16, 84)}
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now()})
-	if _, ok := r.hot.get(top, r.cache, time.Now()); ok {
+	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
 		t.Error("the list is still served after one entry was replaced")
 	}
 	if got := r.refine(ctx, p.Results, o); got.sigs[3] != other {
@@ -57,14 +59,55 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	// runs.
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now().Add(-2 * s.o.CacheTTL)})
 	r.refine(ctx, p.Results, o) // remembers nothing: one entry is stale
-	if _, ok := r.hot.get(top, r.cache, time.Now()); ok {
+	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
 		t.Error("a list with a stale entry is served without revalidation")
 	}
 
 	// Deleted: the next query must not take the signature from the list.
 	r.cache.c.Del(key)
-	if _, ok := r.hot.get(top, r.cache, time.Now()); ok {
+	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
 		t.Error("the list is still served after one entry left the cache")
 	}
 	r.wait()
+}
+
+// TestHotListHoldsNoEvicted checks that a remembered list does not keep
+// alive an entry the cache let go: its signature must be freed, since the
+// cache's cost no longer counts it.
+func TestHotListHoldsNoEvicted(t *testing.T) {
+	c, err := newSigCache(1<<20, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	results := []engine.Result{{URL: "https://a.example/"}, {URL: "https://b.example/"}}
+	keys := []string{"https://a.example/", "https://b.example/"}
+	entries := make([]*entry, 2)
+	for i, k := range keys {
+		entries[i] = &entry{sig: &similarity.Signature{Simhash: uint64(i + 1), MinHash: make([]uint16, 84)}, fetchedAt: time.Now()}
+		c.set(k, entries[i])
+	}
+	c.c.Wait()
+	h := newHotLists(16)
+	h.put(results, keys, entries, [2]uint64{1, 2})
+	if _, ok := h.get(results, c, time.Now(), make([]*entry, 2)); !ok {
+		t.Fatal("the list is not served while both entries are cached")
+	}
+	c.c.Del(keys[0])
+	entries = nil
+	runtime.GC()
+	runtime.GC()
+	l, ok := h.m.get(hotKey(results))
+	if !ok {
+		t.Fatal("the list is gone from the map")
+	}
+	if l.entries[0].Value() != nil {
+		t.Error("the remembered list keeps alive an entry the cache deleted")
+	}
+	if l.entries[1].Value() == nil {
+		t.Error("an entry still cached was collected")
+	}
+	if _, ok := h.get(results, c, time.Now(), make([]*entry, 2)); ok {
+		t.Error("the list is served after one entry was deleted")
+	}
 }

@@ -124,15 +124,16 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 		hot     *hotList
 	)
 	if r.cluster == nil && n > 0 {
-		hot, _ = r.hot.get(results[:n], r.cache, now)
+		hot, _ = r.hot.get(results[:n], r.cache, now, entries)
 	}
 	if hot != nil {
 		// A warm list seen before: every entry is still the cache's.
 		copy(out.keys, hot.keys)
-		for i, e := range hot.entries {
-			out.sigs[i], out.sources[i], entries[i] = e.sig, srcCache, e
+		for i, e := range entries {
+			out.sigs[i], out.sources[i] = e.sig, srcCache
 		}
 	} else {
+		clear(entries) // a list that failed the check may have filled some
 		known, winners = r.gather(ctx, results[:n], out, entries, o.budget, now)
 	}
 	for _, src := range out.sources {
@@ -172,7 +173,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			}
 			listKey = r.lists.key(out.keys, ids, winners)
 			if r.cluster == nil && n > 0 && out.cached == n {
-				r.hot.put(results[:n], &hotList{keys: slices.Clone(out.keys), entries: entries, listKey: listKey})
+				r.hot.put(results[:n], slices.Clone(out.keys), entries, listKey)
 			}
 		}
 		if l, ok := r.lists.get(listKey); ok {
@@ -347,7 +348,17 @@ func (r *refiner) signText(text string) *similarity.Signature {
 	if err != nil {
 		return nil
 	}
-	return &res.Sig
+	return detach(&res)
+}
+
+// detach returns the signature of res in an allocation of its own: a
+// pointer to res.Sig would keep the whole page.Result alive, the canonical
+// document with its text, tokens and sentences (tens of KB a page), for as
+// long as the cache holds the signature, which its cost does not count.
+func detach(res *page.Result) *similarity.Signature {
+	sig := new(similarity.Signature)
+	*sig = res.Sig
+	return sig
 }
 
 // startFetch fetches, signs and caches one page in the background and
@@ -410,9 +421,10 @@ func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry
 		r.log.Debug("sign_failed", "err", err)
 		return nil
 	}
-	r.cache.set(key, &entry{sig: &res.Sig, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()})
-	r.feedBack(key, &res.Sig)
-	return &res.Sig
+	sig := detach(&res)
+	r.cache.set(key, &entry{sig: sig, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()})
+	r.feedBack(key, sig)
+	return sig
 }
 
 // feedBack hands a computed signature to the feeder, if there is one.

@@ -24,6 +24,7 @@
 //	-set KEY=VAL   override one configuration key, e.g. decision.method=simhash
 //	-v             debug logging
 //	-cpuprofile F  write a CPU profile of the command to F
+//	-memprofile F  write a heap profile to F when the command ends
 package main
 
 import (
@@ -96,6 +97,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Var(&sets, "set", "override a configuration `key=value` (repeatable)")
 	verbose := fs.Bool("v", false, "debug logging")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the command to `file`")
+	memprofile := fs.String("memprofile", "", "write a heap profile to `file` when the command ends")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: winnow [-config FILE] [-set KEY=VALUE]... [-v] <command> [args]\n\ncommands:")
 		for _, c := range commands() {
@@ -139,6 +141,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		defer func() {
+			f, err := os.Create(*memprofile)
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "winnow: heap profile:", err)
+			}
+		}()
 	}
 	name := fs.Arg(0)
 	for _, c := range commands() {
