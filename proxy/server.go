@@ -189,7 +189,7 @@ func New(o Options) (*Server, error) {
 	life, stop := context.WithCancel(context.Background())
 	s.stopLife = stop
 	s.ref = &refiner{signer: o.Signer, fetcher: s.fetcher, cache: s.cache, log: log, m: s.m, life: life,
-		clusterTimeout: o.ClusterTimeout, verdicts: newVerdictCache(32 << 10), keys: newKeyCache(64 << 10), lists: newListCache(4096), hot: newHotLists(4096)}
+		clusterTimeout: o.ClusterTimeout, verdicts: newVerdictCache(8 << 10), keys: newKeyCache(16 << 10), lists: newListCache(1024), hot: newHotLists(1024)}
 	if o.Cluster != nil {
 		s.ref.cluster = o.Cluster
 		if o.ClusterFeed {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/winnow-search/winnow/backend/client"
@@ -18,12 +21,24 @@ import (
 )
 
 // proxyOptions maps the configuration onto the proxy's options.
+// memoryLimit sets the Go runtime's soft memory limit to the signature
+// cache's size plus 128 MiB, unless the operator set GOMEMLIMIT: a full,
+// churning cache otherwise lets the heap grow to twice what is live
+// before a collection, past the cache + 150 MB the proxy promises.
+func memoryLimit(cacheBytes int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(cacheBytes + 128<<20)
+}
+
 func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	v := c.Serve
 	dec, err := decision(c)
 	if err != nil {
 		return proxy.Options{}, err
 	}
+	memoryLimit(cmp.Or(int64(v.CacheBytes), 256<<20))
 	o := proxy.Options{
 		Transparent:     v.Transparent,
 		Factor:          v.Factor,
