@@ -7,13 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/winnow-search/winnow/backend/client"
 	"github.com/winnow-search/winnow/corpus/sample"
@@ -335,32 +332,8 @@ func TestReport(t *testing.T) {
 }
 
 func TestBackendAndDedupLoad(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	store := filepath.Join(t.TempDir(), "groups.db")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"-set", "backend.path=" + store, "backend", "-listen", addr}, strings.NewReader(""), &out, &errb, func(string) string { return "" })
-	}()
-	base := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("winnow backend did not come up: %v; %s", err, errb.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	base, stop := startBackend(t, "-set", "backend.path="+store)
 	code, _, errs := winnow(t, "", "-set", "dedup.progress=never", "dedup", "-o", filepath.Join(t.TempDir(), "c.jsonl"), "-backend", base)
 	if code != 0 || !strings.Contains(errs, "loaded into") {
 		t.Fatalf("winnow dedup -backend = exit %d: %s", code, errs)
@@ -373,9 +346,8 @@ func TestBackendAndDedupLoad(t *testing.T) {
 	if err != nil || len(res) != 2 || !res[0].Known || res[0].Group == "" || res[0].Group != res[1].Group {
 		t.Errorf("lookup after loading the sample: %+v, %v; want both releases in one group", res, err)
 	}
-	cancel()
-	if c := <-done; c != 0 {
-		t.Errorf("winnow backend exit %d: %s", c, errb.String())
+	if c, errs := stop(); c != 0 {
+		t.Errorf("winnow backend exit %d: %s", c, errs)
 	}
 	// The store survives a restart.
 	if _, err := os.Stat(store); err != nil {
