@@ -329,6 +329,7 @@ func startBench(e *env) (*benchEnv, error) {
 		be.close(e)
 		return nil, err
 	}
+	memoryLimit(o.CacheBytes)
 	o.Logger = quiet
 	o.Fetch.Logger = quiet
 	o.Engines = []proxy.Engine{{Name: "demo-es", URL: be.demo.URL(),

@@ -29,7 +29,7 @@ func memoryLimit(cacheBytes int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(cacheBytes + 128<<20)
+	debug.SetMemoryLimit(cmp.Or(cacheBytes, 256<<20) + 128<<20) // proxy.New's default cache
 }
 
 func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
@@ -38,7 +38,6 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	if err != nil {
 		return proxy.Options{}, err
 	}
-	memoryLimit(cmp.Or(int64(v.CacheBytes), 256<<20))
 	o := proxy.Options{
 		Transparent:     v.Transparent,
 		Factor:          v.Factor,
@@ -146,6 +145,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	memoryLimit(o.CacheBytes)
 	var demoSrv *demo.Server
 	if len(o.Engines) == 0 {
 		if demoSrv, o.Engines, err = demoEngines(e); err != nil {
