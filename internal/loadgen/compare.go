@@ -35,6 +35,9 @@ func (m *Measured) CPUPerRequest() time.Duration {
 type CompareOptions struct {
 	// Conns is the number of connections. Default 32.
 	Conns int
+	// Rate, when positive, loads every target at this fixed rate, in
+	// requests per second, as [Options.Rate] does; zero: closed loop.
+	Rate float64
 	// Rounds is the number of rounds; in each, every target is loaded
 	// alone for Slice, in the order given. Default 5.
 	Rounds int
@@ -59,7 +62,7 @@ func Compare(ctx context.Context, targets []Target, o CompareOptions) ([]Measure
 	for r := range o.Rounds {
 		for i, t := range targets {
 			c0 := ProcessCPU()
-			res, err := Run(ctx, Options{URLs: t.URLs, Conns: o.Conns, Duration: o.Slice})
+			res, err := Run(ctx, Options{URLs: t.URLs, Conns: o.Conns, Duration: o.Slice, Rate: o.Rate})
 			if err != nil {
 				return nil, err
 			}
