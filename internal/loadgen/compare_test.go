@@ -59,3 +59,20 @@ func TestCompareThroughPassthrough(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareRate loads two targets at one fixed rate: each gets the
+// requests due in its slices, 2 rounds of 100, sent or counted missed.
+func TestCompareRate(t *testing.T) {
+	a := serve(t, func(ctx *fasthttp.RequestCtx) { ctx.WriteString("a") })
+	b := serve(t, func(ctx *fasthttp.RequestCtx) { ctx.WriteString("b") })
+	got, err := Compare(context.Background(), []Target{{Name: "a", URLs: []string{a + "/"}}, {Name: "b", URLs: []string{b + "/"}}},
+		CompareOptions{Conns: 4, Rate: 400, Rounds: 2, Slice: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range got {
+		if sent := m.Requests + m.Errors; sent+m.Missed != 200 || m.Requests < 150 || m.Errors != 0 || m.Lag.Count() != sent {
+			t.Errorf("target %d: %d requests, %d errors, %d missed, %d lags (%v); want 200 due, nearly all answered", i, m.Requests, m.Errors, m.Missed, m.Lag.Count(), m.FirstErr)
+		}
+	}
+}
