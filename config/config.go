@@ -95,6 +95,12 @@ type Serve struct {
 	// CacheTTL is how long a signature serves before revalidation.
 	// Default "1h".
 	CacheTTL Duration `yaml:"cache_ttl"`
+	// AnswerCacheBytes bounds the cache of refined answers in bytes: a
+	// request whose backend answer is the same as last time (but for
+	// digits before the results, such as the time the engine took)
+	// reuses the last refinement while its signatures are cached. The
+	// backend is still asked every time. Default 16 MiB; -1 turns it off.
+	AnswerCacheBytes int `yaml:"answer_cache_bytes"`
 	// MaxRequestBytes caps a client request body. Default 1 MiB.
 	MaxRequestBytes int `yaml:"max_request_bytes"`
 	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
@@ -282,6 +288,7 @@ func (c Config) WithDefaults() Config {
 	v.Budget = cmpOr(v.Budget, Duration(300*time.Millisecond))
 	v.CacheBytes = cmpOr(v.CacheBytes, 256<<20)
 	v.CacheTTL = cmpOr(v.CacheTTL, Duration(time.Hour))
+	v.AnswerCacheBytes = cmpOr(v.AnswerCacheBytes, 16<<20)
 	v.MaxRequestBytes = cmpOr(v.MaxRequestBytes, 1<<20)
 	v.MaxHeaderBytes = cmpOr(v.MaxHeaderBytes, 16<<10)
 	v.MaxConns = cmpOr(v.MaxConns, 10000)
@@ -569,6 +576,9 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 	}
 	if v.CacheBytes < 1<<20 {
 		bad("serve.cache_bytes", "%d is below 1 MiB", v.CacheBytes)
+	}
+	if v.AnswerCacheBytes < -1 || (v.AnswerCacheBytes > 0 && v.AnswerCacheBytes < 1<<20) {
+		bad("serve.answer_cache_bytes", "%d is neither -1 (off) nor at least 1 MiB", v.AnswerCacheBytes)
 	}
 	if v.MaxRequestBytes < 1024 {
 		bad("serve.max_request_bytes", "%d is below 1024", v.MaxRequestBytes)

@@ -88,6 +88,7 @@ func TestLoadErrors(t *testing.T) {
 		{"serve unknown engine key", "serve:\n  engines:\n    - {name: es, kind: solr, url: 'http://x', colour: red}\n", nil, []string{"colour"}},
 		{"redis store without nodes", "backend:\n  store: redis\n", nil, []string{"backend.redis"}},
 		{"unknown store", "backend:\n  store: mongo\n", nil, []string{"backend.store"}},
+		{"answer cache too small", "", []string{"serve.answer_cache_bytes=4096"}, []string{"serve.answer_cache_bytes", "-1 (off)"}},
 		{"cluster feed without cluster", "serve:\n  cluster_feed: true\n", nil, []string{"serve.cluster_feed"}},
 		{"transparent names no engine", "serve:\n  transparent: solr\n  engines:\n    - {name: es, kind: elasticsearch, url: 'http://x'}\n", nil, []string{"serve.transparent"}},
 	}

@@ -39,12 +39,17 @@ type sigCache struct {
 	c          *ristretto.Cache[string, *entry]
 	ttl        time.Duration
 	hits, miss atomic.Uint64
+	// exits counts the entries the cache has let go (replaced, deleted,
+	// evicted or rejected): while it stays put, an entry seen current is
+	// current until its deadline (hotList.current's fast path).
+	exits atomic.Uint64
 }
 
 func newSigCache(maxBytes int64, ttl time.Duration) (*sigCache, error) {
 	// About 2 KB per entry with a word sequence: ten counters per
 	// expected entry, as ristretto advises.
 	counters := max(maxBytes/2048*10, 1000)
+	sc := &sigCache{ttl: ttl}
 	c, err := ristretto.NewCache(&ristretto.Config[string, *entry]{
 		NumCounters: counters,
 		MaxCost:     maxBytes,
@@ -53,13 +58,15 @@ func newSigCache(maxBytes int64, ttl time.Duration) (*sigCache, error) {
 		OnExit: func(e *entry) {
 			if e != nil {
 				e.gone.Store(true)
+				sc.exits.Add(1)
 			}
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: signature cache: %w", err)
 	}
-	return &sigCache{c: c, ttl: ttl}, nil
+	sc.c = c
+	return sc, nil
 }
 
 // cost estimates the memory an entry takes in a full cache: the
@@ -102,7 +109,16 @@ func (c *sigCache) set(key string, e *entry) {
 // current reports whether e is still the entry the cache serves for its
 // key and fresh at now, so a look-up can be skipped.
 func (c *sigCache) current(e *entry, now time.Time) bool {
-	return !e.gone.Load() && now.Before(e.expires) && c.fresh(e, now)
+	return !e.gone.Load() && now.Before(c.deadline(e))
+}
+
+// deadline is when e stops being current, unless the cache lets it go
+// before.
+func (c *sigCache) deadline(e *entry) time.Time {
+	if d := e.fetchedAt.Add(c.ttl); d.Before(e.expires) {
+		return d
+	}
+	return e.expires
 }
 
 func (c *sigCache) close() { c.c.Close() }
@@ -293,6 +309,16 @@ type hotList struct {
 	entries []weak.Pointer[entry]
 	listKey [2]uint64 // listCache key of the list with no known winners
 	touch   atomic.Uint32
+	// seen is the outcome of the last full check that found every entry
+	// current; nil before one.
+	seen atomic.Pointer[hotSeen]
+}
+
+// hotSeen is a full check of a hotList that found every entry current:
+// the cache's exit count before it, and the earliest entry deadline.
+type hotSeen struct {
+	exits    uint64
+	deadline time.Time
 }
 
 func newHotLists(max int) *hotLists { return &hotLists{m: newTwoGen[uint64, *hotList](max)} }
@@ -315,29 +341,57 @@ func (c *hotLists) get(results []engine.Result, cache *sigCache, now time.Time, 
 		return nil, false
 	}
 	for i := range results {
-		e := h.entries[i].Value()
-		if e == nil || results[i].URL != h.urls[i] || !cache.current(e, now) {
+		if results[i].URL != h.urls[i] {
 			return nil, false
 		}
-		dst[i] = e
 	}
-	i := int(h.touch.Add(1)) % len(h.keys)
-	if e, ok := cache.c.Get(h.keys[i]); !ok || e != dst[i] {
+	if !h.current(cache, now, dst) {
 		return nil, false
 	}
 	cache.hits.Add(uint64(len(results)))
 	return h, true
 }
 
+// current reports whether every entry of h is still the cache's and fresh
+// at now, filling dst (len(h.urls) long, or nil) with the entries. When
+// the cache has let no entry go since the last full check, and no entry
+// has reached its deadline, that check still holds and the entries are not
+// visited (unless dst asks for them). One entry in turn is looked up for
+// real, which keeps the cache's admission counts alive for popular pages.
+func (h *hotList) current(cache *sigCache, now time.Time, dst []*entry) bool {
+	exits := cache.exits.Load()
+	if v := h.seen.Load(); dst != nil || v == nil || v.exits != exits || !now.Before(v.deadline) {
+		deadline := now.Add(cache.ttl)
+		for i := range h.entries {
+			e := h.entries[i].Value()
+			if e == nil || !cache.current(e, now) {
+				return false
+			}
+			if dst != nil {
+				dst[i] = e
+			}
+			if d := cache.deadline(e); d.Before(deadline) {
+				deadline = d
+			}
+		}
+		h.seen.Store(&hotSeen{exits: exits, deadline: deadline})
+	}
+	i := int(h.touch.Add(1)) % len(h.keys)
+	e, ok := cache.c.Get(h.keys[i])
+	return ok && e == h.entries[i].Value()
+}
+
 // put remembers the list results whose canonical URLs are keys, whose
-// signatures came from entries and whose list key is listKey.
-func (c *hotLists) put(results []engine.Result, keys []string, entries []*entry, listKey [2]uint64) {
+// signatures came from entries and whose list key is listKey, and returns
+// the remembered list.
+func (c *hotLists) put(results []engine.Result, keys []string, entries []*entry, listKey [2]uint64) *hotList {
 	h := &hotList{urls: make([]string, len(results)), keys: keys, entries: make([]weak.Pointer[entry], len(entries)), listKey: listKey}
 	for i := range results {
 		h.urls[i] = results[i].URL
 		h.entries[i] = weak.Make(entries[i])
 	}
 	c.m.put(hotKey(results), h)
+	return h
 }
 
 func (c *listCache) get(k [2]uint64) (*clusteredList, bool) { return c.m.get(k) }

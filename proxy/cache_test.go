@@ -111,3 +111,44 @@ func TestHotListHoldsNoEvicted(t *testing.T) {
 		t.Error("the list is served after one entry was deleted")
 	}
 }
+
+// TestHotListFastPath checks the check that skips visiting the entries:
+// it holds only while the cache lets nothing go and no entry reaches its
+// deadline, so a replaced, deleted or stale entry is still seen.
+func TestHotListFastPath(t *testing.T) {
+	s, body, _ := warmRefine(t)
+	p, err := s.transp.light.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, o := s.ref, s.refineOptions()
+	ctx := context.Background()
+	ref := r.refine(ctx, p.Results, o)
+	if ref.hot == nil {
+		ref = r.refine(ctx, p.Results, o)
+	}
+	h := ref.hot
+	if h == nil {
+		t.Fatal("a list all in the cache has no remembered list")
+	}
+	now := time.Now()
+	if !h.current(r.cache, now, nil) || h.seen.Load() == nil {
+		t.Fatal("a list just remembered is not current")
+	}
+	seen := h.seen.Load()
+	if !h.current(r.cache, now, nil) || h.seen.Load() != seen {
+		t.Error("a second check with nothing changed visited the entries again")
+	}
+	if h.current(r.cache, seen.deadline, nil) {
+		t.Error("current at the earliest entry's deadline")
+	}
+
+	key := h.keys[5]
+	other := &similarity.Signature{Simhash: 1, Tokens: 7, MinHash: make([]uint16, 84)}
+	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now()})
+	r.cache.c.Wait()
+	if h.current(r.cache, time.Now(), nil) {
+		t.Error("current after an entry was replaced")
+	}
+	r.wait()
+}

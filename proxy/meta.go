@@ -103,7 +103,8 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 		list[i].Rank = i
 	}
 	out.ref = s.ref.refine(ctx, list, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
-	s.countClusters(out.ref, p.mode)
+	clusters, dups := clusterCounts(out.ref)
+	s.m.clustered(clusters, dups, p.mode.String())
 	out.took = time.Since(start)
 	return out
 }

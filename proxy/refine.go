@@ -93,6 +93,10 @@ type refined struct {
 	serviceDups [][2]int
 	// counts by source, and the results left unmarked
 	cached, text, fetched, service, unrefined int
+	// hot is the remembered list whose cache entries signed every
+	// refined result, nil when some signature came from elsewhere: the
+	// outcome stays valid for as long as hot does (hotList.valid).
+	hot *hotList
 }
 
 // signed is a signature delivered by a background fetch.
@@ -173,13 +177,16 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			}
 			listKey = r.lists.key(out.keys, ids, winners)
 			if r.cluster == nil && n > 0 && out.cached == n {
-				r.hot.put(results[:n], slices.Clone(out.keys), entries, listKey)
+				hot = r.hot.put(results[:n], slices.Clone(out.keys), entries, listKey)
 			}
 		}
 		if l, ok := r.lists.get(listKey); ok {
 			out.clusters = l.clusters
 			copy(out.marks, l.marks)
 		}
+	}
+	if o.defaultDecision {
+		out.hot = hot
 	}
 	if out.clusters == nil {
 		out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)

@@ -82,6 +82,12 @@ type Options struct {
 	// CacheTTL is how long a signature is used before it is revalidated.
 	// Default 1h.
 	CacheTTL time.Duration
+	// AnswerCacheBytes bounds the cache of refined answers: a request
+	// whose backend answer is the same as last time (but for digits
+	// before the results, such as the time taken) reuses the last
+	// refinement while its signatures are still cached. Default 16 MiB;
+	// negative turns it off.
+	AnswerCacheBytes int64
 	// MaxRequestBytes caps a client request body. Default 1 MiB.
 	MaxRequestBytes int
 	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
@@ -104,6 +110,7 @@ type Server struct {
 	transp   *backend
 	fetcher  *fetch.Client
 	cache    *sigCache
+	answers  *answerCache // nil: off
 	ref      *refiner
 	m        *metrics
 	log      *slog.Logger
@@ -132,6 +139,7 @@ func New(o Options) (*Server, error) {
 	o.ClusterTimeout = cmp.Or(o.ClusterTimeout, 50*time.Millisecond)
 	o.CacheBytes = cmp.Or(o.CacheBytes, 256<<20)
 	o.CacheTTL = cmp.Or(o.CacheTTL, time.Hour)
+	o.AnswerCacheBytes = cmp.Or(o.AnswerCacheBytes, 16<<20)
 	o.MaxRequestBytes = cmp.Or(o.MaxRequestBytes, 1<<20)
 	o.MaxHeaderBytes = cmp.Or(o.MaxHeaderBytes, 16<<10)
 	o.MaxConns = cmp.Or(o.MaxConns, 10_000)
@@ -184,6 +192,11 @@ func New(o Options) (*Server, error) {
 	}
 	if s.cache, err = newSigCache(o.CacheBytes, o.CacheTTL); err != nil {
 		return nil, err
+	}
+	if o.Cluster == nil {
+		// Only lists signed from the cache alone are remembered
+		// (hotLists), and the cluster service's verdicts are not.
+		s.answers = newAnswerCache(o.AnswerCacheBytes)
 	}
 	s.m = newMetrics(s)
 	life, stop := context.WithCancel(context.Background())
@@ -610,26 +623,89 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		relay(ctx, resp)
 		return
 	}
-	var parsed *engine.Parsed
-	if len(resp.Header.ContentEncoding()) == 0 {
-		// The body is parsed in place: it lives in resp until the
-		// answer is rendered.
-		parsed, err = b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
-	} else {
-		err = errors.New("answer compressed although identity was asked for")
+	if len(resp.Header.ContentEncoding()) != 0 {
+		s.fallback(ctx, reqCtx, b, orig, start, errors.New("answer compressed although identity was asked for"))
+		return
 	}
+	var key uint64
+	if s.answers != nil && !p.custom {
+		key = answerKey(orig.Method, orig.Path, orig.Body, p.mode, win)
+		if s.answerFromCache(ctx, key, orig, p, win, resp, b, start) {
+			return
+		}
+	}
+	// The body is parsed in place: it lives in resp until the answer is
+	// rendered.
+	parsed, err := b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
 	if err != nil {
 		// An answer winnow cannot parse: ask again with the client's
 		// request as it was.
 		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	if !s.refineInto(ctx, reqCtx, b, parsed, p, win, start) {
+	ref, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start)
+	if !ok {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
+	if s.answers != nil && !p.custom && ref.hot != nil {
+		s.rememberAnswer(key, orig, p, win, parsed, ref, ctx.Response.Body())
+	}
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
 	ctx.SetStatusCode(resp.StatusCode())
+}
+
+// answerFromCache answers from the answer cache when the backend's answer
+// resp is one whose refinement it holds, and reports whether it did.
+func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engine.Request, p params, win engine.Window, resp *fasthttp.Response, b *backend, start time.Time) bool {
+	a := s.answers.get(key, orig.Method, orig.Path, orig.Body, p.mode, win)
+	if a == nil {
+		s.answers.misses.Add(1)
+		return false
+	}
+	buf := ctx.Response.SwapBody(nil)
+	out, raw, ok := a.render(buf[:0], resp.Body(), s.cache, time.Now())
+	switch {
+	case !ok:
+		ctx.Response.SwapBody(buf)
+		s.answers.misses.Add(1)
+		return false
+	case raw:
+		// The remembered rendering itself, written as it is.
+		ctx.Response.SwapBody(buf)
+		ctx.Response.SetBodyRaw(out)
+	default:
+		ctx.Response.SwapBody(out)
+	}
+	s.answers.hits.Add(1)
+	s.m.engine(b.Name, "ok", time.Since(start))
+	s.m.refined(&refined{cached: a.cached, unrefined: a.unrefined})
+	s.m.clustered(a.clusters, a.dups, p.mode.String())
+	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
+	ctx.SetStatusCode(resp.StatusCode())
+	return true
+}
+
+// rememberAnswer keeps a refined answer in the answer cache; out is its
+// rendering. An answer is kept the second time its key is met, so a
+// stream of queries that never repeat costs no copies.
+func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win engine.Window, parsed *engine.Parsed, ref *refined, out []byte) {
+	if !s.answers.secondSighting(key) {
+		return
+	}
+	body := parsed.Body()
+	ext := parsed.Extent()
+	if ext > len(out) || !bytes.Equal(out[:ext], body[:ext]) {
+		// Render changed the head it promised to copy: never reuse.
+		s.log.Warn("answer_cache_extent", "extent", ext)
+		return
+	}
+	clusters, dups := clusterCounts(ref)
+	s.answers.put(key, &answer{
+		method: orig.Method, path: orig.Path, reqBody: bytes.Clone(orig.Body), mode: p.mode, win: win,
+		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
+		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
+	})
 }
 
 // fallback answers with the client's request as it was, when the
@@ -666,7 +742,7 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	if !s.refineInto(ctx, reqCtx, b, parsed, p, win, start) {
+	if _, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start); !ok {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
@@ -680,31 +756,32 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 // refineInto refines a parsed answer and renders it into the client's
 // response body, reusing the response's own pooled buffer. It reports
 // false, leaving the response as it was, when rendering fails.
-func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, parsed *engine.Parsed, p params, win engine.Window, start time.Time) bool {
+func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *backend, parsed *engine.Parsed, p params, win engine.Window, start time.Time) (*refined, bool) {
 	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
-	s.countClusters(ref, p.mode)
+	clusters, dups := clusterCounts(ref)
+	s.m.clustered(clusters, dups, p.mode.String())
 	buf := ctx.Response.SwapBody(nil)
 	out, err := b.light.Render(buf[:0], parsed, ref.marks, p.mode, win)
 	if err != nil {
 		ctx.Response.SwapBody(buf)
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
-		return false
+		return ref, false
 	}
 	ctx.Response.SwapBody(out)
-	return true
+	return ref, true
 }
 
-func (s *Server) countClusters(ref *refined, mode engine.Mode) {
-	clusters, dups := 0, 0
+// clusterCounts returns the clusters of two or more results in ref and
+// the results grouped under another.
+func clusterCounts(ref *refined) (clusters, dups int) {
 	for _, c := range ref.clusters {
 		if len(c.Members) > 1 {
 			clusters++
 			dups += len(c.Members) - 1
 		}
 	}
-	dups += len(ref.serviceDups)
-	s.m.clustered(clusters, dups, mode.String())
+	return clusters, dups + len(ref.serviceDups)
 }
 
 // callPages fetches several pages of a backend in parallel (SearXNG).

@@ -20,9 +20,8 @@ import (
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
-// proxyOptions maps the configuration onto the proxy's options.
-// memoryLimit sets the Go runtime's soft memory limit to the signature
-// cache's size plus 128 MiB, unless the operator set GOMEMLIMIT: a full,
+// memoryLimit sets the Go runtime's soft memory limit to the caches'
+// size (signatures and answers) plus 128 MiB, unless the operator set GOMEMLIMIT: a full,
 // churning cache otherwise lets the heap grow to twice what is live
 // before a collection, past the cache + 150 MB the proxy promises.
 func memoryLimit(cacheBytes int64) {
@@ -32,6 +31,7 @@ func memoryLimit(cacheBytes int64) {
 	debug.SetMemoryLimit(cmp.Or(cacheBytes, 256<<20) + 128<<20) // proxy.New's default cache
 }
 
+// proxyOptions maps the configuration onto the proxy's options.
 func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	v := c.Serve
 	dec, err := decision(c)
@@ -39,19 +39,20 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		return proxy.Options{}, err
 	}
 	o := proxy.Options{
-		Transparent:     v.Transparent,
-		Factor:          v.Factor,
-		TopK:            v.TopK,
-		Budget:          time.Duration(v.Budget),
-		Decision:        dec,
-		Signer:          signer(c),
-		CacheBytes:      int64(v.CacheBytes),
-		CacheTTL:        time.Duration(v.CacheTTL),
-		MaxRequestBytes: v.MaxRequestBytes,
-		MaxHeaderBytes:  v.MaxHeaderBytes,
-		MaxConns:        v.MaxConns,
-		Logger:          e.log,
-		ModeSet:         true,
+		Transparent:      v.Transparent,
+		Factor:           v.Factor,
+		TopK:             v.TopK,
+		Budget:           time.Duration(v.Budget),
+		Decision:         dec,
+		Signer:           signer(c),
+		CacheBytes:       int64(v.CacheBytes),
+		CacheTTL:         time.Duration(v.CacheTTL),
+		AnswerCacheBytes: int64(v.AnswerCacheBytes),
+		MaxRequestBytes:  v.MaxRequestBytes,
+		MaxHeaderBytes:   v.MaxHeaderBytes,
+		MaxConns:         v.MaxConns,
+		Logger:           e.log,
+		ModeSet:          true,
 		Fetch: fetch.Options{
 			Timeout:         time.Duration(v.Fetch.Timeout),
 			MaxBodyBytes:    int64(v.Fetch.MaxBodyBytes),
@@ -145,7 +146,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	memoryLimit(o.CacheBytes)
+	memoryLimit(o.CacheBytes + max(o.AnswerCacheBytes, 0))
 	var demoSrv *demo.Server
 	if len(o.Engines) == 0 {
 		if demoSrv, o.Engines, err = demoEngines(e); err != nil {

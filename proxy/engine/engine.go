@@ -301,3 +301,41 @@ func duplicateLists(marks []Mark) dupLists {
 	}
 	return d
 }
+
+// Extent returns the offset in the answer's body from which on Render
+// reads or rewrites anything: Render copies the bytes before it
+// unchanged, and what it renders depends on nothing before it. A proxy
+// can so reuse a rendering for a later answer that differs from this one
+// only before Extent (the time an engine took, say). Answers merged from
+// several pages (Pager) have no such offset: Extent returns 0.
+func (p *Parsed) Extent() int {
+	if p.first != len(p.Results) {
+		return 0
+	}
+	if p.xml {
+		ext := len(p.body)
+		if p.rootNS >= 0 {
+			ext = p.rootNS
+		}
+		for _, pt := range p.xpatch {
+			ext = min(ext, pt.at.start)
+		}
+		if len(p.elems) > 0 {
+			s := p.elems[0].start
+			for s > 0 && isSpace(p.body[s-1]) {
+				s--
+			}
+			ext = min(ext, s)
+		}
+		return ext
+	}
+	ext := p.list.start
+	for _, pt := range p.patch {
+		ext = min(ext, pt.at.start)
+	}
+	return ext
+}
+
+// Body returns the answer the Parsed was parsed from (not a copy: the
+// caller must not modify it).
+func (p *Parsed) Body() []byte { return p.body }

@@ -32,13 +32,18 @@ func mustNew(t testing.TB, cfg Config) Adapter {
 	return a
 }
 
-func TestParse(t *testing.T) {
-	tests := []struct {
-		name, file string
-		cfg        Config
-		total      int
-		want       []Result
-	}{
+// parseCase is one real backend answer with the adapter configuration
+// that reads it and what Parse must find in it.
+type parseCase struct {
+	name, file string
+	cfg        Config
+	total      int
+	want       []Result
+}
+
+// parseCases are the real answers of every adapter kind in testdata.
+func parseCases() []parseCase {
+	return []parseCase{
 		{"es7", "es7-search.json", Config{Kind: "elasticsearch", Fields: FieldPaths{URL: "user", Snippet: "message"}}, 1,
 			[]Result{{URL: "kimchy", Snippet: "trying out Elasticsearch", Score: 1.3862942}}},
 		{"opensearch", "opensearch-search.json", Config{Kind: "opensearch", Fields: FieldPaths{Title: "superheroes.1.Hero name", URL: "superheroes.0.Real identity"}}, 1,
@@ -61,6 +66,10 @@ func TestParse(t *testing.T) {
 			[]Result{{URL: "http://www.columbia.edu/cu/lweb/eguids/amerihist/nyc.html", Title: "New York History",
 				Snippet: "... Harlem.NYC - A virtual tour and information on\n      businesses ...  with historic photos of Columbia's own New York\n      neighborhood ... Internet Resources for the City's History. ..."}}},
 	}
+}
+
+func TestParse(t *testing.T) {
+	tests := parseCases()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := mustNew(t, tt.cfg).Parse(read(t, tt.file), "")
@@ -793,5 +802,48 @@ func TestURLOnlyFeedStillValidates(t *testing.T) {
 		if _, err := a.Parse(body, "application/rss+xml"); !errors.Is(err, ErrMalformed) {
 			t.Errorf("URLOnly %v: Parse with an unknown entity = %v, want ErrMalformed", urlOnly, err)
 		}
+	}
+}
+
+// TestExtent checks Parsed.Extent's promise on every real answer, mode and
+// window: Render copies the bytes before the extent unchanged. For
+// Elasticsearch and Solr the engine's time ("took", "QTime") lies before
+// it, so a proxy can reuse a rendering when only that changed.
+func TestExtent(t *testing.T) {
+	for _, tt := range parseCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mustNew(t, tt.cfg)
+			body := read(t, tt.file)
+			p, err := a.Parse(body, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ext := p.Extent()
+			if ext <= 0 || ext > len(body) {
+				t.Fatalf("Extent = %d for a %d-byte answer", ext, len(body))
+			}
+			for _, took := range []string{`"took"`, `"QTime"`} {
+				if i := bytes.Index(body, []byte(took)); i >= ext {
+					t.Errorf("%s at %d is not before the extent %d", took, i, ext)
+				}
+			}
+			marks := make([]Mark, len(p.Results))
+			for i := range marks {
+				marks[i] = Mark{Cluster: "c", Winner: 0, Relation: "duplicate", Explain: "x"}
+			}
+			for _, mode := range []Mode{Remove, Group, Annotate} {
+				for _, w := range []Window{{Size: 10}, {From: 1, Size: 1}, {From: 2, Size: 5, Base: 2}} {
+					for _, m := range [][]Mark{nil, marks} {
+						out, err := a.Render(nil, p, m, mode, w)
+						if err != nil {
+							t.Fatalf("Render(%v, %+v): %v", mode, w, err)
+						}
+						if !bytes.Equal(out[:min(ext, len(out))], body[:ext]) {
+							t.Errorf("Render(%v, %+v) changed the head before the extent %d:\n%.200s", mode, w, ext, out)
+						}
+					}
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/internal/demo"
+)
+
+func TestDigitsApart(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"took":5,"x":1}`, `{"took":5,"x":1}`, true},
+		{`{"took":5,"x":1}`, `{"took":15,"x":1}`, true},
+		{`{"took":19,"x":1}`, `{"took":2,"x":1}`, true},
+		{`{"took":5,"x":1}`, `{"took":,"x":1}`, true}, // digits only: the JSON is the backend's
+		{`{"took":5,"x":1}`, `{"took":6,"x":2}`, false},
+		{`{"took":5,"x":1}`, `{"took":a,"x":1}`, false},
+		{`{"took":5,"timed_out":false}`, `{"took":5,"timed_out":true}`, false},
+		{`{"took":5}`, `{"took":5,"x":1}`, false},
+		{``, `1`, true},
+		{``, ``, true},
+	} {
+		if got := digitsApart([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("digitsApart(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestAnswerCache runs two proxies, one with the answer cache and one
+// without, in front of the same backend, and checks that every answer is
+// the same byte for byte: when the backend answers as before but for the
+// time it took (served from the cache, with the new time), when a hit's
+// score changes (a digit inside the results: refined anew), and when a
+// signature the cached answer used leaves the signature cache (refined
+// anew, the page fetched again).
+func TestAnswerCache(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	var took atomic.Int64
+	var editScore atomic.Bool
+	tookRE := regexp.MustCompile(`^\{"took":\d+`)
+	scoreRE := regexp.MustCompile(`"_score":[0-9.]+`)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(d.URL() + r.URL.RequestURI())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		b = tookRE.ReplaceAll(b, []byte(`{"took":`+strconv.FormatInt(took.Load(), 10)))
+		if editScore.Load() {
+			done := false
+			b = scoreRE.ReplaceAllFunc(b, func(m []byte) []byte {
+				if done {
+					return m
+				}
+				done = true
+				// The same length: only the comparison of the
+				// results can tell the answers apart.
+				return regexp.MustCompile(`[0-9]`).ReplaceAll(m, []byte("9"))
+			})
+		}
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		w.Write(b)
+	}))
+	t.Cleanup(backend.Close)
+
+	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, Budget: 5 * time.Second})
+	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, Budget: 5 * time.Second, AnswerCacheBytes: -1})
+	if off.answers != nil {
+		t.Fatal("AnswerCacheBytes -1 does not turn the answer cache off")
+	}
+	const path = "/llvm/_search?q=the&size=10"
+	same := func(step string) string {
+		t.Helper()
+		on.ref.wait()
+		off.ref.wait()
+		codeOn, bodyOn := get(t, onBase+path)
+		codeOff, bodyOff := get(t, offBase+path)
+		if codeOn != http.StatusOK || codeOff != http.StatusOK {
+			t.Fatalf("%s: status %d (cache) and %d (no cache)", step, codeOn, codeOff)
+		}
+		if bodyOn != bodyOff {
+			t.Fatalf("%s: answers differ\nwith the answer cache:    %.300s\nwithout the answer cache: %.300s", step, bodyOn, bodyOff)
+		}
+		if want := `{"took":` + strconv.FormatInt(took.Load(), 10) + `,`; !strings.HasPrefix(bodyOn, want) {
+			t.Fatalf("%s: answer starts %.40q, want the backend's own %q", step, bodyOn, want)
+		}
+		return bodyOn
+	}
+
+	// Warm: fetched and signed, then remembered from the cache, then
+	// kept at its second sighting; the times differ every time.
+	for i := range 5 {
+		took.Store(int64(3 + 7*i))
+		same("warm-up " + strconv.Itoa(i))
+	}
+	hits := on.answers.hits.Load()
+	if hits == 0 {
+		t.Fatal("five identical answers: none served from the answer cache")
+	}
+	if a := decodeES(t, same("cached")); len(a.Hits.Hits) != 10 {
+		t.Fatalf("cached answer has %d hits, want 10", len(a.Hits.Hits))
+	}
+	if on.answers.hits.Load() != hits+1 {
+		t.Fatalf("answer-cache hits %d -> %d, want one more", hits, on.answers.hits.Load())
+	}
+
+	// A digit inside the results: the extent differs, so no reuse.
+	editScore.Store(true)
+	hits = on.answers.hits.Load()
+	if body := same("score changed"); !strings.Contains(body, `"_score":9.999`) {
+		t.Fatal("the changed score is not in the answer")
+	}
+	if on.answers.hits.Load() != hits {
+		t.Fatal("an answer whose results changed was served from the answer cache")
+	}
+	editScore.Store(false)
+	same("score back")
+	same("score back, again")
+
+	// A signature the cached answer used leaves the cache.
+	hits = on.answers.hits.Load()
+	on.answers.mu.Lock()
+	var keys []string
+	for _, a := range on.answers.cur {
+		keys = append(keys, a.hot.keys...)
+	}
+	on.answers.mu.Unlock()
+	if len(keys) == 0 {
+		t.Fatal("no answer in the cache's current generation")
+	}
+	on.cache.c.Del(keys[0])
+	on.cache.c.Wait()
+	same("signature evicted")
+	if on.answers.hits.Load() != hits {
+		t.Fatal("an answer was served from the answer cache after one of its signatures left the signature cache")
+	}
+	same("re-signed")
+	same("re-signed, again")
+	if on.answers.hits.Load() == hits {
+		t.Fatal("the answer is not cached again once its signatures are back")
+	}
+}
