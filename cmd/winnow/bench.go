@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -61,6 +62,15 @@ type phaseReport struct {
 	// goroutine: load generator, demo engine and proxy) during this
 	// target's slices, divided by its requests.
 	CPUPerReqUs float64 `json:"cpu_per_request_us"`
+	// At a fixed rate (0 in a closed loop): Late counts the requests that
+	// waited for a free connection, Missed those still waiting when a
+	// slice ended (never sent, so in no latency), and LagP50Ms, LagP99Ms
+	// are the quantiles of the time from a request's due time to its
+	// send, which its latency includes.
+	Late     uint64  `json:"late"`
+	Missed   uint64  `json:"missed"`
+	LagP50Ms float64 `json:"send_lag_p50_ms"`
+	LagP99Ms float64 `json:"send_lag_p99_ms"`
 }
 
 // memReport is the process's resident memory during the run.
@@ -99,25 +109,45 @@ type soakReport struct {
 	CacheMiB     float64     `json:"cache_size_mib"`
 }
 
+// Load generator modes of benchReport.Load.
+const (
+	loadClosed = "closed_loop"
+	loadRate   = "fixed_rate"
+)
+
 // benchReport is the whole report, written as JSON with -json.
 type benchReport struct {
-	Mode            string      `json:"mode"`
-	TopK            int         `json:"top_k"`
-	GOMAXPROCS      int         `json:"gomaxprocs"`
-	NumCPU          int         `json:"num_cpu"`
-	Conns           int         `json:"conns"`
-	Results         int         `json:"results"`
-	Rounds          int         `json:"rounds"`
-	SliceSeconds    float64     `json:"slice_seconds"`
-	Queries         []string    `json:"queries"`
-	Passthrough     phaseReport `json:"passthrough"`
-	Winnow          phaseReport `json:"winnow"`
-	AddedP99Ms      float64     `json:"added_p99_ms"`
-	AddedP50Ms      float64     `json:"added_p50_ms"`
-	ThroughputRatio float64     `json:"throughput_ratio"`
-	AddedCPUUs      float64     `json:"added_cpu_per_query_us"`
-	P99OK           bool        `json:"added_p99_under_1ms"`
-	ThroughputOK    bool        `json:"throughput_at_least_80pct"`
+	Mode         string   `json:"mode"`
+	TopK         int      `json:"top_k"`
+	GOMAXPROCS   int      `json:"gomaxprocs"`
+	NumCPU       int      `json:"num_cpu"`
+	Conns        int      `json:"conns"`
+	Results      int      `json:"results"`
+	Rounds       int      `json:"rounds"`
+	SliceSeconds float64  `json:"slice_seconds"`
+	Queries      []string `json:"queries"`
+	// Load is how the targets were loaded: loadClosed, connections
+	// sending back to back, or loadRate, RateRPS requests per second
+	// whatever the answers, each latency counted from the request's due
+	// time.
+	Load    string  `json:"load"`
+	RateRPS float64 `json:"rate_rps,omitempty"`
+	// RateFraction, with -rate Fx, is F; CalibrationRPS is then the
+	// pass-through's closed-loop throughput measured first, for
+	// CalibrationSeconds, and RateRPS is F times it.
+	RateFraction       float64     `json:"rate_fraction,omitempty"`
+	CalibrationRPS     float64     `json:"calibration_passthrough_rps,omitempty"`
+	CalibrationSeconds float64     `json:"calibration_seconds,omitempty"`
+	Passthrough        phaseReport `json:"passthrough"`
+	Winnow             phaseReport `json:"winnow"`
+	AddedP99Ms         float64     `json:"added_p99_ms"`
+	AddedP50Ms         float64     `json:"added_p50_ms"`
+	// ThroughputRatio and ThroughputOK are nil at a fixed rate, where
+	// both targets are sent the same requests.
+	ThroughputRatio *float64 `json:"throughput_ratio"`
+	AddedCPUUs      float64  `json:"added_cpu_per_query_us"`
+	P99OK           bool     `json:"added_p99_under_1ms"`
+	ThroughputOK    *bool    `json:"throughput_at_least_80pct"`
 	// Signatures counts winnow's results by signature source during the
 	// measured slices (from its /metrics): all "cached" when warm.
 	Signatures map[string]float64 `json:"signatures"`
@@ -157,13 +187,19 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	churn := fs.Int("churn", 0, "in the soak, show each page under `N` URLs (the demo's x_variant), so the signature cache fills and churns: the cold path under load")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	useWrk := fs.Bool("wrk", false, "then cross-check with wrk (if installed): one query, duration/4 on each target")
+	rateArg := fs.String("rate", "0", "load both targets at this fixed `rate` in req/s, or at Fx: F times the pass-through's closed-loop req/s measured first "+
+		"(open loop, latency counted from each request's due time; -conns caps the requests in flight; the soak stays closed loop); 0: closed loop")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-json]\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-rate 0|N|Fx] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-json]\n\n"+
 			"Measures the proxy against a plain fasthttp pass-through in front of the same\n"+
 			"embedded demo engine, all in this process on 127.0.0.1, with warm signatures.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rate, fraction, err := parseRate(*rateArg)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -215,11 +251,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		Mode: be.mode, TopK: be.topK,
 		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
 		Conns: *conns, Results: *results, Rounds: *rounds, SliceSeconds: slice.Seconds(),
-		Queries: benchQueries,
+		Queries: benchQueries, Load: loadClosed, RateRPS: rate, RateFraction: fraction,
 	}
-	fmt.Fprintf(progress, "bench: %d rounds of %v per target, %d connections, %d results per query, GOMAXPROCS=%d "+
-		"(load generator, demo engine and both proxies share these CPUs)\n",
-		*rounds, slice, *conns, *results, rep.GOMAXPROCS)
 
 	// A short unmeasured run on each target opens the connections and
 	// fills the pools.
@@ -228,15 +261,34 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	if fraction > 0 {
+		calib := min(max(slice, time.Second), 5*time.Second)
+		fmt.Fprintf(progress, "bench: calibrating: the pass-through's closed-loop throughput over %v, %d connections\n", calib, *conns)
+		res, err := loadgen.Run(ctx, loadgen.Options{URLs: passURLs, Conns: *conns, Duration: calib})
+		if err != nil {
+			return err
+		}
+		if res.Requests == 0 {
+			return fmt.Errorf("bench: calibration: the pass-through answered no request: %v", res.FirstErr)
+		}
+		rep.CalibrationRPS, rep.CalibrationSeconds = res.RPS(), res.Elapsed.Seconds()
+		rep.RateRPS = fraction * rep.CalibrationRPS
+	}
+	if rep.RateRPS > 0 {
+		rep.Load = loadRate
+	}
+	fmt.Fprintf(progress, "bench: %d rounds of %v per target, %s, %d connections, %d results per query, GOMAXPROCS=%d "+
+		"(load generator, demo engine and both proxies share these CPUs)\n",
+		*rounds, slice, loadName(rep), *conns, *results, rep.GOMAXPROCS)
 	before, err := scrapeSignatures(winBase)
 	if err != nil {
 		return err
 	}
 	mem.mark()
 	got, err := loadgen.Compare(ctx, []loadgen.Target{{Name: "passthrough", URLs: passURLs}, {Name: "winnow", URLs: winURLs}},
-		loadgen.CompareOptions{Conns: *conns, Rounds: *rounds, Slice: slice, OnRound: func(r int, so []loadgen.Measured) {
-			fmt.Fprintf(progress, "bench: round %d/%d: pass-through %.0f req/s, winnow %.0f req/s so far\n",
-				r+1, *rounds, so[0].RPS(), so[1].RPS())
+		loadgen.CompareOptions{Conns: *conns, Rate: rep.RateRPS, Rounds: *rounds, Slice: slice, OnRound: func(r int, so []loadgen.Measured) {
+			fmt.Fprintf(progress, "bench: round %d/%d: pass-through %.0f req/s p99 %.3f ms, winnow %.0f req/s p99 %.3f ms so far\n",
+				r+1, *rounds, so[0].RPS(), ms(so[0].Latency.Quantile(0.99)), so[1].RPS(), ms(so[1].Latency.Quantile(0.99)))
 		}})
 	if err != nil {
 		return err
@@ -256,12 +308,16 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	rep.Winnow = phase(&got[1])
 	rep.AddedP99Ms = rep.Winnow.P99Ms - rep.Passthrough.P99Ms
 	rep.AddedP50Ms = rep.Winnow.P50Ms - rep.Passthrough.P50Ms
-	if rep.Passthrough.RPS > 0 {
-		rep.ThroughputRatio = rep.Winnow.RPS / rep.Passthrough.RPS
+	if rep.Load == loadClosed {
+		var ratio float64
+		if rep.Passthrough.RPS > 0 {
+			ratio = rep.Winnow.RPS / rep.Passthrough.RPS
+		}
+		ok := ratio >= targetThroughput
+		rep.ThroughputRatio, rep.ThroughputOK = &ratio, &ok
 	}
 	rep.AddedCPUUs = rep.Winnow.CPUPerReqUs - rep.Passthrough.CPUPerReqUs
 	rep.P99OK = rep.AddedP99Ms < float64(targetAddedP99)/1e6
-	rep.ThroughputOK = rep.ThroughputRatio >= targetThroughput
 	rep.Memory = mem.report(be, be.cacheSize)
 	if *useWrk {
 		d := max(*duration/4, time.Second)
@@ -299,6 +355,34 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	printBench(e.stdout, rep)
 	return nil
+}
+
+// parseRate reads -rate: req/s, or Fx for F times the pass-through's
+// measured throughput (returned as fraction, with rate 0).
+func parseRate(s string) (rate, fraction float64, err error) {
+	num, isFraction := strings.CutSuffix(s, "x")
+	v, err := strconv.ParseFloat(num, 64)
+	switch {
+	case err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v):
+		return 0, 0, usagef("-rate %q: want req/s (5000), 0 for a closed loop, or a multiple of the pass-through's throughput (0.5x)", s)
+	case isFraction && v == 0:
+		return 0, 0, usagef("-rate %q: a multiple of the pass-through's throughput must be positive", s)
+	case isFraction:
+		return 0, v, nil
+	}
+	return v, 0, nil
+}
+
+// loadName says how the targets were loaded.
+func loadName(r *benchReport) string {
+	switch {
+	case r.Load == loadRate && r.RateFraction > 0:
+		return fmt.Sprintf("fixed rate %.0f req/s (%gx the pass-through's %.0f req/s closed-loop, calibrated over %.1fs)",
+			r.RateRPS, r.RateFraction, r.CalibrationRPS, r.CalibrationSeconds)
+	case r.Load == loadRate:
+		return fmt.Sprintf("fixed rate %.0f req/s", r.RateRPS)
+	}
+	return "closed loop"
 }
 
 func writeJSON(w io.Writer, rep *benchReport) error {
@@ -531,6 +615,8 @@ func phase(r *loadgen.Measured) phaseReport {
 	if r.FirstErr != nil {
 		p.FirstErr = r.FirstErr.Error()
 	}
+	p.Late, p.Missed = r.Late, r.Missed
+	p.LagP50Ms, p.LagP99Ms = ms(r.Lag.Quantile(0.50)), ms(r.Lag.Quantile(0.99))
 	if r.Requests > 0 {
 		p.BodyBytes = float64(r.Bytes) / float64(r.Requests)
 		p.CPUPerReqUs = float64(r.CPUPerRequest()) / 1e3
@@ -751,8 +837,28 @@ func printBench(w io.Writer, r *benchReport) {
 		fmt.Fprintf(w, "%-12s %9d %9.0f %8.3f %8.3f %8.3f %8.3f %8.2f %7d %7d %7.1fus\n",
 			t.name, t.p.Requests, t.p.RPS, t.p.P50Ms, t.p.P90Ms, t.p.P99Ms, t.p.P999Ms, t.p.MaxMs, t.p.Errors, t.p.Non2xx, t.p.CPUPerReqUs)
 	}
-	fmt.Fprintf(w, "added latency: p50 %+.3f ms, p99 %+.3f ms (target < 1 ms: %s)\n", r.AddedP50Ms, r.AddedP99Ms, okWord(r.P99OK))
-	fmt.Fprintf(w, "throughput ratio winnow/passthrough: %.3f (target >= %.2f: %s)\n", r.ThroughputRatio, targetThroughput, okWord(r.ThroughputOK))
+	switch {
+	case r.Load == loadRate:
+		fmt.Fprintf(w, "load: %s to each target; latency counts from each request's due time\n", loadName(r))
+		fmt.Fprintf(w, "schedule: passthrough %d late, %d missed, send lag p50 %.3f ms p99 %.3f ms; winnow %d late, %d missed, send lag p50 %.3f ms p99 %.3f ms "+
+			"(late: waited for one of the %d connections; missed: never sent, still waiting when a slice ended; send lag: due to sent, in the latency)\n",
+			r.Passthrough.Late, r.Passthrough.Missed, r.Passthrough.LagP50Ms, r.Passthrough.LagP99Ms,
+			r.Winnow.Late, r.Winnow.Missed, r.Winnow.LagP50Ms, r.Winnow.LagP99Ms, r.Conns)
+		if r.Passthrough.Missed+r.Winnow.Missed > 0 {
+			fmt.Fprintf(w, "WARNING: requests missed: the rate is more than a target sustains here, and its latencies leave out the backlog\n")
+		}
+		fmt.Fprintf(w, "added latency at %.0f req/s: p50 %+.3f ms, p99 %+.3f ms (target < 1 ms: %s)\n", r.RateRPS, r.AddedP50Ms, r.AddedP99Ms, okWord(r.P99OK))
+		fmt.Fprintf(w, "throughput ratio: not measured at a fixed rate (both targets are sent %.0f req/s); run without -rate to compare throughput\n", r.RateRPS)
+	default:
+		how := fmt.Sprintf("%d connections back to back: at saturation latency is mostly queueing (connections / throughput), not what winnow adds per request; see -rate", r.Conns)
+		if r.Conns == 1 {
+			how = "1 connection, one request at a time: no queueing"
+		}
+		fmt.Fprintf(w, "added latency in a closed loop (%s): p50 %+.3f ms, p99 %+.3f ms (target < 1 ms: %s)\n", how, r.AddedP50Ms, r.AddedP99Ms, okWord(r.P99OK))
+		if r.ThroughputRatio != nil && r.ThroughputOK != nil {
+			fmt.Fprintf(w, "throughput ratio winnow/passthrough: %.3f (target >= %.2f: %s)\n", *r.ThroughputRatio, targetThroughput, okWord(*r.ThroughputOK))
+		}
+	}
 	fmt.Fprintf(w, "added CPU per query (process CPU per request, winnow slices - passthrough slices): %.1f us\n", r.AddedCPUUs)
 	fmt.Fprintf(w, "signatures during the measured slices: cached %.0f, fetched %.0f, text %.0f, unrefined %.0f\n",
 		r.Signatures["cached"], r.Signatures["fetched"], r.Signatures["text"], r.Signatures["unrefined"])

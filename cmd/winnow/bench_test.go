@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +44,8 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "-results", "60"},
 		{"bench", "-duration", "0s"},
 		{"bench", "extra"},
+		{"bench", "-rate", "-5"},
+		{"bench", "-rate", "0x"},
 	} {
 		if code, _, errs := winnow(t, "", args...); code != 2 {
 			t.Errorf("winnow %q = %d, want 2 (stderr %q)", args, code, errs)
@@ -73,5 +78,116 @@ func TestBenchChurnSoak(t *testing.T) {
 	}
 	if s.CacheMiB != 1 || s.CacheUsedMiB <= 0 || s.CacheUsedMiB > 1 {
 		t.Errorf("cache %.2f of %.2f MiB used, want a full 1 MiB cache", s.CacheUsedMiB, s.CacheMiB)
+	}
+}
+
+// TestBenchRate runs a short bench at half the pass-through's measured
+// throughput: both targets get the requests due at that rate in their
+// slices, and the report names the rate and leaves out the throughput
+// ratio.
+func TestBenchRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads loopback servers for 3s")
+	}
+	code, out, errs := winnow(t, "", "bench", "-duration", "2s", "-conns", "4", "-rate", "0.5x", "-json")
+	if code != 0 {
+		t.Fatalf("winnow bench -rate 0.5x = %d, stderr:\n%s", code, errs)
+	}
+	var r benchReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bench -json output: %v\n%s", err, out)
+	}
+	if r.Load != loadRate || r.RateFraction != 0.5 || r.CalibrationRPS <= 0 || r.CalibrationSeconds <= 0 || r.RateRPS != 0.5*r.CalibrationRPS {
+		t.Errorf("load %q at %v req/s, %vx of %v req/s calibrated over %vs; want %q at half the calibrated rate",
+			r.Load, r.RateRPS, r.RateFraction, r.CalibrationRPS, r.CalibrationSeconds, loadRate)
+	}
+	if r.ThroughputRatio != nil || r.ThroughputOK != nil {
+		t.Errorf("throughput ratio %v, ok %v at a fixed rate; want none", r.ThroughputRatio, r.ThroughputOK)
+	}
+	due := float64(r.Rounds) * r.SliceSeconds * r.RateRPS
+	for _, p := range []struct {
+		name string
+		p    phaseReport
+	}{{"passthrough", r.Passthrough}, {"winnow", r.Winnow}} {
+		if p.p.Requests == 0 || p.p.Errors != 0 || p.p.Non2xx != 0 || p.p.P99Ms <= 0 || p.p.LagP99Ms <= 0 {
+			t.Errorf("%s = %+v, want requests, no errors, latencies and send lags", p.name, p.p)
+		}
+		// Each of the rounds rounds up the requests due in its slice.
+		if got := float64(p.p.Requests + p.p.Errors + p.p.Missed); math.Abs(got-due) > float64(r.Rounds) {
+			t.Errorf("%s: %d sent + %d missed, want the %.0f due at %.0f req/s in %d slices of %vs",
+				p.name, p.p.Requests+p.p.Errors, p.p.Missed, due, r.RateRPS, r.Rounds, r.SliceSeconds)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in             string
+		rate, fraction float64
+		ok             bool
+	}{
+		{"0", 0, 0, true},
+		{"5000", 5000, 0, true},
+		{"2500.5", 2500.5, 0, true},
+		{"0.5x", 0, 0.5, true},
+		{"2x", 0, 2, true},
+		{"-1", 0, 0, false},
+		{"0x", 0, 0, false},
+		{"x", 0, 0, false},
+		{"fast", 0, 0, false},
+		{"NaN", 0, 0, false},
+		{"Inf", 0, 0, false},
+		{"1e400", 0, 0, false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			rate, fraction, err := parseRate(tc.in)
+			if rate != tc.rate || fraction != tc.fraction || (err == nil) != tc.ok {
+				t.Errorf("parseRate(%q) = %v, %v, %v; want %v, %v, ok %v", tc.in, rate, fraction, err, tc.rate, tc.fraction, tc.ok)
+			}
+		})
+	}
+}
+
+// TestPrintBenchLoad checks that the report says how the targets were
+// loaded: what closed-loop latency means, the fixed rate, and no
+// throughput ratio at a fixed rate.
+func TestPrintBenchLoad(t *testing.T) {
+	ratio, ok := 0.5, false
+	closed := benchReport{Load: loadClosed, Conns: 32, ThroughputRatio: &ratio, ThroughputOK: &ok, AddedP99Ms: 2.5}
+	one := closed
+	one.Conns = 1
+	rate := benchReport{Load: loadRate, Conns: 32, RateRPS: 5000, RateFraction: 0.5, CalibrationRPS: 10000, CalibrationSeconds: 2,
+		AddedP99Ms: 0.25, P99OK: true, Winnow: phaseReport{Late: 7, Missed: 2}}
+	for _, tc := range []struct {
+		name      string
+		r         benchReport
+		want, not []string
+	}{
+		{"closed loop", closed,
+			[]string{"added latency in a closed loop (32 connections back to back: at saturation latency is mostly queueing", "p99 +2.500 ms (target < 1 ms: MISSED)",
+				"throughput ratio winnow/passthrough: 0.500 (target >= 0.80: MISSED)"},
+			[]string{"fixed rate"}},
+		{"one connection", one, []string{"(1 connection, one request at a time: no queueing)"}, []string{"saturation"}},
+		{"fixed rate", rate,
+			[]string{"load: fixed rate 5000 req/s (0.5x the pass-through's 10000 req/s closed-loop, calibrated over 2.0s)",
+				"winnow 7 late, 2 missed", "WARNING: requests missed",
+				"added latency at 5000 req/s: p50 +0.000 ms, p99 +0.250 ms (target < 1 ms: ok)",
+				"throughput ratio: not measured at a fixed rate"},
+			[]string{"winnow/passthrough", "closed loop"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			printBench(&b, &tc.r)
+			for _, s := range tc.want {
+				if !strings.Contains(b.String(), s) {
+					t.Errorf("report lacks %q:\n%s", s, b.String())
+				}
+			}
+			for _, s := range tc.not {
+				if strings.Contains(b.String(), s) {
+					t.Errorf("report has %q:\n%s", s, b.String())
+				}
+			}
+		})
 	}
 }
