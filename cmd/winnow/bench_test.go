@@ -28,6 +28,9 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s = %+v, want requests, no errors", p.name, p.p)
 		}
 	}
+	if r.Load != loadClosed || r.RateRPS != 0 || r.ThroughputRatio == nil || *r.ThroughputRatio <= 0 || r.ThroughputOK == nil {
+		t.Errorf("load %q at %v req/s, throughput ratio %v; want %q with a ratio", r.Load, r.RateRPS, r.ThroughputRatio, loadClosed)
+	}
 	if want := len(benchQueries) * 50; r.MarkedHits != want {
 		t.Errorf("marked results = %d of %d, want %d (the top 50 of each query)", r.MarkedHits, r.CheckedHits, want)
 	}
