@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/internal/demo"
+	"github.com/winnow-search/winnow/proxy/engine"
 )
 
 func TestDigitsApart(t *testing.T) {
@@ -151,5 +152,29 @@ func TestAnswerCache(t *testing.T) {
 	same("re-signed, again")
 	if on.answers.hits.Load() == hits {
 		t.Fatal("the answer is not cached again once its signatures are back")
+	}
+}
+
+// TestRewriteRemembered checks that a remembered rewrite is the adapter's
+// own, for the request it was made for and no other.
+func TestRewriteRemembered(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	s, _ := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}})
+	b := s.transp
+	for _, path := range []string{"/llvm/_search?q=a&size=7", "/llvm/_search?q=a&size=8&from=16", "/llvm/_search?q=a&size=7"} {
+		orig := engine.Request{Method: "GET", Path: path}
+		want, wantWin, err := b.light.Rewrite(orig, s.o.Factor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			got, win, err := s.rewrite(b, orig)
+			if err != nil || got.Path != want.Path || got.Method != "GET" || len(got.Body) != 0 || win != wantWin {
+				t.Fatalf("rewrite(%s) = %+v %+v %v, want %+v %+v", path, got, win, err, want, wantWin)
+			}
+		}
+	}
+	if _, _, err := s.rewrite(b, engine.Request{Method: "GET", Path: "/llvm/_search?q=a&size=-1"}); err == nil {
+		t.Error("a bad request is rewritten")
 	}
 }

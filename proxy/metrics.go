@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
@@ -16,10 +19,20 @@ import (
 // engine names come from the configuration, never from requests.
 type metrics struct {
 	set *vm.Set
+
+	// The counters and histograms by name and labels, so a request
+	// finds its metrics without formatting their names (a request
+	// updates eight or so).
+	mu         sync.RWMutex
+	counters   map[metricKey]*vm.Counter
+	histograms map[metricKey]*vm.Histogram
 }
 
+// metricKey is a metric's name format and its label values.
+type metricKey struct{ format, a, b string }
+
 func newMetrics(s *Server) *metrics {
-	m := &metrics{set: vm.NewSet()}
+	m := &metrics{set: vm.NewSet(), counters: map[metricKey]*vm.Counter{}, histograms: map[metricKey]*vm.Histogram{}}
 	m.set.NewGauge("winnow_cache_hits_total", func() float64 { return float64(s.cache.hits.Load()) })
 	m.set.NewGauge("winnow_cache_misses_total", func() float64 { return float64(s.cache.miss.Load()) })
 	m.set.NewGauge("winnow_cache_cost_bytes", func() float64 {
@@ -34,33 +47,84 @@ func newMetrics(s *Server) *metrics {
 
 func (m *metrics) write(w io.Writer) { m.set.WritePrometheus(w) }
 
+// counter returns the counter named by format (a fmt format with a %q
+// for each label) with labels a and b ("" when the format has fewer).
+func (m *metrics) counter(format, a, b string) *vm.Counter {
+	k := metricKey{format, a, b}
+	m.mu.RLock()
+	c := m.counters[k]
+	m.mu.RUnlock()
+	if c == nil {
+		c = m.set.GetOrCreateCounter(metricName(k))
+		m.mu.Lock()
+		m.counters[k] = c
+		m.mu.Unlock()
+	}
+	return c
+}
+
+// histogram is counter's twin for histograms.
+func (m *metrics) histogram(format, a, b string) *vm.Histogram {
+	k := metricKey{format, a, b}
+	m.mu.RLock()
+	h := m.histograms[k]
+	m.mu.RUnlock()
+	if h == nil {
+		h = m.set.GetOrCreateHistogram(metricName(k))
+		m.mu.Lock()
+		m.histograms[k] = h
+		m.mu.Unlock()
+	}
+	return h
+}
+
+func metricName(k metricKey) string {
+	switch strings.Count(k.format, "%") {
+	case 0:
+		return k.format
+	case 1:
+		return fmt.Sprintf(k.format, k.a)
+	}
+	return fmt.Sprintf(k.format, k.a, k.b)
+}
+
+// statusClasses are the label values of HTTP status classes.
+var statusClasses = [...]string{"0xx", "1xx", "2xx", "3xx", "4xx", "5xx"}
+
+func statusClass(status int) string {
+	if c := status / 100; c >= 0 && c < len(statusClasses) {
+		return statusClasses[c]
+	}
+	return strconv.Itoa(status/100) + "xx"
+}
+
 // request counts one client request by route and status class and records
 // its latency.
 func (m *metrics) request(route string, status int, d time.Duration) {
-	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_requests_total{route=%q,code="%dxx"}`, route, status/100)).Inc()
-	m.set.GetOrCreateHistogram(fmt.Sprintf(`winnow_request_duration_seconds{route=%q}`, route)).Update(d.Seconds())
+	m.counter(`winnow_requests_total{route=%q,code=%q}`, route, statusClass(status)).Inc()
+	m.histogram(`winnow_request_duration_seconds{route=%q}`, route, "").Update(d.Seconds())
 }
 
 // engine records one backend call by engine and outcome.
 func (m *metrics) engine(name, outcome string, d time.Duration) {
-	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_engine_requests_total{engine=%q,outcome=%q}`, name, outcome)).Inc()
-	m.set.GetOrCreateHistogram(fmt.Sprintf(`winnow_engine_duration_seconds{engine=%q}`, name)).Update(d.Seconds())
+	m.counter(`winnow_engine_requests_total{engine=%q,outcome=%q}`, name, outcome).Inc()
+	m.histogram(`winnow_engine_duration_seconds{engine=%q}`, name, "").Update(d.Seconds())
 }
 
 // cluster records one lookup in the cluster service by outcome.
 func (m *metrics) cluster(outcome string, d time.Duration) {
-	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_cluster_lookups_total{outcome=%q}`, outcome)).Inc()
-	m.set.GetOrCreateHistogram(`winnow_cluster_lookup_duration_seconds`).Update(d.Seconds())
+	m.counter(`winnow_cluster_lookups_total{outcome=%q}`, outcome, "").Inc()
+	m.histogram(`winnow_cluster_lookup_duration_seconds`, "", "").Update(d.Seconds())
 }
 
 // refined counts results by where their signature came from.
 func (m *metrics) refined(r *refined) {
-	for _, kv := range []struct {
+	for _, kv := range [...]struct {
 		src string
 		n   int
 	}{{"cached", r.cached}, {"text", r.text}, {"fetched", r.fetched}, {"service", r.service}, {"unrefined", r.unrefined}} {
 		if kv.n > 0 {
-			m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_results_total{signature=%q}`, kv.src)).Add(kv.n)
+			m.counter(`winnow_results_total{signature=%q}`, kv.src, "").Add(kv.n)
 		}
 	}
 }
@@ -68,8 +132,8 @@ func (m *metrics) refined(r *refined) {
 // clustered counts the clusters of two or more results found and the
 // results removed (or grouped) as duplicates.
 func (m *metrics) clustered(clusters, duplicates int, mode string) {
-	m.set.GetOrCreateCounter(`winnow_clusters_total`).Add(clusters)
-	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_duplicates_total{mode=%q}`, mode)).Add(duplicates)
+	m.counter(`winnow_clusters_total`, "", "").Add(clusters)
+	m.counter(`winnow_duplicates_total{mode=%q}`, mode, "").Add(duplicates)
 }
 
 // fetchOutcome counts one page fetch by outcome.
@@ -90,11 +154,11 @@ func (m *metrics) fetchOutcome(err error) {
 	default:
 		outcome = "error"
 	}
-	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_fetches_total{outcome=%q}`, outcome)).Inc()
+	m.counter(`winnow_fetches_total{outcome=%q}`, outcome, "").Inc()
 }
 
 // feed counts pages fed back to the cluster service by outcome: sent,
 // error (the ingest failed) or dropped (the queue was full).
 func (m *metrics) feed(outcome string, n int) {
-	m.set.GetOrCreateCounter(fmt.Sprintf(`winnow_cluster_feed_pages_total{outcome=%q}`, outcome)).Add(n)
+	m.counter(`winnow_cluster_feed_pages_total{outcome=%q}`, outcome, "").Add(n)
 }

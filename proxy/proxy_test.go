@@ -580,3 +580,37 @@ func TestBackendIgnoresIdentity(t *testing.T) {
 		t.Errorf("%d hits, want the backend's 3", len(a.Hits.Hits))
 	}
 }
+
+// TestShutdownRacesServe checks that Shutdown ends a Serve however the two
+// interleave, also when Serve has not yet handed its listener to fasthttp
+// (the race that once left a test's Serve accepting for ever), and when
+// Shutdown comes first.
+func TestShutdownRacesServe(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	for i := range 40 {
+		s, err := New(Options{Engines: []Engine{esEngine(d.URL())}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		serve := func() { done <- s.Serve(ln) }
+		if i%2 == 0 {
+			go serve()
+		}
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		if i%2 == 1 {
+			go serve()
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Serve still running 10 s after Shutdown", i)
+		}
+	}
+}

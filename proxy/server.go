@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,12 +112,18 @@ type Server struct {
 	fetcher  *fetch.Client
 	cache    *sigCache
 	answers  *answerCache // nil: off
+	rewrites *twoGen[string, rewritten]
 	ref      *refiner
 	m        *metrics
 	log      *slog.Logger
 	srv      *fasthttp.Server
 	ready    atomic.Bool
 	stopLife context.CancelFunc
+
+	lnMu   sync.Mutex
+	lns    []net.Listener // given to Serve
+	closed bool           // Shutdown has begun
+
 }
 
 // backend is one configured engine with its adapter and HTTP client.
@@ -157,7 +164,7 @@ func New(o Options) (*Server, error) {
 	if len(o.Engines) == 0 {
 		errs = append(errs, errors.New("proxy: no engines configured"))
 	}
-	s := &Server{o: o, log: log}
+	s := &Server{o: o, log: log, rewrites: newTwoGen[string, rewritten](4096)}
 	for i, e := range o.Engines {
 		b, err := newBackend(e)
 		if err != nil {
@@ -308,6 +315,14 @@ func (l fasthttpLogger) Printf(format string, args ...any) {
 // Serve accepts connections on ln until [Server.Shutdown]. It marks the
 // server ready.
 func (s *Server) Serve(ln net.Listener) error {
+	s.lnMu.Lock()
+	if s.closed {
+		s.lnMu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.lns = append(s.lns, ln)
+	s.lnMu.Unlock()
 	s.ready.Store(true)
 	return s.srv.Serve(ln)
 }
@@ -318,6 +333,15 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.ready.Store(false)
 	err := s.srv.ShutdownWithContext(ctx)
+	// A Serve that had not yet handed its listener to fasthttp when
+	// fasthttp shut down would accept on it for ever: closing it ends
+	// that Serve (a listener fasthttp closed already just errs).
+	s.lnMu.Lock()
+	s.closed = true
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+	s.lnMu.Unlock()
 	s.stopLife()
 	done := make(chan struct{})
 	go func() { s.ref.wait(); close(done) }()
@@ -396,14 +420,17 @@ type params struct {
 
 func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	p := params{mode: s.o.Mode, decision: s.o.Decision}
-	get := func(name string) string {
-		if v := ctx.QueryArgs().Peek("winnow_" + name); v != nil {
-			return string(v)
+	args := ctx.QueryArgs()
+	hasArgs := bytes.Contains(ctx.URI().QueryString(), []byte("winnow_"))
+	get := func(arg, header string) string {
+		if hasArgs {
+			if v := args.Peek(arg); v != nil {
+				return string(v)
+			}
 		}
-		// Header names are normalized: X-Winnow-Mode, X-Winnow-Explain.
-		return string(ctx.Request.Header.Peek("X-Winnow-" + strings.ToUpper(name[:1]) + name[1:]))
+		return string(ctx.Request.Header.Peek(header))
 	}
-	switch m := get("mode"); m {
+	switch m := get("winnow_mode", "X-Winnow-Mode"); m {
 	case "":
 	case "remove":
 		p.mode = engine.Remove
@@ -416,7 +443,7 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	default:
 		return p, fmt.Errorf("winnow_mode %q is not one of remove, group, annotate, off", m)
 	}
-	method, threshold := get("method"), get("threshold")
+	method, threshold := get("winnow_method", "X-Winnow-Method"), get("winnow_threshold", "X-Winnow-Threshold")
 	if method != "" || threshold != "" {
 		d, err := DecisionFor(method, threshold, s.o.Decision)
 		if err != nil {
@@ -424,7 +451,8 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		}
 		p.decision, p.custom = d, true
 	}
-	p.explain = get("explain") == "1" || get("explain") == "true"
+	explain := get("winnow_explain", "X-Winnow-Explain")
+	p.explain = explain == "1" || explain == "true"
 	if p.explain && p.mode == engine.Remove {
 		p.mode = engine.Annotate
 	}
@@ -606,7 +634,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		s.transparentPages(ctx, reqCtx, b, pg, orig, p, start)
 		return
 	}
-	breq, win, err := b.light.Rewrite(orig, s.o.Factor)
+	breq, win, err := s.rewrite(b, orig)
 	if err != nil {
 		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
@@ -706,6 +734,30 @@ func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win e
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
 	})
+}
+
+// rewrite is the transparent backend's Rewrite with the server's
+// factor, remembered for requests without a body: a popular query's URL
+// is rewritten once, not parsed and encoded again on every request.
+func (s *Server) rewrite(b *backend, orig engine.Request) (engine.Request, engine.Window, error) {
+	if len(orig.Body) > 0 {
+		return b.light.Rewrite(orig, s.o.Factor)
+	}
+	if r, ok := s.rewrites.get(orig.Path); ok {
+		orig.Path = r.path
+		return orig, r.win, nil
+	}
+	breq, win, err := b.light.Rewrite(orig, s.o.Factor)
+	if err == nil && len(breq.Body) == 0 {
+		s.rewrites.put(orig.Path, rewritten{breq.Path, win})
+	}
+	return breq, win, err
+}
+
+// rewritten is a remembered Rewrite of a request without a body.
+type rewritten struct {
+	path string
+	win  engine.Window
 }
 
 // fallback answers with the client's request as it was, when the
