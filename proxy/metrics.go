@@ -50,32 +50,27 @@ func (m *metrics) write(w io.Writer) { m.set.WritePrometheus(w) }
 // counter returns the counter named by format (a fmt format with a %q
 // for each label) with labels a and b ("" when the format has fewer).
 func (m *metrics) counter(format, a, b string) *vm.Counter {
-	k := metricKey{format, a, b}
-	m.mu.RLock()
-	c := m.counters[k]
-	m.mu.RUnlock()
-	if c == nil {
-		c = m.set.GetOrCreateCounter(metricName(k))
-		m.mu.Lock()
-		m.counters[k] = c
-		m.mu.Unlock()
-	}
-	return c
+	return cached(m, m.counters, metricKey{format, a, b}, m.set.GetOrCreateCounter)
 }
 
 // histogram is counter's twin for histograms.
 func (m *metrics) histogram(format, a, b string) *vm.Histogram {
-	k := metricKey{format, a, b}
+	return cached(m, m.histograms, metricKey{format, a, b}, m.set.GetOrCreateHistogram)
+}
+
+// cached returns the metric of key k from byKey, creating it by its name
+// the first time.
+func cached[T any](m *metrics, byKey map[metricKey]*T, k metricKey, create func(name string) *T) *T {
 	m.mu.RLock()
-	h := m.histograms[k]
+	v := byKey[k]
 	m.mu.RUnlock()
-	if h == nil {
-		h = m.set.GetOrCreateHistogram(metricName(k))
+	if v == nil {
+		v = create(metricName(k))
 		m.mu.Lock()
-		m.histograms[k] = h
+		byKey[k] = v
 		m.mu.Unlock()
 	}
-	return h
+	return v
 }
 
 func metricName(k metricKey) string {

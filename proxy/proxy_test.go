@@ -46,6 +46,24 @@ func startDemo(t testing.TB, o demo.Options) *demo.Server {
 // startProxy starts a proxy with o on loopback and returns its base URL.
 func startProxy(t testing.TB, o Options) (*Server, string) {
 	t.Helper()
+	s, ln := newProxy(t, o)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		<-done
+	})
+	return s, "http://" + ln.Addr().String()
+}
+
+// newProxy builds a proxy with o (loopback fetches allowed, logs
+// discarded unless -v) and a loopback listener for it, not yet served.
+func newProxy(t testing.TB, o Options) (*Server, net.Listener) {
+	t.Helper()
 	o.Logger = slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -59,17 +77,7 @@ func startProxy(t testing.TB, o Options) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		<-done
-	})
-	return s, "http://" + ln.Addr().String()
+	return s, ln
 }
 
 func engineConfig(kind, path string) engine.Config { return engine.Config{Kind: kind, Path: path} }
@@ -588,14 +596,7 @@ func TestBackendIgnoresIdentity(t *testing.T) {
 func TestShutdownRacesServe(t *testing.T) {
 	d := startDemo(t, demo.Options{})
 	for i := range 40 {
-		s, err := New(Options{Engines: []Engine{esEngine(d.URL())}, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, ln := newProxy(t, Options{Engines: []Engine{esEngine(d.URL())}})
 		done := make(chan error, 1)
 		serve := func() { done <- s.Serve(ln) }
 		if i%2 == 0 {
