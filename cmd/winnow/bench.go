@@ -413,7 +413,7 @@ func startBench(e *env) (*benchEnv, error) {
 		be.close(e)
 		return nil, err
 	}
-	memoryLimit(o.CacheBytes)
+	memoryLimit(o.CacheBytes + max(o.AnswerCacheBytes, 0))
 	o.Logger = quiet
 	o.Fetch.Logger = quiet
 	o.Engines = []proxy.Engine{{Name: "demo-es", URL: be.demo.URL(),
