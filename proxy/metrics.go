@@ -45,7 +45,13 @@ func newMetrics(s *Server) *metrics {
 	return m
 }
 
-func (m *metrics) write(w io.Writer) { m.set.WritePrometheus(w) }
+// write writes the proxy's metrics and the process's own (go_* and
+// process_*: resident memory, heap, collections, goroutines), which an
+// operator watches against the caches' configured size.
+func (m *metrics) write(w io.Writer) {
+	m.set.WritePrometheus(w)
+	vm.WriteProcessMetrics(w)
+}
 
 // counter returns the counter named by format (a fmt format with a %q
 // for each label) with labels a and b ("" when the format has fewer).

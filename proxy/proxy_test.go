@@ -421,7 +421,7 @@ func TestMetasearchAndOps(t *testing.T) {
 		}
 	}
 	_, metrics := get(t, base+"/metrics")
-	for _, want := range []string{"winnow_cache_hits_total", "winnow_fetches_total", "winnow_clusters_total", "winnow_engine_requests_total{engine=\"es\"", "winnow_request_duration_seconds_bucket"} {
+	for _, want := range []string{"winnow_cache_hits_total", "winnow_fetches_total", "winnow_clusters_total", "winnow_engine_requests_total{engine=\"es\"", "winnow_request_duration_seconds_bucket", `winnow_answer_cache_total{outcome="miss"}`, "process_resident_memory_bytes", "go_memstats_heap_inuse_bytes"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -425,10 +425,9 @@ func startBench(e *env) (*benchEnv, error) {
 	o.Budget = 5 * time.Second
 	be.topK = cmp.Or(o.TopK, 50) // proxy.New's default
 	be.mode = o.Mode.String()
-	be.cacheSize = o.CacheBytes
-	if be.cacheSize == 0 {
-		be.cacheSize = 256 << 20 // proxy.New's default
-	}
+	// The configured caches: signatures and answers (proxy.New's
+	// defaults 256 and 16 MiB; a negative answer cache is off).
+	be.cacheSize = cmp.Or(o.CacheBytes, 256<<20) + max(cmp.Or(o.AnswerCacheBytes, 16<<20), 0)
 	if be.win, err = proxy.New(o); err != nil {
 		be.close(e)
 		return nil, err
@@ -865,7 +864,7 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "winnow answers after the run (mode %s, top %d refined): %d of %d results carry _winnow marks\n", r.Mode, r.TopK, r.MarkedHits, r.CheckedHits)
 	m := r.Memory
 	fmt.Fprintf(w, "memory (whole process: load generator, demo engine, both proxies): RSS start %.1f MiB, peak %.1f MiB, end %.1f MiB; "+
-		"Go heap in use %.1f MiB; cache size %.0f MiB (%.2f MiB used); limit cache + 150 MiB = %.0f MiB: %s\n",
+		"Go heap in use %.1f MiB; caches (signatures + answers) %.0f MiB (signatures %.2f MiB used); limit caches + 150 MiB = %.0f MiB: %s\n",
 		m.StartMiB, m.PeakMiB, m.EndMiB, m.HeapInuseMiB, m.CacheMiB, m.CacheUsedMiB, m.LimitMiB, okWord(m.WithinLimit))
 	if r.WrkPassthrough != "" {
 		fmt.Fprintf(w, "wrk cross-check, passthrough:\n%swrk cross-check, winnow:\n%s", r.WrkPassthrough, r.WrkWinnow)
@@ -882,7 +881,7 @@ func printSoak(w io.Writer, s *soakReport) {
 		verdict = "GREW"
 	}
 	fmt.Fprintf(w, "soak: RSS mean of window 2 (%s) %.1f MiB, of the last window %.1f MiB: %+.1f%% (limit +10%%): %s; "+
-		"peak %.1f MiB, within cache + 150 MiB: %s; Go heap in use at end %.1f MiB\n",
+		"peak %.1f MiB, within caches + 150 MiB: %s; Go heap in use at end %.1f MiB\n",
 		s.Window, s.BaselineMiB, s.LastMiB, 100*s.Growth, verdict, s.PeakMiB, okWord(s.WithinLimit), s.GoHeapEndMiB)
-	fmt.Fprintf(w, "soak: %d distinct query URLs; signature cache %.1f of %.1f MiB used at the end\n", s.URLs, s.CacheUsedMiB, s.CacheMiB)
+	fmt.Fprintf(w, "soak: %d distinct query URLs; signature cache %.1f MiB used at the end (caches configured: %.1f MiB)\n", s.URLs, s.CacheUsedMiB, s.CacheMiB)
 }
