@@ -28,22 +28,19 @@ func loadPages(b *testing.B) ([][]byte, int64) {
 }
 
 func benchHTML(b *testing.B, o Options) {
-	docs, n := loadPages(b)
-	b.SetBytes(n)
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, d := range docs {
-			if _, err := HTML(d, "", o); err != nil {
-				b.Fatal(err)
-			}
+	benchPages(b, func(d []byte) {
+		if _, err := HTML(d, "", o); err != nil {
+			b.Fatal(err)
 		}
-	}
+	})
 }
 
 func BenchmarkHTML(b *testing.B)     { benchHTML(b, Options{}) }
 func BenchmarkHTMLMain(b *testing.B) { benchHTML(b, Options{Content: ContentMain}) }
 
-func BenchmarkNormalize(b *testing.B) {
+// benchTexts runs f on the canonical text of every saved page; MB/s
+// counts the texts.
+func benchTexts(b *testing.B, f func(text string)) {
 	docs, _ := loadPages(b)
 	var texts []string
 	var n int64
@@ -56,28 +53,13 @@ func BenchmarkNormalize(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, s := range texts {
-			Normalize(s)
+			f(s)
 		}
 	}
 }
 
-func BenchmarkTokenize(b *testing.B) {
-	docs, _ := loadPages(b)
-	var texts []string
-	var n int64
-	for _, d := range docs {
-		doc, _ := HTML(d, "", Options{})
-		texts = append(texts, doc.Text)
-		n += int64(len(doc.Text))
-	}
-	b.SetBytes(n)
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, s := range texts {
-			Tokenize(s)
-		}
-	}
-}
+func BenchmarkNormalize(b *testing.B) { benchTexts(b, func(s string) { Normalize(s) }) }
+func BenchmarkTokenize(b *testing.B)  { benchTexts(b, func(s string) { Tokenize(s) }) }
 
 func BenchmarkURL(b *testing.B) {
 	urls := []string{
@@ -99,4 +81,32 @@ func BenchmarkURL(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchPages runs f on every saved page; MB/s counts the whole pages.
+func benchPages(b *testing.B, f func(page []byte)) {
+	docs, n := loadPages(b)
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			f(d)
+		}
+	}
+}
+
+// BenchmarkHead measures ParseHead on the saved pages; MB/s counts the
+// whole pages, of which only the heads are parsed.
+func BenchmarkHead(b *testing.B) {
+	benchPages(b, func(d []byte) { ParseHead(d, "", "https://example.com/a/page.html") })
+}
+
+// BenchmarkHTMLHead measures HTMLHead: HTML and the head with one
+// decoding.
+func BenchmarkHTMLHead(b *testing.B) {
+	benchPages(b, func(d []byte) {
+		if _, _, err := HTMLHead(d, "", "https://example.com/a/page.html", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	})
 }

@@ -76,6 +76,12 @@ type Document struct {
 // returns [ErrBinary] for binary input; any other input, however
 // malformed, gives a Document. b is not retained.
 func HTML(b []byte, contentType string, o Options) (Document, error) {
+	return parseHTML(b, contentType, o, nil)
+}
+
+// parseHTML is [HTML]; head, when not nil, is called with the decoded page
+// before its text is extracted.
+func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Document, error) {
 	var d Document
 	b, d.Truncated = limit(b, o.MaxBytes)
 	e, name := determineEncoding(b, contentType, d.Truncated)
@@ -84,6 +90,9 @@ func HTML(b []byte, contentType string, o Options) (Document, error) {
 	}
 	d.Charset = name
 	u := decode(b, e, name)
+	if head != nil {
+		head(u)
+	}
 	x := extractor{main: o.Content == ContentMain}
 	x.out.Grow(len(u) / 6)
 	x.run(u)

@@ -16,6 +16,15 @@
 // of the text, otherwise blocks chosen by a jusText-style classifier on text
 // length and link density.
 //
+// [ParseHead] reads what a page's <head> declares: its title, its
+// canonical URL (<link rel="canonical">, resolved against <base href> and
+// the page URL and canonicalized with [URL]), a <meta http-equiv="refresh">
+// target and delay, and robots noindex / nofollow. It parses the head
+// alone (a bounded prefix, without comments, scripts and styles) into a
+// DOM with golang.org/x/net/html and queries it with goquery, so its cost
+// does not grow with the page; [HTMLHead] returns it with the Document and
+// decodes the page once.
+//
 // [URL] canonicalizes http and https URLs (case, default ports, fragments,
 // percent-encoding, IDNA, dot segments, sorted query without tracking
 // parameters) and [HostKey] maps host aliases such as www.example.com and

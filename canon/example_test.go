@@ -34,3 +34,20 @@ func ExampleURL() {
 	// https://www.example.com/a/c?a=1&b=2 <nil>
 	// example.com example.com
 }
+
+func ExampleParseHead() {
+	page := []byte(`<!doctype html><html><head>
+<title>Install &amp; run</title>
+<base href="/docs/v2/">
+<link rel="canonical" href="install.html?utm_source=feed">
+<meta name="robots" content="noindex">
+</head><body><p>…</p></body></html>`)
+	h := canon.ParseHead(page, "text/html", "https://Example.com/mirror/install.html")
+	fmt.Println(h.Title)
+	fmt.Println(h.Canonical)
+	fmt.Println(h.NoIndex, h.NoFollow)
+	// Output:
+	// Install & run
+	// https://example.com/docs/v2/install.html
+	// true false
+}
