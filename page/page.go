@@ -15,35 +15,54 @@ import (
 )
 
 // Signer signs pages. The zero value uses the defaults of canon and
-// similarity. A Signer is safe for concurrent use.
+// similarity and reads no head. A Signer is safe for concurrent use.
 type Signer struct {
 	Canon     canon.Options
 	Signature similarity.Options
+	// Head makes Sign and SignURL read the head of HTML pages into
+	// Result.Head ([canon.HTMLHead]: some 0.1 ms a page, a tenth of
+	// canon's own time). It changes no signature.
+	Head bool
 }
 
 // Result is one signed page.
 type Result struct {
 	Doc canon.Document
 	Sig similarity.Signature
+	// Head is what the page's <head> declares (its canonical URL, ...),
+	// for an HTML page signed with Signer.Head; zero otherwise.
+	Head canon.Head
 }
 
 // Sign canonicalizes body according to contentType (an HTTP Content-Type
 // value; "" means HTML when the body looks like markup, else text) and
-// signs the canonical text.
+// signs the canonical text. It is SignURL without a page URL: relative
+// URLs in the head are resolved against its <base href> only.
 func (s Signer) Sign(body []byte, contentType string) (Result, error) {
+	return s.SignURL(body, contentType, "")
+}
+
+// SignURL is Sign for the page fetched from pageURL (the final URL after
+// redirects), against which, with Signer.Head, the head's relative URLs
+// are resolved.
+func (s Signer) SignURL(body []byte, contentType, pageURL string) (Result, error) {
 	var (
-		doc canon.Document
+		r   Result
 		err error
 	)
-	if IsText(body, contentType) {
-		doc, err = canon.Text(body, s.Canon)
-	} else {
-		doc, err = canon.HTML(body, contentType, s.Canon)
+	switch {
+	case IsText(body, contentType):
+		r.Doc, err = canon.Text(body, s.Canon)
+	case s.Head:
+		r.Doc, r.Head, err = canon.HTMLHead(body, contentType, pageURL, s.Canon)
+	default:
+		r.Doc, err = canon.HTML(body, contentType, s.Canon)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("page: %w", err)
 	}
-	return Result{Doc: doc, Sig: s.SignDoc(doc)}, nil
+	r.Sig = s.SignDoc(r.Doc)
+	return r, nil
 }
 
 // SignDoc signs an already canonical document.

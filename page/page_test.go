@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -57,4 +58,45 @@ func ExampleSigner_Sign() {
 	b, _ := s.Sign([]byte(strings.Repeat("winnow groups near-duplicate pages in search results. ", 10)+"Mirror."), "text/plain")
 	fmt.Println((similarity.Decision{}).Decide(&a.Sig, &b.Sig).Duplicate)
 	// Output: true
+}
+
+func TestSignHead(t *testing.T) {
+	words := strings.Repeat("the quick brown fox jumps over the lazy dog near the river bank ", 20)
+	body := []byte(`<html><head><title>Fox</title><link rel="canonical" href="../original.html"></head><body><p>` + words + `</p></body></html>`)
+	plain, err := Signer{}.SignURL(body, "text/html", "https://example.com/copies/fox.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Head != (canon.Head{}) {
+		t.Errorf("Head without Signer.Head = %+v, want zero", plain.Head)
+	}
+	s := Signer{Head: true}
+	r, err := s.SignURL(body, "text/html", "https://example.com/copies/fox.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := canon.Head{Title: "Fox", Canonical: "https://example.com/original.html"}
+	if r.Head != want {
+		t.Errorf("Head = %+v, want %+v", r.Head, want)
+	}
+	if sigID(r.Sig) != sigID(plain.Sig) {
+		t.Error("reading the head changed the signature")
+	}
+	// Without a page URL a relative canonical cannot be resolved.
+	if r, _ := s.Sign(body, "text/html"); r.Head.Canonical != "" || r.Head.Title != "Fox" {
+		t.Errorf("Sign: Head = %+v, want the title only", r.Head)
+	}
+	// Plain text has no head.
+	if r, _ := s.Sign([]byte(words), "text/plain"); r.Head != (canon.Head{}) {
+		t.Errorf("text: Head = %+v, want zero", r.Head)
+	}
+}
+
+// sigID is a signature's encoding, to compare two signatures.
+func sigID(s similarity.Signature) string {
+	b, err := s.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
