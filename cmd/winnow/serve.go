@@ -21,10 +21,13 @@ import (
 )
 
 // memoryLimit sets the Go runtime's soft memory limit to the caches'
-// size (signatures and answers) plus 128 MiB, unless the operator set
+// size (signatures and answers) plus 112 MiB, unless the operator set
 // GOMEMLIMIT: a full, churning cache otherwise lets the heap grow to twice
-// what is live before a collection, past the cache + 150 MB the proxy
-// promises. Under that limit it also collects less often while the heap is
+// what is live before a collection, past the caches + 150 MiB the proxy
+// promises. The limit covers Go's memory only; goroutine stacks of a
+// cold-query flood and the runtime's slack add about 25 MiB of resident
+// memory above it (a 64 MiB cache churned by wrk: 233 MiB resident at
+// + 128 MiB), hence 112. Under that limit it also collects less often while the heap is
 // small (GOGC 400 unless the operator set GOGC): on two cores a collection
 // takes a quarter to a half of the CPU while it marks, which showed as a
 // 2 ms longer p99 at a quarter of the proxy's capacity (winnow bench -rate
@@ -34,7 +37,7 @@ func memoryLimit(cacheBytes int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(cmp.Or(cacheBytes, 256<<20) + 128<<20) // proxy.New's default cache
+	debug.SetMemoryLimit(cmp.Or(cacheBytes, 256<<20) + 112<<20) // proxy.New's default cache
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
