@@ -21,8 +21,12 @@ import (
 
 // entry is one cached page signature with what is needed to revalidate it.
 type entry struct {
-	sig       *similarity.Signature
-	id        uint64 // sigID(sig), computed once
+	sig *similarity.Signature
+	id  uint64 // sigID(sig), computed once
+	// canonical is the canonical URL the page declares
+	// (<link rel="canonical">, canon form), "" when it declares none or
+	// itself; the entry keeps that string, never the page's document.
+	canonical string
 	val       fetch.Validators
 	fetchedAt time.Time
 	// expires is when the cache stops serving the entry (set by
@@ -103,7 +107,7 @@ func (c *sigCache) set(key string, e *entry) {
 	// it is revalidated in the background. expires is taken before the
 	// cache's own expiry, so it is never later.
 	e.expires = time.Now().Add(2 * c.ttl)
-	c.c.SetWithTTL(key, e, cost(e.sig), 2*c.ttl)
+	c.c.SetWithTTL(key, e, cost(e.sig)+2*int64(len(e.canonical)), 2*c.ttl)
 }
 
 // current reports whether e is still the entry the cache serves for its
@@ -245,8 +249,9 @@ var errBadURL = errors.New("proxy: URL cannot be canonicalized")
 
 // listCache keeps the clustering of whole result lists: the list's key
 // is a hash of its canonical URLs, the identities of its signatures (nil
-// for a result not signed) and the winners known, so a list whose
-// signatures changed is clustered anew. A twoGen map.
+// for a result not signed), the winners known and which result declares
+// which canonical, so a list whose signatures or declarations changed is
+// clustered anew. A twoGen map.
 type listCache struct {
 	m *twoGen[[2]uint64, *clusteredList]
 }
@@ -263,9 +268,10 @@ func newListCache(max int) *listCache {
 }
 
 // key hashes a list (its canonical URLs, its signatures' identities, 0
-// for none, and the known winners) with two independent seeds: 128 bits,
-// so two lists never share a key in practice.
-func (c *listCache) key(keys []string, ids []uint64, winners []bool) [2]uint64 {
+// for none, the known winners and, by (nil: none), the result that
+// declares each one canonical, which its marks name) with two independent
+// seeds: 128 bits, so two lists never share a key in practice.
+func (c *listCache) key(keys []string, ids []uint64, winners []bool, by []int) [2]uint64 {
 	var out [2]uint64
 	for i, seed := range [2]maphash.Seed{listSeedA, listSeedB} {
 		var h maphash.Hash
@@ -278,6 +284,11 @@ func (c *listCache) key(keys []string, ids []uint64, winners []bool) [2]uint64 {
 			h.Write(b[:])
 			if j < len(winners) && winners[j] {
 				h.WriteByte(1)
+			}
+			if by != nil && by[j] >= 0 {
+				h.WriteByte(2)
+				binary.LittleEndian.PutUint64(b[:], uint64(by[j]))
+				h.Write(b[:])
 			}
 		}
 		out[i] = h.Sum64()
@@ -307,7 +318,13 @@ type hotList struct {
 	urls    []string // raw, as the backend gave them
 	keys    []string // canonical
 	entries []weak.Pointer[entry]
-	listKey [2]uint64 // listCache key of the list with no known winners
+	// winners and by are the winners the entries' declared canonical URLs
+	// give and who declares them (declaredWinners; nil: none), as the
+	// full path finds them: the entries are the same on every use, so
+	// these are too.
+	winners []bool
+	by      []int
+	listKey [2]uint64 // listCache key of the list with these winners
 	touch   atomic.Uint32
 	// seen is the outcome of the last full check that found every entry
 	// current; nil before one.
@@ -382,10 +399,16 @@ func (h *hotList) current(cache *sigCache, now time.Time, dst []*entry) bool {
 }
 
 // put remembers the list results whose canonical URLs are keys, whose
-// signatures came from entries and whose list key is listKey, and returns
-// the remembered list.
+// signatures came from entries and whose list key is listKey (computed
+// with the winners the entries' declared canonical URLs give), and
+// returns the remembered list.
 func (c *hotLists) put(results []engine.Result, keys []string, entries []*entry, listKey [2]uint64) *hotList {
 	h := &hotList{urls: make([]string, len(results)), keys: keys, entries: make([]weak.Pointer[entry], len(entries)), listKey: listKey}
+	declared := make([]string, len(entries))
+	for i, e := range entries {
+		declared[i] = e.canonical
+	}
+	h.winners, h.by = declaredWinners(keys, declared, nil)
 	for i := range results {
 		h.urls[i] = results[i].URL
 		h.entries[i] = weak.Make(entries[i])

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,6 +88,10 @@ type refined struct {
 	clusters []similarity.Cluster
 	sigs     []*similarity.Signature
 	keys     []string // canonical URLs
+	// declared are the canonical URLs the results' pages declare
+	// (<link rel="canonical">, entry.canonical), "" for none; nil for a
+	// remembered list, whose hotList holds what they give.
+	declared []string
 	sources  []sigSource
 	// serviceDups are the (duplicate, winner) pairs the cluster service
 	// decided.
@@ -99,10 +104,12 @@ type refined struct {
 	hot *hotList
 }
 
-// signed is a signature delivered by a background fetch.
+// signed is a signature delivered by a background fetch, with the
+// canonical URL its page declares (entry.canonical).
 type signed struct {
-	i   int
-	sig *similarity.Signature
+	i         int
+	sig       *similarity.Signature
+	canonical string
 }
 
 // refine signs and clusters results[:topK]. Results past topK and results
@@ -125,6 +132,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	var (
 		known   map[int]knownDup
 		winners []bool
+		by      []int // by[i]: the result that declares result i canonical
 		hot     *hotList
 	)
 	if r.cluster == nil && n > 0 {
@@ -136,9 +144,12 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 		for i, e := range entries {
 			out.sigs[i], out.sources[i] = e.sig, srcCache
 		}
+		winners, by = hot.winners, hot.by // as declaredWinners found them
 	} else {
 		clear(entries) // a list that failed the check may have filled some
+		out.declared = make([]string, n)
 		known, winners = r.gather(ctx, results[:n], out, entries, o.budget, now)
+		winners, by = declaredWinners(out.keys, out.declared, winners)
 	}
 	for _, src := range out.sources {
 		switch src {
@@ -175,7 +186,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 					ids[i] = sigID(sg)
 				}
 			}
-			listKey = r.lists.key(out.keys, ids, winners)
+			listKey = r.lists.key(out.keys, ids, winners, by)
 			if r.cluster == nil && n > 0 && out.cached == n {
 				hot = r.hot.put(results[:n], slices.Clone(out.keys), entries, listKey)
 			}
@@ -190,7 +201,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	}
 	if out.clusters == nil {
 		out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
-		markClusters(out)
+		markClusters(out, by)
 		if o.defaultDecision {
 			r.lists.put(listKey, &clusteredList{clusters: out.clusters, marks: slices.Clone(out.marks[:n])})
 		}
@@ -245,16 +256,16 @@ func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refi
 		e, hit := r.cache.get(key)
 		switch {
 		case hit:
-			out.sigs[i], out.sources[i], entries[i] = e.sig, srcCache, e
+			out.sigs[i], out.sources[i], out.declared[i], entries[i] = e.sig, srcCache, e.canonical, e
 			if !r.cache.fresh(e, now) {
 				r.revalidate(key, res.URL, e)
 			}
 		case res.Text != "":
-			res := r.signText(res.Text)
-			if res != nil {
-				out.sigs[i], out.sources[i] = res, srcText
-				r.cache.set(key, &entry{sig: res, fetchedAt: now})
-				r.feedBack(key, res)
+			sig, canonical := r.signText(key, res.URL, res.Text)
+			if sig != nil {
+				out.sigs[i], out.sources[i], out.declared[i] = sig, srcText, canonical
+				r.cache.set(key, &entry{sig: sig, canonical: canonical, fetchedAt: now})
+				r.feedBack(key, sig)
 			}
 		case err == nil && r.running.Load() < maxBackground:
 			if done == nil {
@@ -269,7 +280,7 @@ func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refi
 		case s := <-done:
 			pending--
 			if s.sig != nil {
-				out.sigs[s.i], out.sources[s.i] = s.sig, srcFetched
+				out.sigs[s.i], out.sources[s.i], out.declared[s.i] = s.sig, srcFetched, s.canonical
 			}
 		case <-ctx.Done():
 			pending = 0
@@ -279,13 +290,20 @@ func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refi
 }
 
 // markClusters sets the marks of the refined results from their clusters.
-func markClusters(out *refined) {
+// by (nil: none) tells which result declares each result canonical
+// (declaredWinners): a cluster's winner so declared says so, and so do its
+// members.
+func markClusters(out *refined, by []int) {
 	for _, c := range out.clusters {
 		w := c.Winner
 		if out.sigs[w] == nil {
 			continue // unrefined: stays unmarked
 		}
 		id := strconv.FormatUint(c.ID, 16)
+		var declared string
+		if by != nil && by[w] >= 0 && len(c.Members) > 1 {
+			declared = "winner: " + out.keys[by[w]] + " declares it canonical"
+		}
 		for mi, m := range c.Members {
 			mk := engine.Mark{Cluster: id, Winner: w}
 			if mi > 0 {
@@ -295,10 +313,64 @@ func markClusters(out *refined) {
 					mk.Relation = "duplicate"
 				}
 				mk.Explain = m.Verdict.Explain()
+				if declared != "" {
+					mk.Explain += "; " + declared
+				}
+			} else {
+				mk.Explain = declared
 			}
 			out.marks[m.Index] = mk
 		}
 	}
+}
+
+// declaredWinners adds to the winners the cluster service knows (nil:
+// none) the results that another result of the list declares canonical:
+// declared[j] (a canonical URL, "" for none) is the key of result i, so
+// result i wins the online cluster it is in, whatever its rank
+// (similarity.RankedOptions.Winners; the best ranked of several such
+// winners wins). Declarations never join two results: sites misdeclare
+// canonical URLs, so clustering stays the similarity decision's. It
+// returns the winners and, for each result, the best ranked result that
+// declares it canonical (-1 for none); both nil (the service's winners
+// as given) when no result declares another.
+func declaredWinners(keys, declared []string, service []bool) ([]bool, []int) {
+	var by []int
+	var index map[string]int
+	for j, c := range declared {
+		if c == "" {
+			continue
+		}
+		if index == nil {
+			index = make(map[string]int, len(keys))
+			for i, k := range keys {
+				if _, dup := index[k]; !dup {
+					index[k] = i
+				}
+			}
+		}
+		i, ok := index[c]
+		if !ok || i == j {
+			continue
+		}
+		if by == nil {
+			by = make([]int, len(keys))
+			for k := range by {
+				by[k] = -1
+			}
+		}
+		if by[i] < 0 {
+			by[i] = j
+		}
+	}
+	if by == nil {
+		return service, nil
+	}
+	winners := make([]bool, len(keys))
+	for i := range winners {
+		winners[i] = by[i] >= 0 || i < len(service) && service[i]
+	}
+	return winners, by
 }
 
 // knownDup is a result the cluster service reports as a verified
@@ -349,13 +421,33 @@ func (r *refiner) askCluster(ctx context.Context, keys []string) (map[int]knownD
 	return known, winners
 }
 
-// signText signs a page text (or HTML) that a hit carries.
-func (r *refiner) signText(text string) *similarity.Signature {
-	res, err := r.signer.Sign([]byte(text), "")
+// signText signs a page text (or HTML) that a hit carries for the
+// result whose URL is rawURL and whose key is key, and returns the
+// canonical URL an HTML text declares (see sign).
+func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, string) {
+	res, canonical, err := r.sign(key, rawURL, []byte(text), "")
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	return detach(&res)
+	return detach(&res), canonical
+}
+
+// sign signs the page body fetched from pageURL (whose key is key) and
+// returns, besides, the canonical URL its head declares: "" for none and
+// for the page's own key (most pages declare themselves), which the
+// cache entry need not hold.
+func (r *refiner) sign(key, pageURL string, body []byte, contentType string) (page.Result, string, error) {
+	s := r.signer
+	s.Head = true
+	res, err := s.SignURL(body, contentType, pageURL)
+	if err != nil {
+		return page.Result{}, "", err
+	}
+	canonical := res.Head.Canonical
+	if canonical == key {
+		canonical = ""
+	}
+	return res, canonical, nil
 }
 
 // detach returns the signature of res in an allocation of its own: a
@@ -371,9 +463,15 @@ func detach(res *page.Result) *similarity.Signature {
 // startFetch fetches, signs and caches one page in the background and
 // delivers the signature on done (buffered, never blocking).
 func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, done chan<- signed) {
-	var sig *similarity.Signature
-	r.background(func() { sig = r.fetchSign(key, rawURL, val, nil) },
-		func() { done <- signed{i: i, sig: sig} })
+	var e *entry
+	r.background(func() { e = r.fetchSign(key, rawURL, val, nil) },
+		func() {
+			if e == nil {
+				done <- signed{i: i}
+				return
+			}
+			done <- signed{i: i, sig: e.sig, canonical: e.canonical}
+		})
 }
 
 // revalidate refreshes a stale cache entry in the background with a
@@ -407,9 +505,10 @@ func (r *refiner) background(work, finish func()) {
 	}()
 }
 
-// fetchSign fetches rawURL, signs and caches it. A 304 keeps the old
+// fetchSign fetches rawURL, signs and caches it, and returns the cache
+// entry (nil when the fetch or the signing failed). A 304 keeps the old
 // signature with a new date.
-func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry) *similarity.Signature {
+func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry) *entry {
 	pg, err := r.fetcher.Get(r.life, rawURL, val)
 	if err != nil {
 		r.m.fetchOutcome(err)
@@ -420,18 +519,19 @@ func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry
 	}
 	r.m.fetchOutcome(nil)
 	if pg.NotModified && old != nil {
-		r.cache.set(key, &entry{sig: old.sig, val: old.val, fetchedAt: time.Now()})
-		return old.sig
+		e := &entry{sig: old.sig, canonical: old.canonical, val: old.val, fetchedAt: time.Now()}
+		r.cache.set(key, e)
+		return e
 	}
-	res, err := r.signer.Sign(pg.Body, pg.ContentType)
+	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType)
 	if err != nil {
 		r.log.Debug("sign_failed", "err", err)
 		return nil
 	}
-	sig := detach(&res)
-	r.cache.set(key, &entry{sig: sig, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()})
-	r.feedBack(key, sig)
-	return sig
+	e := &entry{sig: detach(&res), canonical: canonical, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()}
+	r.cache.set(key, e)
+	r.feedBack(key, e.sig)
+	return e
 }
 
 // feedBack hands a computed signature to the feeder, if there is one.
