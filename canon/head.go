@@ -69,16 +69,19 @@ var headTags = cascadia.MustCompile("head > title, head > base[href], head > lin
 // contentType is the HTTP Content-Type header value and may be "".
 //
 // Only the head is parsed: the bytes from the first tag up to and
-// including the first "</head>", or up to the first "<body", outside
-// comments, scripts and styles; at most 256 KiB of b are scanned for it
-// and at most 64 KiB of markup (without comments and the contents of
-// <script>, <style> and <noscript>) kept. That prefix is decoded as
-// [HTML] decodes a page, but with the encoding determined from the head
-// alone, parsed with golang.org/x/net/html into a DOM, and queried with
-// goquery: a head costs some 10-100 µs whatever the page's size. A page
-// without a head, or input that is not HTML, gives the zero Head;
-// ParseHead never fails. b is not retained. Use [HTMLHead] to get the
-// page's [Document] as well, with one decoding.
+// including the first "</head>", or up to the first start tag that opens
+// the body ("<body", "<div", an inline "<svg", ...), outside comments,
+// scripts, styles and attribute values; at most 256 KiB of b are scanned
+// for it and at most 64 KiB of markup kept. Comments, scripts, styles,
+// and the <link> and <meta> tags that declare nothing read here (style
+// sheets, preloads, Open Graph, ...) are left out before the parse (see
+// headPrefix). What is kept is decoded as [HTML] decodes a page, but with
+// the encoding determined from the head alone, parsed with
+// golang.org/x/net/html into a DOM, and queried with goquery: a real head
+// costs some 25-200 µs whatever the page's size. A page without a head,
+// or input that is not HTML, gives the zero Head; ParseHead never fails.
+// b is not retained. Use [HTMLHead] to get the page's [Document] as
+// well, with one decoding.
 func ParseHead(b []byte, contentType, pageURL string) Head {
 	buf := headBufs.Get().(*[]byte)
 	defer headBufs.Put(buf)
@@ -241,11 +244,15 @@ func parseHead(u []byte, pageURL string) Head {
 // from the first '<' (bytes before it, such as a byte order mark, or one
 // re-encoded as something else, would make a parser open the body at
 // once) up to and including the first "</head>", or up to the first
-// "<body", outside comments, scripts and styles. Comments and <script>,
-// <style> and <noscript> elements (raw text to a parser with scripting
-// on) are left out, which costs little to find and makes the parse of a
-// real head three to four times cheaper; their end is the first end tag,
-// as for a browser but for a script's "<!--<script>" escape. At most
+// start tag that opens the body (opensBody: "<body", "<div", "<svg", ...),
+// outside comments, scripts, styles and attribute values.
+// Comments, <script>, <style> and <noscript> elements (raw text to a
+// parser with scripting on; their end is the first end tag, as for a
+// browser but for a script's "<!--<script>" escape), <template> elements
+// (inert content; up to the first end tag) and the <link> and
+// <meta> tags that declare nothing parseHead reads (wantedTag) are left
+// out, which costs little to find and makes the parse of a real head
+// several times cheaper: x/net/html builds a DOM at some 25 MB/s. At most
 // headScan bytes of u are scanned and headKeep bytes appended to out,
 // which is returned. u is ASCII-compatible (raw bytes of such an
 // encoding, or UTF-8).
@@ -284,6 +291,16 @@ func headPrefix(out, u []byte) []byte {
 				return out
 			}
 			i, keep = e, e
+		case tagNamed(r, "link") || tagNamed(r, "meta"):
+			e := tagEnd(u, i+5)
+			if e < 0 { // a parser drops a tag cut by the end of input
+				return add(u[keep:i])
+			}
+			if !wantedTag(u[i:e]) {
+				out = add(u[keep:i])
+				keep = e
+			}
+			i = e
 		case tagNamed(r, "title"):
 			e := endTag(u, i+1, "title")
 			if e < 0 {
@@ -295,7 +312,7 @@ func headPrefix(out, u []byte) []byte {
 				return add(u[keep : i+1+k+1])
 			}
 			return add(u[keep:])
-		case tagNamed(r, "body"):
+		case opensBody(r):
 			return add(u[keep:i])
 		default:
 			i++
@@ -303,10 +320,113 @@ func headPrefix(out, u []byte) []byte {
 	}
 }
 
+// tagEnd returns the index just past the '>' that ends the start tag
+// whose attributes begin at u[i], reading attributes as the HTML
+// tokenizer does (a quoted value may hold '>'); -1 when the input ends
+// first.
+func tagEnd(u []byte, i int) int {
+	for i < len(u) {
+		switch c := u[i]; {
+		case c == '>':
+			return i + 1
+		case isSpace(c) || c == '/':
+			i++
+			continue
+		}
+		// An attribute name (a leading '=' is part of it), then maybe
+		// "=" and a value.
+		i++
+		for i < len(u) && !isSpace(u[i]) && u[i] != '/' && u[i] != '>' && u[i] != '=' {
+			i++
+		}
+		for i < len(u) && isSpace(u[i]) {
+			i++
+		}
+		if i == len(u) || u[i] != '=' {
+			continue
+		}
+		i++
+		for i < len(u) && isSpace(u[i]) {
+			i++
+		}
+		if i < len(u) && (u[i] == '"' || u[i] == '\'') {
+			k := bytes.IndexByte(u[i+1:], u[i])
+			if k < 0 {
+				return -1
+			}
+			i += 1 + k + 1
+			continue
+		}
+		for i < len(u) && !isSpace(u[i]) && u[i] != '>' {
+			i++
+		}
+	}
+	return -1
+}
+
+// wantedTag reports whether the <link> or <meta> tag t may be one that
+// parseHead reads, or a charset declaration: it mentions "canonical",
+// "robots", "refresh" or "charset" in any case. The others (style sheets,
+// preloads, icons, Open Graph and other metadata), most of a real head's
+// tags, are left out. One pass over t.
+func wantedTag(t []byte) bool {
+	for i, c := range t {
+		switch c | 0x20 {
+		case 'c':
+			if hasPrefixFold(t[i:], "canonical") || hasPrefixFold(t[i:], "charset") {
+				return true
+			}
+		case 'r':
+			if hasPrefixFold(t[i:], "robots") || hasPrefixFold(t[i:], "refresh") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasPrefixFold reports whether b starts with w (ASCII, lower case) in
+// any case.
+func hasPrefixFold(b []byte, w string) bool {
+	if len(b) < len(w) {
+		return false
+	}
+	for i := range len(w) {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// opensBody reports whether r (the bytes after a '<') starts a start tag
+// that a parser does not keep in a head, and so ends the head and opens
+// the body (HTML §13.2.6.4.4-6): any element but html, head, base,
+// basefont, bgsound, link, meta, noframes, noscript, script, style,
+// template and title. An inline <svg> in a head, for one, ends it.
+func opensBody(r []byte) bool {
+	if len(r) == 0 || !('a' <= r[0]|0x20 && r[0]|0x20 <= 'z') {
+		return false // an end tag, a comment, a doctype, or text
+	}
+	var name [8]byte // the longest name kept in a head
+	n := 0
+	for ; n < len(r) && !isSpace(r[n]) && r[n] != '/' && r[n] != '>'; n++ {
+		if n == len(name) {
+			return true
+		}
+		name[n] = r[n] | 0x20
+	}
+	switch string(name[:n]) {
+	case "html", "head", "base", "basefont", "bgsound", "link", "meta", "noframes", "noscript", "script", "style", "template", "title":
+		return false
+	}
+	return true
+}
+
 // rawTag returns the name of the element that r (the bytes after a '<')
 // starts if headPrefix leaves out its contents, else "".
 func rawTag(r []byte) string {
-	for _, name := range [...]string{"script", "style", "noscript"} {
+	for _, name := range [...]string{"script", "style", "noscript", "template"} {
 		if tagNamed(r, name) {
 			return name
 		}

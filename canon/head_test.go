@@ -155,6 +155,13 @@ func TestHeadURLs(t *testing.T) {
 		{"in template", `<template><link rel=canonical href="/c"></template>`, page, ""},
 		{"after a script writing <body>", `<script>document.write("<body>")</script><link rel=canonical href="/c">`, page, "https://example.com/c"},
 		{"after a style", `<style>a::after{content:"</head>"}</style><link rel=canonical href="/c">`, page, "https://example.com/c"},
+		{"after a meta holding <body>", `<meta name="description" content="<body> and </head>"><link rel=canonical href="/c">`, page, "https://example.com/c"},
+		{"after a link holding >", `<link rel=stylesheet href='a>b' title=x><link rel=canonical href="/c">`, page, "https://example.com/c"},
+		{"after unquoted values", `<meta name=x content=a"b><link rel=canonical href="/c">`, page, "https://example.com/c"},
+		{"canonical among other rels", `<link rel=preload href=/x><link href="/c" rel=canonical><link rel=icon href=/i>`, page, "https://example.com/c"},
+		{"after an inline svg", `<svg><path d="M0"/></svg><link rel=canonical href="/c">`, page, ""},
+		{"after a div", `<div>x</div><link rel=canonical href="/c">`, page, ""},
+		{"after a template", `<template><div>x</div></template><link rel=canonical href="/c">`, page, "https://example.com/c"},
 		{"after an empty comment", `<!--><link rel=canonical href="/c">`, page, "https://example.com/c"},
 		{"junk before the first tag", "\ufeff\ufeffjunk <html><head><link rel=canonical href=\"/c\">", page, "https://example.com/c"},
 		{"bad page URL", `<link rel=canonical href="/c">`, "not a url", ""},
@@ -263,6 +270,7 @@ func TestHeadHostile(t *testing.T) {
 		{"unterminated comment", []byte("<html><head><title>t</title><!-- <link rel=canonical href=/c>"), Head{Title: "t"}},
 		{"unterminated script", []byte("<html><head><title>t</title><script>var a = '<link rel=canonical href=/c>'"), Head{Title: "t"}},
 		{"unterminated title", []byte("<html><head><title>t <link rel=canonical href=/c>"), Head{Title: "t <link rel=canonical href=/c>"}},
+		{"unterminated meta", []byte(`<html><head><title>t</title><meta name="robots" content="noindex`), Head{Title: "t"}},
 		{"unterminated tag", []byte(`<html><head><title>t</title><link rel=canonical href="/c`), Head{Title: "t"}},
 		// 10 MB heads without </head>: only the first 256 KiB are
 		// scanned, so what lies beyond is not seen.
