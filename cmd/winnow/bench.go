@@ -75,16 +75,19 @@ type phaseReport struct {
 
 // memReport is the process's resident memory during the run.
 type memReport struct {
-	StartMiB      float64 `json:"rss_start_mib"`
-	PeakMiB       float64 `json:"rss_peak_mib"`
-	EndMiB        float64 `json:"rss_end_mib"`
-	CacheMiB      float64 `json:"cache_size_mib"`
-	CacheUsedMiB  float64 `json:"cache_used_mib"`
-	LimitMiB      float64 `json:"limit_mib"`
-	WithinLimit   bool    `json:"within_limit"`
-	HeapInuseMiB  float64 `json:"go_heap_inuse_mib"`
-	GoSysMiB      float64 `json:"go_sys_mib"`
-	SampleSeconds int     `json:"samples"`
+	StartMiB float64 `json:"rss_start_mib"`
+	PeakMiB  float64 `json:"rss_peak_mib"`
+	EndMiB   float64 `json:"rss_end_mib"`
+	CacheMiB float64 `json:"cache_size_mib"`
+	// AnswerCacheMiB is the answer cache's configured size, part of
+	// the limit with CacheMiB.
+	AnswerCacheMiB float64 `json:"answer_cache_size_mib"`
+	CacheUsedMiB   float64 `json:"cache_used_mib"`
+	LimitMiB       float64 `json:"limit_mib"`
+	WithinLimit    bool    `json:"within_limit"`
+	HeapInuseMiB   float64 `json:"go_heap_inuse_mib"`
+	GoSysMiB       float64 `json:"go_sys_mib"`
+	SampleSeconds  int     `json:"samples"`
 }
 
 // soakReport is the outcome of -soak.
@@ -107,6 +110,8 @@ type soakReport struct {
 	URLs         int         `json:"distinct_query_urls"`
 	CacheUsedMiB float64     `json:"cache_used_end_mib"`
 	CacheMiB     float64     `json:"cache_size_mib"`
+	// AnswerCacheMiB is the answer cache's configured size.
+	AnswerCacheMiB float64 `json:"answer_cache_size_mib"`
 }
 
 // Load generator modes of benchReport.Load.
@@ -166,14 +171,15 @@ type benchReport struct {
 
 // benchEnv holds the servers a bench runs against.
 type benchEnv struct {
-	demo      *demo.Server
-	pass      *loadgen.Passthrough
-	win       *proxy.Server
-	winLn     net.Listener
-	winDone   chan error
-	cacheSize int64
-	topK      int
-	mode      string
+	demo       *demo.Server
+	pass       *loadgen.Passthrough
+	win        *proxy.Server
+	winLn      net.Listener
+	winDone    chan error
+	cacheSize  int64 // the signature cache's
+	answerSize int64 // the answer cache's
+	topK       int
+	mode       string
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {
@@ -318,7 +324,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	rep.AddedCPUUs = rep.Winnow.CPUPerReqUs - rep.Passthrough.CPUPerReqUs
 	rep.P99OK = rep.AddedP99Ms < float64(targetAddedP99)/1e6
-	rep.Memory = mem.report(be, be.cacheSize)
+	rep.Memory = mem.report(be)
 	if *useWrk {
 		d := max(*duration/4, time.Second)
 		for _, t := range []struct {
@@ -425,9 +431,11 @@ func startBench(e *env) (*benchEnv, error) {
 	o.Budget = 5 * time.Second
 	be.topK = cmp.Or(o.TopK, 50) // proxy.New's default
 	be.mode = o.Mode.String()
-	// The configured caches: signatures and answers (proxy.New's
-	// defaults 256 and 16 MiB; a negative answer cache is off).
-	be.cacheSize = cmp.Or(o.CacheBytes, 256<<20) + max(cmp.Or(o.AnswerCacheBytes, 16<<20), 0)
+	// The configured caches, signatures and answers (proxy.New's
+	// defaults 256 and 16 MiB; a negative answer cache is off): the
+	// memory target is their size + 150 MiB.
+	be.cacheSize = cmp.Or(o.CacheBytes, 256<<20)
+	be.answerSize = max(cmp.Or(o.AnswerCacheBytes, 16<<20), 0)
 	if be.win, err = proxy.New(o); err != nil {
 		be.close(e)
 		return nil, err
@@ -692,7 +700,11 @@ func (s *rssSampler) since(t time.Time) []rssSample {
 	return out
 }
 
-func (s *rssSampler) report(be *benchEnv, cacheSize int64) memReport {
+// memoryLimit is the resident-memory target: the configured caches +
+// 150 MiB.
+func (be *benchEnv) memoryLimit() int64 { return be.cacheSize + be.answerSize + targetRSSMargin }
+
+func (s *rssSampler) report(be *benchEnv) memReport {
 	s.sample()
 	s.mu.Lock()
 	run := append([]rssSample(nil), s.samples[s.from:]...)
@@ -703,9 +715,9 @@ func (s *rssSampler) report(be *benchEnv, cacheSize int64) memReport {
 	}
 	m.StartMiB, m.EndMiB = mib(run[0].rss), mib(run[len(run)-1].rss)
 	m.SampleSeconds = len(run)
-	m.CacheMiB = mib(cacheSize)
+	m.CacheMiB, m.AnswerCacheMiB = mib(be.cacheSize), mib(be.answerSize)
 	m.CacheUsedMiB = scrapeGauge("http://"+be.winLn.Addr().String(), "winnow_cache_cost_bytes") / (1 << 20)
-	m.LimitMiB = mib(cacheSize + targetRSSMargin)
+	m.LimitMiB = mib(be.memoryLimit())
 	m.WithinLimit = m.PeakMiB <= m.LimitMiB
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -781,7 +793,7 @@ func runSoak(ctx context.Context, w io.Writer, quiet bool, be *benchEnv, mem *rs
 	}
 	rep.URLs = len(urls)
 	rep.CacheUsedMiB = scrapeGauge(base, "winnow_cache_cost_bytes") / (1 << 20)
-	rep.CacheMiB = mib(be.cacheSize)
+	rep.CacheMiB, rep.AnswerCacheMiB = mib(be.cacheSize), mib(be.answerSize)
 
 	win := min(time.Minute, elapsed/4)
 	rep.Window = win.String()
@@ -801,7 +813,7 @@ func runSoak(ctx context.Context, w io.Writer, quiet bool, be *benchEnv, mem *rs
 		rep.Growth = rep.LastMiB/rep.BaselineMiB - 1
 	}
 	rep.Grew = rep.Growth > soakGrowthLimit
-	rep.WithinLimit = rep.PeakMiB <= mib(be.cacheSize+targetRSSMargin)
+	rep.WithinLimit = rep.PeakMiB <= mib(be.memoryLimit())
 	var msx runtime.MemStats
 	runtime.ReadMemStats(&msx)
 	rep.GoHeapEndMiB = mib(int64(msx.HeapInuse))
@@ -864,8 +876,8 @@ func printBench(w io.Writer, r *benchReport) {
 	fmt.Fprintf(w, "winnow answers after the run (mode %s, top %d refined): %d of %d results carry _winnow marks\n", r.Mode, r.TopK, r.MarkedHits, r.CheckedHits)
 	m := r.Memory
 	fmt.Fprintf(w, "memory (whole process: load generator, demo engine, both proxies): RSS start %.1f MiB, peak %.1f MiB, end %.1f MiB; "+
-		"Go heap in use %.1f MiB; caches (signatures + answers) %.0f MiB (signatures %.2f MiB used); limit caches + 150 MiB = %.0f MiB: %s\n",
-		m.StartMiB, m.PeakMiB, m.EndMiB, m.HeapInuseMiB, m.CacheMiB, m.CacheUsedMiB, m.LimitMiB, okWord(m.WithinLimit))
+		"Go heap in use %.1f MiB; signature cache %.0f MiB (%.2f MiB used), answer cache %.0f MiB; limit caches + 150 MiB = %.0f MiB: %s\n",
+		m.StartMiB, m.PeakMiB, m.EndMiB, m.HeapInuseMiB, m.CacheMiB, m.CacheUsedMiB, m.AnswerCacheMiB, m.LimitMiB, okWord(m.WithinLimit))
 	if r.WrkPassthrough != "" {
 		fmt.Fprintf(w, "wrk cross-check, passthrough:\n%swrk cross-check, winnow:\n%s", r.WrkPassthrough, r.WrkWinnow)
 	}
@@ -883,5 +895,5 @@ func printSoak(w io.Writer, s *soakReport) {
 	fmt.Fprintf(w, "soak: RSS mean of window 2 (%s) %.1f MiB, of the last window %.1f MiB: %+.1f%% (limit +10%%): %s; "+
 		"peak %.1f MiB, within caches + 150 MiB: %s; Go heap in use at end %.1f MiB\n",
 		s.Window, s.BaselineMiB, s.LastMiB, 100*s.Growth, verdict, s.PeakMiB, okWord(s.WithinLimit), s.GoHeapEndMiB)
-	fmt.Fprintf(w, "soak: %d distinct query URLs; signature cache %.1f MiB used at the end (caches configured: %.1f MiB)\n", s.URLs, s.CacheUsedMiB, s.CacheMiB)
+	fmt.Fprintf(w, "soak: %d distinct query URLs; signature cache %.1f of %.1f MiB used at the end; answer cache %.1f MiB\n", s.URLs, s.CacheUsedMiB, s.CacheMiB, s.AnswerCacheMiB)
 }
