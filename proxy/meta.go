@@ -168,7 +168,9 @@ func (o *metaOutcome) groups() []ui.Group {
 			if it.Relation == "none" {
 				it.Relation = "duplicate"
 			}
-			it.Explain = m.Verdict.Explain()
+			// The mark's explanation is the verdict's, plus why the
+			// winner won when another result declares it canonical.
+			it.Explain = cmp.Or(o.ref.marks[m.Index].Explain, m.Verdict.Explain())
 			it.Scores = scoresOf(m.Verdict)
 			g.Similar = append(g.Similar, it)
 		}
