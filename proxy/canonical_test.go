@@ -129,11 +129,17 @@ func TestDeclaredCanonicalWins(t *testing.T) {
 		}
 	}
 
-	// The cache keeps the declared URL, and not a page's own.
+	// The cache keeps the declared URL, and not a page's own. Ristretto
+	// applies sets through a buffer: wait for them first.
+	s.ref.wait()
+	s.cache.c.Wait()
 	for p, want := range map[string]string{"13": srv.URL + "/declared/14", "14": "", "other": srv.URL + "/declared/14"} {
 		key, _ := s.ref.keys.key(srv.URL + "/declared/" + p)
-		if e, ok := s.ref.cache.get(key); !ok || e.canonical != want {
-			t.Errorf("cache entry of %s: canonical %q (cached %v), want %q", p, e.canonical, ok, want)
+		switch e, ok := s.ref.cache.get(key); {
+		case !ok:
+			t.Errorf("no cache entry for %s", p)
+		case e.canonical != want:
+			t.Errorf("cache entry of %s: canonical %q, want %q", p, e.canonical, want)
 		}
 	}
 
@@ -173,6 +179,7 @@ func TestDeclaredCanonicalRememberedList(t *testing.T) {
 	const path = "/llvm/_search?q=declared&size=3"
 	get(t, base+path) // fetches and caches the pages
 	s.ref.wait()
+	s.cache.c.Wait() // ristretto applies sets through a buffer
 	breq, _, err := s.transp.adapter.Rewrite(engine.Request{Method: "GET", Path: path}, s.o.Factor)
 	if err != nil {
 		t.Fatal(err)
