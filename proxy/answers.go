@@ -35,8 +35,8 @@ type answerCache struct {
 	curBytes  int64
 	maxBytes  int64 // per generation
 	maxEntry  int64
-	// seen and seenPrev are the keys met once, in two generations.
-	seen, seenPrev map[uint64]struct{}
+	// seen holds the keys met once.
+	seen *twoGen[uint64, struct{}]
 
 	hits, misses atomic.Uint64
 }
@@ -75,6 +75,7 @@ func newAnswerCache(maxBytes int64) *answerCache {
 		// An entry larger than an eighth of a generation would push
 		// out many popular ones.
 		maxEntry: max(maxBytes/16, 1),
+		seen:     newTwoGen[uint64, struct{}](seenMax),
 	}
 }
 
@@ -183,23 +184,19 @@ func allDigits(s []byte) bool {
 // it now has been): answers are kept from their second sighting on.
 func (c *answerCache) secondSighting(key uint64) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.cur[key]; ok {
+	_, held := c.cur[key]
+	if !held {
+		_, held = c.prev[key]
+	}
+	c.mu.Unlock()
+	if held {
 		return true
 	}
-	if _, ok := c.prev[key]; ok {
+	if _, ok := c.seen.get(key); ok {
 		return true
 	}
-	if c.seen == nil || len(c.seen) >= seenMax {
-		c.seenPrev, c.seen = c.seen, make(map[uint64]struct{}, seenMax)
-	}
-	if _, ok := c.seenPrev[key]; ok {
-		c.seen[key] = struct{}{}
-		return true
-	}
-	_, ok := c.seen[key]
-	c.seen[key] = struct{}{}
-	return ok
+	c.seen.put(key, struct{}{})
+	return false
 }
 
 // seenMax bounds each generation of the keys met once (8 bytes a key).

@@ -20,19 +20,17 @@ import (
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
-// memoryLimit sets the Go runtime's soft memory limit to the caches'
-// size (signatures and answers) plus 112 MiB, unless the operator set
-// GOMEMLIMIT: a full, churning cache otherwise lets the heap grow to twice
-// what is live before a collection, past the caches + 150 MiB the proxy
-// promises. The limit covers Go's memory only; goroutine stacks of a
-// cold-query flood and the runtime's slack add about 25 MiB of resident
-// memory above it (a 64 MiB cache churned by wrk: 233 MiB resident at
-// + 128 MiB), hence 112. Under that limit it also collects less often while the heap is
-// small (GOGC 400 unless the operator set GOGC): on two cores a collection
-// takes a quarter to a half of the CPU while it marks, which showed as a
-// 2 ms longer p99 at a quarter of the proxy's capacity (winnow bench -rate
-// 0.25x: +1.9 / +2.3 ms added at GOGC 100, +0.8 / -1.0 ms at 400); the
-// limit, not GOGC, bounds the heap once the cache fills.
+// memoryLimit sets the Go runtime's soft memory limit to cacheBytes (the
+// configured caches, signatures and answers) plus 112 MiB, unless the
+// operator set GOMEMLIMIT: a full, churning cache otherwise lets the heap
+// grow to twice what is live before a collection, past the caches +
+// 150 MiB the proxy promises. The limit covers Go's memory only; goroutine
+// stacks of a cold-query flood and the runtime's slack add about 25 MiB
+// of resident memory above it (a 64 MiB cache churned by wrk: 233 MiB
+// resident at + 128 MiB, 221 MiB at + 112). Under the limit it collects
+// less often while the heap is small (GOGC 400 unless the operator set
+// GOGC): on two cores a collection's marking takes a quarter to a half of
+// the CPU; the limit, not GOGC, bounds the heap once the cache fills.
 func memoryLimit(cacheBytes int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
