@@ -3,7 +3,6 @@ package proxy
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,13 +49,7 @@ func TestAnswerCache(t *testing.T) {
 	var editScore atomic.Bool
 	tookRE := regexp.MustCompile(`^\{"took":\d+`)
 	scoreRE := regexp.MustCompile(`"_score":[0-9.]+`)
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, err := http.Get(d.URL() + r.URL.RequestURI())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
+	backend := behindDemo(t, d, func(w http.ResponseWriter, resp *http.Response) {
 		b, _ := io.ReadAll(resp.Body)
 		b = tookRE.ReplaceAll(b, []byte(`{"took":`+strconv.FormatInt(took.Load(), 10)))
 		if editScore.Load() {
@@ -74,8 +67,7 @@ func TestAnswerCache(t *testing.T) {
 		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 		w.WriteHeader(resp.StatusCode)
 		w.Write(b)
-	}))
-	t.Cleanup(backend.Close)
+	})
 
 	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, Budget: 5 * time.Second})
 	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, Budget: 5 * time.Second, AnswerCacheBytes: -1})

@@ -80,6 +80,23 @@ func newProxy(t testing.TB, o Options) (*Server, net.Listener) {
 	return s, ln
 }
 
+// behindDemo starts a loopback server that passes each request on to the
+// demo engine d and has answer write d's answer to the client, as it
+// likes: a backend that misbehaves, or one whose answers a test varies.
+func behindDemo(t testing.TB, d *demo.Server, answer func(w http.ResponseWriter, resp *http.Response)) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(d.URL() + r.URL.RequestURI())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		answer(w, resp)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 func engineConfig(kind, path string) engine.Config { return engine.Config{Kind: kind, Path: path} }
 
 func esEngine(url string) Engine {
@@ -551,20 +568,13 @@ func TestCompressedAnswer(t *testing.T) {
 // its Content-Encoding, and can read it.
 func TestBackendIgnoresIdentity(t *testing.T) {
 	d := startDemo(t, demo.Options{})
-	gz := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, err := http.Get(d.URL() + r.URL.RequestURI())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
+	gz := behindDemo(t, d, func(w http.ResponseWriter, resp *http.Response) {
 		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		io.Copy(zw, resp.Body)
 		zw.Close()
-	}))
-	defer gz.Close()
+	})
 	_, base := startProxy(t, Options{Engines: []Engine{esEngine(gz.URL)}, Budget: time.Second})
 	req, _ := http.NewRequest("GET", base+"/llvm/_search?q=benchmark&size=3", nil)
 	req.Header.Set("Accept-Encoding", "identity")     // winnow adds no gzip of its own
