@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/winnow-search/winnow/backend"
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -45,7 +45,7 @@ type GrowthStep struct {
 // order of docs.tsv (release order for llvm-docs), and scores the groups
 // it holds at the end against the gold pairs and against a batch
 // clustering with o.Decision.
-func Incremental(ctx context.Context, set *Set, o Options, svc *backend.Service) (*IncrementalReport, error) {
+func Incremental(ctx context.Context, set *Set, o Options, svc *cluster.Service) (*IncrementalReport, error) {
 	if set.Mode != CorpusMode {
 		return nil, fmt.Errorf("eval: incremental needs a corpus-mode set")
 	}

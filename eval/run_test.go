@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winnow-search/winnow/backend"
+	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/corpus/sample"
 
 	"github.com/winnow-search/winnow/similarity"
@@ -168,7 +168,7 @@ func TestIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := backend.New(backend.NewMemStore(), backend.Options{KeepSeq: true, Logger: slog.New(slog.DiscardHandler)})
+	svc, err := cluster.New(cluster.NewMemStore(), cluster.Options{KeepSeq: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	service "github.com/winnow-search/winnow/backend"
-	"github.com/winnow-search/winnow/backend/client"
+	service "github.com/winnow-search/winnow/cluster"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/page"

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -19,7 +19,7 @@ const (
 )
 
 // ingester is what the feed-back needs of the cluster service
-// (backend/client.Client).
+// (cluster/client.Client).
 type ingester interface {
 	Ingest(ctx context.Context, pages []client.Page) ([]client.IngestResult, error)
 }

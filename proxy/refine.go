@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/proxy/engine"
@@ -20,7 +20,7 @@ import (
 )
 
 // clusterLookup is what the proxy needs of the cluster service
-// (backend/client.Client).
+// (cluster/client.Client).
 type clusterLookup interface {
 	Lookup(ctx context.Context, urls []string) ([]client.LookupResult, error)
 }

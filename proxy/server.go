@@ -19,7 +19,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/proxy/engine"

@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/winnow-search/winnow/backend"
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster"
+	"github.com/winnow-search/winnow/cluster/client"
 )
 
 // runBackend runs the cluster service: the HTTP API over the store
@@ -38,33 +38,33 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var st backend.Store
+	var st cluster.Store
 	switch c.Store {
 	case "memory":
-		st = backend.NewMemStore()
+		st = cluster.NewMemStore()
 	case "redis":
-		r, err := backend.OpenRedis(c.Redis)
+		r, err := cluster.OpenRedis(c.Redis)
 		if err != nil {
 			return err
 		}
 		st = r
 	case "pebble":
-		p, err := backend.OpenPebble(c.Path, backend.PebbleOptions{Logger: e.log})
+		p, err := cluster.OpenPebble(c.Path, cluster.PebbleOptions{Logger: e.log})
 		if err != nil {
 			return err
 		}
 		st = p
 	default:
-		b, err := backend.OpenBolt(c.Path)
+		b, err := cluster.OpenBolt(c.Path)
 		if err != nil {
 			return err
 		}
 		st = b
 	}
 	defer st.Close()
-	svc, err := backend.New(st, backend.Options{
+	svc, err := cluster.New(st, cluster.Options{
 		Decision: dec, KeepSeq: c.KeepSeq, Parts: c.Parts, Dims: c.Dims, MaxBatch: c.MaxBatch,
-		Winner: backend.WinnerRules{MarketTLDs: c.MarketTLDs}, Logger: e.log,
+		Winner: cluster.WinnerRules{MarketTLDs: c.MarketTLDs}, Logger: e.log,
 	})
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/similarity"
 )
 

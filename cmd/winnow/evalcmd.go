@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/winnow-search/winnow/backend"
+	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/eval"
 )
 
@@ -144,7 +144,7 @@ func writeScores(path string, set *eval.Set, rep *eval.Report) error {
 // (Zhu Fig. 7).
 func runIncremental(ctx context.Context, e *env, set *eval.Set, o eval.Options, asJSON bool) error {
 	c := e.cfg.Backend
-	svc, err := backend.New(backend.NewMemStore(), backend.Options{Decision: o.Decision, KeepSeq: c.KeepSeq,
+	svc, err := cluster.New(cluster.NewMemStore(), cluster.Options{Decision: o.Decision, KeepSeq: c.KeepSeq,
 		Parts: c.Parts, Dims: c.Dims, Logger: e.log})
 	if err != nil {
 		return err

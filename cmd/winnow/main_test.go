@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/corpus/sample"
 )
 

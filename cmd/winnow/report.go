@@ -9,7 +9,7 @@ import (
 	"iter"
 	"os"
 
-	"github.com/winnow-search/winnow/backend/report"
+	"github.com/winnow-search/winnow/cluster/report"
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/similarity"

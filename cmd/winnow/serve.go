@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/fetch"

@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 )
 
 func TestClientAgainstServer(t *testing.T) {

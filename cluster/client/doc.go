@@ -1,5 +1,5 @@
 // Package client holds the wire types of the winnow cluster service
-// (package backend) and a Go client for its HTTP API. It imports nothing of
+// (package cluster) and a Go client for its HTTP API. It imports nothing of
 // winnow but the standard library, so the proxy can import it alone, never
 // the service and its store.
 //

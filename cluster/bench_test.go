@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/similarity"
 )
 

@@ -1,10 +1,10 @@
-package backend
+package cluster
 
 import (
 	"bytes"
 	"slices"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/similarity"
 )
 

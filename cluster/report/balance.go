@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/winnow-search/winnow/backend/partition"
+	"github.com/winnow-search/winnow/cluster/partition"
 	"github.com/winnow-search/winnow/similarity"
 )
 

@@ -3,7 +3,7 @@ package partition_test
 import (
 	"fmt"
 
-	"github.com/winnow-search/winnow/backend/partition"
+	"github.com/winnow-search/winnow/cluster/partition"
 )
 
 func Example() {

@@ -3,7 +3,7 @@ package report_test
 import (
 	"os"
 
-	"github.com/winnow-search/winnow/backend/report"
+	"github.com/winnow-search/winnow/cluster/report"
 )
 
 func ExampleEvolution() {

@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 )
 
 // freePort returns a loopback port that is free, as is the port 10000

@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"io"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 )
 
 // serviceMetrics are the service's metrics, in a Set of its own.

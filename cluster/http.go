@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 )
 
 // maxBodyPerItem bounds a request body: MaxBatch items of this size.

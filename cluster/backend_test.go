@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"

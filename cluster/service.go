@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"cmp"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/zeebo/xxh3"
 
-	"github.com/winnow-search/winnow/backend/client"
-	"github.com/winnow-search/winnow/backend/partition"
+	"github.com/winnow-search/winnow/cluster/client"
+	"github.com/winnow-search/winnow/cluster/partition"
 	"github.com/winnow-search/winnow/similarity"
 )
 

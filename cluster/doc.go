@@ -1,4 +1,4 @@
-// Package backend is winnow's cluster service: it keeps the near-duplicate
+// Package cluster is winnow's cluster service: it keeps the near-duplicate
 // groups of a whole index up to date as pages are crawled, changed,
 // redirected and deleted, after Zhu, Potapova, Alabduljalil, Liu and Yang,
 // "Clustering and Load Balancing Optimization for Redundant Content
@@ -43,4 +43,4 @@
 //
 // [Service.Handler] serves the HTTP API; package client has the wire types
 // and the Go client.
-package backend
+package cluster

@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"encoding/base64"
@@ -13,7 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 )
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -1,4 +1,4 @@
-package backend
+package cluster
 
 import (
 	"math/bits"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/winnow-search/winnow/backend/client"
+	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/similarity"
 )
 

@@ -1,11 +1,11 @@
-package backend
+package cluster
 
 import (
 	"math"
 	"math/bits"
 	"strconv"
 
-	"github.com/winnow-search/winnow/backend/partition"
+	"github.com/winnow-search/winnow/cluster/partition"
 	"github.com/winnow-search/winnow/similarity"
 )
 
