@@ -211,3 +211,62 @@ func plotHistogram(rep *Report, name, xName, yName, path string) error {
 	}
 	return nil
 }
+
+// PlotReliability writes one reliability diagram per data set and truth of
+// a cross-validation into dir and returns their paths: each bin's mean
+// out-of-fold probability against its share of duplicates, with the
+// diagonal of perfect calibration and the expected calibration error in
+// the title.
+func PlotReliability(rep *CVReport, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	var files []string
+	for _, t := range rep.Tables {
+		path := filepath.Join(dir, t.Set+"-reliability-"+slug(truthSlug(t.Truth))+".png")
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("%s, duplicate = %s: reliability of the model (out of fold, ECE %.3f)", t.Set, t.Truth, ece(t.Reliability))
+		p.X.Label.Text = "predicted probability (bin mean)"
+		p.Y.Label.Text = "share of duplicates"
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+		p.Add(plotter.NewGrid())
+		diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return files, fmt.Errorf("eval: plot: %w", err)
+		}
+		diag.Color = color.Gray{160}
+		diag.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+		p.Add(diag)
+		p.Legend.Add("perfect calibration", diag)
+		var pts plotter.XYs
+		for _, b := range t.Reliability {
+			if b.Pairs > 0 {
+				pts = append(pts, plotter.XY{X: b.MeanProb, Y: b.DupShare})
+			}
+		}
+		if len(pts) > 0 {
+			l, s, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return files, fmt.Errorf("eval: plot: %w", err)
+			}
+			l.Color, s.Color = lineColors[0], lineColors[0]
+			p.Add(l, s)
+			p.Legend.Add("model", l, s)
+		}
+		p.Legend.Top, p.Legend.Left = true, true
+		if err := p.Save(7*vg.Inch, 6*vg.Inch, path); err != nil {
+			return files, fmt.Errorf("eval: %w", err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+// truthSlug keeps the rule of a truth's name ("label >= 1"), dropping a
+// note in brackets.
+func truthSlug(t string) string {
+	if i := strings.IndexByte(t, '('); i >= 0 {
+		t = t[:i]
+	}
+	return strings.TrimSpace(t)
+}

@@ -56,6 +56,10 @@ type Options struct {
 	Signer page.Signer
 	// Decision is the decision scored as "default".
 	Decision similarity.Decision
+	// Group and Remove are the decisions of the modes, scored under
+	// "decisions"; Remove's Purpose is set to PurposeRemove and Group's
+	// to PurposeGroup.
+	Group, Remove similarity.Decision
 	// Workers signs documents in parallel; zero means GOMAXPROCS.
 	Workers int
 }
@@ -80,6 +84,9 @@ type Result struct {
 	Positives  int            `json:"positives"`
 	Default    Point          `json:"default"`
 	Methods    []MethodResult `json:"methods"`
+	// Decisions holds the figures of the decision each mode uses:
+	// "group" (group and annotate) and "remove".
+	Decisions map[string]Point `json:"decisions"`
 	// Clusters scores the batch clustering with the default decision
 	// (corpus mode only): pairwise and B-cubed.
 	ClusterPairs  *Point `json:"cluster_pairs,omitempty"`
@@ -98,10 +105,33 @@ type Report struct {
 
 // ScoredPair is one compared pair with its gold label.
 type ScoredPair struct {
-	A, B    int
-	Label   int
-	Scores  similarity.Scores
+	A, B   int
+	Label  int
+	Scores similarity.Scores
+	// Verdict is the decision's (Options.Decision).
 	Verdict bool
+	// Candidate reports that the pair passed the default candidate test
+	// (and so the models see it).
+	Candidate bool
+	// Group and Remove are the mode decisions' verdicts.
+	Group, Remove ModeVerdict
+	// Legacy is the verdict of the hand-tuned decision the models
+	// replaced, kept for comparison ([LegacyDecision]).
+	Legacy bool
+}
+
+// ModeVerdict is a mode decision's verdict on a pair.
+type ModeVerdict struct {
+	Duplicate   bool
+	Probability float64
+}
+
+// LegacyDecision is winnow's default decision before the fitted models:
+// seven thresholds tuned jointly on webis-ecir20-dev and llvm-docs
+// (Jaccard >= 0.9 accepts, else LCS ratio >= 0.77, or >= 0.56 with
+// divergence <= 0.40). The cross-validation scores it beside the models.
+func LegacyDecision() similarity.Decision {
+	return similarity.Decision{Verify: similarity.Test{Method: similarity.MethodLCSLocal, Threshold: similarity.DefaultVerifyLCS}}
 }
 
 // Run evaluates the set.
@@ -111,22 +141,29 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Dir: set.Dir, Mode: set.Mode.String(), Docs: len(set.Docs)}
-	// LCS ratios below 0.5 are reported as bounds: no threshold of
-	// interest lies there (the best LCS threshold is near 0.8 on both dev
-	// sets), and exact alignments of dissimilar pairs cost O(D²).
-	cmpOpts := similarity.CompareOptions{LCS: true, MinRatio: 0.5}
+	o.Group.Purpose, o.Remove.Purpose = similarity.PurposeGroup, similarity.PurposeRemove
+	candidate, legacy := similarity.Decision{}, LegacyDecision()
+	// LCS ratios below MinLCSScored are reported as bounds: no decision
+	// turns there, and exact alignments of dissimilar pairs cost O(D²).
+	cmpOpts := similarity.CompareOptions{LCS: true, MinRatio: MinLCSScored}
 	score := func(a, b, label int) ScoredPair {
 		sp := ScoredPair{A: a, B: b, Label: label}
-		// LCS only inside Huang's perhaps-similar sets in corpus mode,
-		// where all n² pairs are scored; pair mode verifies every pair.
+		sp.Candidate = candidate.IsCandidate(sigs[a], sigs[b])
+		// LCS only inside Huang's perhaps-similar sets and the candidate
+		// pairs in corpus mode, where all n² pairs are scored; pair mode
+		// verifies every pair.
 		if set.Mode == PairMode {
 			sp.Scores = similarity.Compare(sigs[a], sigs[b], cmpOpts)
-		} else if sp.Scores = similarity.Compare(sigs[a], sigs[b], similarity.CompareOptions{}); perhapsSimilar(&sp.Scores) {
+		} else if sp.Scores = similarity.Compare(sigs[a], sigs[b], similarity.CompareOptions{}); sp.Candidate || perhapsSimilar(&sp.Scores) {
 			sp.Scores = similarity.Compare(sigs[a], sigs[b], cmpOpts)
 		} else {
 			sp.Scores.LCS, sp.Scores.Central = 0, 0
 		}
 		sp.Verdict = o.Decision.Decide(sigs[a], sigs[b]).Duplicate
+		g, r := o.Group.Decide(sigs[a], sigs[b]), o.Remove.Decide(sigs[a], sigs[b])
+		sp.Group = ModeVerdict{Duplicate: g.Duplicate, Probability: g.Probability}
+		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: r.Probability}
+		sp.Legacy = legacy.Decide(sigs[a], sigs[b]).Duplicate
 		return sp
 	}
 	if set.Mode == PairMode {
@@ -174,17 +211,25 @@ func perhapsSimilar(s *similarity.Scores) bool {
 	return s.Fingerprints >= 2 || s.Jaccard >= 0.2 || s.SimhashDistance <= 16 || max(s.ContainAB, s.ContainBA) >= 0.4
 }
 
+// MinLCSScored is the LCS ratio below which the evaluation's LCS exits
+// early and reports a bound.
+const MinLCSScored = 0.3
+
 func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
 	r := Result{Definition: def, Pairs: len(scored)}
 	pred := make([]bool, len(scored))
 	gold := make([]bool, len(scored))
+	group := make([]bool, len(scored))
+	remove := make([]bool, len(scored))
 	for i, sp := range scored {
 		pred[i], gold[i] = sp.Verdict, isDup(sp.Label)
+		group[i], remove[i] = sp.Group.Duplicate, sp.Remove.Duplicate
 		if gold[i] {
 			r.Positives++
 		}
 	}
 	r.Default = Verdicts(pred, gold)
+	r.Decisions = map[string]Point{"group": Verdicts(group, gold), "remove": Verdicts(remove, gold)}
 	for _, m := range Methods() {
 		js := make([]Judged, len(scored))
 		for i := range scored {

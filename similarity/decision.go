@@ -113,11 +113,16 @@ const (
 	// differences are spread thin (edits, another head and tail) needs a
 	// lower ratio than one whose differences form one block inside a
 	// shared frame (another article in the same template). Needs Seq on
-	// both sides. The default verification.
+	// both sides. The default verification until the fitted models.
 	MethodLCSLocal
+	// MethodModel: the probability of the decision's [Model] (see
+	// [Decision.Purpose]) >= threshold, a confidence in (0, 1). The
+	// default verification: its threshold is the purpose's
+	// [PurposeModel.MinConfidence] unless set.
+	MethodModel
 )
 
-var methodNames = [...]string{"default", "none", "simhash", "bloom", "containment", "supershingles", "jaccard", "fingerprints", "lcs", "lcs-central", "lcs-local"}
+var methodNames = [...]string{"default", "none", "simhash", "bloom", "containment", "supershingles", "jaccard", "fingerprints", "lcs", "lcs-central", "lcs-local", "model"}
 
 // String returns the method's short name, e.g. "simhash", "lcs-central".
 func (m Method) String() string {
@@ -128,7 +133,8 @@ func (m Method) String() string {
 }
 
 // ParseMethod returns the method with the given short name ("simhash",
-// "bloom", "supershingles", "jaccard", "lcs", "lcs-central", ...).
+// "bloom", "supershingles", "jaccard", "lcs", "lcs-central", "model",
+// ...).
 func ParseMethod(name string) (Method, error) {
 	for i, n := range methodNames {
 		if n == name && i != int(MethodDefault) && i != int(MethodNone) {
@@ -161,11 +167,14 @@ func (m Method) DefaultThreshold() float64 {
 		return DefaultVerifyCentral
 	case MethodLCSLocal:
 		return DefaultVerifyLCS
+	case MethodModel:
+		return groupModel.MinConfidence
 	}
 	return 0
 }
 
 // needsSeq reports whether the method compares token sequences.
+// MethodModel does not: it falls back to its cheap-score model by itself.
 func (m Method) needsSeq() bool {
 	return m == MethodLCS || m == MethodLCSCentral || m == MethodLCSLocal
 }
@@ -194,6 +203,9 @@ type TestResult struct {
 	// Fallback reports a verification by the fallback test because a
 	// side had no token sequence.
 	Fallback bool
+	// Purpose is the definition of a duplicate a MethodModel test
+	// decided; Value is then its probability.
+	Purpose Purpose
 }
 
 // String returns the result as a phrase, e.g. "simhash distance 3 <= 16"
@@ -243,6 +255,12 @@ func (r TestResult) String() string {
 		}
 		return "LCS ratio " + f(r.Value) + " >= " + f(r.Threshold) + " (< " + f(r.Strong) + "), divergence " +
 			f(r.Divergence) + " " + cmp(r.Pass, false) + " " + f(r.MaxDivergence)
+	case MethodModel:
+		p := "P(" + r.Purpose.Definition() + ") "
+		if r.Cut {
+			return p + "<= " + f(r.Value) + " < " + f(r.Threshold) + " (LCS exited early)"
+		}
+		return p + f(r.Value) + " " + cmp(r.Pass, true) + " " + f(r.Threshold)
 	case MethodLCSCentral:
 		if r.Cut {
 			return "LCS central ratio < " + f(r.Threshold) + " (early exit)"
@@ -294,6 +312,9 @@ func (t Test) eval(s *Scores, p testParams) TestResult {
 		r.Pass = s.HasLCS && !s.LCSCut && r.Value >= t.Threshold && r.Coverage >= minCov
 		return r
 	}
+	if t.Method == MethodModel {
+		return r // decided by Decide, which knows the model
+	}
 	if t.Method != MethodNone && t.Method != MethodSimhash {
 		r.Pass = r.Value >= t.Threshold // false for NaN
 		if t.Method.needsSeq() && (!s.HasLCS || s.LCSCut) {
@@ -303,20 +324,30 @@ func (t Test) eval(s *Scores, p testParams) TestResult {
 	return r
 }
 
-// Decision decides whether two signatures are near-duplicates: a cheap
-// candidate test (an OR of tests) and, for candidate pairs, a verification
-// test, unless a strong-accept test already decides. The zero value is the
-// default decision: no candidate beyond simhash distance
-// [DefaultGateSimhash]; candidate when simhash distance <=
-// [DefaultCandidateSimhash], or supershingles >=
+// Decision decides whether two signatures are duplicates for a
+// [Purpose]: a cheap candidate test (an OR of tests) and, for candidate
+// pairs, a verification test, unless a strong-accept test already decides.
+// The zero value is the default near-duplicate decision (PurposeGroup): no
+// candidate beyond simhash distance [DefaultGateSimhash]; candidate when
+// simhash distance <= [DefaultCandidateSimhash], or supershingles >=
 // [DefaultCandidateSupershingles], or Jaccard >= [DefaultCandidateJaccard],
-// or (with Containment) Bloom containment >= [DefaultCandidateContain]; accepted without
-// verification when Jaccard >= [DefaultAcceptJaccard]; else verified by
-// [MethodLCSLocal] with LCS ratio >= [DefaultVerifyLCS] when both have a
-// Seq, or by Jaccard >= [DefaultVerifyJaccard] when one lacks it. A
-// Decision is a value; it is safe for concurrent use as long as Candidate
-// is not modified.
+// or (with Containment) Bloom containment >= [DefaultCandidateContain];
+// then verified by [MethodModel]: the purpose's fitted [Model] over the
+// LCS ratio and divergence ([DefaultModel]) gives a probability, and the
+// pair is a duplicate when it reaches the purpose's
+// [PurposeModel.MinConfidence]. When a side has no Seq the purpose's
+// cheap-score model decides instead. Every verdict of a model decision
+// carries its probability ([Verdict.Probability]). A Decision is a value;
+// it is safe for concurrent use as long as Candidate and Models are not
+// modified.
 type Decision struct {
+	// Purpose is the definition of a duplicate: PurposeGroup
+	// (near-duplicates, the zero value) or PurposeRemove
+	// (content-equivalent pages). It selects the default models.
+	Purpose Purpose
+	// Models are the models of [MethodModel]; nil means
+	// DefaultModel(Purpose).
+	Models *PurposeModel
 	// Candidate is the candidate test: a pair is a candidate when any
 	// test passes. nil means the default tests above.
 	Candidate []Test
@@ -324,16 +355,17 @@ type Decision struct {
 	// is a duplicate without verification, and the Verdict says so
 	// ([StepAccept]). It runs on the cheap scores only, so an LCS method
 	// here never passes. MethodDefault means Jaccard >=
-	// [DefaultAcceptJaccard]; MethodNone disables the shortcut (as
-	// [SingleMethod] does). It spares the LCS for most real duplicates,
+	// [DefaultAcceptJaccard] for a verification other than MethodModel
+	// and none for MethodModel, whose probability needs the alignment;
+	// MethodNone disables the shortcut (as [SingleMethod] does). It spares the LCS for most real duplicates,
 	// the exact and near-exact mirrors of a page, at no loss: on both dev
 	// sets (webis-ecir20-dev, llvm-docs) no pair with min-hash Jaccard >=
 	// 0.9 is labelled distinct except pairs that every method calls
 	// duplicate. It has no effect when Verify is MethodNone.
 	Accept Test
 	// Verify is the verification of candidate pairs. MethodDefault means
-	// [MethodLCSLocal] with LCS ratio >= [DefaultVerifyLCS]; MethodNone
-	// means none.
+	// [MethodModel] with the purpose's MinConfidence; MethodNone means
+	// none.
 	Verify Test
 	// Fallback verifies when Verify needs token sequences and a side has
 	// none. MethodDefault means Jaccard >= DefaultVerifyJaccard; MethodNone
@@ -372,6 +404,9 @@ type Decision struct {
 func SingleMethod(m Method, threshold float64) Decision {
 	t := Test{Method: m, Threshold: threshold}
 	none := Test{Method: MethodNone}
+	if m == MethodModel {
+		return Decision{Verify: t}
+	}
 	if m.needsSeq() {
 		return Decision{Candidate: []Test{none}, Accept: none, Verify: t, Fallback: none, Gate: -1}
 	}
@@ -412,6 +447,9 @@ func (d *Decision) candidate(i int) Test {
 
 func (d *Decision) accept() Test {
 	if d.Accept.Method == MethodDefault {
+		if d.verify().Method == MethodModel {
+			return Test{Method: MethodNone}
+		}
 		return Test{MethodJaccard, DefaultAcceptJaccard}
 	}
 	return d.Accept
@@ -419,9 +457,31 @@ func (d *Decision) accept() Test {
 
 func (d *Decision) verify() Test {
 	if d.Verify.Method == MethodDefault {
-		return Test{MethodLCSLocal, DefaultVerifyLCS}
+		return Test{MethodModel, d.models().MinConfidence}
 	}
 	return d.Verify
+}
+
+func (d *Decision) models() *PurposeModel {
+	if d.Models != nil {
+		return d.Models
+	}
+	return DefaultModel(d.Purpose)
+}
+
+// IsModel reports whether the decision verifies by a fitted model, so
+// its verdicts carry a probability.
+func (d Decision) IsModel() bool {
+	return d.verify().Method == MethodModel
+}
+
+// MinConfidence returns the probability a pair needs under a model
+// decision, NaN for another decision.
+func (d Decision) MinConfidence() float64 {
+	if vt := d.verify(); vt.Method == MethodModel {
+		return vt.Threshold
+	}
+	return math.NaN()
 }
 
 func (d *Decision) fallback() Test {
@@ -429,6 +489,17 @@ func (d *Decision) fallback() Test {
 		return Test{MethodJaccard, DefaultVerifyJaccard}
 	}
 	return d.Fallback
+}
+
+// IsCandidate reports whether a and b pass the decision's first steps:
+// both long enough, within the simhash gate, and the candidate test. It
+// costs the cheap scores only.
+func (d Decision) IsCandidate(a, b *Signature) bool {
+	if d.tooShort(a) || d.tooShort(b) {
+		return false
+	}
+	ia, ib := newBloomInfo(a.Bloom), newBloomInfo(b.Bloom)
+	return d.quickCandidate(a, b, &ia, &ib)
 }
 
 func (d *Decision) minTokens() int {
@@ -531,6 +602,19 @@ type Verdict struct {
 	// Scores holds the scores; the LCS scores only when verification
 	// needed them.
 	Scores Scores
+	// Purpose is the decision's definition of a duplicate.
+	Purpose Purpose
+	// Probability is, under a model decision ([MethodModel]), the
+	// calibrated probability that the pair is a duplicate by Purpose's
+	// definition: the model's for a candidate pair, an upper bound when
+	// the LCS exited early (Verify.Cut), the dev sets' share of
+	// duplicates among non-candidates for a pair that failed the
+	// candidate test, 0 for a pair too short to compare. NaN under a
+	// single-method decision, which has no calibrated probability.
+	Probability float64
+	// Model is the model that gave Probability to a candidate pair, nil
+	// otherwise.
+	Model *Model
 }
 
 // Decide compares a and b and decides whether they are near-duplicates.
@@ -540,7 +624,13 @@ type Verdict struct {
 // pair passed the candidate test but not the strong-accept test. Safe for
 // concurrent use.
 func (d Decision) Decide(a, b *Signature) Verdict {
-	v := Verdict{MinTokens: d.minTokens(), Gate: d.gate(), Verify: TestResult{Test: Test{Method: MethodNone}}}
+	v := Verdict{MinTokens: d.minTokens(), Gate: d.gate(), Verify: TestResult{Test: Test{Method: MethodNone}},
+		Purpose: d.Purpose, Probability: math.NaN()}
+	vt := d.verify()
+	isModel := vt.Method == MethodModel
+	if isModel {
+		v.Probability = 0
+	}
 	switch {
 	case a.Empty() || a.Tokens < v.MinTokens:
 		v.Short, v.ShortTokens = 'a', a.Tokens
@@ -555,6 +645,9 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	v.Scores = Compare(a, b, CompareOptions{})
 	params := d.params()
 	minCov := params.minCov
+	if isModel {
+		v.Probability = d.models().NonCandidate
+	}
 	if g := d.gate(); g >= 0 && v.Scores.SimhashDistance > g {
 		v.Gated = true
 		return v
@@ -569,7 +662,6 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		return v
 	}
 	v.Relation = v.Scores.Containment
-	vt := d.verify()
 	var accept TestResult // Pass only when the strong-accept test ran and passed
 	if at := d.accept(); vt.Method != MethodNone && at.Method != MethodNone && !at.Method.needsSeq() {
 		accept = at.eval(&v.Scores, params)
@@ -581,6 +673,11 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		v.Step = StepAccept
 		v.Verify = accept
 		v.Duplicate = true
+		v.Probability = math.NaN() // no alignment, no model
+	case isModel:
+		v.Step = StepVerify
+		d.verifyByModel(a, b, vt, &v)
+		v.Duplicate = v.Verify.Pass
 	case vt.Method.needsSeq() && (len(a.Seq) == 0 || len(b.Seq) == 0):
 		v.Step = StepVerify
 		ft := d.fallback()
@@ -615,6 +712,41 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		v.Relation = RelationDuplicate
 	}
 	return v
+}
+
+// verifyByModel fills v's verification by the purpose's models: the Seq
+// model on the alignment when both sides have a Seq, else the NoSeq model.
+// The LCS exits early once its ratio cannot lift the probability to the
+// threshold whatever the rest of the alignment.
+func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
+	pm := d.models()
+	v.Verify = TestResult{Test: vt, Purpose: d.Purpose}
+	if len(a.Seq) == 0 || len(b.Seq) == 0 || !pm.Seq.usesSeq() {
+		v.Model = &pm.NoSeq
+		v.Verify.Fallback = pm.Seq.usesSeq()
+		v.Probability = pm.NoSeq.Probability(&v.Scores)
+		v.Verify.Value = v.Probability
+		v.Verify.Pass = v.Probability >= vt.Threshold
+		return
+	}
+	v.Model = &pm.Seq
+	minLCS := min(pm.Seq.MinLCS(&v.Scores, vt.Threshold), 1)
+	full := Compare(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: d.Central})
+	v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
+	v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
+	v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
+	v.Scores.Divergence = full.Divergence
+	if full.LCSCut {
+		// The alignment was not finished: bound the probability with its
+		// other features at their best.
+		v.Verify.Cut = true
+		v.Probability = pm.Seq.upperBound(&v.Scores)
+		v.Verify.Value = v.Probability
+		return
+	}
+	v.Probability = pm.Seq.Probability(&v.Scores)
+	v.Verify.Value = v.Probability
+	v.Verify.Pass = v.Probability >= vt.Threshold
 }
 
 func nanLCS(s Scores) Scores {
@@ -703,6 +835,11 @@ func (v Verdict) Explain() string {
 			b.WriteString("no token sequence to verify by " + v.Verify.Method.String() + " (rejected)")
 		default:
 			b.WriteString(v.Verify.String())
+			if v.Model != nil {
+				b.WriteString(" [")
+				b.WriteString(v.Model.Explain(&v.Scores))
+				b.WriteString("]")
+			}
 			switch {
 			case v.Verify.Pass && v.Verify.Fallback:
 				b.WriteString(" (verified; no token sequence for LCS)")

@@ -35,6 +35,9 @@ func noSeq(s *Signature) *Signature {
 	return &c
 }
 
+// legacyDecision is the hand-tuned default before the fitted models.
+var legacyDecision = Decision{Verify: Test{MethodLCSLocal, DefaultVerifyLCS}}
+
 func TestDecide(t *testing.T) {
 	page, near, other, part := clDocs(t)
 	mirror := clSign(lcsEditWords(rand.New(rand.NewPCG(41, 42)), lcsReadWords(t, "gpl-3.txt", 1300), 0.002, []string{"mirror"}))
@@ -50,17 +53,21 @@ func TestDecide(t *testing.T) {
 		rel     Relation
 		explain string // prefix of Explain
 	}{
-		{"default near-duplicate", Decision{}, page, near, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance"},
-		{"default mirror accepted", Decision{}, page, mirror, true, StepAccept, MethodJaccard, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.98 >= 0.90 (accepted without LCS)"},
-		{"default mirror without seq accepted", Decision{}, noSeq(page), mirror, true, StepAccept, MethodJaccard, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.98 >= 0.90 (accepted without LCS)"},
-		{"accept disabled verifies mirror", Decision{Accept: Test{Method: MethodNone}}, page, mirror, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), LCS ratio 1.00 >= 0.77 (verified)"},
+		{"default near-duplicate", Decision{}, page, near, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance"},
+		{"default mirror", Decision{}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.70 [lcs 1.00 (+8.0), divergence 0.00 (-0.0), intercept -4.3] (verified)"},
+		{"default mirror without seq", Decision{}, noSeq(page), mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.70 [jaccard 0.98 (+8.4), intercept -5.3] (verified; no token sequence for LCS)"},
+		{"remove mirror", Decision{Purpose: PurposeRemove}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(content-equivalent) 0.91 >= 0.90 [lcs 1.00 (+10.7), divergence 0.00 (-0.0), intercept -8.3] (verified)"},
+		{"remove keeps the edited copy", Decision{Purpose: PurposeRemove}, page, near, false, StepVerify, MethodModel, RelationNone, "not duplicate: simhash distance"},
+		{"legacy accepts mirror", legacyDecision, page, mirror, true, StepAccept, MethodJaccard, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.98 >= 0.90 (accepted without LCS)"},
+		{"legacy accept disabled verifies mirror", Decision{Verify: legacyDecision.Verify, Accept: Test{Method: MethodNone}}, page, mirror, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), LCS ratio 1.00 >= 0.77 (verified)"},
 		{"accept by supershingles", Decision{Accept: Test{MethodSupershingles, 6}}, page, noSeq(page), true, StepAccept, MethodSupershingles, RelationDuplicate, "duplicate: simhash distance 0 <= 16 (candidate), supershingles 6 >= 6 (accepted without LCS)"},
-		{"accept below threshold verifies", Decision{Accept: Test{MethodJaccard, 0.99}}, page, near, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance"},
+		{"legacy accept below threshold verifies", Decision{Verify: legacyDecision.Verify, Accept: Test{MethodJaccard, 0.99}}, page, near, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: simhash distance"},
+		{"legacy no seq falls back to jaccard", legacyDecision, noSeq(page), noSeq(near), true, StepVerify, MethodJaccard, RelationDuplicate, "duplicate: simhash distance"},
 		{"lcs single method never accepts", SingleMethod(MethodLCSLocal, 0.56), page, mirror, true, StepVerify, MethodLCSLocal, RelationDuplicate, "duplicate: every pair is a candidate, LCS ratio 1.00 >= 0.77 (verified)"},
 		{"default unrelated", Decision{}, page, other, false, StepCandidate, MethodNone, RelationNone, "not duplicate: simhash distance"},
-		{"default no seq falls back to jaccard", Decision{}, noSeq(page), noSeq(near), true, StepVerify, MethodJaccard, RelationDuplicate, "duplicate: simhash distance"},
-		{"default part of page", Decision{}, page, part, false, StepVerify, MethodLCSLocal, RelationContains, "not duplicate: "},
-		{"default part of page, containment", Decision{Containment: true}, part, page, true, StepVerify, MethodLCSLocal, RelationContained, "duplicate: "},
+		{"default no seq falls back to the cheap model", Decision{}, noSeq(page), noSeq(near), true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance"},
+		{"default part of page", Decision{}, page, part, false, StepVerify, MethodModel, RelationContains, "not duplicate: "},
+		{"default part of page, containment", Decision{Containment: true}, part, page, true, StepVerify, MethodModel, RelationContained, "duplicate: "},
 		{"empty never matches empty", Decision{}, &empty, &empty, false, StepSkip, MethodNone, RelationNone, "not duplicate: a has 0 tokens, fewer than 10: too short to compare"},
 		{"tiny never matches itself", Decision{}, tiny, tiny, false, StepSkip, MethodNone, RelationNone, "not duplicate: a has 8 tokens, fewer than 10"},
 		{"tiny allowed by MinTokens", Decision{MinTokens: 5, Verify: Test{Method: MethodNone}}, tiny, tiny, true, StepCandidate, MethodNone, RelationDuplicate, "duplicate: simhash distance 0 <= 16 (candidate, no verification)"},
@@ -143,12 +150,20 @@ func TestExplainExact(t *testing.T) {
 		b.MinHash[i*8]++
 	}
 	synthSupershingles(b)
-	v := Decision{}.Decide(a, b)
+	v := legacyDecision.Decide(a, b)
 	want := "duplicate: simhash distance 3 <= 16 (candidate), jaccard 0.88 >= 0.70 (verified; no token sequence for LCS)"
 	if got := v.Explain(); got != want {
 		t.Errorf("Explain() = %q, want %q", got, want)
 	}
 	if got, want := v.String(), "duplicate by jaccard 0.88"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	v = Decision{}.Decide(a, b)
+	want = "duplicate: simhash distance 3 <= 16 (candidate), P(near-duplicate) 0.91 >= 0.70 [jaccard 0.88 (+7.6), intercept -5.3] (verified; no token sequence for LCS)"
+	if got := v.Explain(); got != want {
+		t.Errorf("Explain() = %q, want %q", got, want)
+	}
+	if got, want := v.String(), "duplicate by model 0.91"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	c := synthSig(r)
@@ -202,8 +217,8 @@ func ExampleDecision_Decide() {
 	var empty Signature
 	fmt.Println(Decision{}.Decide(&empty, &empty).Explain())
 	// Output:
-	// true duplicate accept
-	// duplicate: simhash distance 0 <= 16 (candidate), jaccard 1.00 >= 0.90 (accepted without LCS)
+	// true duplicate verify
+	// duplicate: simhash distance 0 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.70 [lcs 1.00 (+8.0), divergence 0.00 (-0.0), intercept -4.3] (verified)
 	// not duplicate: a has 0 tokens, fewer than 10: too short to compare
 }
 

@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/eval"
+	"github.com/winnow-search/winnow/similarity"
 )
 
 func runEval(ctx context.Context, e *env, args []string) error {
@@ -25,13 +27,26 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	histY := fs.String("hist-y", "simhash", "method on the histogram's y axis")
 	incremental := fs.Bool("incremental", false, "corpus mode: feed the pages one by one into a cluster service (in memory, backend.* settings) and compare its groups with a batch clustering")
 	scores := fs.String("scores", "", "write every scored pair with all its scores as TSV to `file`, for choosing thresholds")
+	cv := fs.Bool("cv", false, "cross-validate the paper methods, the legacy decision and the candidate models on the DIRs given (stratified, repeated k-fold) and print the models refitted on all of them")
+	folds := fs.Int("folds", 5, "-cv: folds")
+	repeats := fs.Int("repeats", 5, "-cv: repeats")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] DIR\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cv {
+		dirs := fs.Args()
+		if *data != "" {
+			dirs = append([]string{*data}, dirs...)
+		}
+		if len(dirs) == 0 {
+			return usagef("eval -cv takes one or more data DIRs")
+		}
+		return runCV(ctx, e, dirs, *folds, *repeats, *asJSON, *plots)
 	}
 	dir := *data
 	if dir == "" && fs.NArg() == 1 {
@@ -40,7 +55,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if dir == "" || fs.NArg() > 1 || (*data != "" && fs.NArg() > 0) {
 		return usagef("eval takes one data DIR")
 	}
-	dec, err := decision(e.cfg)
+	o, err := evalOptions(e)
 	if err != nil {
 		return err
 	}
@@ -49,9 +64,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *incremental {
-		return runIncremental(ctx, e, set, eval.Options{Signer: signer(e.cfg), Decision: dec, Workers: e.cfg.Dedup.Workers}, *asJSON)
+		return runIncremental(ctx, e, set, o, *asJSON)
 	}
-	rep, err := eval.Run(ctx, set, eval.Options{Signer: signer(e.cfg), Decision: dec, Workers: e.cfg.Dedup.Workers})
+	rep, err := eval.Run(ctx, set, o)
 	if err != nil {
 		return err
 	}
@@ -73,8 +88,95 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		return writeEvalJSON(e.stdout, rep)
 	}
-	writeEvalText(e.stdout, rep, e.cfg.Decision.Method)
+	writeEvalText(e.stdout, rep, e.cfg.Decision.Method, o)
 	return nil
+}
+
+// evalOptions maps the configuration onto an evaluation's decisions.
+func evalOptions(e *env) (eval.Options, error) {
+	dec, err := decision(e.cfg)
+	if err != nil {
+		return eval.Options{}, err
+	}
+	group, remove, err := modeDecisions(e.cfg)
+	if err != nil {
+		return eval.Options{}, err
+	}
+	return eval.Options{Signer: signer(e.cfg), Decision: dec, Group: group, Remove: remove, Workers: e.cfg.Dedup.Workers}, nil
+}
+
+// runCV scores every set, cross-validates and prints the tables.
+func runCV(ctx context.Context, e *env, dirs []string, folds, repeats int, asJSON bool, plots string) error {
+	o, err := evalOptions(e)
+	if err != nil {
+		return err
+	}
+	var sets []*eval.CVSet
+	for _, dir := range dirs {
+		set, err := eval.Load(dir)
+		if err != nil {
+			return err
+		}
+		rep, err := eval.Run(ctx, set, o)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, eval.NewCVSet(filepath.Base(filepath.Clean(dir)), set, rep))
+	}
+	start := time.Now()
+	rep := eval.CrossValidate(sets, eval.CVOptions{Folds: folds, Repeats: repeats})
+	e.log.Info("eval_cv", "sets", len(sets), "folds", folds, "repeats", repeats, "took", time.Since(start).Round(time.Millisecond))
+	if plots != "" {
+		files, err := eval.PlotReliability(rep, plots)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			e.log.Info("eval_plot", "file", f)
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	writeCVText(e.stdout, rep)
+	return nil
+}
+
+func writeCVText(w io.Writer, rep *eval.CVReport) {
+	fmt.Fprintf(w, "cross-validation: %d repeats of stratified %d-fold (mean over %d test folds; sd = fold-to-fold standard deviation)\n",
+		rep.Repeats, rep.Folds, rep.Repeats*rep.Folds)
+	for _, t := range rep.Tables {
+		fmt.Fprintf(w, "\n%s, duplicate = %s\n", t.Set, t.Truth)
+		fmt.Fprintf(w, "  %-36s %6s %6s %6s %6s %6s %6s %7s %6s %6s\n", "candidate", "params", "P", "sd", "R", "F1", "sd", "ΔF1 lcs", "sd", "ECE")
+		for _, f := range t.Figures {
+			fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %6s\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, fmtNaN(f.ECE))
+		}
+		fmt.Fprintf(w, "  first model by min_confidence:\n")
+		for _, f := range t.Confidence {
+			fmt.Fprintf(w, "  %-36s %6s %6.3f %6.3f %6.3f %6.3f %6.3f\n", f.Candidate, "", f.Precision, f.SDP, f.Recall, f.F1, f.SDF1)
+		}
+	}
+	fmt.Fprintf(w, "\nmodels fitted on all pairs of every set (similarity/fitted.go holds these):\n")
+	for _, m := range rep.Fitted {
+		fmt.Fprintf(w, "  %-12s seq   intercept %.4f", m.Truth, m.Seq.Intercept)
+		for i, f := range m.Seq.Features {
+			fmt.Fprintf(w, ", %s %.4f", f, m.Seq.Weights[i])
+		}
+		fmt.Fprintf(w, "\n  %-12s noseq intercept %.4f", "", m.NoSeq.Intercept)
+		for i, f := range m.NoSeq.Features {
+			fmt.Fprintf(w, ", %s %.4f", f, m.NoSeq.Weights[i])
+		}
+		fmt.Fprintf(w, "\n  %-12s non-candidate rate %.4f\n", "", m.NonCandidate)
+	}
+}
+
+func fmtNaN(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", x)
 }
 
 // writeEvalJSON writes the report with the first definition's default
@@ -94,7 +196,7 @@ func writeEvalJSON(w io.Writer, rep *eval.Report) error {
 	return enc.Encode(out)
 }
 
-func writeEvalText(w io.Writer, rep *eval.Report, method string) {
+func writeEvalText(w io.Writer, rep *eval.Report, method string, o eval.Options) {
 	fmt.Fprintf(w, "data  %s (%s mode, %d documents)\n", rep.Dir, rep.Mode, rep.Docs)
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "\nduplicate = %s: %d pairs, %d duplicates\n", r.Definition, r.Pairs, r.Positives)
@@ -109,6 +211,14 @@ func writeEvalText(w io.Writer, rep *eval.Report, method string) {
 		}
 		d := r.Default
 		fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "winnow", "decision: "+method, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN)
+		for _, mode := range []struct {
+			name string
+			dec  similarity.Decision
+		}{{"group", o.Group}, {"remove", o.Remove}} {
+			d := r.Decisions[mode.name]
+			setting := fmt.Sprintf("%s decision, min_confidence %.2f", mode.name, mode.dec.MinConfidence())
+			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "winnow", setting, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN)
+		}
 		if r.ClusterPairs != nil {
 			c, b := r.ClusterPairs, r.ClusterBCubed
 			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, pairwise", c.Precision, c.Recall, c.F1)

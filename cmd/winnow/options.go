@@ -49,3 +49,11 @@ func decision(c config.Config) (similarity.Decision, error) {
 	dec.MinTokens = d.MinTokens
 	return dec, nil
 }
+
+// modeDecisions returns the decisions of the modes: group (also for
+// annotate) and remove.
+func modeDecisions(c config.Config) (group, remove similarity.Decision, err error) {
+	group = similarity.Decision{Purpose: similarity.PurposeGroup, MinTokens: c.Decision.MinTokens}
+	remove = similarity.Decision{Purpose: similarity.PurposeRemove, MinTokens: c.Decision.MinTokens}
+	return group, remove, nil
+}

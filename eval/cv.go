@@ -1,0 +1,501 @@
+package eval
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// Truth is a definition of a duplicate, as the cross-validation scores
+// it: the pair-mode label rule and the purpose whose model learns it.
+// Corpus-mode duplicates (llvm-docs: the same page source in another
+// template) count under both.
+type Truth struct {
+	Name    string
+	Purpose similarity.Purpose
+	// Label reports whether a pair-mode label is a duplicate.
+	Label func(label int) bool
+}
+
+// Truths are the definitions of the issue: label >= 1 (near-duplicate,
+// the group decision) and label = 3 against every other label
+// (content-equivalent, the remove decision).
+func Truths() []Truth {
+	return []Truth{
+		{Name: "label >= 1", Purpose: similarity.PurposeGroup, Label: func(l int) bool { return l >= 1 }},
+		{Name: "label = 3", Purpose: similarity.PurposeRemove, Label: func(l int) bool { return l == 3 }},
+	}
+}
+
+// CVSet is one scored data set in a cross-validation.
+type CVSet struct {
+	Name   string
+	Mode   Mode
+	Scored []ScoredPair
+	// groupA and groupB are the fold groups of each pair's documents:
+	// the pair itself in pair mode, the page (the document's path
+	// without its release folder) in corpus mode, so no page is both
+	// trained and tested on in another release.
+	groupA, groupB []int
+	groups         int
+}
+
+// NewCVSet prepares a run's scored pairs for cross-validation.
+func NewCVSet(name string, set *Set, rep *Report) *CVSet {
+	cs := &CVSet{Name: name, Mode: set.Mode, Scored: rep.Scored}
+	cs.groupA = make([]int, len(rep.Scored))
+	cs.groupB = make([]int, len(rep.Scored))
+	if set.Mode == PairMode {
+		for i := range rep.Scored {
+			cs.groupA[i], cs.groupB[i] = i, i
+		}
+		cs.groups = len(rep.Scored)
+		return cs
+	}
+	page := map[string]int{}
+	docGroup := make([]int, len(set.Docs))
+	for i, d := range set.Docs {
+		name := d.ID
+		if j := strings.IndexByte(name, '/'); j >= 0 {
+			name = name[j+1:]
+		}
+		g, ok := page[name]
+		if !ok {
+			g = len(page)
+			page[name] = g
+		}
+		docGroup[i] = g
+	}
+	for i, sp := range rep.Scored {
+		cs.groupA[i], cs.groupB[i] = docGroup[sp.A], docGroup[sp.B]
+	}
+	cs.groups = len(page)
+	return cs
+}
+
+func (cs *CVSet) isDup(t Truth) func(*ScoredPair) bool {
+	if cs.Mode == CorpusMode {
+		return func(sp *ScoredPair) bool { return sp.Label == 1 }
+	}
+	return func(sp *ScoredPair) bool { return t.Label(sp.Label) }
+}
+
+// folds assigns each group of the set to one of k folds, stratified: the
+// groups are dealt in turn within each stratum (a pair's label in pair
+// mode; whether the page has a duplicate in corpus mode) after a shuffle
+// by r.
+func (cs *CVSet) folds(k int, r *rand.Rand) []int {
+	stratum := make([]int, cs.groups)
+	for i, sp := range cs.Scored {
+		if cs.Mode == PairMode {
+			stratum[cs.groupA[i]] = sp.Label
+		} else if sp.Label == 1 {
+			stratum[cs.groupA[i]], stratum[cs.groupB[i]] = 1, 1
+		}
+	}
+	order := r.Perm(cs.groups)
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(stratum[a], stratum[b]) })
+	fold := make([]int, cs.groups)
+	for i, g := range order {
+		fold[g] = i % k
+	}
+	return fold
+}
+
+// CVOptions sets a cross-validation.
+type CVOptions struct {
+	// Folds and Repeats: repeated k-fold; zero means 5 and 5.
+	Folds, Repeats int
+	// Seed seeds the shuffles; runs with the same seed are identical.
+	Seed uint64
+	// Penalty is the models' L2 penalty; zero means FitPenalty.
+	Penalty float64
+}
+
+// Candidate is one decision rule compared under cross-validation.
+type Candidate struct {
+	Name string
+	// Params counts the numbers fitted on the training folds.
+	Params int
+	// Features are the model's inputs; nil for a paper method or a fixed
+	// rule.
+	Features []similarity.Feature
+	// method is the paper method, when this is one.
+	method *Method
+	// fixed is a rule with nothing fitted (the legacy decision).
+	fixed func(*ScoredPair) bool
+}
+
+// ModelCandidates are the feature sets the cross-validation compares; the
+// first is the one the default decisions use.
+func ModelCandidates() []Candidate {
+	f := similarity.Features()
+	return []Candidate{
+		{Name: "model: lcs + divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence}},
+		{Name: "model: lcs", Params: 2, Features: []similarity.Feature{similarity.FeatureLCS}},
+		{Name: "model: lcs + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureJaccard}},
+		{Name: "model: all 7 scores", Params: len(f) + 1, Features: f},
+	}
+}
+
+// CVFigure is a candidate's figures on one set under one truth: the mean
+// over every test fold of every repeat, and the sample standard deviation
+// across those folds.
+type CVFigure struct {
+	Candidate string  `json:"candidate"`
+	Params    int     `json:"params"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	SDF1      float64 `json:"sd_f1"`
+	SDP       float64 `json:"sd_precision"`
+	// DeltaF1 and SDDelta are the mean and standard deviation across the
+	// test folds of F1 minus the F1 of the plain LCS ratio (Huang) on
+	// the same fold: a rule wins when DeltaF1 > SDDelta.
+	DeltaF1 float64 `json:"delta_f1_vs_lcs"`
+	SDDelta float64 `json:"sd_delta"`
+	// ECE is the expected calibration error of a model's out-of-fold
+	// probabilities on candidate pairs (10 equal-width bins), NaN for
+	// other candidates.
+	ECE float64 `json:"ece"`
+}
+
+// CVTable is the figures of every candidate on one set under one truth.
+type CVTable struct {
+	Set     string     `json:"set"`
+	Truth   string     `json:"truth"`
+	Figures []CVFigure `json:"figures"`
+	// Confidence holds the first model's figures at each min_confidence
+	// of [Confidences], the operator's knob.
+	Confidence []CVFigure `json:"confidence"`
+	// Reliability is the first model's out-of-fold reliability diagram:
+	// per bin, the mean probability and the share of duplicates.
+	Reliability []ReliabilityBin `json:"reliability"`
+}
+
+// ReliabilityBin is one bin of a reliability diagram.
+type ReliabilityBin struct {
+	Lo, Hi    float64
+	Pairs     int
+	MeanProb  float64
+	DupShare  float64
+	Positives int
+}
+
+// Confidences are the min_confidence values the cross-validation reports.
+var Confidences = []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98}
+
+// CVReport is the outcome of [CrossValidate].
+type CVReport struct {
+	Folds, Repeats int
+	Tables         []CVTable `json:"tables"`
+	// Fitted are the models fitted on every pair of every set, one per
+	// truth, as the default decisions carry them.
+	Fitted []FittedModel `json:"fitted"`
+}
+
+// FittedModel is a purpose's model fitted on all the data.
+type FittedModel struct {
+	Truth        string
+	Seq, NoSeq   similarity.Model
+	NonCandidate float64
+}
+
+// foldPreds holds a candidate's out-of-fold predictions.
+type foldScore struct{ p, r, f float64 }
+
+// CrossValidate compares the paper methods at thresholds chosen on the
+// training folds, the legacy decision, and the candidate models fitted
+// on the training folds of every set at once, on the same folds: for each
+// repeat, each set's groups are shuffled and dealt into k stratified
+// folds; each fold in turn is the test part, and a pair is tested when
+// either of its documents' groups is in it and trained on when neither
+// is. Paper methods choose their threshold on the set's own training part
+// (best F1), as the issue's held-out table does; each model is fitted on
+// the training parts of all sets, as the shipped decision is, and applied
+// at its purpose's default confidence.
+func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
+	k := cmp.Or(o.Folds, 5)
+	repeats := cmp.Or(o.Repeats, 5)
+	penalty := cmp.Or(o.Penalty, FitPenalty)
+	rep := &CVReport{Folds: k, Repeats: repeats}
+	var cands []Candidate
+	for _, m := range Methods() {
+		m := m
+		cands = append(cands, Candidate{Name: m.Name, Params: 1, method: &m})
+	}
+	cands = append(cands, Candidate{Name: "legacy decision", Params: 0, fixed: func(sp *ScoredPair) bool { return sp.Legacy }})
+	models := ModelCandidates()
+	cands = append(cands, models...)
+	for _, truth := range Truths() {
+		conf := similarity.DefaultModel(truth.Purpose).MinConfidence
+		// scores[set][candidate] are the per-fold figures.
+		scores := make([][][]foldScore, len(sets))
+		confScores := make([][][]foldScore, len(sets))
+		oofProb := make([][][]float64, len(sets)) // [set][model][pair], summed over repeats
+		for si := range sets {
+			scores[si] = make([][]foldScore, len(cands))
+			confScores[si] = make([][]foldScore, len(Confidences))
+			oofProb[si] = make([][]float64, len(models))
+			for mi := range models {
+				oofProb[si][mi] = make([]float64, len(sets[si].Scored))
+			}
+		}
+		oofCount := make([][]int, len(sets))
+		for si := range sets {
+			oofCount[si] = make([]int, len(sets[si].Scored))
+		}
+		for r := range repeats {
+			rng := rand.New(rand.NewPCG(o.Seed, uint64(r)))
+			folds := make([][]int, len(sets))
+			for si, s := range sets {
+				folds[si] = s.folds(k, rng)
+			}
+			for f := range k {
+				train := make([][]ScoredPair, len(sets))
+				tests := make([][]int, len(sets))
+				for si, s := range sets {
+					for i := range s.Scored {
+						fa, fb := folds[si][s.groupA[i]], folds[si][s.groupB[i]]
+						switch {
+						case fa == f || fb == f:
+							tests[si] = append(tests[si], i)
+						default:
+							train[si] = append(train[si], s.Scored[i])
+						}
+					}
+				}
+				fitted := make([]similarity.Model, len(models))
+				for mi, m := range models {
+					fitted[mi] = fitPooled(sets, train, m.Features, truth, penalty)
+				}
+				for si, s := range sets {
+					isDup := s.isDup(truth)
+					gold := make([]bool, len(tests[si]))
+					for j, i := range tests[si] {
+						gold[j] = isDup(&s.Scored[i])
+					}
+					pred := make([]bool, len(tests[si]))
+					mi := 0
+					for ci, c := range cands {
+						switch {
+						case c.method != nil:
+							js := make([]Judged, len(train[si]))
+							for j := range train[si] {
+								js[j] = Judged{Score: c.method.Score(&train[si][j].Scores), Dup: isDup(&train[si][j])}
+							}
+							t := Best(Curve(js, c.method.LowerIsDup)).Threshold
+							for j, i := range tests[si] {
+								v := c.method.Score(&s.Scored[i].Scores)
+								pred[j] = !math.IsNaN(v) && (c.method.LowerIsDup && v <= t || !c.method.LowerIsDup && v >= t)
+							}
+						case c.fixed != nil:
+							for j, i := range tests[si] {
+								pred[j] = c.fixed(&s.Scored[i])
+							}
+						default:
+							for j, i := range tests[si] {
+								sp := &s.Scored[i]
+								p := 0.0
+								if sp.Candidate {
+									p = fitted[mi].Probability(&sp.Scores)
+									oofProb[si][mi][i] += p
+									if mi == 0 {
+										oofCount[si][i]++
+									}
+								}
+								pred[j] = sp.Candidate && p >= conf
+							}
+							if mi == 0 {
+								for ki, c := range Confidences {
+									cp := make([]bool, len(pred))
+									for j, i := range tests[si] {
+										sp := &s.Scored[i]
+										cp[j] = sp.Candidate && fitted[0].Probability(&sp.Scores) >= c
+									}
+									pt := Verdicts(cp, gold)
+									confScores[si][ki] = append(confScores[si][ki], foldScore{pt.Precision, pt.Recall, pt.F1})
+								}
+							}
+							mi++
+						}
+						pt := Verdicts(pred, gold)
+						scores[si][ci] = append(scores[si][ci], foldScore{pt.Precision, pt.Recall, pt.F1})
+					}
+				}
+			}
+		}
+		for si, s := range sets {
+			tab := CVTable{Set: s.Name, Truth: truth.Name}
+			if s.Mode == CorpusMode {
+				tab.Truth = truth.Name + " (corpus: dup)"
+			}
+			isDup := s.isDup(truth)
+			mi := 0
+			lcs := slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == "lcs" })
+			for ci, c := range cands {
+				fig := summarize(c.Name, c.Params, scores[si][ci])
+				fig.DeltaF1, fig.SDDelta = pairedDelta(scores[si][ci], scores[si][lcs])
+				fig.ECE = math.NaN()
+				if c.Features != nil {
+					bins := reliability(s.Scored, oofProb[si][mi], oofCount[si], isDup)
+					fig.ECE = ece(bins)
+					if mi == 0 {
+						tab.Reliability = bins
+					}
+					mi++
+				}
+				tab.Figures = append(tab.Figures, fig)
+			}
+			for ki, c := range Confidences {
+				fig := summarize(fmt.Sprintf("min_confidence %.2f", c), models[0].Params, confScores[si][ki])
+				fig.ECE = math.NaN()
+				tab.Confidence = append(tab.Confidence, fig)
+			}
+			rep.Tables = append(rep.Tables, tab)
+		}
+		rep.Fitted = append(rep.Fitted, FitDefault(sets, truth, penalty))
+	}
+	return rep
+}
+
+// FitDefault fits a purpose's models on every pair of the sets, as
+// similarity's default decisions carry them: the first of
+// [ModelCandidates] on the alignment, Jaccard alone for pairs without a
+// token sequence.
+func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
+	all := make([][]ScoredPair, len(sets))
+	for si, s := range sets {
+		all[si] = s.Scored
+	}
+	return FittedModel{
+		Truth:        truth.Name,
+		Seq:          fitPooled(sets, all, ModelCandidates()[0].Features, truth, penalty),
+		NoSeq:        fitPooled(sets, all, []similarity.Feature{similarity.FeatureJaccard}, truth, penalty),
+		NonCandidate: pooledNonCandidate(sets, all, truth),
+	}
+}
+
+// fitPooled fits one model on the given pairs of every set, the truth
+// read per set's mode.
+func fitPooled(sets []*CVSet, pairs [][]ScoredPair, fs []similarity.Feature, t Truth, penalty float64) similarity.Model {
+	relabelled := make([][]ScoredPair, len(sets))
+	for si, s := range sets {
+		isDup := s.isDup(t)
+		relabelled[si] = make([]ScoredPair, 0, len(pairs[si]))
+		for _, sp := range pairs[si] {
+			if !sp.Candidate {
+				continue
+			}
+			if isDup(&sp) {
+				sp.Label = 1
+			} else {
+				sp.Label = 0
+			}
+			relabelled[si] = append(relabelled[si], sp)
+		}
+	}
+	return FitModel(relabelled, fs, func(sp *ScoredPair) bool { return sp.Label == 1 }, penalty)
+}
+
+func pooledNonCandidate(sets []*CVSet, pairs [][]ScoredPair, t Truth) float64 {
+	relabelled := make([][]ScoredPair, len(sets))
+	for si, s := range sets {
+		isDup := s.isDup(t)
+		for _, sp := range pairs[si] {
+			if sp.Candidate {
+				continue
+			}
+			dup := isDup(&sp)
+			sp.Label = 0
+			if dup {
+				sp.Label = 1
+			}
+			relabelled[si] = append(relabelled[si], sp)
+		}
+	}
+	return nonCandidateRate(relabelled, func(sp *ScoredPair) bool { return sp.Label == 1 })
+}
+
+// pairedDelta returns the mean and sample standard deviation of a's F1
+// minus b's, fold by fold.
+func pairedDelta(a, b []foldScore) (mean, sd float64) {
+	n := float64(len(a))
+	for i := range a {
+		mean += (a[i].f - b[i].f) / n
+	}
+	for i := range a {
+		d := a[i].f - b[i].f - mean
+		sd += d * d
+	}
+	if n > 1 {
+		sd = math.Sqrt(sd / (n - 1))
+	}
+	return mean, sd
+}
+
+func summarize(name string, params int, fs []foldScore) CVFigure {
+	fig := CVFigure{Candidate: name, Params: params}
+	n := float64(len(fs))
+	for _, f := range fs {
+		fig.Precision += f.p / n
+		fig.Recall += f.r / n
+		fig.F1 += f.f / n
+	}
+	for _, f := range fs {
+		fig.SDF1 += (f.f - fig.F1) * (f.f - fig.F1)
+		fig.SDP += (f.p - fig.Precision) * (f.p - fig.Precision)
+	}
+	if n > 1 {
+		fig.SDF1 = math.Sqrt(fig.SDF1 / (n - 1))
+		fig.SDP = math.Sqrt(fig.SDP / (n - 1))
+	}
+	return fig
+}
+
+// reliability bins the out-of-fold probabilities of the candidate pairs
+// (mean over the repeats that tested each pair) into 10 equal-width bins.
+func reliability(scored []ScoredPair, probSum []float64, count []int, isDup func(*ScoredPair) bool) []ReliabilityBin {
+	bins := make([]ReliabilityBin, 10)
+	for i := range bins {
+		bins[i].Lo, bins[i].Hi = float64(i)/10, float64(i+1)/10
+	}
+	for i := range scored {
+		if !scored[i].Candidate || count[i] == 0 {
+			continue
+		}
+		p := probSum[i] / float64(count[i])
+		b := min(int(p*10), 9)
+		bins[b].Pairs++
+		bins[b].MeanProb += p
+		if isDup(&scored[i]) {
+			bins[b].Positives++
+		}
+	}
+	for i := range bins {
+		if bins[i].Pairs > 0 {
+			bins[i].MeanProb /= float64(bins[i].Pairs)
+			bins[i].DupShare = float64(bins[i].Positives) / float64(bins[i].Pairs)
+		}
+	}
+	return bins
+}
+
+// ece is the expected calibration error: the pair-weighted mean gap
+// between a bin's mean probability and its share of duplicates.
+func ece(bins []ReliabilityBin) float64 {
+	total, sum := 0, 0.0
+	for _, b := range bins {
+		total += b.Pairs
+		sum += float64(b.Pairs) * math.Abs(b.MeanProb-b.DupShare)
+	}
+	if total == 0 {
+		return math.NaN()
+	}
+	return sum / float64(total)
+}

@@ -1,0 +1,127 @@
+package eval
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/winnow-search/winnow/canon"
+	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// TestFitLogistic fits data drawn from a known logistic model and checks
+// the coefficients come back within 4 standard errors or so (20,000
+// draws; the tolerance is stated, the seed fixed).
+func TestFitLogistic(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	want := []float64{-3, 6, -2} // intercept, x1, x2
+	var ex []fitExample
+	for range 20000 {
+		x := []float64{r.Float64(), r.Float64()}
+		z := want[0] + want[1]*x[0] + want[2]*x[1]
+		ex = append(ex, fitExample{x: x, y: r.Float64() < 1/(1+math.Exp(-z)), w: 1})
+	}
+	got := fitLogistic(ex, 2, 0)
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 0.3 {
+			t.Errorf("coefficient %d = %.3f, want %.1f ± 0.3", i, got[i], want[i])
+		}
+	}
+	// The penalty shrinks the weights, not the intercept's role.
+	pen := fitLogistic(ex, 2, 2000)
+	if math.Abs(pen[1]) >= math.Abs(got[1]) || math.Abs(pen[2]) >= math.Abs(got[2]) {
+		t.Errorf("penalized weights %v not smaller than %v", pen, got)
+	}
+}
+
+func TestFoldsStratified(t *testing.T) {
+	var scored []ScoredPair
+	for i := range 103 {
+		scored = append(scored, ScoredPair{Label: i % 4})
+	}
+	cs := &CVSet{Name: "t", Mode: PairMode, Scored: scored, groups: len(scored)}
+	cs.groupA = make([]int, len(scored))
+	cs.groupB = make([]int, len(scored))
+	for i := range scored {
+		cs.groupA[i], cs.groupB[i] = i, i
+	}
+	f := cs.folds(5, rand.New(rand.NewPCG(3, 4)))
+	count := map[[2]int]int{}
+	for i, sp := range scored {
+		count[[2]int{sp.Label, f[i]}]++
+	}
+	for l := range 4 {
+		lo, hi := 1<<30, 0
+		for k := range 5 {
+			lo, hi = min(lo, count[[2]int{l, k}]), max(hi, count[[2]int{l, k}])
+		}
+		if hi-lo > 1 {
+			t.Errorf("label %d spread over folds %d..%d, want within 1", l, lo, hi)
+		}
+	}
+}
+
+// devSets loads and scores the three dev sets, or skips when one is
+// absent. llvm-docs is built by ../shared/eval/llvm-docs/build.py into
+// $WINNOW_LLVM_DOCS or /tmp/llvm-docs.
+func devSets(t *testing.T) []*CVSet {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("signs and scores the three dev sets (about a minute)")
+	}
+	llvm := os.Getenv("WINNOW_LLVM_DOCS")
+	if llvm == "" {
+		llvm = "/tmp/llvm-docs"
+	}
+	dirs := []string{"../../shared/eval/webis-ecir20-dev", "../../shared/eval/copycat-dev", llvm}
+	var sets []*CVSet
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); err != nil {
+			t.Skipf("dev set %s absent: %v", dir, err)
+		}
+		set, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The signer of winnow's default configuration (canon.content main).
+		sg := page.Signer{Canon: canon.Options{Content: canon.ContentMain}, Signature: similarity.Options{}.WithDefaults()}
+		rep, err := Run(context.Background(), set, Options{Signer: sg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, NewCVSet(filepath.Base(dir), set, rep))
+	}
+	return sets
+}
+
+// TestFittedModels refits the default decisions' models on the dev sets
+// and checks similarity carries the same coefficients.
+func TestFittedModels(t *testing.T) {
+	sets := devSets(t)
+	for _, truth := range Truths() {
+		got := FitDefault(sets, truth, FitPenalty)
+		want := similarity.DefaultModel(truth.Purpose)
+		check := func(name string, g, w similarity.Model) {
+			if len(g.Features) != len(w.Features) {
+				t.Fatalf("%s %s: features %v, similarity has %v", truth.Name, name, g.Features, w.Features)
+			}
+			if math.Abs(g.Intercept-w.Intercept) > 1e-3 {
+				t.Errorf("%s %s: intercept refitted %.4f, similarity has %.4f", truth.Name, name, g.Intercept, w.Intercept)
+			}
+			for i := range g.Weights {
+				if g.Features[i] != w.Features[i] || math.Abs(g.Weights[i]-w.Weights[i]) > 1e-3 {
+					t.Errorf("%s %s: %v %.4f refitted, similarity has %v %.4f", truth.Name, name, g.Features[i], g.Weights[i], w.Features[i], w.Weights[i])
+				}
+			}
+		}
+		check("seq", got.Seq, want.Seq)
+		check("noseq", got.NoSeq, want.NoSeq)
+		if math.Abs(got.NonCandidate-want.NonCandidate) > 1e-3 {
+			t.Errorf("%s: non-candidate rate %.4f, similarity has %.4f", truth.Name, got.NonCandidate, want.NonCandidate)
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package similarity
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Purpose is what a [Decision] decides: which pairs count as duplicates.
+// The zero value is PurposeGroup.
+type Purpose uint8
+
+// Purposes, after the labels of webis-ecir20 (Fröbe et al., ECIR 2020)
+// and CopyCat, on a 0–3 scale.
+const (
+	// PurposeGroup decides near-duplicates (label >= 1: the same page,
+	// perhaps edited or in another template), for grouping and
+	// annotating results.
+	PurposeGroup Purpose = iota
+	// PurposeRemove decides content-equivalence (label 3: a reader loses
+	// nothing if one of the two is hidden), for removing results and for
+	// what an offline run may delete.
+	PurposeRemove
+)
+
+// String returns "group" or "remove".
+func (p Purpose) String() string {
+	switch p {
+	case PurposeGroup:
+		return "group"
+	case PurposeRemove:
+		return "remove"
+	}
+	return "purpose(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Definition returns the labels the purpose counts as duplicates:
+// "near-duplicate" or "content-equivalent".
+func (p Purpose) Definition() string {
+	if p == PurposeRemove {
+		return "content-equivalent"
+	}
+	return "near-duplicate"
+}
+
+// Feature is one input of a [Model], a number in [0, 1] taken from
+// [Scores].
+type Feature uint8
+
+// Features. Each is in [0, 1]; a feature whose score was not computed
+// takes the value that argues least for a duplicate (0 for similarities,
+// 1 for divergence), so a missing score never raises a probability.
+const (
+	// FeatureLCS is the LCS ratio of the word sequences (Huang); an LCS
+	// cut early counts at its upper bound.
+	FeatureLCS Feature = iota
+	// FeatureDivergence is [Scores.Divergence]: the largest share of
+	// unmatched tokens in a window, high when one block of content
+	// differs inside a shared template.
+	FeatureDivergence
+	// FeatureJaccard is the min-hash Jaccard estimate.
+	FeatureJaccard
+	// FeatureLengthRatio is the smaller token count over the larger.
+	FeatureLengthRatio
+	// FeatureContainment is max(ContainAB, ContainBA).
+	FeatureContainment
+	// FeatureSimhash is the simhash distance over 64.
+	FeatureSimhash
+	// FeatureCentral is the central LCS ratio times the smaller coverage.
+	FeatureCentral
+	numFeatures
+)
+
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central"}
+
+// String returns the feature's short name, e.g. "lcs", "divergence".
+func (f Feature) String() string {
+	if int(f) < len(featureNames) {
+		return featureNames[f]
+	}
+	return "feature(" + strconv.Itoa(int(f)) + ")"
+}
+
+// Features returns every feature, in order.
+func Features() []Feature {
+	fs := make([]Feature, numFeatures)
+	for i := range fs {
+		fs[i] = Feature(i)
+	}
+	return fs
+}
+
+// needsSeq reports whether the feature comes from the LCS alignment.
+func (f Feature) needsSeq() bool {
+	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral
+}
+
+// Value returns the feature's value for the scores s.
+func (f Feature) Value(s *Scores) float64 {
+	var v float64
+	switch f {
+	case FeatureLCS:
+		v = s.LCS
+	case FeatureDivergence:
+		v = s.Divergence
+		if math.IsNaN(v) {
+			return 1
+		}
+	case FeatureJaccard:
+		v = s.Jaccard
+	case FeatureLengthRatio:
+		v = s.LengthRatio
+	case FeatureContainment:
+		v = max(s.ContainAB, s.ContainBA)
+	case FeatureSimhash:
+		return float64(s.SimhashDistance) / 64
+	case FeatureCentral:
+		v = s.Central * min(s.CoverageA, s.CoverageB)
+	}
+	if math.IsNaN(v) {
+		return 0
+	}
+	return min(max(v, 0), 1)
+}
+
+// Model is a logistic regression over features of a pair's [Scores]:
+// P(duplicate) = 1 / (1 + exp(-(Intercept + Σ Weights[i]·x_i))). Its
+// coefficients are fitted by package eval on the labelled dev sets
+// (penalized maximum likelihood, every set weighted equally) and written
+// into the code; eval's tests refit them from the data and check they
+// match. A Model is a value, safe for concurrent use.
+type Model struct {
+	// Features are the inputs, Weights their coefficients, in order.
+	Features []Feature
+	Weights  []float64
+	// Intercept is the log-odds of a duplicate when every feature is 0.
+	Intercept float64
+}
+
+// Logit returns the model's log-odds for s.
+func (m *Model) Logit(s *Scores) float64 {
+	z := m.Intercept
+	for i, f := range m.Features {
+		z += m.Weights[i] * f.Value(s)
+	}
+	return z
+}
+
+// Probability returns the model's probability that the pair scored s is a
+// duplicate.
+func (m *Model) Probability(s *Scores) float64 {
+	return sigmoid(m.Logit(s))
+}
+
+func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+// logit is the inverse of sigmoid.
+func logit(p float64) float64 { return math.Log(p / (1 - p)) }
+
+// Contribution is one feature's part in a probability: Weight·Value on
+// the log-odds scale.
+type Contribution struct {
+	Feature Feature
+	Value   float64
+	Weight  float64
+}
+
+// LogOdds returns Weight·Value.
+func (c Contribution) LogOdds() float64 { return c.Weight * c.Value }
+
+// Contributions returns each feature's part in the log-odds of s, in the
+// model's order.
+func (m *Model) Contributions(s *Scores) []Contribution {
+	cs := make([]Contribution, len(m.Features))
+	for i, f := range m.Features {
+		cs[i] = Contribution{Feature: f, Value: f.Value(s), Weight: m.Weights[i]}
+	}
+	return cs
+}
+
+// usesSeq reports whether any feature needs the LCS alignment.
+func (m *Model) usesSeq() bool {
+	for _, f := range m.Features {
+		if f.needsSeq() {
+			return true
+		}
+	}
+	return false
+}
+
+// MinLCS returns the smallest LCS ratio at which the model can reach the
+// probability p given the cheap scores of s, with every other alignment
+// feature at its most favourable value; 0 when any ratio can, above 1 when
+// none can. An LCS below it can be cut early ([CompareOptions.MinRatio]):
+// the pair is rejected whatever the alignment.
+func (m *Model) MinLCS(s *Scores, p float64) float64 {
+	need := logit(p) - m.Intercept
+	wLCS := 0.0
+	for i, f := range m.Features {
+		w := m.Weights[i]
+		switch {
+		case f == FeatureLCS:
+			wLCS += w
+		case f.needsSeq():
+			need -= max(w, 0) // best case: value 1 for w > 0, 0 for w < 0
+		default:
+			need -= w * f.Value(s)
+		}
+	}
+	if wLCS <= 0 {
+		return 0
+	}
+	return max(need/wLCS, 0)
+}
+
+// Explain returns the model's reasoning as the features' contributions to
+// the log-odds, largest first, e.g. "lcs 0.93 (+11.2), divergence 0.05
+// (-0.4), intercept -8.1".
+func (m *Model) Explain(s *Scores) string {
+	var b strings.Builder
+	cs := m.Contributions(s)
+	// Largest magnitude first: the reader sees what decided.
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && math.Abs(cs[j].LogOdds()) > math.Abs(cs[j-1].LogOdds()); j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%s %.2f (%+.1f), ", c.Feature, c.Value, c.LogOdds())
+	}
+	fmt.Fprintf(&b, "intercept %+.1f", m.Intercept)
+	return b.String()
+}
+
+// upperBound returns the model's probability for s with every alignment
+// feature but the LCS ratio at its most favourable value: a bound for a
+// pair whose alignment exited early.
+func (m *Model) upperBound(s *Scores) float64 {
+	z := m.Intercept
+	for i, f := range m.Features {
+		w := m.Weights[i]
+		switch {
+		case f == FeatureLCS:
+			z += w * f.Value(s)
+		case f.needsSeq():
+			z += max(w, 0)
+		default:
+			z += w * f.Value(s)
+		}
+	}
+	return sigmoid(z)
+}

@@ -1,0 +1,125 @@
+package similarity
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestModelContributions(t *testing.T) {
+	m := DefaultModel(PurposeGroup).Seq
+	s := Scores{LCS: 0.8, Divergence: 0.3, Jaccard: 0.5}
+	z := m.Intercept
+	for _, c := range m.Contributions(&s) {
+		z += c.LogOdds()
+	}
+	if got := m.Logit(&s); math.Abs(got-z) > 1e-12 {
+		t.Errorf("Logit = %g, intercept + contributions = %g", got, z)
+	}
+	if p := m.Probability(&s); math.Abs(p-1/(1+math.Exp(-z))) > 1e-12 || p <= 0 || p >= 1 {
+		t.Errorf("Probability = %g, want sigmoid(%g)", p, z)
+	}
+	if got, want := m.Explain(&s), "lcs 0.80 (+6.4), divergence 0.30 (-0.7), intercept -4.3"; got != want {
+		t.Errorf("Explain = %q, want %q", got, want)
+	}
+	// Missing scores never argue for a duplicate.
+	nan := Scores{LCS: math.NaN(), Divergence: math.NaN()}
+	if FeatureLCS.Value(&nan) != 0 || FeatureDivergence.Value(&nan) != 1 {
+		t.Errorf("NaN scores: lcs %g, divergence %g; want 0, 1", FeatureLCS.Value(&nan), FeatureDivergence.Value(&nan))
+	}
+}
+
+// TestModelMonotone: a higher LCS ratio never lowers a probability, more
+// divergence never raises it, under both purposes; and the remove model
+// is stricter than the group model everywhere.
+func TestModelMonotone(t *testing.T) {
+	for _, p := range []Purpose{PurposeGroup, PurposeRemove} {
+		m := DefaultModel(p).Seq
+		for d := 0.0; d <= 1; d += 0.1 {
+			prev := -1.0
+			for l := 0.0; l <= 1; l += 0.05 {
+				s := Scores{LCS: l, Divergence: d}
+				pr := m.Probability(&s)
+				if pr < prev {
+					t.Errorf("%v: P(lcs %.2f, div %.1f) = %g < P at lower lcs %g", p, l, d, pr, prev)
+				}
+				prev = pr
+				worse := Scores{LCS: l, Divergence: min(d+0.1, 1)}
+				if m.Probability(&worse) > pr {
+					t.Errorf("%v: more divergence raised P at lcs %.2f", p, l)
+				}
+				if p == PurposeRemove && pr > DefaultModel(PurposeGroup).Seq.Probability(&s) {
+					t.Errorf("P(content-equivalent) %g > P(near-duplicate) at lcs %.2f div %.1f", pr, l, d)
+				}
+			}
+		}
+	}
+}
+
+// TestModelEarlyExit checks that the LCS cut-off of a model decision never
+// changes a verdict: on real pages edited at rates from 0 to 60 %, the
+// verdict equals the model's decision on the full alignment.
+func TestModelEarlyExit(t *testing.T) {
+	gpl := lcsReadWords(t, "gpl-3.txt", 1300)
+	apache := lcsReadWords(t, "apache-2.0.txt", 1300)
+	page := clSign(gpl)
+	r := rand.New(rand.NewPCG(5, 6))
+	cut := 0
+	for _, p := range []Purpose{PurposeGroup, PurposeRemove} {
+		d := Decision{Purpose: p}
+		pm := DefaultModel(p)
+		for i := range 40 {
+			rate := float64(i) / 40 * 0.6
+			other := clSign(lcsEditWords(r, gpl, rate, apache))
+			v := d.Decide(page, other)
+			if v.Step != StepVerify {
+				continue
+			}
+			full := Compare(page, other, CompareOptions{LCS: true})
+			want := pm.Seq.Probability(&full) >= pm.MinConfidence
+			if v.Duplicate != want {
+				t.Errorf("%v, %.0f%% edited: Duplicate = %v, full alignment says %v: %s", p, 100*rate, v.Duplicate, want, v.Explain())
+			}
+			if v.Verify.Cut {
+				cut++
+				if v.Probability < pm.Seq.Probability(&full) {
+					t.Errorf("%v: cut probability %g below the full one %g: not an upper bound", p, v.Probability, pm.Seq.Probability(&full))
+				}
+				if !strings.Contains(v.Explain(), "LCS exited early") {
+					t.Errorf("cut verdict explained as %q", v.Explain())
+				}
+			} else if math.Abs(v.Probability-pm.Seq.Probability(&full)) > 1e-9 {
+				t.Errorf("%v: Probability %g, full alignment %g", p, v.Probability, pm.Seq.Probability(&full))
+			}
+		}
+	}
+	if cut == 0 {
+		t.Error("no LCS exited early: the test does not reach the cut-off")
+	}
+}
+
+func TestVerdictProbability(t *testing.T) {
+	page, near, other, _ := clDocs(t)
+	var empty Signature
+	tests := []struct {
+		name   string
+		d      Decision
+		a, b   *Signature
+		lo, hi float64
+	}{
+		{"group near", Decision{}, page, near, 0.7, 1},
+		{"group unrelated", Decision{}, page, other, groupModel.NonCandidate, groupModel.NonCandidate},
+		{"remove unrelated", Decision{Purpose: PurposeRemove}, page, other, 0, 0},
+		{"too short", Decision{}, page, &empty, 0, 0},
+	}
+	for _, tt := range tests {
+		v := tt.d.Decide(tt.a, tt.b)
+		if v.Probability < tt.lo || v.Probability > tt.hi || v.Purpose != tt.d.Purpose {
+			t.Errorf("%s: Probability %g purpose %v, want in [%g, %g], %v", tt.name, v.Probability, v.Purpose, tt.lo, tt.hi, tt.d.Purpose)
+		}
+	}
+	if v := SingleMethod(MethodSimhash, 5).Decide(page, near); !math.IsNaN(v.Probability) {
+		t.Errorf("single-method Probability = %g, want NaN", v.Probability)
+	}
+}
