@@ -63,6 +63,10 @@ type Document struct {
 	// Truncated reports that the input was longer than Options.MaxBytes
 	// and only its prefix was used.
 	Truncated bool
+	// MainFallback reports that ContentMain kept implausibly little of
+	// the page (under 3 % of its text) and the whole text was kept
+	// instead, as with ContentAll.
+	MainFallback bool
 }
 
 // HTML returns the canonical form of the HTML page b. contentType is the
@@ -99,7 +103,7 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 	if x.main {
 		x.mainText()
 	}
-	d.Title, d.Lang = x.title, x.lang
+	d.Title, d.Lang, d.MainFallback = x.title, x.lang, x.fallback
 	d.finish(x.out.String())
 	return d, nil
 }

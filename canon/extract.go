@@ -99,6 +99,9 @@ type extractor struct {
 	lineRaw   int
 	lineLink  int
 	lineFlags uint8
+	// fallback reports that the main content was implausibly small and
+	// the whole text was kept.
+	fallback bool
 }
 
 // flags returns the cumulative flags of the innermost open element.

@@ -149,6 +149,14 @@ const (
 	maxLinkDensity  = 0.33
 	mainShare       = 0.5
 	containerLinkDn = 0.5
+	// minKeptShare is the smallest share of a page's text the main
+	// content may keep before it counts as a failed extraction and the
+	// whole text is kept instead. Real pages keep 5 % (a shop page whose
+	// product text is two sentences in a large template) to 95 % (see
+	// testdata/golden/kept-share.txt); 0 % is a page whose article sits
+	// in a container the rules took for template (clang's
+	// ItaniumMangleAbiTags.html: <section id="abi-tags">).
+	minKeptShare = 0.03
 )
 
 // mainText selects the main-content blocks and writes them to x.out.
@@ -188,6 +196,23 @@ func (x *extractor) mainText() {
 	if n == 0 { // nothing looks like content: keep all non-template text
 		for i, b := range x.blocks {
 			keep[i] = b.flags&fBoiler == 0 && b.density() <= containerLinkDn
+		}
+	}
+	kept := 0
+	for i, b := range x.blocks {
+		if keep[i] {
+			kept += b.end - b.start
+		}
+	}
+	if float64(kept) < minKeptShare*float64(len(x.blockBuf)) {
+		// Implausibly little: keep the whole text, as ContentAll does.
+		x.fallback = true
+		if x.title != "" {
+			x.out.Write(x.n.line([]byte(x.title)))
+			x.out.WriteByte('\n')
+		}
+		for i := range keep {
+			keep[i] = true
 		}
 	}
 	for i, b := range x.blocks {
