@@ -204,19 +204,43 @@ type Signature struct {
 	MaxSeq int `yaml:"max_seq"`
 }
 
-// Decision configures when two pages are near-duplicates.
+// Decision configures when two pages are duplicates. One meaning
+// everywhere: the same keys are the -set flags, and the proxy's request
+// parameters winnow_method, winnow_threshold and winnow_min_confidence
+// (similarity.ParseDecision reads all three). A setting that cannot apply
+// to the method is an error naming it.
 type Decision struct {
-	// Method is "default" (cheap candidate test, then verification) or a
-	// single paper method: "simhash", "bloom", "supershingles", "jaccard",
-	// "lcs", "lcs-central". Default "default".
+	// Method is "default": the fitted models, one per purpose (the
+	// near-duplicate decision for group and annotate modes, the
+	// content-equivalence decision for remove mode and for what dedup may
+	// delete), or a single paper method for every purpose: "simhash",
+	// "bloom", "containment", "supershingles", "jaccard", "fingerprints",
+	// "lcs", "lcs-central", "lcs-local". Default "default".
 	Method string `yaml:"method"`
-	// Threshold overrides the method's threshold: a Hamming distance for
-	// simhash, a count of supershingles, a ratio in (0, 1] otherwise.
-	// Zero keeps the method's default.
+	// Threshold is a single method's threshold: a Hamming distance 0..64
+	// for simhash, a count 0..6 for supershingles, a ratio in [0, 1]
+	// otherwise. Zero keeps the paper's. Setting it under the default
+	// method is an error: the models' knob is MinConfidence.
 	Threshold float64 `yaml:"threshold"`
+	// MinConfidence is the probability a pair needs under the default
+	// method, per mode, in (0, 1). Zero keeps the value chosen by
+	// cross-validation (group 0.7, remove 0.9; `winnow eval` prints the
+	// precision and recall each gives). Setting it under a single method
+	// is an error.
+	MinConfidence MinConfidence `yaml:"min_confidence"`
 	// MinTokens is the token count below which a page never matches
 	// (default 10).
 	MinTokens int `yaml:"min_tokens"`
+}
+
+// MinConfidence is the default decision's confidence per mode.
+type MinConfidence struct {
+	// Group is the near-duplicate decision's, for group and annotate
+	// modes.
+	Group float64 `yaml:"group"`
+	// Remove is the content-equivalence decision's, for remove mode and
+	// for what dedup may delete.
+	Remove float64 `yaml:"remove"`
 }
 
 // Dedup configures the offline job.
@@ -324,7 +348,7 @@ func cmpOr[T comparable](v, def T) T {
 }
 
 // Methods lists the decision methods that [Decision.Method] accepts.
-var Methods = []string{"default", "simhash", "bloom", "supershingles", "jaccard", "lcs", "lcs-central"}
+var Methods = []string{"default", "simhash", "bloom", "containment", "supershingles", "jaccard", "fingerprints", "lcs", "lcs-central", "lcs-local", "model"}
 
 // Validate reports every invalid field, each error naming the field by its
 // YAML path.
@@ -373,6 +397,14 @@ func (c Config) Validate() error {
 	}
 	if c.Decision.Threshold < 0 || c.Decision.Threshold > 64 {
 		bad("decision.threshold", "%g is not in [0, 64]", c.Decision.Threshold)
+	}
+	for _, mc := range []struct {
+		field string
+		v     float64
+	}{{"decision.min_confidence.group", c.Decision.MinConfidence.Group}, {"decision.min_confidence.remove", c.Decision.MinConfidence.Remove}} {
+		if mc.v < 0 || mc.v >= 1 {
+			bad(mc.field, "%g is not a probability in (0, 1)", mc.v)
+		}
 	}
 	if c.Decision.MinTokens < 0 {
 		bad("decision.min_tokens", "%d is negative", c.Decision.MinTokens)

@@ -1,0 +1,49 @@
+package similarity
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseDecision covers the request parameters' names; cmd's
+// TestDecisionSettings covers config and -set through the same function.
+func TestParseDecision(t *testing.T) {
+	f := DecisionFields{Method: "winnow_method", Threshold: "winnow_threshold", MinConfidence: "winnow_min_confidence"}
+	tests := []struct {
+		name    string
+		p       Purpose
+		s       DecisionSettings
+		want    Test
+		wantErr string
+	}{
+		{"nothing set", PurposeRemove, DecisionSettings{}, Test{MethodModel, 0.9}, ""},
+		{"default with confidence", PurposeGroup, DecisionSettings{Method: "default", MinConfidence: "0.6"}, Test{MethodModel, 0.6}, ""},
+		{"model is default", PurposeGroup, DecisionSettings{Method: "model"}, Test{MethodModel, 0.7}, ""},
+		{"simhash paper threshold", PurposeGroup, DecisionSettings{Method: "simhash"}, Test{Method: MethodNone}, ""},
+		{"lcs threshold", PurposeRemove, DecisionSettings{Method: "lcs", Threshold: "0.9"}, Test{MethodLCS, 0.9}, ""},
+		{"threshold under default", PurposeGroup, DecisionSettings{Threshold: "0.8"}, Test{}, "winnow_threshold"},
+		{"confidence under lcs", PurposeGroup, DecisionSettings{Method: "lcs", MinConfidence: "0.8"}, Test{}, "winnow_min_confidence"},
+		{"confidence not a number", PurposeGroup, DecisionSettings{MinConfidence: "high"}, Test{}, "winnow_min_confidence"},
+		{"confidence 0", PurposeGroup, DecisionSettings{MinConfidence: "0"}, Test{}, "winnow_min_confidence"},
+		{"supershingles 7", PurposeGroup, DecisionSettings{Method: "supershingles", Threshold: "7"}, Test{}, "winnow_threshold"},
+		{"bloom NaN", PurposeGroup, DecisionSettings{Method: "bloom", Threshold: "NaN"}, Test{}, "winnow_threshold"},
+		{"unknown", PurposeGroup, DecisionSettings{Method: "cosine"}, Test{}, "winnow_method"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := ParseDecision(tt.p, tt.s, f, 10)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr+":") {
+					t.Errorf("ParseDecision(%+v) error = %v, want one naming %s", tt.s, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.verify(); got != tt.want || d.Purpose != tt.p || d.MinTokens != 10 {
+				t.Errorf("ParseDecision(%+v) = verify %+v, purpose %v, min tokens %d; want %+v, %v, 10", tt.s, got, d.Purpose, d.MinTokens, tt.want, tt.p)
+			}
+		})
+	}
+}
