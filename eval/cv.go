@@ -218,7 +218,9 @@ type foldScore struct{ p, r, f float64 }
 // is. Paper methods choose their threshold on the set's own training part
 // (best F1), as the held-out table does; each model is fitted on
 // the training parts of all sets, as the shipped decision is, and applied
-// at its purpose's default confidence.
+// at the confidence of best mean F1 on the training parts
+// (chooseConfidence); the confidence table then gives the first model's
+// figures at every fixed confidence, the operator's knob.
 func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 	k := cmp.Or(o.Folds, 5)
 	repeats := cmp.Or(o.Repeats, 5)
@@ -233,7 +235,6 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 	models := ModelCandidates()
 	cands = append(cands, models...)
 	for _, truth := range Truths() {
-		conf := similarity.DefaultModel(truth.Purpose).MinConfidence
 		// scores[set][candidate] are the per-fold figures.
 		scores := make([][][]foldScore, len(sets))
 		confScores := make([][][]foldScore, len(sets))
@@ -271,8 +272,10 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 					}
 				}
 				fitted := make([]similarity.Model, len(models))
+				conf := make([]float64, len(models))
 				for mi, m := range models {
 					fitted[mi] = fitPooled(sets, train, m.Features, truth, penalty)
+					conf[mi] = chooseConfidence(sets, train, fitted[mi], truth)
 				}
 				for si, s := range sets {
 					isDup := s.isDup(truth)
@@ -309,7 +312,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 										oofCount[si][i]++
 									}
 								}
-								pred[j] = sp.Candidate && p >= conf
+								pred[j] = sp.Candidate && p >= conf[mi]
 							}
 							if mi == 0 {
 								for ki, c := range Confidences {
@@ -379,6 +382,31 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 		NoSeq:        fitPooled(sets, all, []similarity.Feature{similarity.FeatureJaccard}, truth, penalty),
 		NonCandidate: pooledNonCandidate(sets, all, truth),
 	}
+}
+
+// chooseConfidence returns the confidence of [Confidences] with the best
+// F1 on the training pairs, averaged over the sets: one confidence for
+// every set, as the shipped decision has.
+func chooseConfidence(sets []*CVSet, train [][]ScoredPair, m similarity.Model, t Truth) float64 {
+	best, bestF1 := Confidences[0], -1.0
+	for _, c := range Confidences {
+		f1 := 0.0
+		for si, s := range sets {
+			isDup := s.isDup(t)
+			pred := make([]bool, len(train[si]))
+			gold := make([]bool, len(train[si]))
+			for i := range train[si] {
+				sp := &train[si][i]
+				gold[i] = isDup(sp)
+				pred[i] = sp.Candidate && m.Probability(&sp.Scores) >= c
+			}
+			f1 += Verdicts(pred, gold).F1 / float64(len(sets))
+		}
+		if f1 > bestF1 {
+			best, bestF1 = c, f1
+		}
+	}
+	return best
 }
 
 // fitPooled fits one model on the given pairs of every set, the truth

@@ -766,6 +766,8 @@ func (v Verdict) String() string {
 		return rel + " (simhash gate)"
 	case v.Step == StepVerify && v.NoSeq:
 		return rel + " (no sequence to verify)"
+	case v.Step == StepVerify && v.Verify.Method == MethodModel:
+		return rel + " by model, P(" + v.Purpose.Definition() + ") " + strconv.FormatFloat(v.Probability, 'f', 2, 64)
 	case v.Step == StepVerify || v.Step == StepAccept:
 		return rel + " by " + v.Verify.Method.String() + " " + strconv.FormatFloat(v.Verify.Value, 'f', 2, 64)
 	}

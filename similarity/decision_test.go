@@ -163,7 +163,7 @@ func TestExplainExact(t *testing.T) {
 	if got := v.Explain(); got != want {
 		t.Errorf("Explain() = %q, want %q", got, want)
 	}
-	if got, want := v.String(), "duplicate by model 0.91"; got != want {
+	if got, want := v.String(), "duplicate by model, P(near-duplicate) 0.91"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	c := synthSig(r)

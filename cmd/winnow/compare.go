@@ -42,13 +42,17 @@ func runCompare(_ context.Context, e *env, args []string) error {
 		sigs[i] = res.Sig
 	}
 	v := dec.Decide(&sigs[0], &sigs[1])
+	_, remove, _ := modeDecisions(e.cfg) // checked by decision above
+	rv := remove.Decide(&sigs[0], &sigs[1])
 	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true})
 	if *asJSON {
 		out := map[string]any{
 			"a": fs.Arg(0), "b": fs.Arg(1),
 			"duplicate": v.Duplicate, "relation": v.Relation.String(),
 			"verdict": v.String(), "explain": v.Explain(),
-			"scores": scoresMap(&all),
+			"probability": probability(v.Probability),
+			"remove":      map[string]any{"duplicate": rv.Duplicate, "probability": probability(rv.Probability), "explain": rv.Explain()},
+			"scores":      scoresMap(&all),
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -57,8 +61,10 @@ func runCompare(_ context.Context, e *env, args []string) error {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "a  %s (%d tokens)\nb  %s (%d tokens)\n\n", fs.Arg(0), sigs[0].Tokens, fs.Arg(1), sigs[1].Tokens)
-	fmt.Fprintf(w, "verdict  %s\n", v.String())
-	fmt.Fprintf(w, "why      %s\n\nall scores:\n", v.Explain())
+	fmt.Fprintf(w, "group    %s\n", v.String())
+	fmt.Fprintf(w, "why      %s\n", v.Explain())
+	fmt.Fprintf(w, "remove   %s\n", rv.String())
+	fmt.Fprintf(w, "why      %s\n\nall scores:\n", rv.Explain())
 	for _, kv := range scoresList(&all) {
 		fmt.Fprintf(w, "  %-18s %s\n", kv[0], kv[1])
 	}
@@ -110,4 +116,36 @@ func scoresMap(s *similarity.Scores) map[string]any {
 		}
 	}
 	return m
+}
+
+// Removal is the part of an output line that says whether a duplicate
+// may be deleted: its probability under the near-duplicate decision that
+// grouped it, and the content-equivalence decision's verdict against the
+// winner (only what it accepts may be deleted; the rest stays grouped).
+type Removal struct {
+	// Probability is the near-duplicate decision's; absent for a paper
+	// method, which has none.
+	Probability *float64 `json:"probability,omitempty"`
+	// Removable reports that the content-equivalence decision accepts
+	// the member at its min_confidence.
+	Removable bool `json:"removable"`
+	// RemoveProbability is that decision's probability.
+	RemoveProbability *float64 `json:"remove_probability,omitempty"`
+	// RemoveExplain explains it.
+	RemoveExplain string `json:"remove_explain,omitempty"`
+}
+
+// memberRemoval decides whether member may be deleted for winner.
+func memberRemoval(grouped similarity.Verdict, remove similarity.Decision, winner, member *similarity.Signature) *Removal {
+	rv := remove.Decide(winner, member)
+	return &Removal{Probability: probability(grouped.Probability), Removable: rv.Duplicate,
+		RemoveProbability: probability(rv.Probability), RemoveExplain: rv.Explain()}
+}
+
+// probability returns p for JSON, nil for NaN (no calibrated probability).
+func probability(p float64) *float64 {
+	if math.IsNaN(p) {
+		return nil
+	}
+	return &p
 }

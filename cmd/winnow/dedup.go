@@ -112,11 +112,12 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %v\n", *backendURL, statuses)
 	}
 	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink})
+	_, remove, _ := modeDecisions(e.cfg) // checked by decision above
 	bw := bufio.NewWriter(w)
 	for _, c := range clusters {
 		stats.Clusters++
 		stats.Duplicates += len(c.Members) - 1
-		if err := writeCluster(bw, c, docs); err != nil {
+		if err := writeCluster(bw, c, docs, remove); err != nil {
 			return err
 		}
 	}
@@ -266,9 +267,12 @@ type memberLine struct {
 	Verdict  string         `json:"verdict,omitempty"`
 	Explain  string         `json:"explain,omitempty"`
 	Scores   map[string]any `json:"scores,omitempty"`
+	// Removal is what the content-equivalence decision says of deleting
+	// this member in favour of the winner (memberRemoval, compare.go).
+	*Removal
 }
 
-func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc) error {
+func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc, remove similarity.Decision) error {
 	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members)}
 	for i, m := range c.Members {
 		d := docs[m.Index]
@@ -281,6 +285,7 @@ func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc) error {
 			ml.Verdict = m.Verdict.String()
 			ml.Explain = m.Verdict.Explain()
 			ml.Scores = scoresMap(&m.Verdict.Scores)
+			ml.Removal = memberRemoval(m.Verdict, remove, &docs[c.Members[0].Index].sig, &d.sig)
 		}
 		line.Members = append(line.Members, ml)
 	}

@@ -221,7 +221,7 @@ func TestSigAndCompare(t *testing.T) {
 		t.Errorf("winnow sig: tokens %d, %d min-hashes, %d supershingles, %d bytes encoded", v.Tokens, len(v.MinHash), len(v.Supershingles), v.EncodedBytes)
 	}
 	code, out, errs = winnow(t, "", "compare", a, b)
-	if code != 0 || !strings.Contains(out, "verdict  duplicate") || !strings.Contains(out, "why      duplicate: ") {
+	if code != 0 || !strings.Contains(out, "group    duplicate") || !strings.Contains(out, "why      duplicate: ") {
 		t.Errorf("winnow compare (same page, two releases) = exit %d:\n%s%s", code, out, errs)
 	}
 	other := pages["sample://llvm/13/CommandGuide/llvm-as"]
