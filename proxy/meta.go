@@ -110,7 +110,7 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 }
 
 // askEngine runs one metasearch query on one engine.
-func (s *Server) askEngine(ctx context.Context, b *backend, q engine.Query) (a engineAnswer) {
+func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a engineAnswer) {
 	a.name = b.Name
 	start := time.Now()
 	defer func() { a.took = time.Since(start) }()

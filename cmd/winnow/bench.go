@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -419,6 +418,7 @@ func startBench(e *env) (*benchEnv, error) {
 		be.close(e)
 		return nil, err
 	}
+	o = o.WithDefaults()
 	memoryLimit(o.CacheBytes + max(o.AnswerCacheBytes, 0))
 	o.Logger = quiet
 	o.Fetch.Logger = quiet
@@ -429,13 +429,12 @@ func startBench(e *env) (*benchEnv, error) {
 	// Warm-up fetches every page; a generous budget lets the first pass
 	// sign them all. Once warm the budget is never reached.
 	o.Budget = 5 * time.Second
-	be.topK = cmp.Or(o.TopK, 50) // proxy.New's default
+	be.topK = o.TopK
 	be.mode = o.Mode.String()
-	// The configured caches, signatures and answers (proxy.New's
-	// defaults 256 and 16 MiB; a negative answer cache is off): the
-	// memory target is their size + 150 MiB.
-	be.cacheSize = cmp.Or(o.CacheBytes, 256<<20)
-	be.answerSize = max(cmp.Or(o.AnswerCacheBytes, 16<<20), 0)
+	// The effective caches, signatures and answers (a negative answer
+	// cache is off): the memory target is their size + 150 MiB.
+	be.cacheSize = o.CacheBytes
+	be.answerSize = max(o.AnswerCacheBytes, 0)
 	if be.win, err = proxy.New(o); err != nil {
 		be.close(e)
 		return nil, err

@@ -640,7 +640,7 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, m.Winner)
 		}
 	}
-	if mode < Remove || mode > Annotate {
+	if mode < Group || mode > Annotate {
 		return nil, fmt.Errorf("engine: unknown mode %d", mode)
 	}
 	size := w.Size
