@@ -102,9 +102,7 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 		list[i] = m.Result
 		list[i].Rank = i
 	}
-	out.ref = s.ref.refine(ctx, list, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
-	clusters, dups := clusterCounts(out.ref)
-	s.m.clustered(clusters, dups, p.mode.String())
+	out.ref = s.refine(ctx, list, p)
 	out.took = time.Since(start)
 	return out
 }

@@ -39,8 +39,8 @@ func newMetrics(s *Server) *metrics {
 		return float64(s.cache.c.MaxCost() - s.cache.c.RemainingCost())
 	})
 	m.set.NewGauge("winnow_cache_max_bytes", func() float64 { return float64(s.cache.c.MaxCost()) })
-	m.set.NewGauge(`winnow_answer_cache_total{outcome="hit"}`, func() float64 { return float64(s.answers.load(true)) })
-	m.set.NewGauge(`winnow_answer_cache_total{outcome="miss"}`, func() float64 { return float64(s.answers.load(false)) })
+	m.set.NewGauge(`winnow_answer_cache_total{outcome="hit"}`, func() float64 { return float64(s.memo.answers.load(true)) })
+	m.set.NewGauge(`winnow_answer_cache_total{outcome="miss"}`, func() float64 { return float64(s.memo.answers.load(false)) })
 	m.set.NewGauge("winnow_fetch_in_flight", func() float64 { return float64(s.fetcher.Stats().InFlight) })
 	return m
 }

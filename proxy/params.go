@@ -34,18 +34,14 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		}
 		return string(ctx.Request.Header.Peek(header))
 	}
-	switch m := get("winnow_mode", "X-Winnow-Mode"); m {
-	case "":
-	case "remove":
-		p.mode = engine.Remove
-	case "group":
-		p.mode = engine.Group
-	case "annotate":
-		p.mode = engine.Annotate
-	case "off":
+	if m := get("winnow_mode", "X-Winnow-Mode"); m == "off" {
 		p.off = true
-	default:
-		return p, fmt.Errorf("winnow_mode %q is not one of remove, group, annotate, off", m)
+	} else if m != "" {
+		mode, err := engine.ParseMode(m)
+		if err != nil {
+			return p, fmt.Errorf("winnow_mode %q is not one of group, remove, annotate, off", m)
+		}
+		p.mode = mode
 	}
 	method, threshold := get("winnow_method", "X-Winnow-Method"), get("winnow_threshold", "X-Winnow-Threshold")
 	if method != "" || threshold != "" {

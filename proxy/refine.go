@@ -46,12 +46,9 @@ type refiner struct {
 	cluster        clusterLookup
 	clusterTimeout time.Duration
 	cache          *sigCache
-	// verdicts keeps pair verdicts across queries; it serves the
-	// server's own decision only, not per-request overrides.
-	verdicts *verdictCache
-	keys     *keyCache
-	lists    *listCache
-	hot      *hotLists
+	// memo holds the layers shared with the server; its verdicts
+	// serve the server's own decision only, not per-request overrides.
+	*memo
 	// feed, when not nil, sends computed signatures to the cluster
 	// service.
 	feed *feeder
@@ -102,6 +99,28 @@ type refined struct {
 	// refined result, nil when some signature came from elsewhere: the
 	// outcome stays valid for as long as hot does (hotList.valid).
 	hot *hotList
+}
+
+// clusterCounts returns the clusters of two or more results and
+// the results grouped under another.
+func (ref *refined) clusterCounts() (clusters, dups int) {
+	for _, c := range ref.clusters {
+		if len(c.Members) > 1 {
+			clusters++
+			dups += len(c.Members) - 1
+		}
+	}
+	return clusters, dups + len(ref.serviceDups)
+}
+
+// refine refines a result list with the request's parameters and counts
+// what it found: the one seam between the server's two paths (transparent
+// and metasearch) and the refiner.
+func (s *Server) refine(ctx context.Context, results []engine.Result, p params) *refined {
+	ref := s.ref.refine(ctx, results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
+	clusters, dups := ref.clusterCounts()
+	s.m.clustered(clusters, dups, p.mode.String())
+	return ref
 }
 
 // signed is a signature delivered by a background fetch, with the

@@ -104,8 +104,7 @@ type Server struct {
 	transp   *upstream
 	fetcher  *fetch.Client
 	cache    *sigCache
-	answers  *answerCache // nil: off
-	rewrites *twoGen[string, rewritten]
+	memo     *memo // shared with ref
 	ref      *refiner
 	m        *metrics
 	log      *slog.Logger
@@ -158,7 +157,7 @@ func New(o Options) (*Server, error) {
 	if len(o.Engines) == 0 {
 		errs = append(errs, errors.New("proxy: no engines configured"))
 	}
-	s := &Server{o: o, log: log, rewrites: newTwoGen[string, rewritten](4096)}
+	s := &Server{o: o, log: log}
 	for i, e := range o.Engines {
 		b, err := newUpstream(e)
 		if err != nil {
@@ -194,16 +193,18 @@ func New(o Options) (*Server, error) {
 	if s.cache, err = newSigCache(o.CacheBytes, o.CacheTTL); err != nil {
 		return nil, err
 	}
-	if o.Cluster == nil {
+	answerBytes := o.AnswerCacheBytes
+	if o.Cluster != nil {
 		// Only lists signed from the cache alone are remembered
 		// (hotLists), and the cluster service's verdicts are not.
-		s.answers = newAnswerCache(o.AnswerCacheBytes)
+		answerBytes = 0
 	}
+	s.memo = newMemo(answerBytes)
 	s.m = newMetrics(s)
 	life, stop := context.WithCancel(context.Background())
 	s.stopLife = stop
 	s.ref = &refiner{signer: o.Signer, fetcher: s.fetcher, cache: s.cache, log: log, m: s.m, life: life,
-		clusterTimeout: o.ClusterTimeout, verdicts: newVerdictCache(8 << 10), keys: newKeyCache(16 << 10), lists: newListCache(1024), hot: newHotLists(1024)}
+		clusterTimeout: o.ClusterTimeout, memo: s.memo}
 	if o.Cluster != nil {
 		s.ref.cluster = o.Cluster
 		if o.ClusterFeed {

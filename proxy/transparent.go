@@ -55,7 +55,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var key uint64
-	if s.answers != nil && !p.custom {
+	if s.memo.answers != nil && !p.custom {
 		key = answerKey(orig.Method, orig.Path, orig.Body, p.mode, win)
 		if s.answerFromCache(ctx, key, orig, p, win, resp, b, start) {
 			return
@@ -75,7 +75,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
-	if s.answers != nil && !p.custom && ref.hot != nil {
+	if s.memo.answers != nil && !p.custom && ref.hot != nil {
 		s.rememberAnswer(key, orig, p, win, parsed, ref, ctx.Response.Body())
 	}
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
@@ -85,9 +85,9 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 // answerFromCache answers from the answer cache when the backend's answer
 // resp is one whose refinement it holds, and reports whether it did.
 func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engine.Request, p params, win engine.Window, resp *fasthttp.Response, b *upstream, start time.Time) bool {
-	a := s.answers.get(key, orig.Method, orig.Path, orig.Body, p.mode, win)
+	a := s.memo.answers.get(key, orig.Method, orig.Path, orig.Body, p.mode, win)
 	if a == nil {
-		s.answers.misses.Add(1)
+		s.memo.answers.misses.Add(1)
 		return false
 	}
 	buf := ctx.Response.SwapBody(nil)
@@ -95,7 +95,7 @@ func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engi
 	switch {
 	case !ok:
 		ctx.Response.SwapBody(buf)
-		s.answers.misses.Add(1)
+		s.memo.answers.misses.Add(1)
 		return false
 	case raw:
 		// The remembered rendering itself, written as it is.
@@ -104,7 +104,7 @@ func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engi
 	default:
 		ctx.Response.SwapBody(out)
 	}
-	s.answers.hits.Add(1)
+	s.memo.answers.hits.Add(1)
 	s.m.engine(b.Name, "ok", time.Since(start))
 	s.m.refined(&refined{cached: a.cached, unrefined: a.unrefined})
 	s.m.clustered(a.clusters, a.dups, p.mode.String())
@@ -117,7 +117,7 @@ func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engi
 // rendering. An answer is kept the second time its key is met, so a
 // stream of queries that never repeat costs no copies.
 func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win engine.Window, parsed *engine.Parsed, ref *refined, out []byte) {
-	if !s.answers.secondSighting(key) {
+	if !s.memo.answers.secondSighting(key) {
 		return
 	}
 	body := parsed.Body()
@@ -127,8 +127,8 @@ func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win e
 		s.log.Warn("answer_cache_extent", "extent", ext)
 		return
 	}
-	clusters, dups := clusterCounts(ref)
-	s.answers.put(key, &answer{
+	clusters, dups := ref.clusterCounts()
+	s.memo.answers.put(key, &answer{
 		method: orig.Method, path: orig.Path, reqBody: bytes.Clone(orig.Body), mode: p.mode, win: win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
@@ -142,13 +142,13 @@ func (s *Server) rewrite(b *upstream, orig engine.Request) (engine.Request, engi
 	if len(orig.Body) > 0 {
 		return b.light.Rewrite(orig, s.o.Factor)
 	}
-	if r, ok := s.rewrites.get(orig.Path); ok {
+	if r, ok := s.memo.rewrites.get(orig.Path); ok {
 		orig.Path = r.path
 		return orig, r.win, nil
 	}
 	breq, win, err := b.light.Rewrite(orig, s.o.Factor)
 	if err == nil && len(breq.Body) == 0 {
-		s.rewrites.put(orig.Path, rewritten{breq.Path, win})
+		s.memo.rewrites.put(orig.Path, rewritten{breq.Path, win})
 	}
 	return breq, win, err
 }
@@ -209,9 +209,7 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 // false, leaving the response as it was, when rendering fails.
 func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time) (*refined, bool) {
 	s.m.engine(b.Name, "ok", time.Since(start))
-	ref := s.ref.refine(reqCtx, parsed.Results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
-	clusters, dups := clusterCounts(ref)
-	s.m.clustered(clusters, dups, p.mode.String())
+	ref := s.refine(reqCtx, parsed.Results, p)
 	buf := ctx.Response.SwapBody(nil)
 	out, err := b.light.Render(buf[:0], parsed, ref.marks, p.mode, win)
 	if err != nil {
@@ -253,16 +251,4 @@ func (s *Server) writeAnswer(ctx *fasthttp.RequestCtx, status int, ct string, bo
 		ctx.SetContentType(ct)
 	}
 	ctx.SetBody(body)
-}
-
-// clusterCounts returns the clusters of two or more results in ref and
-// the results grouped under another.
-func clusterCounts(ref *refined) (clusters, dups int) {
-	for _, c := range ref.clusters {
-		if len(c.Members) > 1 {
-			clusters++
-			dups += len(c.Members) - 1
-		}
-	}
-	return clusters, dups + len(ref.serviceDups)
 }
