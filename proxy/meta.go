@@ -139,52 +139,49 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 	return a
 }
 
-// groups turns the refined clusters into the page's groups in rank order;
-// results past the refined top K are groups of their own.
+// groups reads the page's groups from the marks, in rank order: a
+// result that is its own winner, or is unmarked, opens a group; one marked
+// with another winner joins that winner's group. The clusters are read
+// only for the scores of the verdicts the marks explain.
 func (o *metaOutcome) groups() []ui.Group {
-	var gs []ui.Group
+	marks := o.ref.marks
+	verdicts := map[int]similarity.Verdict{}
+	for _, c := range o.ref.clusters {
+		for _, m := range c.Members[1:] {
+			verdicts[m.Index] = m.Verdict
+		}
+	}
 	item := func(i int) ui.Item {
 		r := o.results[i]
 		return ui.Item{URL: r.URL, Title: plainText(r.Title), Snippet: plainText(r.Snippet), Engines: r.engines, Rank: i + 1,
-			Unrefined: i >= len(o.ref.sigs) || o.ref.sigs[i] == nil}
+			Unrefined: marks[i].Winner < 0}
 	}
-	// Duplicates the cluster service decided, by their winner.
-	serviceDup := map[int]bool{}
-	byWinner := map[int][]int{}
-	for _, p := range o.ref.serviceDups {
-		serviceDup[p[0]] = true
-		byWinner[p[1]] = append(byWinner[p[1]], p[0])
+	var gs []ui.Group
+	at := map[int]int{} // a winner's index -> its group in gs
+	for i, mk := range marks {
+		if mk.Winner < 0 || mk.Winner == i {
+			id := cmp.Or(mk.Cluster, "r"+strconv.Itoa(i))
+			at[i] = len(gs)
+			gs = append(gs, ui.Group{ID: id, Winner: item(i)})
+		}
 	}
-	for _, c := range o.ref.clusters {
-		if serviceDup[c.Winner] {
-			continue // shown under its winner
+	// A winner may rank below its members (a declared canonical URL):
+	// the groups are all open before any member joins.
+	for i, mk := range marks {
+		if mk.Winner < 0 || mk.Winner == i {
+			continue
 		}
-		g := ui.Group{ID: strconv.FormatUint(c.ID, 16), Winner: item(c.Winner)}
-		for _, m := range c.Members[1:] {
-			it := item(m.Index)
-			it.Relation = m.Verdict.Relation.String()
-			if it.Relation == "none" {
-				it.Relation = "duplicate"
-			}
-			// The mark's explanation is the verdict's, plus why the
-			// winner won when another result declares it canonical.
-			it.Explain = cmp.Or(o.ref.marks[m.Index].Explain, m.Verdict.Explain())
-			it.Scores = scoresOf(m.Verdict)
-			g.Similar = append(g.Similar, it)
+		it := item(i)
+		it.Relation = mk.Relation
+		if it.Relation == "" || it.Relation == "none" {
+			it.Relation = "duplicate"
 		}
-		for _, c2 := range c.Members {
-			for _, d := range byWinner[c2.Index] {
-				it := item(d)
-				it.Unrefined = false
-				it.Relation = "duplicate"
-				it.Explain = o.ref.marks[d].Explain
-				g.Similar = append(g.Similar, it)
-			}
+		it.Explain = mk.Explain
+		if v, ok := verdicts[i]; ok {
+			it.Scores = scoresOf(v)
 		}
-		gs = append(gs, g)
-	}
-	for i := len(o.ref.sigs); i < len(o.results); i++ {
-		gs = append(gs, ui.Group{ID: "r" + strconv.Itoa(i), Winner: item(i)})
+		g := &gs[at[mk.Winner]]
+		g.Similar = append(g.Similar, it)
 	}
 	return gs
 }

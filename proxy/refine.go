@@ -134,11 +134,32 @@ type signed struct {
 // refine signs and clusters results[:topK]. Results past topK and results
 // whose signature is not ready when the budget ends pass through
 // unmarked (Winner -1). It never fails: what cannot be had only lowers
-// what is refined.
+// what is refined. It is a pipeline of four steps, each reading what the
+// one before left in out and in the listState.
 func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineOptions) *refined {
 	n := min(len(results), o.topK)
+	out := newRefined(len(results), n)
+	st := r.signList(ctx, results[:n], out, o.budget) // 1. signatures
+	out.count(len(results) - n)                       // 2. where they came from
+	r.m.refined(out)
+	r.clusterList(results[:n], out, st, o) // 3. clusters and marks
+	out.joinKnown(results, st.known)       // 4. the cluster service's duplicates
+	return out
+}
+
+// listState is what the steps of one refinement hand on besides the
+// refined outcome.
+type listState struct {
+	entries []*entry // the cache entries the signatures came from
+	known   map[int]knownDup
+	winners []bool
+	by      []int    // by[i]: the result that declares result i canonical
+	hot     *hotList // the remembered list that signed every result
+}
+
+func newRefined(results, n int) *refined {
 	out := &refined{
-		marks:   make([]engine.Mark, len(results)),
+		marks:   make([]engine.Mark, results),
 		sigs:    make([]*similarity.Signature, n),
 		keys:    make([]string, n),
 		sources: make([]sigSource, n),
@@ -146,30 +167,37 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	for i := range out.marks {
 		out.marks[i].Winner = -1
 	}
+	return out
+}
+
+// signList signs results (the top n of a list): from a remembered list
+// when every entry is still the cache's, else by gather.
+func (r *refiner) signList(ctx context.Context, results []engine.Result, out *refined, budget time.Duration) *listState {
+	n := len(results)
 	now := time.Now()
-	entries := make([]*entry, n) // the cache entries the signatures came from
-	var (
-		known   map[int]knownDup
-		winners []bool
-		by      []int // by[i]: the result that declares result i canonical
-		hot     *hotList
-	)
+	st := &listState{entries: make([]*entry, n)}
 	if r.cluster == nil && n > 0 {
-		hot, _ = r.hot.get(results[:n], r.cache, now, entries)
+		st.hot, _ = r.hot.get(results, r.cache, now, st.entries)
 	}
-	if hot != nil {
+	if st.hot != nil {
 		// A warm list seen before: every entry is still the cache's.
-		copy(out.keys, hot.keys)
-		for i, e := range entries {
+		copy(out.keys, st.hot.keys)
+		for i, e := range st.entries {
 			out.sigs[i], out.sources[i] = e.sig, srcCache
 		}
-		winners, by = hot.winners, hot.by // as declaredWinners found them
-	} else {
-		clear(entries) // a list that failed the check may have filled some
-		out.declared = make([]string, n)
-		known, winners = r.gather(ctx, results[:n], out, entries, o.budget, now)
-		winners, by = declaredWinners(out.keys, out.declared, winners)
+		st.winners, st.by = st.hot.winners, st.hot.by // as declaredWinners found them
+		return st
 	}
+	clear(st.entries) // a list that failed the check may have filled some
+	out.declared = make([]string, n)
+	st.known, st.winners = r.gather(ctx, results, out, st.entries, budget, now)
+	st.winners, st.by = declaredWinners(out.keys, out.declared, st.winners)
+	return st
+}
+
+// count counts the results by the source of their signature; beyond are
+// the results past the top K, unrefined.
+func (out *refined) count(beyond int) {
 	for _, src := range out.sources {
 		switch src {
 		case srcCache:
@@ -184,48 +212,61 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			out.unrefined++
 		}
 	}
-	out.unrefined += len(results) - n
-	r.m.refined(out)
+	out.unrefined += beyond
+}
 
-	ro := similarity.RankedOptions{Keys: out.keys, Winners: winners}
+// clusterList clusters the signed results and marks them. With the
+// server's own decision a list's clustering is deterministic, so it is
+// taken from, or kept in, the list memo whole (a popular query shows the
+// same signed list again and again), and a list signed from the cache
+// alone is remembered (hotLists).
+func (r *refiner) clusterList(results []engine.Result, out *refined, st *listState, o refineOptions) {
+	n := len(results)
+	ro := similarity.RankedOptions{Keys: out.keys, Winners: st.winners}
 	var listKey [2]uint64
 	if o.defaultDecision {
 		ro.Cache = r.verdicts
-		// A popular query shows the same signed list again and again:
-		// its clustering is deterministic, so it is kept whole.
-		if hot != nil {
-			listKey = hot.listKey
-		} else {
-			ids := make([]uint64, n)
-			for i, sg := range out.sigs {
-				switch {
-				case entries[i] != nil:
-					ids[i] = entries[i].id
-				case sg != nil:
-					ids[i] = sigID(sg)
-				}
-			}
-			listKey = r.lists.key(out.keys, ids, winners, by)
-			if r.cluster == nil && n > 0 && out.cached == n {
-				hot = r.hot.put(results[:n], slices.Clone(out.keys), entries, listKey)
-			}
-		}
+		listKey = r.listKey(results, out, st)
+		out.hot = st.hot
 		if l, ok := r.lists.get(listKey); ok {
 			out.clusters = l.clusters
 			copy(out.marks, l.marks)
+			return
 		}
 	}
+	out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
+	markClusters(out, st.by)
 	if o.defaultDecision {
-		out.hot = hot
+		r.lists.put(listKey, &clusteredList{clusters: out.clusters, marks: slices.Clone(out.marks[:n])})
 	}
-	if out.clusters == nil {
-		out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
-		markClusters(out, by)
-		if o.defaultDecision {
-			r.lists.put(listKey, &clusteredList{clusters: out.clusters, marks: slices.Clone(out.marks[:n])})
+}
+
+// listKey returns the list memo's key of the signed list, and remembers
+// a list signed from the cache alone (setting st.hot).
+func (r *refiner) listKey(results []engine.Result, out *refined, st *listState) [2]uint64 {
+	if st.hot != nil {
+		return st.hot.listKey
+	}
+	n := len(results)
+	ids := make([]uint64, n)
+	for i, sg := range out.sigs {
+		switch {
+		case st.entries[i] != nil:
+			ids[i] = st.entries[i].id
+		case sg != nil:
+			ids[i] = sigID(sg)
 		}
 	}
-	// Duplicates known to the cluster service join their winner's mark.
+	key := r.lists.key(out.keys, ids, st.winners, st.by)
+	if r.cluster == nil && n > 0 && out.cached == n {
+		st.hot = r.hot.put(results, slices.Clone(out.keys), st.entries, key)
+	}
+	return key
+}
+
+// joinKnown marks the duplicates the cluster service knows (known, by
+// index in results) under their winner's mark.
+func (out *refined) joinKnown(results []engine.Result, known map[int]knownDup) {
 	for i, k := range known {
 		w := k.winner
 		if wm := out.marks[w]; wm.Winner >= 0 {
@@ -242,7 +283,6 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			Explain: "duplicate: the cluster service groups it under " + results[k.winner].URL + " (group " + k.group + ", verified against its winner)"}
 		out.serviceDups = append(out.serviceDups, [2]int{i, w})
 	}
-	return out
 }
 
 // gather finds the signatures of results (the top n of a list): asks the
