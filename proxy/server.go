@@ -153,35 +153,9 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	var errs []error
-	if len(o.Engines) == 0 {
-		errs = append(errs, errors.New("proxy: no engines configured"))
-	}
 	s := &Server{o: o, log: log}
-	for i, e := range o.Engines {
-		b, err := newUpstream(e)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("proxy: engines[%d] (%s): %w", i, e.Name, err))
-			continue
-		}
-		s.engines = append(s.engines, b)
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := s.addEngines(); err != nil {
 		return nil, err
-	}
-	switch o.Transparent {
-	case "-":
-	case "":
-		s.transp = s.engines[0]
-	default:
-		for _, b := range s.engines {
-			if b.Name == o.Transparent {
-				s.transp = b
-			}
-		}
-		if s.transp == nil {
-			return nil, fmt.Errorf("proxy: transparent engine %q is not configured", o.Transparent)
-		}
 	}
 	if o.Fetch.Logger == nil {
 		o.Fetch.Logger = log
@@ -230,6 +204,41 @@ func New(o Options) (*Server, error) {
 		ErrorHandler:                 requestError,
 	}
 	return s, nil
+}
+
+// addEngines builds the upstreams of the configured engines and picks the
+// transparent one, reporting every fault.
+func (s *Server) addEngines() error {
+	var errs []error
+	if len(s.o.Engines) == 0 {
+		errs = append(errs, errors.New("proxy: no engines configured"))
+	}
+	for i, e := range s.o.Engines {
+		b, err := newUpstream(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("proxy: engines[%d] (%s): %w", i, e.Name, err))
+			continue
+		}
+		s.engines = append(s.engines, b)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	switch s.o.Transparent {
+	case "-":
+	case "":
+		s.transp = s.engines[0]
+	default:
+		for _, b := range s.engines {
+			if b.Name == s.o.Transparent {
+				s.transp = b
+			}
+		}
+		if s.transp == nil {
+			return fmt.Errorf("proxy: transparent engine %q is not configured", s.o.Transparent)
+		}
+	}
+	return nil
 }
 
 // requestError answers a request fasthttp could not read: 413 for a body
