@@ -350,13 +350,18 @@ func queryURLs(base string, size int) []string {
 }
 
 // esHits is the part of an Elasticsearch answer the bench checks. In
-// group mode a winner's _winnow holds its duplicates.
+// group mode a winner's duplicates are its inner_hits named "winnow".
 type esHits struct {
 	Hits struct {
 		Hits []struct {
-			Winnow *struct {
-				Duplicates []json.RawMessage `json:"duplicates"`
-			} `json:"_winnow"`
+			InnerHits struct {
+				Winnow struct {
+					Hits struct {
+						Hits []json.RawMessage `json:"hits"`
+					} `json:"hits"`
+				} `json:"winnow"`
+			} `json:"inner_hits"`
+			Winnow *struct{} `json:"_winnow"`
 		} `json:"hits"`
 	} `json:"hits"`
 }
@@ -379,8 +384,9 @@ func countHits(u string) (results, marked int, err error) {
 	for _, h := range a.Hits.Hits {
 		results++
 		if h.Winnow != nil {
-			marked += 1 + len(h.Winnow.Duplicates)
-			results += len(h.Winnow.Duplicates)
+			dups := len(h.InnerHits.Winnow.Hits.Hits)
+			marked += 1 + dups
+			results += dups
 		}
 	}
 	return results, marked, nil

@@ -191,21 +191,23 @@ type Parsed struct {
 
 	body   []byte
 	xml    bool
-	list   span   // JSON: the results array, brackets included
-	elems  []span // JSON: each hit; XML: each <item>/<entry> element
-	inner  []int  // XML: offset of each item's end tag
-	rootNS int    // XML: where to add the winnow namespace declaration
-	patch  []patch
+	list   span     // JSON: the results array, brackets included
+	elems  []span   // JSON: each hit; XML: each <item>/<entry> element
+	inner  []int    // XML: offset of each item's end tag
+	rootNS int      // XML: where to add the winnow namespace declaration
+	patch  []patch  // JSON, in body order
+	ids    []string // Solr: each hit's uniqueKey, "" for none
 	xpatch []xmlPatch
 	first  int // results on the first page (Pager), else len(Results)
 }
 
 type span struct{ start, end int }
 
-// patch replaces a number at span with the window's From or Size.
+// patch replaces a value at span: with the window's From or Size, or with
+// the total after refinement.
 type patch struct {
 	at   span
-	what byte // 'f': From (plus Base when raw), 's': Size
+	what byte // 'f': From (plus Base when raw), 's': Size, 't': a total object {value, relation}, 'n': a total number
 }
 
 // Namespace is the XML namespace of winnow's annotations.
