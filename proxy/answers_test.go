@@ -79,6 +79,11 @@ func TestAnswerCache(t *testing.T) {
 		t.Helper()
 		on.ref.wait()
 		off.ref.wait()
+		// ristretto buffers its sets: wait until the signatures a
+		// background refinement stored are readable (the test failed
+		// on a loaded machine without this).
+		on.cache.c.Wait()
+		off.cache.c.Wait()
 		codeOn, bodyOn := get(t, onBase+path)
 		codeOff, bodyOff := get(t, offBase+path)
 		if codeOn != http.StatusOK || codeOff != http.StatusOK {
