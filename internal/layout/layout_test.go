@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/demo":     {"canon", "corpus", "corpus/sample"},
 	"internal/layout":   nil,
 	"internal/loadgen":  nil,
+	"internal/bench":    {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "corpus/sample"},
 	"cmd/winnow":        {"*"},
 }
 
