@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 
 	"github.com/valyala/fasthttp"
 
@@ -12,18 +11,21 @@ import (
 )
 
 // params are the per-request settings a client can give as query
-// parameters winnow_mode, winnow_threshold, winnow_method, winnow_explain
-// (stripped before forwarding) or headers X-Winnow-Mode, ...
+// parameters winnow_mode, winnow_method, winnow_threshold,
+// winnow_min_confidence, winnow_explain (stripped before forwarding) or
+// headers X-Winnow-Mode, X-Winnow-Method, ... The decision settings mean
+// what config's decision.* keys mean (similarity.ParseDecision).
 type params struct {
 	custom   bool // the request overrides the decision
 	off      bool
 	mode     engine.Mode
-	decision similarity.Decision
+	decision similarity.Decision // near-duplicates: the clusters
+	remove   similarity.Decision // content-equivalence: what remove mode drops
 	explain  bool
 }
 
 func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
-	p := params{mode: s.o.Mode, decision: s.o.Decision}
+	p := params{mode: s.o.Mode, decision: s.o.Decision, remove: s.o.Remove}
 	args := ctx.QueryArgs()
 	hasArgs := bytes.Contains(ctx.URI().QueryString(), []byte("winnow_"))
 	get := func(arg, header string) string {
@@ -43,13 +45,25 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		}
 		p.mode = mode
 	}
-	method, threshold := get("winnow_method", "X-Winnow-Method"), get("winnow_threshold", "X-Winnow-Threshold")
-	if method != "" || threshold != "" {
-		d, err := DecisionFor(method, threshold, s.o.Decision)
-		if err != nil {
+	ds := similarity.DecisionSettings{Method: get("winnow_method", "X-Winnow-Method"),
+		Threshold: get("winnow_threshold", "X-Winnow-Threshold"), MinConfidence: get("winnow_min_confidence", "X-Winnow-Min-Confidence")}
+	if ds != (similarity.DecisionSettings{}) {
+		// The confidence applies to the decision of the request's mode;
+		// the other keeps the server's.
+		group, remove := ds, ds
+		if p.mode == engine.Remove {
+			group.MinConfidence = ""
+		} else {
+			remove.MinConfidence = ""
+		}
+		var err error
+		if p.decision, err = DecisionFor(similarity.PurposeGroup, group, s.o.Decision); err != nil {
 			return p, err
 		}
-		p.decision, p.custom = d, true
+		if p.remove, err = DecisionFor(similarity.PurposeRemove, remove, s.o.Remove); err != nil {
+			return p, err
+		}
+		p.custom = true
 	}
 	explain := get("winnow_explain", "X-Winnow-Explain")
 	p.explain = explain == "1" || explain == "true"
@@ -59,32 +73,25 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	return p, nil
 }
 
-// DecisionFor returns the decision named by a method ("default" or a paper
-// method) with an optional threshold, for per-request overrides.
-func DecisionFor(method, threshold string, def similarity.Decision) (similarity.Decision, error) {
-	var t float64
-	if threshold != "" {
-		v, err := strconv.ParseFloat(threshold, 64)
-		if err != nil || v < 0 || v > 64 {
-			return def, fmt.Errorf("winnow_threshold %q is not a number in [0, 64]", threshold)
+// requestFields name the decision settings in a request's errors.
+var requestFields = similarity.DecisionFields{Method: "winnow_method", Threshold: "winnow_threshold", MinConfidence: "winnow_min_confidence"}
+
+// DecisionFor returns the decision of purpose p that a request's settings
+// name (similarity.ParseDecision, the parser of config's decision.* keys
+// too), keeping def's minimum length; unset settings keep def. An error
+// names the parameter.
+func DecisionFor(p similarity.Purpose, s similarity.DecisionSettings, def similarity.Decision) (similarity.Decision, error) {
+	if s == (similarity.DecisionSettings{}) {
+		return def, nil
+	}
+	if s.Method == "" && s.Threshold == "" {
+		// Only a confidence: the server's method with it. A server whose
+		// method is a paper method rejects it, as its config would.
+		if !def.IsModel() {
+			return def, fmt.Errorf("%s: %q does not apply to the server's method, which gives no calibrated probability", requestFields.MinConfidence, s.MinConfidence)
 		}
-		t = v
 	}
-	if method == "" || method == "default" {
-		d := def
-		if t > 0 {
-			d.StrongLCS = t
-		}
-		return d, nil
-	}
-	m, err := similarity.ParseMethod(method)
-	if err != nil {
-		return def, fmt.Errorf("winnow_method: %w", err)
-	}
-	if t == 0 {
-		t = m.DefaultThreshold()
-	}
-	return similarity.SingleMethod(m, t), nil
+	return similarity.ParseDecision(p, s, requestFields, def.MinTokens)
 }
 
 // clientRequest is the client's request as the adapters rewrite it: the

@@ -115,6 +115,9 @@ func (ref *refined) clusterCounts() (clusters, dups int) {
 // and metasearch) and the refiner.
 func (s *Server) refine(ctx context.Context, results []engine.Result, p params) *refined {
 	ref := s.ref.refine(ctx, results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
+	if p.mode == engine.Remove {
+		keepUnequal(ref, results, p.remove)
+	}
 	clusters, dups := ref.clusterCounts()
 	s.m.clustered(clusters, dups, p.mode.String())
 	return ref
@@ -475,4 +478,31 @@ func (r *refiner) askCluster(ctx context.Context, keys []string) (map[int]knownD
 		}
 	}
 	return known, winners
+}
+
+// keepUnequal applies the content-equivalence decision of remove mode to
+// the duplicates of a refined list: one the decision accepts against its
+// winner stays a loser, dropped, and its explanation says which decision
+// removed it; any other (a near-duplicate that is not content-equivalent,
+// or one the cluster service grouped without signatures here) is kept,
+// annotated, never silently dropped.
+func keepUnequal(ref *refined, results []engine.Result, remove similarity.Decision) {
+	for i, mk := range ref.marks {
+		w := mk.Winner
+		if w < 0 || w == i {
+			continue
+		}
+		if i >= len(ref.sigs) || w >= len(ref.sigs) || ref.sigs[i] == nil || ref.sigs[w] == nil {
+			ref.marks[i].Keep = true
+			ref.marks[i].Explain = "kept: not checked for content-equivalence (no signature here); near-duplicate decision: " + mk.Explain
+			continue
+		}
+		v := remove.Decide(ref.sigs[w], ref.sigs[i])
+		if v.Duplicate {
+			ref.marks[i].Explain = "removed by the content-equivalence decision: " + v.Explain()
+			continue
+		}
+		ref.marks[i].Keep = true
+		ref.marks[i].Explain = "kept: a near-duplicate of " + results[w].URL + " but not content-equivalent (" + v.Explain() + "); near-duplicate decision: " + mk.Explain
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"html"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ func (o *metaOutcome) groups() []ui.Group {
 			it.Relation = "duplicate"
 		}
 		it.Explain = mk.Explain
+		it.Kept = mk.Keep
 		if v, ok := verdicts[i]; ok {
 			it.Scores = scoresOf(v)
 		}
@@ -152,8 +154,10 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 			gs = nil
 		}
 		if p.mode == engine.Remove {
+			// Only what the content-equivalence decision accepted goes;
+			// a near-duplicate it did not stays, explained.
 			for i := range gs {
-				gs[i].Similar = nil
+				gs[i].Similar = slices.DeleteFunc(gs[i].Similar, func(it ui.Item) bool { return !it.Kept })
 			}
 		}
 		view.Groups = gs

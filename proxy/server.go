@@ -53,8 +53,15 @@ type Options struct {
 	// Budget bounds the refinement of one query: what is not signed in
 	// time passes through unmarked. Default 300ms.
 	Budget time.Duration
-	// Decision decides near-duplicates (zero value: the default).
+	// Decision decides near-duplicates, the clusters of every mode (zero
+	// value: the default near-duplicate decision).
 	Decision similarity.Decision
+	// Remove decides content-equivalence: in remove mode a duplicate is
+	// dropped only when Remove accepts it against its winner, else it
+	// stays, annotated (engine.Mark.Keep). Its Purpose is set to
+	// similarity.PurposeRemove; the zero value is the default
+	// content-equivalence decision.
+	Remove similarity.Decision
 	// Signer signs pages.
 	Signer page.Signer
 	// Fetch configures the page fetcher (SSRF guard on by default).
@@ -136,6 +143,7 @@ func (o Options) WithDefaults() Options {
 	o.ReadTimeout = cmp.Or(o.ReadTimeout, 10*time.Second)
 	o.WriteTimeout = cmp.Or(o.WriteTimeout, 30*time.Second)
 	o.IdleTimeout = cmp.Or(o.IdleTimeout, 60*time.Second)
+	o.Remove.Purpose = similarity.PurposeRemove
 	o.Engines = slices.Clone(o.Engines)
 	for i := range o.Engines {
 		o.Engines[i].Timeout = cmp.Or(o.Engines[i].Timeout, defaultEngineTimeout)

@@ -43,7 +43,7 @@ func memoryLimit(cacheBytes int64) {
 // proxyOptions maps the configuration onto the proxy's options.
 func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	v := c.Serve
-	dec, err := decision(c)
+	dec, remove, err := modeDecisions(c)
 	if err != nil {
 		return proxy.Options{}, err
 	}
@@ -53,6 +53,7 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		TopK:             v.TopK,
 		Budget:           time.Duration(v.Budget),
 		Decision:         dec,
+		Remove:           remove,
 		Signer:           signer(c),
 		CacheBytes:       int64(v.CacheBytes),
 		CacheTTL:         time.Duration(v.CacheTTL),

@@ -34,7 +34,7 @@ const (
 	// Group nests each winner's duplicates under it.
 	Group Mode = iota
 	// Remove drops duplicates and fills the page with the next distinct
-	// results.
+	// results; a duplicate marked Keep stays, annotated.
 	Remove
 	// Annotate keeps every result in place and tells its cluster, winner
 	// and why.
@@ -84,6 +84,11 @@ type Mark struct {
 	Relation string
 	// Explain is a one-line explanation.
 	Explain string
+	// Keep shows a duplicate in Remove mode, in place with its
+	// annotation as in Annotate mode: remove mode drops only what the
+	// content-equivalence decision accepts, and a near-duplicate that is
+	// not content-equivalent is kept, never silently dropped.
+	Keep bool
 }
 
 // Request is an HTTP request to or from a backend. Path includes the query

@@ -284,7 +284,7 @@ func (f *feed) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) 
 	b := p.body
 	edits := make([]edit, 0, 1+len(p.xpatch)+len(p.elems))
 	size := len(b)
-	if mode != Remove && marks != nil {
+	if mode != Remove && marks != nil || mode == Remove && slices.ContainsFunc(marks, func(m Mark) bool { return m.Keep }) {
 		edits = append(edits, edit{p.rootNS, p.rootNS, 'n', 0})
 		size += len(Namespace) + 16
 	}
@@ -316,7 +316,7 @@ func (f *feed) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) 
 		m := markAt(marks, i)
 		switch {
 		case m.Winner < 0:
-		case mode == Annotate:
+		case mode == Annotate || mode == Remove && m.Keep:
 			edits = append(edits, edit{p.inner[i], p.inner[i], 'a', i})
 			size += 80 + len(m.Cluster) + len(p.Results[m.Winner].URL) + len(m.Relation) + len(m.Explain)
 		case mode == Group && m.Winner == i:

@@ -562,7 +562,7 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 				out = groupJSON(out, p, marks, i, dups)
 				out = append(out, '}')
 			}
-		case mode == Annotate:
+		case mode == Annotate || mode == Remove && m.Keep:
 			out = openMember(out, b, e, "_winnow")
 			out = annotationJSON(out, p, m)
 			out = append(out, '}')
@@ -594,7 +594,7 @@ func totalOf(p *Parsed, marks []Mark, mode Mode, w Window) total {
 	}
 	losers := 0
 	for i, m := range marks {
-		if m.Winner >= 0 && m.Winner != i {
+		if m.Winner >= 0 && m.Winner != i && !(mode == Remove && m.Keep) {
 			losers++
 		}
 	}
@@ -660,16 +660,16 @@ func trailIndent(b []byte, l span) []byte {
 // renderSize is the size of Render's output but for patched numbers.
 func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 	n := len(p.body) + 64
-	if mode == Remove || marks == nil {
+	if marks == nil {
 		return n
 	}
 	for _, i := range pick {
 		m := marks[i]
-		if m.Winner < 0 {
+		if m.Winner < 0 || mode == Remove && !m.Keep {
 			continue
 		}
 		n += 64 + len(m.Cluster) + len(m.Relation) + len(m.Explain)
-		if mode == Annotate {
+		if mode != Group {
 			n += len(p.Results[m.Winner].URL)
 		}
 	}
@@ -856,7 +856,7 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 	for i := 0; i < n && len(pick) < size; i++ {
 		m := markAt(marks, i)
 		loser := m.Winner >= 0 && m.Winner != i
-		if loser && mode != Annotate {
+		if loser && mode != Annotate && !(mode == Remove && m.Keep) {
 			continue
 		}
 		if skip > 0 {

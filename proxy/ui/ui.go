@@ -86,6 +86,10 @@ type Item struct {
 	// Unrefined marks a result that could not be fetched or signed in
 	// time; it is shown with a "not checked" badge.
 	Unrefined bool
+	// Kept marks, in remove mode, a near-duplicate that the
+	// content-equivalence decision did not accept: it is shown, not
+	// removed, and Explain says why.
+	Kept bool
 }
 
 // Score is one measured score and the threshold it was held against.

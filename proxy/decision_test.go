@@ -1,0 +1,44 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/internal/demo"
+)
+
+// TestDecisionParams: the request parameters mean what config's
+// decision.* keys mean; one that cannot apply is a 400 naming it (on the
+// search page; the transparent path forwards such a request unrefined
+// until it answers in the backend's error shape).
+func TestDecisionParams(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	q := base + "/_winnow/search.json?q=benchmark+tips+code+review&size=4"
+	tests := []struct {
+		name, params string
+		code         int
+		field        string // named in a 400's body
+	}{
+		{"confidence for the mode's decision", "&winnow_mode=remove&winnow_min_confidence=0.8", 200, ""},
+		{"paper method with threshold", "&winnow_method=lcs&winnow_threshold=0.8", 200, ""},
+		{"threshold under the default decision", "&winnow_threshold=0.8", 400, "winnow_threshold"},
+		{"confidence under a paper method", "&winnow_method=lcs&winnow_min_confidence=0.8", 400, "winnow_min_confidence"},
+		{"confidence out of range", "&winnow_min_confidence=1.5", 400, "winnow_min_confidence"},
+		{"simhash threshold out of range", "&winnow_method=simhash&winnow_threshold=65", 400, "winnow_threshold"},
+		{"unknown method", "&winnow_method=cosine", 400, "winnow_method"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := get(t, q+tt.params)
+			if code != tt.code || tt.field != "" && !strings.Contains(body, tt.field) {
+				t.Errorf("GET %s: %d %s; want %d naming %q", tt.params, code, body, tt.code, tt.field)
+			}
+		})
+	}
+	// The header form is the same parameter.
+	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "winnow_threshold") {
+		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming winnow_threshold", code, body)
+	}
+}
