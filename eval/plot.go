@@ -64,7 +64,18 @@ func Plot(rep *Report, dir, name, x, y string) ([]string, error) {
 	if err := plotHistogram(rep, name, x, y, path); err != nil {
 		return files, err
 	}
-	return append(files, path), nil
+	files = append(files, path)
+	for _, r := range rep.Results {
+		for _, mode := range []string{"group", "remove"} {
+			path := filepath.Join(dir, name+"-reliability-"+mode+"-"+slug(r.Definition)+".png")
+			title := fmt.Sprintf("%s, duplicate = %s: reliability of the %s decision (in sample, ECE %.3f)", name, r.Definition, mode, r.ECE[mode])
+			if err := plotReliabilityBins(r.Reliability[mode], title, path); err != nil {
+				return files, err
+			}
+			files = append(files, path)
+		}
+	}
+	return files, nil
 }
 
 func slug(s string) string {
@@ -224,38 +235,9 @@ func PlotReliability(rep *CVReport, dir string) ([]string, error) {
 	var files []string
 	for _, t := range rep.Tables {
 		path := filepath.Join(dir, t.Set+"-reliability-"+slug(truthSlug(t.Truth))+".png")
-		p := plot.New()
-		p.Title.Text = fmt.Sprintf("%s, duplicate = %s: reliability of the model (out of fold, ECE %.3f)", t.Set, t.Truth, ece(t.Reliability))
-		p.X.Label.Text = "predicted probability (bin mean)"
-		p.Y.Label.Text = "share of duplicates"
-		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
-		p.Add(plotter.NewGrid())
-		diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
-		if err != nil {
-			return files, fmt.Errorf("eval: plot: %w", err)
-		}
-		diag.Color = color.Gray{160}
-		diag.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
-		p.Add(diag)
-		p.Legend.Add("perfect calibration", diag)
-		var pts plotter.XYs
-		for _, b := range t.Reliability {
-			if b.Pairs > 0 {
-				pts = append(pts, plotter.XY{X: b.MeanProb, Y: b.DupShare})
-			}
-		}
-		if len(pts) > 0 {
-			l, s, err := plotter.NewLinePoints(pts)
-			if err != nil {
-				return files, fmt.Errorf("eval: plot: %w", err)
-			}
-			l.Color, s.Color = lineColors[0], lineColors[0]
-			p.Add(l, s)
-			p.Legend.Add("model", l, s)
-		}
-		p.Legend.Top, p.Legend.Left = true, true
-		if err := p.Save(7*vg.Inch, 6*vg.Inch, path); err != nil {
-			return files, fmt.Errorf("eval: %w", err)
+		title := fmt.Sprintf("%s, duplicate = %s: reliability of the model (out of fold, ECE %.3f)", t.Set, t.Truth, ece(t.Reliability))
+		if err := plotReliabilityBins(t.Reliability, title, path); err != nil {
+			return files, err
 		}
 		files = append(files, path)
 	}
@@ -269,4 +251,44 @@ func truthSlug(t string) string {
 		t = t[:i]
 	}
 	return strings.TrimSpace(t)
+}
+
+// plotReliabilityBins draws one reliability diagram: each bin's mean
+// probability against its share of duplicates, with the diagonal of
+// perfect calibration.
+func plotReliabilityBins(bins []ReliabilityBin, title, path string) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "predicted probability (bin mean)"
+	p.Y.Label.Text = "share of duplicates"
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	p.Add(plotter.NewGrid())
+	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		return fmt.Errorf("eval: plot: %w", err)
+	}
+	diag.Color = color.Gray{160}
+	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(diag)
+	p.Legend.Add("perfect calibration", diag)
+	var pts plotter.XYs
+	for _, b := range bins {
+		if b.Pairs > 0 {
+			pts = append(pts, plotter.XY{X: b.MeanProb, Y: b.DupShare})
+		}
+	}
+	if len(pts) > 0 {
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("eval: plot: %w", err)
+		}
+		l.Color, s.Color = lineColors[0], lineColors[0]
+		p.Add(l, s)
+		p.Legend.Add("model", l, s)
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	if err := p.Save(7*vg.Inch, 6*vg.Inch, path); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	return nil
 }

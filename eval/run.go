@@ -87,6 +87,16 @@ type Result struct {
 	// Decisions holds the figures of the decision each mode uses:
 	// "group" (group and annotate) and "remove".
 	Decisions map[string]Point `json:"decisions"`
+	// ECE is each mode decision's expected calibration error on the
+	// candidate pairs of this set (in-sample for a dev set: the models
+	// were fitted on it; `winnow eval -cv` gives the out-of-fold figure).
+	ECE map[string]float64 `json:"ece"`
+	// Confidence holds, per mode decision, the figures at each
+	// min_confidence of [Confidences] (Point.Threshold): the operator's
+	// knob. Empty for a paper method.
+	Confidence map[string][]Point `json:"confidence,omitempty"`
+	// Reliability holds each mode decision's reliability diagram.
+	Reliability map[string][]ReliabilityBin `json:"-"`
 	// Clusters scores the batch clustering with the default decision
 	// (corpus mode only): pairwise and B-cubed.
 	ClusterPairs  *Point `json:"cluster_pairs,omitempty"`
@@ -161,8 +171,8 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 		}
 		sp.Verdict = o.Decision.Decide(sigs[a], sigs[b]).Duplicate
 		g, r := o.Group.Decide(sigs[a], sigs[b]), o.Remove.Decide(sigs[a], sigs[b])
-		sp.Group = ModeVerdict{Duplicate: g.Duplicate, Probability: g.Probability}
-		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: r.Probability}
+		sp.Group = ModeVerdict{Duplicate: g.Duplicate, Probability: fullProbability(o.Group, g, &sp.Scores)}
+		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: fullProbability(o.Remove, r, &sp.Scores)}
 		sp.Legacy = legacy.Decide(sigs[a], sigs[b]).Duplicate
 		return sp
 	}
@@ -211,6 +221,18 @@ func perhapsSimilar(s *similarity.Scores) bool {
 	return s.Fingerprints >= 2 || s.Jaccard >= 0.2 || s.SimhashDistance <= 16 || max(s.ContainAB, s.ContainBA) >= 0.4
 }
 
+// fullProbability is a model verdict's probability with the alignment run
+// to the end: a verdict whose LCS exited early carries only an upper bound
+// (just under its confidence), which would pile up below the decision's
+// min_confidence in the calibration figures. s are the pair's scores
+// with the LCS computed down to MinLCSScored.
+func fullProbability(d similarity.Decision, v similarity.Verdict, s *similarity.Scores) float64 {
+	if !v.Verify.Cut || v.Model == nil {
+		return v.Probability
+	}
+	return d.PurposeModels().Seq.Probability(s)
+}
+
 // MinLCSScored is the LCS ratio below which the evaluation's LCS exits
 // early and reports a bound.
 const MinLCSScored = 0.3
@@ -230,6 +252,40 @@ func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
 	}
 	r.Default = Verdicts(pred, gold)
 	r.Decisions = map[string]Point{"group": Verdicts(group, gold), "remove": Verdicts(remove, gold)}
+	r.ECE, r.Reliability = map[string]float64{}, map[string][]ReliabilityBin{}
+	count := make([]int, len(scored))
+	for i := range count {
+		count[i] = 1
+	}
+	for _, mode := range []string{"group", "remove"} {
+		prob := make([]float64, len(scored))
+		for i, sp := range scored {
+			prob[i] = sp.Group.Probability
+			if mode == "remove" {
+				prob[i] = sp.Remove.Probability
+			}
+			if math.IsNaN(prob[i]) {
+				count[i] = 0 // a paper method: no probability
+			}
+		}
+		bins := reliability(scored, prob, count, func(sp *ScoredPair) bool { return isDup(sp.Label) })
+		r.Reliability[mode], r.ECE[mode] = bins, ece(bins)
+		if math.IsNaN(r.ECE[mode]) {
+			continue
+		}
+		if r.Confidence == nil {
+			r.Confidence = map[string][]Point{}
+		}
+		for _, c := range Confidences {
+			at := make([]bool, len(scored))
+			for i := range scored {
+				at[i] = count[i] > 0 && prob[i] >= c
+			}
+			pt := Verdicts(at, gold)
+			pt.Threshold = c
+			r.Confidence[mode] = append(r.Confidence[mode], pt)
+		}
+	}
 	for _, m := range Methods() {
 		js := make([]Judged, len(scored))
 		for i := range scored {

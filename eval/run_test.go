@@ -82,6 +82,17 @@ func TestRunPairMode(t *testing.T) {
 	if rep.Results[1].Positives != 1 {
 		t.Errorf("label = 3: %d positives, want 1", rep.Results[1].Positives)
 	}
+	// The mode decisions: the group decision finds both near-duplicates;
+	// the remove decision accepts at most the content-equivalent one.
+	if g := r.Decisions["group"]; g.TP != 2 || g.FP != 0 {
+		t.Errorf("group decision, label >= 1: %+v, want tp 2 fp 0", g)
+	}
+	if rm := rep.Results[1].Decisions["remove"]; rm.FP != 0 {
+		t.Errorf("remove decision, label = 3: %+v, want no false positive", rm)
+	}
+	if e := r.ECE["group"]; e != e || e < 0 || e > 1 {
+		t.Errorf("group ECE = %g, want a number in [0, 1]", e)
+	}
 }
 
 // sampleCorpus writes a corpus-mode set of five pages of the embedded
@@ -149,8 +160,8 @@ func TestPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 3 {
-		t.Fatalf("Plot wrote %v, want 2 PR charts and a histogram", files)
+	if len(files) != 7 {
+		t.Fatalf("Plot wrote %v, want 2 PR charts, a histogram and 4 reliability diagrams", files)
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)

@@ -469,6 +469,10 @@ func (d *Decision) models() *PurposeModel {
 	return DefaultModel(d.Purpose)
 }
 
+// PurposeModels returns the models a model decision uses: Models, or
+// DefaultModel(Purpose).
+func (d Decision) PurposeModels() *PurposeModel { return d.models() }
+
 // IsModel reports whether the decision verifies by a fitted model, so
 // its verdicts carry a probability.
 func (d Decision) IsModel() bool {

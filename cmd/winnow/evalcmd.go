@@ -217,7 +217,10 @@ func writeEvalText(w io.Writer, rep *eval.Report, method string, o eval.Options)
 		}{{"group", o.Group}, {"remove", o.Remove}} {
 			d := r.Decisions[mode.name]
 			setting := fmt.Sprintf("%s decision, min_confidence %.2f", mode.name, mode.dec.MinConfidence())
-			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "winnow", setting, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN)
+			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d; ECE %s)\n", "winnow", setting, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN, fmtNaN(r.ECE[mode.name]))
+			for _, pt := range r.Confidence[mode.name] {
+				fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f\n", "", fmt.Sprintf("  at min_confidence %.2f", pt.Threshold), pt.Precision, pt.Recall, pt.F1)
+			}
 		}
 		if r.ClusterPairs != nil {
 			c, b := r.ClusterPairs, r.ClusterBCubed
