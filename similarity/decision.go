@@ -61,6 +61,14 @@ const (
 	// no pair at or above it is labelled distinct except pairs that every
 	// method calls duplicate.
 	DefaultAcceptJaccard = 0.9
+	// DefaultModelAccept is the probability of the cheap-score model
+	// ([PurposeModel.NoSeq]) from which a model decision accepts a
+	// candidate pair without the LCS (unless Accept is MethodNone): the
+	// exact and near-exact mirrors of a page, whose alignment would cost
+	// a pass over both texts to confirm what min-hash already says. For
+	// the group decision it is min-hash Jaccard >= 0.955; the remove
+	// decision's cheap model never reaches it.
+	DefaultModelAccept = 0.95
 	// DefaultDecisionMinTokens is the fewest tokens a document needs to be
 	// compared at all: below it, simhash and min-hash carry too little to
 	// judge and a match would be noise.
@@ -678,6 +686,14 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		v.Verify = accept
 		v.Duplicate = true
 		v.Probability = math.NaN() // no alignment, no model
+	case isModel && d.Accept.Method == MethodDefault && d.models().NoSeq.Probability(&v.Scores) >= max(vt.Threshold, DefaultModelAccept):
+		pm := d.models()
+		v.Step = StepAccept
+		v.Model = &pm.NoSeq
+		v.Probability = pm.NoSeq.Probability(&v.Scores)
+		v.Verify = TestResult{Test: Test{Method: MethodModel, Threshold: max(vt.Threshold, DefaultModelAccept)}, Purpose: d.Purpose,
+			Value: v.Probability, Pass: true}
+		v.Duplicate = true
 	case isModel:
 		v.Step = StepVerify
 		d.verifyByModel(a, b, vt, &v)
@@ -832,6 +848,11 @@ func (v Verdict) Explain() string {
 	if v.Step == StepAccept {
 		b.WriteString(", ")
 		b.WriteString(v.Verify.String())
+		if v.Model != nil {
+			b.WriteString(" [")
+			b.WriteString(v.Model.Explain(&v.Scores))
+			b.WriteString("]")
+		}
 		b.WriteString(" (accepted without LCS)")
 	}
 	if v.Step == StepVerify {

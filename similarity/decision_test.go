@@ -54,8 +54,10 @@ func TestDecide(t *testing.T) {
 		explain string // prefix of Explain
 	}{
 		{"default near-duplicate", Decision{}, page, near, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance"},
-		{"default mirror", Decision{}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.70 [lcs 1.00 (+8.0), divergence 0.00 (-0.0), intercept -4.3] (verified)"},
-		{"default mirror without seq", Decision{}, noSeq(page), mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.70 [jaccard 0.98 (+8.4), intercept -5.3] (verified; no token sequence for LCS)"},
+		{"default mirror accepted", Decision{}, page, mirror, true, StepAccept, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.95 [jaccard 0.98 (+8.4), intercept -5.3] (accepted without LCS)"},
+		{"default mirror without seq accepted", Decision{}, noSeq(page), mirror, true, StepAccept, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.95"},
+		{"accept disabled verifies mirror", Decision{Accept: Test{Method: MethodNone}}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.70 [lcs 1.00 (+8.0), divergence 0.00 (-0.0), intercept -4.3] (verified)"},
+		{"accept disabled, no seq, cheap model", Decision{Accept: Test{Method: MethodNone}}, noSeq(page), mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.70 [jaccard 0.98 (+8.4), intercept -5.3] (verified; no token sequence for LCS)"},
 		{"remove mirror", Decision{Purpose: PurposeRemove}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(content-equivalent) 0.91 >= 0.90 [lcs 1.00 (+10.7), divergence 0.00 (-0.0), intercept -8.3] (verified)"},
 		{"remove keeps the edited copy", Decision{Purpose: PurposeRemove}, page, near, false, StepVerify, MethodModel, RelationNone, "not duplicate: simhash distance"},
 		{"legacy accepts mirror", legacyDecision, page, mirror, true, StepAccept, MethodJaccard, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.98 >= 0.90 (accepted without LCS)"},
@@ -217,8 +219,8 @@ func ExampleDecision_Decide() {
 	var empty Signature
 	fmt.Println(Decision{}.Decide(&empty, &empty).Explain())
 	// Output:
-	// true duplicate verify
-	// duplicate: simhash distance 0 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.70 [lcs 1.00 (+8.0), divergence 0.00 (-0.0), intercept -4.3] (verified)
+	// true duplicate accept
+	// duplicate: simhash distance 0 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.95 [jaccard 1.00 (+8.6), intercept -5.3] (accepted without LCS)
 	// not duplicate: a has 0 tokens, fewer than 10: too short to compare
 }
 
