@@ -137,6 +137,7 @@ func ModelCandidates() []Candidate {
 	f := similarity.Features()
 	return []Candidate{
 		{Name: "model: lcs + divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence}},
+		{Name: "model: lcs gap + divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence}},
 		{Name: "model: lcs", Params: 2, Features: []similarity.Feature{similarity.FeatureLCS}},
 		{Name: "model: lcs + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureJaccard}},
 		{Name: "model: all 7 scores", Params: len(f) + 1, Features: f},
@@ -170,10 +171,10 @@ type CVTable struct {
 	Set     string     `json:"set"`
 	Truth   string     `json:"truth"`
 	Figures []CVFigure `json:"figures"`
-	// Confidence holds the first model's figures at each min_confidence
+	// Confidence holds the shipped model's figures at each min_confidence
 	// of [Confidences], the operator's knob.
 	Confidence []CVFigure `json:"confidence"`
-	// Reliability is the first model's out-of-fold reliability diagram:
+	// Reliability is the shipped model's out-of-fold reliability diagram:
 	// per bin, the mean probability and the share of duplicates.
 	Reliability []ReliabilityBin `json:"reliability"`
 }
@@ -219,7 +220,7 @@ type foldScore struct{ p, r, f float64 }
 // (best F1), as the issue's held-out table does; each model is fitted on
 // the training parts of all sets, as the shipped decision is, and applied
 // at the confidence of best mean F1 on the training parts
-// (chooseConfidence); the confidence table then gives the first model's
+// (chooseConfidence); the confidence table then gives the shipped model's
 // figures at every fixed confidence, the operator's knob.
 func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 	k := cmp.Or(o.Folds, 5)
@@ -235,6 +236,12 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 	models := ModelCandidates()
 	cands = append(cands, models...)
 	for _, truth := range Truths() {
+		// shipped is the model the default decision of this truth uses:
+		// the confidence table is its.
+		shipped := slices.IndexFunc(models, func(c Candidate) bool {
+			return slices.Equal(c.Features, similarity.DefaultModel(truth.Purpose).Seq.Features)
+		})
+		shipped = max(shipped, 0)
 		// scores[set][candidate] are the per-fold figures.
 		scores := make([][][]foldScore, len(sets))
 		confScores := make([][][]foldScore, len(sets))
@@ -308,18 +315,18 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 								if sp.Candidate {
 									p = fitted[mi].Probability(&sp.Scores)
 									oofProb[si][mi][i] += p
-									if mi == 0 {
+									if mi == shipped {
 										oofCount[si][i]++
 									}
 								}
 								pred[j] = sp.Candidate && p >= conf[mi]
 							}
-							if mi == 0 {
+							if mi == shipped {
 								for ki, c := range Confidences {
 									cp := make([]bool, len(pred))
 									for j, i := range tests[si] {
 										sp := &s.Scored[i]
-										cp[j] = sp.Candidate && fitted[0].Probability(&sp.Scores) >= c
+										cp[j] = sp.Candidate && fitted[mi].Probability(&sp.Scores) >= c
 									}
 									pt := Verdicts(cp, gold)
 									confScores[si][ki] = append(confScores[si][ki], foldScore{pt.Precision, pt.Recall, pt.F1})
@@ -348,7 +355,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				if c.Features != nil {
 					bins := reliability(s.Scored, oofProb[si][mi], oofCount[si], isDup)
 					fig.ECE = ece(bins)
-					if mi == 0 {
+					if mi == shipped {
 						tab.Reliability = bins
 					}
 					mi++
@@ -356,7 +363,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				tab.Figures = append(tab.Figures, fig)
 			}
 			for ki, c := range Confidences {
-				fig := summarize(fmt.Sprintf("min_confidence %.2f", c), models[0].Params, confScores[si][ki])
+				fig := summarize(fmt.Sprintf("min_confidence %.2f", c), models[shipped].Params, confScores[si][ki])
 				fig.ECE = math.NaN()
 				tab.Confidence = append(tab.Confidence, fig)
 			}
@@ -368,9 +375,9 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 }
 
 // FitDefault fits a purpose's models on every pair of the sets, as
-// similarity's default decisions carry them: the first of
-// [ModelCandidates] on the alignment, Jaccard alone for pairs without a
-// token sequence.
+// similarity's default decisions carry them: the features of
+// similarity.DefaultModel on the alignment, Jaccard alone for pairs
+// without a token sequence.
 func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 	all := make([][]ScoredPair, len(sets))
 	for si, s := range sets {
@@ -378,7 +385,7 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 	}
 	return FittedModel{
 		Truth:        truth.Name,
-		Seq:          fitPooled(sets, all, ModelCandidates()[0].Features, truth, penalty),
+		Seq:          fitPooled(sets, all, similarity.DefaultModel(truth.Purpose).Seq.Features, truth, penalty),
 		NoSeq:        fitPooled(sets, all, []similarity.Feature{similarity.FeatureJaccard}, truth, penalty),
 		NonCandidate: pooledNonCandidate(sets, all, truth),
 	}

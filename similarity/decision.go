@@ -786,7 +786,7 @@ func (v Verdict) String() string {
 		return rel + " (simhash gate)"
 	case v.Step == StepVerify && v.NoSeq:
 		return rel + " (no sequence to verify)"
-	case v.Step == StepVerify && v.Verify.Method == MethodModel:
+	case (v.Step == StepVerify || v.Step == StepAccept) && v.Verify.Method == MethodModel:
 		return rel + " by model, P(" + v.Purpose.Definition() + ") " + strconv.FormatFloat(v.Probability, 'f', 2, 64)
 	case v.Step == StepVerify || v.Step == StepAccept:
 		return rel + " by " + v.Verify.Method.String() + " " + strconv.FormatFloat(v.Verify.Value, 'f', 2, 64)
@@ -862,7 +862,7 @@ func (v Verdict) Explain() string {
 			b.WriteString("no token sequence to verify by " + v.Verify.Method.String() + " (rejected)")
 		default:
 			b.WriteString(v.Verify.String())
-			if v.Model != nil {
+			if v.Model != nil && !v.Verify.Cut { // a cut alignment has no contributions to show
 				b.WriteString(" [")
 				b.WriteString(v.Model.Explain(&v.Scores))
 				b.WriteString("]")

@@ -69,10 +69,15 @@ const (
 	FeatureSimhash
 	// FeatureCentral is the central LCS ratio times the smaller coverage.
 	FeatureCentral
+	// FeatureLCSGap is the LCS ratio r on a log scale of its gap to 1,
+	// ln(1.01/(1.01-r))/ln 101: 0 at r = 0, 0.5 at r = 0.9, 0.85 at
+	// r = 0.99, 1 at r = 1. It spreads the last percent, where a
+	// content-equivalent copy and an edited one differ.
+	FeatureLCSGap
 	numFeatures
 )
 
-var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central"}
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap"}
 
 // String returns the feature's short name, e.g. "lcs", "divergence".
 func (f Feature) String() string {
@@ -93,8 +98,13 @@ func Features() []Feature {
 
 // needsSeq reports whether the feature comes from the LCS alignment.
 func (f Feature) needsSeq() bool {
-	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral
+	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral || f == FeatureLCSGap
 }
+
+// lcsGap maps an LCS ratio onto FeatureLCSGap's scale; lcsFromGap is its
+// inverse.
+func lcsGap(r float64) float64     { return math.Log(1.01/(1.01-r)) / math.Log(101) }
+func lcsFromGap(v float64) float64 { return 1.01 * (1 - math.Pow(101, -v)) }
 
 // Value returns the feature's value for the scores s.
 func (f Feature) Value(s *Scores) float64 {
@@ -117,6 +127,11 @@ func (f Feature) Value(s *Scores) float64 {
 		return float64(s.SimhashDistance) / 64
 	case FeatureCentral:
 		v = s.Central * min(s.CoverageA, s.CoverageB)
+	case FeatureLCSGap:
+		if math.IsNaN(s.LCS) {
+			return 0
+		}
+		return lcsGap(min(max(s.LCS, 0), 1))
 	}
 	if math.IsNaN(v) {
 		return 0
@@ -196,22 +211,33 @@ func (m *Model) usesSeq() bool {
 // the pair is rejected whatever the alignment.
 func (m *Model) MinLCS(s *Scores, p float64) float64 {
 	need := logit(p) - m.Intercept
-	wLCS := 0.0
+	wLCS, wGap := 0.0, 0.0
 	for i, f := range m.Features {
 		w := m.Weights[i]
 		switch {
 		case f == FeatureLCS:
 			wLCS += w
+		case f == FeatureLCSGap:
+			wGap += w
 		case f.needsSeq():
 			need -= max(w, 0) // best case: value 1 for w > 0, 0 for w < 0
 		default:
 			need -= w * f.Value(s)
 		}
 	}
-	if wLCS <= 0 {
-		return 0
+	switch {
+	case wLCS < 0 || wGap < 0 || wLCS > 0 && wGap > 0:
+		return 0 // not monotone in one LCS feature: no cut-off
+	case wLCS > 0:
+		return max(need/wLCS, 0)
+	case wGap > 0:
+		v := need / wGap
+		if v > 1 {
+			return 1.01 // unreachable
+		}
+		return max(lcsFromGap(v), 0)
 	}
-	return max(need/wLCS, 0)
+	return 0
 }
 
 // Explain returns the model's reasoning as the features' contributions to
@@ -241,7 +267,7 @@ func (m *Model) upperBound(s *Scores) float64 {
 	for i, f := range m.Features {
 		w := m.Weights[i]
 		switch {
-		case f == FeatureLCS:
+		case f == FeatureLCS || f == FeatureLCSGap:
 			z += w * f.Value(s)
 		case f.needsSeq():
 			z += max(w, 0)

@@ -153,7 +153,7 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		for _, f := range t.Figures {
 			fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %6s\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, fmtNaN(f.ECE))
 		}
-		fmt.Fprintf(w, "  first model by min_confidence:\n")
+		fmt.Fprintf(w, "  the shipped model by min_confidence:\n")
 		for _, f := range t.Confidence {
 			fmt.Fprintf(w, "  %-36s %6s %6.3f %6.3f %6.3f %6.3f %6.3f\n", f.Candidate, "", f.Precision, f.SDP, f.Recall, f.F1, f.SDF1)
 		}

@@ -300,8 +300,8 @@ func TestEval(t *testing.T) {
 	if b, err := os.ReadFile(scores); err != nil || strings.Count(string(b), "\n") != 11 {
 		t.Errorf("scores file: %d lines, err %v; want a header and 10 pairs", strings.Count(string(b), "\n"), err)
 	}
-	if m, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(m) != 2 {
-		t.Errorf("plots: %v, want a PR chart and a histogram", m)
+	if m, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(m) != 4 {
+		t.Errorf("plots: %v, want a PR chart, a histogram and the two mode decisions' reliability diagrams", m)
 	}
 	code, out, _ = winnow(t, "", "eval", dir)
 	if code != 0 || !strings.Contains(out, "winnow         decision: default") || !strings.Contains(out, "B-cubed") {
