@@ -140,7 +140,7 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs gap + divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence}},
 		{Name: "model: lcs", Params: 2, Features: []similarity.Feature{similarity.FeatureLCS}},
 		{Name: "model: lcs + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureJaccard}},
-		{Name: "model: all 7 scores", Params: len(f) + 1, Features: f},
+		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }
 

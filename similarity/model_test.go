@@ -124,3 +124,31 @@ func TestVerdictProbability(t *testing.T) {
 		t.Errorf("single-method Probability = %g, want NaN", v.Probability)
 	}
 }
+
+// BenchmarkDecidePair measures the decision's cost per candidate pair,
+// the hand-tuned decision the models replaced beside them in one run:
+// the 10 near-copies of clRanked (3% edited) and of clRankedMirrors
+// (0-0.45% edited) against their originals.
+func BenchmarkDecidePair(b *testing.B) {
+	for _, set := range []struct {
+		name string
+		sigs func(testing.TB) []*Signature
+	}{{"edited", clRanked}, {"mirrors", clRankedMirrors}} {
+		sigs := set.sigs(b)
+		for _, d := range []struct {
+			name string
+			d    Decision
+		}{{"legacy", legacyDecision}, {"group", Decision{}}, {"remove", Decision{Purpose: PurposeRemove}}} {
+			b.Run(set.name+"/"+d.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					for i := range 10 {
+						if v := d.d.Decide(sigs[3*i], sigs[40+i]); v.Step == StepSkip {
+							b.Fatal("skipped")
+						}
+					}
+				}
+			})
+		}
+	}
+}
