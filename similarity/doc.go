@@ -24,4 +24,13 @@
 // defaults. Signatures built with different Options do not compare. A
 // Signature encodes to about 400 bytes for a typical page with
 // [Signature.MarshalBinary], led by [SignatureVersion].
+//
+// A [Decision] decides one pair for a [Purpose]: near-duplicates (group)
+// or content-equivalence (remove). Its cheap candidate test is followed by
+// a logistic [Model] over the LCS alignment's scores whose coefficients
+// were fitted and whose features and confidences were chosen by
+// cross-validation on labelled data (package eval, `winnow eval -cv`);
+// every [Verdict] carries the model's probability and names each
+// feature's contribution. [ParseDecision] reads a decision's settings the
+// same way for the configuration, the flags and the proxy's requests.
 package similarity
