@@ -126,6 +126,13 @@ func TestSampleReleasesGroup(t *testing.T) {
 	}
 	split := 0
 	for name, gs := range pageGroups {
+		// Release 22's llvm-link page doubled (191 to 391 words): its
+		// sources match 13's at a difflib ratio of 0.66, a pair llvm-docs
+		// leaves out as grey, and the near-duplicate decision keeps it
+		// apart (it is contained, LCS ratio <= 0.49).
+		if name == "CommandGuide/llvm-link" {
+			continue
+		}
 		if len(gs) > 1 {
 			split++
 			t.Logf("page %s is split over %d groups", name, len(gs))
