@@ -54,6 +54,9 @@ type clusterOut struct {
 	Winner  struct{ ID string }
 	Members []struct {
 		ID, Relation, Explain string
+		Probability           *float64
+		Removable             bool
+		RemoveProbability     *float64 `json:"remove_probability"`
 	}
 }
 
@@ -78,6 +81,7 @@ func TestDedupSample(t *testing.T) {
 		t.Fatalf("winnow dedup = exit %d, stderr %s", code, errs)
 	}
 	cs := parseClusters(t, out)
+	removable := 0
 	// 12 pages appear in 3 to 5 releases each (see corpus/sample).
 	if len(cs) < 11 || len(cs) > 13 {
 		t.Errorf("winnow dedup: %d clusters, want about 12", len(cs))
@@ -98,6 +102,17 @@ func TestDedupSample(t *testing.T) {
 		if len(c.Members) > 1 && !strings.HasPrefix(c.Members[1].Explain, "duplicate: ") {
 			t.Errorf("cluster %s: member explanation %q", c.ID, c.Members[1].Explain)
 		}
+		for _, m := range c.Members[1:] {
+			if m.Probability == nil || *m.Probability < 0.7 || m.RemoveProbability == nil || m.Removable != (*m.RemoveProbability >= 0.9) {
+				t.Errorf("cluster %s member %s: probability %v, removable %v at %v; want >= 0.7 and removable exactly from 0.9", c.ID, m.ID, m.Probability, m.Removable, m.RemoveProbability)
+			}
+			if m.Removable {
+				removable++
+			}
+		}
+	}
+	if removable == 0 {
+		t.Error("winnow dedup: no member removable, though most releases of a page are the same text")
 	}
 	if !strings.Contains(errs, "53 documents") {
 		t.Errorf("summary on stderr = %q, want 53 documents", errs)
@@ -290,12 +305,18 @@ func TestEval(t *testing.T) {
 	var rep struct {
 		Mode    string
 		Default struct{ Precision, Recall, F1 float64 }
+		Results []struct {
+			Decisions map[string]struct{ Precision, Recall, F1 float64 }
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("winnow eval -json: %v\n%s", err, out)
 	}
 	if rep.Mode != "corpus" || rep.Default.F1 != 1 {
 		t.Errorf("winnow eval: mode %q, default %+v; want corpus mode and F1 1", rep.Mode, rep.Default)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Decisions["group"].F1 != 1 || rep.Results[0].Decisions["remove"].Precision != 1 {
+		t.Errorf("winnow eval: results %+v; want the group decision's F1 1 and the remove decision's precision 1 under \"decisions\"", rep.Results)
 	}
 	if b, err := os.ReadFile(scores); err != nil || strings.Count(string(b), "\n") != 11 {
 		t.Errorf("scores file: %d lines, err %v; want a header and 10 pairs", strings.Count(string(b), "\n"), err)
