@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -40,5 +41,53 @@ func TestDecisionParams(t *testing.T) {
 	// The header form is the same parameter.
 	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "winnow_threshold") {
 		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming winnow_threshold", code, body)
+	}
+}
+
+// TestSearchPageDecisions: the search page says which decision applied: in
+// group mode each duplicate's near-duplicate probability, in remove mode
+// only the duplicates the content-equivalence decision did not accept,
+// each saying so.
+func TestSearchPageDecisions(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	type page struct {
+		Groups []struct {
+			Duplicates []struct {
+				URL, Explain string
+				Kept         bool
+			}
+		}
+	}
+	read := func(mode string) (page, int) {
+		code, body := get(t, base+"/_winnow/search.json?q=benchmark+tips+code+review&mode="+mode)
+		var p page
+		if err := json.Unmarshal([]byte(body), &p); err != nil || code != 200 {
+			t.Fatalf("search.json mode %s: %d %v\n%s", mode, code, err, body)
+		}
+		n := 0
+		for _, g := range p.Groups {
+			n += len(g.Duplicates)
+		}
+		return p, n
+	}
+	group, grouped := read("group")
+	for _, g := range group.Groups {
+		for _, dup := range g.Duplicates {
+			if !strings.Contains(dup.Explain, "P(near-duplicate)") || dup.Kept {
+				t.Errorf("group: %s explained %q, kept %v; want the near-duplicate decision named", dup.URL, dup.Explain, dup.Kept)
+			}
+		}
+	}
+	remove, shown := read("remove")
+	for _, g := range remove.Groups {
+		for _, dup := range g.Duplicates {
+			if !dup.Kept || !strings.HasPrefix(dup.Explain, "kept: a near-duplicate of ") || !strings.Contains(dup.Explain, "P(content-equivalent)") {
+				t.Errorf("remove: %s shown with %q, kept %v; want only kept ones, saying why", dup.URL, dup.Explain, dup.Kept)
+			}
+		}
+	}
+	if grouped == 0 || shown >= grouped {
+		t.Errorf("group mode shows %d duplicates, remove mode %d; want some, and fewer in remove mode", grouped, shown)
 	}
 }

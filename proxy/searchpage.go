@@ -132,8 +132,12 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 	size := min(max(atoiOr(args.Peek("size"), 10), 1), 50)
 	p, err := s.params(ctx)
 	if m := string(args.Peek("mode")); m != "" && err == nil {
-		ctx.QueryArgs().Set("winnow_mode", m)
-		p, err = s.params(ctx)
+		// Read here: params looks for winnow_ in the raw query string,
+		// which setting an argument does not change.
+		var mode engine.Mode
+		if mode, err = engine.ParseMode(m); err == nil {
+			p.mode = mode
+		}
 	}
 	if err != nil {
 		ctx.Error("winnow: "+err.Error(), fasthttp.StatusBadRequest)
@@ -239,13 +243,14 @@ func jsonPage(p *ui.Page) map[string]any {
 		Explain   string   `json:"explain,omitempty"`
 		Scores    []score  `json:"scores,omitempty"`
 		Unrefined bool     `json:"unrefined,omitempty"`
+		Kept      bool     `json:"kept,omitempty"`
 	}
 	conv := func(it ui.Item) item {
 		var sc []score
 		for _, s := range it.Scores {
 			sc = append(sc, score(s))
 		}
-		return item{it.URL, it.Title, it.Snippet, it.Engines, it.Rank, it.Relation, it.Explain, sc, it.Unrefined}
+		return item{it.URL, it.Title, it.Snippet, it.Engines, it.Rank, it.Relation, it.Explain, sc, it.Unrefined, it.Kept}
 	}
 	var results []map[string]any
 	for _, g := range p.Groups {
