@@ -125,3 +125,39 @@ func TestFittedModels(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossValidate runs the whole selection on the small test sets: every
+// candidate is scored on every set and truth, on the same folds.
+func TestCrossValidate(t *testing.T) {
+	var sets []*CVSet
+	for _, dir := range []string{"testdata/pairs", sampleCorpus(t)} {
+		set, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(context.Background(), set, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, NewCVSet(filepath.Base(dir), set, rep))
+	}
+	rep := CrossValidate(sets, CVOptions{Folds: 2, Repeats: 2, Seed: 1})
+	if len(rep.Tables) != 4 || len(rep.Fitted) != 2 {
+		t.Fatalf("CrossValidate: %d tables, %d fitted models; want 2 sets × 2 truths and one model per truth", len(rep.Tables), len(rep.Fitted))
+	}
+	want := len(Methods()) + 1 + len(ModelCandidates())
+	for _, tab := range rep.Tables {
+		if len(tab.Figures) != want || len(tab.Confidence) != len(Confidences) {
+			t.Errorf("%s, %s: %d figures, %d confidence rows; want %d, %d", tab.Set, tab.Truth, len(tab.Figures), len(tab.Confidence), want, len(Confidences))
+		}
+		for _, f := range tab.Figures {
+			if math.IsNaN(f.F1) || f.F1 < 0 || f.F1 > 1 || f.Candidate == "lcs" && (f.DeltaF1 != 0 || f.SDDelta != 0) {
+				t.Errorf("%s, %s, %s: %+v", tab.Set, tab.Truth, f.Candidate, f)
+			}
+		}
+	}
+	again := CrossValidate(sets, CVOptions{Folds: 2, Repeats: 2, Seed: 1})
+	if again.Tables[0].Figures[len(Methods())+1] != rep.Tables[0].Figures[len(Methods())+1] {
+		t.Error("CrossValidate with the same seed gave other figures")
+	}
+}
