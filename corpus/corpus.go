@@ -111,21 +111,32 @@ type Options struct {
 	// parameters) become documents; nil accepts text/html,
 	// application/xhtml+xml and text/plain.
 	Accept func(mediaType string) bool
+	// OnSkip, if not nil, is called for each item that holds no document
+	// (see [Skip]), from the goroutine that runs the walk.
+	OnSkip func(Skip)
+	// Targets, if not nil, is shared by the WARC inputs of several walks
+	// so that a revisit record resolves to a record of an earlier input;
+	// nil: each walk resolves revisits within its own input.
+	Targets *Targets
 }
 
 func (o Options) maxFile() int64 { return cmp.Or(o.MaxFileSize, DefaultMaxFileSize) }
 func (o Options) maxLine() int   { return cmp.Or(o.MaxLineSize, DefaultMaxLineSize) }
 
-func (o Options) accept(contentType string) bool {
+// accept returns the media type of contentType and whether Accept allows it.
+func (o Options) accept(contentType string) (string, bool) {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		mt, _, _ = strings.Cut(strings.ToLower(contentType), ";")
 		mt = strings.TrimSpace(mt)
 	}
-	if o.Accept != nil {
-		return o.Accept(mt)
+	if mt == "" {
+		mt = "none"
 	}
-	return mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/plain"
+	if o.Accept != nil {
+		return mt, o.Accept(mt)
+	}
+	return mt, mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/plain"
 }
 
 // fileKind returns the Content-Type for a file name's extension, or "" for
@@ -188,7 +199,11 @@ func (o Options) walk(fsys fs.FS, dir, input string) iter.Seq2[Doc, error] {
 				return nil
 			}
 			ct := fileKind(p)
-			if d.IsDir() || ct == "" || !d.Type().IsRegular() {
+			if d.IsDir() || !d.Type().IsRegular() {
+				return nil
+			}
+			if ct == "" {
+				o.skip(Skip{Input: input, Kind: "file " + cmp.Or(strings.ToLower(path.Ext(p)), "without extension"), Offset: -1, ID: rel})
 				return nil
 			}
 			body, err := o.readFile(fsys, p)
@@ -356,91 +371,11 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	return doc, nil
 }
 
-// WARC yields the documents of a WARC file (see package warc): response
-// records whose block is an HTTP response with a 2xx status (the body,
-// with ContentType from the HTTP Content-Type header), response records
-// that hold no HTTP message and resource records (the block, with the
-// record's Content-Type). Only payloads whose media type Accept allows
-// become documents; request, metadata, warcinfo, revisit and other records
-// are skipped. A Doc's ID is the WARC-Record-ID and its URL the
-// WARC-Target-URI. A damaged record, an undecodable payload or a body over
-// MaxFileSize yields an error naming the record's offset, and the walk goes
-// on; an input read error ends it.
-func (o Options) WARC(r io.Reader) iter.Seq2[Doc, error] {
-	return o.warc(r, "")
-}
-
-func (o Options) warc(r io.Reader, input string) iter.Seq2[Doc, error] {
-	return func(yield func(Doc, error) bool) {
-		wr, err := warc.NewReader(r)
-		if err != nil {
-			yield(Doc{}, &Error{Input: input, Offset: 0, Err: err})
-			return
-		}
-		for {
-			rec, err := wr.Next()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				e := &Error{Input: input, Offset: -1, Err: err}
-				var we *warc.Error
-				if errors.As(err, &we) {
-					e.Offset, e.RecordID = we.Offset, we.RecordID
-				}
-				if !yield(Doc{}, e) || we == nil {
-					return // a read error of the input ends the walk
-				}
-				continue
-			}
-			doc, ok, err := o.warcDoc(rec)
-			if err != nil {
-				if !yield(Doc{}, &Error{Input: input, Offset: rec.Offset, RecordID: rec.RecordID, Err: err}) {
-					return
-				}
-				continue
-			}
-			if ok && !yield(doc, nil) {
-				return
-			}
-		}
-	}
-}
-
-// warcDoc returns the document of one record, ok false if it has none.
-func (o Options) warcDoc(rec *warc.Record) (doc Doc, ok bool, err error) {
-	doc = Doc{ID: rec.RecordID, URL: rec.TargetURI, ContentType: rec.ContentType}
-	var body io.Reader = rec.Content
-	switch rec.Type {
-	case "response":
-		mt, _, _ := mime.ParseMediaType(rec.ContentType)
-		if mt == "application/http" {
-			status, h, b, err := warc.ParseHTTPResponse(rec.Content)
-			if err != nil {
-				return Doc{}, false, err
-			}
-			if status < 200 || status > 299 {
-				return Doc{}, false, nil
-			}
-			doc.ContentType, body = h.Get("Content-Type"), b
-		}
-	case "resource":
-	default:
-		return Doc{}, false, nil
-	}
-	if !o.accept(doc.ContentType) {
-		return Doc{}, false, nil
-	}
-	if doc.Body, err = readCapped(body, o.maxFile()); err != nil {
-		return Doc{}, false, err
-	}
-	return doc, true, nil
-}
-
 // Open yields the documents of the input at path, by its kind: a
 // directory as [Options.Dir]; *.jsonl, *.ndjson and the same with .gz as
 // [Options.JSONL] with the Fields of o; *.warc and *.warc.gz as
-// [Options.WARC]; a single .html, .htm, .xhtml, .txt or .text file as one
+// [Options.WARC], resolving revisit records by reading their targets again
+// from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
 // Doc whose ID is path. Errors name path. The file is closed when the walk
 // ends.
 func (o Options) Open(path string) iter.Seq2[Doc, error] {
@@ -462,12 +397,13 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 		name := strings.ToLower(filepath.Base(path))
 		base, gz := strings.CutSuffix(name, ".gz")
 		var seq func(io.Reader) iter.Seq2[Doc, error]
+		var ra io.ReaderAt // the open file, for revisits
 		switch {
 		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson"):
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.jsonl(r, o.Fields, path) }
 		case strings.HasSuffix(base, ".warc"):
 			gz = false // package warc detects gzip itself
-			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path) }
+			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra) }
 		case !gz && fileKind(name) != "":
 			body, err := o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
 			if err != nil {
@@ -486,6 +422,7 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			return
 		}
 		defer f.Close()
+		ra = f
 		var r io.Reader = bufio.NewReaderSize(f, 256<<10)
 		if gz {
 			zr, err := gzip.NewReader(r)
