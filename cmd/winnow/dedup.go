@@ -18,7 +18,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/winnow-search/winnow/corpus"
-	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -71,25 +70,18 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		defer f.Close()
 		w = f
 	}
-	var inputs []string
-	var sources []iter.Seq2[corpus.Doc, error]
 	if fs.NArg() == 0 {
-		inputs = []string{"sample"}
-		sources = append(sources, sample.Docs())
 		fmt.Fprintln(e.stderr, "winnow dedup: no input given, using the embedded sample (LLVM docs of several releases)")
 	}
-	opts := corpus.Options{MaxFileSize: int64(e.cfg.Dedup.MaxFileBytes)}
-	for _, in := range fs.Args() {
-		if _, err := os.Stat(in); err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
-		sources = append(sources, opts.Open(in))
-	}
+	inputs, sources, report := openInputs(e, fs.Args())
 
 	start := time.Now()
-	docs, stats, err := signInputs(ctx, e, inputs, sources, signer(e.cfg))
+	docs, stats, err := signInputs(ctx, e, inputs, sources, signer(e.cfg), report)
+	fmt.Fprint(e.stderr, report.summary())
 	if err != nil {
+		return err
+	}
+	if err := report.err(); err != nil {
 		return err
 	}
 	sigs := make([]*similarity.Signature, len(docs))
@@ -105,11 +97,11 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *backendURL != "" {
-		statuses, err := ingestDocs(ctx, e, *backendURL, docs)
+		loaded, err := ingestDocs(ctx, e, *backendURL, docs)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %v\n", *backendURL, statuses)
+		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, counts(loaded.Statuses), cmp.Or(counts(loaded.Skipped), "none"))
 	}
 	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink})
 	bw := bufio.NewWriter(w)
@@ -134,7 +126,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 
 // signInputs reads every source and signs its documents on all cores. A
 // bad document is reported on stderr and skipped; the run goes on.
-func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq2[corpus.Doc, error], sg page.Signer) ([]signedDoc, dedupStats, error) {
+func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq2[corpus.Doc, error], sg page.Signer, report *inputReport) ([]signedDoc, dedupStats, error) {
 	var stats dedupStats
 	type job struct {
 		seq   int
@@ -142,9 +134,9 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		doc   corpus.Doc
 	}
 	type done struct {
-		seq int
-		doc signedDoc
-		err error
+		seq, input int
+		doc        signedDoc
+		err        error
 	}
 	workers := e.cfg.Dedup.Workers
 	if workers <= 0 {
@@ -164,7 +156,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 				if err != nil {
 					err = fmt.Errorf("%s: %s: %w", inputs[j.input], j.doc.ID, err)
 				}
-				results <- done{seq: j.seq, doc: d, err: err}
+				results <- done{seq: j.seq, input: j.input, doc: d, err: err}
 			}
 		})
 	}
@@ -180,9 +172,10 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 					return
 				}
 				if err != nil {
-					results <- done{seq: -1, err: err}
+					results <- done{seq: -1, input: i, err: err}
 					continue
 				}
+				report.doc(i)
 				stats.Bytes += int64(len(doc.Body))
 				jobs <- job{seq: seq, input: i, doc: doc}
 				seq++
@@ -200,7 +193,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		}
 		if r.err != nil {
 			stats.Errors++
-			e.log.Warn("dedup_skip", "err", r.err)
+			report.fail(r.input, r.err)
 			continue
 		}
 		stats.Docs++
