@@ -35,4 +35,13 @@
 // the speed of a bare gunzip of the same file, and klauspost's gzip was only
 // 15-20% faster, less than HTML parsing downstream costs. Switching is an
 // import change: its gzip.Reader has the same API.
+//
+// The package is kept over github.com/nlnwa/gowarc v1.6.0, the maintained
+// Go WARC library, measured side by side (gowarc_test.go): on a 64 MiB
+// WARC it reads 1.6 times as fast gzip per record (104-112 MB/s against
+// 64-69) and 7 times as fast plain (1.4 GB/s against 0.19), with 18 times
+// fewer bytes allocated; gowarc reads only the first record of a file
+// compressed whole (1 of 11 of wget's file), recovers fewer records after
+// garbage, a corrupt member or a truncated plain block, and with its
+// default syntax policy loops for ever on a gzip member cut short.
 package warc
