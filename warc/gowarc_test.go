@@ -167,13 +167,7 @@ func TestCompareGowarc(t *testing.T) {
 // FuzzGowarcSeeds runs the fuzz seeds of FuzzReader through gowarc to see
 // whether it survives them (go test -run FuzzGowarcSeeds -v).
 func FuzzGowarcSeeds(f *testing.F) {
-	recs := testRecs(3)
-	f.Add(plainWARC(recs...))
-	f.Add(memberWARC(recs...))
-	f.Add(gzipMember(plainWARC(recs...)))
-	f.Add(readFile(f, "testdata/spec.warc"))
-	f.Add([]byte("WARC/1.0\r\nContent-Length: 5\r\n\r\nab"))
-	f.Add([]byte("WARC/1.1\r\nA: b\r\n c\r\nContent-Length: 0\r\n\r\nWARC/1.0\r\n"))
+	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, failure := gowarcIDs(data); failure != "" {
 			t.Errorf("gowarc: %s on %q", failure, data)

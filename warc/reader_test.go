@@ -430,7 +430,9 @@ func TestInputError(t *testing.T) {
 	}
 }
 
-func FuzzReader(f *testing.F) {
+// addSeeds adds the fuzz seeds: intact files in three compressions, the
+// spec's records, a short block and a folded header line.
+func addSeeds(f *testing.F) {
 	recs := testRecs(3)
 	f.Add(plainWARC(recs...))
 	f.Add(memberWARC(recs...))
@@ -438,6 +440,10 @@ func FuzzReader(f *testing.F) {
 	f.Add(readFile(f, "testdata/spec.warc"))
 	f.Add([]byte("WARC/1.0\r\nContent-Length: 5\r\n\r\nab"))
 	f.Add([]byte("WARC/1.1\r\nA: b\r\n c\r\nContent-Length: 0\r\n\r\nWARC/1.0\r\n"))
+}
+
+func FuzzReader(f *testing.F) {
+	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data))
 		if err != nil {
