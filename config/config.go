@@ -235,6 +235,36 @@ type Dedup struct {
 	// member) instead of keeping only members that match their cluster's
 	// winner, as the cluster service does. Default false.
 	SingleLink bool `yaml:"single_link"`
+	// Fields names the fields of a JSON Lines record, each a list of names
+	// tried in order (on the command line, comma-separated). Empty: the
+	// common dataset names (id; url; html; text, content, raw_content,
+	// body; popularity), see corpus.DefaultJSONLFields.
+	Fields DedupFields `yaml:"fields"`
+	// Winner chooses each cluster's winner, by the cluster service's rules.
+	Winner DedupWinner `yaml:"winner"`
+}
+
+// DedupFields names the fields of a JSON Lines record for winnow dedup.
+type DedupFields struct {
+	ID         []string `yaml:"id"`
+	URL        []string `yaml:"url"`
+	Text       []string `yaml:"text"`
+	HTML       []string `yaml:"html"`
+	Popularity []string `yaml:"popularity"`
+}
+
+// DedupWinner configures how winnow dedup elects a cluster's winner.
+type DedupWinner struct {
+	// Rules are the winner rules in the order applied, by name:
+	// popularity, https, shorter, static, market (the URL decides last).
+	// Empty: that order, the cluster service's.
+	Rules []string `yaml:"rules"`
+	// MarketTLDs are preferred host suffixes for the market rule, e.g.
+	// [".co.uk", ".uk"]. Empty: backend.market_tlds.
+	MarketTLDs []string `yaml:"market_tlds"`
+	// PopularityTolerance is the largest difference of popularity scores
+	// that counts as a tie. Default 0: exact.
+	PopularityTolerance float64 `yaml:"popularity_tolerance"`
 }
 
 // Duration is a time.Duration written as "250ms" or "1m30s" in YAML.
@@ -390,6 +420,9 @@ func (c Config) Validate() error {
 	}
 	if c.Dedup.Timeout < 0 {
 		bad("dedup.timeout", "%s is negative", c.Dedup.Timeout)
+	}
+	if t := c.Dedup.Winner.PopularityTolerance; t < 0 || t != t {
+		bad("dedup.winner.popularity_tolerance", "%g is not a number >= 0", t)
 	}
 	c.Serve.validate(bad)
 	b := c.Backend

@@ -11,10 +11,12 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"math"
 	"mime"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,9 @@ type Doc struct {
 	// Body is the document's bytes (after HTTP transfer and content
 	// decoding for WARC responses). The Doc owns it.
 	Body []byte
+	// Popularity is the page's popularity score when the input gives one
+	// (a JSON Lines field), else 0.
+	Popularity float64
 	// ContentType is "text/html" or "text/plain" when the input kind
 	// says so, else the Content-Type header value as stored (which may
 	// carry a charset parameter).
@@ -90,10 +95,43 @@ func (e *Error) Error() string {
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// JSONLFields names the fields of a JSON Lines record. An empty name takes
-// the default: "id", "url", "html", "text".
+// JSONLFields names the fields of a JSON Lines record. Each is a list of
+// names tried in order: the first that the record holds (not null, and for
+// HTML and Text a non-empty string) is used. A nil list takes the one of
+// [DefaultJSONLFields].
 type JSONLFields struct {
-	ID, URL, HTML, Text string
+	ID, URL, HTML, Text, Popularity []string
+}
+
+// DefaultJSONLFields are the field names of common web datasets: C4 and
+// Dolma (text, url, id), RefinedWeb (content, url), RedPajama (raw_content),
+// and dumps of crawled pages (html, body).
+var DefaultJSONLFields = JSONLFields{
+	ID:         []string{"id"},
+	URL:        []string{"url"},
+	HTML:       []string{"html"},
+	Text:       []string{"text", "content", "raw_content", "body"},
+	Popularity: []string{"popularity"},
+}
+
+func (f JSONLFields) withDefaults() JSONLFields {
+	d := DefaultJSONLFields
+	if f.ID == nil {
+		f.ID = d.ID
+	}
+	if f.URL == nil {
+		f.URL = d.URL
+	}
+	if f.HTML == nil {
+		f.HTML = d.HTML
+	}
+	if f.Text == nil {
+		f.Text = d.Text
+	}
+	if f.Popularity == nil {
+		f.Popularity = d.Popularity
+	}
+	return f
 }
 
 // Options configures the sources. The zero value is ready to use, and the
@@ -250,21 +288,21 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 }
 
 // JSONL yields one document per line of r, a JSON Lines (NDJSON) stream of
-// objects. f names the fields (see [JSONLFields]). The body is the html
-// field (ContentType "text/html") if it is a non-empty string, else the text
-// field ("text/plain"). The id may be a string or a number; without one the
-// ID is the line number in decimal. Blank lines are skipped. A line that is
-// not a JSON object, lacks both html and text, or is longer than
-// MaxLineSize yields an error naming its line number, and the walk goes on.
+// objects. f names the fields (see [JSONLFields]; by default html, then
+// text, content, raw_content or body). The body is the first html field
+// that is a non-empty string (ContentType "text/html"), else the first
+// such text field: "text/html" if it starts with a doctype or <html> tag,
+// else "text/plain". The id may be a string or a number; without one the
+// ID is the line number in decimal. A popularity field, if present, must
+// be a number. Blank lines are skipped. A line that is not a JSON object,
+// has no html or text, or is longer than MaxLineSize yields an error
+// naming its line number, and the walk goes on.
 func (o Options) JSONL(r io.Reader, f JSONLFields) iter.Seq2[Doc, error] {
 	return o.jsonl(r, f, "")
 }
 
 func (o Options) jsonl(r io.Reader, f JSONLFields, input string) iter.Seq2[Doc, error] {
-	f.ID = cmp.Or(f.ID, "id")
-	f.URL = cmp.Or(f.URL, "url")
-	f.HTML = cmp.Or(f.HTML, "html")
-	f.Text = cmp.Or(f.Text, "text")
+	f = f.withDefaults()
 	return func(yield func(Doc, error) bool) {
 		br := bufio.NewReaderSize(r, 64<<10)
 		var line []byte
@@ -327,25 +365,45 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	str := func(key string) (string, error) {
-		raw, ok := obj[key]
-		if !ok || string(raw) == "null" {
-			return "", nil
+	// first returns the first of keys that the record holds, not null.
+	first := func(keys []string) (string, json.RawMessage) {
+		for _, k := range keys {
+			if raw, ok := obj[k]; ok && string(raw) != "null" {
+				return k, raw
+			}
 		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", fmt.Errorf("field %q is not a string", key)
+		return "", nil
+	}
+	// str returns the first of keys that holds a non-empty string.
+	str := func(keys []string) (string, error) {
+		for _, k := range keys {
+			raw, ok := obj[k]
+			if !ok || string(raw) == "null" {
+				continue
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", fmt.Errorf("field %q is not a string", k)
+			}
+			if s != "" {
+				return s, nil
+			}
 		}
-		return s, nil
+		return "", nil
 	}
 	doc := Doc{ID: strconv.Itoa(n)}
-	if raw, ok := obj[f.ID]; ok && string(raw) != "null" {
+	if k, raw := first(f.ID); raw != nil {
 		var num json.Number
 		if err := json.Unmarshal(raw, &doc.ID); err != nil {
 			if err := json.Unmarshal(raw, &num); err != nil {
-				return Doc{}, fmt.Errorf("field %q is neither a string nor a number", f.ID)
+				return Doc{}, fmt.Errorf("field %q is neither a string nor a number", k)
 			}
 			doc.ID = num.String()
+		}
+	}
+	if k, raw := first(f.Popularity); raw != nil {
+		if err := json.Unmarshal(raw, &doc.Popularity); err != nil || math.IsNaN(doc.Popularity) || math.IsInf(doc.Popularity, 0) {
+			return Doc{}, fmt.Errorf("field %q is not a finite number", k)
 		}
 	}
 	var err error
@@ -363,12 +421,26 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	switch {
 	case html != "":
 		doc.Body, doc.ContentType = []byte(html), "text/html"
+	case text != "" && looksLikeHTML(text):
+		doc.Body, doc.ContentType = []byte(text), "text/html"
 	case text != "":
 		doc.Body, doc.ContentType = []byte(text), "text/plain"
 	default:
-		return Doc{}, fmt.Errorf("neither %q nor %q is a non-empty string", f.HTML, f.Text)
+		return Doc{}, fmt.Errorf("no non-empty string in %s", strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}
 	return doc, nil
+}
+
+// looksLikeHTML reports whether a text field holds an HTML document (a
+// body or content field of a crawl dump): it starts, after white space,
+// with a doctype or an <html> tag.
+func looksLikeHTML(s string) bool {
+	s = strings.TrimLeft(strings.TrimPrefix(s, "\ufeff"), " \t\r\n")
+	if len(s) > 14 {
+		s = s[:14]
+	}
+	s = strings.ToLower(s)
+	return strings.HasPrefix(s, "<!doctype html") || strings.HasPrefix(s, "<html")
 }
 
 // Open yields the documents of the input at path, by its kind: a

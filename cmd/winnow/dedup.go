@@ -25,6 +25,7 @@ import (
 // signedDoc is one document after signing; its body is dropped.
 type signedDoc struct {
 	key, id, url string
+	popularity   float64 // from the input, for the winner rules; 0 if none
 	sig          similarity.Signature
 	// cut reports a page cut at a size cap (canon's or the signature's).
 	cut bool
@@ -46,7 +47,17 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file.\n"+
 			"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used.\n"+
-			"Each output line is one cluster: its ID, the winner, and every member with its scores.")
+			"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n"+
+			"WARC: response records with status 200 and an HTML or text payload, resource records of http(s) URLs and revisits\n"+
+			"resolved to their target are pages; other records are skipped and counted by kind.\n"+
+			"JSONL fields (each a list tried in order; set with -set dedup.fields.text=a,b):\n"+
+			"  id          dedup.fields.id          default: id (string or number; else the line number)\n"+
+			"  url         dedup.fields.url         default: url\n"+
+			"  html        dedup.fields.html        default: html\n"+
+			"  text        dedup.fields.text        default: text, content, raw_content, body (HTML if it starts with <!doctype html or <html)\n"+
+			"  popularity  dedup.fields.popularity  default: popularity (a number)\n"+
+			"Winner rules (dedup.winner.rules, in order; the URL decides last): popularity, https, shorter, static, market\n"+
+			"(dedup.winner.market_tlds, default backend.market_tlds).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,10 +95,14 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if err := report.err(); err != nil {
 		return err
 	}
+	rules, err := winnerRules(e.cfg)
+	if err != nil {
+		return err
+	}
 	sigs := make([]*similarity.Signature, len(docs))
-	keys := make([]string, len(docs))
+	keys := rankedKeys(docs, rules)
 	for i := range docs {
-		sigs[i], keys[i] = &docs[i].sig, docs[i].key
+		sigs[i] = &docs[i].sig
 		if docs[i].sig.Empty() {
 			stats.Empty++
 		}
@@ -108,7 +123,9 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	for _, c := range clusters {
 		stats.Clusters++
 		stats.Duplicates += len(c.Members) - 1
-		if err := writeCluster(bw, c, docs); err != nil {
+		rule, id := electedBy(c, docs, rules)
+		c.ID = id
+		if err := writeCluster(bw, c, docs, rule); err != nil {
 			return err
 		}
 	}
@@ -149,7 +166,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		wg.Go(func() {
 			for j := range jobs {
 				res, err := sg.Sign(j.doc.Body, j.doc.ContentType)
-				d := signedDoc{id: j.doc.ID, url: j.doc.URL, sig: res.Sig, key: j.doc.ID, cut: res.Doc.Truncated || res.Sig.Capped}
+				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig, key: j.doc.ID, cut: res.Doc.Truncated || res.Sig.Capped}
 				if len(inputs) > 1 {
 					d.key = inputs[j.input] + ":" + j.doc.ID
 				}
@@ -246,10 +263,14 @@ func newBar(e *env) *progressbar.ProgressBar {
 
 // clusterLine is one line of dedup's output.
 type clusterLine struct {
-	ID      string       `json:"id"`
-	Size    int          `json:"size"`
-	Winner  memberLine   `json:"winner"`
-	Members []memberLine `json:"members"`
+	ID     string     `json:"id"`
+	Size   int        `json:"size"`
+	Winner memberLine `json:"winner"`
+	// WinnerRule names the winner rule that made the winner win over the
+	// best other member: popularity, https, shorter, static, market, url,
+	// or key (no URL or popularity to tell them apart).
+	WinnerRule string       `json:"winner_rule,omitempty"`
+	Members    []memberLine `json:"members"`
 }
 
 type memberLine struct {
@@ -261,8 +282,8 @@ type memberLine struct {
 	Scores   map[string]any `json:"scores,omitempty"`
 }
 
-func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc) error {
-	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members)}
+func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc, winnerRule string) error {
+	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members), WinnerRule: winnerRule}
 	for i, m := range c.Members {
 		d := docs[m.Index]
 		ml := memberLine{ID: d.id, URL: d.url}

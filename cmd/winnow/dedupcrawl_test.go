@@ -61,12 +61,20 @@ func TestDedupWgetCrawl(t *testing.T) {
 	}
 	type member struct{ ID, URL, Relation string }
 	var line struct {
-		Members []member
+		Members    []member
+		WinnerRule string `json:"winner_rule"`
 	}
 	grouped := map[string]map[string]bool{} // page -> releases in its cluster
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if err := json.Unmarshal([]byte(l), &line); err != nil {
 			t.Fatalf("output line %q: %v", l, err)
+		}
+		// Winners by rule, not by random record UUID: the URLs differ in
+		// length or, at one length, in order; only two captures of one URL
+		// (the redirect's target) fall back to the key.
+		sameURL := len(line.Members) > 1 && line.Members[0].URL == line.Members[1].URL
+		if line.WinnerRule != "shorter" && line.WinnerRule != "url" && !(sameURL && line.WinnerRule == "key") {
+			t.Errorf("cluster of %s: winner rule %q, want shorter or url", line.Members[0].URL, line.WinnerRule)
 		}
 		page := ""
 		for _, m := range line.Members {
@@ -155,6 +163,63 @@ func TestDedupExitStatus(t *testing.T) {
 			}
 			if slices := strings.Contains(errs, "bad JSON line 500"); !slices && tt.name != "empty input" {
 				t.Errorf("summary does not count the 500 bad lines:\n%s", errs)
+			}
+		})
+	}
+}
+
+// TestDedupWinnerRules: the winner of a cluster is elected by the cluster
+// service's rules, and the output says which rule decided.
+func TestDedupWinnerRules(t *testing.T) {
+	var page []byte
+	for d, err := range sample.Docs() {
+		if err == nil && d.ID == "sample://llvm/13/Benchmarking" {
+			page = d.Body
+		}
+	}
+	html, _ := json.Marshal(string(page))
+	line := func(id, url string, pop float64) string {
+		return fmt.Sprintf(`{"id": %q, "url": %q, "html": %s, "popularity": %g}`, id, url, html, pop)
+	}
+	for _, tt := range []struct {
+		name         string
+		records      []string
+		winner, rule string
+		set          []string
+	}{
+		{name: "https", records: []string{line("a", "http://docs.example/b", 0), line("c", "https://docs.example/bench", 0)},
+			winner: "c", rule: "https"},
+		{name: "shorter", records: []string{line("a", "http://docs.example/b", 0), line("b", "https://docs.example/bench?x=1", 0), line("c", "https://docs.example/bench", 0)},
+			winner: "c", rule: "shorter"}, // against the best of the rest
+		{name: "popularity", records: []string{line("a", "http://docs.example/b", 3), line("b", "https://docs.example/bench?x=1", 0), line("c", "https://docs.example/bench", 1)},
+			winner: "a", rule: "popularity"},
+		{name: "static", records: []string{line("a", "https://docs.example/a?x", 0), line("b", "https://docs.example/abc", 0)},
+			winner: "b", rule: "static"},
+		{name: "market", records: []string{line("a", "https://docs.example.de/b", 0), line("b", "https://docs.example.uk/b", 0)},
+			winner: "b", rule: "market", set: []string{"-set", "dedup.winner.market_tlds=.uk"}},
+		{name: "order", records: []string{line("a", "http://docs.example/b", 0), line("c", "https://docs.example/bench", 0)},
+			winner: "a", rule: "shorter", set: []string{"-set", "dedup.winner.rules=shorter,https"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "pages.jsonl")
+			if err := os.WriteFile(in, []byte(strings.Join(tt.records, "\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := append(append([]string{"-set", "dedup.progress=never"}, tt.set...), "dedup", in)
+			code, out, errs := winnow(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var c struct {
+				Winner     struct{ ID string }
+				WinnerRule string `json:"winner_rule"`
+				Size       int
+			}
+			if err := json.Unmarshal([]byte(out), &c); err != nil {
+				t.Fatalf("output %q: %v", out, err)
+			}
+			if c.Size != len(tt.records) || c.Winner.ID != tt.winner || c.WinnerRule != tt.rule {
+				t.Errorf("cluster of %d, winner %s by %q; want %d, %s by %q", c.Size, c.Winner.ID, c.WinnerRule, len(tt.records), tt.winner, tt.rule)
 			}
 		})
 	}

@@ -172,7 +172,11 @@ func openInputs(e *env, args []string) ([]string, []iter.Seq2[corpus.Doc, error]
 	}
 	inputs = append(inputs, args...)
 	tally := newInputReport(e.log, inputs)
-	opts := corpus.Options{MaxFileSize: int64(e.cfg.Dedup.MaxFileBytes), OnSkip: tally.skip, Targets: &corpus.Targets{}}
+	f := e.cfg.Dedup.Fields
+	opts := corpus.Options{
+		MaxFileSize: int64(e.cfg.Dedup.MaxFileBytes), OnSkip: tally.skip, Targets: &corpus.Targets{},
+		Fields: corpus.JSONLFields{ID: f.ID, URL: f.URL, HTML: f.HTML, Text: f.Text, Popularity: f.Popularity},
+	}
 	for _, in := range args {
 		sources = append(sources, opts.Open(in))
 	}
