@@ -61,6 +61,8 @@ type Error struct {
 	Path string
 	// Line is the 1-based line of a JSON Lines input; 0 otherwise.
 	Line int
+	// Row is the 1-based row of a Parquet input; 0 otherwise.
+	Row int
 	// Offset is the WARC record's offset (see warc.Record.Offset), or -1.
 	Offset int64
 	// RecordID is the WARC-Record-ID, if known.
@@ -78,6 +80,9 @@ func (e *Error) Error() string {
 	}
 	if e.Line > 0 {
 		parts = append(parts, fmt.Sprintf("line %d", e.Line))
+	}
+	if e.Row > 0 {
+		parts = append(parts, fmt.Sprintf("row %d", e.Row))
 	}
 	var we *warc.Error
 	if !errors.As(e.Err, &we) { // a warc.Error names its offset itself
@@ -445,7 +450,8 @@ func looksLikeHTML(s string) bool {
 
 // Open yields the documents of the input at path, by its kind: a
 // directory as [Options.Dir]; *.jsonl, *.ndjson and the same with .gz as
-// [Options.JSONL] with the Fields of o; *.warc and *.warc.gz as
+// [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
+// with the Fields of o; *.warc and *.warc.gz as
 // [Options.WARC], resolving revisit records by reading their targets again
 // from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
 // Doc whose ID is path. Errors name path. The file is closed when the walk
@@ -473,6 +479,19 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 		switch {
 		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson"):
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.jsonl(r, o.Fields, path) }
+		case !gz && strings.HasSuffix(base, ".parquet"):
+			f, err := os.Open(path)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer f.Close()
+			for doc, err := range o.parquet(f, fi.Size(), o.Fields, path) {
+				if !yield(doc, err) {
+					return
+				}
+			}
+			return
 		case strings.HasSuffix(base, ".warc"):
 			gz = false // package warc detects gzip itself
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra) }
@@ -485,7 +504,7 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			yield(Doc{ID: path, Body: body, ContentType: fileKind(name)}, nil)
 			return
 		default:
-			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson, .warc, .html or .txt)"))
+			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson, .parquet, .warc, .html or .txt)"))
 			return
 		}
 		f, err := os.Open(path)

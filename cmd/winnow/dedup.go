@@ -45,7 +45,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [INPUT...]\n\n"+
-			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file.\n"+
+			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n"+
 			"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used.\n"+
 			"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n"+
 			"WARC: response records with status 200 and an HTML or text payload, resource records of http(s) URLs and revisits\n"+
