@@ -15,6 +15,8 @@ type serviceMetrics struct {
 	statuses       map[string]*metrics.Counter
 	rejected       *metrics.Counter
 	lookups        *metrics.Counter
+	lookupKnown    *metrics.Counter
+	lookupUnknown  *metrics.Counter
 	comparisons    *metrics.Counter
 	verifyFailures *metrics.Counter
 	repairs        *metrics.Counter
@@ -30,6 +32,8 @@ func newServiceMetrics(s *Service) serviceMetrics {
 		statuses:       map[string]*metrics.Counter{},
 		rejected:       set.NewCounter("winnow_backend_ingest_rejected_total"),
 		lookups:        set.NewCounter("winnow_backend_lookup_urls_total"),
+		lookupKnown:    set.NewCounter(`winnow_backend_lookup_results_total{result="known"}`),
+		lookupUnknown:  set.NewCounter(`winnow_backend_lookup_results_total{result="unknown"}`),
 		comparisons:    set.NewCounter("winnow_backend_tier2_comparisons_total"),
 		verifyFailures: set.NewCounter("winnow_backend_verify_failures_total"),
 		repairs:        set.NewCounter("winnow_backend_group_repairs_total"),

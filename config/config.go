@@ -90,6 +90,11 @@ type Serve struct {
 	// Engines are the search backends. None: winnow serve starts its
 	// embedded demo engine (LLVM docs) on loopback.
 	Engines []Engine `yaml:"engines"`
+	// DemoListen is the address of the embedded demo engine. Default
+	// "127.0.0.1:8081": a fixed address, because the pages' URLs carry it,
+	// and winnow dedup loads the embedded sample into the cluster service
+	// under the same URLs; port 0 picks a free port.
+	DemoListen string `yaml:"demo_listen"`
 	// CacheBytes bounds the signature cache in bytes. Default 256 MiB.
 	CacheBytes int `yaml:"cache_bytes"`
 	// CacheTTL is how long a signature serves before revalidation.
@@ -312,6 +317,7 @@ func (c Config) WithDefaults() Config {
 	c.Dedup.Progress = cmpOr(c.Dedup.Progress, "auto")
 	v := &c.Serve
 	v.Listen = cmpOr(v.Listen, "127.0.0.1:8080")
+	v.DemoListen = cmpOr(v.DemoListen, "127.0.0.1:8081")
 	v.Mode = cmpOr(v.Mode, "group")
 	v.Factor = cmpOr(v.Factor, 3)
 	v.TopK = cmpOr(v.TopK, 50)
@@ -592,6 +598,9 @@ var EngineKinds = []string{"elasticsearch", "opensearch", "solr", "searxng", "op
 func (v *Serve) validate(bad func(field, format string, args ...any)) {
 	if _, _, err := net.SplitHostPort(v.Listen); err != nil {
 		bad("serve.listen", "%q is not host:port", v.Listen)
+	}
+	if _, _, err := net.SplitHostPort(v.DemoListen); err != nil {
+		bad("serve.demo_listen", "%q is not host:port", v.DemoListen)
 	}
 	switch v.Mode {
 	case "group", "remove", "annotate":

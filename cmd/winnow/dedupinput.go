@@ -167,8 +167,11 @@ func openInputs(e *env, args []string) ([]string, []iter.Seq2[corpus.Doc, error]
 	var inputs []string
 	var sources []iter.Seq2[corpus.Doc, error]
 	if len(args) == 0 {
+		// The sample's pages at the URLs the demo engine of winnow serve
+		// gives them, so that a cluster service loaded with them knows
+		// the pages the proxy sees.
 		inputs = []string{"sample"}
-		sources = append(sources, sample.Docs())
+		sources = append(sources, sample.DocsAt("http://"+e.cfg.Serve.DemoListen))
 	}
 	inputs = append(inputs, args...)
 	tally := newInputReport(e.log, inputs)

@@ -122,7 +122,7 @@ func demoEngines(e *env) (*demo.Server, []proxy.Engine, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := demo.Start("127.0.0.1:0", eng)
+	srv, err := demo.Start(e.cfg.Serve.DemoListen, eng)
 	if err != nil {
 		return nil, nil, err
 	}
