@@ -118,6 +118,13 @@ func (m *metrics) cluster(outcome string, d time.Duration) {
 	m.histogram(`winnow_cluster_lookup_duration_seconds`, "", "").Update(d.Seconds())
 }
 
+// clusterURLs counts the URLs of a cluster lookup that the service knew
+// and did not know.
+func (m *metrics) clusterURLs(known, unknown int) {
+	m.counter(`winnow_cluster_lookup_urls_total{result=%q}`, "known", "").Add(known)
+	m.counter(`winnow_cluster_lookup_urls_total{result=%q}`, "unknown", "").Add(unknown)
+}
+
 // refined counts results by where their signature came from.
 func (m *metrics) refined(r *refined) {
 	for _, kv := range [...]struct {

@@ -404,6 +404,13 @@ func (r *refiner) askCluster(ctx context.Context, keys []string) (map[int]knownD
 			index[k] = i
 		}
 	}
+	nKnown := 0
+	for _, lr := range res {
+		if lr.Known {
+			nKnown++
+		}
+	}
+	r.m.clusterURLs(nKnown, len(res)-nKnown)
 	known := map[int]knownDup{}
 	winners := make([]bool, len(keys))
 	for i, lr := range res {

@@ -107,6 +107,18 @@ func TestWalkthrough(t *testing.T) {
 		t.Errorf("after a search through the proxy the service counts %d known and %d unknown lookups more; want the results known, none unknown",
 			known-known0, unknown-unknown0)
 	}
+	// The proxy's /metrics counts the same lookups from its side.
+	resp, err = http.Get("http://" + proxyAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	pk := regexp.MustCompile(`(?m)^winnow_cluster_lookup_urls_total\{result="known"\} (\d+)$`).FindStringSubmatch(string(body))
+	pu := regexp.MustCompile(`(?m)^winnow_cluster_lookup_urls_total\{result="unknown"\} (\d+)$`).FindStringSubmatch(string(body))
+	if pk == nil || pu == nil || pk[1] == "0" || pu[1] != "0" {
+		t.Errorf("proxy /metrics: known %v, unknown %v; want some known, 0 unknown", pk, pu)
+	}
 }
 
 var lookupResult = regexp.MustCompile(`(?m)^winnow_backend_lookup_results_total\{result="(known|unknown)"\} (\d+)$`)
