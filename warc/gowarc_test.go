@@ -143,6 +143,10 @@ func TestCompareGowarc(t *testing.T) {
 		{"corrupt gzip member", join(members[0], append(append([]byte{}, members[1][:12]...), bytes.Repeat([]byte{0xff}, 40)...), members[2]), false},
 		{"plain truncated block", join(plainWARC(recs[0]), plainWARC(recs[1])[:80], plainWARC(recs[2], recs[3])), false},
 		{"missing Content-Length", join(plainWARC(recs[0]), []byte(noLength), plainWARC(recs[2])), false},
+		// Found by go test -fuzz FuzzGowarcSeeds within a second: gowarc
+		// panics (index out of range, unmarshaler.go:123).
+		{"fuzz find WARC/\\n0", []byte("WARC/\n0"), false},
+		{"fuzz find before records", join([]byte("WARC/\n0"), plainWARC(recs[0], recs[1])), false},
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-26s %6s %6s\n", "input", "ours", "gowarc")
