@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -501,5 +502,52 @@ func BenchmarkReader(b *testing.B) {
 				drain(f.data)
 			}
 		})
+	}
+}
+
+// TestTruncatedMemberResync: a gzip member cut short runs into the next
+// member, whose bytes the inflater eats before it fails; the reader finds
+// that member again and reads every record after the cut, at its offset.
+func TestTruncatedMemberResync(t *testing.T) {
+	recs := testRecs(4)
+	var data []byte
+	var offsets []int64
+	for i, r := range recs {
+		m := memberWARC(r)
+		if i == 1 {
+			m = m[:len(m)/2]
+		}
+		offsets = append(offsets, int64(len(data)))
+		data = append(data, m...)
+	}
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		record, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			got = append(got, errName(t, err))
+			continue
+		}
+		b, err := io.ReadAll(record.Content)
+		id := record.RecordID
+		if i := slices.IndexFunc(recs, func(r rec) bool { return r.id == id }); err != nil || i < 0 || string(b) != recs[i].block {
+			t.Errorf("record %s: block of %d bytes, %v", id, len(b), err)
+		}
+		got = append(got, fmt.Sprintf("%s@%d", id, record.Offset))
+	}
+	want := []string{
+		fmt.Sprintf("%s@%d", recs[0].id, offsets[0]),
+		"!truncated",
+		fmt.Sprintf("%s@%d", recs[2].id, offsets[2]),
+		fmt.Sprintf("%s@%d", recs[3].id, offsets[3]),
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") && strings.Join(got, " ") != strings.Replace(strings.Join(want, " "), "!truncated", "!malformed", 1) {
+		t.Errorf("read %q, want %q", got, want)
 	}
 }
