@@ -22,8 +22,9 @@
 // from the gzip magic bytes, not from the file name.
 //
 // [Reader] streams: it never holds more than one header (at most
-// [MaxHeaderSize] bytes) and a fixed buffer in memory, whatever the size of
-// the blocks. It recovers from damaged input: a truncated or malformed record
+// [MaxHeaderSize] bytes), a fixed buffer and, for gzip input, up to 4 MiB
+// of the open member's compressed bytes (to resync after it) in memory,
+// whatever the size of the blocks. It recovers from damaged input: a truncated or malformed record
 // is reported as an error wrapping [ErrTruncated] or [ErrMalformed], and the
 // following call to [Reader.Next] resumes at the next record, even one
 // whose gzip member the inflater of a member cut short ran into.
