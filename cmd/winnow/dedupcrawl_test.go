@@ -224,3 +224,27 @@ func TestDedupWinnerRules(t *testing.T) {
 		})
 	}
 }
+
+// TestDedupParquet clusters the Parquet file DuckDB wrote (corpus
+// testdata): the three releases of llvm-link form one cluster, whose
+// winner the rules elect: 13 and 22 tie on popularity (2), 22 is https.
+func TestDedupParquet(t *testing.T) {
+	code, out, errs := winnow(t, "", "-set", "dedup.progress=never", "dedup", filepath.Join("..", "..", "corpus", "testdata", "pages.parquet"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var c struct {
+		Winner     struct{ ID, URL string }
+		WinnerRule string `json:"winner_rule"`
+		Size       int
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if c.Size != 3 || c.Winner.URL != "https://example.org/22/llvm-link.html" || c.WinnerRule != "https" {
+		t.Errorf("cluster of %d won by %s by %q; want 3, the https page of release 22 by https", c.Size, c.Winner.URL, c.WinnerRule)
+	}
+	if !strings.Contains(errs, "4 documents") {
+		t.Errorf("stderr: want 4 documents:\n%s", errs)
+	}
+}
