@@ -299,7 +299,11 @@ func (d Duration) String() string { return time.Duration(d).String() }
 func Default() Config { return Config{}.WithDefaults() }
 
 // WithDefaults returns c with every zero field set to its default. It is the
-// one place that defaults live.
+// one place that defaults live, but for the proxy's settings under serve
+// (mode, factor, top_k, budget, the caches, the request limits, the
+// engines' and the cluster service's timeouts): those stay zero here and
+// take proxy.Options.WithDefaults' values, the one home of the proxy's
+// defaults (config is a leaf and cannot import proxy).
 func (c Config) WithDefaults() Config {
 	c.Canon.MaxBytes = cmpOr(c.Canon.MaxBytes, 8<<20)
 	c.Canon.Content = cmpOr(c.Canon.Content, "main")
@@ -318,26 +322,12 @@ func (c Config) WithDefaults() Config {
 	v := &c.Serve
 	v.Listen = cmpOr(v.Listen, "127.0.0.1:8080")
 	v.DemoListen = cmpOr(v.DemoListen, "127.0.0.1:8081")
-	v.Mode = cmpOr(v.Mode, "group")
-	v.Factor = cmpOr(v.Factor, 3)
-	v.TopK = cmpOr(v.TopK, 50)
-	v.Budget = cmpOr(v.Budget, Duration(300*time.Millisecond))
-	v.CacheBytes = cmpOr(v.CacheBytes, 256<<20)
-	v.CacheTTL = cmpOr(v.CacheTTL, Duration(time.Hour))
-	v.AnswerCacheBytes = cmpOr(v.AnswerCacheBytes, 16<<20)
-	v.MaxRequestBytes = cmpOr(v.MaxRequestBytes, 1<<20)
-	v.MaxHeaderBytes = cmpOr(v.MaxHeaderBytes, 16<<10)
-	v.MaxConns = cmpOr(v.MaxConns, 10000)
 	v.ShutdownTimeout = cmpOr(v.ShutdownTimeout, Duration(15*time.Second))
 	v.Fetch.Timeout = cmpOr(v.Fetch.Timeout, Duration(2*time.Second))
 	v.Fetch.MaxBodyBytes = cmpOr(v.Fetch.MaxBodyBytes, 4<<20)
 	v.Fetch.MaxRedirects = cmpOr(v.Fetch.MaxRedirects, 5)
 	v.Fetch.MaxConns = cmpOr(v.Fetch.MaxConns, 64)
 	v.Fetch.MaxConnsPerHost = cmpOr(v.Fetch.MaxConnsPerHost, 4)
-	for i := range v.Engines {
-		v.Engines[i].Timeout = cmpOr(v.Engines[i].Timeout, Duration(2*time.Second))
-	}
-	v.ClusterTimeout = cmpOr(v.ClusterTimeout, Duration(50*time.Millisecond))
 	b := &c.Backend
 	b.Listen = cmpOr(b.Listen, "127.0.0.1:8090")
 	b.Store = cmpOr(b.Store, "bolt")
@@ -602,33 +592,34 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 	if _, _, err := net.SplitHostPort(v.DemoListen); err != nil {
 		bad("serve.demo_listen", "%q is not host:port", v.DemoListen)
 	}
+	// Zero takes the proxy's default (proxy.Options.WithDefaults).
 	switch v.Mode {
-	case "group", "remove", "annotate":
+	case "", "group", "remove", "annotate":
 	default:
 		bad("serve.mode", "%q is not one of group, remove, annotate", v.Mode)
 	}
-	if v.Factor < 1 || v.Factor > 20 {
+	if v.Factor < 0 || v.Factor > 20 {
 		bad("serve.factor", "%d is not in [1, 20]", v.Factor)
 	}
-	if v.TopK < 1 || v.TopK > 1000 {
+	if v.TopK < 0 || v.TopK > 1000 {
 		bad("serve.top_k", "%d is not in [1, 1000]", v.TopK)
 	}
-	if v.Budget <= 0 {
+	if v.Budget < 0 {
 		bad("serve.budget", "%s is not positive", v.Budget)
 	}
-	if v.CacheBytes < 1<<20 {
+	if v.CacheBytes != 0 && v.CacheBytes < 1<<20 {
 		bad("serve.cache_bytes", "%d is below 1 MiB", v.CacheBytes)
 	}
 	if v.AnswerCacheBytes < -1 || (v.AnswerCacheBytes > 0 && v.AnswerCacheBytes < 1<<20) {
 		bad("serve.answer_cache_bytes", "%d is neither -1 (off) nor at least 1 MiB", v.AnswerCacheBytes)
 	}
-	if v.MaxRequestBytes < 1024 {
+	if v.MaxRequestBytes != 0 && v.MaxRequestBytes < 1024 {
 		bad("serve.max_request_bytes", "%d is below 1024", v.MaxRequestBytes)
 	}
-	if v.MaxHeaderBytes < 1024 {
+	if v.MaxHeaderBytes != 0 && v.MaxHeaderBytes < 1024 {
 		bad("serve.max_header_bytes", "%d is below 1024", v.MaxHeaderBytes)
 	}
-	if v.MaxConns < 1 {
+	if v.MaxConns < 0 {
 		bad("serve.max_conns", "%d is below 1", v.MaxConns)
 	}
 	if v.Fetch.MaxBodyBytes < 1024 {

@@ -161,8 +161,8 @@ func TestServeConfig(t *testing.T) {
 	if len(v.Fetch.Allow) != 2 || v.Fetch.Allow[0] != "10.1.0.0/16" {
 		t.Errorf("fetch.allow = %q, want the flag's list", v.Fetch.Allow)
 	}
-	if v.CacheBytes != 256<<20 || v.Factor != 3 {
-		t.Errorf("defaults: cache %d, factor %d", v.CacheBytes, v.Factor)
+	if v.CacheBytes != 0 || v.Factor != 0 {
+		t.Errorf("proxy settings: cache %d, factor %d, want 0 (proxy.Options.WithDefaults fills them)", v.CacheBytes, v.Factor)
 	}
 }
 

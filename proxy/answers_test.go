@@ -71,7 +71,7 @@ func TestAnswerCache(t *testing.T) {
 
 	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, Budget: 5 * time.Second})
 	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, Budget: 5 * time.Second, AnswerCacheBytes: -1})
-	if off.answers != nil {
+	if off.memo.answers != nil {
 		t.Fatal("AnswerCacheBytes -1 does not turn the answer cache off")
 	}
 	const path = "/llvm/_search?q=the&size=10"
@@ -79,6 +79,11 @@ func TestAnswerCache(t *testing.T) {
 		t.Helper()
 		on.ref.wait()
 		off.ref.wait()
+		// ristretto buffers its sets: wait until the signatures a
+		// background refinement stored are readable (the test failed
+		// on a loaded machine without this).
+		on.cache.c.Wait()
+		off.cache.c.Wait()
 		codeOn, bodyOn := get(t, onBase+path)
 		codeOff, bodyOff := get(t, offBase+path)
 		if codeOn != http.StatusOK || codeOff != http.StatusOK {
@@ -99,24 +104,24 @@ func TestAnswerCache(t *testing.T) {
 		took.Store(int64(3 + 7*i))
 		same("warm-up " + strconv.Itoa(i))
 	}
-	hits := on.answers.hits.Load()
+	hits := on.memo.answers.hits.Load()
 	if hits == 0 {
 		t.Fatal("five identical answers: none served from the answer cache")
 	}
 	if a := decodeES(t, same("cached")); len(a.Hits.Hits) != 10 {
 		t.Fatalf("cached answer has %d hits, want 10", len(a.Hits.Hits))
 	}
-	if on.answers.hits.Load() != hits+1 {
-		t.Fatalf("answer-cache hits %d -> %d, want one more", hits, on.answers.hits.Load())
+	if on.memo.answers.hits.Load() != hits+1 {
+		t.Fatalf("answer-cache hits %d -> %d, want one more", hits, on.memo.answers.hits.Load())
 	}
 
 	// A digit inside the results: the extent differs, so no reuse.
 	editScore.Store(true)
-	hits = on.answers.hits.Load()
+	hits = on.memo.answers.hits.Load()
 	if body := same("score changed"); !strings.Contains(body, `"_score":9.999`) {
 		t.Fatal("the changed score is not in the answer")
 	}
-	if on.answers.hits.Load() != hits {
+	if on.memo.answers.hits.Load() != hits {
 		t.Fatal("an answer whose results changed was served from the answer cache")
 	}
 	editScore.Store(false)
@@ -124,25 +129,25 @@ func TestAnswerCache(t *testing.T) {
 	same("score back, again")
 
 	// A signature the cached answer used leaves the cache.
-	hits = on.answers.hits.Load()
-	on.answers.mu.Lock()
+	hits = on.memo.answers.hits.Load()
+	on.memo.answers.mu.Lock()
 	var keys []string
-	for _, a := range on.answers.cur {
+	for _, a := range on.memo.answers.cur {
 		keys = append(keys, a.hot.keys...)
 	}
-	on.answers.mu.Unlock()
+	on.memo.answers.mu.Unlock()
 	if len(keys) == 0 {
 		t.Fatal("no answer in the cache's current generation")
 	}
 	on.cache.c.Del(keys[0])
 	on.cache.c.Wait()
 	same("signature evicted")
-	if on.answers.hits.Load() != hits {
+	if on.memo.answers.hits.Load() != hits {
 		t.Fatal("an answer was served from the answer cache after one of its signatures left the signature cache")
 	}
 	same("re-signed")
 	same("re-signed, again")
-	if on.answers.hits.Load() == hits {
+	if on.memo.answers.hits.Load() == hits {
 		t.Fatal("the answer is not cached again once its signatures are back")
 	}
 }

@@ -64,15 +64,21 @@ func canonicalPages(t *testing.T) *httptest.Server {
 
 // groupedHit is a hit of a group-mode answer with its nested duplicates.
 type groupedHit struct {
-	ID     string `json:"_id"`
+	ID        string `json:"_id"`
+	InnerHits struct {
+		Winnow struct {
+			Hits struct {
+				Hits []struct {
+					ID     string `json:"_id"`
+					Winnow struct {
+						Explain string `json:"explain"`
+					} `json:"_winnow"`
+				} `json:"hits"`
+			} `json:"hits"`
+		} `json:"winnow"`
+	} `json:"inner_hits"`
 	Winnow *struct {
-		Explain    string `json:"explain"`
-		Duplicates []struct {
-			ID     string `json:"_id"`
-			Winnow struct {
-				Explain string `json:"explain"`
-			} `json:"_winnow"`
-		} `json:"duplicates"`
+		Explain string `json:"explain"`
 	} `json:"_winnow"`
 }
 
@@ -101,10 +107,8 @@ func TestDeclaredCanonicalWins(t *testing.T) {
 		out := map[string][]string{}
 		for _, h := range groupedHits(t, body) {
 			out[h.ID] = nil
-			if h.Winnow != nil {
-				for _, d := range h.Winnow.Duplicates {
-					out[h.ID] = append(out[h.ID], d.ID)
-				}
+			for _, d := range h.InnerHits.Winnow.Hits.Hits {
+				out[h.ID] = append(out[h.ID], d.ID)
 			}
 		}
 		return out
@@ -124,7 +128,7 @@ func TestDeclaredCanonicalWins(t *testing.T) {
 		if h.ID != "declared-14" {
 			continue
 		}
-		if e := h.Winnow.Duplicates[0].Winnow.Explain; !strings.HasPrefix(e, "duplicate: ") || !strings.HasSuffix(e, "; "+wantNote) {
+		if e := h.InnerHits.Winnow.Hits.Hits[0].Winnow.Explain; !strings.HasPrefix(e, "duplicate: ") || !strings.HasSuffix(e, "; "+wantNote) {
 			t.Errorf("the duplicate's explanation %q does not end in %q", e, wantNote)
 		}
 	}

@@ -18,6 +18,27 @@
 // deadlines, fuse the answers by canonical URL with reciprocal rank fusion
 // and group near-duplicates across engines.
 //
+// # Caches
+//
+// One signature cache, whose entries expire, and six memo layers owned by
+// one memo value under one rule: an entry is keyed by everything its value
+// is computed from, so it is never stale, only evicted; an entry resting
+// on signature-cache entries also holds them and serves only while each
+// is still the cache's and fresh.
+//
+//	cache        key                                   holds                                   an entry dies
+//	signatures   canonical URL                         page signature, validators, declared    TTL·2 (revalidated after TTL); cost
+//	                                                   canonical URL                           eviction (CacheBytes)
+//	verdicts     content IDs of the two signatures     the pair's verdict (server's decision)  second generation of 8 Ki
+//	keys         raw result URL                        its canonical URL (or the failure)      second generation of 16 Ki
+//	lists        128-bit hash of canonical URLs,       the list's clusters and marks           second generation of 1 Ki
+//	             signature IDs, winners, declarations
+//	remembered   hash of the raw URLs (URLs compared)  canonical URLs, weak pointers to the    second generation of 1 Ki; unusable
+//	lists                                              cache entries, list key                 once an entry is not the cache's/fresh
+//	answers      method, path, body, mode, window      backend answer and its rendering        second generation by bytes
+//	                                                   (+ the remembered list it rests on)     (AnswerCacheBytes); unusable as above
+//	rewrites     request path (requests with no body)  the rewritten path and window           second generation of 4 Ki
+//
 // Operations: /metrics (Prometheus text format), /healthz, /readyz;
 // limits on request size, header size and connections; graceful shutdown
 // that finishes requests in flight and background fetches.

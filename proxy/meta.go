@@ -3,22 +3,12 @@ package proxy
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"html"
-	"math"
-	"net/url"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/proxy/engine"
-	"github.com/winnow-search/winnow/proxy/ui"
-	"github.com/winnow-search/winnow/similarity"
 )
 
 // rrfK is the constant of reciprocal rank fusion (Cormack et al. 2009):
@@ -102,15 +92,13 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 		list[i] = m.Result
 		list[i].Rank = i
 	}
-	out.ref = s.ref.refine(ctx, list, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
-	clusters, dups := clusterCounts(out.ref)
-	s.m.clustered(clusters, dups, p.mode.String())
+	out.ref = s.refine(ctx, list, p)
 	out.took = time.Since(start)
 	return out
 }
 
 // askEngine runs one metasearch query on one engine.
-func (s *Server) askEngine(ctx context.Context, b *backend, q engine.Query) (a engineAnswer) {
+func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a engineAnswer) {
 	a.name = b.Name
 	start := time.Now()
 	defer func() { a.took = time.Since(start) }()
@@ -139,252 +127,4 @@ func (s *Server) askEngine(ctx context.Context, b *backend, q engine.Query) (a e
 	s.m.engine(b.Name, "ok", time.Since(start))
 	a.results = p.Results
 	return a
-}
-
-// groups turns the refined clusters into the page's groups in rank order;
-// results past the refined top K are groups of their own.
-func (o *metaOutcome) groups() []ui.Group {
-	var gs []ui.Group
-	item := func(i int) ui.Item {
-		r := o.results[i]
-		return ui.Item{URL: r.URL, Title: plainText(r.Title), Snippet: plainText(r.Snippet), Engines: r.engines, Rank: i + 1,
-			Unrefined: i >= len(o.ref.sigs) || o.ref.sigs[i] == nil}
-	}
-	// Duplicates the cluster service decided, by their winner.
-	serviceDup := map[int]bool{}
-	byWinner := map[int][]int{}
-	for _, p := range o.ref.serviceDups {
-		serviceDup[p[0]] = true
-		byWinner[p[1]] = append(byWinner[p[1]], p[0])
-	}
-	for _, c := range o.ref.clusters {
-		if serviceDup[c.Winner] {
-			continue // shown under its winner
-		}
-		g := ui.Group{ID: strconv.FormatUint(c.ID, 16), Winner: item(c.Winner)}
-		for _, m := range c.Members[1:] {
-			it := item(m.Index)
-			it.Relation = m.Verdict.Relation.String()
-			if it.Relation == "none" {
-				it.Relation = "duplicate"
-			}
-			// The mark's explanation is the verdict's, plus why the
-			// winner won when another result declares it canonical.
-			it.Explain = cmp.Or(o.ref.marks[m.Index].Explain, m.Verdict.Explain())
-			it.Scores = scoresOf(m.Verdict)
-			g.Similar = append(g.Similar, it)
-		}
-		for _, c2 := range c.Members {
-			for _, d := range byWinner[c2.Index] {
-				it := item(d)
-				it.Unrefined = false
-				it.Relation = "duplicate"
-				it.Explain = o.ref.marks[d].Explain
-				g.Similar = append(g.Similar, it)
-			}
-		}
-		gs = append(gs, g)
-	}
-	for i := len(o.ref.sigs); i < len(o.results); i++ {
-		gs = append(gs, ui.Group{ID: "r" + strconv.Itoa(i), Winner: item(i)})
-	}
-	return gs
-}
-
-// plainText turns an engine's title or snippet, which may carry
-// highlighting markup such as <em>, into plain text for the page (which
-// escapes it).
-func plainText(s string) string {
-	if !strings.ContainsAny(s, "<&") {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(s[:i])
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			break // an unclosed tag: drop the rest of it
-		}
-		s = s[i+j+1:]
-	}
-	return html.UnescapeString(b.String())
-}
-
-// scoresOf lists the tests of a verdict with their thresholds.
-func scoresOf(v similarity.Verdict) []ui.Score {
-	var out []ui.Score
-	add := func(t similarity.TestResult) {
-		if t.Method == similarity.MethodNone || math.IsNaN(t.Value) {
-			return
-		}
-		op := ">="
-		if t.Method == similarity.MethodSimhash {
-			op = "<="
-		}
-		out = append(out, ui.Score{Name: t.Method.String(), Value: strconv.FormatFloat(t.Value, 'f', 2, 64),
-			Threshold: op + " " + strconv.FormatFloat(t.Threshold, 'f', -1, 64)})
-	}
-	for _, c := range v.Candidates {
-		add(c)
-	}
-	n := len(out)
-	add(v.Verify)
-	if len(out) > n && v.Step == similarity.StepAccept {
-		out[n].Name += " (accept)"
-	}
-	if d := v.Scores.Divergence; !math.IsNaN(d) {
-		out = append(out, ui.Score{Name: "divergence", Value: strconv.FormatFloat(d, 'f', 2, 64)})
-	}
-	return out
-}
-
-// searchPage answers the built-in search page (HTML) and its JSON form
-// (/_winnow/search.json or format=json): a metasearch over every engine,
-// grouped. Query parameters: q, page (from 1), size (default 10, at most
-// 50), mode, method, threshold.
-func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
-	args := ctx.QueryArgs()
-	q := strings.TrimSpace(string(args.Peek("q")))
-	asJSON := string(ctx.Path()) == "/_winnow/search.json" || string(args.Peek("format")) == "json"
-	pageNo := max(atoiOr(args.Peek("page"), 1), 1)
-	size := min(max(atoiOr(args.Peek("size"), 10), 1), 50)
-	p, err := s.params(ctx)
-	if m := string(args.Peek("mode")); m != "" && err == nil {
-		ctx.QueryArgs().Set("winnow_mode", m)
-		p, err = s.params(ctx)
-	}
-	if err != nil {
-		ctx.Error("winnow: "+err.Error(), fasthttp.StatusBadRequest)
-		return
-	}
-	view := &ui.Page{Query: q, Mode: p.mode.String()}
-	var out *metaOutcome
-	if q != "" {
-		reqCtx, cancel := context.WithTimeout(context.Background(), s.maxEngineTimeout()+s.o.Budget)
-		defer cancel()
-		out = s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
-		gs := out.groups()
-		total := len(gs)
-		from := (pageNo - 1) * size
-		if from < len(gs) {
-			gs = gs[from:min(from+size, len(gs))]
-		} else {
-			gs = nil
-		}
-		if p.mode == engine.Remove {
-			for i := range gs {
-				gs[i].Similar = nil
-			}
-		}
-		view.Groups = gs
-		view.Took = out.took
-		view.Refined = out.ref.cached + out.ref.text + out.ref.fetched
-		for _, g := range gs {
-			view.Total += 1 + len(g.Similar)
-		}
-		for _, a := range out.answers {
-			st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took}
-			if a.err != nil {
-				st.Err = a.err.Error()
-			}
-			view.Engines = append(view.Engines, st)
-		}
-		if n := out.ref.unrefined; n > 0 && len(out.results) > 0 {
-			view.Notice = fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", min(n, len(out.results)), len(out.results))
-		}
-		link := func(pg int) string {
-			v := url.Values{"q": {q}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
-			if size != 10 {
-				v.Set("size", strconv.Itoa(size))
-			}
-			return "?" + v.Encode()
-		}
-		if pageNo > 1 {
-			view.PrevURL = link(pageNo - 1)
-		}
-		if total > pageNo*size {
-			view.NextURL = link(pageNo + 1)
-		}
-	}
-	if asJSON {
-		ctx.SetContentType("application/json; charset=utf-8")
-		enc := json.NewEncoder(ctx)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(jsonPage(view)); err != nil {
-			s.log.Warn("write_failed", "err", err)
-		}
-		return
-	}
-	ctx.SetContentType("text/html; charset=utf-8")
-	ctx.Response.Header.Set("Content-Security-Policy", ui.ContentSecurityPolicy)
-	if err := ui.Render(ctx, view); err != nil {
-		s.log.Error("render_page_failed", "err", err)
-	}
-}
-
-func (s *Server) maxEngineTimeout() time.Duration {
-	var d time.Duration
-	for _, b := range s.engines {
-		d = max(d, b.Timeout)
-	}
-	return d
-}
-
-func atoiOr(b []byte, def int) int {
-	n, err := strconv.Atoi(string(b))
-	if err != nil {
-		return def
-	}
-	return n
-}
-
-// jsonPage is winnow's own JSON answer of the search page.
-func jsonPage(p *ui.Page) map[string]any {
-	type score struct {
-		Name      string `json:"name"`
-		Value     string `json:"value"`
-		Threshold string `json:"threshold,omitempty"`
-	}
-	type item struct {
-		URL       string   `json:"url"`
-		Title     string   `json:"title"`
-		Snippet   string   `json:"snippet,omitempty"`
-		Engines   []string `json:"engines,omitempty"`
-		Rank      int      `json:"rank"`
-		Relation  string   `json:"relation,omitempty"`
-		Explain   string   `json:"explain,omitempty"`
-		Scores    []score  `json:"scores,omitempty"`
-		Unrefined bool     `json:"unrefined,omitempty"`
-	}
-	conv := func(it ui.Item) item {
-		var sc []score
-		for _, s := range it.Scores {
-			sc = append(sc, score(s))
-		}
-		return item{it.URL, it.Title, it.Snippet, it.Engines, it.Rank, it.Relation, it.Explain, sc, it.Unrefined}
-	}
-	var results []map[string]any
-	for _, g := range p.Groups {
-		var dups []item
-		for _, it := range g.Similar {
-			dups = append(dups, conv(it))
-		}
-		results = append(results, map[string]any{"cluster": g.ID, "result": conv(g.Winner), "duplicates": dups})
-	}
-	var engines []map[string]any
-	for _, e := range p.Engines {
-		m := map[string]any{"name": e.Name, "results": e.Results, "took_ms": e.Took.Milliseconds()}
-		if e.Err != "" {
-			m["error"] = e.Err
-		}
-		engines = append(engines, m)
-	}
-	return map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
-		"refined": p.Refined, "notice": p.Notice, "engines": engines, "groups": results,
-		"prev": p.PrevURL, "next": p.NextURL}
 }

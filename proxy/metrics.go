@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
@@ -26,6 +27,10 @@ type metrics struct {
 	mu         sync.RWMutex
 	counters   map[metricKey]*vm.Counter
 	histograms map[metricKey]*vm.Histogram
+
+	// sources counts results by signature source, in the order of
+	// sigSource, for Stats.
+	sources [srcService + 2]atomic.Uint64
 }
 
 // metricKey is a metric's name format and its label values.
@@ -39,8 +44,8 @@ func newMetrics(s *Server) *metrics {
 		return float64(s.cache.c.MaxCost() - s.cache.c.RemainingCost())
 	})
 	m.set.NewGauge("winnow_cache_max_bytes", func() float64 { return float64(s.cache.c.MaxCost()) })
-	m.set.NewGauge(`winnow_answer_cache_total{outcome="hit"}`, func() float64 { return float64(s.answers.load(true)) })
-	m.set.NewGauge(`winnow_answer_cache_total{outcome="miss"}`, func() float64 { return float64(s.answers.load(false)) })
+	m.set.NewGauge(`winnow_answer_cache_total{outcome="hit"}`, func() float64 { return float64(s.memo.answers.load(true)) })
+	m.set.NewGauge(`winnow_answer_cache_total{outcome="miss"}`, func() float64 { return float64(s.memo.answers.load(false)) })
 	m.set.NewGauge("winnow_fetch_in_flight", func() float64 { return float64(s.fetcher.Stats().InFlight) })
 	return m
 }
@@ -125,8 +130,19 @@ func (m *metrics) clusterURLs(known, unknown int) {
 	m.counter(`winnow_cluster_lookup_urls_total{result=%q}`, "unknown", "").Add(unknown)
 }
 
+// signatures returns the results counted by signature source.
+func (m *metrics) signatures() SignatureStats {
+	return SignatureStats{Cached: m.sources[srcCache].Load(), Text: m.sources[srcText].Load(),
+		Fetched: m.sources[srcFetched].Load(), Service: m.sources[srcService].Load(), Unrefined: m.sources[srcNone].Load()}
+}
+
 // refined counts results by where their signature came from.
 func (m *metrics) refined(r *refined) {
+	m.sources[srcCache].Add(uint64(r.cached))
+	m.sources[srcText].Add(uint64(r.text))
+	m.sources[srcFetched].Add(uint64(r.fetched))
+	m.sources[srcService].Add(uint64(r.service))
+	m.sources[srcNone].Add(uint64(r.unrefined))
 	for _, kv := range [...]struct {
 		src string
 		n   int

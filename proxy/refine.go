@@ -1,10 +1,7 @@
 package proxy
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -46,12 +43,9 @@ type refiner struct {
 	cluster        clusterLookup
 	clusterTimeout time.Duration
 	cache          *sigCache
-	// verdicts keeps pair verdicts across queries; it serves the
-	// server's own decision only, not per-request overrides.
-	verdicts *verdictCache
-	keys     *keyCache
-	lists    *listCache
-	hot      *hotLists
+	// memo holds the layers shared with the server; its verdicts
+	// serve the server's own decision only, not per-request overrides.
+	*memo
 	// feed, when not nil, sends computed signatures to the cluster
 	// service.
 	feed *feeder
@@ -104,6 +98,28 @@ type refined struct {
 	hot *hotList
 }
 
+// clusterCounts returns the clusters of two or more results and
+// the results grouped under another.
+func (ref *refined) clusterCounts() (clusters, dups int) {
+	for _, c := range ref.clusters {
+		if len(c.Members) > 1 {
+			clusters++
+			dups += len(c.Members) - 1
+		}
+	}
+	return clusters, dups + len(ref.serviceDups)
+}
+
+// refine refines a result list with the request's parameters and counts
+// what it found: the one seam between the server's two paths (transparent
+// and metasearch) and the refiner.
+func (s *Server) refine(ctx context.Context, results []engine.Result, p params) *refined {
+	ref := s.ref.refine(ctx, results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
+	clusters, dups := ref.clusterCounts()
+	s.m.clustered(clusters, dups, p.mode.String())
+	return ref
+}
+
 // signed is a signature delivered by a background fetch, with the
 // canonical URL its page declares (entry.canonical).
 type signed struct {
@@ -115,11 +131,32 @@ type signed struct {
 // refine signs and clusters results[:topK]. Results past topK and results
 // whose signature is not ready when the budget ends pass through
 // unmarked (Winner -1). It never fails: what cannot be had only lowers
-// what is refined.
+// what is refined. It is a pipeline of four steps, each reading what the
+// one before left in out and in the listState.
 func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineOptions) *refined {
 	n := min(len(results), o.topK)
+	out := newRefined(len(results), n)
+	st := r.signList(ctx, results[:n], out, o.budget) // 1. signatures
+	out.count(len(results) - n)                       // 2. where they came from
+	r.m.refined(out)
+	r.clusterList(results[:n], out, st, o) // 3. clusters and marks
+	out.joinKnown(results, st.known)       // 4. the cluster service's duplicates
+	return out
+}
+
+// listState is what the steps of one refinement hand on besides the
+// refined outcome.
+type listState struct {
+	entries []*entry // the cache entries the signatures came from
+	known   map[int]knownDup
+	winners []bool
+	by      []int    // by[i]: the result that declares result i canonical
+	hot     *hotList // the remembered list that signed every result
+}
+
+func newRefined(results, n int) *refined {
 	out := &refined{
-		marks:   make([]engine.Mark, len(results)),
+		marks:   make([]engine.Mark, results),
 		sigs:    make([]*similarity.Signature, n),
 		keys:    make([]string, n),
 		sources: make([]sigSource, n),
@@ -127,30 +164,37 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	for i := range out.marks {
 		out.marks[i].Winner = -1
 	}
+	return out
+}
+
+// signList signs results (the top n of a list): from a remembered list
+// when every entry is still the cache's, else by gather.
+func (r *refiner) signList(ctx context.Context, results []engine.Result, out *refined, budget time.Duration) *listState {
+	n := len(results)
 	now := time.Now()
-	entries := make([]*entry, n) // the cache entries the signatures came from
-	var (
-		known   map[int]knownDup
-		winners []bool
-		by      []int // by[i]: the result that declares result i canonical
-		hot     *hotList
-	)
+	st := &listState{entries: make([]*entry, n)}
 	if r.cluster == nil && n > 0 {
-		hot, _ = r.hot.get(results[:n], r.cache, now, entries)
+		st.hot, _ = r.hot.get(results, r.cache, now, st.entries)
 	}
-	if hot != nil {
+	if st.hot != nil {
 		// A warm list seen before: every entry is still the cache's.
-		copy(out.keys, hot.keys)
-		for i, e := range entries {
+		copy(out.keys, st.hot.keys)
+		for i, e := range st.entries {
 			out.sigs[i], out.sources[i] = e.sig, srcCache
 		}
-		winners, by = hot.winners, hot.by // as declaredWinners found them
-	} else {
-		clear(entries) // a list that failed the check may have filled some
-		out.declared = make([]string, n)
-		known, winners = r.gather(ctx, results[:n], out, entries, o.budget, now)
-		winners, by = declaredWinners(out.keys, out.declared, winners)
+		st.winners, st.by = st.hot.winners, st.hot.by // as declaredWinners found them
+		return st
 	}
+	clear(st.entries) // a list that failed the check may have filled some
+	out.declared = make([]string, n)
+	st.known, st.winners = r.gather(ctx, results, out, st.entries, budget, now)
+	st.winners, st.by = declaredWinners(out.keys, out.declared, st.winners)
+	return st
+}
+
+// count counts the results by the source of their signature; beyond are
+// the results past the top K, unrefined.
+func (out *refined) count(beyond int) {
 	for _, src := range out.sources {
 		switch src {
 		case srcCache:
@@ -165,48 +209,61 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			out.unrefined++
 		}
 	}
-	out.unrefined += len(results) - n
-	r.m.refined(out)
+	out.unrefined += beyond
+}
 
-	ro := similarity.RankedOptions{Keys: out.keys, Winners: winners}
+// clusterList clusters the signed results and marks them. With the
+// server's own decision a list's clustering is deterministic, so it is
+// taken from, or kept in, the list memo whole (a popular query shows the
+// same signed list again and again), and a list signed from the cache
+// alone is remembered (hotLists).
+func (r *refiner) clusterList(results []engine.Result, out *refined, st *listState, o refineOptions) {
+	n := len(results)
+	ro := similarity.RankedOptions{Keys: out.keys, Winners: st.winners}
 	var listKey [2]uint64
 	if o.defaultDecision {
 		ro.Cache = r.verdicts
-		// A popular query shows the same signed list again and again:
-		// its clustering is deterministic, so it is kept whole.
-		if hot != nil {
-			listKey = hot.listKey
-		} else {
-			ids := make([]uint64, n)
-			for i, sg := range out.sigs {
-				switch {
-				case entries[i] != nil:
-					ids[i] = entries[i].id
-				case sg != nil:
-					ids[i] = sigID(sg)
-				}
-			}
-			listKey = r.lists.key(out.keys, ids, winners, by)
-			if r.cluster == nil && n > 0 && out.cached == n {
-				hot = r.hot.put(results[:n], slices.Clone(out.keys), entries, listKey)
-			}
-		}
+		listKey = r.listKey(results, out, st)
+		out.hot = st.hot
 		if l, ok := r.lists.get(listKey); ok {
 			out.clusters = l.clusters
 			copy(out.marks, l.marks)
+			return
 		}
 	}
+	out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
+	markClusters(out, st.by)
 	if o.defaultDecision {
-		out.hot = hot
+		r.lists.put(listKey, &clusteredList{clusters: out.clusters, marks: slices.Clone(out.marks[:n])})
 	}
-	if out.clusters == nil {
-		out.clusters = similarity.ClusterRanked(out.sigs, o.decision, ro)
-		markClusters(out, by)
-		if o.defaultDecision {
-			r.lists.put(listKey, &clusteredList{clusters: out.clusters, marks: slices.Clone(out.marks[:n])})
+}
+
+// listKey returns the list memo's key of the signed list, and remembers
+// a list signed from the cache alone (setting st.hot).
+func (r *refiner) listKey(results []engine.Result, out *refined, st *listState) [2]uint64 {
+	if st.hot != nil {
+		return st.hot.listKey
+	}
+	n := len(results)
+	ids := make([]uint64, n)
+	for i, sg := range out.sigs {
+		switch {
+		case st.entries[i] != nil:
+			ids[i] = st.entries[i].id
+		case sg != nil:
+			ids[i] = sigID(sg)
 		}
 	}
-	// Duplicates known to the cluster service join their winner's mark.
+	key := r.lists.key(out.keys, ids, st.winners, st.by)
+	if r.cluster == nil && n > 0 && out.cached == n {
+		st.hot = r.hot.put(results, slices.Clone(out.keys), st.entries, key)
+	}
+	return key
+}
+
+// joinKnown marks the duplicates the cluster service knows (known, by
+// index in results) under their winner's mark.
+func (out *refined) joinKnown(results []engine.Result, known map[int]knownDup) {
 	for i, k := range known {
 		w := k.winner
 		if wm := out.marks[w]; wm.Winner >= 0 {
@@ -223,7 +280,6 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 			Explain: "duplicate: the cluster service groups it under " + results[k.winner].URL + " (group " + k.group + ", verified against its winner)"}
 		out.serviceDups = append(out.serviceDups, [2]int{i, w})
 	}
-	return out
 }
 
 // gather finds the signatures of results (the top n of a list): asks the
@@ -427,126 +483,3 @@ func (r *refiner) askCluster(ctx context.Context, keys []string) (map[int]knownD
 	}
 	return known, winners
 }
-
-// signText signs a page text (or HTML) that a hit carries for the
-// result whose URL is rawURL and whose key is key, and returns the
-// canonical URL an HTML text declares (see sign).
-func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, string) {
-	res, canonical, err := r.sign(key, rawURL, []byte(text), "")
-	if err != nil {
-		return nil, ""
-	}
-	return detach(&res), canonical
-}
-
-// sign signs the page body fetched from pageURL (whose key is key) and
-// returns, besides, the canonical URL its head declares: "" for none and
-// for the page's own key (most pages declare themselves), which the
-// cache entry need not hold.
-func (r *refiner) sign(key, pageURL string, body []byte, contentType string) (page.Result, string, error) {
-	s := r.signer
-	s.Head = true
-	res, err := s.SignURL(body, contentType, pageURL)
-	if err != nil {
-		return page.Result{}, "", err
-	}
-	canonical := res.Head.Canonical
-	if canonical == key {
-		canonical = ""
-	}
-	return res, canonical, nil
-}
-
-// detach returns the signature of res in an allocation of its own: a
-// pointer to res.Sig would keep the whole page.Result alive, the canonical
-// document with its text, tokens and sentences (tens of KB a page), for as
-// long as the cache holds the signature, which its cost does not count.
-func detach(res *page.Result) *similarity.Signature {
-	sig := new(similarity.Signature)
-	*sig = res.Sig
-	return sig
-}
-
-// startFetch fetches, signs and caches one page in the background and
-// delivers the signature on done (buffered, never blocking).
-func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, done chan<- signed) {
-	var e *entry
-	r.background(func() { e = r.fetchSign(key, rawURL, val, nil) },
-		func() {
-			if e == nil {
-				done <- signed{i: i}
-				return
-			}
-			done <- signed{i: i, sig: e.sig, canonical: e.canonical}
-		})
-}
-
-// revalidate refreshes a stale cache entry in the background with a
-// conditional request; the stale signature serves meanwhile.
-func (r *refiner) revalidate(key, rawURL string, old *entry) {
-	if r.running.Load() >= maxBackground {
-		return // the stale signature serves; a later query revalidates
-	}
-	r.background(func() { r.fetchSign(key, rawURL, old.val, old) }, nil)
-}
-
-// background runs work in a goroutine counted for Shutdown and for
-// maxBackground, then finish (if not nil) even when work panics. The
-// goroutine exits when work ends: a fetch ends at the latest at the fetch
-// client's timeout, or when the server closes.
-func (r *refiner) background(work, finish func()) {
-	r.bg.Add(1)
-	r.running.Add(1)
-	go func() {
-		defer r.bg.Done()
-		defer r.running.Add(-1)
-		if finish != nil {
-			defer finish()
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				r.log.Error("background_panic", "panic", fmt.Sprint(p))
-			}
-		}()
-		work()
-	}()
-}
-
-// fetchSign fetches rawURL, signs and caches it, and returns the cache
-// entry (nil when the fetch or the signing failed). A 304 keeps the old
-// signature with a new date.
-func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry) *entry {
-	pg, err := r.fetcher.Get(r.life, rawURL, val)
-	if err != nil {
-		r.m.fetchOutcome(err)
-		if !errors.Is(err, context.Canceled) {
-			r.log.Debug("fetch_failed", "err", err)
-		}
-		return nil
-	}
-	r.m.fetchOutcome(nil)
-	if pg.NotModified && old != nil {
-		e := &entry{sig: old.sig, canonical: old.canonical, val: old.val, fetchedAt: time.Now()}
-		r.cache.set(key, e)
-		return e
-	}
-	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType)
-	if err != nil {
-		r.log.Debug("sign_failed", "err", err)
-		return nil
-	}
-	e := &entry{sig: detach(&res), canonical: canonical, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()}
-	r.cache.set(key, e)
-	r.feedBack(key, e.sig)
-	return e
-}
-
-// feedBack hands a computed signature to the feeder, if there is one.
-func (r *refiner) feedBack(key string, sig *similarity.Signature) {
-	if r.feed != nil {
-		r.feed.add(key, sig)
-	}
-}
-
-// wait blocks until every background fetch has ended.
-func (r *refiner) wait() { r.bg.Wait() }

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
-	"strings"
 	"testing"
+
+	"github.com/winnow-search/winnow/internal/bench"
 )
 
 func TestBench(t *testing.T) {
@@ -16,22 +16,22 @@ func TestBench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("winnow bench = %d, stderr:\n%s", code, errs)
 	}
-	var r benchReport
+	var r bench.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("bench -json output: %v\n%s", err, out)
 	}
 	for _, p := range []struct {
 		name string
-		p    phaseReport
+		p    bench.Phase
 	}{{"passthrough", r.Passthrough}, {"winnow", r.Winnow}} {
 		if p.p.RPS <= 0 || p.p.Requests == 0 || p.p.Errors != 0 || p.p.Non2xx != 0 || p.p.P99Ms <= 0 {
 			t.Errorf("%s = %+v, want requests, no errors", p.name, p.p)
 		}
 	}
-	if r.Load != loadClosed || r.RateRPS != 0 || r.ThroughputRatio == nil || *r.ThroughputRatio <= 0 || r.ThroughputOK == nil {
-		t.Errorf("load %q at %v req/s, throughput ratio %v; want %q with a ratio", r.Load, r.RateRPS, r.ThroughputRatio, loadClosed)
+	if r.Load != bench.LoadClosed || r.RateRPS != 0 || r.ThroughputRatio == nil || *r.ThroughputRatio <= 0 || r.ThroughputOK == nil {
+		t.Errorf("load %q at %v req/s, throughput ratio %v; want %q with a ratio", r.Load, r.RateRPS, r.ThroughputRatio, bench.LoadClosed)
 	}
-	if want := len(benchQueries) * 50; r.MarkedHits != want {
+	if want := len(bench.Queries) * 50; r.MarkedHits != want {
 		t.Errorf("marked results = %d of %d, want %d (the top 50 of each query)", r.MarkedHits, r.CheckedHits, want)
 	}
 	if r.Signatures["cached"] == 0 || r.Signatures["fetched"] != 0 {
@@ -68,7 +68,7 @@ func TestBenchChurnSoak(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("winnow bench -churn = %d, stderr:\n%s", code, errs)
 	}
-	var r benchReport
+	var r bench.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("bench -json output: %v\n%s", err, out)
 	}
@@ -76,8 +76,8 @@ func TestBenchChurnSoak(t *testing.T) {
 	if s == nil {
 		t.Fatalf("no soak in the report:\n%s", out)
 	}
-	if s.URLs != len(benchQueries)*50 || s.SigsFetched == 0 || s.Winnow.Requests == 0 || s.Winnow.Errors+s.Winnow.Non2xx != 0 {
-		t.Errorf("soak = %d URLs, %v fetched, %+v; want %d URLs, fetches, no errors", s.URLs, s.SigsFetched, s.Winnow, len(benchQueries)*50)
+	if s.URLs != len(bench.Queries)*50 || s.SigsFetched == 0 || s.Winnow.Requests == 0 || s.Winnow.Errors+s.Winnow.Non2xx != 0 {
+		t.Errorf("soak = %d URLs, %v fetched, %+v; want %d URLs, fetches, no errors", s.URLs, s.SigsFetched, s.Winnow, len(bench.Queries)*50)
 	}
 	if s.CacheMiB != 1 || s.CacheUsedMiB <= 0 || s.CacheUsedMiB > 1 {
 		t.Errorf("cache %.2f of %.2f MiB used, want a full 1 MiB cache", s.CacheUsedMiB, s.CacheMiB)
@@ -96,13 +96,13 @@ func TestBenchRate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("winnow bench -rate 0.5x = %d, stderr:\n%s", code, errs)
 	}
-	var r benchReport
+	var r bench.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("bench -json output: %v\n%s", err, out)
 	}
-	if r.Load != loadRate || r.RateFraction != 0.5 || r.CalibrationRPS <= 0 || r.CalibrationSeconds <= 0 || r.RateRPS != 0.5*r.CalibrationRPS {
+	if r.Load != bench.LoadRate || r.RateFraction != 0.5 || r.CalibrationRPS <= 0 || r.CalibrationSeconds <= 0 || r.RateRPS != 0.5*r.CalibrationRPS {
 		t.Errorf("load %q at %v req/s, %vx of %v req/s calibrated over %vs; want %q at half the calibrated rate",
-			r.Load, r.RateRPS, r.RateFraction, r.CalibrationRPS, r.CalibrationSeconds, loadRate)
+			r.Load, r.RateRPS, r.RateFraction, r.CalibrationRPS, r.CalibrationSeconds, bench.LoadRate)
 	}
 	if r.ThroughputRatio != nil || r.ThroughputOK != nil {
 		t.Errorf("throughput ratio %v, ok %v at a fixed rate; want none", r.ThroughputRatio, r.ThroughputOK)
@@ -110,7 +110,7 @@ func TestBenchRate(t *testing.T) {
 	due := float64(r.Rounds) * r.SliceSeconds * r.RateRPS
 	for _, p := range []struct {
 		name string
-		p    phaseReport
+		p    bench.Phase
 	}{{"passthrough", r.Passthrough}, {"winnow", r.Winnow}} {
 		if p.p.Requests == 0 || p.p.Errors != 0 || p.p.Non2xx != 0 || p.p.P99Ms <= 0 || p.p.LagP99Ms <= 0 {
 			t.Errorf("%s = %+v, want requests, no errors, latencies and send lags", p.name, p.p)
@@ -146,50 +146,6 @@ func TestParseRate(t *testing.T) {
 			rate, fraction, err := parseRate(tc.in)
 			if rate != tc.rate || fraction != tc.fraction || (err == nil) != tc.ok {
 				t.Errorf("parseRate(%q) = %v, %v, %v; want %v, %v, ok %v", tc.in, rate, fraction, err, tc.rate, tc.fraction, tc.ok)
-			}
-		})
-	}
-}
-
-// TestPrintBenchLoad checks that the report says how the targets were
-// loaded: what closed-loop latency means, the fixed rate, and no
-// throughput ratio at a fixed rate.
-func TestPrintBenchLoad(t *testing.T) {
-	ratio, ok := 0.5, false
-	closed := benchReport{Load: loadClosed, Conns: 32, ThroughputRatio: &ratio, ThroughputOK: &ok, AddedP99Ms: 2.5}
-	one := closed
-	one.Conns = 1
-	rate := benchReport{Load: loadRate, Conns: 32, RateRPS: 5000, RateFraction: 0.5, CalibrationRPS: 10000, CalibrationSeconds: 2,
-		AddedP99Ms: 0.25, P99OK: true, Winnow: phaseReport{Late: 7, Missed: 2}}
-	for _, tc := range []struct {
-		name      string
-		r         benchReport
-		want, not []string
-	}{
-		{"closed loop", closed,
-			[]string{"added latency in a closed loop (32 connections back to back: at saturation latency is mostly queueing", "p99 +2.500 ms (target < 1 ms: MISSED)",
-				"throughput ratio winnow/passthrough: 0.500 (target >= 0.80: MISSED)"},
-			[]string{"fixed rate"}},
-		{"one connection", one, []string{"(1 connection, one request at a time: no queueing)"}, []string{"saturation"}},
-		{"fixed rate", rate,
-			[]string{"load: fixed rate 5000 req/s (0.5x the pass-through's 10000 req/s closed-loop, calibrated over 2.0s)",
-				"winnow 7 late, 2 missed", "WARNING: requests missed",
-				"added latency at 5000 req/s: p50 +0.000 ms, p99 +0.250 ms (target < 1 ms: ok)",
-				"throughput ratio: not measured at a fixed rate"},
-			[]string{"winnow/passthrough", "closed loop"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var b bytes.Buffer
-			printBench(&b, &tc.r)
-			for _, s := range tc.want {
-				if !strings.Contains(b.String(), s) {
-					t.Errorf("report lacks %q:\n%s", s, b.String())
-				}
-			}
-			for _, s := range tc.not {
-				if strings.Contains(b.String(), s) {
-					t.Errorf("report has %q:\n%s", s, b.String())
-				}
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -21,7 +20,7 @@ import (
 )
 
 // memoryLimit sets the Go runtime's soft memory limit to cacheBytes (the
-// configured caches, signatures and answers) plus 112 MiB, unless the
+// effective caches, signatures and answers) plus 112 MiB, unless the
 // operator set GOMEMLIMIT: a full, churning cache otherwise lets the heap
 // grow to twice what is live before a collection, past the caches +
 // 150 MiB the proxy promises. The limit covers Go's memory only; goroutine
@@ -35,7 +34,7 @@ func memoryLimit(cacheBytes int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(cmp.Or(cacheBytes, 256<<20) + 112<<20) // proxy.New's default cache
+	debug.SetMemoryLimit(cacheBytes + 112<<20)
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
@@ -62,7 +61,6 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		MaxHeaderBytes:   v.MaxHeaderBytes,
 		MaxConns:         v.MaxConns,
 		Logger:           e.log,
-		ModeSet:          true,
 		Fetch: fetch.Options{
 			Timeout:         time.Duration(v.Fetch.Timeout),
 			MaxBodyBytes:    int64(v.Fetch.MaxBodyBytes),
@@ -73,13 +71,8 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 			Logger:          e.log,
 		},
 	}
-	switch v.Mode {
-	case "remove":
-		o.Mode = engine.Remove
-	case "annotate":
-		o.Mode = engine.Annotate
-	default:
-		o.Mode = engine.Group
+	if o.Mode, err = engine.ParseMode(v.Mode); err != nil {
+		return o, fmt.Errorf("serve.mode: %w", err)
 	}
 	if v.Cluster != "" {
 		cl, err := client.New(v.Cluster, client.Options{})
@@ -156,7 +149,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	memoryLimit(o.CacheBytes + max(o.AnswerCacheBytes, 0))
+	eff := o.WithDefaults()
+	memoryLimit(eff.CacheBytes + max(eff.AnswerCacheBytes, 0))
 	var demoSrv *demo.Server
 	if len(o.Engines) == 0 {
 		if demoSrv, o.Engines, err = demoEngines(e); err != nil {

@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/layout":    nil,
 	"internal/loadgen":   nil,
 	"internal/crawltest": nil,
+	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "corpus/sample"},
 	"cmd/winnow":         {"*"},
 }
 

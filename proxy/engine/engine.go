@@ -26,21 +26,25 @@ type Query struct {
 	From, Size int
 }
 
-// Mode says how Render shows duplicates.
+// Mode says how Render shows duplicates. The zero Mode is Group, the
+// default.
 type Mode int
 
 const (
+	// Group nests each winner's duplicates under it.
+	Group Mode = iota
 	// Remove drops duplicates and fills the page with the next distinct
 	// results.
-	Remove Mode = iota
-	// Group nests each winner's duplicates under it.
-	Group
+	Remove
 	// Annotate keeps every result in place and tells its cluster, winner
 	// and why.
 	Annotate
 )
 
-// String returns "remove", "group" or "annotate".
+// Modes lists the mode names [ParseMode] accepts, the default first.
+var Modes = []string{"group", "remove", "annotate"}
+
+// String returns "group", "remove" or "annotate".
 func (m Mode) String() string {
 	switch m {
 	case Remove:
@@ -51,6 +55,21 @@ func (m Mode) String() string {
 		return "annotate"
 	}
 	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseMode returns the mode named s ("group", "remove" or "annotate");
+// "" is the zero Mode, Group. It is the one parser of mode names: the
+// configuration, the per-request parameter and the search page use it.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "group":
+		return Group, nil
+	case "remove":
+		return Remove, nil
+	case "annotate":
+		return Annotate, nil
+	}
+	return Group, fmt.Errorf("mode %q is not one of group, remove, annotate", s)
 }
 
 // Mark says what the proxy decided for one result; marks are indexed like
@@ -172,21 +191,23 @@ type Parsed struct {
 
 	body   []byte
 	xml    bool
-	list   span   // JSON: the results array, brackets included
-	elems  []span // JSON: each hit; XML: each <item>/<entry> element
-	inner  []int  // XML: offset of each item's end tag
-	rootNS int    // XML: where to add the winnow namespace declaration
-	patch  []patch
+	list   span     // JSON: the results array, brackets included
+	elems  []span   // JSON: each hit; XML: each <item>/<entry> element
+	inner  []int    // XML: offset of each item's end tag
+	rootNS int      // XML: where to add the winnow namespace declaration
+	patch  []patch  // JSON, in body order
+	ids    []string // Solr: each hit's uniqueKey, "" for none
 	xpatch []xmlPatch
 	first  int // results on the first page (Pager), else len(Results)
 }
 
 type span struct{ start, end int }
 
-// patch replaces a number at span with the window's From or Size.
+// patch replaces a value at span: with the window's From or Size, or with
+// the total after refinement.
 type patch struct {
 	at   span
-	what byte // 'f': From (plus Base when raw), 's': Size
+	what byte // 'f': From (plus Base when raw), 's': Size, 't': a total object {value, relation}, 'n': a total number
 }
 
 // Namespace is the XML namespace of winnow's annotations.

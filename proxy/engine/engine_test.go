@@ -451,18 +451,27 @@ func TestRenderES(t *testing.T) {
 		})
 	}
 
-	t.Run("group nests duplicates", func(t *testing.T) {
+	t.Run("group puts duplicates in inner_hits", func(t *testing.T) {
 		out, _ := a.Render(nil, p, marks, Group, Window{Size: 3})
+		type dup struct {
+			ID     string                             `json:"_id"`
+			Winnow struct{ Relation, Explain string } `json:"_winnow"`
+		}
 		var v struct {
 			Hits struct {
 				Hits []struct {
-					ID     string `json:"_id"`
+					ID        string `json:"_id"`
+					InnerHits map[string]struct {
+						Hits struct {
+							Total struct {
+								Value    int    `json:"value"`
+								Relation string `json:"relation"`
+							} `json:"total"`
+							Hits []dup `json:"hits"`
+						} `json:"hits"`
+					} `json:"inner_hits"`
 					Winnow *struct {
-						Cluster    string `json:"cluster"`
-						Duplicates []struct {
-							ID     string                             `json:"_id"`
-							Winnow struct{ Relation, Explain string } `json:"_winnow"`
-						} `json:"duplicates"`
+						Cluster string `json:"cluster"`
 					} `json:"_winnow"`
 				} `json:"hits"`
 			} `json:"hits"`
@@ -470,15 +479,25 @@ func TestRenderES(t *testing.T) {
 		if err := json.Unmarshal(out, &v); err != nil {
 			t.Fatal(err)
 		}
-		w := v.Hits.Hits[0].Winnow
-		if w == nil || w.Cluster != "c0" || len(w.Duplicates) != 2 || w.Duplicates[0].ID != "1" || w.Duplicates[1].Winnow.Relation != "contained" {
-			t.Errorf("hit 0 _winnow = %+v", w)
+		h := v.Hits.Hits[0]
+		ih := h.InnerHits["winnow"].Hits
+		if h.ID != "0" || h.Winnow == nil || h.Winnow.Cluster != "c0" || ih.Total.Value != 2 || ih.Total.Relation != "eq" ||
+			len(ih.Hits) != 2 || ih.Hits[0].ID != "1" || ih.Hits[1].Winnow.Relation != "contained" {
+			t.Errorf("hit 0 = %+v", h)
 		}
-		if w := v.Hits.Hits[1].Winnow; w == nil || len(w.Duplicates) != 0 {
-			t.Errorf("hit 3 _winnow = %+v, want a group without duplicates", w)
+		if h := v.Hits.Hits[1]; h.Winnow == nil || len(h.InnerHits) != 0 {
+			t.Errorf("hit 3 = %+v, want a winner without inner_hits", h)
 		}
-		if w := v.Hits.Hits[2].Winnow; w == nil || len(w.Duplicates) != 1 || w.Duplicates[0].Winnow.Explain != "mirror" {
-			t.Errorf("hit 4 _winnow = %+v", w)
+		if ih := v.Hits.Hits[2].InnerHits["winnow"].Hits; len(ih.Hits) != 1 || ih.Hits[0].Winnow.Explain != "mirror" {
+			t.Errorf("hit 4 inner_hits = %+v", ih)
+		}
+		// _winnow holds no key a client reads as the hit's own.
+		for _, k := range []string{`"_id"`, `"_score"`, `"_source"`, `"fields"`, `"highlight"`, `"sort"`} {
+			for _, part := range bytes.Split(out, []byte(`"_winnow":`))[1:] {
+				if end := bytes.IndexByte(part, '}'); bytes.Contains(part[:end], []byte(k)) {
+					t.Errorf("_winnow holds %s: %s", k, part[:end+1])
+				}
+			}
 		}
 	})
 

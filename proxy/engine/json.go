@@ -315,25 +315,39 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		}
 	}
 	ar.finish()
+	defer slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
 	switch a.kind {
 	case kindES:
 		if t := caps[rTotal]; t.end != 0 {
-			ok := true
-			if b[t.start] == '{' {
-				t, ok = field(b, t, "value")
+			obj := b[t.start] == '{'
+			v, ok := t, true
+			if obj {
+				v, ok = field(b, t, "value")
 			}
-			if n, ok2 := number(b, t); ok && ok2 {
+			if n, ok2 := number(b, v); ok && ok2 {
 				p.Total = int(n)
+				what := byte('n')
+				if obj {
+					what = 't'
+				}
+				p.patch = append(p.patch, patch{t, what})
 			}
 		}
 	case kindSolr:
 		if t := caps[rTotal]; t.end != 0 {
 			if n, ok := number(b, t); ok {
 				p.Total = int(n)
+				p.patch = append(p.patch, patch{t, 'n'})
 			}
 		}
 		if s := caps[rStart]; s.end != 0 && isNumber(b, s) {
 			p.patch = append(p.patch, patch{s, 'f'})
+		}
+		p.ids = make([]string, len(el))
+		for i := range el {
+			if id := w.caps[i*w.nhit+hID]; id.end != 0 {
+				p.ids[i] = text(b, id, false)
+			}
 		}
 	case kindSearx:
 		if t := caps[rTotal]; t.end != 0 {
@@ -465,7 +479,12 @@ func highlight(b []byte, h span, pref string) string {
 	return text(b, span{vs, ve}, true)
 }
 
-// Render implements [Adapter].
+// Render implements [Adapter]. In Group mode an Elasticsearch winner
+// carries its duplicates as inner_hits, as a collapse query returns them,
+// and a Solr answer gets the expanded section of Collapse and Expand,
+// keyed by the winner's id; other JSON kinds nest them in the winner's
+// _winnow. _winnow itself holds winnow's explanation only, under keys no
+// client reads as a hit's own.
 func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error) {
 	if p == nil || p.xml {
 		return nil, a.errorf("Render needs a JSON answer parsed by this adapter")
@@ -475,19 +494,44 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 		return nil, a.errorf("%w", err)
 	}
 	b := p.body
+	tot := totalOf(p, marks, mode, w)
 	out := slices.Grow(dst, renderSize(p, marks, pick, mode))
 	pos := 0
 	for _, pt := range p.patch {
 		if pt.at.start < p.list.start {
 			out = append(out, b[pos:pt.at.start]...)
-			out = strconv.AppendInt(out, int64(patchValue(pt, w)), 10)
+			out = appendPatch(out, b, pt, w, tot)
 			pos = pt.at.end
 		}
 	}
 	out = append(out, b[pos:p.list.start]...)
+	var expanded []int // Solr winners with duplicates
+	out, expanded = a.renderList(out, p, marks, mode, pick)
+	pos = p.list.end
+	for _, pt := range p.patch {
+		if pt.at.start > p.list.start {
+			out = append(out, b[pos:pt.at.start]...)
+			out = appendPatch(out, b, pt, w, tot)
+			pos = pt.at.end
+		}
+	}
+	if len(expanded) > 0 {
+		end := rootClose(b)
+		out = append(out, b[pos:end]...)
+		out = solrExpanded(out, p, marks, expanded)
+		pos = end
+	}
+	return append(out, b[pos:]...), nil
+}
+
+// renderList appends the result list of the picked results and returns
+// the Solr winners whose duplicates go to the expanded section.
+func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode, pick []int) ([]byte, []int) {
+	b := p.body
 	out = append(out, '[')
 	ind := indentOf(b, p.list)
 	var dups dupLists
+	var expanded []int
 	for n, i := range pick {
 		if n > 0 {
 			out = append(out, ',')
@@ -500,12 +544,24 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 		case !isObj || m.Winner < 0:
 			out = append(out, b[e.start:e.end]...)
 		case mode == Group && m.Winner == i:
-			out = openMember(out, b, e, "_winnow")
 			if dups.first == nil {
 				dups = duplicateLists(marks)
 			}
-			out = groupJSON(out, p, marks, i, dups)
-			out = append(out, '}')
+			switch a.kind {
+			case kindES:
+				out = esWinner(out, p, marks, i, dups)
+			case kindSolr:
+				out = openMember(out, b, e, "_winnow")
+				out = clusterJSON(out, m.Cluster)
+				out = append(out, '}')
+				if dups.first[i] >= 0 && p.ids[i] != "" {
+					expanded = append(expanded, i)
+				}
+			default:
+				out = openMember(out, b, e, "_winnow")
+				out = groupJSON(out, p, marks, i, dups)
+				out = append(out, '}')
+			}
 		case mode == Annotate:
 			out = openMember(out, b, e, "_winnow")
 			out = annotationJSON(out, p, m)
@@ -517,23 +573,72 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 	if len(pick) > 0 {
 		out = append(out, trailIndent(b, p.list)...)
 	}
-	out = append(out, ']')
-	pos = p.list.end
-	for _, pt := range p.patch {
-		if pt.at.start > p.list.start {
-			out = append(out, b[pos:pt.at.start]...)
-			out = strconv.AppendInt(out, int64(patchValue(pt, w)), 10)
-			pos = pt.at.end
-		}
-	}
-	return append(out, b[pos:]...), nil
+	return append(out, ']'), expanded
 }
 
-func patchValue(pt patch, w Window) int {
-	if pt.what == 's' {
-		return w.Size
+// total is what hits.total (numFound) says after refinement: value, and
+// whether it is exact or a lower bound; keep leaves the backend's own.
+type total struct {
+	value       int
+	exact, keep bool
+}
+
+// totalOf is the total of distinct results the client's pages can show.
+// In Annotate mode, or when no fetched result is a duplicate, it is the
+// backend's. When the fetched results are all the backend has, it is
+// exact: the backend's total less the duplicates. Otherwise only the
+// distinct results fetched are known to exist: a lower bound ("gte").
+func totalOf(p *Parsed, marks []Mark, mode Mode, w Window) total {
+	if mode == Annotate || marks == nil || p.Total < 0 {
+		return total{keep: true}
 	}
-	return w.From
+	losers := 0
+	for i, m := range marks {
+		if m.Winner >= 0 && m.Winner != i {
+			losers++
+		}
+	}
+	switch {
+	case losers == 0:
+		return total{keep: true}
+	case p.Total < w.Base+len(p.Results):
+		return total{keep: true} // a backend that undercounts: its word stays
+	case w.Base == 0 && p.Total == len(p.Results):
+		return total{value: max(p.Total-losers, 0), exact: true}
+	}
+	return total{value: min(w.Base+len(p.Results)-losers, p.Total)}
+}
+
+// appendPatch appends the value of patch pt.
+func appendPatch(out, b []byte, pt patch, w Window, tot total) []byte {
+	switch pt.what {
+	case 't':
+		if tot.keep {
+			return append(out, b[pt.at.start:pt.at.end]...)
+		}
+		out = append(out, `{"value":`...)
+		out = strconv.AppendInt(out, int64(tot.value), 10)
+		if tot.exact {
+			return append(out, `,"relation":"eq"}`...)
+		}
+		return append(out, `,"relation":"gte"}`...)
+	case 'n':
+		if tot.keep || !tot.exact {
+			// A bare number cannot say "at least": the backend's stays.
+			return append(out, b[pt.at.start:pt.at.end]...)
+		}
+		return strconv.AppendInt(out, int64(tot.value), 10)
+	}
+	return strconv.AppendInt(out, int64(patchValue(pt, w)), 10)
+}
+
+// rootClose returns the offset of the root object's closing brace.
+func rootClose(b []byte) int {
+	i := len(b) - 1
+	for i > 0 && b[i] != '}' {
+		i--
+	}
+	return i
 }
 
 // indentOf returns the white space before the first element of list, so
@@ -581,30 +686,129 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 	return n
 }
 
-// groupJSON appends the "_winnow" value of winner win in Group mode.
+// groupJSON appends the "_winnow" value of winner win in Group mode for
+// JSON kinds with no grouping format of their own (SearXNG, generic).
 func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	m := marks[win]
 	out = append(out, `{"cluster":`...)
-	out = appendString(out, m.Cluster)
+	out = appendString(out, marks[win].Cluster)
 	out = append(out, `,"duplicates":[`...)
+	out = appendDuplicates(out, p, marks, win, dups)
+	return append(out, "]}"...)
+}
+
+// esWinner appends an Elasticsearch winner in Group mode: the hit with
+// _winnow naming its cluster and its duplicates as inner_hits named
+// "winnow", in the shape a collapse query's inner_hits take, each
+// duplicate with its own _winnow explanation. A hit that has inner_hits
+// already gets "winnow" added to them.
+func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+	b := p.body
+	e := p.elems[win]
+	ih, has := field(b, e, "inner_hits")
+	if dups.first[win] < 0 {
+		out = openMember(out, b, e, "_winnow")
+	} else if has && b[ih.start] == '{' {
+		out = append(out, b[e.start:ih.end-1]...)
+		if skipWS(b, ih.start+1) < ih.end-1 {
+			out = append(out, ',')
+		}
+		out = append(out, `"winnow":`...)
+		out = innerHits(out, p, marks, win, dups)
+		out = append(out, b[ih.end-1:e.end-1]...)
+		out = append(out, `,"_winnow":`...)
+	} else {
+		out = append(out, b[e.start:e.end-1]...)
+		if skipWS(b, e.start+1) != e.end-1 {
+			out = append(out, ',')
+		}
+		out = append(out, `"inner_hits":{"winnow":`...)
+		out = innerHits(out, p, marks, win, dups)
+		out = append(out, `},"_winnow":`...)
+	}
+	out = clusterJSON(out, marks[win].Cluster)
+	return append(out, '}')
+}
+
+// innerHits appends the inner_hits result of win's duplicates.
+func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+	n := 0
+	best := 0.0
+	for j := dups.first[win]; j >= 0; j = dups.next[j] {
+		n++
+		best = max(best, p.Results[j].Score)
+	}
+	out = append(out, `{"hits":{"total":{"value":`...)
+	out = strconv.AppendInt(out, int64(n), 10)
+	out = append(out, `,"relation":"eq"},"max_score":`...)
+	if best > 0 {
+		out = strconv.AppendFloat(out, best, 'g', -1, 64)
+	} else {
+		out = append(out, "null"...)
+	}
+	out = append(out, `,"hits":[`...)
+	out = appendDuplicates(out, p, marks, win, dups)
+	return append(out, "]}}"...)
+}
+
+// appendDuplicates appends win's duplicates, as the backend wrote them,
+// each with its _winnow explanation, separated by commas.
+func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
 	for j := dups.first[win]; j >= 0; j = dups.next[j] {
 		if j != dups.first[win] {
 			out = append(out, ',')
 		}
-		d := marks[j]
 		e := p.elems[j]
 		if p.body[e.start] != '{' {
 			out = append(out, p.body[e.start:e.end]...)
 			continue
 		}
 		out = openMember(out, p.body, e, "_winnow")
-		out = append(out, `{"relation":`...)
-		out = appendString(out, d.Relation)
-		out = append(out, `,"explain":`...)
-		out = appendString(out, d.Explain)
-		out = append(out, "}}"...)
+		out = dupExplain(out, marks[j])
+		out = append(out, '}')
 	}
-	return append(out, "]}"...)
+	return out
+}
+
+// dupExplain appends a duplicate's _winnow value.
+func dupExplain(out []byte, d Mark) []byte {
+	out = append(out, `{"cluster":`...)
+	out = appendString(out, d.Cluster)
+	out = append(out, `,"relation":`...)
+	out = appendString(out, d.Relation)
+	out = append(out, `,"explain":`...)
+	out = appendString(out, d.Explain)
+	return append(out, '}')
+}
+
+// clusterJSON appends a winner's _winnow value.
+func clusterJSON(out []byte, cluster string) []byte {
+	out = append(out, `{"cluster":`...)
+	out = appendString(out, cluster)
+	return append(out, '}')
+}
+
+// solrExpanded appends the expanded section of Solr's Collapse and
+// Expand: for each winner (by its uniqueKey) its duplicates as a result
+// list.
+func solrExpanded(out []byte, p *Parsed, marks []Mark, winners []int) []byte {
+	dups := duplicateLists(marks)
+	out = append(out, `,"expanded":{`...)
+	for k, w := range winners {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		n := 0
+		for j := dups.first[w]; j >= 0; j = dups.next[j] {
+			n++
+		}
+		out = appendString(out, p.ids[w])
+		out = append(out, `:{"numFound":`...)
+		out = strconv.AppendInt(out, int64(n), 10)
+		out = append(out, `,"start":0,"docs":[`...)
+		out = appendDuplicates(out, p, marks, w, dups)
+		out = append(out, "]}"...)
+	}
+	return append(out, '}')
 }
 
 // annotationJSON appends the "_winnow" value of a result in Annotate mode.
@@ -640,7 +844,7 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, m.Winner)
 		}
 	}
-	if mode < Remove || mode > Annotate {
+	if mode < Group || mode > Annotate {
 		return nil, fmt.Errorf("engine: unknown mode %d", mode)
 	}
 	size := w.Size
@@ -788,4 +992,11 @@ func (a *jsonAdapter) Search(q Query) (Request, error) {
 		}
 	}
 	return Request{Method: "GET", Path: a.cfg.Path + "?" + v.Encode()}, nil
+}
+
+func patchValue(pt patch, w Window) int {
+	if pt.what == 's' {
+		return w.Size
+	}
+	return w.From
 }

@@ -1,0 +1,265 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/proxy/ui"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// groups reads the page's groups from the marks, in rank order: a
+// result that is its own winner, or is unmarked, opens a group; one marked
+// with another winner joins that winner's group. The clusters are read
+// only for the scores of the verdicts the marks explain.
+func (o *metaOutcome) groups() []ui.Group {
+	marks := o.ref.marks
+	verdicts := map[int]similarity.Verdict{}
+	for _, c := range o.ref.clusters {
+		for _, m := range c.Members[1:] {
+			verdicts[m.Index] = m.Verdict
+		}
+	}
+	item := func(i int) ui.Item {
+		r := o.results[i]
+		return ui.Item{URL: r.URL, Title: plainText(r.Title), Snippet: plainText(r.Snippet), Engines: r.engines, Rank: i + 1,
+			Unrefined: marks[i].Winner < 0}
+	}
+	var gs []ui.Group
+	at := map[int]int{} // a winner's index -> its group in gs
+	for i, mk := range marks {
+		if mk.Winner < 0 || mk.Winner == i {
+			id := cmp.Or(mk.Cluster, "r"+strconv.Itoa(i))
+			at[i] = len(gs)
+			gs = append(gs, ui.Group{ID: id, Winner: item(i)})
+		}
+	}
+	// A winner may rank below its members (a declared canonical URL):
+	// the groups are all open before any member joins.
+	for i, mk := range marks {
+		if mk.Winner < 0 || mk.Winner == i {
+			continue
+		}
+		it := item(i)
+		it.Relation = mk.Relation
+		if it.Relation == "" || it.Relation == "none" {
+			it.Relation = "duplicate"
+		}
+		it.Explain = mk.Explain
+		if v, ok := verdicts[i]; ok {
+			it.Scores = scoresOf(v)
+		}
+		g := &gs[at[mk.Winner]]
+		g.Similar = append(g.Similar, it)
+	}
+	return gs
+}
+
+// plainText turns an engine's title or snippet, which may carry
+// highlighting markup such as <em>, into plain text for the page (which
+// escapes it).
+func plainText(s string) string {
+	if !strings.ContainsAny(s, "<&") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			break // an unclosed tag: drop the rest of it
+		}
+		s = s[i+j+1:]
+	}
+	return html.UnescapeString(b.String())
+}
+
+// scoresOf lists the tests of a verdict with their thresholds.
+func scoresOf(v similarity.Verdict) []ui.Score {
+	var out []ui.Score
+	add := func(t similarity.TestResult) {
+		if t.Method == similarity.MethodNone || math.IsNaN(t.Value) {
+			return
+		}
+		op := ">="
+		if t.Method == similarity.MethodSimhash {
+			op = "<="
+		}
+		out = append(out, ui.Score{Name: t.Method.String(), Value: strconv.FormatFloat(t.Value, 'f', 2, 64),
+			Threshold: op + " " + strconv.FormatFloat(t.Threshold, 'f', -1, 64)})
+	}
+	for _, c := range v.Candidates {
+		add(c)
+	}
+	n := len(out)
+	add(v.Verify)
+	if len(out) > n && v.Step == similarity.StepAccept {
+		out[n].Name += " (accept)"
+	}
+	if d := v.Scores.Divergence; !math.IsNaN(d) {
+		out = append(out, ui.Score{Name: "divergence", Value: strconv.FormatFloat(d, 'f', 2, 64)})
+	}
+	return out
+}
+
+// searchPage answers the built-in search page (HTML) and its JSON form
+// (/_winnow/search.json or format=json): a metasearch over every engine,
+// grouped. Query parameters: q, page (from 1), size (default 10, at most
+// 50), mode, method, threshold.
+func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
+	args := ctx.QueryArgs()
+	q := strings.TrimSpace(string(args.Peek("q")))
+	asJSON := string(ctx.Path()) == "/_winnow/search.json" || string(args.Peek("format")) == "json"
+	pageNo := max(atoiOr(args.Peek("page"), 1), 1)
+	size := min(max(atoiOr(args.Peek("size"), 10), 1), 50)
+	p, err := s.params(ctx)
+	if m := string(args.Peek("mode")); m != "" && err == nil {
+		ctx.QueryArgs().Set("winnow_mode", m)
+		p, err = s.params(ctx)
+	}
+	if err != nil {
+		ctx.Error("winnow: "+err.Error(), fasthttp.StatusBadRequest)
+		return
+	}
+	view := &ui.Page{Query: q, Mode: p.mode.String()}
+	var out *metaOutcome
+	if q != "" {
+		reqCtx, cancel := context.WithTimeout(context.Background(), s.maxEngineTimeout()+s.o.Budget)
+		defer cancel()
+		out = s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
+		gs := out.groups()
+		total := len(gs)
+		from := (pageNo - 1) * size
+		if from < len(gs) {
+			gs = gs[from:min(from+size, len(gs))]
+		} else {
+			gs = nil
+		}
+		if p.mode == engine.Remove {
+			for i := range gs {
+				gs[i].Similar = nil
+			}
+		}
+		view.Groups = gs
+		view.Took = out.took
+		view.Refined = out.ref.cached + out.ref.text + out.ref.fetched
+		for _, g := range gs {
+			view.Total += 1 + len(g.Similar)
+		}
+		for _, a := range out.answers {
+			st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took}
+			if a.err != nil {
+				st.Err = a.err.Error()
+			}
+			view.Engines = append(view.Engines, st)
+		}
+		if n := out.ref.unrefined; n > 0 && len(out.results) > 0 {
+			view.Notice = fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", min(n, len(out.results)), len(out.results))
+		}
+		link := func(pg int) string {
+			v := url.Values{"q": {q}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
+			if size != 10 {
+				v.Set("size", strconv.Itoa(size))
+			}
+			return "?" + v.Encode()
+		}
+		if pageNo > 1 {
+			view.PrevURL = link(pageNo - 1)
+		}
+		if total > pageNo*size {
+			view.NextURL = link(pageNo + 1)
+		}
+	}
+	if asJSON {
+		ctx.SetContentType("application/json; charset=utf-8")
+		enc := json.NewEncoder(ctx)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(jsonPage(view)); err != nil {
+			s.log.Warn("write_failed", "err", err)
+		}
+		return
+	}
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.Response.Header.Set("Content-Security-Policy", ui.ContentSecurityPolicy)
+	if err := ui.Render(ctx, view); err != nil {
+		s.log.Error("render_page_failed", "err", err)
+	}
+}
+
+func (s *Server) maxEngineTimeout() time.Duration {
+	var d time.Duration
+	for _, b := range s.engines {
+		d = max(d, b.Timeout)
+	}
+	return d
+}
+
+func atoiOr(b []byte, def int) int {
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// jsonPage is winnow's own JSON answer of the search page.
+func jsonPage(p *ui.Page) map[string]any {
+	type score struct {
+		Name      string `json:"name"`
+		Value     string `json:"value"`
+		Threshold string `json:"threshold,omitempty"`
+	}
+	type item struct {
+		URL       string   `json:"url"`
+		Title     string   `json:"title"`
+		Snippet   string   `json:"snippet,omitempty"`
+		Engines   []string `json:"engines,omitempty"`
+		Rank      int      `json:"rank"`
+		Relation  string   `json:"relation,omitempty"`
+		Explain   string   `json:"explain,omitempty"`
+		Scores    []score  `json:"scores,omitempty"`
+		Unrefined bool     `json:"unrefined,omitempty"`
+	}
+	conv := func(it ui.Item) item {
+		var sc []score
+		for _, s := range it.Scores {
+			sc = append(sc, score(s))
+		}
+		return item{it.URL, it.Title, it.Snippet, it.Engines, it.Rank, it.Relation, it.Explain, sc, it.Unrefined}
+	}
+	var results []map[string]any
+	for _, g := range p.Groups {
+		var dups []item
+		for _, it := range g.Similar {
+			dups = append(dups, conv(it))
+		}
+		results = append(results, map[string]any{"cluster": g.ID, "result": conv(g.Winner), "duplicates": dups})
+	}
+	var engines []map[string]any
+	for _, e := range p.Engines {
+		m := map[string]any{"name": e.Name, "results": e.Results, "took_ms": e.Took.Milliseconds()}
+		if e.Err != "" {
+			m["error"] = e.Err
+		}
+		engines = append(engines, m)
+	}
+	return map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
+		"refined": p.Refined, "notice": p.Notice, "engines": engines, "groups": results,
+		"prev": p.PrevURL, "next": p.NextURL}
+}

@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// signText signs a page text (or HTML) that a hit carries for the
+// result whose URL is rawURL and whose key is key, and returns the
+// canonical URL an HTML text declares (see sign).
+func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, string) {
+	res, canonical, err := r.sign(key, rawURL, []byte(text), "")
+	if err != nil {
+		return nil, ""
+	}
+	return detach(&res), canonical
+}
+
+// sign signs the page body fetched from pageURL (whose key is key) and
+// returns, besides, the canonical URL its head declares: "" for none and
+// for the page's own key (most pages declare themselves), which the
+// cache entry need not hold.
+func (r *refiner) sign(key, pageURL string, body []byte, contentType string) (page.Result, string, error) {
+	s := r.signer
+	s.Head = true
+	res, err := s.SignURL(body, contentType, pageURL)
+	if err != nil {
+		return page.Result{}, "", err
+	}
+	canonical := res.Head.Canonical
+	if canonical == key {
+		canonical = ""
+	}
+	return res, canonical, nil
+}
+
+// detach returns the signature of res in an allocation of its own: a
+// pointer to res.Sig would keep the whole page.Result alive, the canonical
+// document with its text, tokens and sentences (tens of KB a page), for as
+// long as the cache holds the signature, which its cost does not count.
+func detach(res *page.Result) *similarity.Signature {
+	sig := new(similarity.Signature)
+	*sig = res.Sig
+	return sig
+}
+
+// startFetch fetches, signs and caches one page in the background and
+// delivers the signature on done (buffered, never blocking).
+func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, done chan<- signed) {
+	var e *entry
+	r.background(func() { e = r.fetchSign(key, rawURL, val, nil) },
+		func() {
+			if e == nil {
+				done <- signed{i: i}
+				return
+			}
+			done <- signed{i: i, sig: e.sig, canonical: e.canonical}
+		})
+}
+
+// revalidate refreshes a stale cache entry in the background with a
+// conditional request; the stale signature serves meanwhile.
+func (r *refiner) revalidate(key, rawURL string, old *entry) {
+	if r.running.Load() >= maxBackground {
+		return // the stale signature serves; a later query revalidates
+	}
+	r.background(func() { r.fetchSign(key, rawURL, old.val, old) }, nil)
+}
+
+// background runs work in a goroutine counted for Shutdown and for
+// maxBackground, then finish (if not nil) even when work panics. The
+// goroutine exits when work ends: a fetch ends at the latest at the fetch
+// client's timeout, or when the server closes.
+func (r *refiner) background(work, finish func()) {
+	r.bg.Add(1)
+	r.running.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer r.running.Add(-1)
+		if finish != nil {
+			defer finish()
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.Error("background_panic", "panic", fmt.Sprint(p))
+			}
+		}()
+		work()
+	}()
+}
+
+// fetchSign fetches rawURL, signs and caches it, and returns the cache
+// entry (nil when the fetch or the signing failed). A 304 keeps the old
+// signature with a new date.
+func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry) *entry {
+	pg, err := r.fetcher.Get(r.life, rawURL, val)
+	if err != nil {
+		r.m.fetchOutcome(err)
+		if !errors.Is(err, context.Canceled) {
+			r.log.Debug("fetch_failed", "err", err)
+		}
+		return nil
+	}
+	r.m.fetchOutcome(nil)
+	if pg.NotModified && old != nil {
+		e := &entry{sig: old.sig, canonical: old.canonical, val: old.val, fetchedAt: time.Now()}
+		r.cache.set(key, e)
+		return e
+	}
+	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType)
+	if err != nil {
+		r.log.Debug("sign_failed", "err", err)
+		return nil
+	}
+	e := &entry{sig: detach(&res), canonical: canonical, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()}
+	r.cache.set(key, e)
+	r.feedBack(key, e.sig)
+	return e
+}
+
+// feedBack hands a computed signature to the feeder, if there is one.
+func (r *refiner) feedBack(key string, sig *similarity.Signature) {
+	if r.feed != nil {
+		r.feed.add(key, sig)
+	}
+}
+
+// wait blocks until every background fetch has ended.
+func (r *refiner) wait() { r.bg.Wait() }

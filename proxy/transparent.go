@@ -1,0 +1,254 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// transparent forwards a request in the backend's own API and refines
+// the answer. Whatever goes wrong on winnow's side, the client gets the
+// backend's answer as the backend gave it.
+func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
+	b := s.transp
+	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
+	defer cancel()
+	orig := clientRequest(ctx)
+	p, perr := s.params(ctx)
+	if perr != nil || p.off || !b.isSearch(orig) {
+		if perr != nil {
+			s.log.Debug("bad_winnow_params", "err", perr)
+		}
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	start := time.Now()
+	if pg, ok := b.light.(engine.Pager); ok {
+		s.transparentPages(ctx, reqCtx, b, pg, orig, p, start)
+		return
+	}
+	breq, win, err := s.rewrite(b, orig)
+	if err != nil {
+		s.fallback(ctx, reqCtx, b, orig, start, err)
+		return
+	}
+	resp, err := b.do(reqCtx, breq, &ctx.Request.Header)
+	if err != nil {
+		s.fallback(ctx, reqCtx, b, orig, start, err)
+		return
+	}
+	defer fasthttp.ReleaseResponse(resp)
+	if resp.StatusCode()/100 != 2 {
+		// A backend error is passed on as the backend gave it.
+		s.m.engine(b.Name, "http_error", time.Since(start))
+		relay(ctx, resp)
+		return
+	}
+	if len(resp.Header.ContentEncoding()) != 0 {
+		s.fallback(ctx, reqCtx, b, orig, start, errors.New("answer compressed although identity was asked for"))
+		return
+	}
+	var key uint64
+	if s.memo.answers != nil && !p.custom {
+		key = answerKey(orig.Method, orig.Path, orig.Body, p.mode, win)
+		if s.answerFromCache(ctx, key, orig, p, win, resp, b, start) {
+			return
+		}
+	}
+	// The body is parsed in place: it lives in resp until the answer is
+	// rendered.
+	parsed, err := b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
+	if err != nil {
+		// An answer winnow cannot parse: ask again with the client's
+		// request as it was.
+		s.fallback(ctx, reqCtx, b, orig, start, err)
+		return
+	}
+	ref, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start)
+	if !ok {
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	if s.memo.answers != nil && !p.custom && ref.hot != nil {
+		s.rememberAnswer(key, orig, p, win, parsed, ref, ctx.Response.Body())
+	}
+	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
+	ctx.SetStatusCode(resp.StatusCode())
+}
+
+// answerFromCache answers from the answer cache when the backend's answer
+// resp is one whose refinement it holds, and reports whether it did.
+func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engine.Request, p params, win engine.Window, resp *fasthttp.Response, b *upstream, start time.Time) bool {
+	a := s.memo.answers.get(key, orig.Method, orig.Path, orig.Body, p.mode, win)
+	if a == nil {
+		s.memo.answers.misses.Add(1)
+		return false
+	}
+	buf := ctx.Response.SwapBody(nil)
+	out, raw, ok := a.render(buf[:0], resp.Body(), s.cache, time.Now())
+	switch {
+	case !ok:
+		ctx.Response.SwapBody(buf)
+		s.memo.answers.misses.Add(1)
+		return false
+	case raw:
+		// The remembered rendering itself, written as it is.
+		ctx.Response.SwapBody(buf)
+		ctx.Response.SetBodyRaw(out)
+	default:
+		ctx.Response.SwapBody(out)
+	}
+	s.memo.answers.hits.Add(1)
+	s.m.engine(b.Name, "ok", time.Since(start))
+	s.m.refined(&refined{cached: a.cached, unrefined: a.unrefined})
+	s.m.clustered(a.clusters, a.dups, p.mode.String())
+	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
+	ctx.SetStatusCode(resp.StatusCode())
+	return true
+}
+
+// rememberAnswer keeps a refined answer in the answer cache; out is its
+// rendering. An answer is kept the second time its key is met, so a
+// stream of queries that never repeat costs no copies.
+func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win engine.Window, parsed *engine.Parsed, ref *refined, out []byte) {
+	if !s.memo.answers.secondSighting(key) {
+		return
+	}
+	body := parsed.Body()
+	ext := parsed.Extent()
+	if ext > len(out) || !bytes.Equal(out[:ext], body[:ext]) {
+		// Render changed the head it promised to copy: never reuse.
+		s.log.Warn("answer_cache_extent", "extent", ext)
+		return
+	}
+	clusters, dups := ref.clusterCounts()
+	s.memo.answers.put(key, &answer{
+		method: orig.Method, path: orig.Path, reqBody: bytes.Clone(orig.Body), mode: p.mode, win: win,
+		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
+		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
+	})
+}
+
+// rewrite is the transparent backend's Rewrite with the server's
+// factor, remembered for requests without a body: a popular query's URL
+// is rewritten once, not parsed and encoded again on every request.
+func (s *Server) rewrite(b *upstream, orig engine.Request) (engine.Request, engine.Window, error) {
+	if len(orig.Body) > 0 {
+		return b.light.Rewrite(orig, s.o.Factor)
+	}
+	if r, ok := s.memo.rewrites.get(orig.Path); ok {
+		orig.Path = r.path
+		return orig, r.win, nil
+	}
+	breq, win, err := b.light.Rewrite(orig, s.o.Factor)
+	if err == nil && len(breq.Body) == 0 {
+		s.memo.rewrites.put(orig.Path, rewritten{breq.Path, win})
+	}
+	return breq, win, err
+}
+
+// rewritten is a remembered Rewrite of a request without a body.
+type rewritten struct {
+	path string
+	win  engine.Window
+}
+
+// fallback answers with the client's request as it was, when the
+// backend's answer to the rewritten one could not be had or parsed.
+func (s *Server) fallback(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, start time.Time, err error) {
+	s.m.engine(b.Name, "fallback", time.Since(start))
+	s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+	s.forward(ctx, reqCtx, b, orig)
+}
+
+// transparentPages is the transparent path of an adapter that asks for
+// several backend pages (SearXNG).
+func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, pg engine.Pager, orig engine.Request, p params, start time.Time) {
+	reqs, win, err := pg.Pages(orig, s.o.Factor)
+	var (
+		parsed *engine.Parsed
+		status int
+		ct     string
+		bodies [][]byte
+		hdr    [][2]string
+	)
+	if err == nil {
+		status, ct, bodies, hdr, err = b.callPages(reqCtx, reqs)
+		if err == nil && status/100 != 2 {
+			s.m.engine(b.Name, "http_error", time.Since(start))
+			s.writeAnswer(ctx, status, ct, bodies[0], hdr)
+			return
+		}
+		if err == nil {
+			parsed, err = pg.ParsePages(bodies, ct)
+		}
+	}
+	if err != nil {
+		s.fallback(ctx, reqCtx, b, orig, start, err)
+		return
+	}
+	if _, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start); !ok {
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	for _, kv := range hdr {
+		ctx.Response.Header.Set(kv[0], kv[1])
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(ct)
+}
+
+// refineInto refines a parsed answer and renders it into the client's
+// response body, reusing the response's own pooled buffer. It reports
+// false, leaving the response as it was, when rendering fails.
+func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time) (*refined, bool) {
+	s.m.engine(b.Name, "ok", time.Since(start))
+	ref := s.refine(reqCtx, parsed.Results, p)
+	buf := ctx.Response.SwapBody(nil)
+	out, err := b.light.Render(buf[:0], parsed, ref.marks, p.mode, win)
+	if err != nil {
+		ctx.Response.SwapBody(buf)
+		s.log.Warn("render_failed", "engine", b.Name, "err", err)
+		return ref, false
+	}
+	ctx.Response.SwapBody(out)
+	return ref, true
+}
+
+// forward sends the client's request unchanged and relays the answer. A
+// backend that cannot be reached gets 502, one that does not answer in
+// time 504: the only errors winnow itself writes.
+func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, r engine.Request) {
+	start := time.Now()
+	resp, err := b.do(reqCtx, r, &ctx.Request.Header)
+	if err != nil {
+		s.m.engine(b.Name, "down", time.Since(start))
+		s.log.Warn("backend_unreachable", "engine", b.Name, "err", err)
+		code := fasthttp.StatusBadGateway
+		if errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+			code = fasthttp.StatusGatewayTimeout
+		}
+		ctx.Error(fmt.Sprintf("winnow: backend %s: %v", b.Name, err), code)
+		return
+	}
+	defer fasthttp.ReleaseResponse(resp)
+	s.m.engine(b.Name, "passthrough", time.Since(start))
+	relay(ctx, resp)
+}
+
+func (s *Server) writeAnswer(ctx *fasthttp.RequestCtx, status int, ct string, body []byte, hdr [][2]string) {
+	for _, kv := range hdr {
+		ctx.Response.Header.Set(kv[0], kv[1])
+	}
+	ctx.SetStatusCode(status)
+	if ct != "" {
+		ctx.SetContentType(ct)
+	}
+	ctx.SetBody(body)
+}
