@@ -44,13 +44,14 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	out := fs.String("o", "-", "write clusters as JSON Lines to `file` (- for stdout)")
 	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [INPUT...]\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [-backend URL] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n"+
-			"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used.\n"+
+			"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used, under the URLs\n"+
+			"the demo engine of winnow serve gives it (serve.demo_listen).\n"+
 			"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n"+
 			"WARC: response records with status 200 and an HTML or text payload, resource records of http(s) URLs and revisits\n"+
 			"resolved to their target are pages; other records are skipped and counted by kind.\n"+
-			"JSONL fields (each a list tried in order; set with -set dedup.fields.text=a,b):\n"+
+			"JSONL and Parquet fields (each a list tried in order; set with -set dedup.fields.text=a,b):\n"+
 			"  id          dedup.fields.id          default: id (string or number; else the line number)\n"+
 			"  url         dedup.fields.url         default: url\n"+
 			"  html        dedup.fields.html        default: html\n"+
