@@ -179,10 +179,7 @@ func (s *lcsScratch) bounded(a, b []uint32, maxD int) (n int, ok bool) {
 		}
 		return pre + suf, true
 	}
-	d, exact := s.distance(a2, b2, lim)
-	if d > lim && !exact {
-		return pre + suf + (total-lim-1)/2, false
-	}
+	d, _ := s.distance(a2, b2, lim)
 	return pre + suf + (total-d)/2, d <= lim
 }
 
@@ -214,25 +211,48 @@ func isqrt(x int) int {
 
 // distance returns the edit distance D of a and b, two non-empty
 // sequences without a common first or last token, when it is at most lim;
-// otherwise a value over lim, which is D itself when exact is true (the
-// bit-parallel length computed it) and lim+1 when not. Myers' algorithm
-// runs up to [myersCap], the bit-parallel length beyond.
+// otherwise a value over lim, which is D itself when exact is true and a
+// lower bound of D when not. Cheapest evidence first:
+//
+//  1. D is at least the difference of the lengths;
+//  2. Myers' algorithm up to about √(N+M) rounds, as dear as the steps
+//     below and enough for near-duplicates;
+//  3. the multiset intersection of the tokens bounds the LCS length;
+//  4. Myers' algorithm up to [myersCap];
+//  5. the bit-parallel length, which exits once the length so far plus
+//     the intersection of the rest cannot reach the bound.
 func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
-	if diff := len(a) - len(b); diff > lim || -diff > lim {
-		return lim + 1, false // D >= the difference of the lengths
+	total := len(a) + len(b)
+	if diff := max(len(a)-len(b), len(b)-len(a)); diff > lim {
+		return diff, false
 	}
 	dcap := myersCap(len(a), len(b))
-	if lim <= dcap {
-		d, ok := s.myers(a, b, lim, false)
-		return d, ok
-	}
-	if d, ok := s.myers(a, b, dcap, false); ok {
+	d0 := min(lim, dcap, max(2*isqrt(total), 16))
+	if d, ok := s.myers(a, b, d0, false); ok {
 		return d, true
 	}
-	if len(a) > len(b) {
-		a, b = b, a
+	if lim <= d0 {
+		return lim + 1, false
 	}
-	return len(a) + len(b) - 2*s.bitLength(a, b), true
+	x, y := a, b // the masks of the shorter sequence
+	if len(x) > len(y) {
+		x, y = y, x
+	}
+	s.masks.build(x)
+	need := (total - lim + 1) / 2 // the LCS length of D = lim
+	if inter := s.masks.intersect(y); inter < need {
+		return total - 2*inter, false
+	}
+	if d0 < dcap {
+		if d, ok := s.myers(a, b, min(lim, dcap), false); ok {
+			return d, true
+		}
+		if lim <= dcap {
+			return lim + 1, false
+		}
+	}
+	l, ok := s.bitCount(y, need)
+	return total - 2*l, ok
 }
 
 // Ratio returns the LCS ratio r = l / (n + m - l) of Huang et al. for an
@@ -297,12 +317,8 @@ func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run,
 	}
 	d := 0
 	if len(a2) > 0 && len(b2) > 0 {
-		var exact bool
-		d, exact = s.distance(a2, b2, lim)
+		d, _ = s.distance(a2, b2, lim)
 		if d > lim {
-			if !exact {
-				d = lim + 1
-			}
 			return dst, pre + suf + (total-d)/2, false
 		}
 	}

@@ -36,6 +36,14 @@ type wordMasks struct {
 	ks    []int32
 	ps    []uint64
 	w     int // words of a row
+	// Tokens with entries in over a quarter of the words (the, of, a)
+	// also get a dense mask: the branch-free pass over every word is
+	// cheaper than the sparse one there. dense[t] is its index + 1.
+	dense []int32
+	masks []uint64
+	// cnt and rem count each token's occurrences in the sequence and in
+	// what is left of the other one, for the multiset bound.
+	cnt, rem []int32
 }
 
 // tokenSlot returns the table slot of x for a table of 1<<(32-shift)
@@ -61,6 +69,7 @@ func (t *wordMasks) build(a []uint32) {
 	t.tok = resize(t.tok, len(a))
 	t.last = t.last[:0]
 	t.at = t.at[:0]
+	t.cnt = t.cnt[:0]
 	mask := uint32(size - 1)
 	// Pass 1: token indexes, and the entries (distinct words) of each.
 	for i, x := range a {
@@ -73,9 +82,11 @@ func (t *wordMasks) build(a []uint32) {
 			t.slot[h] = int32(len(t.last) + 1)
 			t.last = append(t.last, -1)
 			t.at = append(t.at, 0)
+			t.cnt = append(t.cnt, 0)
 		}
 		id := t.slot[h] - 1
 		t.tok[i] = id
+		t.cnt[id]++
 		if k := int32(i >> 6); t.last[id] != k {
 			t.last[id] = k
 			t.at[id]++
@@ -91,7 +102,20 @@ func (t *wordMasks) build(a []uint32) {
 	t.at = append(t.at, total)
 	t.ks = resize(t.ks, int(total))
 	t.ps = resize(t.ps, int(total))
+	t.dense = resize(t.dense, len(t.at)-1)
+	t.masks = t.masks[:0]
+	for id := range t.dense {
+		t.dense[id] = 0
+		if 4*(t.at[id+1]-t.at[id]) > int32(t.w) {
+			n := len(t.masks)
+			t.masks = growZeroed(t.masks, n+t.w)
+			t.dense[id] = int32(n/t.w + 1)
+		}
+	}
 	for i, id := range t.tok {
+		if d := t.dense[id]; d != 0 {
+			t.masks[int(d-1)*t.w+i>>6] |= 1 << (uint(i) & 63)
+		}
 		k := int32(i >> 6)
 		c := t.last[id]
 		if c == t.at[id] || t.ks[c-1] != k {
@@ -104,6 +128,20 @@ func (t *wordMasks) build(a []uint32) {
 	}
 }
 
+// growZeroed returns s extended to length n with zeros, reusing its
+// capacity.
+func growZeroed(s []uint64, n int) []uint64 {
+	if cap(s) < n {
+		s2 := make([]uint64, n, max(n, 2*cap(s)))
+		copy(s2, s)
+		return s2
+	}
+	old := len(s)
+	s = s[:n]
+	clear(s[old:])
+	return s
+}
+
 // resize returns s with length n, reusing its capacity; the contents are
 // not kept.
 func resize[T any](s []T, n int) []T {
@@ -113,31 +151,98 @@ func resize[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// mask returns the sparse mask of x, the word indexes and their bits, or
-// nil when x is not in the sequence.
-func (t *wordMasks) mask(x uint32) (ks []int32, ps []uint64) {
+// id returns the token index of x, or -1 when x is not in the sequence.
+func (t *wordMasks) id(x uint32) int32 {
+	size := uint32(len(t.slot))
+	h := tokenSlot(x, t.shift)
+	for {
+		s := t.slot[h]
+		if s == 0 || t.keys[h] == x {
+			return s - 1
+		}
+		h = (h + 1) & (size - 1)
+	}
+}
+
+// intersect sets rem to the occurrences of each token in b and returns
+// the size of the multiset intersection of the two sequences,
+// Σ min(cnt, rem): a bound of their LCS length.
+func (t *wordMasks) intersect(b []uint32) int {
+	t.rem = resize(t.rem, len(t.cnt))
+	clear(t.rem)
+	n := 0
+	for _, x := range b {
+		if id := t.id(x); id >= 0 {
+			if t.rem[id] < t.cnt[id] {
+				n++
+			}
+			t.rem[id]++
+		}
+	}
+	return n
+}
+
+// mask returns the mask of x: dense (every word) when x has one, else
+// sparse, the word indexes and their bits; all nil when x is not in the
+// sequence.
+func (t *wordMasks) mask(x uint32) (dense []uint64, ks []int32, ps []uint64) {
 	size := uint32(len(t.slot))
 	h := tokenSlot(x, t.shift)
 	for {
 		s := t.slot[h]
 		if s == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 		if t.keys[h] == x {
-			lo, hi := t.at[s-1], t.at[s]
-			return t.ks[lo:hi:hi], t.ps[lo:hi:hi]
+			return t.maskOf(s - 1)
 		}
 		h = (h + 1) & (size - 1)
 	}
+}
+
+// maskOf returns the mask of token index id, as mask does.
+func (t *wordMasks) maskOf(id int32) (dense []uint64, ks []int32, ps []uint64) {
+	if d := t.dense[id]; d != 0 {
+		at := int(d-1) * t.w
+		return t.masks[at : at+t.w : at+t.w], nil, nil
+	}
+	lo, hi := t.at[id], t.at[id+1]
+	return nil, t.ks[lo:hi:hi], t.ps[lo:hi:hi]
+}
+
+// denseStep applies one token's dense mask pm to the row v in place,
+// logging the old value of each word it changes when log is set, and
+// returns the carry out of the top word.
+func (s *lcsScratch) denseStep(v, pm []uint64, log bool) (carry uint64) {
+	pm = pm[:len(v)]
+	if !log {
+		for k, x := range v {
+			p := pm[k]
+			var sum uint64
+			sum, carry = bits.Add64(x, x&p, carry)
+			v[k] = sum | (x &^ p)
+		}
+		return carry
+	}
+	for k, x := range v {
+		p := pm[k]
+		var sum uint64
+		sum, carry = bits.Add64(x, x&p, carry)
+		if y := sum | (x &^ p); y != x {
+			s.log = append(s.log, undo{int32(k), x})
+			v[k] = y
+		}
+	}
+	return carry
 }
 
 // step applies one token's sparse mask to the row v in place: the
 // update V = (V + (V & PM)) | (V &^ PM) on the words of the mask, and the
 // carry of the addition through the words above until it is absorbed
 // (a word without mask bits becomes (x + carry) | x). With log set, the
-// old value of every word written is appended to s.log.
-func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) {
-	var carry uint64
+// old value of every word written is appended to s.log. It returns the
+// carry out of the top word.
+func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry uint64) {
 	pos := 0
 	for e, k32 := range ks {
 		k := int(k32)
@@ -154,8 +259,9 @@ func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) {
 		pos = k + 1
 	}
 	if carry != 0 {
-		s.ripple(v, pos, len(v), log)
+		_, carry = s.ripple(v, pos, len(v), log)
 	}
+	return carry
 }
 
 // ripple adds a carry of one to the words v[pos:end] without mask bits,
@@ -203,17 +309,53 @@ func zeros(v []uint64) int {
 // algorithm, a being the sequence of the masks (the shorter one is the
 // cheaper choice). Both must be non-empty.
 func (s *lcsScratch) bitLength(a, b []uint32) int {
+	s.masks.build(a)
+	s.masks.intersect(b)
+	l, _ := s.bitCount(b, 0)
+	return l
+}
+
+// bitCount runs the bit-parallel algorithm over b against the masks
+// built and intersected with b, and returns the LCS length, ok = true; or
+// ok = false and an upper bound below need as soon as the length cannot
+// reach need: the length so far plus the multiset intersection of the
+// rest of b with a bounds it. The length so far grows by one exactly
+// when the row's addition carries out of its top word (a row's zeros
+// count the LCS, and the padding bits above the sequence stay one).
+func (s *lcsScratch) bitCount(b []uint32, need int) (l int, ok bool) {
 	t := &s.masks
-	t.build(a)
+	inter := 0
+	for id, c := range t.rem {
+		inter += int(min(c, t.cnt[id]))
+	}
+	if inter < need {
+		return inter, false
+	}
 	v := resize(s.row, t.w)
 	s.row = v
 	onesRow(v)
 	for _, x := range b {
-		if ks, ps := t.mask(x); ks != nil {
-			s.step(v, ks, ps, false)
+		id := t.id(x)
+		if id < 0 {
+			continue
+		}
+		if t.rem[id] <= t.cnt[id] {
+			inter-- // this occurrence leaves the intersection of the rest
+		}
+		t.rem[id]--
+		var carry uint64
+		switch pm, ks, ps := t.maskOf(id); {
+		case pm != nil:
+			carry = s.denseStep(v, pm, false)
+		default:
+			carry = s.step(v, ks, ps, false)
+		}
+		l += int(carry)
+		if l+inter < need {
+			return l + inter, false
 		}
 	}
-	return zeros(v)
+	return l, true
 }
 
 // bitRuns appends the matched runs of one LCS of a and b (both non-empty)
@@ -243,7 +385,10 @@ func (s *lcsScratch) bitRuns(dst []Run, a, b []uint32, pre int) []Run {
 	s.logAt = logAt
 	for j, x := range b {
 		logAt[j] = int32(len(s.log))
-		if ks, ps := t.mask(x); ks != nil {
+		switch pm, ks, ps := t.mask(x); {
+		case pm != nil:
+			s.denseStep(v, pm, true)
+		case ks != nil:
 			s.step(v, ks, ps, true)
 		}
 	}
