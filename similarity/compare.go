@@ -108,7 +108,29 @@ type Scores struct {
 	// high when one block of content differs inside a shared template.
 	// NaN unless HasLCS.
 	Divergence float64
+
+	// LCSStage tells how far the LCS went before it settled, for the
+	// stage counts of [BatchStats]; LCSStageNone unless HasLCS.
+	LCSStage LCSStage
 }
+
+// LCSStage is how far the LCS of [Compare] went, cheapest first.
+type LCSStage uint8
+
+// LCS stages.
+const (
+	// LCSStageNone: no LCS was asked for or a side had no sequence.
+	LCSStageNone LCSStage = iota
+	// LCSStageBound: the lengths or the multiset intersection of the
+	// tokens settled the pair (cut) without an LCS computation.
+	LCSStageBound
+	// LCSStageLength: the LCS length, by a bounded Myers search or the
+	// bit-parallel algorithm, settled the pair.
+	LCSStageLength
+	// LCSStageAlignment: the alignment (central part, divergence) was
+	// computed.
+	LCSStageAlignment
+)
 
 // CompareOptions selects the costly scores of [Compare]. The zero value
 // computes the cheap scores only.
@@ -204,11 +226,12 @@ func compareLCS(s *Scores, a, b []uint32, o CompareOptions) {
 			maxD = o.MaxD
 		}
 		l, ok := sc.bounded(a, b, maxD)
-		s.LCS, s.LCSCut = Ratio(l, n, m), !ok
+		s.LCS, s.LCSCut, s.LCSStage = Ratio(l, n, m), !ok, sc.settled
 		return
 	}
 	runs, l, ok := sc.appendRuns(sc.runs[:0], a, b, o.maxD(n, m))
 	sc.runs = runs
+	s.LCSStage = sc.settled
 	if !ok {
 		s.LCSCut = true
 		s.LCS = Ratio(l, n, m)

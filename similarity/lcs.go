@@ -35,6 +35,8 @@ type lcsScratch struct {
 	logAt []int32  // first log entry of each token
 	revA  []uint32 // the sequences reversed, for the alignment
 	revB  []uint32
+
+	settled LCSStage // how far the last computation went
 }
 
 var lcsPool = sync.Pool{New: func() any { return new(lcsScratch) }}
@@ -166,6 +168,7 @@ func LCS(a, b []uint32, maxD int) (n int, ok bool) {
 
 // bounded is [LCS] on the scratch s.
 func (s *lcsScratch) bounded(a, b []uint32, maxD int) (n int, ok bool) {
+	s.settled = LCSStageLength
 	pre, suf := commonAffixes(a, b)
 	a2, b2 := a[pre:len(a)-suf], b[pre:len(b)-suf]
 	total := len(a2) + len(b2)
@@ -175,6 +178,7 @@ func (s *lcsScratch) bounded(a, b []uint32, maxD int) (n int, ok bool) {
 	}
 	if len(a2) == 0 || len(b2) == 0 {
 		if total > lim {
+			s.settled = LCSStageBound
 			return pre + suf + (total-lim-1)/2, false
 		}
 		return pre + suf, true
@@ -223,7 +227,9 @@ func isqrt(x int) int {
 //     the intersection of the rest cannot reach the bound.
 func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
 	total := len(a) + len(b)
+	s.settled = LCSStageLength
 	if diff := max(len(a)-len(b), len(b)-len(a)); diff > lim {
+		s.settled = LCSStageBound
 		return diff, false
 	}
 	dcap := myersCap(len(a), len(b))
@@ -241,6 +247,7 @@ func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
 	s.masks.build(x)
 	need := (total - lim + 1) / 2 // the LCS length of D = lim
 	if inter := s.masks.intersect(y); inter < need {
+		s.settled = LCSStageBound
 		return total - 2*inter, false
 	}
 	if d0 < dcap {
@@ -312,7 +319,9 @@ func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run,
 	if maxD >= 0 && maxD < lim {
 		lim = maxD
 	}
+	s.settled = LCSStageLength
 	if total > lim && (len(a2) == 0 || len(b2) == 0) {
+		s.settled = LCSStageBound
 		return dst, pre + suf + (total-lim-1)/2, false
 	}
 	d := 0
@@ -336,6 +345,7 @@ func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run,
 	for _, r := range dst[start:] {
 		l += r.Len
 	}
+	s.settled = LCSStageAlignment
 	return dst, l, true
 }
 

@@ -111,7 +111,8 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %v\n", *backendURL, statuses)
 	}
-	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink})
+	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
+		Workers: e.cfg.Dedup.Workers})
 	bw := bufio.NewWriter(w)
 	for _, c := range clusters {
 		stats.Clusters++
