@@ -21,6 +21,7 @@ type Run struct {
 // a pool so that a call allocates nothing once the pool is warm.
 type lcsScratch struct {
 	v     []int32 // furthest x per diagonal, indexed k+off
+	off   int
 	trace []int32 // V of every round d, 2d+1 entries at offset d*d
 	runs  []Run
 	segs  []segment
@@ -64,19 +65,32 @@ func commonAffixes(a, b []uint32) (pre, suf int) {
 // diagonal that cannot be reached. Cost O((n+m)·D) time, O(lim) space, plus
 // (D+1)² int32 of trace.
 func (s *lcsScratch) myers(a, b []uint32, lim int, trace bool) (d int, ok bool) {
-	n, m := len(a), len(b)
+	s.myersInit(lim)
+	return s.myersRounds(a, b, 0, lim, trace)
+}
+
+// myersInit prepares the V array for rounds up to lim.
+func (s *lcsScratch) myersInit(lim int) {
 	size := 2*lim + 3
 	if cap(s.v) < size {
 		s.v = make([]int32, size)
 	}
-	v := s.v[:size]
-	for i := range v {
-		v[i] = -1
+	s.v = s.v[:size]
+	for i := range s.v {
+		s.v[i] = -1
 	}
-	off := lim + 1
-	v[off+1] = 0
+	s.off = lim + 1
+	s.v[s.off+1] = 0
 	s.trace = s.trace[:0]
-	for d := 0; d <= lim; d++ {
+}
+
+// myersRounds runs the rounds from..to (to at most the lim of the last
+// myersInit) of [lcsScratch.myers]; a search that stopped at round
+// from-1 resumes where it was.
+func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int, ok bool) {
+	n, m := len(a), len(b)
+	v, off := s.v, s.off
+	for d := from; d <= to; d++ {
 		lo, hi := -d, d
 		if lo < -m {
 			lo = -m + ((d - m) & 1)
@@ -108,7 +122,7 @@ func (s *lcsScratch) myers(a, b []uint32, lim int, trace bool) (d int, ok bool) 
 			s.trace = append(s.trace, v[off-d:off+d+1]...)
 		}
 	}
-	return lim + 1, false
+	return to + 1, false
 }
 
 // backtrack recovers the matched runs of the path found by a traced
@@ -219,10 +233,10 @@ func isqrt(x int) int {
 // lower bound of D when not. Cheapest evidence first:
 //
 //  1. D is at least the difference of the lengths;
-//  2. Myers' algorithm up to about √(N+M) rounds, as dear as the steps
+//  2. Myers' algorithm up to 4·√(N+M) rounds, about as dear as the steps
 //     below and enough for near-duplicates;
 //  3. the multiset intersection of the tokens bounds the LCS length;
-//  4. Myers' algorithm up to [myersCap];
+//  4. Myers' algorithm resumed up to [myersCap];
 //  5. the bit-parallel length, which exits once the length so far plus
 //     the intersection of the rest cannot reach the bound.
 func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
@@ -233,8 +247,9 @@ func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
 		return diff, false
 	}
 	dcap := myersCap(len(a), len(b))
-	d0 := min(lim, dcap, max(2*isqrt(total), 16))
-	if d, ok := s.myers(a, b, d0, false); ok {
+	d0 := min(lim, dcap, max(4*isqrt(total), 16))
+	s.myersInit(min(lim, dcap))
+	if d, ok := s.myersRounds(a, b, 0, d0, false); ok {
 		return d, true
 	}
 	if lim <= d0 {
@@ -251,7 +266,7 @@ func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
 		return total - 2*inter, false
 	}
 	if d0 < dcap {
-		if d, ok := s.myers(a, b, min(lim, dcap), false); ok {
+		if d, ok := s.myersRounds(a, b, d0+1, min(lim, dcap), false); ok {
 			return d, true
 		}
 		if lim <= dcap {
