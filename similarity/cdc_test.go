@@ -2,6 +2,8 @@ package similarity
 
 import (
 	"bytes"
+	cdcchunkers "github.com/PlakarKorp/go-cdc-chunkers"
+	"github.com/PlakarKorp/go-cdc-chunkers/chunkers/jc"
 	"math/rand/v2"
 	"testing"
 )
@@ -78,14 +80,40 @@ func TestChunksLocality(t *testing.T) {
 	}
 }
 
+// BenchmarkCDC chunks the same real texts on one core with winnow's
+// chunker (FastCDC's gear hash with normalized chunking, sizes of the
+// default Options) and with go-cdc-chunkers' JC (Jin et al., TPDS 2023:
+// the gear hash with a jump of jumpLength bytes after each jump-mask
+// match), given the same minimum and average sizes and called on the
+// in-memory text as winnow's is.
 func BenchmarkCDC(b *testing.B) {
 	in := sigCorpus(b)
-	c := newChunker(Options{}.WithDefaults())
-	b.SetBytes(int64(len(in.Text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		for data := in.Text; len(data) > 0; {
-			data = data[c.cut(data):]
+	o := Options{}.WithDefaults()
+	b.Run("winnow", func(b *testing.B) {
+		c := newChunker(o)
+		b.SetBytes(int64(len(in.Text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			for data := in.Text; len(data) > 0; {
+				data = data[c.cut(data):]
+			}
 		}
-	}
+	})
+	b.Run("jc", func(b *testing.B) {
+		opts := &cdcchunkers.ChunkerOpts{MinSize: o.ChunkMin, NormalSize: o.ChunkAvg, MaxSize: o.ChunkMax}
+		var c jc.JC
+		if err := c.Validate(opts); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Setup(opts); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(in.Text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			for data := in.Text; len(data) > 0; {
+				data = data[max(c.Algorithm(opts, data, len(data)), 1):]
+			}
+		}
+	})
 }
