@@ -661,6 +661,108 @@ type entry struct {
 	rank int32 // the document's rank (its position in key order)
 }
 
+// tableKind is a family of candidate tables.
+type tableKind uint8
+
+const (
+	tableMega    tableKind = iota // the 15 megashingles of every document
+	tableSimhash                  // one block of the simhash
+	tableBand                     // one band of rows min-hashes
+)
+
+// tableSpec is one candidate table of [BatchCluster].
+type tableSpec struct {
+	kind                tableKind
+	index, blocks, rows int
+	simhashK            int // pairs over this simhash distance are skipped; -1: none
+}
+
+// build fills t with the table's rows for the usable documents of ranked,
+// in rank order. mega is scratch for the megashingles.
+func (sp tableSpec) build(t []entry, ranked []*Signature, usable func(*Signature) bool, mega *[]uint64) []entry {
+	t = t[:0]
+	switch sp.kind {
+	case tableMega:
+		// One table for all 15: the megashingle values mix in their index.
+		for r, s := range ranked {
+			if usable(s) {
+				*mega = s.AppendMegashingles((*mega)[:0])
+				for _, v := range *mega {
+					t = append(t, entry{key: v, rank: int32(r)})
+				}
+			}
+		}
+	case tableSimhash:
+		lo, hi := sp.index*64/sp.blocks, (sp.index+1)*64/sp.blocks
+		mask := uint64(1)<<(hi-lo) - 1
+		for r, s := range ranked {
+			if usable(s) {
+				t = append(t, entry{key: s.Simhash >> lo & mask, rank: int32(r)})
+			}
+		}
+	case tableBand:
+		band, rows := sp.index, sp.rows
+		for r, s := range ranked {
+			if !usable(s) || (band+1)*rows > len(s.MinHash) {
+				continue
+			}
+			h := mix64(uint64(band) + 1)
+			for _, v := range s.MinHash[band*rows : (band+1)*rows] {
+				h = mix64(h ^ uint64(v))
+			}
+			t = append(t, entry{key: h, rank: int32(r)})
+		}
+	}
+	return t
+}
+
+// sortEntries sorts t by key, then rank, with tmp as scratch (grown as
+// needed and returned). Rows are appended in rank order, so a stable sort
+// by key suffices: a least-significant-digit radix sort, one pass a byte
+// of the key, skipping the bytes all keys share (simhash blocks have two
+// of eight). O(n) against the O(n log n) comparisons of a sort: the
+// megashingle table of a million documents has 15 million rows.
+func sortEntries(t, tmp []entry) []entry {
+	if len(t) < 256 {
+		slices.SortFunc(t, func(x, y entry) int {
+			if c := cmp.Compare(x.key, y.key); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.rank, y.rank)
+		})
+		return tmp
+	}
+	var counts [8][256]int
+	for _, e := range t {
+		for d := range 8 {
+			counts[d][byte(e.key>>(8*d))]++
+		}
+	}
+	tmp = slices.Grow(tmp[:0], len(t))[:len(t)]
+	src, dst := t, tmp
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(src[0].key>>(8*d))] == len(src) {
+			continue // every key has this byte
+		}
+		at := 0
+		for i, n := range c {
+			c[i] = at
+			at += n
+		}
+		for _, e := range src {
+			b := byte(e.key >> (8 * d))
+			dst[c[b]] = e
+			c[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &t[0] {
+		copy(t, src)
+	}
+	return tmp
+}
+
 // BatchCluster clusters many signatures in near-linear time and returns
 // the clusters of two or more documents, ordered by their winners' keys.
 //
@@ -742,16 +844,8 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 		batch = batch[:0]
 		clear(pending)
 	}
-	table := make([]entry, 0, n)
-	var mega []uint64
-	join := func(simhashK int) {
+	join := func(table []entry, simhashK int) {
 		t0 := time.Now()
-		slices.SortFunc(table, func(x, y entry) int {
-			if c := cmp.Compare(x.key, y.key); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.rank, y.rank)
-		})
 		for s := 0; s < len(table); {
 			e := s + 1
 			for e < len(table) && table[e].key == table[s].key {
@@ -788,55 +882,55 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 		st.CandidateTime += time.Since(t0)
 		flush()
 	}
+	// The tables are built and sorted on another goroutine, one ahead of
+	// the join, in two buffers that take turns; the join consumes them in
+	// a fixed order.
 	usable := func(s *Signature) bool { return !d.tooShort(s) }
-
+	var specs []tableSpec
 	if !o.NoMegashingles {
-		// One table for all 15: the megashingle values mix in their index.
-		for r, s := range ranked {
-			if usable(s) {
-				mega = s.AppendMegashingles(mega[:0])
-				for _, v := range mega {
-					table = append(table, entry{key: v, rank: int32(r)})
-				}
-			}
-		}
-		join(-1)
+		specs = append(specs, tableSpec{kind: tableMega, simhashK: -1})
 	}
 	if k >= 0 {
-		blocks := k + 1
-		for bi := range blocks {
-			lo, hi := bi*64/blocks, (bi+1)*64/blocks
-			mask := uint64(1)<<(hi-lo) - 1
-			table = table[:0]
-			for r, s := range ranked {
-				if usable(s) {
-					table = append(table, entry{key: s.Simhash >> lo & mask, rank: int32(r)})
-				}
-			}
-			join(k)
+		for bi := range k + 1 {
+			specs = append(specs, tableSpec{kind: tableSimhash, index: bi, blocks: k + 1, simhashK: k})
 		}
 	}
 	if rows > 0 {
-		for band := 0; ; band++ {
-			table = table[:0]
-			found := false
-			for r, s := range ranked {
-				if !usable(s) || (band+1)*rows > len(s.MinHash) {
-					continue
-				}
-				h := mix64(uint64(band) + 1)
-				for _, v := range s.MinHash[band*rows : (band+1)*rows] {
-					h = mix64(h ^ uint64(v))
-				}
-				table = append(table, entry{key: h, rank: int32(r)})
-				found = true
+		bands := 0
+		for _, s := range ranked {
+			if usable(s) {
+				bands = max(bands, len(s.MinHash)/rows)
 			}
-			if !found {
-				break
-			}
-			join(-1)
+		}
+		for band := range bands {
+			specs = append(specs, tableSpec{kind: tableBand, index: band, rows: rows, simhashK: -1})
 		}
 	}
+	free := make(chan []entry, 2)
+	free <- make([]entry, 0, n)
+	free <- make([]entry, 0, n)
+	ready := make(chan []entry)
+	go func() { // exits after the last table, which the join receives
+		var mega []uint64
+		var tmp []entry
+		for _, sp := range specs {
+			t := <-free
+			if cap(t) > 2*n {
+				t = make([]entry, 0, n) // the megashingle table's 15·n rows: let them go
+				tmp = nil
+			}
+			t = sp.build(t, ranked, usable, &mega)
+			tmp = sortEntries(t, tmp)
+			ready <- t
+		}
+		close(ready)
+	}()
+	for _, sp := range specs {
+		table := <-ready
+		join(table, sp.simhashK)
+		free <- table[:0]
+	}
+	<-ready // closed
 
 	t0 := time.Now()
 	var rankKeys []string

@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -348,6 +349,35 @@ func testBatchesAndWorkers(t *testing.T, sigs []*Signature, keys []string, winne
 		}
 		if c.batch == 0 && st != wantSt {
 			t.Errorf("%d workers: stats %+v, one worker %+v", c.workers, st, wantSt)
+		}
+	}
+}
+
+func TestSortEntries(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	byKeyRank := func(x, y entry) int {
+		if c := cmp.Compare(x.key, y.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.rank, y.rank)
+	}
+	var tmp []entry
+	for _, n := range []int{0, 1, 100, 255, 256, 5000} {
+		for _, keyBits := range []int{16, 64} { // a simhash block, a hash
+			in := make([]entry, n)
+			for i := range in {
+				in[i] = entry{key: r.Uint64() >> (64 - keyBits) % 97, rank: int32(i)} // rank order, repeated keys
+				if keyBits == 64 {
+					in[i].key = r.Uint64()&^0xff00 | uint64(i%3)<<62
+				}
+			}
+			want := slices.Clone(in)
+			slices.SortFunc(want, byKeyRank)
+			got := slices.Clone(in)
+			tmp = sortEntries(got, tmp)
+			if !slices.Equal(got, want) {
+				t.Errorf("sortEntries(%d rows, %d-bit keys) is not sorted by key, then rank", n, keyBits)
+			}
 		}
 	}
 }
