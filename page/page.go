@@ -10,6 +10,7 @@ import (
 	"mime"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/similarity"
@@ -76,7 +77,9 @@ func (s Signer) SignURL(body []byte, contentType, pageURL string) (Result, error
 // SignDoc signs an already canonical document.
 func (s Signer) SignDoc(doc canon.Document) similarity.Signature {
 	return similarity.Sign(similarity.Input{
-		Text:      []byte(doc.Text),
+		// The text's bytes without a copy: Sign neither keeps nor
+		// changes Input's slices (a copy was a page-sized allocation).
+		Text:      unsafe.Slice(unsafe.StringData(doc.Text), len(doc.Text)),
 		Tokens:    doc.Tokens,
 		Sentences: doc.Sentences,
 	}, s.Signature)
