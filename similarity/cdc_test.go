@@ -117,3 +117,40 @@ func BenchmarkCDC(b *testing.B) {
 		}
 	})
 }
+
+// gearScanBytewise is gearScan one byte at a time, the definition the
+// unrolled loop must agree with.
+func gearScanBytewise(d []byte, h, mask uint64) (int, uint64) {
+	for i, b := range d {
+		if h = h*2 + gear[b]; h&mask == 0 {
+			return i + 1, h
+		}
+	}
+	return -1, h
+}
+
+func TestGearScanBytewise(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	in := sigCorpus(t)
+	for _, bitsSet := range []int{1, 4, 7, 8, 12} {
+		mask := ^uint64(0) << (64 - bitsSet)
+		for range 2000 {
+			var d []byte
+			if r.IntN(2) == 0 {
+				at := r.IntN(len(in.Text))
+				d = in.Text[at:min(len(in.Text), at+r.IntN(600))]
+			} else {
+				d = make([]byte, r.IntN(600))
+				for i := range d {
+					d[i] = byte(r.IntN(256))
+				}
+			}
+			h0 := r.Uint64()
+			gotCut, gotH := gearScan(d, h0, mask)
+			wantCut, wantH := gearScanBytewise(d, h0, mask)
+			if gotCut != wantCut || gotH != wantH {
+				t.Fatalf("gearScan(%d bytes, mask of %d bits) = %d, %x; byte by byte %d, %x", len(d), bitsSet, gotCut, gotH, wantCut, wantH)
+			}
+		}
+	}
+}
