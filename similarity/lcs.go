@@ -38,6 +38,9 @@ type lcsScratch struct {
 	revB  []uint32
 
 	settled LCSStage // how far the last computation went
+	// bitAligned reports that the last distance left a bit-parallel log
+	// of revA against revB for the alignment; bitSwap that revA is b's.
+	bitAligned, bitSwap bool
 }
 
 var lcsPool = sync.Pool{New: func() any { return new(lcsScratch) }}
@@ -197,7 +200,7 @@ func (s *lcsScratch) bounded(a, b []uint32, maxD int) (n int, ok bool) {
 		}
 		return pre + suf, true
 	}
-	d, _ := s.distance(a2, b2, lim)
+	d, _ := s.distance(a2, b2, lim, false)
 	return pre + suf + (total-d)/2, d <= lim
 }
 
@@ -239,9 +242,15 @@ func isqrt(x int) int {
 //  4. Myers' algorithm resumed up to [myersCap];
 //  5. the bit-parallel length, which exits once the length so far plus
 //     the intersection of the rest cannot reach the bound.
-func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
+//
+// With align set, a distance found by the bit-parallel pass comes with
+// the log its alignment needs (bitAligned reports it; see
+// [lcsScratch.align]): the pass runs on the reversed sequences, as
+// [lcsScratch.bitRuns] does, so the alignment costs one pass, not two.
+func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact bool) {
 	total := len(a) + len(b)
 	s.settled = LCSStageLength
+	s.bitAligned = false
 	if diff := max(len(a)-len(b), len(b)-len(a)); diff > lim {
 		s.settled = LCSStageBound
 		return diff, false
@@ -256,8 +265,14 @@ func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
 		return lim + 1, false
 	}
 	x, y := a, b // the masks of the shorter sequence
-	if len(x) > len(y) {
+	swap := len(x) > len(y)
+	if swap {
 		x, y = y, x
+	}
+	if align {
+		s.revA = reverseInto(s.revA, x)
+		s.revB = reverseInto(s.revB, y)
+		x, y = s.revA, s.revB
 	}
 	s.masks.build(x)
 	need := (total - lim + 1) / 2 // the LCS length of D = lim
@@ -273,7 +288,8 @@ func (s *lcsScratch) distance(a, b []uint32, lim int) (d int, exact bool) {
 			return lim + 1, false
 		}
 	}
-	l, ok := s.bitCount(y, need)
+	l, ok := s.bitCount(y, need, align)
+	s.bitAligned, s.bitSwap = align && ok, swap
 	return total - 2*l, ok
 }
 
@@ -341,7 +357,7 @@ func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run,
 	}
 	d := 0
 	if len(a2) > 0 && len(b2) > 0 {
-		d, _ = s.distance(a2, b2, lim)
+		d, _ = s.distance(a2, b2, lim, true)
 		if d > lim {
 			return dst, pre + suf + (total-d)/2, false
 		}
@@ -368,6 +384,16 @@ func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run,
 // shifted by pre: by Myers' traced algorithm when d is within [myersCap]
 // (4·(d+1)² bytes of trace), else from the bit-parallel algorithm.
 func (s *lcsScratch) align(dst []Run, a, b []uint32, d, pre int) []Run {
+	if s.bitAligned { // the distance's bit-parallel pass kept its log
+		start := len(dst)
+		dst = s.bitBack(dst, pre)
+		if s.bitSwap {
+			for i := start; i < len(dst); i++ {
+				dst[i].A, dst[i].B = dst[i].B, dst[i].A
+			}
+		}
+		return dst
+	}
 	if d <= myersCap(len(a), len(b)) {
 		d, _ = s.myers(a, b, d, true)
 		return s.backtrack(dst, len(a), len(b), d, pre)

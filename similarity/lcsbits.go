@@ -311,7 +311,7 @@ func zeros(v []uint64) int {
 func (s *lcsScratch) bitLength(a, b []uint32) int {
 	s.masks.build(a)
 	s.masks.intersect(b)
-	l, _ := s.bitCount(b, 0)
+	l, _ := s.bitCount(b, 0, false)
 	return l
 }
 
@@ -322,7 +322,11 @@ func (s *lcsScratch) bitLength(a, b []uint32) int {
 // rest of b with a bounds it. The length so far grows by one exactly
 // when the row's addition carries out of its top word (a row's zeros
 // count the LCS, and the padding bits above the sequence stay one).
-func (s *lcsScratch) bitCount(b []uint32, need int) (l int, ok bool) {
+//
+// With log set it also keeps what [lcsScratch.bitBack] needs to walk the
+// rows back: the old value of every word each token changes (s.log) and
+// where each token's entries start (s.logAt).
+func (s *lcsScratch) bitCount(b []uint32, need int, log bool) (l int, ok bool) {
 	t := &s.masks
 	inter := 0
 	for id, c := range t.rem {
@@ -334,7 +338,14 @@ func (s *lcsScratch) bitCount(b []uint32, need int) (l int, ok bool) {
 	v := resize(s.row, t.w)
 	s.row = v
 	onesRow(v)
-	for _, x := range b {
+	if log {
+		s.log = s.log[:0]
+		s.logAt = resize(s.logAt, len(b)+1)
+	}
+	for j, x := range b {
+		if log {
+			s.logAt[j] = int32(len(s.log))
+		}
 		id := t.id(x)
 		if id < 0 {
 			continue
@@ -346,14 +357,17 @@ func (s *lcsScratch) bitCount(b []uint32, need int) (l int, ok bool) {
 		var carry uint64
 		switch pm, ks, ps := t.maskOf(id); {
 		case pm != nil:
-			carry = s.denseStep(v, pm, false)
+			carry = s.denseStep(v, pm, log)
 		default:
-			carry = s.step(v, ks, ps, false)
+			carry = s.step(v, ks, ps, log)
 		}
 		l += int(carry)
 		if l+inter < need {
 			return l + inter, false
 		}
+	}
+	if log {
+		s.logAt[len(b)] = int32(len(s.log))
 	}
 	return l, true
 }
@@ -374,25 +388,17 @@ func (s *lcsScratch) bitCount(b []uint32, need int) (l int, ok bool) {
 func (s *lcsScratch) bitRuns(dst []Run, a, b []uint32, pre int) []Run {
 	s.revA = reverseInto(s.revA, a)
 	s.revB = reverseInto(s.revB, b)
-	a, b = s.revA, s.revB
-	t := &s.masks
-	t.build(a)
-	v := resize(s.row, t.w)
-	s.row = v
-	onesRow(v)
-	s.log = s.log[:0]
-	logAt := resize(s.logAt, len(b)+1) // logAt[j]: first entry of b[j]
-	s.logAt = logAt
-	for j, x := range b {
-		logAt[j] = int32(len(s.log))
-		switch pm, ks, ps := t.mask(x); {
-		case pm != nil:
-			s.denseStep(v, pm, true)
-		case ks != nil:
-			s.step(v, ks, ps, true)
-		}
-	}
-	logAt[len(b)] = int32(len(s.log))
+	s.masks.build(s.revA)
+	s.masks.intersect(s.revB)
+	s.bitCount(s.revB, 0, true)
+	return s.bitBack(dst, pre)
+}
+
+// bitBack is the walk back of [lcsScratch.bitRuns] over s.revA (the
+// sequence of the masks) and s.revB, from the row and log a logged
+// bitCount of s.revB left.
+func (s *lcsScratch) bitBack(dst []Run, pre int) []Run {
+	a, b, v, logAt := s.revA, s.revB, s.row, s.logAt
 	// (i, j) walks the reversed sequences from their end with v the row
 	// after b[:j]; a run of the reversed ones at (i, j) is one of a and b
 	// at (n-i-len, m-j-len), and runs come out in order of position.
