@@ -184,7 +184,7 @@ func (o CompareOptions) maxD(n, m int) int {
 
 // Compare returns the scores of a and b. The cheap scores cost a few
 // hundred nanoseconds; the LCS scores, only with o.LCS, cost O(N+M+D²)
-// for near-duplicates (about 10 µs for two 8 KB pages) and at most
+// for near-duplicates (about 12 µs for two 8 KB pages) and at most
 // O(⌈M/64⌉·N) otherwise, twice that with the alignment (see [LCS] and
 // [AppendRuns]). Compare does not look
 // at [Signature.Empty]: [Decision.Decide] does. Safe for concurrent use.

@@ -448,7 +448,7 @@ func reverseInto(dst, a []uint32) []uint32 {
 // b, exactly, by the bit-parallel algorithm of Allison–Dix and Hyyrö on
 // the rest after the common prefix and suffix: O(⌈m/64⌉·n) for the
 // shorter length m and the longer n, whatever their edit distance (about
-// 0.1 ms for two unrelated 8 KB pages, see BenchmarkLCSLength). It
+// 0.1 ms for two unrelated 8 KB pages: BenchmarkLCS/8KB-dissimilar/length). It
 // allocates nothing once its pooled memory is warm (about 40 bytes a
 // token). Safe for concurrent use.
 func LCSLength(a, b []uint32) int {
