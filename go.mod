@@ -3,9 +3,11 @@ module github.com/winnow-search/winnow
 go 1.26.0
 
 require (
+	github.com/PlakarKorp/go-cdc-chunkers v1.1.0
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/VictoriaMetrics/metrics v1.35.1
 	github.com/andybalholm/cascadia v1.3.4
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
@@ -78,6 +80,7 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
+	github.com/zeebo/blake3 v0.2.4 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

@@ -274,8 +274,27 @@ func (o Options) readFile(fsys fs.FS, p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > o.maxFile() {
+	fi, err := f.Stat()
+	if err == nil && fi.Size() > o.maxFile() {
 		return nil, fmt.Errorf("%w: file of %d bytes over the %d byte cap", ErrTooLarge, fi.Size(), o.maxFile())
+	}
+	if err == nil && fi.Mode().IsRegular() {
+		// A buffer of the file's size and one byte to see the end:
+		// io.ReadAll's doublings from 512 bytes copy and clear each page
+		// several times.
+		b := make([]byte, 0, fi.Size()+1)
+		for {
+			n, err := f.Read(b[len(b):cap(b)])
+			b = b[:len(b)+n]
+			switch {
+			case err == io.EOF:
+				return b, nil
+			case err != nil:
+				return nil, err
+			case len(b) == cap(b): // the file grew: read on, capped
+				return readCapped(io.MultiReader(bytes.NewReader(b), f), o.maxFile())
+			}
+		}
 	}
 	return readCapped(f, o.maxFile())
 }

@@ -604,6 +604,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 			v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
 			v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
 			v.Scores.Divergence = full.Divergence
+			v.Scores.LCSStage = full.LCSStage
 		}
 		v.Verify = vt.eval(&v.Scores, params)
 		v.Duplicate = v.Verify.Pass

@@ -36,6 +36,7 @@ type dedupStats struct {
 	Docs, Errors, Empty, Cut, Clusters, Duplicates int
 	Bytes                                          int64
 	Elapsed                                        time.Duration
+	Stages                                         stageTimes
 }
 
 func runDedup(ctx context.Context, e *env, args []string) error {
@@ -43,6 +44,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	fs.SetOutput(e.stderr)
 	out := fs.String("o", "-", "write clusters as JSON Lines to `file` (- for stdout)")
 	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
+	verbose := fs.Bool("v", false, "print the time of each stage, the pairs reaching each stage of the verification, and the memory held")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [-backend URL] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n"+
@@ -87,8 +89,9 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	}
 	inputs, sources, report := openInputs(e, fs.Args())
 
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	docs, stats, err := signInputs(ctx, e, inputs, sources, signer(e.cfg), report)
+	stats.Stages.cpu0, stats.Stages.signWall = cpu0, time.Since(start)
 	fmt.Fprint(e.stderr, report.summary())
 	if err != nil {
 		return err
@@ -104,6 +107,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	keys := rankedKeys(docs, rules)
 	for i := range docs {
 		sigs[i] = &docs[i].sig
+		stats.Stages.seqTokens += len(docs[i].sig.Seq)
 		if docs[i].sig.Empty() {
 			stats.Empty++
 		}
@@ -119,7 +123,9 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, counts(loaded.Statuses), cmp.Or(counts(loaded.Skipped), "none"))
 	}
-	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink})
+	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
+		Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})
+	writeStart := time.Now()
 	bw := bufio.NewWriter(w)
 	for _, c := range clusters {
 		stats.Clusters++
@@ -133,12 +139,16 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
+	stats.Stages.write = time.Since(writeStart)
 	stats.Elapsed = time.Since(start)
 	mb := float64(stats.Bytes) / (1 << 20)
 	fmt.Fprintf(e.stderr, "winnow dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare, %d cut at the size cap; "+
-		"%d clusters holding %d duplicates; %s (%.1f MiB/s)\n",
+		"%d clusters holding %d duplicates; %s (%.1f MiB/s, %.0f pages/s, CPU %.0f %%)\n",
 		stats.Docs, mb, stats.Errors, stats.Empty, stats.Cut, stats.Clusters, stats.Duplicates,
-		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds())
+		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds(), float64(stats.Docs)/stats.Elapsed.Seconds(), stats.Stages.cpuPercent(stats.Elapsed))
+	if *verbose {
+		stats.Stages.report(e.stderr, stats.Elapsed)
+	}
 	return ctx.Err()
 }
 
@@ -167,6 +177,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		wg.Go(func() {
 			for j := range jobs {
 				res, err := sg.Sign(j.doc.Body, j.doc.ContentType)
+				stats.Stages.add(&res)
 				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig, key: j.doc.ID, cut: res.Doc.Truncated || res.Sig.Capped}
 				if len(inputs) > 1 {
 					d.key = inputs[j.input] + ":" + j.doc.ID
@@ -185,7 +196,9 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		defer close(jobs)
 		seq := 0
 		for i, src := range sources {
+			t := time.Now()
 			for doc, err := range src {
+				stats.Stages.addRead(time.Since(t))
 				if ctx.Err() != nil {
 					return
 				}
@@ -197,6 +210,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 				stats.Bytes += int64(len(doc.Body))
 				jobs <- job{seq: seq, input: i, doc: doc}
 				seq++
+				t = time.Now()
 			}
 		}
 	}()

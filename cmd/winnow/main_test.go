@@ -27,7 +27,7 @@ func winnow(t *testing.T, stdin string, args ...string) (int, string, string) {
 
 // samplePages writes the embedded sample's pages into dir as
 // <release>/<page>.html and returns their paths by sample ID.
-func samplePages(t *testing.T, dir string) map[string]string {
+func samplePages(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	paths := map[string]string{}
 	for d, err := range sample.Docs() {
