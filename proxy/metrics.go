@@ -153,6 +153,11 @@ func (m *metrics) clustered(clusters, duplicates int, mode string) {
 	m.counter(`winnow_duplicates_total{mode=%q}`, mode, "").Add(duplicates)
 }
 
+// refused counts one request the read-only gateway refused.
+func (m *metrics) refused() {
+	m.counter(`winnow_gateway_refused_total`, "", "").Inc()
+}
+
 // fetchOutcome counts one page fetch by outcome.
 func (m *metrics) fetchOutcome(err error) {
 	outcome := "ok"

@@ -32,6 +32,11 @@ type Engine struct {
 	// Timeout bounds one call to the engine. Default 2s. It sits inside
 	// the request's own deadline.
 	Timeout time.Duration
+	// AllowWrites lets every method and path through to this engine in
+	// transparent mode (indexing, admin). Default false: a read-only
+	// search gateway, where anything but the engine's search routes gets
+	// 403.
+	AllowWrites bool
 }
 
 // Options configure a [Server]. Zero fields take the defaults named.

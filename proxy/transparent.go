@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -20,11 +21,20 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
 	defer cancel()
 	orig := clientRequest(ctx)
+	if !b.allows(orig) {
+		s.m.refused()
+		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
+			"winnow: "+orig.Method+" "+pathOnly(orig.Path)+" is not a search; this gateway is read-only (serve.engines[].allow_writes opens it)")
+		return
+	}
 	p, perr := s.params(ctx)
-	if perr != nil || p.off || !b.isSearch(orig) {
-		if perr != nil {
-			s.log.Debug("bad_winnow_params", "err", perr)
-		}
+	if perr != nil {
+		// Never a silent pass-through: the client asked for something
+		// winnow cannot do.
+		b.engineError(ctx, fasthttp.StatusBadRequest, "illegal_argument_exception", perr.Error())
+		return
+	}
+	if p.off || !b.isSearch(orig) {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
@@ -80,6 +90,12 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	}
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
 	ctx.SetStatusCode(resp.StatusCode())
+}
+
+// pathOnly is p without its query string.
+func pathOnly(p string) string {
+	p, _, _ = strings.Cut(p, "?")
+	return p
 }
 
 // answerFromCache answers from the answer cache when the backend's answer

@@ -90,14 +90,16 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	}
 	for _, en := range v.Engines {
 		o.Engines = append(o.Engines, proxy.Engine{
-			Name:    en.Name,
-			URL:     en.URL,
-			Timeout: time.Duration(en.Timeout),
+			Name:        en.Name,
+			URL:         en.URL,
+			Timeout:     time.Duration(en.Timeout),
+			AllowWrites: en.AllowWrites,
 			Adapter: engine.Config{
-				Kind:      en.Kind,
-				Path:      en.Path,
-				TextField: en.TextField,
-				Extra:     en.Extra,
+				Kind:         en.Kind,
+				Path:         en.Path,
+				TextField:    en.TextField,
+				Extra:        en.Extra,
+				ResultWindow: en.ResultWindow,
 				Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
 					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
 			},
