@@ -453,7 +453,7 @@ func TestMetasearchAndOps(t *testing.T) {
 	for path, want := range map[string]string{
 		"/healthz": "ok",
 		"/readyz":  "ready",
-		"/metrics": `winnow_requests_total{route="search",code="2xx"}`,
+		"/metrics": `winnow_requests_total{code="2xx",route="search"}`,
 	} {
 		if code, body := get(t, base+path); code != 200 || !strings.Contains(body, want) {
 			t.Errorf("GET %s = %d, want 200 containing %q:\n%s", path, code, want, body)

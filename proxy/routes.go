@@ -40,7 +40,9 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	case p == "/metrics":
 		route = "metrics"
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-		s.m.write(ctx)
+		if err := s.m.write(ctx); err != nil {
+			s.log.Warn("metrics_write_failed", "err", err)
+		}
 	case p == "/_winnow/search" || p == "/_winnow/search.json" || (p == "/" && s.wantsPage(ctx)):
 		route = "search"
 		s.searchPage(ctx)

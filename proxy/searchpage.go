@@ -169,9 +169,7 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 			}
 			view.Engines = append(view.Engines, st)
 		}
-		if n := out.ref.unrefined; n > 0 && len(out.results) > 0 {
-			view.Notice = fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", min(n, len(out.results)), len(out.results))
-		}
+		view.Notice = notice(out)
 		link := func(pg int) string {
 			v := url.Values{"q": {q}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
 			if size != 10 {
@@ -262,4 +260,19 @@ func jsonPage(p *ui.Page) map[string]any {
 	return map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
 		"refined": p.Refined, "notice": p.Notice, "engines": engines, "groups": results,
 		"prev": p.PrevURL, "next": p.NextURL}
+}
+
+// notice tells why results are shown unmarked: pages the SSRF guard
+// refused (an intranet engine's, until serve.fetch.allow lists their
+// network), then pages not signed in time.
+func notice(out *metaOutcome) string {
+	n, internal := min(out.ref.unrefined, len(out.results)), out.ref.internal
+	var parts []string
+	if internal > 0 {
+		parts = append(parts, fmt.Sprintf("%d results not refined: their addresses are internal (allow their network in serve.fetch.allow)", internal))
+	}
+	if late := n - internal; late > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", late, len(out.results)))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -71,6 +71,17 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
+	// The answer and its rendering count against the bytes in flight.
+	// Past the bound the over-fetched answer is dropped and the client's
+	// own request passes through unrefined.
+	held := 2 * int64(len(resp.Body()))
+	if !s.inflight.take(held) {
+		resp.SwapBody(nil) // let the collector have it while the engine answers again
+		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	defer s.inflight.give(held)
 	// The body is parsed in place: it lives in resp until the answer is
 	// rendered.
 	parsed, err := b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
