@@ -54,8 +54,18 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// wantsPage reports whether a request for "/" comes from a browser (or has
-// no transparent backend to go to) and so gets the search page.
+// wantsPage reports whether a request for "/" gets the search page: a
+// GET from a browser, or from a client that states no preference (curl
+// sends "*/*"), or any request when there is no transparent engine. A
+// client that asks for JSON (the Elasticsearch clients' GET / for the
+// cluster's version) goes to the engine.
 func (s *Server) wantsPage(ctx *fasthttp.RequestCtx) bool {
-	return s.transp == nil || (ctx.IsGet() && bytes.Contains(ctx.Request.Header.Peek("Accept"), []byte("text/html")))
+	if s.transp == nil {
+		return true
+	}
+	if !ctx.IsGet() && !ctx.IsHead() {
+		return false
+	}
+	accept := ctx.Request.Header.Peek("Accept")
+	return len(accept) == 0 || bytes.Contains(accept, []byte("text/html")) || string(accept) == "*/*"
 }

@@ -175,11 +175,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	go func() { errc <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
 	if demoSrv != nil {
-		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page; try \"benchmark\" or \"code review\")\n"+
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page, also at /_winnow/search; try \"benchmark\" or \"code review\")\n"+
 			"winnow: demo engine at %s; its Elasticsearch API through winnow: curl 'http://%s/llvm/_search?q=benchmark&size=5'\n",
 			addr, demoSrv.URL(), addr)
 	} else {
-		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page); /metrics, /healthz, /readyz\n", addr)
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page, also at /_winnow/search); /metrics, /healthz, /readyz\n", addr)
 	}
 	e.log.Info("serving", "addr", addr, "engines", len(o.Engines))
 	select {
