@@ -43,6 +43,13 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		s.transparentPages(ctx, reqCtx, b, pg, orig, p, start)
 		return
 	}
+	s.transparentSearch(ctx, reqCtx, b, orig, p, start)
+}
+
+// transparentSearch is the transparent path of a search: the rewritten
+// request, the answer from the answer cache or refined, or the client's
+// own request passed through when winnow cannot refine.
+func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, p params, start time.Time) {
 	breq, win, err := s.rewrite(b, orig)
 	if err != nil {
 		s.fallback(ctx, reqCtx, b, orig, start, err)
