@@ -55,10 +55,12 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 }
 
 // wantsPage reports whether a request for "/" gets the search page: a
-// GET from a browser, or from a client that states no preference (curl
-// sends "*/*"), or any request when there is no transparent engine. A
+// GET from a browser, a bare GET / from a client that states no
+// preference (curl sends "*/*"), or any request when there is no
+// transparent engine. A request with a query string that does not ask for
+// HTML (a search of an engine whose path is "/", such as Omega), and a
 // client that asks for JSON (the Elasticsearch clients' GET / for the
-// cluster's version) goes to the engine.
+// cluster's version), go to the engine.
 func (s *Server) wantsPage(ctx *fasthttp.RequestCtx) bool {
 	if s.transp == nil {
 		return true
@@ -67,5 +69,8 @@ func (s *Server) wantsPage(ctx *fasthttp.RequestCtx) bool {
 		return false
 	}
 	accept := ctx.Request.Header.Peek("Accept")
-	return len(accept) == 0 || bytes.Contains(accept, []byte("text/html")) || string(accept) == "*/*"
+	if bytes.Contains(accept, []byte("text/html")) {
+		return true
+	}
+	return len(ctx.URI().QueryString()) == 0 && (len(accept) == 0 || string(accept) == "*/*")
 }
