@@ -315,7 +315,17 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		}
 	}
 	ar.finish()
-	defer slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
+	a.totals(p, w, caps)
+	if len(p.patch) > 1 {
+		slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
+	}
+	return p
+}
+
+// totals reads the answer's total and records the patches of the
+// numbers Render rewrites (the total, Solr's start).
+func (a *jsonAdapter) totals(p *Parsed, w *walker, caps []span) {
+	b, el, f, pl := w.b, w.elems, a.cfg.Fields, &a.plan
 	switch a.kind {
 	case kindES:
 		if t := caps[rTotal]; t.end != 0 {
@@ -368,7 +378,6 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 			}
 		}
 	}
-	return p
 }
 
 // solrHighlights sets the snippet of each hit whose id names a member of
