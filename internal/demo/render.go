@@ -170,6 +170,15 @@ func (e *Engine) appendHighlightSpan(dst []byte, s *scratch, d int32, start, end
 	if dc.flatSafe {
 		esc = appendRaw
 	}
+	if sh, i, j, ok := e.shownSpan(d, start, end); ok {
+		marked := false
+		dst = sh.appendWords(dst, i, j, appendJSONChars, func(w word) bool {
+			hit := containsID(s.terms, w.term)
+			marked = marked || hit
+			return hit
+		})
+		return dst, marked
+	}
 	i, _ := slices.BinarySearchFunc(ws, int32(start), func(w word, off int32) int { return cmp.Compare(w.off, off) })
 	marked := false
 	at := start // start of text not yet written
