@@ -16,6 +16,11 @@ import (
 type display struct {
 	text  string
 	words []word // parallel to doc.words: off and end in text
+	// keep[k] reports that the text between words k-1 and k is shown as
+	// written (see appendWords); computed once, as the page is indexed.
+	keep []bool
+	// safe reports that text needs no JSON escaping.
+	safe bool
 }
 
 // displayOf aligns the canonical words of flat (the canonical text,
@@ -73,6 +78,11 @@ func displayOf(body []byte, plain bool, flat string, words []word) *display {
 		out.words[i] = word{off: dw[k].off, end: dw[k].end, term: words[i].term}
 		k++
 	}
+	out.keep = make([]bool, len(out.words))
+	for i := 1; i < len(out.words); i++ {
+		out.keep[i] = strings.Trim(text[out.words[i-1].end:out.words[i].off], gapKept) == ""
+	}
+	out.safe = len(appendJSONChars(nil, text)) == len(text)
 	return out
 }
 
@@ -156,25 +166,30 @@ var hidden = map[string]bool{"head": true, "script": true, "style": true, "noscr
 // appendWords appends the visible text of words [i, j) with esc: between
 // two words the text as written when it holds no other word (a hyphen,
 // an apostrophe, a full stop), else a space, so text canon left out
-// (navigation, captions) is left out here too. Words for which hit
-// reports true are wrapped in <em>, as Elasticsearch highlights.
-func (sh *display) appendWords(dst []byte, i, j int, esc func([]byte, string) []byte, hit func(word) bool) []byte {
-	for k := i; k < j; k++ {
-		w := sh.words[k]
-		if k > i {
-			gap := sh.text[sh.words[k-1].end:w.off]
-			if strings.Trim(gap, gapKept) != "" {
-				gap = " " // another word, or a symbol such as a heading's ¶
-			}
-			dst = esc(dst, gap)
-		}
-		if hit != nil && hit(w) {
-			dst = append(dst, "<em>"...)
-			dst = esc(dst, sh.text[w.off:w.end])
-			dst = append(dst, "</em>"...)
-			continue
-		}
-		dst = esc(dst, sh.text[w.off:w.end])
+// (navigation, captions, a heading's ¶) is left out here too. Words whose
+// term is in terms are wrapped in <em>, as Elasticsearch highlights; it
+// reports whether one was. Runs of text are written whole, as one esc.
+func (sh *display) appendWords(dst []byte, i, j int, esc func([]byte, string) []byte, terms []int32) ([]byte, bool) {
+	if sh.safe {
+		esc = appendRaw
 	}
-	return dst
+	ws, t := sh.words, sh.text
+	run := ws[i].off // start of the text not yet written
+	marked := false
+	for k := i; k < j; k++ {
+		w := ws[k]
+		if k > i && !sh.keep[k] {
+			dst = esc(dst, t[run:ws[k-1].end])
+			dst = append(dst, ' ')
+			run = w.off
+		}
+		if terms != nil && containsID(terms, w.term) {
+			dst = esc(dst, t[run:w.off])
+			dst = append(dst, "<em>"...)
+			dst = esc(dst, t[w.off:w.end])
+			dst = append(dst, "</em>"...)
+			run, marked = w.end, true
+		}
+	}
+	return esc(dst, t[run:ws[j-1].end]), marked
 }

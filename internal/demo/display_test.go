@@ -27,7 +27,17 @@ func TestDisplay(t *testing.T) {
 	if sh == nil {
 		t.Fatalf("not aligned: canonical %q, visible %q", flat, visibleText(body, false))
 	}
-	got := string(sh.appendWords(nil, 0, len(words), appendRaw, func(w word) bool { return strings.EqualFold(sh.text[w.off:w.end], "code") }))
+	for i, w := range words {
+		if flat[w.off:w.end] == "code" {
+			words[i].term = 7
+			sh.words[i].term = 7
+		}
+	}
+	b, marked := sh.appendWords(nil, 0, len(words), appendRaw, []int32{7})
+	got := string(b)
+	if !marked {
+		t.Error("no word marked")
+	}
 	if want := "LLVM’s <em>Code</em>-Review Policy Reviews help: keep the <em>code</em>’s quality high, always"; got != want {
 		t.Errorf("shown = %q, want %q", got, want)
 	}

@@ -628,7 +628,8 @@ func isWordRune(r rune) bool {
 func (e *Engine) snippet(d, off int32) string {
 	start, end := e.snippetSpan(d, off)
 	if sh, i, j, ok := e.shownSpan(d, start, end); ok {
-		return string(sh.appendWords(nil, i, j, appendRaw, nil))
+		b, _ := sh.appendWords(nil, i, j, appendRaw, nil)
+		return string(b)
 	}
 	return e.docs[d].flat[start:end]
 }

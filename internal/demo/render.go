@@ -171,13 +171,7 @@ func (e *Engine) appendHighlightSpan(dst []byte, s *scratch, d int32, start, end
 		esc = appendRaw
 	}
 	if sh, i, j, ok := e.shownSpan(d, start, end); ok {
-		marked := false
-		dst = sh.appendWords(dst, i, j, appendJSONChars, func(w word) bool {
-			hit := containsID(s.terms, w.term)
-			marked = marked || hit
-			return hit
-		})
-		return dst, marked
+		return sh.appendWords(dst, i, j, appendJSONChars, s.terms)
 	}
 	i, _ := slices.BinarySearchFunc(ws, int32(start), func(w word, off int32) int { return cmp.Compare(w.off, off) })
 	marked := false
