@@ -153,6 +153,15 @@ type Engine struct {
 	URLField string `yaml:"url_field"`
 	Title    string `yaml:"title"`
 	Snippet  string `yaml:"snippet"`
+	// ResultWindow is the largest from+size the backend serves
+	// (Elasticsearch's index.max_result_window); the over-fetch stays
+	// within it. Default 10000 for elasticsearch and opensearch, none
+	// for the other kinds.
+	ResultWindow int `yaml:"result_window"`
+	// AllowWrites opens every method and path of the transparent
+	// engine to clients (indexing, admin). Default false: a read-only
+	// search gateway, where only the engine's search routes pass.
+	AllowWrites bool `yaml:"allow_writes"`
 	// Extra are URL parameters added to metasearch queries, e.g.
 	// "DB=default&FMT=opensearch" for Xapian Omega.
 	Extra string `yaml:"extra"`

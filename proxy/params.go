@@ -26,24 +26,37 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	p := params{mode: s.o.Mode, decision: s.o.Decision}
 	args := ctx.QueryArgs()
 	hasArgs := bytes.Contains(ctx.URI().QueryString(), []byte("winnow_"))
-	get := func(arg, header string) string {
+	// get returns a setting and the name it was given under, so an error
+	// names what the client wrote.
+	get := func(arg, header string) (string, string) {
 		if hasArgs {
 			if v := args.Peek(arg); v != nil {
-				return string(v)
+				return string(v), arg
 			}
 		}
-		return string(ctx.Request.Header.Peek(header))
+		return string(ctx.Request.Header.Peek(header)), header
 	}
-	if m := get("winnow_mode", "X-Winnow-Mode"); m == "off" {
+	if m, name := get("winnow_mode", "X-Winnow-Mode"); m == "off" {
 		p.off = true
 	} else if m != "" {
 		mode, err := engine.ParseMode(m)
 		if err != nil {
-			return p, fmt.Errorf("winnow_mode %q is not one of group, remove, annotate, off", m)
+			return p, fmt.Errorf("%s %q is not one of group, remove, annotate, off", name, m)
 		}
 		p.mode = mode
 	}
-	method, threshold := get("winnow_method", "X-Winnow-Method"), get("winnow_threshold", "X-Winnow-Threshold")
+	method, methodName := get("winnow_method", "X-Winnow-Method")
+	threshold, thresholdName := get("winnow_threshold", "X-Winnow-Threshold")
+	if threshold != "" {
+		if v, err := strconv.ParseFloat(threshold, 64); err != nil || !(v >= 0 && v <= 64) {
+			return p, fmt.Errorf("%s %q is not a number in [0, 64]", thresholdName, threshold)
+		}
+	}
+	if method != "" && method != "default" {
+		if _, err := similarity.ParseMethod(method); err != nil {
+			return p, fmt.Errorf("%s: %w", methodName, err)
+		}
+	}
 	if method != "" || threshold != "" {
 		d, err := DecisionFor(method, threshold, s.o.Decision)
 		if err != nil {
@@ -51,7 +64,7 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		}
 		p.decision, p.custom = d, true
 	}
-	explain := get("winnow_explain", "X-Winnow-Explain")
+	explain, _ := get("winnow_explain", "X-Winnow-Explain")
 	p.explain = explain == "1" || explain == "true"
 	if p.explain && p.mode == engine.Remove {
 		p.mode = engine.Annotate

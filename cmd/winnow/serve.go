@@ -90,14 +90,16 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	}
 	for _, en := range v.Engines {
 		o.Engines = append(o.Engines, proxy.Engine{
-			Name:    en.Name,
-			URL:     en.URL,
-			Timeout: time.Duration(en.Timeout),
+			Name:        en.Name,
+			URL:         en.URL,
+			Timeout:     time.Duration(en.Timeout),
+			AllowWrites: en.AllowWrites,
 			Adapter: engine.Config{
-				Kind:      en.Kind,
-				Path:      en.Path,
-				TextField: en.TextField,
-				Extra:     en.Extra,
+				Kind:         en.Kind,
+				Path:         en.Path,
+				TextField:    en.TextField,
+				Extra:        en.Extra,
+				ResultWindow: en.ResultWindow,
 				Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
 					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
 			},
@@ -173,11 +175,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	go func() { errc <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
 	if demoSrv != nil {
-		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page; try \"benchmark\" or \"code review\")\n"+
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page, also at /_winnow/search; try \"benchmark\" or \"code review\")\n"+
 			"winnow: demo engine at %s; its Elasticsearch API through winnow: curl 'http://%s/llvm/_search?q=benchmark&size=5'\n",
 			addr, demoSrv.URL(), addr)
 	} else {
-		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page); /metrics, /healthz, /readyz\n", addr)
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page, also at /_winnow/search); /metrics, /healthz, /readyz\n", addr)
 	}
 	e.log.Info("serving", "addr", addr, "engines", len(o.Engines))
 	select {
