@@ -69,6 +69,10 @@ type Backend struct {
 }
 
 // Serve configures the proxy (winnow serve).
+// DefaultDemoListen is the default of serve.demo_listen, the embedded demo
+// engine's address.
+const DefaultDemoListen = "127.0.0.1:8081"
+
 type Serve struct {
 	// Listen is the address the proxy listens on. Default
 	// "127.0.0.1:8080"; port 0 picks a free port.
@@ -330,7 +334,7 @@ func (c Config) WithDefaults() Config {
 	c.Dedup.Progress = cmpOr(c.Dedup.Progress, "auto")
 	v := &c.Serve
 	v.Listen = cmpOr(v.Listen, "127.0.0.1:8080")
-	v.DemoListen = cmpOr(v.DemoListen, "127.0.0.1:8081")
+	v.DemoListen = cmpOr(v.DemoListen, DefaultDemoListen)
 	v.ShutdownTimeout = cmpOr(v.ShutdownTimeout, Duration(15*time.Second))
 	v.Fetch.Timeout = cmpOr(v.Fetch.Timeout, Duration(2*time.Second))
 	v.Fetch.MaxBodyBytes = cmpOr(v.Fetch.MaxBodyBytes, 4<<20)

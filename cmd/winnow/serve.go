@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/winnow-search/winnow/cluster/client"
@@ -117,7 +119,16 @@ func demoEngines(e *env) (*demo.Server, []proxy.Engine, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := demo.Start(e.cfg.Serve.DemoListen, eng)
+	addr := e.cfg.Serve.DemoListen
+	srv, err := demo.Start(addr, eng)
+	if errors.Is(err, syscall.EADDRINUSE) && addr == config.DefaultDemoListen {
+		// The first command of the README must work whatever else runs
+		// here: only the walk-through with a cluster service needs the
+		// fixed address (the sample's URLs carry it).
+		e.log.Warn("demo engine: its default address is in use, so it takes a free port; "+
+			"set serve.demo_listen for the cluster-service walk-through", "addr", addr)
+		srv, err = demo.Start("127.0.0.1:0", eng)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
