@@ -25,9 +25,12 @@
 // does not grow with the page; [HTMLHead] returns it with the Document and
 // decodes the page once.
 //
-// [URL] canonicalizes http and https URLs (case, default ports, fragments,
-// percent-encoding, IDNA, dot segments, sorted query without tracking
-// parameters) and [HostKey] maps host aliases such as www.example.com and
+// [URL] parses http and https URLs as the WHATWG URL Standard does (its
+// web-platform-tests agree: see url_whatwg_test.go) and canonicalizes them
+// into keys that never merge two pages ("%2F" and hash-bang fragments are
+// kept) and give one page one key (case, default ports, IPv4 number forms,
+// percent-encoding, IDNA, dot segments, session IDs, "+" and "%20" in
+// queries, sorted query without tracking parameters); [HostKey] maps host aliases such as www.example.com and
 // m.example.com to one key, as Fetterly, Manasse and Najork §4 do for
 // mirror detection.
 //

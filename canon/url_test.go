@@ -46,6 +46,34 @@ func TestURL(t *testing.T) {
 		{"underscore host", "http://my_host.example.com/", "http://my_host.example.com/"},
 		{"ipv4", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/"},
 		{"ipv6", "http://[2001:DB8:0:0::1]:80/", "http://[2001:db8::1]/"},
+		// WHATWG's parse of http(s) URLs.
+		{"slashes after scheme", "http:///path", "http://path/"},
+		{"no slashes", "http:example.com/a", "http://example.com/a"},
+		{"backslashes", "http:\\\\example.com\\a\\b?q=\\", "http://example.com/a/b?q=%5C"},
+		{"tabs and newlines", "ht\ttp://exa\nmple.com/a\r\n/b", "http://example.com/a/b"},
+		{"control and space trimmed", "\x00 \x1fhttp://example.com/ \x01", "http://example.com/"},
+		{"hyphen label", "http://-bücher.example/", "http://xn---bcher-4ya.example/"},
+		{"percent-encoded host", "http://%65xample.com/", "http://example.com/"},
+		// IPv4 number forms name one host.
+		{"ipv4 decimal", "http://2130706433/", "http://127.0.0.1/"},
+		{"ipv4 hex", "http://0x7f.1/", "http://127.0.0.1/"},
+		{"ipv4 octal", "http://0177.0.0.01/", "http://127.0.0.1/"},
+		{"ipv4 hex dotted", "http://0x7F.0x0.0x0.0x1:8080/", "http://127.0.0.1:8080/"},
+		{"ipv4 trailing dot", "http://127.0.0.1./", "http://127.0.0.1/"},
+		// Two pages never share a key.
+		{"slash escape kept with non-ASCII", "http://example.com/a%2Fb/ü", "http://example.com/a%2Fb/%C3%BC"},
+		{"escaped slashes are no dot segment", "http://example.com/x%2F..%2Fy/é", "http://example.com/x%2F..%2Fy/%C3%A9"},
+		{"reserved escapes kept", "http://example.com/%2B%3B%3D%26%2C%3A%40/ü", "http://example.com/%2B%3B%3D%26%2C%3A%40/%C3%BC"},
+		{"hash-bang kept", "http://example.com/#!/products/1", "http://example.com/#!/products/1"},
+		{"hash-bang escaped", "http://example.com/app#!/a b/ü", "http://example.com/app#!/a%20b/%C3%BC"},
+		{"other fragment dropped", "http://example.com/#/products/1", "http://example.com/"},
+		// One page, one key.
+		{"jsessionid path", "http://example.com/shop;jsessionid=0A1B2C3D4E/cart;JSESSIONID=x?a=1", "http://example.com/shop/cart?a=1"},
+		{"session query", "http://example.com/p?PHPSESSID=abc123&id=7&jsessionid=1&ASPSESSIONIDQQ=x&sessionid=9&session_id=8", "http://example.com/p?id=7"},
+		{"sid token", "http://example.com/p?sid=3f2a9c81b4e6d7a05c&id=7", "http://example.com/p?id=7"},
+		{"sid not a token", "http://example.com/p?sid=3", "http://example.com/p?sid=3"},
+		{"plus and %20", "http://example.com/s?q=a%20b&r=c+d&t=e f", "http://example.com/s?q=a+b&r=c+d&t=e+f"},
+		{"escaped plus kept", "http://example.com/s?q=a%2Bb", "http://example.com/s?q=a%2Bb"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,10 +101,13 @@ func TestURLErrors(t *testing.T) {
 		{"javascript", "javascript:alert(1)", ErrScheme},
 		{"relative", "/path/only", ErrScheme},
 		{"empty", "", ErrScheme},
-		{"empty host", "http:///path", ErrHost},
-		{"opaque", "http:example.com", ErrHost},
+		{"empty host", "http:///", ErrHost},
+		{"empty host query", "https://?q=1", ErrHost},
 		{"bad idna", "http://xn--a.example/", ErrHost},
-		{"bad idna hyphen", "http://-bücher.example/", ErrHost},
+		{"bad ipv4", "http://1.2.3.256/", ErrHost},
+		{"ipv4 too many parts", "http://1.2.3.4.5/", ErrHost},
+		{"not ipv4", "http://foo.09/", ErrHost},
+		{"forbidden host", "http://exa%3Cmple.com/", ErrHost},
 		{"empty label", "http://a..b/", ErrHost},
 		{"ipv6 zone", "http://[fe80::1%25eth0]/", ErrHost},
 	}
@@ -121,11 +152,18 @@ func TestHostKey(t *testing.T) {
 		{"www.github.io", "www.github.io"},
 		{"www.foo.github.io", "foo.github.io"},
 		{"", ""},
+		{"foo.09..", "foo.09"},
+		{"example.com...", "example.com"},
+		{"2130706433", "127.0.0.1"},
+		{"0x7f.1:8080", "127.0.0.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			if got := HostKey(tt.in); got != tt.want {
 				t.Errorf("HostKey(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if again := HostKey(tt.want); again != tt.want {
+				t.Errorf("HostKey(%q) = %q, want it unchanged", tt.want, again)
 			}
 		})
 	}
@@ -137,6 +175,7 @@ func FuzzURL(f *testing.F) {
 		"http://Bücher.example/%7e%2f%zz?q=a+b&&=", "http://[2001:db8::1]:8080/p", "http://a/b/c/./../../g",
 		"http://example.com/%2E%2E/%2e/x", "http://u:p@host:80?", "http://example.com/a%", "http://x.com/?a=%3D%26&b",
 		"http://example.com/;p=1?q=2", "http://example.com/[a]", "http://ｅｘａｍｐｌｅ.com/",
+		"foo.09..", "http://0x7f.1/#!/a", "http:\\\\x\\y;jsessionid=1?sid=abcdef0123456789",
 	} {
 		f.Add(s)
 	}
@@ -152,6 +191,8 @@ func FuzzURL(f *testing.F) {
 		if v != u {
 			t.Fatalf("URL(%q) = %q, then URL(%q) = %q, want it unchanged", raw, u, u, v)
 		}
-		_ = HostKey(raw)
+		if h := HostKey(raw); HostKey(h) != h {
+			t.Fatalf("HostKey(%q) = %q, then %q", raw, h, HostKey(h))
+		}
 	})
 }

@@ -203,6 +203,8 @@ func TestWinnerRules(t *testing.T) {
 		want bool
 	}{
 		{"popularity", Candidate{"https://long.example/a/b/c", 2}, Candidate{"https://s.example/", 1}, true},
+		{"https", Candidate{"https://a.example/x", 1}, Candidate{"http://a.example/x", 1}, true},
+		{"https over shorter", Candidate{"https://a.example/xy", 1}, Candidate{"http://a.example/x", 1}, true},
 		{"shorter", Candidate{"https://a.example/x", 1}, Candidate{"https://a.example/xy", 1}, true},
 		{"static", Candidate{"https://a.example/abc", 1}, Candidate{"https://a.example/a?b", 1}, true},
 		{"market", Candidate{"https://a.example.uk/", 1}, Candidate{"https://a.example.us/", 1}, true},
@@ -216,6 +218,21 @@ func TestWinnerRules(t *testing.T) {
 				t.Errorf("Better(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
 			}
 		})
+	}
+	rules := map[string]string{"popularity": RulePopularity, "https": RuleHTTPS, "https over shorter": RuleHTTPS, "shorter": RuleShorter,
+		"static": RuleStatic, "market": RuleMarket, "lexicographic": RuleURL, "lexicographic reversed": RuleURL, "equal": ""}
+	for _, tt := range tests {
+		if _, rule := r.Decide(tt.a, tt.b); rule != rules[tt.name] {
+			t.Errorf("%s: Decide(%v, %v) rule %q, want %q", tt.name, tt.a, tt.b, rule, rules[tt.name])
+		}
+	}
+	// Order: shorter before https.
+	short := WinnerRules{Order: []string{RuleShorter, RuleHTTPS}}
+	if better, rule := short.Decide(Candidate{"https://a.example/xy", 1}, Candidate{"http://a.example/x", 1}); better || rule != RuleShorter {
+		t.Errorf("Order shorter, https: Decide = %v %q, want false shorter", better, rule)
+	}
+	if err := (WinnerRules{Order: []string{"newest"}}).Validate(); err == nil {
+		t.Error("Validate accepts the unknown rule newest")
 	}
 	tol := WinnerRules{PopularityTolerance: 0.5}
 	if !tol.Better(Candidate{"https://a.example/", 1}, Candidate{"https://a.example/longer", 1.4}) {

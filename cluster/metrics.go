@@ -2,52 +2,102 @@ package cluster
 
 import (
 	"io"
+	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/winnow-search/winnow/cluster/client"
 )
 
-// serviceMetrics are the service's metrics, in a Set of its own.
+// serviceMetrics are the service's metrics, in a registry of its own,
+// written with HELP and TYPE and with cumulative le buckets, so a stock
+// Prometheus can take quantiles.
 type serviceMetrics struct {
-	set            *metrics.Set
-	statuses       map[string]*metrics.Counter
-	rejected       *metrics.Counter
-	lookups        *metrics.Counter
-	comparisons    *metrics.Counter
-	verifyFailures *metrics.Counter
-	repairs        *metrics.Counter
-	merges         *metrics.Counter
-	ingestDuration *metrics.Histogram
-	lookupDuration *metrics.Histogram
+	reg            *prometheus.Registry
+	statuses       map[string]*counter
+	rejected       *counter
+	lookups        *counter
+	lookupKnown    *counter
+	lookupUnknown  *counter
+	comparisons    *counter
+	verifyFailures *counter
+	repairs        *counter
+	merges         *counter
+	ingestDuration histogram
+	lookupDuration histogram
 }
 
+// durationBuckets are the upper bounds, in seconds, of the batch
+// duration histograms.
+var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// counter is a Prometheus counter whose value the service's tests read.
+type counter struct {
+	c prometheus.Counter
+	n atomic.Uint64
+}
+
+func (c *counter) Inc()        { c.Add(1) }
+func (c *counter) Add(n int)   { c.n.Add(uint64(n)); c.c.Add(float64(n)) }
+func (c *counter) Get() uint64 { return c.n.Load() }
+
+// histogram records durations in seconds.
+type histogram struct{ h prometheus.Histogram }
+
+// UpdateDuration records the time since start.
+func (h histogram) UpdateDuration(start time.Time) { h.h.Observe(time.Since(start).Seconds()) }
+
 func newServiceMetrics(s *Service) serviceMetrics {
-	set := metrics.NewSet()
+	reg := prometheus.NewRegistry()
+	newCounter := func(name, help string, labels prometheus.Labels) *counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels})
+		reg.MustRegister(c)
+		return &counter{c: c}
+	}
+	newHistogram := func(name, help string) histogram {
+		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: durationBuckets})
+		reg.MustRegister(h)
+		return histogram{h}
+	}
 	m := serviceMetrics{
-		set:            set,
-		statuses:       map[string]*metrics.Counter{},
-		rejected:       set.NewCounter("winnow_backend_ingest_rejected_total"),
-		lookups:        set.NewCounter("winnow_backend_lookup_urls_total"),
-		comparisons:    set.NewCounter("winnow_backend_tier2_comparisons_total"),
-		verifyFailures: set.NewCounter("winnow_backend_verify_failures_total"),
-		repairs:        set.NewCounter("winnow_backend_group_repairs_total"),
-		merges:         set.NewCounter("winnow_backend_group_merges_total"),
-		ingestDuration: set.NewHistogram("winnow_backend_ingest_batch_duration_seconds"),
-		lookupDuration: set.NewHistogram("winnow_backend_lookup_batch_duration_seconds"),
+		reg:            reg,
+		statuses:       map[string]*counter{},
+		rejected:       newCounter("winnow_backend_ingest_rejected_total", "Ingest requests rejected.", nil),
+		lookups:        newCounter("winnow_backend_lookup_urls_total", "URLs looked up.", nil),
+		lookupKnown:    newCounter("winnow_backend_lookup_results_total", "URLs looked up, by whether the service knew them.", prometheus.Labels{"result": "known"}),
+		lookupUnknown:  newCounter("winnow_backend_lookup_results_total", "URLs looked up, by whether the service knew them.", prometheus.Labels{"result": "unknown"}),
+		comparisons:    newCounter("winnow_backend_tier2_comparisons_total", "Signature comparisons of the second tier.", nil),
+		verifyFailures: newCounter("winnow_backend_verify_failures_total", "Group members that failed verification against their winner.", nil),
+		repairs:        newCounter("winnow_backend_group_repairs_total", "Groups repaired.", nil),
+		merges:         newCounter("winnow_backend_group_merges_total", "Groups merged.", nil),
+		ingestDuration: newHistogram("winnow_backend_ingest_batch_duration_seconds", "Time to ingest one batch."),
+		lookupDuration: newHistogram("winnow_backend_lookup_batch_duration_seconds", "Time to look up one batch."),
 	}
 	for _, st := range []string{client.StatusNew, client.StatusJoined, client.StatusStayed, client.StatusMoved,
 		client.StatusWinnerChanged, client.StatusRedirect, client.StatusDeleted} {
-		m.statuses[st] = set.NewCounter(`winnow_backend_ingest_pages_total{status="` + st + `"}`)
+		m.statuses[st] = newCounter("winnow_backend_ingest_pages_total", "Pages ingested, by outcome.", prometheus.Labels{"status": st})
 	}
-	set.NewGauge("winnow_backend_groups_indexed", func() float64 { return float64(s.Stats().Groups) })
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "winnow_backend_groups_indexed", Help: "Groups in the index."},
+		func() float64 { return float64(s.Stats().Groups) }))
 	return m
 }
 
-func (m *serviceMetrics) status(s string) *metrics.Counter { return m.statuses[s] }
+func (m *serviceMetrics) status(s string) *counter { return m.statuses[s] }
 
 func (m *serviceMetrics) now() time.Time { return time.Now() }
 
 // WriteMetrics writes the service's metrics in Prometheus text format.
-func (s *Service) WriteMetrics(w io.Writer) { s.m.set.WritePrometheus(w) }
+func (s *Service) WriteMetrics(w io.Writer) {
+	mfs, err := s.m.reg.Gather()
+	if err != nil {
+		return // a registry of fixed metrics: only a programming error
+	}
+	enc := expfmt.NewEncoder(w, expfmt.FmtText)
+	for _, mf := range mfs {
+		if enc.Encode(mf) != nil {
+			return
+		}
+	}
+}

@@ -370,6 +370,14 @@ func (s *Service) Lookup(urls []string) ([]client.LookupResult, error) {
 		}
 	}
 	s.m.lookups.Add(len(urls))
+	known := 0
+	for _, r := range out {
+		if r.Known {
+			known++
+		}
+	}
+	s.m.lookupKnown.Add(known)
+	s.m.lookupUnknown.Add(len(urls) - known)
 	return out, nil
 }
 

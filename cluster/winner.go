@@ -1,17 +1,38 @@
 package cluster
 
 import (
+	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 )
 
+// The winner rules, by name, as [WinnerRules.Order] lists them.
+const (
+	RulePopularity = "popularity" // the higher popularity score
+	RuleHTTPS      = "https"      // https over http
+	RuleShorter    = "shorter"    // the shorter URL
+	RuleStatic     = "static"     // no query string over one
+	RuleMarket     = "market"     // a host in a preferred market TLD
+	// RuleURL is the last resort, always applied after Order: the
+	// lexicographically smaller URL.
+	RuleURL = "url"
+)
+
+// DefaultWinnerOrder is the order of the rules when Order is nil (Zhu §5,
+// with https added after popularity: of two copies of a page, users and
+// search engines prefer the secure one).
+var DefaultWinnerOrder = []string{RulePopularity, RuleHTTPS, RuleShorter, RuleStatic, RuleMarket}
+
 // WinnerRules orders the members of a group to elect its winner (Zhu §5):
 // the highest popularity score wins; between scores within
-// PopularityTolerance of each other, the shorter URL, then the static URL
-// (no query string) over the dynamic one, then a host in a preferred
-// market TLD, then the lexicographically smaller URL. The zero value uses
-// exact popularity ties and no market.
+// PopularityTolerance of each other, the https URL over the http one, then
+// the shorter URL, then the static URL (no query string) over the dynamic
+// one, then a host in a preferred market TLD, then the lexicographically
+// smaller URL. Order may reorder or leave out rules. The zero value uses
+// exact popularity ties, no market and [DefaultWinnerOrder]. It is safe
+// for concurrent use.
 type WinnerRules struct {
 	// PopularityTolerance is the largest difference of popularity scores
 	// that counts as a tie ("about the same"). Zero: exact.
@@ -19,6 +40,10 @@ type WinnerRules struct {
 	// MarketTLDs are the preferred host suffixes, e.g. ".uk" or ".co.uk"
 	// for a database produced for the United Kingdom.
 	MarketTLDs []string
+	// Order lists the rules applied, first decisive first, by their names
+	// (RulePopularity, ...); nil means DefaultWinnerOrder. RuleURL always
+	// ends the list, so that two different URLs never tie.
+	Order []string
 }
 
 // Candidate is a page competing for a group's crown.
@@ -27,21 +52,61 @@ type Candidate struct {
 	Popularity float64
 }
 
+// Validate reports a rule name in Order that is not a rule.
+func (r WinnerRules) Validate() error {
+	for _, name := range r.Order {
+		if !slices.Contains(DefaultWinnerOrder, name) && name != RuleURL {
+			return fmt.Errorf("cluster: unknown winner rule %q (want one of %s)", name, strings.Join(DefaultWinnerOrder, ", "))
+		}
+	}
+	return nil
+}
+
 // Better reports whether a beats b.
 func (r WinnerRules) Better(a, b Candidate) bool {
-	if math.Abs(a.Popularity-b.Popularity) > r.PopularityTolerance {
-		return a.Popularity > b.Popularity
+	better, _ := r.Decide(a, b)
+	return better
+}
+
+// Decide reports whether a beats b and the name of the rule that decided;
+// "" when a and b are the same URL with tied popularity (neither wins).
+func (r WinnerRules) Decide(a, b Candidate) (better bool, rule string) {
+	order := r.Order
+	if order == nil {
+		order = DefaultWinnerOrder
 	}
-	if len(a.URL) != len(b.URL) {
-		return len(a.URL) < len(b.URL)
+	for _, name := range order {
+		var da, db bool // whether a, b have the preferred property
+		switch name {
+		case RulePopularity:
+			if math.Abs(a.Popularity-b.Popularity) > r.PopularityTolerance {
+				return a.Popularity > b.Popularity, name
+			}
+			continue
+		case RuleHTTPS:
+			da, db = secure(a.URL), secure(b.URL)
+		case RuleShorter:
+			if len(a.URL) != len(b.URL) {
+				return len(a.URL) < len(b.URL), name
+			}
+			continue
+		case RuleStatic:
+			da, db = !dynamic(a.URL), !dynamic(b.URL)
+		case RuleMarket:
+			da, db = r.market(a.URL), r.market(b.URL)
+		}
+		if da != db {
+			return da, name
+		}
 	}
-	if da, db := dynamic(a.URL), dynamic(b.URL); da != db {
-		return db
+	if a.URL != b.URL {
+		return a.URL < b.URL, RuleURL
 	}
-	if ma, mb := r.market(a.URL), r.market(b.URL); ma != mb {
-		return ma
-	}
-	return a.URL < b.URL
+	return false, ""
+}
+
+func secure(u string) bool {
+	return len(u) >= 8 && strings.EqualFold(u[:8], "https://")
 }
 
 func dynamic(u string) bool { return strings.Contains(u, "?") }

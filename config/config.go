@@ -69,6 +69,10 @@ type Backend struct {
 }
 
 // Serve configures the proxy (winnow serve).
+// DefaultDemoListen is the default of serve.demo_listen, the embedded demo
+// engine's address.
+const DefaultDemoListen = "127.0.0.1:8081"
+
 type Serve struct {
 	// Listen is the address the proxy listens on. Default
 	// "127.0.0.1:8080"; port 0 picks a free port.
@@ -90,6 +94,11 @@ type Serve struct {
 	// Engines are the search backends. None: winnow serve starts its
 	// embedded demo engine (LLVM docs) on loopback.
 	Engines []Engine `yaml:"engines"`
+	// DemoListen is the address of the embedded demo engine. Default
+	// "127.0.0.1:8081": a fixed address, because the pages' URLs carry it,
+	// and winnow dedup loads the embedded sample into the cluster service
+	// under the same URLs; port 0 picks a free port.
+	DemoListen string `yaml:"demo_listen"`
 	// CacheBytes bounds the signature cache in bytes. Default 256 MiB.
 	CacheBytes int `yaml:"cache_bytes"`
 	// CacheTTL is how long a signature serves before revalidation.
@@ -148,6 +157,15 @@ type Engine struct {
 	URLField string `yaml:"url_field"`
 	Title    string `yaml:"title"`
 	Snippet  string `yaml:"snippet"`
+	// ResultWindow is the largest from+size the backend serves
+	// (Elasticsearch's index.max_result_window); the over-fetch stays
+	// within it. Default 10000 for elasticsearch and opensearch, none
+	// for the other kinds.
+	ResultWindow int `yaml:"result_window"`
+	// AllowWrites opens every method and path of the transparent
+	// engine to clients (indexing, admin). Default false: a read-only
+	// search gateway, where only the engine's search routes pass.
+	AllowWrites bool `yaml:"allow_writes"`
 	// Extra are URL parameters added to metasearch queries, e.g.
 	// "DB=default&FMT=opensearch" for Xapian Omega.
 	Extra string `yaml:"extra"`
@@ -259,6 +277,36 @@ type Dedup struct {
 	// member) instead of keeping only members that match their cluster's
 	// winner, as the cluster service does. Default false.
 	SingleLink bool `yaml:"single_link"`
+	// Fields names the fields of a JSON Lines record, each a list of names
+	// tried in order (on the command line, comma-separated). Empty: the
+	// common dataset names (id; url; html; text, content, raw_content,
+	// body; popularity), see corpus.DefaultJSONLFields.
+	Fields DedupFields `yaml:"fields"`
+	// Winner chooses each cluster's winner, by the cluster service's rules.
+	Winner DedupWinner `yaml:"winner"`
+}
+
+// DedupFields names the fields of a JSON Lines record for winnow dedup.
+type DedupFields struct {
+	ID         []string `yaml:"id"`
+	URL        []string `yaml:"url"`
+	Text       []string `yaml:"text"`
+	HTML       []string `yaml:"html"`
+	Popularity []string `yaml:"popularity"`
+}
+
+// DedupWinner configures how winnow dedup elects a cluster's winner.
+type DedupWinner struct {
+	// Rules are the winner rules in the order applied, by name:
+	// popularity, https, shorter, static, market (the URL decides last).
+	// Empty: that order, the cluster service's.
+	Rules []string `yaml:"rules"`
+	// MarketTLDs are preferred host suffixes for the market rule, e.g.
+	// [".co.uk", ".uk"]. Empty: backend.market_tlds.
+	MarketTLDs []string `yaml:"market_tlds"`
+	// PopularityTolerance is the largest difference of popularity scores
+	// that counts as a tie. Default 0: exact.
+	PopularityTolerance float64 `yaml:"popularity_tolerance"`
 }
 
 // Duration is a time.Duration written as "250ms" or "1m30s" in YAML.
@@ -310,6 +358,7 @@ func (c Config) WithDefaults() Config {
 	c.Dedup.Progress = cmpOr(c.Dedup.Progress, "auto")
 	v := &c.Serve
 	v.Listen = cmpOr(v.Listen, "127.0.0.1:8080")
+	v.DemoListen = cmpOr(v.DemoListen, DefaultDemoListen)
 	v.ShutdownTimeout = cmpOr(v.ShutdownTimeout, Duration(15*time.Second))
 	v.Fetch.Timeout = cmpOr(v.Fetch.Timeout, Duration(2*time.Second))
 	v.Fetch.MaxBodyBytes = cmpOr(v.Fetch.MaxBodyBytes, 4<<20)
@@ -412,6 +461,9 @@ func (c Config) Validate() error {
 	}
 	if c.Dedup.Timeout < 0 {
 		bad("dedup.timeout", "%s is negative", c.Dedup.Timeout)
+	}
+	if t := c.Dedup.Winner.PopularityTolerance; t < 0 || t != t {
+		bad("dedup.winner.popularity_tolerance", "%g is not a number >= 0", t)
 	}
 	c.Serve.validate(bad)
 	b := c.Backend
@@ -581,6 +633,9 @@ var EngineKinds = []string{"elasticsearch", "opensearch", "solr", "searxng", "op
 func (v *Serve) validate(bad func(field, format string, args ...any)) {
 	if _, _, err := net.SplitHostPort(v.Listen); err != nil {
 		bad("serve.listen", "%q is not host:port", v.Listen)
+	}
+	if _, _, err := net.SplitHostPort(v.DemoListen); err != nil {
+		bad("serve.demo_listen", "%q is not host:port", v.DemoListen)
 	}
 	// Zero takes the proxy's default (proxy.Options.WithDefaults).
 	switch v.Mode {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,26 @@ func TestExampleFile(t *testing.T) {
 	}
 	if len(c.Serve.Engines) != 2 || c.Serve.Engines[0].TextField != "body" {
 		t.Errorf("engines = %+v", c.Serve.Engines)
+	}
+}
+
+// TestDedupKeys sets the offline job's field names and winner rules from
+// flags and refuses a negative popularity tolerance.
+func TestDedupKeys(t *testing.T) {
+	c, err := Load("", nil, []string{"dedup.fields.text=body, content", "dedup.winner.rules=https,shorter", "serve.demo_listen=127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(c.Dedup.Fields.Text) != "[body content]" || fmt.Sprint(c.Dedup.Winner.Rules) != "[https shorter]" || c.Serve.DemoListen != "127.0.0.1:0" {
+		t.Errorf("dedup.fields.text %q, dedup.winner.rules %q, serve.demo_listen %q", c.Dedup.Fields.Text, c.Dedup.Winner.Rules, c.Serve.DemoListen)
+	}
+	if d := Default(); d.Serve.DemoListen != "127.0.0.1:8081" {
+		t.Errorf("default serve.demo_listen = %q, want 127.0.0.1:8081", d.Serve.DemoListen)
+	}
+	_, err = Load("", nil, []string{"dedup.winner.popularity_tolerance=-1", "serve.demo_listen=nowhere"})
+	for _, want := range []string{"dedup.winner.popularity_tolerance", "serve.demo_listen"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load with bad %s: %v", want, err)
+		}
 	}
 }

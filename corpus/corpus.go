@@ -11,10 +11,12 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"math"
 	"mime"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,9 @@ type Doc struct {
 	// Body is the document's bytes (after HTTP transfer and content
 	// decoding for WARC responses). The Doc owns it.
 	Body []byte
+	// Popularity is the page's popularity score when the input gives one
+	// (a JSON Lines field), else 0.
+	Popularity float64
 	// ContentType is "text/html" or "text/plain" when the input kind
 	// says so, else the Content-Type header value as stored (which may
 	// carry a charset parameter).
@@ -56,6 +61,8 @@ type Error struct {
 	Path string
 	// Line is the 1-based line of a JSON Lines input; 0 otherwise.
 	Line int
+	// Row is the 1-based row of a Parquet input; 0 otherwise.
+	Row int
 	// Offset is the WARC record's offset (see warc.Record.Offset), or -1.
 	Offset int64
 	// RecordID is the WARC-Record-ID, if known.
@@ -74,6 +81,9 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		parts = append(parts, fmt.Sprintf("line %d", e.Line))
 	}
+	if e.Row > 0 {
+		parts = append(parts, fmt.Sprintf("row %d", e.Row))
+	}
 	var we *warc.Error
 	if !errors.As(e.Err, &we) { // a warc.Error names its offset itself
 		if e.Offset >= 0 {
@@ -90,10 +100,43 @@ func (e *Error) Error() string {
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// JSONLFields names the fields of a JSON Lines record. An empty name takes
-// the default: "id", "url", "html", "text".
+// JSONLFields names the fields of a JSON Lines record. Each is a list of
+// names tried in order: the first that the record holds (not null, and for
+// HTML and Text a non-empty string) is used. A nil list takes the one of
+// [DefaultJSONLFields].
 type JSONLFields struct {
-	ID, URL, HTML, Text string
+	ID, URL, HTML, Text, Popularity []string
+}
+
+// DefaultJSONLFields are the field names of common web datasets: C4 and
+// Dolma (text, url, id), RefinedWeb (content, url), RedPajama (raw_content),
+// and dumps of crawled pages (html, body).
+var DefaultJSONLFields = JSONLFields{
+	ID:         []string{"id"},
+	URL:        []string{"url"},
+	HTML:       []string{"html"},
+	Text:       []string{"text", "content", "raw_content", "body"},
+	Popularity: []string{"popularity"},
+}
+
+func (f JSONLFields) withDefaults() JSONLFields {
+	d := DefaultJSONLFields
+	if f.ID == nil {
+		f.ID = d.ID
+	}
+	if f.URL == nil {
+		f.URL = d.URL
+	}
+	if f.HTML == nil {
+		f.HTML = d.HTML
+	}
+	if f.Text == nil {
+		f.Text = d.Text
+	}
+	if f.Popularity == nil {
+		f.Popularity = d.Popularity
+	}
+	return f
 }
 
 // Options configures the sources. The zero value is ready to use, and the
@@ -111,21 +154,32 @@ type Options struct {
 	// parameters) become documents; nil accepts text/html,
 	// application/xhtml+xml and text/plain.
 	Accept func(mediaType string) bool
+	// OnSkip, if not nil, is called for each item that holds no document
+	// (see [Skip]), from the goroutine that runs the walk.
+	OnSkip func(Skip)
+	// Targets, if not nil, is shared by the WARC inputs of several walks
+	// so that a revisit record resolves to a record of an earlier input;
+	// nil: each walk resolves revisits within its own input.
+	Targets *Targets
 }
 
 func (o Options) maxFile() int64 { return cmp.Or(o.MaxFileSize, DefaultMaxFileSize) }
 func (o Options) maxLine() int   { return cmp.Or(o.MaxLineSize, DefaultMaxLineSize) }
 
-func (o Options) accept(contentType string) bool {
+// accept returns the media type of contentType and whether Accept allows it.
+func (o Options) accept(contentType string) (string, bool) {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		mt, _, _ = strings.Cut(strings.ToLower(contentType), ";")
 		mt = strings.TrimSpace(mt)
 	}
-	if o.Accept != nil {
-		return o.Accept(mt)
+	if mt == "" {
+		mt = "none"
 	}
-	return mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/plain"
+	if o.Accept != nil {
+		return mt, o.Accept(mt)
+	}
+	return mt, mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/plain"
 }
 
 // fileKind returns the Content-Type for a file name's extension, or "" for
@@ -188,7 +242,11 @@ func (o Options) walk(fsys fs.FS, dir, input string) iter.Seq2[Doc, error] {
 				return nil
 			}
 			ct := fileKind(p)
-			if d.IsDir() || ct == "" || !d.Type().IsRegular() {
+			if d.IsDir() || !d.Type().IsRegular() {
+				return nil
+			}
+			if ct == "" {
+				o.skip(Skip{Input: input, Kind: "file " + cmp.Or(strings.ToLower(path.Ext(p)), "without extension"), Offset: -1, ID: rel})
 				return nil
 			}
 			body, err := o.readFile(fsys, p)
@@ -216,8 +274,27 @@ func (o Options) readFile(fsys fs.FS, p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > o.maxFile() {
+	fi, err := f.Stat()
+	if err == nil && fi.Size() > o.maxFile() {
 		return nil, fmt.Errorf("%w: file of %d bytes over the %d byte cap", ErrTooLarge, fi.Size(), o.maxFile())
+	}
+	if err == nil && fi.Mode().IsRegular() {
+		// A buffer of the file's size and one byte to see the end:
+		// io.ReadAll's doublings from 512 bytes copy and clear each page
+		// several times.
+		b := make([]byte, 0, fi.Size()+1)
+		for {
+			n, err := f.Read(b[len(b):cap(b)])
+			b = b[:len(b)+n]
+			switch {
+			case err == io.EOF:
+				return b, nil
+			case err != nil:
+				return nil, err
+			case len(b) == cap(b): // the file grew: read on, capped
+				return readCapped(io.MultiReader(bytes.NewReader(b), f), o.maxFile())
+			}
+		}
 	}
 	return readCapped(f, o.maxFile())
 }
@@ -235,21 +312,21 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 }
 
 // JSONL yields one document per line of r, a JSON Lines (NDJSON) stream of
-// objects. f names the fields (see [JSONLFields]). The body is the html
-// field (ContentType "text/html") if it is a non-empty string, else the text
-// field ("text/plain"). The id may be a string or a number; without one the
-// ID is the line number in decimal. Blank lines are skipped. A line that is
-// not a JSON object, lacks both html and text, or is longer than
-// MaxLineSize yields an error naming its line number, and the walk goes on.
+// objects. f names the fields (see [JSONLFields]; by default html, then
+// text, content, raw_content or body). The body is the first html field
+// that is a non-empty string (ContentType "text/html"), else the first
+// such text field: "text/html" if it starts with a doctype or <html> tag,
+// else "text/plain". The id may be a string or a number; without one the
+// ID is the line number in decimal. A popularity field, if present, must
+// be a number. Blank lines are skipped. A line that is not a JSON object,
+// has no html or text, or is longer than MaxLineSize yields an error
+// naming its line number, and the walk goes on.
 func (o Options) JSONL(r io.Reader, f JSONLFields) iter.Seq2[Doc, error] {
 	return o.jsonl(r, f, "")
 }
 
 func (o Options) jsonl(r io.Reader, f JSONLFields, input string) iter.Seq2[Doc, error] {
-	f.ID = cmp.Or(f.ID, "id")
-	f.URL = cmp.Or(f.URL, "url")
-	f.HTML = cmp.Or(f.HTML, "html")
-	f.Text = cmp.Or(f.Text, "text")
+	f = f.withDefaults()
 	return func(yield func(Doc, error) bool) {
 		br := bufio.NewReaderSize(r, 64<<10)
 		var line []byte
@@ -312,25 +389,45 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	str := func(key string) (string, error) {
-		raw, ok := obj[key]
-		if !ok || string(raw) == "null" {
-			return "", nil
+	// first returns the first of keys that the record holds, not null.
+	first := func(keys []string) (string, json.RawMessage) {
+		for _, k := range keys {
+			if raw, ok := obj[k]; ok && string(raw) != "null" {
+				return k, raw
+			}
 		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", fmt.Errorf("field %q is not a string", key)
+		return "", nil
+	}
+	// str returns the first of keys that holds a non-empty string.
+	str := func(keys []string) (string, error) {
+		for _, k := range keys {
+			raw, ok := obj[k]
+			if !ok || string(raw) == "null" {
+				continue
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", fmt.Errorf("field %q is not a string", k)
+			}
+			if s != "" {
+				return s, nil
+			}
 		}
-		return s, nil
+		return "", nil
 	}
 	doc := Doc{ID: strconv.Itoa(n)}
-	if raw, ok := obj[f.ID]; ok && string(raw) != "null" {
+	if k, raw := first(f.ID); raw != nil {
 		var num json.Number
 		if err := json.Unmarshal(raw, &doc.ID); err != nil {
 			if err := json.Unmarshal(raw, &num); err != nil {
-				return Doc{}, fmt.Errorf("field %q is neither a string nor a number", f.ID)
+				return Doc{}, fmt.Errorf("field %q is neither a string nor a number", k)
 			}
 			doc.ID = num.String()
+		}
+	}
+	if k, raw := first(f.Popularity); raw != nil {
+		if err := json.Unmarshal(raw, &doc.Popularity); err != nil || math.IsNaN(doc.Popularity) || math.IsInf(doc.Popularity, 0) {
+			return Doc{}, fmt.Errorf("field %q is not a finite number", k)
 		}
 	}
 	var err error
@@ -348,99 +445,34 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	switch {
 	case html != "":
 		doc.Body, doc.ContentType = []byte(html), "text/html"
+	case text != "" && looksLikeHTML(text):
+		doc.Body, doc.ContentType = []byte(text), "text/html"
 	case text != "":
 		doc.Body, doc.ContentType = []byte(text), "text/plain"
 	default:
-		return Doc{}, fmt.Errorf("neither %q nor %q is a non-empty string", f.HTML, f.Text)
+		return Doc{}, fmt.Errorf("no non-empty string in %s", strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}
 	return doc, nil
 }
 
-// WARC yields the documents of a WARC file (see package warc): response
-// records whose block is an HTTP response with a 2xx status (the body,
-// with ContentType from the HTTP Content-Type header), response records
-// that hold no HTTP message and resource records (the block, with the
-// record's Content-Type). Only payloads whose media type Accept allows
-// become documents; request, metadata, warcinfo, revisit and other records
-// are skipped. A Doc's ID is the WARC-Record-ID and its URL the
-// WARC-Target-URI. A damaged record, an undecodable payload or a body over
-// MaxFileSize yields an error naming the record's offset, and the walk goes
-// on; an input read error ends it.
-func (o Options) WARC(r io.Reader) iter.Seq2[Doc, error] {
-	return o.warc(r, "")
-}
-
-func (o Options) warc(r io.Reader, input string) iter.Seq2[Doc, error] {
-	return func(yield func(Doc, error) bool) {
-		wr, err := warc.NewReader(r)
-		if err != nil {
-			yield(Doc{}, &Error{Input: input, Offset: 0, Err: err})
-			return
-		}
-		for {
-			rec, err := wr.Next()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				e := &Error{Input: input, Offset: -1, Err: err}
-				var we *warc.Error
-				if errors.As(err, &we) {
-					e.Offset, e.RecordID = we.Offset, we.RecordID
-				}
-				if !yield(Doc{}, e) || we == nil {
-					return // a read error of the input ends the walk
-				}
-				continue
-			}
-			doc, ok, err := o.warcDoc(rec)
-			if err != nil {
-				if !yield(Doc{}, &Error{Input: input, Offset: rec.Offset, RecordID: rec.RecordID, Err: err}) {
-					return
-				}
-				continue
-			}
-			if ok && !yield(doc, nil) {
-				return
-			}
-		}
+// looksLikeHTML reports whether a text field holds an HTML document (a
+// body or content field of a crawl dump): it starts, after white space,
+// with a doctype or an <html> tag.
+func looksLikeHTML(s string) bool {
+	s = strings.TrimLeft(strings.TrimPrefix(s, "\ufeff"), " \t\r\n")
+	if len(s) > 14 {
+		s = s[:14]
 	}
-}
-
-// warcDoc returns the document of one record, ok false if it has none.
-func (o Options) warcDoc(rec *warc.Record) (doc Doc, ok bool, err error) {
-	doc = Doc{ID: rec.RecordID, URL: rec.TargetURI, ContentType: rec.ContentType}
-	var body io.Reader = rec.Content
-	switch rec.Type {
-	case "response":
-		mt, _, _ := mime.ParseMediaType(rec.ContentType)
-		if mt == "application/http" {
-			status, h, b, err := warc.ParseHTTPResponse(rec.Content)
-			if err != nil {
-				return Doc{}, false, err
-			}
-			if status < 200 || status > 299 {
-				return Doc{}, false, nil
-			}
-			doc.ContentType, body = h.Get("Content-Type"), b
-		}
-	case "resource":
-	default:
-		return Doc{}, false, nil
-	}
-	if !o.accept(doc.ContentType) {
-		return Doc{}, false, nil
-	}
-	if doc.Body, err = readCapped(body, o.maxFile()); err != nil {
-		return Doc{}, false, err
-	}
-	return doc, true, nil
+	s = strings.ToLower(s)
+	return strings.HasPrefix(s, "<!doctype html") || strings.HasPrefix(s, "<html")
 }
 
 // Open yields the documents of the input at path, by its kind: a
 // directory as [Options.Dir]; *.jsonl, *.ndjson and the same with .gz as
-// [Options.JSONL] with the Fields of o; *.warc and *.warc.gz as
-// [Options.WARC]; a single .html, .htm, .xhtml, .txt or .text file as one
+// [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
+// with the Fields of o; *.warc and *.warc.gz as
+// [Options.WARC], resolving revisit records by reading their targets again
+// from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
 // Doc whose ID is path. Errors name path. The file is closed when the walk
 // ends.
 func (o Options) Open(path string) iter.Seq2[Doc, error] {
@@ -462,12 +494,26 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 		name := strings.ToLower(filepath.Base(path))
 		base, gz := strings.CutSuffix(name, ".gz")
 		var seq func(io.Reader) iter.Seq2[Doc, error]
+		var ra io.ReaderAt // the open file, for revisits
 		switch {
 		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson"):
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.jsonl(r, o.Fields, path) }
+		case !gz && strings.HasSuffix(base, ".parquet"):
+			f, err := os.Open(path)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer f.Close()
+			for doc, err := range o.parquet(f, fi.Size(), o.Fields, path) {
+				if !yield(doc, err) {
+					return
+				}
+			}
+			return
 		case strings.HasSuffix(base, ".warc"):
 			gz = false // package warc detects gzip itself
-			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path) }
+			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra) }
 		case !gz && fileKind(name) != "":
 			body, err := o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
 			if err != nil {
@@ -477,7 +523,7 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			yield(Doc{ID: path, Body: body, ContentType: fileKind(name)}, nil)
 			return
 		default:
-			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson, .warc, .html or .txt)"))
+			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson, .parquet, .warc, .html or .txt)"))
 			return
 		}
 		f, err := os.Open(path)
@@ -486,6 +532,7 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			return
 		}
 		defer f.Close()
+		ra = f
 		var r io.Reader = bufio.NewReaderSize(f, 256<<10)
 		if gz {
 			zr, err := gzip.NewReader(r)

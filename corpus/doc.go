@@ -1,6 +1,6 @@
 // Package corpus turns the inputs of the offline job (winnow dedup) into
-// documents: a directory of HTML and text files, a JSON Lines file, or a
-// WARC file, plain or gzip-compressed.
+// documents: a directory of HTML and text files, a JSON Lines or Parquet
+// file, or a WARC file, plain or gzip-compressed.
 //
 // Each source is an iter.Seq2[Doc, error]. A bad item (a file over the size
 // cap, a line that is not JSON, a damaged WARC record) yields an error of

@@ -19,5 +19,4 @@ func ExampleOpen() {
 	// http://127.0.0.1:8765/llvm13/FAQ.html text/html 42285
 	// http://127.0.0.1:8765/llvm22/FAQ.html text/html 42015
 	// http://127.0.0.1:8765/llvm22/CodeReview.html text/html 24194
-	// metadata://gnu.org/software/wget/warc/wget_arguments.txt text/plain 232
 }

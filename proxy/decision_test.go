@@ -10,13 +10,17 @@ import (
 )
 
 // TestDecisionParams: the request parameters mean what config's
-// decision.* keys mean; one that cannot apply is a 400 naming it (on the
-// search page; the transparent path forwards such a request unrefined
-// until it answers in the backend's error shape).
+// decision.* keys mean; one that cannot apply is a 400 naming it, on the
+// search page and in the engine's error shape on the transparent path.
 func TestDecisionParams(t *testing.T) {
 	d := startDemo(t, demo.Options{})
 	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
-	q := base + "/_winnow/search.json?q=benchmark+tips+code+review&size=4"
+	for _, q := range []string{base + "/_winnow/search.json?q=benchmark+tips+code+review&size=4", base + "/llvm/_search?q=benchmark+tips+code+review&size=4"} {
+		decisionParams(t, q)
+	}
+}
+
+func decisionParams(t *testing.T, q string) {
 	tests := []struct {
 		name, params string
 		code         int
@@ -33,14 +37,17 @@ func TestDecisionParams(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body := get(t, q+tt.params)
+			if tt.code == 400 && strings.Contains(q, "_search") && !strings.Contains(body, "illegal_argument_exception") {
+				t.Errorf("GET %s: %s; want Elasticsearch's error shape", tt.params, body)
+			}
 			if code != tt.code || tt.field != "" && !strings.Contains(body, tt.field) {
 				t.Errorf("GET %s: %d %s; want %d naming %q", tt.params, code, body, tt.code, tt.field)
 			}
 		})
 	}
-	// The header form is the same parameter.
-	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "winnow_threshold") {
-		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming winnow_threshold", code, body)
+	// The header form is the same setting; the error names the header.
+	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "X-Winnow-Threshold") {
+		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming X-Winnow-Threshold", code, body)
 	}
 }
 

@@ -8,10 +8,20 @@
 // top results are signed (from the signature cache, from the text a hit
 // carries, or by fetching the page within the request budget), clustered
 // online, and the answer is rendered back in the backend's own format with
-// the client's page size. Whatever fails on winnow's side (a page, the
-// cache, the parse of an answer) only lowers what is refined: the client
-// then gets the backend's answer as the backend gave it. A backend error is
-// passed on unchanged.
+// the client's page size; group mode uses the backend's own grouping
+// format (Elasticsearch inner_hits, Solr's expanded section, a feed
+// extension element). Whatever fails on winnow's side (a page, the cache,
+// the parse of an answer) only lowers what is refined: the client then
+// gets the backend's answer as the backend gave it. A backend error is
+// passed on unchanged. Transparent mode is a read-only search gateway:
+// only the engine's search routes pass unless [Engine].AllowWrites.
+//
+// Files by job: server.go (options, defaults, lifecycle), routes.go,
+// params.go (per-request parameters), gateway.go (what may pass, errors
+// in the engine's shape), upstream.go (the HTTP client of one engine),
+// transparent.go, meta.go and searchpage.go, refine.go and sign.go,
+// cache.go, memo.go and answers.go (the caches below), metrics.go and
+// stats.go, feedback.go.
 //
 // Metasearch: /_winnow/search (HTML, the built-in search page) and
 // /_winnow/search.json fan one query out to every engine with per-engine
@@ -39,7 +49,8 @@
 //	                                                   (+ the remembered list it rests on)     (AnswerCacheBytes); unusable as above
 //	rewrites     request path (requests with no body)  the rewritten path and window           second generation of 4 Ki
 //
-// Operations: /metrics (Prometheus text format), /healthz, /readyz;
+// Operations: /metrics (Prometheus text format, HELP, TYPE and le
+// buckets), [Server.Stats], /healthz, /readyz;
 // limits on request size, header size and connections; graceful shutdown
 // that finishes requests in flight and background fetches.
 package proxy

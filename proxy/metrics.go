@@ -2,96 +2,160 @@ package proxy
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/winnow-search/winnow/fetch"
 )
 
-// metrics holds the proxy's counters in a set of its own (no globals);
-// /metrics writes it in Prometheus text format. Labels are bounded:
-// engine names come from the configuration, never from requests.
-type metrics struct {
-	set *vm.Set
+// latencyBuckets are the upper bounds, in seconds, of the latency
+// histograms: from 100µs (a warm answer) to 10s (a slow engine), so
+// histogram_quantile resolves a sub-millisecond p99.
+var latencyBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-	// The counters and histograms by name and labels, so a request
-	// finds its metrics without formatting their names (a request
-	// updates eight or so).
-	mu         sync.RWMutex
-	counters   map[metricKey]*vm.Counter
-	histograms map[metricKey]*vm.Histogram
+// metrics holds the proxy's metrics in a registry of its own (no
+// globals); /metrics writes it in Prometheus text format with HELP and
+// TYPE on every metric and cumulative le buckets on every histogram, so a
+// stock Prometheus can take quantiles. Labels are bounded: engine names
+// come from the configuration, never from requests.
+type metrics struct {
+	reg *prometheus.Registry
+
+	requests, engineRequests, clusterLookups *prometheus.CounterVec
+	requestDuration, engineDuration          *prometheus.HistogramVec
+	clusterDuration                          prometheus.Observer
+	results, duplicates, fetches, feedPages  *prometheus.CounterVec
+	clusterURLCounts                         *prometheus.CounterVec
+	clusters, refusedWrites, internalPages   prometheus.Counter
 
 	// sources counts results by signature source, in the order of
 	// sigSource, for Stats.
-	sources [srcService + 2]atomic.Uint64
+	sources [srcService + 1]atomic.Uint64
+
+	// children caches the labelled metrics a request updates, so the hot
+	// path neither hashes label values nor allocates (WithLabelValues
+	// does both).
+	mu       sync.RWMutex // guards counters and observers
+	counters map[childKey]prometheus.Counter
+	obs      map[childKey]prometheus.Observer
 }
 
-// metricKey is a metric's name format and its label values.
-type metricKey struct{ format, a, b string }
+// childKey names one labelled metric: its vector and label values.
+type childKey struct {
+	vec  any
+	a, b string
+}
+
+// counterOf returns v's counter for label values a and b ("" when v has
+// one label).
+func (m *metrics) counterOf(v *prometheus.CounterVec, a, b string) prometheus.Counter {
+	k := childKey{v, a, b}
+	m.mu.RLock()
+	c := m.counters[k]
+	m.mu.RUnlock()
+	if c == nil {
+		if b == "" {
+			c = v.WithLabelValues(a)
+		} else {
+			c = v.WithLabelValues(a, b)
+		}
+		m.mu.Lock()
+		m.counters[k] = c
+		m.mu.Unlock()
+	}
+	return c
+}
+
+// observerOf is counterOf for histograms of one label.
+func (m *metrics) observerOf(v *prometheus.HistogramVec, a string) prometheus.Observer {
+	k := childKey{v, a, ""}
+	m.mu.RLock()
+	o := m.obs[k]
+	m.mu.RUnlock()
+	if o == nil {
+		o = v.WithLabelValues(a)
+		m.mu.Lock()
+		m.obs[k] = o
+		m.mu.Unlock()
+	}
+	return o
+}
 
 func newMetrics(s *Server) *metrics {
-	m := &metrics{set: vm.NewSet(), counters: map[metricKey]*vm.Counter{}, histograms: map[metricKey]*vm.Histogram{}}
-	m.set.NewGauge("winnow_cache_hits_total", func() float64 { return float64(s.cache.hits.Load()) })
-	m.set.NewGauge("winnow_cache_misses_total", func() float64 { return float64(s.cache.miss.Load()) })
-	m.set.NewGauge("winnow_cache_cost_bytes", func() float64 {
+	m := newMetricsRegistry()
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		m.reg.MustRegister(v)
+		return v
+	}
+	histogram := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, labels)
+		m.reg.MustRegister(v)
+		return v
+	}
+	m.requests = counter("winnow_requests_total", "Client requests by route and status class.", "route", "code")
+	m.requestDuration = histogram("winnow_request_duration_seconds", "Time to answer a client request, by route.", "route")
+	m.engineRequests = counter("winnow_engine_requests_total", "Calls to search engines by engine and outcome.", "engine", "outcome")
+	m.engineDuration = histogram("winnow_engine_duration_seconds", "Time of one call to a search engine.", "engine")
+	m.clusterLookups = counter("winnow_cluster_lookups_total", "Lookups in the cluster service by outcome.", "outcome")
+	m.clusterURLCounts = counter("winnow_cluster_lookup_urls_total", "URLs looked up in the cluster service, by whether it knew them.", "result")
+	m.clusterDuration = histogram("winnow_cluster_lookup_duration_seconds", "Time of one lookup in the cluster service.").WithLabelValues()
+	m.results = counter("winnow_results_total", "Results refined, by where their signature came from.", "signature")
+	m.duplicates = counter("winnow_duplicates_total", "Results removed or grouped as duplicates, by mode.", "mode")
+	m.fetches = counter("winnow_fetches_total", "Result pages fetched, by outcome.", "outcome")
+	m.feedPages = counter("winnow_cluster_feed_pages_total", "Signatures fed back to the cluster service, by outcome.", "outcome")
+	m.clusters = counter("winnow_clusters_total", "Clusters of two or more results found.").WithLabelValues()
+	m.refusedWrites = counter("winnow_gateway_refused_total", "Requests the read-only gateway refused (not a search route).").WithLabelValues()
+	m.internalPages = counter("winnow_results_internal_total",
+		"Result pages not refined because the SSRF guard refused their address (see serve.fetch.allow).").WithLabelValues()
+	gauge := func(name, help string, f func() float64) {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+	}
+	total := func(name, help string, labels prometheus.Labels, f func() float64) {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, f))
+	}
+	total("winnow_cache_hits_total", "Signature cache hits.", nil, func() float64 { return float64(s.cache.hits.Load()) })
+	total("winnow_cache_misses_total", "Signature cache misses.", nil, func() float64 { return float64(s.cache.miss.Load()) })
+	gauge("winnow_cache_cost_bytes", "Bytes the signature cache holds (its cost estimate).", func() float64 {
 		return float64(s.cache.c.MaxCost() - s.cache.c.RemainingCost())
 	})
-	m.set.NewGauge("winnow_cache_max_bytes", func() float64 { return float64(s.cache.c.MaxCost()) })
-	m.set.NewGauge(`winnow_answer_cache_total{outcome="hit"}`, func() float64 { return float64(s.memo.answers.load(true)) })
-	m.set.NewGauge(`winnow_answer_cache_total{outcome="miss"}`, func() float64 { return float64(s.memo.answers.load(false)) })
-	m.set.NewGauge("winnow_fetch_in_flight", func() float64 { return float64(s.fetcher.Stats().InFlight) })
+	gauge("winnow_cache_max_bytes", "The signature cache's bound in bytes.", func() float64 { return float64(s.cache.c.MaxCost()) })
+	answerHelp := "Uses of the answer cache by outcome."
+	total("winnow_answer_cache_total", answerHelp, prometheus.Labels{"outcome": "hit"}, func() float64 { return float64(s.memo.answers.load(true)) })
+	total("winnow_answer_cache_total", answerHelp, prometheus.Labels{"outcome": "miss"}, func() float64 { return float64(s.memo.answers.load(false)) })
+	gauge("winnow_fetch_in_flight", "Result page fetches in flight.", func() float64 { return float64(s.fetcher.Stats().InFlight) })
+	gauge("winnow_answer_bytes_in_flight", "Bytes of engine answers held by requests in flight.", func() float64 { return float64(s.inflight.used()) })
+	// The process's own (go_* and process_*: resident memory, heap,
+	// collections, goroutines), which an operator watches against the
+	// caches' configured size.
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// write writes the proxy's metrics and the process's own (go_* and
-// process_*: resident memory, heap, collections, goroutines), which an
-// operator watches against the caches' configured size.
-func (m *metrics) write(w io.Writer) {
-	m.set.WritePrometheus(w)
-	vm.WriteProcessMetrics(w)
+func newMetricsRegistry() *metrics {
+	return &metrics{reg: prometheus.NewRegistry(), counters: map[childKey]prometheus.Counter{}, obs: map[childKey]prometheus.Observer{}}
 }
 
-// counter returns the counter named by format (a fmt format with a %q
-// for each label) with labels a and b ("" when the format has fewer).
-func (m *metrics) counter(format, a, b string) *vm.Counter {
-	return cached(m, m.counters, metricKey{format, a, b}, m.set.GetOrCreateCounter)
-}
-
-// histogram is counter's twin for histograms.
-func (m *metrics) histogram(format, a, b string) *vm.Histogram {
-	return cached(m, m.histograms, metricKey{format, a, b}, m.set.GetOrCreateHistogram)
-}
-
-// cached returns the metric of key k from byKey, creating it by its name
-// the first time.
-func cached[T any](m *metrics, byKey map[metricKey]*T, k metricKey, create func(name string) *T) *T {
-	m.mu.RLock()
-	v := byKey[k]
-	m.mu.RUnlock()
-	if v == nil {
-		v = create(metricName(k))
-		m.mu.Lock()
-		byKey[k] = v
-		m.mu.Unlock()
+// write writes the metrics in Prometheus text format.
+func (m *metrics) write(w io.Writer) error {
+	mfs, err := m.reg.Gather()
+	if err != nil {
+		return err
 	}
-	return v
-}
-
-func metricName(k metricKey) string {
-	switch strings.Count(k.format, "%") {
-	case 0:
-		return k.format
-	case 1:
-		return fmt.Sprintf(k.format, k.a)
+	enc := expfmt.NewEncoder(w, expfmt.FmtText)
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
 	}
-	return fmt.Sprintf(k.format, k.a, k.b)
+	return nil
 }
 
 // statusClasses are the label values of HTTP status classes.
@@ -107,20 +171,27 @@ func statusClass(status int) string {
 // request counts one client request by route and status class and records
 // its latency.
 func (m *metrics) request(route string, status int, d time.Duration) {
-	m.counter(`winnow_requests_total{route=%q,code=%q}`, route, statusClass(status)).Inc()
-	m.histogram(`winnow_request_duration_seconds{route=%q}`, route, "").Update(d.Seconds())
+	m.counterOf(m.requests, route, statusClass(status)).Inc()
+	m.observerOf(m.requestDuration, route).Observe(d.Seconds())
 }
 
 // engine records one backend call by engine and outcome.
 func (m *metrics) engine(name, outcome string, d time.Duration) {
-	m.counter(`winnow_engine_requests_total{engine=%q,outcome=%q}`, name, outcome).Inc()
-	m.histogram(`winnow_engine_duration_seconds{engine=%q}`, name, "").Update(d.Seconds())
+	m.counterOf(m.engineRequests, name, outcome).Inc()
+	m.observerOf(m.engineDuration, name).Observe(d.Seconds())
 }
 
 // cluster records one lookup in the cluster service by outcome.
 func (m *metrics) cluster(outcome string, d time.Duration) {
-	m.counter(`winnow_cluster_lookups_total{outcome=%q}`, outcome, "").Inc()
-	m.histogram(`winnow_cluster_lookup_duration_seconds`, "", "").Update(d.Seconds())
+	m.counterOf(m.clusterLookups, outcome, "").Inc()
+	m.clusterDuration.Observe(d.Seconds())
+}
+
+// clusterURLs counts the URLs of a cluster lookup that the service knew
+// and did not know.
+func (m *metrics) clusterURLs(known, unknown int) {
+	m.counterOf(m.clusterURLCounts, "known", "").Add(float64(known))
+	m.counterOf(m.clusterURLCounts, "unknown", "").Add(float64(unknown))
 }
 
 // signatures returns the results counted by signature source.
@@ -129,19 +200,15 @@ func (m *metrics) signatures() SignatureStats {
 		Fetched: m.sources[srcFetched].Load(), Service: m.sources[srcService].Load(), Unrefined: m.sources[srcNone].Load()}
 }
 
+// sourceNames are the signature label values, in the order of sigSource.
+var sourceNames = [...]string{srcNone: "unrefined", srcCache: "cached", srcText: "text", srcFetched: "fetched", srcService: "service"}
+
 // refined counts results by where their signature came from.
 func (m *metrics) refined(r *refined) {
-	m.sources[srcCache].Add(uint64(r.cached))
-	m.sources[srcText].Add(uint64(r.text))
-	m.sources[srcFetched].Add(uint64(r.fetched))
-	m.sources[srcService].Add(uint64(r.service))
-	m.sources[srcNone].Add(uint64(r.unrefined))
-	for _, kv := range [...]struct {
-		src string
-		n   int
-	}{{"cached", r.cached}, {"text", r.text}, {"fetched", r.fetched}, {"service", r.service}, {"unrefined", r.unrefined}} {
-		if kv.n > 0 {
-			m.counter(`winnow_results_total{signature=%q}`, kv.src, "").Add(kv.n)
+	for src, n := range [...]int{srcNone: r.unrefined, srcCache: r.cached, srcText: r.text, srcFetched: r.fetched, srcService: r.service} {
+		if n > 0 {
+			m.sources[src].Add(uint64(n))
+			m.counterOf(m.results, sourceNames[src], "").Add(float64(n))
 		}
 	}
 }
@@ -149,9 +216,12 @@ func (m *metrics) refined(r *refined) {
 // clustered counts the clusters of two or more results found and the
 // results removed (or grouped) as duplicates.
 func (m *metrics) clustered(clusters, duplicates int, mode string) {
-	m.counter(`winnow_clusters_total`, "", "").Add(clusters)
-	m.counter(`winnow_duplicates_total{mode=%q}`, mode, "").Add(duplicates)
+	m.clusters.Add(float64(clusters))
+	m.counterOf(m.duplicates, mode, "").Add(float64(duplicates))
 }
+
+// refused counts one request the read-only gateway refused.
+func (m *metrics) refused() { m.refusedWrites.Inc() }
 
 // fetchOutcome counts one page fetch by outcome.
 func (m *metrics) fetchOutcome(err error) {
@@ -162,6 +232,7 @@ func (m *metrics) fetchOutcome(err error) {
 		outcome = "timeout"
 	case errors.Is(err, fetch.ErrBlocked):
 		outcome = "blocked"
+		m.internalPages.Inc()
 	case errors.Is(err, fetch.ErrTooLarge):
 		outcome = "too_large"
 	case errors.Is(err, fetch.ErrContentType):
@@ -171,11 +242,11 @@ func (m *metrics) fetchOutcome(err error) {
 	default:
 		outcome = "error"
 	}
-	m.counter(`winnow_fetches_total{outcome=%q}`, outcome, "").Inc()
+	m.counterOf(m.fetches, outcome, "").Inc()
 }
 
 // feed counts pages fed back to the cluster service by outcome: sent,
 // error (the ingest failed) or dropped (the queue was full).
 func (m *metrics) feed(outcome string, n int) {
-	m.counter(`winnow_cluster_feed_pages_total{outcome=%q}`, outcome, "").Add(n)
+	m.counterOf(m.feedPages, outcome, "").Add(float64(n))
 }

@@ -28,26 +28,31 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	p := params{mode: s.o.Mode, decision: s.o.Decision, remove: s.o.Remove}
 	args := ctx.QueryArgs()
 	hasArgs := bytes.Contains(ctx.URI().QueryString(), []byte("winnow_"))
-	get := func(arg, header string) string {
+	// get returns a setting and the name it was given under, so an error
+	// names what the client wrote.
+	get := func(arg, header string) (string, string) {
 		if hasArgs {
 			if v := args.Peek(arg); v != nil {
-				return string(v)
+				return string(v), arg
 			}
 		}
-		return string(ctx.Request.Header.Peek(header))
+		return string(ctx.Request.Header.Peek(header)), header
 	}
-	if m := get("winnow_mode", "X-Winnow-Mode"); m == "off" {
+	if m, name := get("winnow_mode", "X-Winnow-Mode"); m == "off" {
 		p.off = true
 	} else if m != "" {
 		mode, err := engine.ParseMode(m)
 		if err != nil {
-			return p, fmt.Errorf("winnow_mode %q is not one of group, remove, annotate, off", m)
+			return p, fmt.Errorf("%s %q is not one of group, remove, annotate, off", name, m)
 		}
 		p.mode = mode
 	}
-	ds := similarity.DecisionSettings{Method: get("winnow_method", "X-Winnow-Method"),
-		Threshold: get("winnow_threshold", "X-Winnow-Threshold"), MinConfidence: get("winnow_min_confidence", "X-Winnow-Min-Confidence")}
+	method, methodName := get("winnow_method", "X-Winnow-Method")
+	threshold, thresholdName := get("winnow_threshold", "X-Winnow-Threshold")
+	conf, confName := get("winnow_min_confidence", "X-Winnow-Min-Confidence")
+	ds := similarity.DecisionSettings{Method: method, Threshold: threshold, MinConfidence: conf}
 	if ds != (similarity.DecisionSettings{}) {
+		fields := similarity.DecisionFields{Method: methodName, Threshold: thresholdName, MinConfidence: confName}
 		// The confidence applies to the decision of the request's mode;
 		// the other keeps the server's.
 		group, remove := ds, ds
@@ -57,15 +62,15 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 			remove.MinConfidence = ""
 		}
 		var err error
-		if p.decision, err = DecisionFor(similarity.PurposeGroup, group, s.o.Decision); err != nil {
+		if p.decision, err = DecisionFor(similarity.PurposeGroup, group, fields, s.o.Decision); err != nil {
 			return p, err
 		}
-		if p.remove, err = DecisionFor(similarity.PurposeRemove, remove, s.o.Remove); err != nil {
+		if p.remove, err = DecisionFor(similarity.PurposeRemove, remove, fields, s.o.Remove); err != nil {
 			return p, err
 		}
 		p.custom = true
 	}
-	explain := get("winnow_explain", "X-Winnow-Explain")
+	explain, _ := get("winnow_explain", "X-Winnow-Explain")
 	p.explain = explain == "1" || explain == "true"
 	if p.explain && p.mode == engine.Remove {
 		p.mode = engine.Annotate
@@ -73,14 +78,12 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	return p, nil
 }
 
-// requestFields name the decision settings in a request's errors.
-var requestFields = similarity.DecisionFields{Method: "winnow_method", Threshold: "winnow_threshold", MinConfidence: "winnow_min_confidence"}
-
 // DecisionFor returns the decision of purpose p that a request's settings
 // name (similarity.ParseDecision, the parser of config's decision.* keys
 // too), keeping def's minimum length; unset settings keep def. An error
-// names the parameter.
-func DecisionFor(p similarity.Purpose, s similarity.DecisionSettings, def similarity.Decision) (similarity.Decision, error) {
+// names the parameter as f gives it (the query parameter or header the
+// client wrote).
+func DecisionFor(p similarity.Purpose, s similarity.DecisionSettings, f similarity.DecisionFields, def similarity.Decision) (similarity.Decision, error) {
 	if s == (similarity.DecisionSettings{}) {
 		return def, nil
 	}
@@ -88,10 +91,10 @@ func DecisionFor(p similarity.Purpose, s similarity.DecisionSettings, def simila
 		// Only a confidence: the server's method with it. A server whose
 		// method is a paper method rejects it, as its config would.
 		if !def.IsModel() {
-			return def, fmt.Errorf("%s: %q does not apply to the server's method, which gives no calibrated probability", requestFields.MinConfidence, s.MinConfidence)
+			return def, fmt.Errorf("%s: %q does not apply to the server's method, which gives no calibrated probability", f.MinConfidence, s.MinConfidence)
 		}
 	}
-	return similarity.ParseDecision(p, s, requestFields, def.MinTokens)
+	return similarity.ParseDecision(p, s, f, def.MinTokens)
 }
 
 // clientRequest is the client's request as the adapters rewrite it: the

@@ -57,6 +57,8 @@ type refiner struct {
 	// that missed the budget is cached for the next query.
 	life context.Context
 	bg   sync.WaitGroup
+	// internal warns about result pages the SSRF guard refuses.
+	internal internalWarner
 	// running counts background fetches; past maxBackground a result is
 	// left unrefined rather than queue yet another fetch, so a flood of
 	// cold queries cannot pile up goroutines.
@@ -92,6 +94,9 @@ type refined struct {
 	serviceDups [][2]int
 	// counts by source, and the results left unmarked
 	cached, text, fetched, service, unrefined int
+	// internal counts the results left unmarked because the SSRF guard
+	// refused their page's address (serve.fetch.allow).
+	internal int
 	// hot is the remembered list whose cache entries signed every
 	// refined result, nil when some signature came from elsewhere: the
 	// outcome stays valid for as long as hot does (hotList.valid).
@@ -129,6 +134,7 @@ type signed struct {
 	i         int
 	sig       *similarity.Signature
 	canonical string
+	internal  bool // the SSRF guard refused the page's address
 }
 
 // refine signs and clusters results[:topK]. Results past topK and results
@@ -341,6 +347,9 @@ func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refi
 			if s.sig != nil {
 				out.sigs[s.i], out.sources[s.i], out.declared[s.i] = s.sig, srcFetched, s.canonical
 			}
+			if s.internal {
+				out.internal++
+			}
 		case <-ctx.Done():
 			pending = 0
 		}
@@ -463,6 +472,13 @@ func (r *refiner) askCluster(ctx context.Context, keys []string) (map[int]knownD
 			index[k] = i
 		}
 	}
+	nKnown := 0
+	for _, lr := range res {
+		if lr.Known {
+			nKnown++
+		}
+	}
+	r.m.clusterURLs(nKnown, len(res)-nKnown)
 	known := map[int]knownDup{}
 	winners := make([]bool, len(keys))
 	for i, lr := range res {

@@ -40,7 +40,9 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	case p == "/metrics":
 		route = "metrics"
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-		s.m.write(ctx)
+		if err := s.m.write(ctx); err != nil {
+			s.log.Warn("metrics_write_failed", "err", err)
+		}
 	case p == "/_winnow/search" || p == "/_winnow/search.json" || (p == "/" && s.wantsPage(ctx)):
 		route = "search"
 		s.searchPage(ctx)
@@ -52,8 +54,23 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// wantsPage reports whether a request for "/" comes from a browser (or has
-// no transparent backend to go to) and so gets the search page.
+// wantsPage reports whether a request for "/" gets the search page: a
+// GET from a browser, a bare GET / from a client that states no
+// preference (curl sends "*/*"), or any request when there is no
+// transparent engine. A request with a query string that does not ask for
+// HTML (a search of an engine whose path is "/", such as Omega), and a
+// client that asks for JSON (the Elasticsearch clients' GET / for the
+// cluster's version), go to the engine.
 func (s *Server) wantsPage(ctx *fasthttp.RequestCtx) bool {
-	return s.transp == nil || (ctx.IsGet() && bytes.Contains(ctx.Request.Header.Peek("Accept"), []byte("text/html")))
+	if s.transp == nil {
+		return true
+	}
+	if !ctx.IsGet() && !ctx.IsHead() {
+		return false
+	}
+	accept := ctx.Request.Header.Peek("Accept")
+	if bytes.Contains(accept, []byte("text/html")) {
+		return true
+	}
+	return len(ctx.URI().QueryString()) == 0 && (len(accept) == 0 || string(accept) == "*/*")
 }

@@ -34,8 +34,8 @@ func (o *metaOutcome) groups() []ui.Group {
 	}
 	item := func(i int) ui.Item {
 		r := o.results[i]
-		return ui.Item{URL: r.URL, Title: plainText(r.Title), Snippet: plainText(r.Snippet), Engines: r.engines, Rank: i + 1,
-			Unrefined: marks[i].Winner < 0}
+		return ui.Item{URL: r.URL, Title: plainText(r.Title), Snippet: plainText(r.Snippet), SnippetParts: highlightParts(r.Snippet),
+			Engines: r.engines, Rank: i + 1, Unrefined: marks[i].Winner < 0}
 	}
 	var gs []ui.Group
 	at := map[int]int{} // a winner's index -> its group in gs
@@ -92,25 +92,36 @@ func plainText(s string) string {
 	return html.UnescapeString(b.String())
 }
 
-// scoresOf lists the tests of a verdict with their thresholds.
+// scoresOf lists the tests of a verdict. The tests that decided (the
+// first candidate test that passed, and the verification) show the value
+// and threshold exactly as the verdict's explanation writes them
+// (similarity.TestResult's String), so the summary line and the table
+// agree; the other candidate tests show their value only.
 func scoresOf(v similarity.Verdict) []ui.Score {
 	var out []ui.Score
-	add := func(t similarity.TestResult) {
+	add := func(t similarity.TestResult, deciding bool) {
 		if t.Method == similarity.MethodNone || math.IsNaN(t.Value) {
 			return
 		}
-		op := ">="
-		if t.Method == similarity.MethodSimhash {
-			op = "<="
+		f := strings.Fields(t.String()) // "... value op threshold"
+		if len(f) < 3 {
+			return
 		}
-		out = append(out, ui.Score{Name: t.Method.String(), Value: strconv.FormatFloat(t.Value, 'f', 2, 64),
-			Threshold: op + " " + strconv.FormatFloat(t.Threshold, 'f', -1, 64)})
+		sc := ui.Score{Name: t.Method.String(), Value: f[len(f)-3]}
+		if deciding {
+			sc.Threshold = f[len(f)-2] + " " + f[len(f)-1]
+		}
+		out = append(out, sc)
 	}
+	first := true
 	for _, c := range v.Candidates {
-		add(c)
+		add(c, c.Pass && first)
+		first = first && !c.Pass
 	}
 	n := len(out)
-	add(v.Verify)
+	if v.Step == similarity.StepAccept || v.Step == similarity.StepVerify && !v.NoSeq {
+		add(v.Verify, true)
+	}
 	if len(out) > n && v.Step == similarity.StepAccept {
 		out[n].Name += " (accept)"
 	}
@@ -132,11 +143,9 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 	size := min(max(atoiOr(args.Peek("size"), 10), 1), 50)
 	p, err := s.params(ctx)
 	if m := string(args.Peek("mode")); m != "" && err == nil {
-		// Read here: params looks for winnow_ in the raw query string,
-		// which setting an argument does not change.
-		var mode engine.Mode
-		if mode, err = engine.ParseMode(m); err == nil {
-			p.mode = mode
+		// The form's own parameter: the page's mode selector.
+		if p.mode, err = engine.ParseMode(m); err != nil {
+			err = fmt.Errorf("mode %q is not one of group, remove, annotate", m)
 		}
 	}
 	if err != nil {
@@ -144,55 +153,11 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	view := &ui.Page{Query: q, Mode: p.mode.String()}
-	var out *metaOutcome
 	if q != "" {
 		reqCtx, cancel := context.WithTimeout(context.Background(), s.maxEngineTimeout()+s.o.Budget)
 		defer cancel()
-		out = s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
-		gs := out.groups()
-		total := len(gs)
-		from := (pageNo - 1) * size
-		if from < len(gs) {
-			gs = gs[from:min(from+size, len(gs))]
-		} else {
-			gs = nil
-		}
-		if p.mode == engine.Remove {
-			// Only what the content-equivalence decision accepted goes;
-			// a near-duplicate it did not stays, explained.
-			for i := range gs {
-				gs[i].Similar = slices.DeleteFunc(gs[i].Similar, func(it ui.Item) bool { return !it.Kept })
-			}
-		}
-		view.Groups = gs
-		view.Took = out.took
-		view.Refined = out.ref.cached + out.ref.text + out.ref.fetched
-		for _, g := range gs {
-			view.Total += 1 + len(g.Similar)
-		}
-		for _, a := range out.answers {
-			st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took}
-			if a.err != nil {
-				st.Err = a.err.Error()
-			}
-			view.Engines = append(view.Engines, st)
-		}
-		if n := out.ref.unrefined; n > 0 && len(out.results) > 0 {
-			view.Notice = fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", min(n, len(out.results)), len(out.results))
-		}
-		link := func(pg int) string {
-			v := url.Values{"q": {q}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
-			if size != 10 {
-				v.Set("size", strconv.Itoa(size))
-			}
-			return "?" + v.Encode()
-		}
-		if pageNo > 1 {
-			view.PrevURL = link(pageNo - 1)
-		}
-		if total > pageNo*size {
-			view.NextURL = link(pageNo + 1)
-		}
+		out := s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
+		fillPage(view, out, p, pageNo, size)
 	}
 	if asJSON {
 		ctx.SetContentType("application/json; charset=utf-8")
@@ -207,6 +172,58 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("Content-Security-Policy", ui.ContentSecurityPolicy)
 	if err := ui.Render(ctx, view); err != nil {
 		s.log.Error("render_page_failed", "err", err)
+	}
+}
+
+// fillPage fills view with page pageNo (of size groups) of a metasearch.
+// Ranks are the user's: a winner's is its place in the list the user
+// pages through, and similar results, outside that list, have none.
+func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
+	gs := out.groups()
+	total := len(gs)
+	from := (pageNo - 1) * size
+	if from < len(gs) {
+		gs = gs[from:min(from+size, len(gs))]
+	} else {
+		gs = nil
+	}
+	for k := range gs {
+		gs[k].Winner.Rank = from + k + 1
+		for j := range gs[k].Similar {
+			gs[k].Similar[j].Rank = 0
+		}
+		if p.mode == engine.Remove {
+			// Only what the content-equivalence decision accepted goes;
+			// a near-duplicate it did not stays, explained.
+			gs[k].Similar = slices.DeleteFunc(gs[k].Similar, func(it ui.Item) bool { return !it.Kept })
+		}
+	}
+	view.Groups = gs
+	view.Took = out.took
+	view.Refined = out.ref.cached + out.ref.text + out.ref.fetched
+	for _, g := range gs {
+		view.Total += 1 + len(g.Similar)
+	}
+	for _, a := range out.answers {
+		st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took}
+		if a.err != nil {
+			st.Err = a.err.Error()
+		}
+		view.Engines = append(view.Engines, st)
+	}
+	view.Notice = notice(out)
+	link := func(pg int) string {
+		v := url.Values{"q": {view.Query}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
+		if size != 10 {
+			v.Set("size", strconv.Itoa(size))
+		}
+		return "?" + v.Encode()
+	}
+	if pageNo > 1 {
+		view.PrevURL = link(min(pageNo-1, max((total+size-1)/size, 1)))
+	}
+	if total > pageNo*size {
+		view.NextURL = link(pageNo + 1)
 	}
 }
 
@@ -271,4 +288,59 @@ func jsonPage(p *ui.Page) map[string]any {
 	return map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
 		"refined": p.Refined, "notice": p.Notice, "engines": engines, "groups": results,
 		"prev": p.PrevURL, "next": p.NextURL}
+}
+
+// notice tells why results are shown unmarked: pages the SSRF guard
+// refused (an intranet engine's, until serve.fetch.allow lists their
+// network), then pages not signed in time.
+func notice(out *metaOutcome) string {
+	n, internal := min(out.ref.unrefined, len(out.results)), out.ref.internal
+	var parts []string
+	if internal > 0 {
+		parts = append(parts, fmt.Sprintf("%d results not refined: their addresses are internal (allow their network in serve.fetch.allow)", internal))
+	}
+	if late := n - internal; late > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", late, len(out.results)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// highlightParts splits an engine's snippet into plain text and the
+// words its highlighting marks (<em>, <b>, <strong>, <mark>, as
+// Elasticsearch, Solr and others write it); other markup is dropped and
+// entities decoded. nil when the snippet has no highlighting, so the
+// page shows Snippet. The page escapes every part.
+func highlightParts(s string) []ui.Part {
+	if !strings.Contains(s, "<") {
+		return nil
+	}
+	var parts []ui.Part
+	hit, marked := false, false
+	for s != "" {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			i = len(s)
+		}
+		if i > 0 {
+			parts = append(parts, ui.Part{Text: html.UnescapeString(s[:i]), Hit: hit})
+			marked = marked || hit
+		}
+		s = s[i:]
+		if s == "" {
+			break
+		}
+		j := strings.IndexByte(s, '>')
+		if j < 0 {
+			break // an unclosed tag: drop the rest of it
+		}
+		name := strings.ToLower(strings.TrimSpace(strings.Trim(s[1:j], "/")))
+		if name == "em" || name == "b" || name == "strong" || name == "mark" {
+			hit = !strings.HasPrefix(s, "</")
+		}
+		s = s[j+1:]
+	}
+	if !marked {
+		return nil
+	}
+	return parts
 }

@@ -32,6 +32,11 @@ type Engine struct {
 	// Timeout bounds one call to the engine. Default 2s. It sits inside
 	// the request's own deadline.
 	Timeout time.Duration
+	// AllowWrites lets every method and path through to this engine in
+	// transparent mode (indexing, admin). Default false: a read-only
+	// search gateway, where anything but the engine's search routes gets
+	// 403.
+	AllowWrites bool
 }
 
 // Options configure a [Server]. Zero fields take the defaults named.
@@ -89,6 +94,11 @@ type Options struct {
 	// refinement while its signatures are still cached. Default 16 MiB;
 	// negative turns it off.
 	AnswerCacheBytes int64
+	// AnswerBytesInFlight bounds the bytes of engine answers that
+	// requests hold while winnow refines them (the answer and its
+	// rendering): past it an answer passes through unrefined, so a burst
+	// of large answers never grows memory. Default 128 MiB.
+	AnswerBytesInFlight int64
 	// MaxRequestBytes caps a client request body. Default 1 MiB.
 	MaxRequestBytes int
 	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
@@ -112,6 +122,7 @@ type Server struct {
 	fetcher  *fetch.Client
 	cache    *sigCache
 	memo     *memo // shared with ref
+	inflight byteBudget
 	ref      *refiner
 	m        *metrics
 	log      *slog.Logger
@@ -137,6 +148,7 @@ func (o Options) WithDefaults() Options {
 	o.CacheBytes = cmp.Or(o.CacheBytes, 256<<20)
 	o.CacheTTL = cmp.Or(o.CacheTTL, time.Hour)
 	o.AnswerCacheBytes = cmp.Or(o.AnswerCacheBytes, 16<<20)
+	o.AnswerBytesInFlight = cmp.Or(o.AnswerBytesInFlight, 128<<20)
 	o.MaxRequestBytes = cmp.Or(o.MaxRequestBytes, 1<<20)
 	o.MaxHeaderBytes = cmp.Or(o.MaxHeaderBytes, 16<<10)
 	o.MaxConns = cmp.Or(o.MaxConns, 10_000)
@@ -161,7 +173,7 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{o: o, log: log}
+	s := &Server{o: o, log: log, inflight: byteBudget{max: o.AnswerBytesInFlight}}
 	if err := s.addEngines(); err != nil {
 		return nil, err
 	}
@@ -318,3 +330,25 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.cache.close()
 	return err
 }
+
+// byteBudget bounds bytes held at once across requests. Safe for
+// concurrent use; the zero value holds nothing (max 0).
+type byteBudget struct {
+	max int64
+	n   atomic.Int64
+}
+
+// take reserves n bytes and reports whether they fit; a caller that got
+// true gives them back with give.
+func (b *byteBudget) take(n int64) bool {
+	if b.n.Add(n) > b.max {
+		b.n.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (b *byteBudget) give(n int64) { b.n.Add(-n) }
+
+// used is the bytes held now.
+func (b *byteBudget) used() int64 { return b.n.Load() }

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/winnow-search/winnow/fetch"
@@ -55,10 +58,11 @@ func detach(res *page.Result) *similarity.Signature {
 // delivers the signature on done (buffered, never blocking).
 func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, done chan<- signed) {
 	var e *entry
-	r.background(func() { e = r.fetchSign(key, rawURL, val, nil) },
+	var err error
+	r.background(func() { e, err = r.fetchSign(key, rawURL, val, nil) },
 		func() {
 			if e == nil {
-				done <- signed{i: i}
+				done <- signed{i: i, internal: errors.Is(err, fetch.ErrBlocked)}
 				return
 			}
 			done <- signed{i: i, sig: e.sig, canonical: e.canonical}
@@ -71,7 +75,8 @@ func (r *refiner) revalidate(key, rawURL string, old *entry) {
 	if r.running.Load() >= maxBackground {
 		return // the stale signature serves; a later query revalidates
 	}
-	r.background(func() { r.fetchSign(key, rawURL, old.val, old) }, nil)
+	r.background(func() { r.fetchSign(key, rawURL, old.val, old) }, nil) // on failure the stale entry serves on
+
 }
 
 // background runs work in a goroutine counted for Shutdown and for
@@ -97,32 +102,35 @@ func (r *refiner) background(work, finish func()) {
 }
 
 // fetchSign fetches rawURL, signs and caches it, and returns the cache
-// entry (nil when the fetch or the signing failed). A 304 keeps the old
+// entry (nil, with the error, when the fetch or the signing failed). A 304 keeps the old
 // signature with a new date.
-func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry) *entry {
+func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry) (*entry, error) {
 	pg, err := r.fetcher.Get(r.life, rawURL, val)
 	if err != nil {
 		r.m.fetchOutcome(err)
-		if !errors.Is(err, context.Canceled) {
+		switch {
+		case errors.Is(err, fetch.ErrBlocked):
+			r.internal.refused(r.log, rawURL)
+		case !errors.Is(err, context.Canceled):
 			r.log.Debug("fetch_failed", "err", err)
 		}
-		return nil
+		return nil, err
 	}
 	r.m.fetchOutcome(nil)
 	if pg.NotModified && old != nil {
 		e := &entry{sig: old.sig, canonical: old.canonical, val: old.val, fetchedAt: time.Now()}
 		r.cache.set(key, e)
-		return e
+		return e, nil
 	}
 	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType)
 	if err != nil {
 		r.log.Debug("sign_failed", "err", err)
-		return nil
+		return nil, err
 	}
 	e := &entry{sig: detach(&res), canonical: canonical, val: fetch.Validators{ETag: pg.ETag, LastModified: pg.LastModified}, fetchedAt: time.Now()}
 	r.cache.set(key, e)
 	r.feedBack(key, e.sig)
-	return e
+	return e, nil
 }
 
 // feedBack hands a computed signature to the feeder, if there is one.
@@ -134,3 +142,37 @@ func (r *refiner) feedBack(key string, sig *similarity.Signature) {
 
 // wait blocks until every background fetch has ended.
 func (r *refiner) wait() { r.bg.Wait() }
+
+// internalWarner warns that result pages are not refined because the
+// SSRF guard refuses their addresses, the normal case for an intranet
+// search engine: at the first refusal and then at most once per
+// internalWarnEvery, naming the setting that allows them. Safe for
+// concurrent use.
+type internalWarner struct {
+	last    atomic.Int64 // UnixNano of the last warning; 0: none yet
+	refusal atomic.Uint64
+}
+
+// internalWarnEvery spaces the warnings about refused addresses.
+const internalWarnEvery = 10 * time.Minute
+
+func (w *internalWarner) refused(log *slog.Logger, rawURL string) {
+	n := w.refusal.Add(1)
+	now := time.Now().UnixNano()
+	last := w.last.Load()
+	if last != 0 && now-last < int64(internalWarnEvery) || !w.last.CompareAndSwap(last, now) {
+		return
+	}
+	log.Warn("result_pages_internal",
+		"msg", "result pages are not refined: their addresses are internal and the SSRF guard refuses them; list the networks to allow in serve.fetch.allow",
+		"refused", n, "example_host", hostOf(rawURL))
+}
+
+// hostOf is the host of rawURL, for logs: never the path or query.
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -20,11 +21,20 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
 	defer cancel()
 	orig := clientRequest(ctx)
+	if !b.allows(orig) {
+		s.m.refused()
+		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
+			"winnow: "+orig.Method+" "+pathOnly(orig.Path)+" is not a search; this gateway is read-only (serve.engines[].allow_writes opens it)")
+		return
+	}
 	p, perr := s.params(ctx)
-	if perr != nil || p.off || !b.isSearch(orig) {
-		if perr != nil {
-			s.log.Debug("bad_winnow_params", "err", perr)
-		}
+	if perr != nil {
+		// Never a silent pass-through: the client asked for something
+		// winnow cannot do.
+		b.engineError(ctx, fasthttp.StatusBadRequest, "illegal_argument_exception", perr.Error())
+		return
+	}
+	if p.off || !b.isSearch(orig) {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
@@ -33,6 +43,13 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		s.transparentPages(ctx, reqCtx, b, pg, orig, p, start)
 		return
 	}
+	s.transparentSearch(ctx, reqCtx, b, orig, p, start)
+}
+
+// transparentSearch is the transparent path of a search: the rewritten
+// request, the answer from the answer cache or refined, or the client's
+// own request passed through when winnow cannot refine.
+func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, p params, start time.Time) {
 	breq, win, err := s.rewrite(b, orig)
 	if err != nil {
 		s.fallback(ctx, reqCtx, b, orig, start, err)
@@ -61,6 +78,17 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
+	// The answer and its rendering count against the bytes in flight.
+	// Past the bound the over-fetched answer is dropped and the client's
+	// own request passes through unrefined.
+	held := 2 * int64(len(resp.Body()))
+	if !s.inflight.take(held) {
+		resp.SwapBody(nil) // let the collector have it while the engine answers again
+		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
+		s.forward(ctx, reqCtx, b, orig)
+		return
+	}
+	defer s.inflight.give(held)
 	// The body is parsed in place: it lives in resp until the answer is
 	// rendered.
 	parsed, err := b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
@@ -80,6 +108,12 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	}
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
 	ctx.SetStatusCode(resp.StatusCode())
+}
+
+// pathOnly is p without its query string.
+func pathOnly(p string) string {
+	p, _, _ = strings.Cut(p, "?")
+	return p
 }
 
 // answerFromCache answers from the answer cache when the backend's answer

@@ -62,6 +62,9 @@ func newUpstream(e Engine) (*upstream, error) {
 			DisablePathNormalizing:        true,
 			DisableHeaderNamesNormalizing: true,
 			NoDefaultUserAgentHeader:      true,
+			// Engines on IPv6 addresses ([::1]:9200): fasthttp dials IPv4 only
+			// unless told.
+			DialDualStack: true,
 		},
 	}, nil
 }

@@ -2,6 +2,8 @@ package similarity
 
 import (
 	"bytes"
+	cdcchunkers "github.com/PlakarKorp/go-cdc-chunkers"
+	"github.com/PlakarKorp/go-cdc-chunkers/chunkers/jc"
 	"math/rand/v2"
 	"testing"
 )
@@ -78,14 +80,77 @@ func TestChunksLocality(t *testing.T) {
 	}
 }
 
+// BenchmarkCDC chunks the same real texts on one core with winnow's
+// chunker (FastCDC's gear hash with normalized chunking, sizes of the
+// default Options) and with go-cdc-chunkers' JC (Jin et al., TPDS 2023:
+// the gear hash with a jump of jumpLength bytes after each jump-mask
+// match), given the same minimum and average sizes and called on the
+// in-memory text as winnow's is.
 func BenchmarkCDC(b *testing.B) {
 	in := sigCorpus(b)
-	c := newChunker(Options{}.WithDefaults())
-	b.SetBytes(int64(len(in.Text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		for data := in.Text; len(data) > 0; {
-			data = data[c.cut(data):]
+	o := Options{}.WithDefaults()
+	b.Run("winnow", func(b *testing.B) {
+		c := newChunker(o)
+		b.SetBytes(int64(len(in.Text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			for data := in.Text; len(data) > 0; {
+				data = data[c.cut(data):]
+			}
+		}
+	})
+	b.Run("jc", func(b *testing.B) {
+		opts := &cdcchunkers.ChunkerOpts{MinSize: o.ChunkMin, NormalSize: o.ChunkAvg, MaxSize: o.ChunkMax}
+		var c jc.JC
+		if err := c.Validate(opts); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Setup(opts); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(in.Text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			for data := in.Text; len(data) > 0; {
+				data = data[max(c.Algorithm(opts, data, len(data)), 1):]
+			}
+		}
+	})
+}
+
+// gearScanBytewise is gearScan one byte at a time, the definition the
+// unrolled loop must agree with.
+func gearScanBytewise(d []byte, h, mask uint64) (int, uint64) {
+	for i, b := range d {
+		if h = h*2 + gear[b]; h&mask == 0 {
+			return i + 1, h
+		}
+	}
+	return -1, h
+}
+
+func TestGearScanBytewise(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	in := sigCorpus(t)
+	for _, bitsSet := range []int{1, 4, 7, 8, 12} {
+		mask := ^uint64(0) << (64 - bitsSet)
+		for range 2000 {
+			var d []byte
+			if r.IntN(2) == 0 {
+				at := r.IntN(len(in.Text))
+				d = in.Text[at:min(len(in.Text), at+r.IntN(600))]
+			} else {
+				d = make([]byte, r.IntN(600))
+				for i := range d {
+					d[i] = byte(r.IntN(256))
+				}
+			}
+			h0 := r.Uint64()
+			gotCut, gotH := gearScan(d, h0, mask)
+			wantCut, wantH := gearScanBytewise(d, h0, mask)
+			if gotCut != wantCut || gotH != wantH {
+				t.Fatalf("gearScan(%d bytes, mask of %d bits) = %d, %x; byte by byte %d, %x", len(d), bitsSet, gotCut, gotH, wantCut, wantH)
+			}
 		}
 	}
 }

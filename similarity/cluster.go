@@ -3,7 +3,9 @@ package similarity
 import (
 	"cmp"
 	"math/bits"
+	"runtime"
 	"slices"
+	"time"
 
 	"github.com/bits-and-blooms/bloom/v3"
 )
@@ -245,6 +247,8 @@ type matcher struct {
 	verdicts map[[2]int32]Verdict // full verdicts by (a, b)
 	blooms   []bloomInfo          // Bloom data by index, or nil
 	cache    VerdictCache         // verdicts kept across calls, or nil
+	workers  int                  // goroutines for prefetch; <= 1: none
+	extra    int                  // verdicts computed by prefetch
 }
 
 // VerdictCache keeps verdicts across calls of [ClusterRanked], keyed by
@@ -273,6 +277,23 @@ func (m *matcher) decide(a, b *Signature) Verdict {
 
 // match decides the pair (i, j), i being the better ranked document.
 func (m *matcher) match(i, j int) bool {
+	r := m.evaluate(i, j)
+	m.record(i, j, &r)
+	return r.dup
+}
+
+// pairResult is the outcome of one pair for the clustering.
+type pairResult struct {
+	cand bool // passed the cheap candidate test
+	dup  bool
+	// decided reports that v holds a full verdict, kept for collect.
+	decided bool
+	v       Verdict
+}
+
+// candidate runs the cheap candidate test on (i, j). Safe for concurrent
+// use.
+func (m *matcher) candidate(i, j int) bool {
 	a, b := m.sigs[i], m.sigs[j]
 	if m.d.tooShort(a) || m.d.tooShort(b) {
 		return false
@@ -284,18 +305,40 @@ func (m *matcher) match(i, j int) bool {
 		ia, ib = new(bloomInfo), new(bloomInfo)
 		*ia, *ib = newBloomInfo(a.Bloom), newBloomInfo(b.Bloom)
 	}
-	if !m.d.quickCandidate(a, b, ia, ib) {
-		return false
-	}
+	return m.d.quickCandidate(a, b, ia, ib)
+}
+
+// verify decides a candidate pair (i, j) into r. Safe for concurrent use
+// (the verdict cache is).
+func (m *matcher) verify(i, j int, r *pairResult) {
+	r.cand = true
 	if m.d.verify().Method == MethodNone && !m.d.Containment {
-		return true
+		r.dup = true
+		return
 	}
-	v := m.decide(a, b)
+	r.v = m.decide(m.sigs[i], m.sigs[j])
+	r.decided, r.dup = true, r.v.Duplicate
+}
+
+// evaluate decides the pair (i, j): the cheap candidate test, then the
+// verification. Safe for concurrent use.
+func (m *matcher) evaluate(i, j int) pairResult {
+	var r pairResult
+	if m.candidate(i, j) {
+		m.verify(i, j, &r)
+	}
+	return r
+}
+
+// record keeps the full verdict of (i, j), if any, for collect.
+func (m *matcher) record(i, j int, r *pairResult) {
+	if !r.decided {
+		return
+	}
 	if m.verdicts == nil {
 		m.verdicts = make(map[[2]int32]Verdict)
 	}
-	m.verdicts[[2]int32{int32(i), int32(j)}] = v
-	return v.Duplicate
+	m.verdicts[[2]int32{int32(i), int32(j)}] = r.v
 }
 
 // verdict returns the verdict of the pair (i, j), reusing a kept one.
@@ -389,6 +432,7 @@ func (m *matcher) collect(u *UnionFind, marked func(int) bool, keys []string, mi
 			out[c].Winner = i
 		}
 	}
+	var pairs [][2]int32
 	for ci := range out {
 		c := &out[ci]
 		w := c.Winner
@@ -397,28 +441,79 @@ func (m *matcher) collect(u *UnionFind, marked func(int) bool, keys []string, mi
 		k := slices.IndexFunc(c.Members, func(mb Member) bool { return mb.Index == w })
 		copy(c.Members[1:k+1], c.Members[:k])
 		c.Members[0] = Member{Index: w}
+		for _, mb := range c.Members[1:] {
+			pairs = append(pairs, [2]int32{int32(w), int32(mb.Index)})
+		}
+	}
+	m.prefetch(pairs)
+	for ci := range out {
+		c := &out[ci]
 		for mi := 1; mi < len(c.Members); mi++ {
-			c.Members[mi].Verdict = m.verdict(w, c.Members[mi].Index)
+			c.Members[mi].Verdict = m.verdict(c.Winner, c.Members[mi].Index)
 		}
 	}
 	return out
 }
 
+// prefetch computes the verdicts of the pairs not yet kept on m.workers
+// goroutines and keeps them, so the verdict calls that follow find them.
+// Kept verdicts do not depend on the number of workers.
+func (m *matcher) prefetch(pairs [][2]int32) {
+	var todo [][2]int32
+	seen := make(map[[2]int32]bool)
+	for _, p := range pairs {
+		if _, ok := m.verdicts[p]; !ok && !seen[p] {
+			seen[p] = true
+			todo = append(todo, p)
+		}
+	}
+	vs := make([]Verdict, len(todo))
+	parallelFor(len(todo), m.workers, 1, func(k int) {
+		vs[k] = m.verdict(int(todo[k][0]), int(todo[k][1]))
+	})
+	if m.verdicts == nil {
+		m.verdicts = make(map[[2]int32]Verdict, len(todo))
+	}
+	for k, p := range todo {
+		m.verdicts[p] = vs[k]
+	}
+	m.extra += len(todo)
+}
+
 // splitUnverified splits every cluster into clusters whose members all
 // match their winner: in rank order, the first remaining member is a
 // winner and takes every remaining member that matches it. Clusters of
-// one are dropped, as BatchCluster returns clusters of two or more.
+// one are dropped, as BatchCluster returns clusters of two or more. All
+// clusters advance one winner per round, so each round's verdicts are
+// computed together on every worker.
 func (m *matcher) splitUnverified(in []Cluster, keys []string) []Cluster {
-	var out []Cluster
+	type split struct {
+		orig int // winner of the input cluster, whose verdicts are kept
+		rest []Member
+	}
+	work := make([]split, 0, len(in))
 	for _, c := range in {
-		rest := c.Members
-		for len(rest) > 1 {
-			w := rest[0].Index
+		work = append(work, split{orig: c.Winner, rest: c.Members})
+	}
+	var out []Cluster
+	for len(work) > 0 {
+		var pairs [][2]int32
+		for _, sp := range work {
+			if w := sp.rest[0].Index; w != sp.orig {
+				for _, mb := range sp.rest[1:] {
+					pairs = append(pairs, [2]int32{int32(w), int32(mb.Index)})
+				}
+			}
+		}
+		m.prefetch(pairs)
+		next := work[:0]
+		for _, sp := range work {
+			w := sp.rest[0].Index
 			cl := Cluster{Winner: w, ID: clusterID(keys, w), Members: []Member{{Index: w}}}
 			var left []Member
-			for _, mb := range rest[1:] {
+			for _, mb := range sp.rest[1:] {
 				v := mb.Verdict
-				if w != c.Winner {
+				if w != sp.orig {
 					v = m.verdict(w, mb.Index)
 				}
 				if v.Duplicate {
@@ -430,8 +525,11 @@ func (m *matcher) splitUnverified(in []Cluster, keys []string) []Cluster {
 			if len(cl.Members) > 1 {
 				out = append(out, cl)
 			}
-			rest = left
+			if len(left) > 1 {
+				next = append(next, split{orig: sp.orig, rest: left})
+			}
 		}
+		work = next
 	}
 	slices.SortFunc(out, func(a, b Cluster) int { return cmp.Compare(a.Winner, b.Winner) })
 	return out
@@ -468,6 +566,72 @@ type BatchOptions struct {
 	// each other: each is compared with at most MaxBucket predecessors.
 	// Zero means [DefaultBatchMaxBucket].
 	MaxBucket int
+	// Workers is the number of goroutines that test and verify pairs;
+	// zero means GOMAXPROCS. The clusters, verdicts and stage counts do
+	// not depend on it.
+	Workers int
+	// Stats, when not nil, receives the counts and times of the stages.
+	Stats *BatchStats
+
+	batch int // pairs a batch; zero: batchPairs (tests set it)
+}
+
+// BatchStats counts what [BatchCluster] did, stage by stage, cheapest
+// first, and the time each stage took. The counts do not depend on
+// [BatchOptions.Workers].
+type BatchStats struct {
+	// Pairs is the number of distinct pairs the table buckets put to the
+	// cheap candidate test: pairs already in one cluster or already
+	// rejected, and in the simhash block tables pairs over SimhashK, are
+	// not counted.
+	Pairs int
+	// Candidates is the number of pairs that passed the cheap candidate
+	// test (simhash gate, simhash, supershingles, min-hash) and went to
+	// verification.
+	Candidates int
+	// Accepted is the number of candidate pairs settled by the
+	// strong-accept test (min-hash, [Decision.Accept]) without an LCS.
+	Accepted int
+	// Bounded, Length and Aligned count the candidate pairs verified by
+	// an LCS method by how far it went ([LCSStage]): settled by the
+	// lengths or the multiset intersection of their word sequences, by
+	// the LCS length, or with the alignment computed.
+	Bounded, Length, Aligned int
+	// Other is the number of candidate pairs settled otherwise (no
+	// verification, a fallback test for a side without sequence, a
+	// non-LCS verification).
+	Other int
+	// Duplicates is the number of candidate pairs found duplicates.
+	Duplicates int
+	// WinnerVerdicts is the number of verdicts against the winners that
+	// the clusters needed and the tables' pass had not decided.
+	WinnerVerdicts int
+	// CandidateTime is the wall time of the tables and the cheap tests,
+	// VerifyTime of the verification of candidate pairs, ClusterTime of
+	// the clusters and the verdicts against their winners.
+	CandidateTime, VerifyTime, ClusterTime time.Duration
+}
+
+// count adds the outcome of a candidate pair to the stage counts.
+func (st *BatchStats) count(r *pairResult) {
+	st.Candidates++
+	if r.dup {
+		st.Duplicates++
+	}
+	switch {
+	case !r.decided:
+		st.Other++
+	case r.v.Step == StepAccept:
+		st.Accepted++
+	case r.v.Scores.LCSStage == LCSStageBound:
+		st.Bounded++
+	case r.v.Scores.LCSStage == LCSStageLength:
+		st.Length++
+	case r.v.Scores.LCSStage == LCSStageAlignment:
+		st.Aligned++
+	default:
+		st.Other++
+	}
 }
 
 // Defaults of [BatchOptions].
@@ -482,12 +646,121 @@ const (
 	DefaultBatchBandRows = 4
 	// DefaultBatchMaxBucket bounds the comparisons in a bucket.
 	DefaultBatchMaxBucket = 256
+	// batchPairs is the number of pairs tested together on the workers
+	// before their matches are merged. Pairs are skipped when already in
+	// one cluster as of the last merge, so a smaller batch verifies fewer
+	// pairs a serial run would skip, and a larger one waits less. It is
+	// fixed, not derived from the workers, so the pairs tested and the
+	// counts do not depend on them.
+	batchPairs = 1024
 )
 
 // entry is one row of a candidate table.
 type entry struct {
 	key  uint64
 	rank int32 // the document's rank (its position in key order)
+}
+
+// tableKind is a family of candidate tables.
+type tableKind uint8
+
+const (
+	tableMega    tableKind = iota // the 15 megashingles of every document
+	tableSimhash                  // one block of the simhash
+	tableBand                     // one band of rows min-hashes
+)
+
+// tableSpec is one candidate table of [BatchCluster].
+type tableSpec struct {
+	kind                tableKind
+	index, blocks, rows int
+	simhashK            int // pairs over this simhash distance are skipped; -1: none
+}
+
+// build fills t with the table's rows for the usable documents of ranked,
+// in rank order. mega is scratch for the megashingles.
+func (sp tableSpec) build(t []entry, ranked []*Signature, usable func(*Signature) bool, mega *[]uint64) []entry {
+	t = t[:0]
+	switch sp.kind {
+	case tableMega:
+		// One table for all 15: the megashingle values mix in their index.
+		for r, s := range ranked {
+			if usable(s) {
+				*mega = s.AppendMegashingles((*mega)[:0])
+				for _, v := range *mega {
+					t = append(t, entry{key: v, rank: int32(r)})
+				}
+			}
+		}
+	case tableSimhash:
+		lo, hi := sp.index*64/sp.blocks, (sp.index+1)*64/sp.blocks
+		mask := uint64(1)<<(hi-lo) - 1
+		for r, s := range ranked {
+			if usable(s) {
+				t = append(t, entry{key: s.Simhash >> lo & mask, rank: int32(r)})
+			}
+		}
+	case tableBand:
+		band, rows := sp.index, sp.rows
+		for r, s := range ranked {
+			if !usable(s) || (band+1)*rows > len(s.MinHash) {
+				continue
+			}
+			h := mix64(uint64(band) + 1)
+			for _, v := range s.MinHash[band*rows : (band+1)*rows] {
+				h = mix64(h ^ uint64(v))
+			}
+			t = append(t, entry{key: h, rank: int32(r)})
+		}
+	}
+	return t
+}
+
+// sortEntries sorts t by key, then rank, with tmp as scratch (grown as
+// needed and returned). Rows are appended in rank order, so a stable sort
+// by key suffices: a least-significant-digit radix sort, one pass a byte
+// of the key, skipping the bytes all keys share (simhash blocks have two
+// of eight). O(n) against the O(n log n) comparisons of a sort: the
+// megashingle table of a million documents has 15 million rows.
+func sortEntries(t, tmp []entry) []entry {
+	if len(t) < 256 {
+		slices.SortFunc(t, func(x, y entry) int {
+			if c := cmp.Compare(x.key, y.key); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.rank, y.rank)
+		})
+		return tmp
+	}
+	var counts [8][256]int
+	for _, e := range t {
+		for d := range 8 {
+			counts[d][byte(e.key>>(8*d))]++
+		}
+	}
+	tmp = slices.Grow(tmp[:0], len(t))[:len(t)]
+	src, dst := t, tmp
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(src[0].key>>(8*d))] == len(src) {
+			continue // every key has this byte
+		}
+		at := 0
+		for i, n := range c {
+			c[i] = at
+			at += n
+		}
+		for _, e := range src {
+			b := byte(e.key >> (8 * d))
+			dst[c[b]] = e
+			c[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &t[0] {
+		copy(t, src)
+	}
+	return tmp
 }
 
 // BatchCluster clusters many signatures in near-linear time and returns
@@ -527,18 +800,52 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 	rows := cmp.Or(o.BandRows, DefaultBatchBandRows)
 	maxBucket := cmp.Or(o.MaxBucket, DefaultBatchMaxBucket)
 
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	batchSize := cmp.Or(o.batch, batchPairs)
+	var st BatchStats
 	u := NewUnionFind(n)
-	m := matcher{d: &d, sigs: ranked}
+	m := matcher{d: &d, sigs: ranked, workers: workers}
 	rejected := make(map[[2]int32]struct{}) // decided non-matches
-	table := make([]entry, 0, n)
-	var mega []uint64
-	join := func(simhashK int) {
-		slices.SortFunc(table, func(x, y entry) int {
-			if c := cmp.Compare(x.key, y.key); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.rank, y.rank)
+	pending := make(map[[2]int32]struct{})  // pairs of the batch
+	var batch [][2]int32
+	var results []pairResult
+	// flush tests the batch's pairs on the workers, then merges their
+	// outcomes in the batch's order.
+	flush := func() {
+		t0 := time.Now()
+		results = slices.Grow(results[:0], len(batch))[:len(batch)]
+		parallelFor(len(batch), workers, 64, func(k int) {
+			results[k] = pairResult{cand: m.candidate(int(batch[k][0]), int(batch[k][1]))}
 		})
+		t1 := time.Now()
+		st.CandidateTime += t1.Sub(t0)
+		parallelFor(len(batch), workers, 1, func(k int) {
+			if results[k].cand {
+				m.verify(int(batch[k][0]), int(batch[k][1]), &results[k])
+			}
+		})
+		st.VerifyTime += time.Since(t1)
+		for k, pair := range batch {
+			r := &results[k]
+			st.Pairs++
+			if r.cand {
+				st.count(r)
+			}
+			m.record(int(pair[0]), int(pair[1]), r)
+			if r.dup {
+				u.Union(int(pair[0]), int(pair[1]))
+			} else {
+				rejected[pair] = struct{}{}
+			}
+		}
+		batch = batch[:0]
+		clear(pending)
+	}
+	join := func(table []entry, simhashK int) {
+		t0 := time.Now()
 		for s := 0; s < len(table); {
 			e := s + 1
 			for e < len(table) && table[e].key == table[s].key {
@@ -558,66 +865,74 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 					if _, ok := rejected[pair]; ok {
 						continue
 					}
-					if m.match(i, j) {
-						u.Union(i, j)
-					} else {
-						rejected[pair] = struct{}{}
+					if _, ok := pending[pair]; ok {
+						continue
+					}
+					pending[pair] = struct{}{}
+					batch = append(batch, pair)
+					if len(batch) == batchSize {
+						st.CandidateTime += time.Since(t0)
+						flush()
+						t0 = time.Now()
 					}
 				}
 			}
 			s = e
 		}
+		st.CandidateTime += time.Since(t0)
+		flush()
 	}
+	// The tables are built and sorted on another goroutine, one ahead of
+	// the join, in two buffers that take turns; the join consumes them in
+	// a fixed order.
 	usable := func(s *Signature) bool { return !d.tooShort(s) }
-
+	var specs []tableSpec
 	if !o.NoMegashingles {
-		// One table for all 15: the megashingle values mix in their index.
-		for r, s := range ranked {
-			if usable(s) {
-				mega = s.AppendMegashingles(mega[:0])
-				for _, v := range mega {
-					table = append(table, entry{key: v, rank: int32(r)})
-				}
-			}
-		}
-		join(-1)
+		specs = append(specs, tableSpec{kind: tableMega, simhashK: -1})
 	}
 	if k >= 0 {
-		blocks := k + 1
-		for bi := range blocks {
-			lo, hi := bi*64/blocks, (bi+1)*64/blocks
-			mask := uint64(1)<<(hi-lo) - 1
-			table = table[:0]
-			for r, s := range ranked {
-				if usable(s) {
-					table = append(table, entry{key: s.Simhash >> lo & mask, rank: int32(r)})
-				}
-			}
-			join(k)
+		for bi := range k + 1 {
+			specs = append(specs, tableSpec{kind: tableSimhash, index: bi, blocks: k + 1, simhashK: k})
 		}
 	}
 	if rows > 0 {
-		for band := 0; ; band++ {
-			table = table[:0]
-			found := false
-			for r, s := range ranked {
-				if !usable(s) || (band+1)*rows > len(s.MinHash) {
-					continue
-				}
-				h := mix64(uint64(band) + 1)
-				for _, v := range s.MinHash[band*rows : (band+1)*rows] {
-					h = mix64(h ^ uint64(v))
-				}
-				table = append(table, entry{key: h, rank: int32(r)})
-				found = true
+		bands := 0
+		for _, s := range ranked {
+			if usable(s) {
+				bands = max(bands, len(s.MinHash)/rows)
 			}
-			if !found {
-				break
-			}
-			join(-1)
+		}
+		for band := range bands {
+			specs = append(specs, tableSpec{kind: tableBand, index: band, rows: rows, simhashK: -1})
 		}
 	}
+	free := make(chan []entry, 2)
+	free <- make([]entry, 0, n)
+	free <- make([]entry, 0, n)
+	ready := make(chan []entry)
+	go func() { // exits after the last table, which the join receives
+		var mega []uint64
+		var tmp []entry
+		for _, sp := range specs {
+			t := <-free
+			if cap(t) > 2*n {
+				t = make([]entry, 0, n) // the megashingle table's 15·n rows: let them go
+				tmp = nil
+			}
+			t = sp.build(t, ranked, usable, &mega)
+			tmp = sortEntries(t, tmp)
+			ready <- t
+		}
+		close(ready)
+	}()
+	for _, sp := range specs {
+		table := <-ready
+		join(table, sp.simhashK)
+		free <- table[:0]
+	}
+	<-ready // closed
 
+	t0 := time.Now()
 	var rankKeys []string
 	if o.Keys != nil {
 		rankKeys = make([]string, n)
@@ -639,6 +954,11 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 		for mi := range c.Members {
 			c.Members[mi].Index = int(byRank[c.Members[mi].Index])
 		}
+	}
+	st.ClusterTime = time.Since(t0)
+	st.WinnerVerdicts = m.extra
+	if o.Stats != nil {
+		*o.Stats = st
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -282,5 +283,103 @@ func TestBatchWinnerVerified(t *testing.T) {
 	}
 	if !cs[0].Members[1].Verdict.Duplicate {
 		t.Errorf("member b's verdict against a: %s", cs[0].Members[1].Verdict.Explain())
+	}
+}
+
+// textSet returns signatures of real text: windows of the testdata
+// licences and manuals, each with near-duplicates (a few percent of the
+// words edited), looser copies (a third edited) that only the LCS
+// verification can judge, and unrelated windows.
+func textSet(tb testing.TB) ([]*Signature, []string) {
+	words := lcsAllWords(tb, "gpl-3.txt", "gpl-2.txt", "lgpl-2.1.txt", "gfdl-1.3.txt", "mpl-2.0.txt", "apache-2.0.txt")
+	r := rand.New(rand.NewPCG(23, 24))
+	var sigs []*Signature
+	var keys []string
+	add := func(key string, ws []string) {
+		sig := Sign(Input{Text: []byte(strings.Join(ws, " ")), Tokens: ws}, Options{})
+		sigs = append(sigs, &sig)
+		keys = append(keys, key)
+	}
+	for w := 0; w+300 <= len(words); w += 300 {
+		base := words[w : w+300]
+		add(fmt.Sprintf("w%05d", w), base)
+		for v := range 3 {
+			add(fmt.Sprintf("w%05d-near%d", w, v), lcsEditWords(r, base, 0.03, words))
+		}
+		add(fmt.Sprintf("w%05d-loose", w), lcsEditWords(r, base, 0.3, words))
+	}
+	return sigs, keys
+}
+
+// TestBatchClusterBatchesAndWorkers checks that the clusters of real text
+// do not depend on how pairs are batched, and that neither the clusters
+// nor the stage counts depend on the number of workers.
+func TestBatchClusterBatchesAndWorkers(t *testing.T) {
+	sigs, keys := textSet(t)
+	for _, wv := range []bool{false, true} {
+		t.Run(fmt.Sprintf("winner-verified=%v", wv), func(t *testing.T) {
+			testBatchesAndWorkers(t, sigs, keys, wv)
+		})
+	}
+}
+
+func testBatchesAndWorkers(t *testing.T, sigs []*Signature, keys []string, winnerVerified bool) {
+	run := func(batch, workers int) ([]string, BatchStats) {
+		var st BatchStats
+		cs := BatchCluster(sigs, Decision{}, BatchOptions{Keys: keys, Workers: workers, Stats: &st, batch: batch, WinnerVerified: winnerVerified})
+		var out []string
+		for _, c := range cs {
+			line := keys[c.Winner]
+			for _, m := range c.Members[1:] {
+				line += " " + keys[m.Index] + "=" + m.Verdict.Explain()
+			}
+			out = append(out, line)
+		}
+		st.CandidateTime, st.VerifyTime, st.ClusterTime = 0, 0, 0
+		return out, st
+	}
+	want, wantSt := run(0, 1)
+	// The model decision accepts without the LCS only near-exact mirrors
+	// (Jaccard >= 0.955), which this set of 3 %-edited copies lacks.
+	if len(want) < 50 || wantSt.Aligned == 0 || wantSt.Length == 0 {
+		t.Fatalf("%d clusters, stats %+v: want clusters, pairs settled by the length and pairs aligned", len(want), wantSt)
+	}
+	for _, c := range []struct{ batch, workers int }{{0, 4}, {7, 1}, {7, 3}, {1, 2}} {
+		got, st := run(c.batch, c.workers)
+		if !slices.Equal(got, want) {
+			t.Errorf("batch %d, %d workers: clusters differ from one worker's", c.batch, c.workers)
+		}
+		if c.batch == 0 && st != wantSt {
+			t.Errorf("%d workers: stats %+v, one worker %+v", c.workers, st, wantSt)
+		}
+	}
+}
+
+func TestSortEntries(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	byKeyRank := func(x, y entry) int {
+		if c := cmp.Compare(x.key, y.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.rank, y.rank)
+	}
+	var tmp []entry
+	for _, n := range []int{0, 1, 100, 255, 256, 5000} {
+		for _, keyBits := range []int{16, 64} { // a simhash block, a hash
+			in := make([]entry, n)
+			for i := range in {
+				in[i] = entry{key: r.Uint64() >> (64 - keyBits) % 97, rank: int32(i)} // rank order, repeated keys
+				if keyBits == 64 {
+					in[i].key = r.Uint64()&^0xff00 | uint64(i%3)<<62
+				}
+			}
+			want := slices.Clone(in)
+			slices.SortFunc(want, byKeyRank)
+			got := slices.Clone(in)
+			tmp = sortEntries(got, tmp)
+			if !slices.Equal(got, want) {
+				t.Errorf("sortEntries(%d rows, %d-bit keys) is not sorted by key, then rank", n, keyBits)
+			}
+		}
 	}
 }

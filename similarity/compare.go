@@ -90,8 +90,9 @@ type Scores struct {
 	// [CompareOptions.LCS] is set and both signatures have a Seq.
 	HasLCS bool
 	// LCSCut reports that the LCS exited early because the edit distance
-	// exceeded the bound; LCS is then an upper bound and Central and the
-	// coverages are 0.
+	// exceeded the bound; LCS is then an upper bound (the ratio itself when
+	// the length was computed) and Central and the coverages are 0 (NaN
+	// with [CompareOptions.LengthOnly]).
 	LCSCut bool
 	// LCS is the LCS ratio |LCS|/(|A|+|B|-|LCS|) of the word sequences
 	// (Huang); NaN unless HasLCS.
@@ -107,7 +108,29 @@ type Scores struct {
 	// high when one block of content differs inside a shared template.
 	// NaN unless HasLCS.
 	Divergence float64
+
+	// LCSStage tells how far the LCS went before it settled, for the
+	// stage counts of [BatchStats]; LCSStageNone unless HasLCS.
+	LCSStage LCSStage
 }
+
+// LCSStage is how far the LCS of [Compare] went, cheapest first.
+type LCSStage uint8
+
+// LCS stages.
+const (
+	// LCSStageNone: no LCS was asked for or a side had no sequence.
+	LCSStageNone LCSStage = iota
+	// LCSStageBound: the lengths or the multiset intersection of the
+	// tokens settled the pair (cut) without an LCS computation.
+	LCSStageBound
+	// LCSStageLength: the LCS length, by a bounded Myers search or the
+	// bit-parallel algorithm, settled the pair.
+	LCSStageLength
+	// LCSStageAlignment: the alignment (central part, divergence) was
+	// computed.
+	LCSStageAlignment
+)
 
 // CompareOptions selects the costly scores of [Compare]. The zero value
 // computes the cheap scores only.
@@ -125,6 +148,14 @@ type CompareOptions struct {
 	MaxD int
 	// Central sets the central part's parameters.
 	Central CentralOptions
+	// LengthOnly computes only the whole-page LCS ratio (with LCS set):
+	// exactly, or cut early with [Scores.LCSCut] when MinRatio > 0 and
+	// the ratio cannot reach it; Central, CoverageA, CoverageB and
+	// Divergence are then NaN. No alignment is kept, so the cost is that
+	// of [LCS] (near-duplicates) or [LCSLength] (the rest), and MaxD
+	// applies only when positive. False: the alignment is computed for
+	// every pair that can reach MinRatio, as before.
+	LengthOnly bool
 }
 
 // maxD returns the edit distance bound for sequences of lengths n and m.
@@ -152,8 +183,10 @@ func (o CompareOptions) maxD(n, m int) int {
 }
 
 // Compare returns the scores of a and b. The cheap scores cost a few
-// hundred nanoseconds; the LCS scores, only with o.LCS, cost O((N+M)·D)
-// (about 30 µs for two near-duplicate 8 KB pages). Compare does not look
+// hundred nanoseconds; the LCS scores, only with o.LCS, cost O(N+M+D²)
+// for near-duplicates (about 12 µs for two 8 KB pages) and at most
+// O(⌈M/64⌉·N) otherwise, twice that with the alignment (see [LCS] and
+// [AppendRuns]). Compare does not look
 // at [Signature.Empty]: [Decision.Decide] does. Safe for concurrent use.
 func Compare(a, b *Signature, o CompareOptions) Scores {
 	var s Scores
@@ -173,20 +206,41 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	}
 	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if o.LCS && len(a.Seq) > 0 && len(b.Seq) > 0 {
-		s.HasLCS = true
-		n, m := len(a.Seq), len(b.Seq)
-		maxD := o.maxD(n, m)
-		c, ok := CentralLCS(a.Seq, b.Seq, maxD, o.Central)
-		if ok {
-			s.LCS, s.Central, s.CoverageA, s.CoverageB = c.Ratio, c.CentralRatio, c.CoverageA, c.CoverageB
-			s.Divergence = c.Divergence
-		} else {
-			s.LCSCut = true
-			s.LCS = Ratio((n+m-maxD-1)/2, n, m)
-			s.Central, s.CoverageA, s.CoverageB, s.Divergence = 0, 0, 0, 1
-		}
+		compareLCS(&s, a.Seq, b.Seq, o)
 	}
 	return s
+}
+
+// compareLCS fills the LCS scores of s for the sequences a and b.
+func compareLCS(s *Scores, a, b []uint32, o CompareOptions) {
+	s.HasLCS = true
+	n, m := len(a), len(b)
+	sc := lcsPool.Get().(*lcsScratch)
+	defer lcsPool.Put(sc)
+	if o.LengthOnly {
+		maxD := -1
+		if o.MinRatio > 0 {
+			maxD = MaxDForRatio(n, m, o.MinRatio)
+		}
+		if o.MaxD > 0 && (maxD < 0 || o.MaxD < maxD) {
+			maxD = o.MaxD
+		}
+		l, ok := sc.bounded(a, b, maxD)
+		s.LCS, s.LCSCut, s.LCSStage = Ratio(l, n, m), !ok, sc.settled
+		return
+	}
+	runs, l, ok := sc.appendRuns(sc.runs[:0], a, b, o.maxD(n, m))
+	sc.runs = runs
+	s.LCSStage = sc.settled
+	if !ok {
+		s.LCSCut = true
+		s.LCS = Ratio(l, n, m)
+		s.Central, s.CoverageA, s.CoverageB, s.Divergence = 0, 0, 0, 1
+		return
+	}
+	c := sc.central(runs, n, m, o.Central)
+	s.LCS, s.Central, s.CoverageA, s.CoverageB = c.Ratio, c.CentralRatio, c.CoverageA, c.CoverageB
+	s.Divergence = c.Divergence
 }
 
 // containment returns the containment relation of a to b from their

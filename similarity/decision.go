@@ -721,6 +721,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 			v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
 			v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
 			v.Scores.Divergence = full.Divergence
+			v.Scores.LCSStage = full.LCSStage
 		}
 		v.Verify = vt.eval(&v.Scores, params)
 		v.Duplicate = v.Verify.Pass
@@ -756,6 +757,7 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 	v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
 	v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
 	v.Scores.Divergence = full.Divergence
+	v.Scores.LCSStage = full.LCSStage
 	if full.LCSCut {
 		// The alignment was not finished: bound the probability with its
 		// other features at their best.

@@ -21,10 +21,26 @@ type Run struct {
 // a pool so that a call allocates nothing once the pool is warm.
 type lcsScratch struct {
 	v     []int32 // furthest x per diagonal, indexed k+off
+	off   int
 	trace []int32 // V of every round d, 2d+1 entries at offset d*d
 	runs  []Run
 	segs  []segment
 	gaps  []int32 // unmatched-token prefix counts for divergence
+
+	// The bit-parallel LCS (lcsbits.go): the masks of one sequence, one
+	// row of differences, and for an alignment every row and the row
+	// index after each token of the other sequence.
+	masks wordMasks
+	row   []uint64
+	log   []undo   // old words, for the alignment
+	logAt []int32  // first log entry of each token
+	revA  []uint32 // the sequences reversed, for the alignment
+	revB  []uint32
+
+	settled LCSStage // how far the last computation went
+	// bitAligned reports that the last distance left a bit-parallel log
+	// of revA against revB for the alignment; bitSwap that revA is b's.
+	bitAligned, bitSwap bool
 }
 
 var lcsPool = sync.Pool{New: func() any { return new(lcsScratch) }}
@@ -52,19 +68,32 @@ func commonAffixes(a, b []uint32) (pre, suf int) {
 // diagonal that cannot be reached. Cost O((n+m)·D) time, O(lim) space, plus
 // (D+1)² int32 of trace.
 func (s *lcsScratch) myers(a, b []uint32, lim int, trace bool) (d int, ok bool) {
-	n, m := len(a), len(b)
+	s.myersInit(lim)
+	return s.myersRounds(a, b, 0, lim, trace)
+}
+
+// myersInit prepares the V array for rounds up to lim.
+func (s *lcsScratch) myersInit(lim int) {
 	size := 2*lim + 3
 	if cap(s.v) < size {
 		s.v = make([]int32, size)
 	}
-	v := s.v[:size]
-	for i := range v {
-		v[i] = -1
+	s.v = s.v[:size]
+	for i := range s.v {
+		s.v[i] = -1
 	}
-	off := lim + 1
-	v[off+1] = 0
+	s.off = lim + 1
+	s.v[s.off+1] = 0
 	s.trace = s.trace[:0]
-	for d := 0; d <= lim; d++ {
+}
+
+// myersRounds runs the rounds from..to (to at most the lim of the last
+// myersInit) of [lcsScratch.myers]; a search that stopped at round
+// from-1 resumes where it was.
+func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int, ok bool) {
+	n, m := len(a), len(b)
+	v, off := s.v, s.off
+	for d := from; d <= to; d++ {
 		lo, hi := -d, d
 		if lo < -m {
 			lo = -m + ((d - m) & 1)
@@ -96,7 +125,7 @@ func (s *lcsScratch) myers(a, b []uint32, lim int, trace bool) (d int, ok bool) 
 			s.trace = append(s.trace, v[off-d:off+d+1]...)
 		}
 	}
-	return lim + 1, false
+	return to + 1, false
 }
 
 // backtrack recovers the matched runs of the path found by a traced
@@ -135,15 +164,28 @@ func (s *lcsScratch) backtrack(dst []Run, n, m, d, pre int) []Run {
 	return dst
 }
 
-// LCS returns the length of the longest common subsequence of a and b,
-// computed with Myers' greedy algorithm after stripping the common prefix
-// and suffix. It stops once the edit distance D = |a|+|b|-2|LCS| exceeds
-// maxD and then returns ok=false and an upper bound of the length
-// ((|a|+|b|-maxD-1)/2). A negative maxD means no bound.
+// LCS returns the length of the longest common subsequence of a and b. It
+// stops once the edit distance D = |a|+|b|-2|LCS| is known to exceed maxD
+// and then returns ok=false and an upper bound of the length: the length
+// itself when it was computed, else (|a|+|b|-maxD-1)/2. A negative maxD
+// means no bound.
 //
-// Cost O((N+M)·D) time, O(maxD) space from a pool: no allocation once warm.
-// Safe for concurrent use.
+// After stripping the common prefix and suffix, a pair whose lengths
+// differ by more than maxD exits at once (D >= the difference); Myers'
+// greedy algorithm runs while its cost O((N+M)·D) stays below the
+// bit-parallel one, so near-duplicates cost O(N+M+D²); past that the
+// bit-parallel length ([LCSLength]) finishes in O(⌈M/64⌉·N) whatever D.
+// Pooled memory: no allocation once warm. Safe for concurrent use.
 func LCS(a, b []uint32, maxD int) (n int, ok bool) {
+	s := lcsPool.Get().(*lcsScratch)
+	n, ok = s.bounded(a, b, maxD)
+	lcsPool.Put(s)
+	return n, ok
+}
+
+// bounded is [LCS] on the scratch s.
+func (s *lcsScratch) bounded(a, b []uint32, maxD int) (n int, ok bool) {
+	s.settled = LCSStageLength
 	pre, suf := commonAffixes(a, b)
 	a2, b2 := a[pre:len(a)-suf], b[pre:len(b)-suf]
 	total := len(a2) + len(b2)
@@ -153,14 +195,102 @@ func LCS(a, b []uint32, maxD int) (n int, ok bool) {
 	}
 	if len(a2) == 0 || len(b2) == 0 {
 		if total > lim {
+			s.settled = LCSStageBound
 			return pre + suf + (total-lim-1)/2, false
 		}
 		return pre + suf, true
 	}
-	s := lcsPool.Get().(*lcsScratch)
-	d, ok := s.myers(a2, b2, lim, false)
-	lcsPool.Put(s)
-	return pre + suf + (total-d)/2, ok
+	d, _ := s.distance(a2, b2, lim, false)
+	return pre + suf + (total-d)/2, d <= lim
+}
+
+// myersCap returns the edit distance up to which Myers' greedy algorithm
+// is cheaper than the bit-parallel length for sequences of lengths n and
+// m: its D rounds cost about D² steps, the bit-parallel pass ⌈m/64⌉·n
+// word steps (for m <= n), each about a quarter of a Myers step on
+// unrelated pages (BenchmarkLCS: 64 KB pages, 1.3 ns a word step). A pair
+// over the cap so costs at most twice the bit-parallel pass.
+func myersCap(n, m int) int {
+	if n < m {
+		n, m = m, n
+	}
+	w := (m + 63) / 64
+	return max(isqrt(w*n)/2, 16)
+}
+
+// isqrt returns the integer square root of x >= 0.
+func isqrt(x int) int {
+	r := int(math.Sqrt(float64(x)))
+	for r*r > x {
+		r--
+	}
+	for (r+1)*(r+1) <= x {
+		r++
+	}
+	return r
+}
+
+// distance returns the edit distance D of a and b, two non-empty
+// sequences without a common first or last token, when it is at most lim;
+// otherwise a value over lim, which is D itself when exact is true and a
+// lower bound of D when not. Cheapest evidence first:
+//
+//  1. D is at least the difference of the lengths;
+//  2. Myers' algorithm up to 4·√(N+M) rounds, about as dear as the steps
+//     below and enough for near-duplicates;
+//  3. the multiset intersection of the tokens bounds the LCS length;
+//  4. Myers' algorithm resumed up to [myersCap];
+//  5. the bit-parallel length, which exits once the length so far plus
+//     the intersection of the rest cannot reach the bound.
+//
+// With align set, a distance found by the bit-parallel pass comes with
+// the log its alignment needs (bitAligned reports it; see
+// [lcsScratch.align]): the pass runs on the reversed sequences, as
+// [lcsScratch.bitRuns] does, so the alignment costs one pass, not two.
+func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact bool) {
+	total := len(a) + len(b)
+	s.settled = LCSStageLength
+	s.bitAligned = false
+	if diff := max(len(a)-len(b), len(b)-len(a)); diff > lim {
+		s.settled = LCSStageBound
+		return diff, false
+	}
+	dcap := myersCap(len(a), len(b))
+	d0 := min(lim, dcap, max(4*isqrt(total), 16))
+	s.myersInit(min(lim, dcap))
+	if d, ok := s.myersRounds(a, b, 0, d0, false); ok {
+		return d, true
+	}
+	if lim <= d0 {
+		return lim + 1, false
+	}
+	x, y := a, b // the masks of the shorter sequence
+	swap := len(x) > len(y)
+	if swap {
+		x, y = y, x
+	}
+	if align {
+		s.revA = reverseInto(s.revA, x)
+		s.revB = reverseInto(s.revB, y)
+		x, y = s.revA, s.revB
+	}
+	s.masks.build(x)
+	need := (total - lim + 1) / 2 // the LCS length of D = lim
+	if inter := s.masks.intersect(y); inter < need {
+		s.settled = LCSStageBound
+		return total - 2*inter, false
+	}
+	if d0 < dcap {
+		if d, ok := s.myersRounds(a, b, d0+1, min(lim, dcap), false); ok {
+			return d, true
+		}
+		if lim <= dcap {
+			return lim + 1, false
+		}
+	}
+	l, ok := s.bitCount(y, need, align)
+	s.bitAligned, s.bitSwap = align && ok, swap
+	return total - 2*l, ok
 }
 
 // Ratio returns the LCS ratio r = l / (n + m - l) of Huang et al. for an
@@ -199,16 +329,20 @@ func MaxDForRatio(n, m int, t float64) int {
 // AppendRuns appends the matched runs of one longest common subsequence of
 // a and b to dst, in order of position, and returns it. ok is false, and
 // nothing is appended, when the edit distance exceeds maxD (negative: no
-// bound). It keeps the V array of every round of Myers' algorithm to
-// backtrack: O((N+M)·D) time and 4·(D+1)² bytes of pooled memory.
+// bound). The edit distance comes first, as [LCS] finds it; the alignment
+// then keeps the V array of every round of Myers' algorithm to backtrack
+// when D is small (O(N+M+D²) time, 4·(D+1)² bytes of pooled memory), else
+// the rows of the bit-parallel algorithm (O(⌈M/64⌉·N) time and memory).
 func AppendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run, ok bool) {
 	s := lcsPool.Get().(*lcsScratch)
-	dst, ok = s.appendRuns(dst, a, b, maxD)
+	dst, _, ok = s.appendRuns(dst, a, b, maxD)
 	lcsPool.Put(s)
 	return dst, ok
 }
 
-func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) ([]Run, bool) {
+// appendRuns is [AppendRuns] on the scratch s; when ok is false, l is an
+// upper bound of the LCS length (see [LCS]), else the length.
+func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) (runs []Run, l int, ok bool) {
 	pre, suf := commonAffixes(a, b)
 	a2, b2 := a[pre:len(a)-suf], b[pre:len(b)-suf]
 	total := len(a2) + len(b2)
@@ -216,24 +350,63 @@ func (s *lcsScratch) appendRuns(dst []Run, a, b []uint32, maxD int) ([]Run, bool
 	if maxD >= 0 && maxD < lim {
 		lim = maxD
 	}
+	s.settled = LCSStageLength
 	if total > lim && (len(a2) == 0 || len(b2) == 0) {
-		return dst, false
+		s.settled = LCSStageBound
+		return dst, pre + suf + (total-lim-1)/2, false
+	}
+	d := 0
+	if len(a2) > 0 && len(b2) > 0 {
+		d, _ = s.distance(a2, b2, lim, true)
+		if d > lim {
+			return dst, pre + suf + (total-d)/2, false
+		}
 	}
 	start := len(dst)
 	if pre > 0 {
 		dst = append(dst, Run{A: 0, B: 0, Len: pre})
 	}
 	if len(a2) > 0 && len(b2) > 0 {
-		d, ok := s.myers(a2, b2, lim, true)
-		if !ok {
-			return dst[:start], false
-		}
-		dst = s.backtrack(dst, len(a2), len(b2), d, pre)
+		dst = s.align(dst, a2, b2, d, pre)
 	}
 	if suf > 0 {
 		dst = append(dst, Run{A: len(a) - suf, B: len(b) - suf, Len: suf})
 	}
-	return dst, true
+	l = 0
+	for _, r := range dst[start:] {
+		l += r.Len
+	}
+	s.settled = LCSStageAlignment
+	return dst, l, true
+}
+
+// align appends the runs of one LCS of a and b, whose edit distance is d,
+// shifted by pre: by Myers' traced algorithm when d is within [myersCap]
+// (4·(d+1)² bytes of trace), else from the bit-parallel algorithm.
+func (s *lcsScratch) align(dst []Run, a, b []uint32, d, pre int) []Run {
+	if s.bitAligned { // the distance's bit-parallel pass kept its log
+		start := len(dst)
+		dst = s.bitBack(dst, pre)
+		if s.bitSwap {
+			for i := start; i < len(dst); i++ {
+				dst[i].A, dst[i].B = dst[i].B, dst[i].A
+			}
+		}
+		return dst
+	}
+	if d <= myersCap(len(a), len(b)) {
+		d, _ = s.myers(a, b, d, true)
+		return s.backtrack(dst, len(a), len(b), d, pre)
+	}
+	if len(a) <= len(b) {
+		return s.bitRuns(dst, a, b, pre)
+	}
+	start := len(dst)
+	dst = s.bitRuns(dst, b, a, pre)
+	for i := start; i < len(dst); i++ {
+		dst[i].A, dst[i].B = dst[i].B, dst[i].A
+	}
+	return dst
 }
 
 // Default parameters of the central part (see [CentralOptions]).
@@ -336,7 +509,7 @@ type segment struct {
 func CentralLCS(a, b []uint32, maxD int, o CentralOptions) (c Central, ok bool) {
 	s := lcsPool.Get().(*lcsScratch)
 	defer lcsPool.Put(s)
-	runs, ok := s.appendRuns(s.runs[:0], a, b, maxD)
+	runs, _, ok := s.appendRuns(s.runs[:0], a, b, maxD)
 	s.runs = runs
 	if !ok {
 		return Central{}, false

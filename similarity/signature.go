@@ -16,7 +16,7 @@ const SignatureVersion = 2
 // Text is the canonical text (normalized, lower case, single spaces and
 // newlines between blocks). Tokens are its word tokens in order (CJK runs
 // already split into character bigrams). Sentences are its sentences in
-// order. Sign does not retain any of the slices.
+// order. Sign neither retains nor modifies any of the slices.
 type Input struct {
 	Text      []byte
 	Tokens    []string

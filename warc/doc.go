@@ -22,10 +22,12 @@
 // from the gzip magic bytes, not from the file name.
 //
 // [Reader] streams: it never holds more than one header (at most
-// [MaxHeaderSize] bytes) and a fixed buffer in memory, whatever the size of
-// the blocks. It recovers from damaged input: a truncated or malformed record
+// [MaxHeaderSize] bytes), a fixed buffer and, for gzip input, up to 4 MiB
+// of the open member's compressed bytes (to resync after it) in memory,
+// whatever the size of the blocks. It recovers from damaged input: a truncated or malformed record
 // is reported as an error wrapping [ErrTruncated] or [ErrMalformed], and the
-// following call to [Reader.Next] resumes at the next record.
+// following call to [Reader.Next] resumes at the next record, even one
+// whose gzip member the inflater of a member cut short ran into.
 // [ParseHTTPResponse] reads the HTTP message in a response record's block.
 //
 // The standard library's compress/gzip is used rather than
@@ -35,4 +37,15 @@
 // the speed of a bare gunzip of the same file, and klauspost's gzip was only
 // 15-20% faster, less than HTML parsing downstream costs. Switching is an
 // import change: its gzip.Reader has the same API.
+//
+// The package is kept over github.com/nlnwa/gowarc v1.6.0, the maintained
+// Go WARC library, measured side by side (gowarc_test.go): on a 64 MiB
+// WARC it reads 1.6 times as fast gzip per record (104-112 MB/s against
+// 64-69) and 7 times as fast plain (1.4 GB/s against 0.19), with 18 times
+// fewer bytes allocated; gowarc reads only the first record of a file
+// compressed whole (1 of 11 of wget's file), recovers fewer records after
+// a gzip member cut short, garbage, a corrupt member or a truncated plain
+// block, with its default
+// syntax policy loops for ever on a gzip member cut short, and panics on
+// the 7 bytes "WARC/\n0" (found by fuzzing it in a second).
 package warc

@@ -14,6 +14,9 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	brotli "github.com/molecule-man/go-brrr"
 )
 
 // ErrUnsupportedEncoding is wrapped by the error of [ParseHTTPResponse] for
@@ -28,8 +31,9 @@ var ErrUnsupportedEncoding = errors.New("warc: unsupported content encoding")
 // payload's own Content-Length is not trusted. A chunked Transfer-Encoding
 // and a gzip, x-gzip or deflate Content-Encoding are undone, in that order,
 // and the header then no longer lists them (nor Content-Length), as
-// net/http's Transport does. Other encodings give an error wrapping
-// [ErrUnsupportedEncoding]; identity is no encoding. A header over
+// net/http's Transport does; br (brotli) and zstd are decoded too. Other
+// encodings give an error wrapping [ErrUnsupportedEncoding]; identity is
+// no encoding. A header over
 // [MaxHeaderSize] or a bad status line is [ErrMalformed]. The body reader
 // returns the decoders' errors, e.g. for a truncated chunk.
 func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io.Reader, err error) {
@@ -94,6 +98,14 @@ func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io
 		} else {
 			body = flate.NewReader(pb)
 		}
+	case "br":
+		body = brotli.NewReader(body)
+	case "zstd":
+		zr, err := zstd.NewReader(body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow))
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("%w: zstd body: %w", ErrMalformed, err)
+		}
+		body = &zstdBody{zr}
 	default:
 		return 0, nil, nil, fmt.Errorf("%w %q", ErrUnsupportedEncoding, ce)
 	}
@@ -102,6 +114,25 @@ func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io
 		header.Del("Content-Length")
 	}
 	return status, header, body, nil
+}
+
+// maxZstdWindow bounds the memory a zstd body's window may ask for.
+const maxZstdWindow = 8 << 20
+
+// zstdBody reads a zstd decoder and releases it at the end of the body or
+// on an error, so that a body read to its end leaves no goroutine behind.
+type zstdBody struct{ d *zstd.Decoder }
+
+func (z *zstdBody) Read(p []byte) (int, error) {
+	if z.d == nil {
+		return 0, io.EOF
+	}
+	n, err := z.d.Read(p)
+	if err != nil {
+		z.d.Close()
+		z.d = nil
+	}
+	return n, err
 }
 
 // readHTTPLine reads one header line without its line ending.

@@ -10,6 +10,9 @@ import (
 	"net/http/httputil"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	brotli "github.com/molecule-man/go-brrr"
 )
 
 func chunked(s string) string {
@@ -35,6 +38,10 @@ func compress(kind, s string) string {
 		w = zlib.NewWriter(&b)
 	case "flate":
 		w, _ = flate.NewWriter(&b, 5)
+	case "br":
+		w, _ = brotli.NewWriter(&b, 5)
+	case "zstd":
+		w, _ = zstd.NewWriter(&b)
 	}
 	w.Write([]byte(s))
 	w.Close()
@@ -58,7 +65,9 @@ func TestParseHTTPResponse(t *testing.T) {
 		{"deflate raw", "HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\n\r\n" + compress("flate", page), 200, "", page, nil},
 		{"no body", "HTTP/1.1 304 Not Modified\r\n\r\n", 304, "", "", nil},
 		{"headers end block", "HTTP/1.1 204 No Content\r\nServer: x", 0, "", "", ErrMalformed},
-		{"brotli", "HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\nxx", 0, "", "", ErrUnsupportedEncoding},
+		{"brotli", "HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Type: text/html\r\n\r\n" + compress("br", page), 200, "text/html", page, nil},
+		{"chunked zstd", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: zstd\r\n\r\n" + chunked(compress("zstd", page)), 200, "", page, nil},
+		{"unsupported", "HTTP/1.1 200 OK\r\nContent-Encoding: compress\r\n\r\nxx", 0, "", "", ErrUnsupportedEncoding},
 		{"bad gzip", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip", 0, "", "", ErrMalformed},
 		{"not http", "GET / HTTP/1.1\r\n\r\n", 0, "", "", ErrMalformed},
 		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, "", "", ErrMalformed},

@@ -141,9 +141,75 @@ type stream struct {
 	// garbage counts input bytes skipped between gzip members; garbageAt is
 	// the offset of the first.
 	garbage, garbageAt int64
+
+	// A gzip member cut short runs into the next member, whose bytes the
+	// inflater eats as its own before it fails. To find that member, the
+	// raw bytes of the open member are kept (replay, up to maxReplay) and,
+	// after a failure, the bytes from the next gzip header inside it on
+	// are read again (src.pending).
+	src       *rawSource
+	recording bool   // replay is being filled
+	replayOK  bool   // replay holds every raw byte since memberRaw
+	replay    []byte // raw bytes from memberRaw on, as read from src
+	memberRaw int64  // raw offset of the open member
 }
 
-func (s *stream) rawPos() int64 { return s.cr.n - int64(s.raw.Buffered()) }
+// maxReplay bounds the raw bytes kept of one gzip member for resync; a
+// larger damaged member loses the members its inflater ran into.
+const maxReplay = 4 << 20
+
+// rawSource is the input under the raw buffer: bytes to read again first,
+// then the input. It records what it returns while the stream records.
+type rawSource struct {
+	s       *stream
+	pending []byte
+}
+
+func (r *rawSource) Read(p []byte) (int, error) {
+	var n int
+	var err error
+	if len(r.pending) > 0 {
+		n = copy(p, r.pending)
+		r.pending = r.pending[n:]
+	} else {
+		n, err = r.s.cr.Read(p)
+	}
+	if s := r.s; s.recording && n > 0 {
+		if len(s.replay)+n > maxReplay {
+			s.recording, s.replayOK = false, false
+		} else {
+			s.replay = append(s.replay, p[:n]...)
+		}
+	}
+	return n, err
+}
+
+// rewind, after the open member failed, makes the raw input resume at the
+// first gzip header after the member's start that the inflater consumed,
+// if there is one and the member's bytes were kept.
+func (s *stream) rewind() {
+	s.recording = false
+	consumed := s.rawPos() - s.memberRaw
+	if !s.replayOK || consumed < 4 || consumed > int64(len(s.replay)) {
+		return
+	}
+	k := bytes.Index(s.replay[1:consumed], gzipMagic)
+	if k < 0 {
+		return
+	}
+	k++
+	// The raw buffer holds replay[consumed:]; pending what follows it.
+	pending := make([]byte, 0, len(s.replay)-k+len(s.src.pending))
+	pending = append(append(pending, s.replay[k:]...), s.src.pending...)
+	s.src.pending = pending
+	s.raw.Reset(s.src)
+}
+
+var gzipMagic = []byte{0x1f, 0x8b, 8}
+
+func (s *stream) rawPos() int64 {
+	return s.cr.n - int64(s.raw.Buffered()) - int64(len(s.src.pending))
+}
 
 func (s *stream) Read(p []byte) (int, error) {
 	if s.gz == nil {
@@ -161,17 +227,18 @@ func (s *stream) Read(p []byte) (int, error) {
 		s.dec += int64(n)
 		switch {
 		case err == io.EOF:
-			s.open = false
+			s.open, s.recording = false, false
 			if n > 0 {
 				return n, nil
 			}
 		case err != nil:
 			// The member is damaged: report it once, then go on with
-			// the next member.
+			// the next member, which may start inside what it consumed.
 			s.open = false
 			if s.cr.err != nil {
 				return n, s.cr.err
 			}
+			s.rewind()
 			return n, err
 		default:
 			if n > 0 {
@@ -187,12 +254,16 @@ func (s *stream) openMember() error {
 		b, err := s.raw.Peek(3)
 		if len(b) == 3 && b[0] == 0x1f && b[1] == 0x8b && b[2] == 8 {
 			start := s.rawPos()
+			buf, _ := s.raw.Peek(s.raw.Buffered())
+			s.replay = append(s.replay[:0], buf...)
+			s.recording, s.replayOK, s.memberRaw = true, true, start
 			if err := s.gz.Reset(s.raw); err == nil {
 				s.gz.Multistream(false)
 				s.open = true
 				s.members = append(s.members, member{dec: s.dec, raw: start})
 				return nil
 			}
+			s.recording = false
 			if s.cr.err != nil {
 				return s.cr.err
 			}
@@ -262,7 +333,8 @@ type Reader struct {
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{}
 	rd.s.cr = &countReader{r: r}
-	rd.s.raw = bufio.NewReaderSize(rd.s.cr, maxLine)
+	rd.s.src = &rawSource{s: &rd.s}
+	rd.s.raw = bufio.NewReaderSize(rd.s.src, maxLine)
 	b, err := rd.s.raw.Peek(2)
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("warc: %w", err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/cluster"
-	"github.com/winnow-search/winnow/cluster/client"
 )
 
 // runBackend runs the cluster service: the HTTP API over the store
@@ -91,45 +90,4 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return nil
-}
-
-// ingestDocs loads signed documents into a running cluster service, in
-// batches; a document without an http(s) URL is sent under its ID made
-// into one (dedup://<id>) so offline corpora load too.
-func ingestDocs(ctx context.Context, e *env, baseURL string, docs []signedDoc) (map[string]int, error) {
-	cl, err := client.New(baseURL, client.Options{MaxBatch: e.cfg.Backend.MaxBatch})
-	if err != nil {
-		return nil, err
-	}
-	statuses := map[string]int{}
-	const batch = 500
-	for start := 0; start < len(docs); start += batch {
-		var pages []client.Page
-		for _, d := range docs[start:min(start+batch, len(docs))] {
-			if d.sig.Empty() {
-				continue
-			}
-			b, err := d.sig.MarshalBinary()
-			if err != nil {
-				return statuses, err
-			}
-			pages = append(pages, client.Page{URL: pageURL(d), Signature: b})
-		}
-		res, err := cl.Ingest(ctx, pages)
-		if err != nil {
-			return statuses, fmt.Errorf("ingest into %s: %w", baseURL, err)
-		}
-		for _, r := range res {
-			statuses[r.Status]++
-		}
-	}
-	return statuses, nil
-}
-
-// pageURL is the URL a document is known by in the cluster service.
-func pageURL(d signedDoc) string {
-	if d.url != "" {
-		return d.url
-	}
-	return "http://dedup.invalid/" + d.key
 }

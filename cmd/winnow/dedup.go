@@ -18,7 +18,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/winnow-search/winnow/corpus"
-	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -26,6 +25,7 @@ import (
 // signedDoc is one document after signing; its body is dropped.
 type signedDoc struct {
 	key, id, url string
+	popularity   float64 // from the input, for the winner rules; 0 if none
 	sig          similarity.Signature
 	// cut reports a page cut at a size cap (canon's or the signature's).
 	cut bool
@@ -36,6 +36,7 @@ type dedupStats struct {
 	Docs, Errors, Empty, Cut, Clusters, Duplicates int
 	Bytes                                          int64
 	Elapsed                                        time.Duration
+	Stages                                         stageTimes
 }
 
 func runDedup(ctx context.Context, e *env, args []string) error {
@@ -43,11 +44,23 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	fs.SetOutput(e.stderr)
 	out := fs.String("o", "-", "write clusters as JSON Lines to `file` (- for stdout)")
 	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
+	verbose := fs.Bool("v", false, "print the time of each stage, the pairs reaching each stage of the verification, and the memory held")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [INPUT...]\n\n"+
-			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file.\n"+
-			"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used.\n"+
-			"Each output line is one cluster: its ID, the winner, and every member with its scores.")
+		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [-backend URL] [INPUT...]\n\n"+
+			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n"+
+			"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used, under the URLs\n"+
+			"the demo engine of winnow serve gives it (serve.demo_listen).\n"+
+			"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n"+
+			"WARC: response records with status 200 and an HTML or text payload, resource records of http(s) URLs and revisits\n"+
+			"resolved to their target are pages; other records are skipped and counted by kind.\n"+
+			"JSONL and Parquet fields (each a list tried in order; set with -set dedup.fields.text=a,b):\n"+
+			"  id          dedup.fields.id          default: id (string or number; else the line number)\n"+
+			"  url         dedup.fields.url         default: url\n"+
+			"  html        dedup.fields.html        default: html\n"+
+			"  text        dedup.fields.text        default: text, content, raw_content, body (HTML if it starts with <!doctype html or <html)\n"+
+			"  popularity  dedup.fields.popularity  default: popularity (a number)\n"+
+			"Winner rules (dedup.winner.rules, in order; the URL decides last): popularity, https, shorter, static, market\n"+
+			"(dedup.winner.market_tlds, default backend.market_tlds).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -71,31 +84,30 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		defer f.Close()
 		w = f
 	}
-	var inputs []string
-	var sources []iter.Seq2[corpus.Doc, error]
 	if fs.NArg() == 0 {
-		inputs = []string{"sample"}
-		sources = append(sources, sample.Docs())
 		fmt.Fprintln(e.stderr, "winnow dedup: no input given, using the embedded sample (LLVM docs of several releases)")
 	}
-	opts := corpus.Options{MaxFileSize: int64(e.cfg.Dedup.MaxFileBytes)}
-	for _, in := range fs.Args() {
-		if _, err := os.Stat(in); err != nil {
-			return err
-		}
-		inputs = append(inputs, in)
-		sources = append(sources, opts.Open(in))
-	}
+	inputs, sources, report := openInputs(e, fs.Args())
 
-	start := time.Now()
-	docs, stats, err := signInputs(ctx, e, inputs, sources, signer(e.cfg))
+	start, cpu0 := time.Now(), processCPU()
+	docs, stats, err := signInputs(ctx, e, inputs, sources, signer(e.cfg), report)
+	stats.Stages.cpu0, stats.Stages.signWall = cpu0, time.Since(start)
+	fmt.Fprint(e.stderr, report.summary())
+	if err != nil {
+		return err
+	}
+	if err := report.err(); err != nil {
+		return err
+	}
+	rules, err := winnerRules(e.cfg)
 	if err != nil {
 		return err
 	}
 	sigs := make([]*similarity.Signature, len(docs))
-	keys := make([]string, len(docs))
+	keys := rankedKeys(docs, rules)
 	for i := range docs {
-		sigs[i], keys[i] = &docs[i].sig, docs[i].key
+		sigs[i] = &docs[i].sig
+		stats.Stages.seqTokens += len(docs[i].sig.Seq)
 		if docs[i].sig.Empty() {
 			stats.Empty++
 		}
@@ -105,37 +117,45 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *backendURL != "" {
-		statuses, err := ingestDocs(ctx, e, *backendURL, docs)
+		loaded, err := ingestDocs(ctx, e, *backendURL, docs)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %v\n", *backendURL, statuses)
+		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, counts(loaded.Statuses), cmp.Or(counts(loaded.Skipped), "none"))
 	}
-	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink})
+	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
+		Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})
 	_, remove, _ := modeDecisions(e.cfg) // checked by decision above
+	writeStart := time.Now()
 	bw := bufio.NewWriter(w)
 	for _, c := range clusters {
 		stats.Clusters++
 		stats.Duplicates += len(c.Members) - 1
-		if err := writeCluster(bw, c, docs, remove); err != nil {
+		rule, id := electedBy(c, docs, rules)
+		c.ID = id
+		if err := writeCluster(bw, c, docs, rule, remove); err != nil {
 			return err
 		}
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
+	stats.Stages.write = time.Since(writeStart)
 	stats.Elapsed = time.Since(start)
 	mb := float64(stats.Bytes) / (1 << 20)
 	fmt.Fprintf(e.stderr, "winnow dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare, %d cut at the size cap; "+
-		"%d clusters holding %d duplicates; %s (%.1f MiB/s)\n",
+		"%d clusters holding %d duplicates; %s (%.1f MiB/s, %.0f pages/s, CPU %.0f %%)\n",
 		stats.Docs, mb, stats.Errors, stats.Empty, stats.Cut, stats.Clusters, stats.Duplicates,
-		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds())
+		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds(), float64(stats.Docs)/stats.Elapsed.Seconds(), stats.Stages.cpuPercent(stats.Elapsed))
+	if *verbose {
+		stats.Stages.report(e.stderr, stats.Elapsed)
+	}
 	return ctx.Err()
 }
 
 // signInputs reads every source and signs its documents on all cores. A
 // bad document is reported on stderr and skipped; the run goes on.
-func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq2[corpus.Doc, error], sg page.Signer) ([]signedDoc, dedupStats, error) {
+func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq2[corpus.Doc, error], sg page.Signer, report *inputReport) ([]signedDoc, dedupStats, error) {
 	var stats dedupStats
 	type job struct {
 		seq   int
@@ -143,9 +163,9 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		doc   corpus.Doc
 	}
 	type done struct {
-		seq int
-		doc signedDoc
-		err error
+		seq, input int
+		doc        signedDoc
+		err        error
 	}
 	workers := e.cfg.Dedup.Workers
 	if workers <= 0 {
@@ -158,14 +178,15 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		wg.Go(func() {
 			for j := range jobs {
 				res, err := sg.Sign(j.doc.Body, j.doc.ContentType)
-				d := signedDoc{id: j.doc.ID, url: j.doc.URL, sig: res.Sig, key: j.doc.ID, cut: res.Doc.Truncated || res.Sig.Capped}
+				stats.Stages.add(&res)
+				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig, key: j.doc.ID, cut: res.Doc.Truncated || res.Sig.Capped}
 				if len(inputs) > 1 {
 					d.key = inputs[j.input] + ":" + j.doc.ID
 				}
 				if err != nil {
 					err = fmt.Errorf("%s: %s: %w", inputs[j.input], j.doc.ID, err)
 				}
-				results <- done{seq: j.seq, doc: d, err: err}
+				results <- done{seq: j.seq, input: j.input, doc: d, err: err}
 			}
 		})
 	}
@@ -176,17 +197,21 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		defer close(jobs)
 		seq := 0
 		for i, src := range sources {
+			t := time.Now()
 			for doc, err := range src {
+				stats.Stages.addRead(time.Since(t))
 				if ctx.Err() != nil {
 					return
 				}
 				if err != nil {
-					results <- done{seq: -1, err: err}
+					results <- done{seq: -1, input: i, err: err}
 					continue
 				}
+				report.doc(i)
 				stats.Bytes += int64(len(doc.Body))
 				jobs <- job{seq: seq, input: i, doc: doc}
 				seq++
+				t = time.Now()
 			}
 		}
 	}()
@@ -201,7 +226,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		}
 		if r.err != nil {
 			stats.Errors++
-			e.log.Warn("dedup_skip", "err", r.err)
+			report.fail(r.input, r.err)
 			continue
 		}
 		stats.Docs++
@@ -254,10 +279,14 @@ func newBar(e *env) *progressbar.ProgressBar {
 
 // clusterLine is one line of dedup's output.
 type clusterLine struct {
-	ID      string       `json:"id"`
-	Size    int          `json:"size"`
-	Winner  memberLine   `json:"winner"`
-	Members []memberLine `json:"members"`
+	ID     string     `json:"id"`
+	Size   int        `json:"size"`
+	Winner memberLine `json:"winner"`
+	// WinnerRule names the winner rule that made the winner win over the
+	// best other member: popularity, https, shorter, static, market, url,
+	// or key (no URL or popularity to tell them apart).
+	WinnerRule string       `json:"winner_rule,omitempty"`
+	Members    []memberLine `json:"members"`
 }
 
 type memberLine struct {
@@ -272,8 +301,8 @@ type memberLine struct {
 	*Removal
 }
 
-func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc, remove similarity.Decision) error {
-	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members)}
+func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc, winnerRule string, remove similarity.Decision) error {
+	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members), WinnerRule: winnerRule}
 	for i, m := range c.Members {
 		d := docs[m.Index]
 		ml := memberLine{ID: d.id, URL: d.url}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/corpus/sample"
 )
 
@@ -28,7 +27,7 @@ func winnow(t *testing.T, stdin string, args ...string) (int, string, string) {
 
 // samplePages writes the embedded sample's pages into dir as
 // <release>/<page>.html and returns their paths by sample ID.
-func samplePages(t *testing.T, dir string) map[string]string {
+func samplePages(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	paths := map[string]string{}
 	for d, err := range sample.Docs() {
@@ -349,29 +348,5 @@ func TestReport(t *testing.T) {
 	}
 	if code, _, errs = winnow(t, "", "report", "mirrors", filepath.Join(dir, "missing.jsonl")); code != 1 {
 		t.Errorf("report mirrors (missing file) = exit %d: %s", code, errs)
-	}
-}
-
-func TestBackendAndDedupLoad(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "groups.db")
-	base, stop := startBackend(t, "-set", "backend.path="+store)
-	code, _, errs := winnow(t, "", "-set", "dedup.progress=never", "dedup", "-o", filepath.Join(t.TempDir(), "c.jsonl"), "-backend", base)
-	if code != 0 || !strings.Contains(errs, "loaded into") {
-		t.Fatalf("winnow dedup -backend = exit %d: %s", code, errs)
-	}
-	cl, err := client.New(base, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := cl.Lookup(context.Background(), []string{"http://dedup.invalid/sample://llvm/13/Benchmarking", "http://dedup.invalid/sample://llvm/22/Benchmarking"})
-	if err != nil || len(res) != 2 || !res[0].Known || res[0].Group == "" || res[0].Group != res[1].Group {
-		t.Errorf("lookup after loading the sample: %+v, %v; want both releases in one group", res, err)
-	}
-	if c, errs := stop(); c != 0 {
-		t.Errorf("winnow backend exit %d: %s", c, errs)
-	}
-	// The store survives a restart.
-	if _, err := os.Stat(store); err != nil {
-		t.Errorf("store file: %v", err)
 	}
 }

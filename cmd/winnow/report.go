@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"iter"
 	"os"
 
 	"github.com/winnow-search/winnow/cluster/report"
-	"github.com/winnow-search/winnow/corpus"
-	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -46,17 +43,9 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	inputs := fs.Args()
-	var sources []iter.Seq2[corpus.Doc, error]
-	if len(inputs) == 0 {
-		inputs = []string{"sample"}
-		sources = append(sources, sample.Docs())
-	}
-	opts := corpus.Options{MaxFileSize: int64(e.cfg.Dedup.MaxFileBytes)}
-	for _, in := range fs.Args() {
-		sources = append(sources, opts.Open(in))
-	}
-	docs, _, err := signInputs(ctx, e, inputs, sources, signer(e.cfg))
+	inputs, sources, tally := openInputs(e, fs.Args())
+	docs, _, err := signInputs(ctx, e, inputs, sources, signer(e.cfg), tally)
+	fmt.Fprint(e.stderr, tally.summary())
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/winnow-search/winnow/cluster/client"
@@ -91,14 +93,16 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	}
 	for _, en := range v.Engines {
 		o.Engines = append(o.Engines, proxy.Engine{
-			Name:    en.Name,
-			URL:     en.URL,
-			Timeout: time.Duration(en.Timeout),
+			Name:        en.Name,
+			URL:         en.URL,
+			Timeout:     time.Duration(en.Timeout),
+			AllowWrites: en.AllowWrites,
 			Adapter: engine.Config{
-				Kind:      en.Kind,
-				Path:      en.Path,
-				TextField: en.TextField,
-				Extra:     en.Extra,
+				Kind:         en.Kind,
+				Path:         en.Path,
+				TextField:    en.TextField,
+				Extra:        en.Extra,
+				ResultWindow: en.ResultWindow,
 				Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
 					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
 			},
@@ -116,7 +120,16 @@ func demoEngines(e *env) (*demo.Server, []proxy.Engine, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := demo.Start("127.0.0.1:0", eng)
+	addr := e.cfg.Serve.DemoListen
+	srv, err := demo.Start(addr, eng)
+	if errors.Is(err, syscall.EADDRINUSE) && addr == config.DefaultDemoListen {
+		// The first command of the README must work whatever else runs
+		// here: only the walk-through with a cluster service needs the
+		// fixed address (the sample's URLs carry it).
+		e.log.Warn("demo engine: its default address is in use, so it takes a free port; "+
+			"set serve.demo_listen for the cluster-service walk-through", "addr", addr)
+		srv, err = demo.Start("127.0.0.1:0", eng)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -174,11 +187,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	go func() { errc <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
 	if demoSrv != nil {
-		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page; try \"benchmark\" or \"code review\")\n"+
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page, also at /_winnow/search; try \"benchmark\" or \"code review\")\n"+
 			"winnow: demo engine at %s; its Elasticsearch API through winnow: curl 'http://%s/llvm/_search?q=benchmark&size=5'\n",
 			addr, demoSrv.URL(), addr)
 	} else {
-		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page); /metrics, /healthz, /readyz\n", addr)
+		fmt.Fprintf(e.stdout, "winnow: open http://%s/ (search page, also at /_winnow/search); /metrics, /healthz, /readyz\n", addr)
 	}
 	e.log.Info("serving", "addr", addr, "engines", len(o.Engines))
 	select {

@@ -44,6 +44,27 @@ func Docs() iter.Seq2[corpus.Doc, error] {
 	}
 }
 
+// DocsAt is [Docs] with each Doc's URL set to where the demo engine
+// (internal/demo) serves the page on the origin base: base + "/pages/" +
+// release + "/" + page + ".html", e.g.
+// "http://127.0.0.1:8081/pages/13/Benchmarking.html" for
+// "sample://llvm/13/Benchmarking" on "http://127.0.0.1:8081". Loaded into
+// the cluster service under these URLs, the sample is known to the proxy
+// in front of the demo engine on base.
+func DocsAt(base string) iter.Seq2[corpus.Doc, error] {
+	base = strings.TrimSuffix(base, "/")
+	return func(yield func(corpus.Doc, error) bool) {
+		for doc, err := range Docs() {
+			if err == nil {
+				doc.URL = base + "/pages/" + strings.TrimPrefix(doc.ID, "sample://llvm/") + ".html"
+			}
+			if !yield(doc, err) {
+				return
+			}
+		}
+	}
+}
+
 // Page returns the page name of a sample ID, which is the same for the
 // documents of one near-duplicate cluster: Page("sample://llvm/13/FaultMaps")
 // is "FaultMaps". It returns "" for an ID that is not a sample ID.

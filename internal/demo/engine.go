@@ -65,9 +65,11 @@ type Hit struct {
 	URL string
 	// Title is the page's <title>, or its path if it has none.
 	Title string
-	// Snippet is an excerpt of the page's canonical text (lower case,
-	// lines joined with spaces) around the first word of the query that
-	// it contains.
+	// Snippet is an excerpt of the page around the first word of the
+	// query that it contains, cut from its canonical text and shown as the
+	// page writes it (case and punctuation kept); the canonical text (lower
+	// case, lines joined with spaces) for a page whose visible text does
+	// not align with it.
 	Snippet string
 	// Score is the page's BM25 score for the query.
 	Score float64
@@ -87,6 +89,9 @@ type doc struct {
 
 	words    []word // the text's tokens in order, without overlaps, for highlighting
 	flatSafe bool   // flat needs no JSON escaping
+	// shown is the page's visible text aligned with words (nil: the
+	// snippets show flat).
+	shown *display
 }
 
 // word is one token of a page's text: its byte span and term ID.
@@ -246,6 +251,7 @@ func New(docs iter.Seq2[corpus.Doc, error], o Options) (*Engine, error) {
 			}
 			d.words = append(d.words, w)
 		}
+		d.shown = displayOf(d.body, isText(d.contentType), d.flat, d.words)
 	}
 	// Both fields share the term dictionary; pad the tables to its size.
 	for len(e.text) < len(e.terms) {
@@ -621,7 +627,27 @@ func isWordRune(r rune) bool {
 // no allocation.
 func (e *Engine) snippet(d, off int32) string {
 	start, end := e.snippetSpan(d, off)
+	if sh, i, j, ok := e.shownSpan(d, start, end); ok {
+		b, _ := sh.appendWords(nil, i, j, appendRaw, nil)
+		return string(b)
+	}
 	return e.docs[d].flat[start:end]
+}
+
+// shownSpan returns the page's visible text and the words [i, j) of the
+// canonical span start, end, when the page has an aligned visible text.
+func (e *Engine) shownSpan(d int32, start, end int) (sh *display, i, j int, ok bool) {
+	dc := &e.docs[d]
+	if dc.shown == nil {
+		return nil, 0, 0, false
+	}
+	ws := dc.words
+	i, _ = slices.BinarySearchFunc(ws, int32(start), func(w word, off int32) int { return cmp.Compare(w.off, off) })
+	j = i
+	for j < len(ws) && int(ws[j].end) <= end {
+		j++
+	}
+	return dc.shown, i, j, j > i
 }
 
 // snippetSpan returns the byte span of the snippet.

@@ -70,7 +70,8 @@ var errBodyTooLarge = &searchError{
 //     from, size and a query: match, query_string, multi_match or
 //     match_all); errors in Elasticsearch's shape. A demo-only parameter,
 //     x_variant=N, appends ?v=N to every hit URL, so a load test can show
-//     the same pages under many URLs.
+//     the same pages under many URLs. Every answer carries
+//     X-Elastic-Product: Elasticsearch, as Elasticsearch's do.
 //   - GET|POST /searxng/search?q=&format=json&pageno=N: SearXNG JSON,
 //     ranked with the title boosted.
 //   - GET /opensearch?q=&start=&count=: OpenSearch 1.1 RSS 2.0; start is
@@ -101,10 +102,14 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			e.serveOpenSearch(w, r)
 		}
 	case p == "/_search":
+		// Elasticsearch 7.14 and later name their product on every
+		// answer; the official clients refuse a server that does not.
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
 		if allow(w, r, http.MethodGet, http.MethodPost) {
 			e.serveES(w, r, "demo")
 		}
 	case strings.HasSuffix(p, "/_search") && strings.Count(p, "/") == 2:
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
 		if allow(w, r, http.MethodGet, http.MethodPost) {
 			e.serveES(w, r, p[1:len(p)-len("/_search")])
 		}

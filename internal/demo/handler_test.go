@@ -171,6 +171,9 @@ func TestES(t *testing.T) {
 			if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("Content-Type = %q, want application/json", ct)
 			}
+			if p := w.Header().Get("X-Elastic-Product"); p != "Elasticsearch" {
+				t.Errorf("X-Elastic-Product = %q, want Elasticsearch (the official clients check it)", p)
+			}
 			var r esResponse
 			decode(t, w.Body.Bytes(), &r)
 			if r.TimedOut || r.Shards.Total != 1 || r.Shards.Successful != 1 || r.Hits.Total.Relation != "eq" {

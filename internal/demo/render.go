@@ -170,6 +170,9 @@ func (e *Engine) appendHighlightSpan(dst []byte, s *scratch, d int32, start, end
 	if dc.flatSafe {
 		esc = appendRaw
 	}
+	if sh, i, j, ok := e.shownSpan(d, start, end); ok {
+		return sh.appendWords(dst, i, j, appendJSONChars, s.terms)
+	}
 	i, _ := slices.BinarySearchFunc(ws, int32(start), func(w word, off int32) int { return cmp.Compare(w.off, off) })
 	marked := false
 	at := start // start of text not yet written

@@ -148,13 +148,21 @@ type Config struct {
 	// MaxFetch caps the raw hits Rewrite asks for when it fetches from the
 	// first hit. Default 1000.
 	MaxFetch int
+	// ResultWindow is the largest from+size the backend serves
+	// (Elasticsearch's index.max_result_window): the over-fetch stays
+	// within it. Default 10,000 for elasticsearch, none for other kinds;
+	// negative: none.
+	ResultWindow int
 	// URLOnly makes Parse read only each hit's URL and text (JSON kinds):
 	// transparent refinement needs no titles or snippets, and reading
 	// highlights is a large part of parsing an answer.
 	URLOnly bool
 }
 
-const defaultMaxFetch = 1000
+const (
+	defaultMaxFetch = 1000
+	defaultESWindow = 10_000 // index.max_result_window's default
+)
 
 // Adapter speaks one backend's API. Implementations are safe for
 // concurrent use.
@@ -263,6 +271,7 @@ func New(cfg Config) (Adapter, error) {
 	switch cfg.Kind {
 	case "elasticsearch", "opensearch":
 		cfg.Kind = "elasticsearch"
+		cfg.ResultWindow = cmp.Or(cfg.ResultWindow, defaultESWindow)
 		setParams(&cfg, "/_search", "q", "from", "size")
 		return newJSON(cfg, kindES), nil
 	case "solr":
@@ -292,13 +301,21 @@ func setParams(c *Config, path, q, from, size string) {
 }
 
 // fetchRange computes the backend range for a client window from, size
-// over-fetched factor times.
-func fetchRange(from, size, factor, maxFetch int) (bfrom, bsize int, w Window) {
+// over-fetched factor times, within the backend's result window (the
+// largest from+size it serves; 0: no limit): the over-fetch shrinks to
+// fit, so a request that is legal directly stays legal through winnow
+// (from=9990&size=10 against Elasticsearch's 10,000). A request past the
+// window itself goes on as the client asked, for the backend to refuse.
+func fetchRange(from, size, factor, maxFetch, window int) (bfrom, bsize int, w Window) {
 	factor = max(factor, 1)
-	if end := (from + size) * factor; end <= maxFetch {
+	if end := (from + size) * factor; end <= maxFetch && (window <= 0 || end <= window) {
 		return 0, end, Window{From: from, Size: size}
 	}
-	return from, size * factor, Window{From: from, Size: size, Base: from}
+	bsize = size * factor
+	if window > 0 && from+bsize > window {
+		bsize = max(window-from, size)
+	}
+	return from, bsize, Window{From: from, Size: size, Base: from}
 }
 
 // dupLists links each winner's duplicates in list order, so Render visits

@@ -211,6 +211,17 @@ func TestRewrite(t *testing.T) {
 			"/_search", `{"size":30,"from":0,"query":{"match_all":{}}}`, Window{From: 0, Size: 10}},
 		{"es deep page", Config{Kind: "elasticsearch", MaxFetch: 100}, Request{Method: "GET", Path: "/i/_search?from=200&size=10"}, 3,
 			"/i/_search?from=200&size=30", "", Window{From: 200, Size: 10, Base: 200}},
+		// The over-fetch stays within Elasticsearch's result window.
+		{"es window", Config{Kind: "elasticsearch"}, Request{Method: "GET", Path: "/i/_search?from=9990&size=10"}, 3,
+			"/i/_search?from=9990&size=10", "", Window{From: 9990, Size: 10, Base: 9990}},
+		{"es window partly", Config{Kind: "elasticsearch"}, Request{Method: "GET", Path: "/i/_search?from=9960&size=10"}, 3,
+			"/i/_search?from=9960&size=30", "", Window{From: 9960, Size: 10, Base: 9960}},
+		{"es window small", Config{Kind: "elasticsearch", ResultWindow: 50}, Request{Method: "GET", Path: "/i/_search?from=10&size=10"}, 3,
+			"/i/_search?from=10&size=30", "", Window{From: 10, Size: 10, Base: 10}},
+		{"es window configured", Config{Kind: "elasticsearch", ResultWindow: 35}, Request{Method: "GET", Path: "/i/_search?from=10&size=10"}, 3,
+			"/i/_search?from=10&size=25", "", Window{From: 10, Size: 10, Base: 10}},
+		{"es past the window", Config{Kind: "elasticsearch"}, Request{Method: "GET", Path: "/i/_search?from=9995&size=10"}, 3,
+			"/i/_search?from=9995&size=10", "", Window{From: 9995, Size: 10, Base: 9995}},
 		{"solr", Config{Kind: "solr"}, Request{Method: "GET", Path: "/solr/techproducts/select?q=ipod&start=10&rows=5"}, 2,
 			"/solr/techproducts/select?q=ipod&rows=30&start=0&wt=json", "", Window{From: 10, Size: 5}},
 		{"omega", Config{Kind: "opensearch-rss"}, Request{Method: "GET", Path: "/cgi-bin/omega?DB=db&P=winnow&FMT=opensearch"}, 3,
@@ -424,8 +435,11 @@ func TestRenderES(t *testing.T) {
 		{"remove page 2 distinct offset", Remove, Window{From: 5, Size: 5}, u(8, 9)},
 		{"remove raw base", Remove, Window{From: 3, Size: 2, Base: 3}, u(0, 3)},
 		{"group", Group, Window{From: 0, Size: 3}, u(0, 3, 4)},
-		{"annotate keeps order", Annotate, Window{From: 0, Size: 4}, u(0, 1, 2, 3)},
-		{"annotate offset", Annotate, Window{From: 4, Size: 10}, u(4, 5, 6, 7, 8, 9)},
+		// Annotate counts distinct results as Remove and Group do and
+		// shows their clusters whole, in rank order.
+		{"annotate keeps clusters whole", Annotate, Window{From: 0, Size: 4}, u(0, 1, 2, 3, 4, 5, 6)},
+		{"annotate offset", Annotate, Window{From: 4, Size: 10}, u(7, 8, 9)},
+		{"annotate cut after a cluster", Annotate, Window{From: 0, Size: 2}, u(0, 1, 2, 3)},
 		{"size 0 is whole page", Remove, Window{}, u(0, 3, 4, 6, 7, 8, 9)},
 	}
 	orig := tree(t, body, "hits", "hits")
@@ -580,6 +594,51 @@ func TestRenderSolr(t *testing.T) {
 	out, _ = a.Render(nil, p, nil, Remove, Window{From: 7, Size: 10})
 	if !bytes.Contains(out, []byte(`"start":7,`)) {
 		t.Errorf("response.start not set to 7:\n%s", out)
+	}
+}
+
+// TestRenderSolrExpanded checks group mode against Solr: the winner stays
+// in the list and its duplicates go to the expanded section under its
+// uniqueKey, as Collapse and Expand returns them; numFound counts the
+// distinct results.
+func TestRenderSolrExpanded(t *testing.T) {
+	a := mustNew(t, Config{Kind: "solr"})
+	body := []byte(`{"responseHeader":{"status":0,"QTime":1},"response":{"numFound":3,"start":0,"docs":[` +
+		`{"id":"a","url":"https://example.org/a"},{"id":"b","url":"https://example.org/b"},{"id":"c","url":"https://example.org/c"}]}}`)
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := []Mark{{Cluster: "k", Winner: 0}, {Cluster: "m", Winner: 1}, {Cluster: "k", Winner: 0, Relation: "duplicate", Explain: "same text"}}
+	out, err := a.Render(nil, p, marks, Group, Window{Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Response struct {
+			NumFound int `json:"numFound"`
+			Docs     []struct {
+				ID     string            `json:"id"`
+				Winnow map[string]string `json:"_winnow"`
+			} `json:"docs"`
+		} `json:"response"`
+		Expanded map[string]struct {
+			NumFound int `json:"numFound"`
+			Docs     []struct {
+				ID     string            `json:"id"`
+				Winnow map[string]string `json:"_winnow"`
+			} `json:"docs"`
+		} `json:"expanded"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(v.Response.Docs) != 2 || v.Response.Docs[0].ID != "a" || v.Response.Docs[0].Winnow["cluster"] != "k" || v.Response.NumFound != 2 {
+		t.Errorf("response = %+v, want a and b, 2 found", v.Response)
+	}
+	e, ok := v.Expanded["a"]
+	if !ok || len(v.Expanded) != 1 || e.NumFound != 1 || len(e.Docs) != 1 || e.Docs[0].ID != "c" || e.Docs[0].Winnow["explain"] != "same text" {
+		t.Errorf("expanded = %+v, want c under a", v.Expanded)
 	}
 }
 

@@ -459,7 +459,7 @@ func (f *feed) Rewrite(r Request, factor int) (Request, Window, error) {
 			*pr.v = n
 		}
 	}
-	bfrom, bsize, w := fetchRange(from, size, factor, f.cfg.MaxFetch)
+	bfrom, bsize, w := fetchRange(from, size, factor, f.cfg.MaxFetch, f.cfg.ResultWindow)
 	q.Set(f.cfg.FromParam, strconv.Itoa(bfrom))
 	q.Set(f.cfg.SizeParam, strconv.Itoa(bsize))
 	if bfrom > 0 && f.cfg.FromParam == "TOPDOC" {

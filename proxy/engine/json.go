@@ -315,7 +315,17 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		}
 	}
 	ar.finish()
-	defer slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
+	a.totals(p, w, caps)
+	if len(p.patch) > 1 {
+		slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
+	}
+	return p
+}
+
+// totals reads the answer's total and records the patches of the
+// numbers Render rewrites (the total, Solr's start).
+func (a *jsonAdapter) totals(p *Parsed, w *walker, caps []span) {
+	b, el, f, pl := w.b, w.elems, a.cfg.Fields, &a.plan
 	switch a.kind {
 	case kindES:
 		if t := caps[rTotal]; t.end != 0 {
@@ -368,7 +378,6 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 			}
 		}
 	}
-	return p
 }
 
 // solrHighlights sets the snippet of each hit whose id names a member of
@@ -855,9 +864,8 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 	pick := make([]int, 0, min(size, n))
 	for i := 0; i < n && len(pick) < size; i++ {
 		m := markAt(marks, i)
-		loser := m.Winner >= 0 && m.Winner != i
-		if loser && mode != Annotate && !(mode == Remove && m.Keep) {
-			continue
+		if m.Winner >= 0 && m.Winner != i && !(mode == Remove && m.Keep) {
+			continue // a duplicate: shown with its winner, if at all; in Remove mode a kept one takes its own place
 		}
 		if skip > 0 {
 			skip--
@@ -865,7 +873,31 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 		}
 		pick = append(pick, i)
 	}
+	if mode == Annotate && marks != nil {
+		pick = withDuplicates(pick, marks)
+	}
 	return pick, nil
+}
+
+// withDuplicates adds to the picked winners (ascending) their duplicates,
+// keeping rank order: in Annotate mode a page counts distinct results as
+// Remove and Group do and shows every member of their clusters, so a
+// cluster is never split across pages.
+func withDuplicates(pick []int, marks []Mark) []int {
+	if len(pick) == 0 {
+		return pick
+	}
+	on := make([]bool, len(marks))
+	for _, i := range pick {
+		on[i] = true
+	}
+	out := make([]int, 0, len(pick))
+	for i, m := range marks {
+		if on[i] || m.Winner >= 0 && m.Winner != i && on[m.Winner] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // Rewrite implements [Adapter].
@@ -917,7 +949,7 @@ func (a *jsonAdapter) Rewrite(r Request, factor int) (Request, Window, error) {
 	if from < 0 || size < 0 {
 		return r, Window{}, a.errorf("%w: negative from or size", ErrRequest)
 	}
-	bfrom, bsize, w := fetchRange(from, size, factor, a.cfg.MaxFetch)
+	bfrom, bsize, w := fetchRange(from, size, factor, a.cfg.MaxFetch, a.cfg.ResultWindow)
 	out := Request{Method: r.Method, Header: r.Header, Body: r.Body}
 	_, fromInURL := q[a.cfg.FromParam]
 	_, sizeInURL := q[a.cfg.SizeParam]

@@ -69,6 +69,10 @@ type Item struct {
 	URL string
 	// Title and Snippet are the engine's title and snippet, as plain text.
 	Title, Snippet string
+	// SnippetParts, when not nil, is the snippet with the engine's
+	// highlighting: the page shows it instead of Snippet, the parts
+	// with Hit set marked.
+	SnippetParts []Part
 	// Engines names the engines that returned the result.
 	Engines []string
 	// Rank is the result's fused rank, from 1; 0 shows no rank.
@@ -90,6 +94,13 @@ type Item struct {
 	// content-equivalence decision did not accept: it is shown, not
 	// removed, and Explain says why.
 	Kept bool
+}
+
+// Part is a run of a snippet's text; Hit marks the words the engine
+// highlighted as matching the query.
+type Part struct {
+	Text string
+	Hit  bool
 }
 
 // Score is one measured score and the threshold it was held against.

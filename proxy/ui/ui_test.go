@@ -561,3 +561,18 @@ func BenchmarkRender(b *testing.B) {
 		})
 	}
 }
+
+// TestRenderHighlight checks that a snippet's highlighted words are
+// marked and every part is escaped.
+func TestRenderHighlight(t *testing.T) {
+	p := &Page{Query: "code review", Groups: []Group{{ID: "a", Winner: Item{URL: "https://example.org/", Title: "T",
+		Snippet:      "LLVM's code <review>",
+		SnippetParts: []Part{{Text: "LLVM's "}, {Text: "code", Hit: true}, {Text: " <review>"}}}}}}
+	var b strings.Builder
+	if err := Render(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<p class="snippet">LLVM&#39;s <mark>code</mark> &lt;review&gt;</p>`; !strings.Contains(b.String(), want) {
+		t.Errorf("page lacks %s:\n%s", want, b.String())
+	}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/winnow-search/winnow/corpus"
+	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/warc"
+)
+
+// maxWarnings is how many bad items dedup logs one by one; past it, they
+// are only counted, and the summary gives the count by kind (a broken
+// JSONL file can hold 19,000 bad lines).
+const maxWarnings = 20
+
+// ErrNothingRead is returned by dedup when no input gave a document, or
+// every input failed.
+var ErrNothingRead = errors.New("dedup: nothing could be read")
+
+// inputReport tallies what dedup read from its inputs: documents and
+// errors per input, items skipped on purpose by kind, errors by kind. It
+// is safe for concurrent use: the reader reports skips, the collector
+// errors and documents.
+type inputReport struct {
+	log    *slog.Logger
+	inputs []string
+
+	mu     sync.Mutex
+	docs   []int          // per input; guarded by mu
+	errs   []int          // per input; guarded by mu
+	skips  map[string]int // by kind; guarded by mu
+	errKnd map[string]int // by kind; guarded by mu
+	warned int            // errors logged one by one; guarded by mu
+}
+
+func newInputReport(log *slog.Logger, inputs []string) *inputReport {
+	return &inputReport{log: log, inputs: inputs, docs: make([]int, len(inputs)), errs: make([]int, len(inputs)),
+		skips: map[string]int{}, errKnd: map[string]int{}}
+}
+
+// skip counts an item that holds no document.
+func (r *inputReport) skip(s corpus.Skip) {
+	r.mu.Lock()
+	r.skips[s.Kind]++
+	r.mu.Unlock()
+}
+
+// doc counts a document read from input i.
+func (r *inputReport) doc(i int) {
+	r.mu.Lock()
+	r.docs[i]++
+	r.mu.Unlock()
+}
+
+// fail counts a bad item of input i (-1 if unknown) and logs the first
+// maxWarnings.
+func (r *inputReport) fail(i int, err error) {
+	r.mu.Lock()
+	if i >= 0 && i < len(r.errs) {
+		r.errs[i]++
+	}
+	r.errKnd[errorKind(err)]++
+	r.warned++
+	n := r.warned
+	r.mu.Unlock()
+	switch {
+	case n <= maxWarnings:
+		r.log.Warn("dedup_skip", "err", err)
+	case n == maxWarnings+1:
+		r.log.Warn("dedup_skip", "note", fmt.Sprintf("more bad items: not logged one by one; the summary counts them by kind (first %d logged)", maxWarnings))
+	}
+}
+
+// errorKind names the kind of a bad item's error, for the summary.
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, warc.ErrTruncated):
+		return "truncated record"
+	case errors.Is(err, warc.ErrUnsupportedEncoding):
+		return "unsupported content encoding"
+	case errors.Is(err, warc.ErrMalformed):
+		return "malformed record"
+	case errors.Is(err, corpus.ErrTooLarge):
+		return "over the size cap"
+	}
+	var ce *corpus.Error
+	if errors.As(err, &ce) {
+		switch {
+		case ce.Line > 0:
+			return "bad JSON line"
+		case ce.Path == "" && ce.Offset < 0:
+			return "unreadable input"
+		}
+	}
+	return "unreadable document"
+}
+
+// counts formats a tally as "kind n, kind n" by decreasing count.
+func counts(m map[string]int) string {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// summary is the report's lines for stderr: what was skipped and why.
+func (r *inputReport) summary() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	if len(r.skips) > 0 {
+		n := 0
+		for _, v := range r.skips {
+			n += v
+		}
+		fmt.Fprintf(&b, "winnow dedup: %d items hold no page and were skipped: %s\n", n, counts(r.skips))
+	}
+	if len(r.errKnd) > 0 {
+		fmt.Fprintf(&b, "winnow dedup: %d bad items skipped: %s\n", r.warned, counts(r.errKnd))
+	}
+	return b.String()
+}
+
+// err returns ErrNothingRead, naming the failed inputs, when no document
+// was read or every input failed (gave errors and no document); nil
+// otherwise.
+func (r *inputReport) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total, failed := 0, 0
+	var names []string
+	for i, n := range r.docs {
+		total += n
+		if n == 0 && r.errs[i] > 0 {
+			failed++
+			names = append(names, r.inputs[i])
+		}
+	}
+	switch {
+	case total == 0 && len(names) > 0:
+		return fmt.Errorf("%w: no document in %s", ErrNothingRead, strings.Join(names, ", "))
+	case total == 0:
+		return fmt.Errorf("%w: no document in the input", ErrNothingRead)
+	case failed == len(r.inputs):
+		return fmt.Errorf("%w: every input failed", ErrNothingRead)
+	}
+	return nil
+}
+
+// openInputs returns the document sources of the offline commands' INPUT
+// arguments (no argument: the embedded sample) and the report that counts
+// what they skip. WARC inputs share one revisit index, so a revisit
+// resolves to a record of an earlier input.
+func openInputs(e *env, args []string) ([]string, []iter.Seq2[corpus.Doc, error], *inputReport) {
+	var inputs []string
+	var sources []iter.Seq2[corpus.Doc, error]
+	if len(args) == 0 {
+		// The sample's pages at the URLs the demo engine of winnow serve
+		// gives them, so that a cluster service loaded with them knows
+		// the pages the proxy sees.
+		inputs = []string{"sample"}
+		sources = append(sources, sample.DocsAt("http://"+e.cfg.Serve.DemoListen))
+	}
+	inputs = append(inputs, args...)
+	tally := newInputReport(e.log, inputs)
+	f := e.cfg.Dedup.Fields
+	opts := corpus.Options{
+		MaxFileSize: int64(e.cfg.Dedup.MaxFileBytes), OnSkip: tally.skip, Targets: &corpus.Targets{},
+		Fields: corpus.JSONLFields{ID: f.ID, URL: f.URL, HTML: f.HTML, Text: f.Text, Popularity: f.Popularity},
+	}
+	for _, in := range args {
+		sources = append(sources, opts.Open(in))
+	}
+	return inputs, sources, tally
+}

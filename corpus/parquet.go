@@ -1,0 +1,188 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// parquetBatch is how many rows are read at a time.
+const parquetBatch = 64
+
+// Parquet yields one document per row of the Parquet file r of size
+// bytes, a table with a column per field, as datasets ship on the Hugging
+// Face hub or write with pandas, pyarrow, Spark or DuckDB. Columns are
+// found by the names of f, as for [Options.JSONL] (the first present
+// column of each list; only top-level columns): id (a string or an
+// integer; without it the row number), url, html, text (HTML if it starts
+// with a doctype or <html> tag), popularity (a number). A row with no html
+// or text yields an error naming its row (1-based) and the walk goes on; a
+// row group that cannot be read yields an error and the walk goes on with
+// the next; a file that is no Parquet file yields one error.
+//
+// The reader is github.com/parquet-go/parquet-go (pure Go; every codec that
+// writers use: snappy, gzip, zstd, brotli, lz4).
+func (o Options) Parquet(r io.ReaderAt, size int64, f JSONLFields) iter.Seq2[Doc, error] {
+	return o.parquet(r, size, f, "")
+}
+
+// parquetColumns are the column indexes of the fields, -1 when absent.
+type parquetColumns struct {
+	id, url, html, popularity int
+	text                      []int // every text column present, in the order of the names
+	htmlNames, textNames      []string
+}
+
+func lookupColumns(s *parquet.Schema, f JSONLFields) parquetColumns {
+	find := func(names []string) int {
+		for _, n := range names {
+			if leaf, ok := s.Lookup(n); ok && leaf.Node != nil && leaf.Node.Leaf() {
+				return leaf.ColumnIndex
+			}
+		}
+		return -1
+	}
+	c := parquetColumns{id: find(f.ID), url: find(f.URL), html: find(f.HTML), popularity: find(f.Popularity),
+		htmlNames: f.HTML, textNames: f.Text}
+	for _, n := range f.Text {
+		if i := find([]string{n}); i >= 0 {
+			c.text = append(c.text, i)
+		}
+	}
+	return c
+}
+
+func (o Options) parquet(r io.ReaderAt, size int64, f JSONLFields, input string) iter.Seq2[Doc, error] {
+	f = f.withDefaults()
+	return func(yield func(Doc, error) bool) {
+		file, err := parquet.OpenFile(r, size)
+		if err != nil {
+			yield(Doc{}, &Error{Input: input, Offset: -1, Err: fmt.Errorf("parquet: %w", err)})
+			return
+		}
+		cols := lookupColumns(file.Schema(), f)
+		if cols.html < 0 && len(cols.text) == 0 {
+			yield(Doc{}, &Error{Input: input, Offset: -1, Err: fmt.Errorf("parquet: no column named %s",
+				strings.Join(append(append([]string{}, f.HTML...), f.Text...), ", "))})
+			return
+		}
+		buf := make([]parquet.Row, parquetBatch)
+		row := 0
+		for _, rg := range file.RowGroups() {
+			start := row
+			rows := rg.Rows()
+			for {
+				n, err := rows.ReadRows(buf)
+				for _, values := range buf[:n] {
+					row++
+					doc, derr := cols.doc(values, row, o.maxFile())
+					if derr != nil {
+						derr = &Error{Input: input, Row: row, Offset: -1, Err: derr}
+					}
+					if !yield(doc, derr) {
+						rows.Close()
+						return
+					}
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					rows.Close()
+					row = start + int(rg.NumRows())
+					if !yield(Doc{}, &Error{Input: input, Row: start + 1, Offset: -1, Err: fmt.Errorf("parquet: row group: %w", err)}) {
+						return
+					}
+					break
+				}
+			}
+			rows.Close()
+		}
+	}
+}
+
+// doc builds the document of one row.
+func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, error) {
+	get := func(col int) (parquet.Value, bool) {
+		if col < 0 {
+			return parquet.Value{}, false
+		}
+		for _, v := range values {
+			if v.Column() == col {
+				return v, !v.IsNull()
+			}
+		}
+		return parquet.Value{}, false
+	}
+	str := func(col int) (string, error) {
+		v, ok := get(col)
+		if !ok {
+			return "", nil
+		}
+		if v.Kind() != parquet.ByteArray && v.Kind() != parquet.FixedLenByteArray {
+			return "", fmt.Errorf("column %d is not a string", col)
+		}
+		if int64(len(v.ByteArray())) > maxBody {
+			return "", fmt.Errorf("%w: value of %d bytes over the %d byte cap", ErrTooLarge, len(v.ByteArray()), maxBody)
+		}
+		return string(v.ByteArray()), nil
+	}
+	doc := Doc{ID: strconv.Itoa(row)}
+	if v, ok := get(c.id); ok {
+		switch v.Kind() {
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			doc.ID = string(v.ByteArray())
+		case parquet.Int32, parquet.Int64:
+			doc.ID = strconv.FormatInt(v.Int64(), 10)
+		default:
+			return Doc{}, errors.New("id column is neither a string nor an integer")
+		}
+	}
+	if v, ok := get(c.popularity); ok {
+		switch v.Kind() {
+		case parquet.Double:
+			doc.Popularity = v.Double()
+		case parquet.Float:
+			doc.Popularity = float64(v.Float())
+		case parquet.Int32, parquet.Int64:
+			doc.Popularity = float64(v.Int64())
+		default:
+			return Doc{}, errors.New("popularity column is not a number")
+		}
+		if math.IsNaN(doc.Popularity) || math.IsInf(doc.Popularity, 0) {
+			return Doc{}, errors.New("popularity is not finite")
+		}
+	}
+	var err error
+	if doc.URL, err = str(c.url); err != nil {
+		return Doc{}, err
+	}
+	html, err := str(c.html)
+	if err != nil {
+		return Doc{}, err
+	}
+	if html != "" {
+		doc.Body, doc.ContentType = []byte(html), "text/html"
+		return doc, nil
+	}
+	for _, col := range c.text {
+		text, err := str(col)
+		if err != nil {
+			return Doc{}, err
+		}
+		if text != "" {
+			doc.Body, doc.ContentType = []byte(text), "text/plain"
+			if looksLikeHTML(text) {
+				doc.ContentType = "text/html"
+			}
+			return doc, nil
+		}
+	}
+	return Doc{}, fmt.Errorf("no non-empty string in %s", strings.Join(append(append([]string{}, c.htmlNames...), c.textNames...), ", "))
+}

@@ -1,0 +1,62 @@
+package corpus
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestParquet reads testdata/pages.parquet, which DuckDB 1.5.6 wrote
+// (zstd, row groups of 2; see testdata/README.md), with the default field
+// names: content holds HTML documents and a plain text.
+func TestParquet(t *testing.T) {
+	got := summary(Open("testdata/pages.parquet"))
+	want := []string{
+		`1 "http://example.org/13/llvm-link.html" text/html 10631`,
+		`2 "https://example.org/16/llvm-link.html" text/html 10629`,
+		`3 "https://example.org/22/llvm-link.html" text/html 10628`,
+		`4 "https://example.org/LICENSE-2.0.txt" text/plain 2000`,
+	}
+	check(t, "Open(pages.parquet)", got, want)
+
+	var pops []float64
+	for doc, err := range Open("testdata/pages.parquet") {
+		if err == nil {
+			pops = append(pops, doc.Popularity)
+		}
+	}
+	if len(pops) != 4 || pops[0] != 2 || pops[1] != 0 || pops[3] != 0.5 {
+		t.Errorf("popularity = %v, want [2 0 2 0.5] (null is 0)", pops)
+	}
+
+	// Other names: the dump column as the text, the url column as the ID.
+	o := Options{Fields: JSONLFields{ID: []string{"url"}, Text: []string{"dump"}, HTML: []string{"none"}}}
+	got = summary(o.Open("testdata/pages.parquet"))
+	if len(got) != 4 || !strings.HasPrefix(got[0], `http://example.org/13/llvm-link.html "http://example.org/13/llvm-link.html" text/plain 7`) {
+		t.Errorf("Open with other field names = %q", got)
+	}
+	o = Options{Fields: JSONLFields{Text: []string{"missing"}, HTML: []string{"none"}}}
+	got = summary(o.Open("testdata/pages.parquet"))
+	if len(got) != 1 || got[0] != "error: corpus: testdata/pages.parquet: parquet: no column named none, missing" {
+		t.Errorf("Open with no text column = %q", got)
+	}
+
+	// A damaged file: one error, no panic.
+	data, err := os.ReadFile("testdata/pages.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]byte{data[:len(data)/2], append(bytes.Repeat([]byte{0}, 100), data[100:]...), []byte("PAR1")} {
+		n := 0
+		for _, err := range (Options{}).Parquet(bytes.NewReader(bad), int64(len(bad)), JSONLFields{}) {
+			if err == nil {
+				continue
+			}
+			n++
+		}
+		if n == 0 {
+			t.Errorf("damaged Parquet file of %d bytes: no error", len(bad))
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"mime"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/winnow-search/winnow/warc"
+)
+
+// Skip describes an item of an input that holds no document and was left
+// out on purpose: a WARC record that is not a page, a file that is not a
+// document. It is not an error.
+type Skip struct {
+	// Input is the file or directory walked, or "" for a bare reader.
+	Input string
+	// Kind says what was skipped, from a small set of values fit to count
+	// by: "warcinfo", "request", "metadata", "conversion", "continuation"
+	// (WARC record types), "response 404" (any status but 200, by its
+	// code), "response no http" (a response block that is no HTTP
+	// message, e.g. dns:), "media image/png" (a payload type that Accept
+	// refuses), "resource metadata:" (a resource record whose target is
+	// not an http(s) URL, by scheme, such as wget's log and arguments),
+	// "revisit unresolved" (a revisit whose target was not read before
+	// it), "file .css" (a file of a directory walk that is no document,
+	// by extension).
+	Kind string
+	// Offset is the WARC record's offset (see warc.Record.Offset), or -1.
+	Offset int64
+	// ID is the WARC-Record-ID or the file's path in the walk.
+	ID string
+}
+
+// Targets remembers where the response and resource records of WARC files
+// were read, so that a revisit record can be resolved to the record it
+// refers to, in the same file or in one read before it. The zero value is
+// ready to use; it is safe for concurrent use. Memory: three entries per
+// record (by record ID, payload digest, and target URI with date), each
+// naming where it lies.
+type Targets struct {
+	mu sync.Mutex
+	m  map[string]target // guarded by mu; keys: record ID, "digest "+digest, "uri "+URI+" "+date
+}
+
+// target is where a document's record lies: a file and the offset that
+// warc.Record.Offset gives, from which its record can be read again.
+type target struct {
+	path     string
+	offset   int64
+	recordID string
+}
+
+func (t *Targets) add(rec *warc.Record, path string) {
+	if path == "" {
+		return
+	}
+	loc := target{path: path, offset: rec.Offset, recordID: rec.RecordID}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]target{}
+	}
+	if rec.RecordID != "" {
+		t.m[rec.RecordID] = loc
+	}
+	if d := rec.Header.Get("WARC-Payload-Digest"); d != "" {
+		if _, ok := t.m["digest "+d]; !ok { // the first capture is the original
+			t.m["digest "+d] = loc
+		}
+	}
+	if rec.TargetURI != "" {
+		t.m["uri "+rec.TargetURI+" "+rec.Header.Get("WARC-Date")] = loc
+	}
+}
+
+// lookup finds the target of a revisit record: by WARC-Refers-To, then by
+// WARC-Refers-To-Target-URI and -Date, then by its payload digest.
+func (t *Targets) lookup(rec *warc.Record) (target, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keys := []string{rec.Header.Get("WARC-Refers-To")}
+	if u := rec.Header.Get("WARC-Refers-To-Target-URI"); u != "" {
+		keys = append(keys, "uri "+strings.Trim(u, "<>")+" "+rec.Header.Get("WARC-Refers-To-Date"))
+	}
+	if d := rec.Header.Get("WARC-Payload-Digest"); d != "" {
+		keys = append(keys, "digest "+d)
+	}
+	for _, k := range keys {
+		if loc, ok := t.m[k]; ok && k != "" {
+			return loc, true
+		}
+	}
+	return target{}, false
+}
+
+// WARC yields the documents of a WARC file (see package warc); see
+// [Options.WARC]. Revisit records are resolved only by [Options.Open],
+// which can read their targets again.
+func (o Options) WARC(r io.Reader) iter.Seq2[Doc, error] {
+	return o.warc(r, "", nil)
+}
+
+// The WARC records that become documents:
+//
+//   - response records whose block is an HTTP response with status 200:
+//     the body, its chunked transfer coding and Content-Encoding undone,
+//     with ContentType from the HTTP Content-Type header;
+//   - resource records whose WARC-Target-URI is an http or https URL: the
+//     block, with the record's Content-Type (wget stores its log and
+//     arguments as resource records of metadata: URIs, which are skipped);
+//   - revisit records whose target (WARC-Refers-To, or the target URI and
+//     date it names, or an earlier record with the same payload digest)
+//     was read before, in this file or in an earlier input of [Options.Open]
+//     that shares [Options.Targets]: the target's payload under the
+//     revisit's ID and URL, or the target's skip kind if it is no page
+//     (wget stores a repeated 404 as a revisit).
+//
+// Only payloads whose media type Accept allows become documents. Every
+// other record (warcinfo, request, metadata, other statuses, other media
+// types, unresolved revisits) is passed to OnSkip with its kind. A Doc's ID
+// is the WARC-Record-ID and its URL the WARC-Target-URI. A damaged record,
+// an undecodable payload or a body over MaxFileSize yields an error naming
+// the record's offset, and the walk goes on; an input read error ends it.
+func (o Options) warc(r io.Reader, input string, ra io.ReaderAt) iter.Seq2[Doc, error] {
+	return func(yield func(Doc, error) bool) {
+		wr, err := warc.NewReader(r)
+		if err != nil {
+			yield(Doc{}, &Error{Input: input, Offset: 0, Err: err})
+			return
+		}
+		targets := o.Targets
+		if targets == nil {
+			targets = &Targets{}
+		}
+		for {
+			rec, err := wr.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				e := &Error{Input: input, Offset: -1, Err: err}
+				var we *warc.Error
+				if errors.As(err, &we) {
+					e.Offset, e.RecordID = we.Offset, we.RecordID
+				}
+				if !yield(Doc{}, e) || we == nil {
+					return // a read error of the input ends the walk
+				}
+				continue
+			}
+			var doc Doc
+			var skip string
+			switch rec.Type {
+			case "revisit":
+				doc, skip, err = o.revisit(rec, targets, input, ra)
+			case "response", "resource":
+				// Every capture is a possible revisit target, pages or
+				// not: a revisit of a 404 is skipped as one.
+				targets.add(rec, input)
+				fallthrough
+			default:
+				doc, skip, err = o.warcDoc(rec)
+			}
+			switch {
+			case err != nil:
+				if !yield(Doc{}, &Error{Input: input, Offset: rec.Offset, RecordID: rec.RecordID, Err: err}) {
+					return
+				}
+			case skip != "":
+				o.skip(Skip{Input: input, Kind: skip, Offset: rec.Offset, ID: rec.RecordID})
+			default:
+				if !yield(doc, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (o Options) skip(s Skip) {
+	if o.OnSkip != nil {
+		o.OnSkip(s)
+	}
+}
+
+// warcDoc returns the document of one record, or why it has none.
+func (o Options) warcDoc(rec *warc.Record) (doc Doc, skip string, err error) {
+	doc = Doc{ID: rec.RecordID, URL: rec.TargetURI, ContentType: rec.ContentType}
+	var body io.Reader = rec.Content
+	switch rec.Type {
+	case "response":
+		mt, _, _ := mime.ParseMediaType(rec.ContentType)
+		if mt != "application/http" {
+			return Doc{}, "response no http", nil
+		}
+		status, h, b, err := warc.ParseHTTPResponse(rec.Content)
+		if err != nil {
+			return Doc{}, "", err
+		}
+		if status != 200 {
+			return Doc{}, "response " + strconv.Itoa(status), nil
+		}
+		doc.ContentType, body = h.Get("Content-Type"), b
+	case "resource":
+		if s := scheme(rec.TargetURI); s != "http" && s != "https" {
+			return Doc{}, "resource " + s + ":", nil
+		}
+	case "":
+		return Doc{}, "no type", nil
+	default:
+		return Doc{}, rec.Type, nil
+	}
+	if mt, ok := o.accept(doc.ContentType); !ok {
+		return Doc{}, "media " + mt, nil
+	}
+	if doc.Body, err = readCapped(body, o.maxFile()); err != nil {
+		return Doc{}, "", err
+	}
+	return doc, "", nil
+}
+
+// scheme returns the lower-case scheme of a URI, "none" if it has none.
+func scheme(uri string) string {
+	if u, err := url.Parse(uri); err == nil && u.Scheme != "" {
+		return strings.ToLower(u.Scheme)
+	}
+	if s, _, ok := strings.Cut(uri, ":"); ok && s != "" && len(s) < 16 && !strings.ContainsAny(s, "/ ") {
+		return strings.ToLower(s)
+	}
+	return "none"
+}
+
+// revisit resolves a revisit record to the document of its target, read
+// again from its file, under the revisit's ID and URL.
+func (o Options) revisit(rec *warc.Record, targets *Targets, input string, ra io.ReaderAt) (Doc, string, error) {
+	loc, ok := targets.lookup(rec)
+	if !ok {
+		return Doc{}, "revisit unresolved", nil
+	}
+	if loc.path != input || ra == nil {
+		f, err := os.Open(loc.path)
+		if err != nil {
+			return Doc{}, "", fmt.Errorf("revisit target %s: %w", loc.recordID, err)
+		}
+		defer f.Close()
+		ra = f
+	}
+	tr, err := warc.NewReader(io.NewSectionReader(ra, loc.offset, math.MaxInt64-loc.offset))
+	if err != nil {
+		return Doc{}, "", fmt.Errorf("revisit target %s: %w", loc.recordID, err)
+	}
+	// Offset is the record's gzip member; in a file compressed whole, the
+	// member holds records before it: read on to the target, a bounded
+	// number of records.
+	for range maxRevisitScan {
+		trec, err := tr.Next()
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return Doc{}, "", fmt.Errorf("revisit target %s: %w", loc.recordID, err)
+		}
+		if trec.RecordID != loc.recordID {
+			continue
+		}
+		doc, skip, err := o.warcDoc(trec)
+		if err != nil || skip != "" {
+			return Doc{}, skip, err
+		}
+		doc.ID, doc.URL = rec.RecordID, rec.TargetURI
+		return doc, "", nil
+	}
+	return Doc{}, "revisit unresolved", nil
+}
+
+// maxRevisitScan bounds how many records a revisit's resolution reads from
+// its target's offset: one in a file compressed record by record.
+const maxRevisitScan = 256

@@ -1,0 +1,81 @@
+package page
+
+import (
+	"bufio"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/winnow-search/winnow/similarity"
+)
+
+var pairsDir = flag.String("pairs.dir", "", "a pair-mode eval set (pairs.tsv, pairs/<pair>/<doc>.txt) for BenchmarkDecidePairs")
+
+// BenchmarkDecidePairs decides every pair of a pair-mode evaluation set
+// (e.g. ../shared/eval/webis-ecir20-dev) with the default decision and
+// reports the time a pair and the share of pairs settled at each stage,
+// cheapest first: the candidate test, the min-hash accept, the length or
+// multiset bound, the LCS length, the alignment.
+//
+//	go test -run '^$' -bench DecidePairs ./page/ -pairs.dir ../shared/eval/webis-ecir20-dev
+func BenchmarkDecidePairs(b *testing.B) {
+	if *pairsDir == "" {
+		b.Skip("no -pairs.dir")
+	}
+	f, err := os.Open(filepath.Join(*pairsDir, "pairs.tsv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var s Signer
+	var sigs [][2]*similarity.Signature
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	for sc.Scan() {
+		c := strings.Split(sc.Text(), "\t")
+		if len(c) < 4 {
+			b.Fatalf("pairs.tsv line %q: want subset, pair, doc_a, doc_b", sc.Text())
+		}
+		var pair [2]*similarity.Signature
+		for i, doc := range c[2:4] {
+			body, err := os.ReadFile(filepath.Join(*pairsDir, "pairs", c[1], doc+".txt"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := s.Sign(body, "text/plain")
+			if err != nil {
+				b.Fatal(err)
+			}
+			pair[i] = &r.Sig
+		}
+		sigs = append(sigs, pair)
+	}
+	var counts [6]int // candidate, accept, bound, length, alignment, other
+	for b.Loop() {
+		counts = [6]int{}
+		for _, p := range sigs {
+			v := similarity.Decision{}.Decide(p[0], p[1])
+			switch {
+			case v.Step == similarity.StepSkip || v.Step == similarity.StepCandidate:
+				counts[0]++
+			case v.Step == similarity.StepAccept:
+				counts[1]++
+			case v.Scores.LCSStage == similarity.LCSStageBound:
+				counts[2]++
+			case v.Scores.LCSStage == similarity.LCSStageLength:
+				counts[3]++
+			case v.Scores.LCSStage == similarity.LCSStageAlignment:
+				counts[4]++
+			default:
+				counts[5]++
+			}
+		}
+	}
+	n := float64(len(sigs))
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/n, "ns/pair")
+	for i, name := range []string{"%candidate", "%accept", "%bound", "%length", "%aligned", "%other"} {
+		b.ReportMetric(100*float64(counts[i])/n, name)
+	}
+}

@@ -1,0 +1,112 @@
+package proxy
+
+import (
+	"path"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// searchRoutes are, by engine kind, the last path segments of the
+// read-only search routes transparent mode lets through besides the
+// engine's configured search path.
+var searchRoutes = map[string][]string{
+	"elasticsearch": {"_search", "_msearch", "_count", "scroll"},
+	"solr":          {"select"},
+	"searxng":       {"search"},
+}
+
+// allows reports whether a client request may pass to the transparent
+// engine. By default the proxy is a read-only search gateway: GET, HEAD
+// and POST (a search with a body) to the engine's search routes, and GET
+// or HEAD of an Elasticsearch root (the cluster's name and version, which
+// clients ask for). Engine.AllowWrites opens every method and path.
+func (u *upstream) allows(r engine.Request) bool {
+	if u.AllowWrites {
+		return true
+	}
+	switch r.Method {
+	case "GET", "HEAD", "POST", "":
+	default:
+		return false
+	}
+	p, _, _ := strings.Cut(r.Path, "?")
+	base := path.Base(p)
+	if u.isSearch(r) {
+		return true
+	}
+	kind := u.adapter.Name()
+	if kind == "elasticsearch" && (p == "/" || p == "") && r.Method != "POST" {
+		return true
+	}
+	for _, s := range searchRoutes[kind] {
+		if base == s {
+			return true
+		}
+	}
+	return false
+}
+
+// engineError answers status with reason in the shape of the engine's own
+// errors, so a client library reports it as it reports its engine's:
+// Elasticsearch's error object, Solr's error and responseHeader, a JSON
+// error member for the other JSON kinds, plain text for feeds. typ is the
+// Elasticsearch error type.
+func (u *upstream) engineError(ctx *fasthttp.RequestCtx, status int, typ, reason string) {
+	ctx.Response.Reset()
+	ctx.SetStatusCode(status)
+	var b []byte
+	switch u.adapter.Name() {
+	case "elasticsearch":
+		// Elasticsearch names its product on errors too; clients check.
+		ctx.Response.Header.Set("X-Elastic-Product", "Elasticsearch")
+		b = append(b, `{"error":{"root_cause":[{"type":`...)
+		b = appendJSONString(b, typ)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, reason)
+		b = append(b, `}],"type":`...)
+		b = appendJSONString(b, typ)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, reason)
+		b = append(b, `},"status":`...)
+		b = fasthttp.AppendUint(b, status)
+		b = append(b, '}')
+	case "solr":
+		b = append(b, `{"responseHeader":{"status":`...)
+		b = fasthttp.AppendUint(b, status)
+		b = append(b, `,"QTime":0},"error":{"metadata":["error-class","org.apache.solr.common.SolrException"],"msg":`...)
+		b = appendJSONString(b, reason)
+		b = append(b, `,"code":`...)
+		b = fasthttp.AppendUint(b, status)
+		b = append(b, "}}"...)
+	case "opensearch-rss":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString("winnow: " + reason + "\n")
+		return
+	default:
+		b = append(b, `{"error":`...)
+		b = appendJSONString(b, reason)
+		b = append(b, '}')
+	}
+	ctx.SetContentType("application/json; charset=UTF-8")
+	ctx.SetBody(b)
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			const hex = "0123456789abcdef"
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&15])
+		default:
+			b = append(b, string(r)...)
+		}
+	}
+	return append(b, '"')
+}
