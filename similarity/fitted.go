@@ -41,8 +41,8 @@ func DefaultModel(p Purpose) *PurposeModel {
 var groupModel = PurposeModel{
 	Seq: Model{
 		Features:  []Feature{FeatureLCS, FeatureDivergence},
-		Weights:   []float64{7.9884, -2.2375},
-		Intercept: -4.3286,
+		Weights:   []float64{8.0583, -2.1434},
+		Intercept: -4.4055,
 	},
 	NoSeq: Model{
 		Features:  []Feature{FeatureJaccard},
@@ -64,8 +64,8 @@ var groupModel = PurposeModel{
 var removeModel = PurposeModel{
 	Seq: Model{
 		Features:  []Feature{FeatureLCSGap, FeatureDivergence},
-		Weights:   []float64{7.1298, -3.5644},
-		Intercept: -3.0777,
+		Weights:   []float64{7.1319, -3.5534},
+		Intercept: -3.0802,
 	},
 	NoSeq: Model{
 		Features:  []Feature{FeatureJaccard},
