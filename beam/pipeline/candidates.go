@@ -11,17 +11,35 @@ import (
 	"github.com/winnow-search/winnow/similarity"
 )
 
-// Entry is one document under one candidate key.
-type Entry struct {
-	Key     string
-	Simhash uint64
+// KeySig is a usable document's key and signature encoding.
+type KeySig struct {
+	Key string
+	Sig []byte
 }
 
-// Pair is a candidate pair, A the smaller key (the better ranked, as
-// BatchCluster decides it).
-type Pair struct {
-	A, B string
+// Entry is one document under one candidate key (Bucket), with the
+// representative of its signature (the smallest key among the documents
+// whose signatures are byte-identical to it).
+type Entry struct {
+	Bucket, Key, Rep string
+	Simhash          uint64
 }
+
+// Join is an element of the signature joins, keyed by Key: the document's
+// signature (Kind joinSig), a candidate pair (Key, Other) (joinPair), or a
+// pair (Other, Key) carrying Other's signature (joinHalf).
+type Join struct {
+	Key   string
+	Kind  int8
+	Other string
+	Sig   []byte
+}
+
+const (
+	joinSig int8 = iota
+	joinPair
+	joinHalf
+)
 
 // Block is a slice of a hot bucket in key order: its pairs are those
 // ending at an entry from Cur on, starting at most Window entries before.
@@ -55,46 +73,78 @@ func mix64(x uint64) uint64 {
 	return x
 }
 
-// keysFn emits the candidate keys of each usable document.
-type keysFn struct {
-	SimhashK, BandRows int
-	mega               []uint64
+// exactFn takes the documents whose signatures are byte-identical: their
+// smallest key represents them all. It emits each document's candidate
+// keys with the representative, an edge from the representative to every
+// other member (identical signatures match), and the representative's
+// signature, so that pairs and comparisons involve one document per
+// signature and a page copied a thousand times costs its buckets nothing.
+type exactFn struct {
+	SimhashK, BandRows, Packs int
+	mega                      []uint64
 }
 
-func (f *keysFn) ProcessElement(key string, d Doc, emit func(string, Entry)) error {
-	if !d.Usable {
-		return nil
+func (f *exactFn) ProcessElement(_ int, values func(*KeySig) bool, emitEntry func(int, Entry), emitEdge func(string, string), emitSig func(int, Join)) error {
+	var ks []KeySig
+	var v KeySig
+	for values(&v) {
+		ks = append(ks, v)
 	}
+	slices.SortFunc(ks, func(a, b KeySig) int {
+		return cmp.Or(slicesCompare(a.Sig, b.Sig), cmp.Compare(a.Key, b.Key))
+	})
+	var err error
+	runs(ks, func(k *KeySig) string { return string(k.Sig) }, func(run []KeySig) {
+		if err == nil {
+			err = f.group(run, emitEntry, emitEdge, emitSig)
+		}
+	})
+	return err
+}
+
+func slicesCompare(a, b []byte) int { return slices.Compare(a, b) }
+
+func (f *exactFn) group(run []KeySig, emitEntry func(int, Entry), emitEdge func(string, string), emitSig func(int, Join)) error {
+	rep := run[0].Key
 	var s similarity.Signature
-	if err := s.UnmarshalBinary(d.Sig); err != nil {
+	if err := s.UnmarshalBinary(run[0].Sig); err != nil {
 		return err
 	}
-	e := Entry{Key: key, Simhash: s.Simhash}
+	emitSig(pack(rep, f.Packs), Join{Key: rep, Kind: joinSig, Sig: run[0].Sig})
 	f.mega = s.AppendMegashingles(f.mega[:0])
-	for _, v := range f.mega {
-		emit(bucketKey(tableMega, v), e)
-	}
 	blocks := f.SimhashK + 1
-	for bi := range blocks {
-		lo, hi := bi*64/blocks, (bi+1)*64/blocks
-		mask := uint64(1)<<(hi-lo) - 1
-		emit(bucketKey(1+bi, s.Simhash>>lo&mask), e)
-	}
-	for band := 0; (band+1)*f.BandRows <= len(s.MinHash); band++ {
-		h := mix64(uint64(band) + 1)
-		for _, v := range s.MinHash[band*f.BandRows : (band+1)*f.BandRows] {
-			h = mix64(h ^ uint64(v))
+	for _, m := range run {
+		if m.Key != rep {
+			emitEdge(rep, m.Key)
 		}
-		emit(bucketKey(1+blocks+band, h), e)
+		entry := func(b string) {
+			emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: m.Key, Rep: rep, Simhash: s.Simhash})
+		}
+		for _, v := range f.mega {
+			entry(bucketKey(tableMega, v))
+		}
+		for bi := range blocks {
+			lo, hi := bi*64/blocks, (bi+1)*64/blocks
+			mask := uint64(1)<<(hi-lo) - 1
+			entry(bucketKey(1+bi, s.Simhash>>lo&mask))
+		}
+		for band := 0; (band+1)*f.BandRows <= len(s.MinHash); band++ {
+			h := mix64(uint64(band) + 1)
+			for _, v := range s.MinHash[band*f.BandRows : (band+1)*f.BandRows] {
+				h = mix64(h ^ uint64(v))
+			}
+			entry(bucketKey(1+blocks+band, h))
+		}
 	}
 	return nil
 }
 
-// bucketFn turns a bucket into candidate pairs: each entry with its
-// Window predecessors in key order, as BatchCluster's join. A bucket of
-// more than Hot entries goes out as blocks for other workers to expand.
+// bucketFn turns each bucket of its group into candidate pairs: each entry
+// with its Window predecessors in key order, as BatchCluster's join. A
+// bucket of more than Hot entries goes out as blocks for other workers to
+// expand.
 type bucketFn struct {
-	Window, Hot, SimhashK int
+	Window, Hot, SimhashK, Packs int
 
 	size, unit beam.Distribution
 	capped     beam.Counter
@@ -106,17 +156,26 @@ func (f *bucketFn) Setup() {
 	f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped")
 }
 
-func (f *bucketFn) ProcessElement(ctx context.Context, key string, values func(*Entry) bool, emitPair func(Pair), emitBlock func(int, Block)) {
+func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emitPair func(int, Join), emitBlock func(int, Block)) {
 	var es []Entry
 	var e Entry
 	for values(&e) {
 		es = append(es, e)
 	}
+	slices.SortFunc(es, func(a, b Entry) int { return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key)) })
+	emit := func(p, q *Entry) {
+		emitPair(pack(p.Rep, f.Packs), Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
+	}
+	runs(es, func(e *Entry) string { return e.Bucket }, func(es []Entry) {
+		f.bucket(ctx, es, emit, emitBlock)
+	})
+}
+
+func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry), emitBlock func(int, Block)) {
 	n := len(es)
 	if n < 2 {
 		return
 	}
-	slices.SortFunc(es, func(a, b Entry) int { return cmp.Compare(a.Key, b.Key) })
 	f.size.Update(ctx, int64(n))
 	if n > f.Window+1 {
 		// Pairs farther apart than the window are never compared.
@@ -125,10 +184,10 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, values func(*
 		kept := w*int64(n) - w*(w+1)/2
 		f.capped.Inc(ctx, all-kept)
 	}
-	k := f.simhashK(key)
+	k := f.simhashK(es[0].Bucket)
 	if n <= f.Hot {
 		f.unit.Update(ctx, int64(n))
-		windowPairs(es, 1, f.Window, k, emitPair)
+		windowPairs(es, 1, f.Window, k, emit)
 		return
 	}
 	for c := 0; c*f.Window < n; c++ {
@@ -136,13 +195,13 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, values func(*
 		hi := min(n, (c+1)*f.Window)
 		b := Block{Entries: slices.Clone(es[lo:hi]), Cur: c*f.Window - lo, Window: f.Window, SimhashK: k}
 		f.unit.Update(ctx, int64(len(b.Entries)))
-		emitBlock(int(mix64(uint64(c)^uint64(len(key))<<32)&0x7fffffff), b)
+		emitBlock(pack(es[0].Bucket+string(rune(c)), f.Packs), b)
 	}
 }
 
-// simhashK returns the simhash filter of the table of key.
-func (f *bucketFn) simhashK(key string) int {
-	t := int(binary.BigEndian.Uint16([]byte(key[:2])))
+// simhashK returns the simhash filter of the table of bucket key b.
+func (f *bucketFn) simhashK(b string) int {
+	t := int(binary.BigEndian.Uint16([]byte(b[:2])))
 	if t >= 1 && t <= f.SimhashK+1 {
 		return f.SimhashK
 	}
@@ -150,49 +209,69 @@ func (f *bucketFn) simhashK(key string) int {
 }
 
 // blockFn expands a block of a hot bucket into its pairs.
-func blockFn(_ int, b Block, emit func(Pair)) {
-	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, emit)
+type blockFn struct {
+	Packs int
 }
 
-// windowPairs emits the pairs (p, q), from <= q, q-window <= p < q, of es
-// whose keys differ and, with k >= 0, whose simhashes are within k.
-func windowPairs(es []Entry, from, window, k int, emit func(Pair)) {
+func (f *blockFn) ProcessElement(_ int, b Block, emitPair func(int, Join)) {
+	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, func(p, q *Entry) {
+		emitPair(pack(p.Rep, f.Packs), Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
+	})
+}
+
+// windowPairs calls emit with the entries (p, q), from <= q, q-window <=
+// p < q, of es whose signatures differ and, with k >= 0, whose simhashes
+// are within k.
+func windowPairs(es []Entry, from, window, k int, emit func(p, q *Entry)) {
 	for q := from; q < len(es); q++ {
 		for p := max(0, q-window); p < q; p++ {
-			if es[p].Key == es[q].Key {
-				continue
+			if es[p].Rep == es[q].Rep {
+				continue // the same signature: joined by exactFn's edge
 			}
 			if k >= 0 && similarity.Hamming(es[p].Simhash, es[q].Simhash) > k {
 				continue
 			}
-			emit(Pair{A: es[p].Key, B: es[q].Key})
+			emit(&es[p], &es[q])
 		}
 	}
 }
 
-// pairByA keys a pair by its first document.
-func pairByA(p Pair) (string, string) { return p.A, p.B }
-
-// Half is a pair keyed by its second document, with the first's signature.
-type Half struct {
-	A    string
-	SigA []byte
+// sortJoin orders a join group by key, the signature first.
+func sortJoin(js []Join) {
+	slices.SortFunc(js, func(a, b Join) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Other, b.Other))
+	})
 }
 
-// halfFn joins the pairs of a document (as A) with its signature.
-func halfFn(key string, sigs func(*[]byte) bool, bs func(*string) bool, emit func(string, Half)) {
-	var sig []byte
-	if !sigs(&sig) {
-		return
-	}
-	var b string
-	for bs(&b) {
-		emit(b, Half{A: key, SigA: sig})
-	}
+// halfFn joins each document's distinct pairs (as the pair's first, the
+// better ranked document) with its signature, and sends them to the
+// second document.
+type halfFn struct {
+	Packs int
 }
 
-// decideFn decides each pair of a document (as B) with the decision of
-// the configuration, emitting an edge per duplicate.
+func (f *halfFn) ProcessElement(_ int, values func(*Join) bool, emit func(int, Join)) {
+	var js []Join
+	var j Join
+	for values(&j) {
+		js = append(js, j)
+	}
+	sortJoin(js)
+	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
+		if run[0].Kind != joinSig {
+			return
+		}
+		sig := run[0].Sig
+		for i, p := range run[1:] {
+			if p.Kind == joinPair && (i == 0 || p.Other != run[i].Other) { // run[i] precedes p
+				emit(pack(p.Other, f.Packs), Join{Key: p.Other, Kind: joinHalf, Other: p.Key, Sig: sig})
+			}
+		}
+	})
+}
+
+// decideFn decides each pair that reaches a document (as b) with the
+// decision of the configuration, emitting an edge per duplicate.
 type decideFn struct {
 	Config []byte
 
@@ -209,26 +288,36 @@ func (f *decideFn) Setup() error {
 	return err
 }
 
-func (f *decideFn) ProcessElement(ctx context.Context, key string, sigs func(*[]byte) bool, halves func(*Half) bool, emit func(string, string)) error {
-	var enc []byte
-	if !sigs(&enc) {
-		return nil
+func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*Join) bool, emit func(string, string)) error {
+	var js []Join
+	var j Join
+	for values(&j) {
+		js = append(js, j)
 	}
-	var b similarity.Signature
-	if err := b.UnmarshalBinary(enc); err != nil {
-		return err
-	}
-	var h Half
-	for halves(&h) {
-		var a similarity.Signature
-		if err := a.UnmarshalBinary(h.SigA); err != nil {
-			return err
+	sortJoin(js)
+	var err error
+	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
+		if err != nil || run[0].Kind != joinSig {
+			return
 		}
-		f.decided.Inc(ctx, 1)
-		if f.set.decision.Decide(&a, &b).Duplicate {
-			f.confirmed.Inc(ctx, 1)
-			emit(h.A, key)
+		var b similarity.Signature
+		if err = b.UnmarshalBinary(run[0].Sig); err != nil {
+			return
 		}
-	}
-	return nil
+		for _, h := range run[1:] {
+			if h.Kind != joinHalf {
+				continue
+			}
+			var a similarity.Signature
+			if err = a.UnmarshalBinary(h.Sig); err != nil {
+				return
+			}
+			f.decided.Inc(ctx, 1)
+			if f.set.decision.Decide(&a, &b).Duplicate {
+				f.confirmed.Inc(ctx, 1)
+				emit(h.Other, h.Key)
+			}
+		}
+	})
+	return err
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -17,23 +18,31 @@ import (
 // components; alternated, they leave one star per component whose centre
 // is its smallest node, in O(log² n) rounds (in practice a handful).
 
-// symmetric emits an edge both ways.
-func symmetric(u, v string, emit func(string, string)) {
-	emit(u, v)
-	emit(v, u)
+// Edge is an edge (U, V) grouped by U.
+type Edge struct {
+	U, V string
 }
 
-// neighbours collects, sorts and deduplicates a node's neighbours.
-func neighbours(u string, values func(*string) bool) []string {
-	var ns []string
-	var v string
-	for values(&v) {
-		if v != u {
-			ns = append(ns, v)
+// symmetricFn emits an edge both ways, grouped by its first node.
+type symmetricFn struct {
+	Packs int
+}
+
+func (f *symmetricFn) ProcessElement(u, v string, emit func(int, Edge)) {
+	emit(pack(u, f.Packs), Edge{u, v})
+	emit(pack(v, f.Packs), Edge{v, u})
+}
+
+// neighbours returns the sorted distinct neighbours of a run of edges of
+// one node.
+func neighbours(run []Edge) []string {
+	ns := make([]string, 0, len(run))
+	for _, e := range run {
+		if e.V != e.U && (len(ns) == 0 || ns[len(ns)-1] != e.V) {
+			ns = append(ns, e.V)
 		}
 	}
-	slices.Sort(ns)
-	return slices.Compact(ns)
+	return ns
 }
 
 // settled reports that u is a star's centre (every neighbour larger) or a
@@ -53,8 +62,17 @@ type starFn struct {
 
 func (f *starFn) Setup() { f.unsettled = beam.NewCounter(metricNS, f.Counter) }
 
-func (f *starFn) ProcessElement(ctx context.Context, u string, values func(*string) bool, emit func(string, string)) {
-	ns := neighbours(u, values)
+func (f *starFn) ProcessElement(ctx context.Context, _ int, values func(*Edge) bool, emit func(string, string)) {
+	var es []Edge
+	var e Edge
+	for values(&e) {
+		es = append(es, e)
+	}
+	slices.SortFunc(es, func(a, b Edge) int { return cmp.Or(cmp.Compare(a.U, b.U), cmp.Compare(a.V, b.V)) })
+	runs(es, func(e *Edge) string { return e.U }, func(run []Edge) { f.node(ctx, run[0].U, neighbours(run), emit) })
+}
+
+func (f *starFn) node(ctx context.Context, u string, ns []string, emit func(string, string)) {
 	if len(ns) == 0 {
 		return
 	}
@@ -86,10 +104,10 @@ func roundCounter(r int) string { return fmt.Sprintf("cc_unsettled_round_%03d", 
 
 // components returns, for every node of edges, a KV (node, smallest node
 // of its component), after at most rounds rounds.
-func components(s beam.Scope, edges beam.PCollection, rounds int) beam.PCollection {
+func components(s beam.Scope, edges beam.PCollection, rounds, packs int) beam.PCollection {
 	s = s.Scope("components")
 	star := func(edges beam.PCollection, large bool, counter string) beam.PCollection {
-		both := beam.ParDo(s, symmetric, edges)
+		both := beam.ParDo(s, &symmetricFn{Packs: packs}, edges)
 		return beam.ParDo(s, &starFn{Large: large, Counter: counter}, beam.GroupByKey(s, both))
 	}
 	for r := 1; r <= rounds; r++ {
@@ -99,11 +117,16 @@ func components(s beam.Scope, edges beam.PCollection, rounds int) beam.PCollecti
 	// The check: a last large-star over stars changes nothing and counts
 	// any node still unsettled.
 	edges = star(edges, true, roundCounter(0))
-	return beam.ParDo(s, labelFn, edges)
+	return beam.ParDo(s, &labelFn{Packs: packs}, edges)
 }
 
-// labelFn turns a star's edge (leaf, centre) into both nodes' labels.
-func labelFn(leaf, centre string, emit func(string, string)) {
-	emit(leaf, centre)
-	emit(centre, centre)
+// labelFn turns a star's edge (leaf, centre) into both nodes' labels,
+// grouped by node.
+type labelFn struct {
+	Packs int
+}
+
+func (f *labelFn) ProcessElement(leaf, centre string, emit func(int, Member)) {
+	emit(pack(leaf, f.Packs), Member{Key: leaf, Root: centre, Label: true})
+	emit(pack(centre, f.Packs), Member{Key: centre, Root: centre, Label: true})
 }

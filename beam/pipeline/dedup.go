@@ -14,7 +14,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
 
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
@@ -47,10 +46,15 @@ type Options struct {
 	// HotBucket is the bucket size above which a bucket's pairs are
 	// expanded in blocks by other workers. Zero means DefaultHotBucket.
 	HotBucket int
+	// Packs is the number of groups of each grouping (see pack.go). Zero
+	// means DefaultPacks (1024).
+	Packs int
 }
 
 // Doc is a signed document. Its body is dropped after signing.
 type Doc struct {
+	// BaseKey is the key before repeats are numbered.
+	BaseKey string
 	ID, URL string
 	// Input, Shard and Pos place the document in input order.
 	Input, Shard int
@@ -66,7 +70,8 @@ type Doc struct {
 func Dedup(s beam.Scope, o Options) error {
 	o.Rounds = cmp.Or(o.Rounds, DefaultRounds)
 	o.HotBucket = cmp.Or(o.HotBucket, DefaultHotBucket)
-	if o.Rounds < 1 || o.HotBucket < 2 || o.Output == "" || len(o.Shards) == 0 {
+	o.Packs = cmp.Or(o.Packs, DefaultPacks)
+	if o.Rounds < 1 || o.HotBucket < 2 || o.Packs < 1 || o.Output == "" || len(o.Shards) == 0 {
 		return errors.New("pipeline: invalid options")
 	}
 	enc, err := encodeConfig(o.Config)
@@ -76,20 +81,21 @@ func Dedup(s beam.Scope, o Options) error {
 	if _, err := decodeSettings(enc); err != nil {
 		return err
 	}
-	docs := signShards(s, enc, o.Shards, o.Several)
-	edges := candidateEdges(s, enc, docs, o.HotBucket)
-	labels := components(s, edges, o.Rounds)
-	writeClusters(s, enc, docs, labels, o.Output)
+	docs, sigs := signShards(s, enc, o.Shards, o.Several, o.Packs)
+	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)
+	labels := components(s, edges, o.Rounds, o.Packs)
+	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
 	return nil
 }
 
 // signShards reads and signs the shards and keys each document as
-// `winnow dedup` does.
-func signShards(s beam.Scope, enc []byte, shards []Shard, several bool) beam.PCollection {
+// `winnow dedup` does. It returns the documents as [Member]s grouped by
+// key, and the usable ones' [KeySig]s grouped by signature.
+func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
 	col := beam.Reshuffle(s, beam.CreateList(s, shards))
-	signed := beam.ParDo(s, &signFn{Config: enc, Several: several}, col)
-	return beam.ParDo(s, numberFn, beam.GroupByKey(s, signed))
+	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs}, col)
+	return beam.ParDo2(s, &numberFn{Packs: packs}, beam.GroupByKey(s, signed))
 }
 
 // signFn reads a shard and signs its documents, keyed by their key before
@@ -97,6 +103,7 @@ func signShards(s beam.Scope, enc []byte, shards []Shard, several bool) beam.PCo
 type signFn struct {
 	Config  []byte
 	Several bool
+	Packs   int
 
 	set                           *settings
 	docs, errs, bytes, empty, cut beam.Counter
@@ -113,7 +120,7 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(string, Doc)) error {
+func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Doc)) error {
 	opts := corpus.Options{MaxFileSize: int64(f.set.cfg.Dedup.MaxFileBytes)}
 	var pos int64
 	for d, err := range sh.Docs(opts) {
@@ -146,8 +153,9 @@ func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(string,
 		if minTokens <= 0 {
 			minTokens = similarity.DefaultDecisionMinTokens
 		}
-		emit(docKey(f.Several, sh.Name, d.ID), Doc{
-			ID: d.ID, URL: d.URL, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
+		base := docKey(f.Several, sh.Name, d.ID)
+		emit(pack(base, f.Packs), Doc{
+			BaseKey: base, ID: d.ID, URL: d.URL, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
 			Usable: !sig.Empty() && sig.Tokens >= minTokens, Cut: cut,
 		})
 		pos++
@@ -156,45 +164,48 @@ func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(string,
 }
 
 // numberFn numbers the repeats of a key in input order: the n-th repeat
-// gets "#n".
-func numberFn(key string, values func(*Doc) bool, emit func(string, Doc)) {
+// gets "#n". It emits each document grouped by its key, and the usable
+// ones' signatures grouped by signature.
+type numberFn struct {
+	Packs int
+}
+
+func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(int, Member), emitSig func(int, KeySig)) {
 	var ds []Doc
 	var d Doc
 	for values(&d) {
 		ds = append(ds, d)
 	}
 	slices.SortFunc(ds, func(a, b Doc) int {
-		return cmp.Or(cmp.Compare(a.Input, b.Input), cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.Pos, b.Pos))
+		return cmp.Or(cmp.Compare(a.BaseKey, b.BaseKey), cmp.Compare(a.Input, b.Input), cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.Pos, b.Pos))
 	})
-	for i, d := range ds {
-		k := key
-		if i > 0 {
-			k = fmt.Sprintf("%s#%d", key, i)
+	runs(ds, func(d *Doc) string { return d.BaseKey }, func(run []Doc) {
+		for i, d := range run {
+			k := d.BaseKey
+			if i > 0 {
+				k = fmt.Sprintf("%s#%d", k, i)
+			}
+			emitDoc(pack(k, f.Packs), Member{Key: k, Doc: d})
+			if d.Usable {
+				emitSig(pack(string(d.Sig), f.Packs), KeySig{Key: k, Sig: d.Sig})
+			}
 		}
-		emit(k, d)
-	}
+	})
 }
 
 // candidateEdges returns the matching pairs (A, B) of the candidate
-// tables.
-func candidateEdges(s beam.Scope, enc []byte, docs beam.PCollection, hotBucket int) beam.PCollection {
+// tables, and the edges between documents of identical signatures.
+func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	s = s.Scope("candidates")
 	k := similarity.DefaultBatchSimhashK
-	entries := beam.ParDo(s, &keysFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows}, docs)
-	pairs, blocks := beam.ParDo2(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k},
+	entries, same, sigs := beam.ParDo3(s, &exactFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows, Packs: packs},
+		beam.GroupByKey(s, keySigs))
+	pairs, blocks := beam.ParDo2(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k, Packs: packs},
 		beam.GroupByKey(s, entries))
-	hot := beam.ParDo(s, blockFn, beam.Reshuffle(s, blocks))
-	pairs = filter.Distinct(s, beam.Flatten(s, pairs, hot))
-	sigs := beam.ParDo(s, usableSig, docs)
-	halves := beam.ParDo(s, halfFn, beam.CoGroupByKey(s, sigs, beam.ParDo(s, pairByA, pairs)))
-	return beam.ParDo(s, &decideFn{Config: enc}, beam.CoGroupByKey(s, sigs, halves))
-}
-
-// usableSig keys the signature of each usable document by its key.
-func usableSig(key string, d Doc, emit func(string, []byte)) {
-	if d.Usable {
-		emit(key, d.Sig)
-	}
+	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
+	halves := beam.ParDo(s, &halfFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, pairs, hot)))
+	matched := beam.ParDo(s, &decideFn{Config: enc}, beam.GroupByKey(s, beam.Flatten(s, sigs, halves)))
+	return beam.Flatten(s, matched, same)
 }
 
 // Line is one output line and the key it is sorted by.
@@ -204,29 +215,49 @@ type Line struct {
 
 // writeClusters joins each component's documents, clusters them as
 // `winnow dedup` does and writes the lines in winner-key order.
-func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string) {
+func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int) {
 	s = s.Scope("clusters")
-	members := beam.ParDo(s, memberFn, beam.CoGroupByKey(s, docs, labels))
+	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
 	lines := beam.ParDo(s, &clusterFn{Config: enc}, beam.GroupByKey(s, members))
 	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, lines)))
 }
 
-// Member is a document of a component.
+// Member is a document with its key, a component's label of a document
+// (Label), or a document of component Root.
 type Member struct {
-	Key string
-	Doc Doc
+	Key, Root string
+	Label     bool
+	Doc       Doc
 }
 
-// memberFn keys each labelled document by its component.
-func memberFn(key string, docs func(*Doc) bool, labels func(*string) bool, emit func(string, Member)) {
-	var root string
-	if !labels(&root) {
-		return
+// memberFn sends each labelled document to its component.
+type memberFn struct {
+	Packs int
+}
+
+func (f *memberFn) ProcessElement(_ int, values func(*Member) bool, emit func(int, Member)) {
+	var ms []Member
+	var m Member
+	for values(&m) {
+		ms = append(ms, m)
 	}
-	var d Doc
-	for docs(&d) {
-		emit(root, Member{Key: key, Doc: d})
-	}
+	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
+	runs(ms, func(m *Member) string { return m.Key }, func(run []Member) {
+		root := ""
+		for _, m := range run {
+			if m.Label {
+				root = m.Root
+			}
+		}
+		if root == "" {
+			return
+		}
+		for _, m := range run {
+			if !m.Label {
+				emit(pack(root, f.Packs), Member{Key: m.Key, Root: root, Doc: m.Doc})
+			}
+		}
+	})
 }
 
 // clusterFn clusters one component with similarity.BatchCluster, as
@@ -248,13 +279,24 @@ func (f *clusterFn) Setup() error {
 	return err
 }
 
-func (f *clusterFn) ProcessElement(ctx context.Context, _ string, values func(*Member) bool, emit func(Line)) error {
-	var ms []Member
+func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*Member) bool, emit func(Line)) error {
+	var all []Member
 	var m Member
 	for values(&m) {
-		ms = append(ms, m)
+		all = append(all, m)
 	}
-	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
+	slices.SortFunc(all, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
+	var err error
+	runs(all, func(m *Member) string { return m.Root }, func(ms []Member) {
+		if err == nil {
+			err = f.component(ctx, ms, emit)
+		}
+	})
+	return err
+}
+
+// component clusters the members of one component, sorted by key.
+func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line)) error {
 	sigs := make([]*similarity.Signature, len(ms))
 	keys := make([]string, len(ms))
 	for i := range ms {
