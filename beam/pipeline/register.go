@@ -25,6 +25,12 @@ func init() {
 	register.DoFn4x1[context.Context, int, func(*Member) bool, func(Line), error](&clusterFn{})
 	register.DoFn3x1[context.Context, int, func(*Line) bool, error](&writeFn{})
 
+	register.DoFn4x1[context.Context, string, func(int, Entry), func(int, Join), error](&winnersFn{})
+	register.DoFn4x1[int, KeySig, func(int, Entry), func(int, Join), error](&pageKeysFn{})
+	register.DoFn4x0[context.Context, int, func(*Entry) bool, func(int, Join)](&probeFn{})
+	register.DoFn4x1[int, func(*Join) bool, func(int, Member), func(int, KeySig), error](&matchFn{})
+	register.DoFn3x1[int, func(*Member) bool, func(Line), error](&assignLineFn{})
+
 	register.Emitter1[Line]()
 	register.Emitter2[string, string]()
 	register.Emitter2[int, Doc]()

@@ -198,5 +198,51 @@ func runDedup(ctx context.Context, args []string) error {
 }
 
 func runAssign(ctx context.Context, args []string) error {
-	return errors.New("assign: not built yet")
+	c := newCommon("assign")
+	groups := c.fs.String("groups", "", "the existing groups: JSON Lines of group, winner URL and signature (cluster.ExportWinners)")
+	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the new groups' components")
+	c.fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: winnow-beam assign -groups FILE [flags] [INPUT...]\n\n"+
+			"Assigns each page of the inputs to the existing group whose winner it matches best, or to a new group;\n"+
+			"one JSON line per page: url, id, signature (as the cluster service ingests them), group or new_group.")
+		c.fs.PrintDefaults()
+	}
+	cfg, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if *groups == "" {
+		return errors.New("assign: -groups is required")
+	}
+	part, err := pipeline.SamplePartitioner(*groups)
+	if err != nil {
+		return err
+	}
+	groupsPath, err := filepath.Abs(*groups)
+	if err != nil {
+		return err
+	}
+	shards, err := pipeline.Split(c.fs.Args(), c.split)
+	if err != nil {
+		return err
+	}
+	out, finish, err := c.output()
+	if err != nil {
+		return err
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := pipeline.Assign(s, pipeline.AssignOptions{
+		Options:     pipeline.Options{Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1, Output: out, Rounds: *rounds},
+		Groups:      groupsPath,
+		Partitioner: part,
+	}); err != nil {
+		return err
+	}
+	if _, err := pipeline.Run(ctx, runner(), p); err != nil {
+		return err
+	}
+	if *jobopts.Async {
+		return nil
+	}
+	return finish()
 }
