@@ -114,18 +114,12 @@ type Assignment struct {
 
 // Assign adds the tier-2 pipeline to s.
 func Assign(s beam.Scope, o AssignOptions) error {
-	o.Rounds = cmp.Or(o.Rounds, DefaultRounds)
-	o.HotBucket = cmp.Or(o.HotBucket, DefaultHotBucket)
-	o.Packs = cmp.Or(o.Packs, DefaultPacks)
 	o.Tau = cmp.Or(o.Tau, cluster.DefaultTau)
-	if o.Groups == "" || o.Output == "" || len(o.Shards) == 0 {
-		return errors.New("pipeline: invalid options")
+	if o.Groups == "" {
+		return errors.New("pipeline: invalid options: no groups")
 	}
-	enc, err := encodeConfig(o.Config)
+	enc, err := o.Options.prepare()
 	if err != nil {
-		return err
-	}
-	if _, err := decodeSettings(enc); err != nil {
 		return err
 	}
 	docs, keySigs := signShards(s, enc, o.Shards, o.Several, o.Packs)
@@ -170,24 +164,8 @@ func (f *keysFn) emit(s *similarity.Signature, parts []int, fn func(bucket strin
 	if parts == nil {
 		parts = []int{0}
 	}
-	f.mega = s.AppendMegashingles(f.mega[:0])
-	blocks := f.SimhashK + 1
 	var keys []string
-	for _, v := range f.mega {
-		keys = append(keys, bucketKey(tableMega, v))
-	}
-	for bi := range blocks {
-		lo, hi := bi*64/blocks, (bi+1)*64/blocks
-		mask := uint64(1)<<(hi-lo) - 1
-		keys = append(keys, bucketKey(1+bi, s.Simhash>>lo&mask))
-	}
-	for band := 0; (band+1)*f.BandRows <= len(s.MinHash); band++ {
-		h := mix64(uint64(band) + 1)
-		for _, v := range s.MinHash[band*f.BandRows : (band+1)*f.BandRows] {
-			h = mix64(h ^ uint64(v))
-		}
-		keys = append(keys, bucketKey(1+blocks+band, h))
-	}
+	keys, f.mega = tableKeys(keys, f.mega, s, f.SimhashK, f.BandRows)
 	// The sentence fingerprints (Huang et al.), as the cluster service's
 	// tables: they find drifted versions of a page whose min-hash Jaccard
 	// fell below the bands' reach.

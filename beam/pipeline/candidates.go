@@ -111,32 +111,42 @@ func (f *exactFn) group(run []KeySig, emitEntry func(int, Entry), emitEdge func(
 		return err
 	}
 	emitSig(pack(rep, f.Packs), Join{Key: rep, Kind: joinSig, Sig: run[0].Sig})
-	f.mega = s.AppendMegashingles(f.mega[:0])
-	blocks := f.SimhashK + 1
+	var keys []string
+	keys, f.mega = tableKeys(keys, f.mega, &s, f.SimhashK, f.BandRows)
 	for _, m := range run {
 		if m.Key != rep {
 			emitEdge(rep, m.Key)
 		}
-		entry := func(b string) {
+		for _, b := range keys {
 			emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: m.Key, Rep: rep, Simhash: s.Simhash})
-		}
-		for _, v := range f.mega {
-			entry(bucketKey(tableMega, v))
-		}
-		for bi := range blocks {
-			lo, hi := bi*64/blocks, (bi+1)*64/blocks
-			mask := uint64(1)<<(hi-lo) - 1
-			entry(bucketKey(1+bi, s.Simhash>>lo&mask))
-		}
-		for band := 0; (band+1)*f.BandRows <= len(s.MinHash); band++ {
-			h := mix64(uint64(band) + 1)
-			for _, v := range s.MinHash[band*f.BandRows : (band+1)*f.BandRows] {
-				h = mix64(h ^ uint64(v))
-			}
-			entry(bucketKey(1+blocks+band, h))
 		}
 	}
 	return nil
+}
+
+// tableKeys appends to dst the candidate keys of s in BatchCluster's
+// tables: its megashingles, its simhashK+1 simhash blocks and its
+// min-hash bands of bandRows values. mega is scratch space, returned for
+// reuse.
+func tableKeys(dst []string, mega []uint64, s *similarity.Signature, simhashK, bandRows int) ([]string, []uint64) {
+	mega = s.AppendMegashingles(mega[:0])
+	for _, v := range mega {
+		dst = append(dst, bucketKey(tableMega, v))
+	}
+	blocks := simhashK + 1
+	for bi := range blocks {
+		lo, hi := bi*64/blocks, (bi+1)*64/blocks
+		mask := uint64(1)<<(hi-lo) - 1
+		dst = append(dst, bucketKey(1+bi, s.Simhash>>lo&mask))
+	}
+	for band := 0; (band+1)*bandRows <= len(s.MinHash); band++ {
+		h := mix64(uint64(band) + 1)
+		for _, v := range s.MinHash[band*bandRows : (band+1)*bandRows] {
+			h = mix64(h ^ uint64(v))
+		}
+		dst = append(dst, bucketKey(1+blocks+band, h))
+	}
+	return dst, mega
 }
 
 // bucketFn turns each bucket of its group into candidate pairs: each entry

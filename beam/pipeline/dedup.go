@@ -68,17 +68,8 @@ type Doc struct {
 
 // Dedup adds the dedup pipeline to s (see the package documentation).
 func Dedup(s beam.Scope, o Options) error {
-	o.Rounds = cmp.Or(o.Rounds, DefaultRounds)
-	o.HotBucket = cmp.Or(o.HotBucket, DefaultHotBucket)
-	o.Packs = cmp.Or(o.Packs, DefaultPacks)
-	if o.Rounds < 1 || o.HotBucket < 2 || o.Packs < 1 || o.Output == "" || len(o.Shards) == 0 {
-		return errors.New("pipeline: invalid options")
-	}
-	enc, err := encodeConfig(o.Config)
+	enc, err := o.prepare()
 	if err != nil {
-		return err
-	}
-	if _, err := decodeSettings(enc); err != nil {
 		return err
 	}
 	docs, sigs := signShards(s, enc, o.Shards, o.Several, o.Packs)
@@ -86,6 +77,25 @@ func Dedup(s beam.Scope, o Options) error {
 	labels := components(s, edges, o.Rounds, o.Packs)
 	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
 	return nil
+}
+
+// prepare sets o's defaults, checks it and returns the encoded
+// configuration for the workers.
+func (o *Options) prepare() ([]byte, error) {
+	o.Rounds = cmp.Or(o.Rounds, DefaultRounds)
+	o.HotBucket = cmp.Or(o.HotBucket, DefaultHotBucket)
+	o.Packs = cmp.Or(o.Packs, DefaultPacks)
+	if o.Rounds < 1 || o.HotBucket < 2 || o.Packs < 1 || o.Output == "" || len(o.Shards) == 0 {
+		return nil, errors.New("pipeline: invalid options")
+	}
+	enc, err := encodeConfig(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := decodeSettings(enc); err != nil {
+		return nil, err
+	}
+	return enc, nil
 }
 
 // signShards reads and signs the shards and keys each document as
