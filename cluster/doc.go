@@ -28,9 +28,11 @@
 // acknowledged one survives kill -9), [PebbleStore] (a Pebble LSM tree,
 // one batch with a synced write-ahead log per ingest; resident memory
 // bounded by its block cache, lookups three to four times slower),
-// [RedisStore] (a Redis Cluster that several replicas share; a batch is
-// all-or-nothing through a journal replayed at open, not isolated from
-// concurrent readers) or [MemStore]. The embedded stores record their
+// [RedisStore] (a Redis Cluster that several replicas share: a batch runs
+// under a writer lease whose fencing token every record write checks,
+// the replicas replay each other's changed groups from a log into their
+// candidate tables, and a batch is all-or-nothing through a journal that
+// the next writer replays, not isolated from concurrent readers) or [MemStore]. The embedded stores record their
 // format and refuse another ([ErrFormat]). Signatures are stored without
 // their word sequence (about 400 bytes a page), so verification against
 // a winner uses the decision's min-hash fallback. The candidate tables

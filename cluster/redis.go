@@ -1,84 +1,334 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // RedisStore is a [Store] on a Redis Cluster, which several service
-// replicas can share (one of them ingesting at a time: Apply calls must
-// not overlap).
+// replicas share: each ingest batch runs under a writer lease with a
+// fencing token, and the replicas learn each other's batches from a log.
 //
 // Every record is one key: a page's is "w:p:{URL}", a group's
 // "w:g:{ID}", the set of pages redirecting to a target "w:r:{target}",
-// and the service's state and the batch journal share the tag "{w}". A
-// key's hash tag (the part in braces) picks its shard, so all that a batch
-// writes of one group or one page sits on one shard and changes in one
-// atomic command.
+// and the service's state, the lease, the batch journal and the log share
+// the tag "{w}". A key's hash tag (the part in braces) picks its shard, so
+// all that a batch writes of one group or one page sits on one shard and
+// changes in one atomic command.
+//
+// Replicas (Kleppmann, "How to do distributed locking", 2016: a lease
+// alone does not exclude a writer that paused past its expiry; a fencing
+// token checked by the store does). A replica takes the lease "w:{w}:lease"
+// for the whole of one batch, waiting while another holds it; taking it
+// draws the next token from "w:{w}:fence". Every record write is a Lua
+// script that refuses a token older than the one the key was last written
+// with (each value starts with its writer's token; a delete leaves a
+// tombstone holding the token), and the journal is written only while the
+// lease holds the writer's token. A writer whose lease expired therefore
+// fails with [ErrFenced] and changes nothing that a later writer wrote.
+// The lease's holder first replays a journal that an earlier holder left
+// (a crash or an expired lease), so the batch that journal records is
+// applied whole, and then reads the log "w:{w}:log": one entry per batch
+// with the groups whose representative it changed ([Batch.Touched]) and
+// the length vectors it founded, which the service replays into its
+// candidate tables before it compares anything. So a page is compared
+// with every group that any replica founded before it, as in one service;
+// ingests are serialized across the replicas, lookups are not.
 //
 // Atomicity: Redis runs each command atomically, and MULTI/EXEC or a Lua
 // script only covers keys of one hash slot; nothing covers a batch across
 // shards. Apply therefore first writes the whole batch to the journal key
-// (one SET), then its records in one pipeline, then deletes the journal;
-// [OpenRedis] replays a journal left by a crash before serving, and the
+// (one SET), then its records in one pipeline, then deletes the journal
+// and appends the log entry in one script; the next lease holder (and
+// [OpenRedis]) replays a journal left by a crash before writing, and the
 // replay is idempotent (every write sets a final value). So a batch is
-// all-or-nothing once the store is reopened, but readers during an Apply,
-// or after a crash before the replay, can see part of a batch. Durability
-// is the cluster's: an acknowledged batch survives kill -9 of the service,
-// and survives a Redis crash only with appendonly yes and appendfsync
-// always on every shard.
+// all-or-nothing once replayed, but readers during an Apply, or after a
+// crash before the replay, can see part of a batch. Durability is the
+// cluster's: an acknowledged batch survives kill -9 of the service, and
+// survives a Redis crash only with appendonly yes and appendfsync always on
+// every shard.
 type RedisStore struct {
 	c *redis.ClusterClient
+	o RedisOptions
+
+	mu    sync.Mutex // guards token and seq
+	token string     // the lease's fencing token while held, else ""
+	seq   uint64     // the log position after the last batch this store wrote
 }
+
+// Defaults of RedisOptions.
+const (
+	DefaultLeaseTTL  = 30 * time.Second
+	DefaultLeaseWait = time.Minute
+	DefaultLogLength = 100_000
+)
+
+// RedisOptions configures a [RedisStore]. The zero value uses the
+// defaults.
+type RedisOptions struct {
+	// LeaseTTL is how long a writer lease lasts unless released; a replica
+	// that dies holding it blocks the others this long. Zero means
+	// DefaultLeaseTTL (30 s). A batch that outlasts it fails with
+	// ErrFenced.
+	LeaseTTL time.Duration
+	// LeaseWait is how long a batch waits for the lease before failing
+	// with ErrLeaseTimeout. Zero means DefaultLeaseWait (1 min).
+	LeaseWait time.Duration
+	// LogLength is the number of batches the log keeps; a replica that
+	// falls further behind reloads its candidate tables from the store.
+	// Zero means DefaultLogLength (100 000).
+	LogLength int
+}
+
+// Errors of the writer lease.
+var (
+	// ErrFenced reports a write refused because another replica took the
+	// lease since this one's was granted. The batch may have been applied
+	// by that replica's replay of the journal; sending it again is safe.
+	ErrFenced = errors.New("backend: redis: lease lost to another replica")
+	// ErrLeaseTimeout reports that the lease stayed held by another
+	// replica for RedisOptions.LeaseWait.
+	ErrLeaseTimeout = errors.New("backend: redis: timed out waiting for the writer lease")
+)
 
 const (
 	redisMeta    = "w:{w}:meta"
 	redisJournal = "w:{w}:journal"
+	redisLease   = "w:{w}:lease"
+	redisFence   = "w:{w}:fence"
+	redisSeq     = "w:{w}:seq"
+	redisLog     = "w:{w}:log"
+	tokenLen     = 16 // a token is 16 hex digits, so tokens compare as strings
 )
 
-func redisPage(u string) string   { return "w:p:{" + u + "}" }
-func redisGroup(id string) string { return "w:g:{" + id + "}" }
-func redisRedir(t string) string  { return "w:r:{" + t + "}" }
+func redisPage(u string) string     { return "w:p:{" + u + "}" }
+func redisGroup(id string) string   { return "w:g:{" + id + "}" }
+func redisRedir(t string) string    { return "w:r:{" + t + "}" }
+func redisRedirTok(t string) string { return "w:rf:{" + t + "}" }
+
+// Lua scripts; each touches keys of one hash slot.
+var (
+	// acquire: KEYS lease, fence; ARGV ttl ms. The new token, or false
+	// while another holds the lease.
+	scriptAcquire = `if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local t = string.format('%016x', redis.call('INCR', KEYS[2]))
+redis.call('SET', KEYS[1], t, 'PX', ARGV[1])
+return t`
+	// release: KEYS lease; ARGV token.
+	scriptRelease = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1`
+	// journal: KEYS lease, journal; ARGV token, batch. 0 when fenced.
+	scriptJournal = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1`
+	// finish: KEYS lease, journal, seq, log; ARGV token, entry, log
+	// length. The batch's log position, or -1 when fenced.
+	scriptFinish = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[2])
+local n = redis.call('INCR', KEYS[3])
+redis.call('RPUSH', KEYS[4], ARGV[2])
+redis.call('LTRIM', KEYS[4], -tonumber(ARGV[3]), -1)
+return n`
+	// set: KEYS key; ARGV token, value ("" leaves a tombstone). 0 when
+	// the key holds a newer token.
+	scriptSet = `local cur = redis.call('GET', KEYS[1])
+if cur and string.sub(cur, 1, 16) > ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1] .. ARGV[2])
+return 1`
+	// member: KEYS set, its token key; ARGV token, member, "1" adds.
+	scriptMember = `local cur = redis.call('GET', KEYS[2])
+if cur and cur > ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[1])
+if ARGV[3] == '1' then redis.call('SADD', KEYS[1], ARGV[2]) else redis.call('SREM', KEYS[1], ARGV[2]) end
+return 1`
+)
 
 // OpenRedis connects to the Redis Cluster at addrs (host:port seeds) and
 // replays the journal of a batch that a crash interrupted.
-func OpenRedis(addrs []string) (*RedisStore, error) {
+func OpenRedis(addrs []string, o RedisOptions) (*RedisStore, error) {
+	o.LeaseTTL = cmp.Or(o.LeaseTTL, DefaultLeaseTTL)
+	o.LeaseWait = cmp.Or(o.LeaseWait, DefaultLeaseWait)
+	o.LogLength = cmp.Or(o.LogLength, DefaultLogLength)
+	if o.LeaseTTL < time.Millisecond || o.LeaseWait < 0 || o.LogLength < 1 {
+		return nil, errors.New("backend: redis: invalid options")
+	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	ctx := context.Background()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("backend: redis: %w", err)
 	}
-	s := &RedisStore{c: c}
-	j, err := c.Get(ctx, redisJournal).Bytes()
+	s := &RedisStore{c: c, o: o}
+	if _, err := s.lease(ctx, 0); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := s.release(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// logChanges is what other replicas wrote since a log position.
+type logChanges struct {
+	seq     uint64     // the log position they lead to
+	all     bool       // the log no longer reaches back: reload everything
+	touched []string   // groups whose representative changed, in log order
+	founded [][]uint32 // length vectors founded, in log order
+}
+
+// sharedStore is a [Store] that several service replicas write. The
+// service takes its lease around each ingest batch and replays the
+// changes of the others into its candidate tables.
+type sharedStore interface {
+	// logSeq returns the current log position.
+	logSeq(ctx context.Context) (uint64, error)
+	// lease waits for the writer lease, replays a journal left by an
+	// earlier holder, and returns the changes logged after since.
+	lease(ctx context.Context, since uint64) (logChanges, error)
+	// release gives the lease up.
+	release(ctx context.Context) error
+	// applied returns the log position of the last batch applied.
+	applied() uint64
+}
+
+func (s *RedisStore) logSeq(ctx context.Context) (uint64, error) {
+	n, err := s.c.Get(ctx, redisSeq).Uint64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("backend: redis: %w", err)
+	}
+	return n, nil
+}
+
+func (s *RedisStore) lease(ctx context.Context, since uint64) (logChanges, error) {
+	deadline := time.Now().Add(s.o.LeaseWait)
+	wait := time.Millisecond
+	var token string
+	for {
+		v, err := s.c.Eval(ctx, scriptAcquire, []string{redisLease, redisFence}, s.o.LeaseTTL.Milliseconds()).Text()
+		if err == nil {
+			token = v
+			break
+		}
+		if !errors.Is(err, redis.Nil) {
+			return logChanges{}, fmt.Errorf("backend: redis: lease: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return logChanges{}, ErrLeaseTimeout
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+	s.mu.Lock()
+	s.token = token
+	s.mu.Unlock()
+	ch, err := s.catchUp(ctx, since)
+	if err != nil {
+		s.release(ctx)
+		return logChanges{}, err
+	}
+	return ch, nil
+}
+
+// catchUp replays a journal left by an earlier holder and reads the log
+// after since.
+func (s *RedisStore) catchUp(ctx context.Context, since uint64) (logChanges, error) {
+	j, err := s.c.Get(ctx, redisJournal).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
 	case err != nil:
-		c.Close()
-		return nil, fmt.Errorf("backend: redis: %w", err)
+		return logChanges{}, fmt.Errorf("backend: redis: %w", err)
 	default:
 		b, err := decodeBatch(j)
 		if err == nil {
 			err = s.write(ctx, b)
 		}
 		if err == nil {
-			err = c.Del(ctx, redisJournal).Err()
+			_, err = s.finish(ctx, b)
 		}
 		if err != nil {
-			c.Close()
-			return nil, fmt.Errorf("backend: redis: replaying the journal: %w", err)
+			return logChanges{}, fmt.Errorf("backend: redis: replaying the journal: %w", err)
 		}
 	}
-	return s, nil
+	n, err := s.logSeq(ctx)
+	if err != nil {
+		return logChanges{}, err
+	}
+	ch := logChanges{seq: n}
+	switch {
+	case n == since:
+		return ch, nil
+	case n < since: // the store was emptied under us
+		ch.all = true
+		return ch, nil
+	}
+	k := n - since
+	if l, err := s.c.LLen(ctx, redisLog).Uint64(); err != nil {
+		return logChanges{}, fmt.Errorf("backend: redis: %w", err)
+	} else if k > l {
+		ch.all = true
+		return ch, nil
+	}
+	entries, err := s.c.LRange(ctx, redisLog, -int64(k), -1).Result()
+	if err != nil {
+		return logChanges{}, fmt.Errorf("backend: redis: %w", err)
+	}
+	for _, e := range entries {
+		touched, founded, err := decodeLogEntry([]byte(e))
+		if err != nil {
+			return logChanges{}, fmt.Errorf("backend: redis: log: %w", err)
+		}
+		ch.touched = append(ch.touched, touched...)
+		ch.founded = append(ch.founded, founded...)
+	}
+	return ch, nil
 }
 
+func (s *RedisStore) release(ctx context.Context) error {
+	s.mu.Lock()
+	token := s.token
+	s.token = ""
+	s.mu.Unlock()
+	if token == "" {
+		return nil
+	}
+	if err := s.c.Eval(ctx, scriptRelease, []string{redisLease}, token).Err(); err != nil {
+		return fmt.Errorf("backend: redis: release: %w", err)
+	}
+	return nil
+}
+
+func (s *RedisStore) applied() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
+}
+
+func (s *RedisStore) currentToken() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token == "" {
+		return "", errors.New("backend: redis: write without the writer lease")
+	}
+	return s.token, nil
+}
+
+// get returns the record under key without its token; a tombstone is
+// absent.
 func (s *RedisStore) get(key string) ([]byte, bool, error) {
 	v, err := s.c.Get(context.Background(), key).Bytes()
 	switch {
@@ -86,8 +336,12 @@ func (s *RedisStore) get(key string) ([]byte, bool, error) {
 		return nil, false, nil
 	case err != nil:
 		return nil, false, fmt.Errorf("backend: redis: %w", err)
+	case len(v) < tokenLen:
+		return nil, false, fmt.Errorf("backend: redis: %s: %w", key, errRecord)
+	case len(v) == tokenLen:
+		return nil, false, nil
 	}
-	return v, true, nil
+	return v[tokenLen:], true, nil
 }
 
 // Page implements [Store].
@@ -179,53 +433,101 @@ func (s *RedisStore) Groups(fn func(id string, g GroupRecord) error) error {
 	return nil
 }
 
-// Apply implements [Store]: the journal, the records, then the journal's
-// deletion (see [RedisStore] for what is atomic).
+// Apply implements [Store]: under the writer lease, the journal, the
+// records, then the journal's deletion and the log entry (see
+// [RedisStore] for what is atomic). It fails with [ErrFenced] when the
+// lease was lost.
 func (s *RedisStore) Apply(b *Batch) error {
 	ctx := context.Background()
-	if err := s.c.Set(ctx, redisJournal, encodeBatch(b), 0).Err(); err != nil {
+	token, err := s.currentToken()
+	if err != nil {
+		return err
+	}
+	ok, err := s.c.Eval(ctx, scriptJournal, []string{redisLease, redisJournal}, token, encodeBatch(b)).Int()
+	if err != nil {
 		return fmt.Errorf("backend: redis: %w", err)
+	}
+	if ok == 0 {
+		return ErrFenced
 	}
 	if err := s.write(ctx, b); err != nil {
-		return fmt.Errorf("backend: redis: %w", err)
+		return err
 	}
-	if err := s.c.Del(ctx, redisJournal).Err(); err != nil {
-		return fmt.Errorf("backend: redis: %w", err)
+	n, err := s.finish(ctx, b)
+	if err != nil {
+		return err
 	}
+	s.mu.Lock()
+	s.seq = n
+	s.mu.Unlock()
 	return nil
 }
 
-// write writes the records of b in one pipeline, which the client splits
-// by shard.
+// finish deletes the journal of b and appends b's log entry, returning
+// its log position.
+func (s *RedisStore) finish(ctx context.Context, b *Batch) (uint64, error) {
+	token, err := s.currentToken()
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.c.Eval(ctx, scriptFinish, []string{redisLease, redisJournal, redisSeq, redisLog},
+		token, encodeLogEntry(b.Touched, b.Founded), s.o.LogLength).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("backend: redis: %w", err)
+	}
+	if n < 0 {
+		return 0, ErrFenced
+	}
+	return uint64(n), nil
+}
+
+// write writes the records of b with the lease's token in one pipeline,
+// which the client splits by shard; each write is refused where a newer
+// token wrote.
 func (s *RedisStore) write(ctx context.Context, b *Batch) error {
-	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	token, err := s.currentToken()
+	if err != nil {
+		return err
+	}
+	cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set := func(key string, v []byte) { p.Eval(ctx, scriptSet, []string{key}, token, v) }
 		for u, r := range b.Pages {
 			if r == nil {
-				p.Del(ctx, redisPage(u))
+				set(redisPage(u), nil)
 			} else {
-				p.Set(ctx, redisPage(u), encodePage(r), 0)
+				set(redisPage(u), encodePage(r))
 			}
 		}
 		for id, g := range b.Groups {
 			if g == nil {
-				p.Del(ctx, redisGroup(id))
+				set(redisGroup(id), nil)
 			} else {
-				p.Set(ctx, redisGroup(id), encodeGroup(g), 0)
+				set(redisGroup(id), encodeGroup(g))
 			}
 		}
 		for r, add := range b.Redirects {
+			flag := "0"
 			if add {
-				p.SAdd(ctx, redisRedir(r.Target), r.Source)
-			} else {
-				p.SRem(ctx, redisRedir(r.Target), r.Source)
+				flag = "1"
 			}
+			p.Eval(ctx, scriptMember, []string{redisRedir(r.Target), redisRedirTok(r.Target)}, token, r.Source, flag)
 		}
 		if b.Meta != nil {
-			p.Set(ctx, redisMeta, encodeMeta(b.Meta), 0)
+			set(redisMeta, encodeMeta(b.Meta))
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return fmt.Errorf("backend: redis: %w", err)
+	}
+	for _, c := range cmds {
+		if n, err := c.(*redis.Cmd).Int(); err != nil {
+			return fmt.Errorf("backend: redis: %w", err)
+		} else if n == 0 {
+			return ErrFenced
+		}
+	}
+	return nil
 }
 
 // Close implements [Store].
@@ -289,9 +591,73 @@ func encodeBatch(b *Batch) []byte {
 		}
 	}
 	if b.Meta == nil {
-		return append(out, 0)
+		out = append(out, 0)
+	} else {
+		out = appendString(append(out, 1), string(encodeMeta(b.Meta)))
 	}
-	return appendString(append(out, 1), string(encodeMeta(b.Meta)))
+	return append(out, encodeLogEntry(b.Touched, b.Founded)...)
+}
+
+// encodeLogEntry encodes a batch's log entry: the touched groups, then
+// the founded length vectors.
+func encodeLogEntry(touched []string, founded [][]uint32) []byte {
+	out := binary.AppendUvarint(nil, uint64(len(touched)))
+	for _, id := range touched {
+		out = appendString(out, id)
+	}
+	out = binary.AppendUvarint(out, uint64(len(founded)))
+	for _, l := range founded {
+		out = binary.AppendUvarint(out, uint64(len(l)))
+		for _, v := range l {
+			out = binary.AppendUvarint(out, uint64(v))
+		}
+	}
+	return out
+}
+
+// decodeLogEntry decodes what encodeLogEntry wrote.
+func decodeLogEntry(b []byte) (touched []string, founded [][]uint32, err error) {
+	num := func() (uint64, error) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, errRecord
+		}
+		b = b[k:]
+		return n, nil
+	}
+	n, err := num()
+	if err != nil || n > uint64(len(b)) {
+		return nil, nil, errRecord
+	}
+	for range n {
+		var id string
+		if id, b, err = readString(b); err != nil {
+			return nil, nil, err
+		}
+		touched = append(touched, id)
+	}
+	if n, err = num(); err != nil || n > uint64(len(b)) {
+		return nil, nil, errRecord
+	}
+	for range n {
+		m, err := num()
+		if err != nil || m > uint64(len(b)) {
+			return nil, nil, errRecord
+		}
+		l := make([]uint32, m)
+		for i := range l {
+			v, err := num()
+			if err != nil || v > math.MaxUint32 {
+				return nil, nil, errRecord
+			}
+			l[i] = uint32(v)
+		}
+		founded = append(founded, l)
+	}
+	if len(b) != 0 {
+		return nil, nil, errRecord
+	}
+	return touched, founded, nil
 }
 
 func decodeBatch(data []byte) (*Batch, error) {
@@ -387,17 +753,22 @@ func decodeBatch(data []byte) (*Batch, error) {
 		b.Redirects[Redirect{t, src}] = add
 	}
 	set, err := flag()
-	if err != nil || !set {
-		return b, err
-	}
-	v, err := str()
 	if err != nil {
 		return nil, err
 	}
-	m, err := decodeMeta([]byte(v))
-	if err != nil {
+	if set {
+		v, err := str()
+		if err != nil {
+			return nil, err
+		}
+		m, err := decodeMeta([]byte(v))
+		if err != nil {
+			return nil, err
+		}
+		b.Meta = &m
+	}
+	if b.Touched, b.Founded, err = decodeLogEntry(rest); err != nil {
 		return nil, err
 	}
-	b.Meta = &m
 	return b, nil
 }

@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -112,7 +115,7 @@ func waitRedis(t *testing.T, addr, command, want string) {
 // of a journal left by an interrupted Apply.
 func TestRedisStore(t *testing.T) {
 	addrs := redisCluster(t)
-	st, err := OpenRedis(addrs)
+	st, err := OpenRedis(addrs, RedisOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func TestRedisStore(t *testing.T) {
 	st.Close()
 
 	// Reopened, the service rebuilds the same groups and candidate tables.
-	st, err = OpenRedis(addrs)
+	st, err = OpenRedis(addrs, RedisOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +195,7 @@ func TestRedisStore(t *testing.T) {
 	if err := st.c.Set(context.Background(), redisJournal, encodeBatch(b), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	st2, err := OpenRedis(addrs)
+	st2, err := OpenRedis(addrs, RedisOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,4 +215,199 @@ func TestRedisStore(t *testing.T) {
 	if n, err := st2.c.Exists(context.Background(), redisJournal).Result(); err != nil || n != 0 {
 		t.Errorf("journal after replay: %d keys, %v, want none", n, err)
 	}
+}
+
+// TestRedisReplicas runs two services on one Redis Cluster, ingesting
+// concurrently: replica A the LLVM sample, replica B a mirror of each
+// sample page (the same signature under another URL, some more popular
+// so that winners change hands across replicas). Every mirror must end in
+// its original's group, and the groups, group IDs and winners must be
+// those of a single service that ingests the batches in the order the
+// writer lease granted them.
+func TestRedisReplicas(t *testing.T) {
+	addrs := redisCluster(t)
+	open := func() (*RedisStore, *Service) {
+		st, err := OpenRedis(addrs, RedisOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		s, err := New(st, Options{SampleSize: 20, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, s
+	}
+	stA, a := open()
+	stB, b := open()
+
+	var originals, mirrors []client.Page
+	var urls []string
+	for i, p := range signedSample(t) {
+		m := client.Page{URL: fmt.Sprintf("https://mirror.example/%d", i), Signature: p.sig, Popularity: float64(i%3) / 4}
+		originals = append(originals, client.Page{URL: p.url, Signature: p.sig, Popularity: 0.25})
+		mirrors = append(mirrors, m)
+		urls = append(urls, p.url, m.URL)
+	}
+	type applied struct {
+		seq   uint64
+		pages []client.Page
+	}
+	ingest := func(st *RedisStore, s *Service, pages []client.Page, out chan<- applied, errs chan<- error) {
+		for start := 0; start < len(pages); start += 3 {
+			batch := pages[start:min(start+3, len(pages))]
+			if _, err := s.Ingest(batch); err != nil {
+				errs <- err
+				return
+			}
+			// Ingest holds the lease until Apply's log entry is written, and
+			// this goroutine is the replica's only writer.
+			out <- applied{st.applied(), batch}
+		}
+		errs <- nil
+	}
+	out := make(chan applied, len(urls))
+	errs := make(chan error, 2)
+	go ingest(stA, a, originals, out, errs)
+	go ingest(stB, b, mirrors, out, errs)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(out)
+	var order []applied
+	for ap := range out {
+		order = append(order, ap)
+	}
+	slices.SortFunc(order, func(x, y applied) int { return cmp.Compare(x.seq, y.seq) })
+	for i, ap := range order {
+		if ap.seq != uint64(i+1) {
+			t.Fatalf("batch %d has log position %d: the lease let two batches overlap", i+1, ap.seq)
+		}
+	}
+
+	single := newTestService(t, Options{SampleSize: 20})
+	for _, ap := range order {
+		mustIngest(t, single, ap.pages...)
+	}
+	want := stateOf(t, single, urls)
+	for name, s := range map[string]*Service{"A": a, "B": b} {
+		if got := stateOf(t, s, urls); !slices.Equal(got, want) {
+			t.Errorf("replica %s: pages = %q\nwant (one service) %q", name, got, want)
+		}
+	}
+	res, err := a.Lookup(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(res); i += 2 {
+		if res[i].Group == "" || res[i].Group != res[i+1].Group {
+			t.Errorf("%s in group %q, its mirror %s in %q", res[i].URL, res[i].Group, res[i+1].URL, res[i+1].Group)
+		}
+	}
+
+	// A third replica started now loads the same state, and its next
+	// ingest sees the groups; so does B after A wrote more.
+	_, c := open()
+	if got := stateOf(t, c, urls); !slices.Equal(got, want) {
+		t.Errorf("new replica: pages = %q, want %q", got, want)
+	}
+	copyA := mustIngest(t, a, client.Page{URL: "https://copy.example/a", Signature: originals[0].Signature})
+	copyB := mustIngest(t, b, client.Page{URL: "https://copy.example/b", Signature: originals[0].Signature})
+	if copyA[0].Group != res[0].Group || copyB[0].Group != res[0].Group {
+		t.Errorf("copies joined %q (A) and %q (B), want %q", copyA[0].Group, copyB[0].Group, res[0].Group)
+	}
+	if sa, sb := a.Stats().Groups, b.Stats().Groups; sa != sb {
+		t.Errorf("candidate tables hold %d groups on A, %d on B", sa, sb)
+	}
+}
+
+// stateOf returns, for each of urls, "URL group winner verified" as a
+// service reports it.
+func stateOf(t *testing.T, s *Service, urls []string) []string {
+	t.Helper()
+	res, err := s.Lookup(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(res))
+	for i, r := range res {
+		out[i] = fmt.Sprintf("%s %s %s %d", r.URL, r.Group, r.Winner, r.Size)
+	}
+	return out
+}
+
+// TestRedisFencing: a writer whose lease another replica took (it
+// expired) writes nothing; the new holder replays its journal.
+func TestRedisFencing(t *testing.T) {
+	addrs := redisCluster(t)
+	ctx := context.Background()
+	stale, err := OpenRedis(addrs, RedisOptions{LeaseTTL: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	fresh, err := OpenRedis(addrs, RedisOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := stale.lease(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The stale lease expires; the fresh writer takes the lease and writes.
+	waitFor(t, func() bool { n, _ := stale.c.Exists(ctx, redisLease).Result(); return n == 0 })
+	if _, err := fresh.lease(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	page := "https://fenced.example/"
+	if err := fresh.Apply(&Batch{Pages: map[string]*PageRecord{page: {Group: "g1", Popularity: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The stale writer's journal, records and log entry are all refused.
+	if err := stale.Apply(&Batch{Pages: map[string]*PageRecord{page: {Group: "g2"}}}); !errors.Is(err, ErrFenced) {
+		t.Errorf("stale Apply = %v, want ErrFenced", err)
+	}
+	if err := stale.write(ctx, &Batch{Pages: map[string]*PageRecord{page: nil}}); !errors.Is(err, ErrFenced) {
+		t.Errorf("stale write = %v, want ErrFenced", err)
+	}
+	if p, ok, err := fresh.Page(page); err != nil || !ok || p.Group != "g1" {
+		t.Errorf("Page after the stale writes = %+v, %v, %v, want group g1", p, ok, err)
+	}
+	// A journal that a holder left is replayed by the next one.
+	if err := fresh.c.Set(ctx, redisJournal, encodeBatch(&Batch{Pages: map[string]*PageRecord{page: {Group: "g3"}}, Touched: []string{"g3"}}), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next, err := OpenRedis(addrs, RedisOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	ch, err := next.lease(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.release(ctx)
+	if !slices.Equal(ch.touched, []string{"g3"}) || ch.seq != 2 {
+		t.Errorf("changes after the replay = %+v, want g3 at log position 2", ch)
+	}
+	if p, _, _ := next.Page(page); p.Group != "g3" {
+		t.Errorf("Page after the replay in group %q, want g3", p.Group)
+	}
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("condition never held")
 }

@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -105,11 +107,12 @@ type Service struct {
 	o  Options
 	st Store
 
-	mu     sync.Mutex // serializes Ingest; guards idx, meta, part, sample
+	mu     sync.Mutex // serializes Ingest; guards idx, meta, part, sample, seq
 	idx    *index
 	meta   Meta
 	part   *partition.Partitioner
 	sample [][]uint32
+	seq    uint64 // the shared store's log position the tables reflect
 
 	m serviceMetrics
 
@@ -132,30 +135,49 @@ func New(st Store, o Options) (*Service, error) {
 		return nil, errors.New("backend: invalid options")
 	}
 	s := &Service{o: o, st: st, reach: simhashReach}
-	meta, err := st.Meta()
-	if err != nil {
+	if sh, ok := st.(sharedStore); ok {
+		// The log position before the load: a batch that another replica
+		// writes during the load is replayed at the first ingest.
+		seq, err := sh.logSeq(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		s.seq = seq
+	}
+	if err := s.load(); err != nil {
 		return nil, err
 	}
-	s.meta = meta
+	s.m = newServiceMetrics(s)
+	return s, nil
+}
+
+// load reads the service's state and rebuilds the candidate tables from
+// the stored groups.
+func (s *Service) load() error {
+	meta, err := s.st.Meta()
+	if err != nil {
+		return err
+	}
+	s.meta, s.part, s.sample = meta, nil, nil
 	if meta.Partitioner != nil {
 		p := new(partition.Partitioner)
 		if err := p.UnmarshalBinary(meta.Partitioner); err != nil {
-			return nil, fmt.Errorf("backend: stored partitioner: %w", err)
+			return fmt.Errorf("backend: stored partitioner: %w", err)
 		}
 		s.part = p
 	}
 	type gw struct{ id, winner string }
 	var groups []gw
-	err = st.Groups(func(id string, g GroupRecord) error {
+	err = s.st.Groups(func(id string, g GroupRecord) error {
 		if g.Winner != "" {
 			groups = append(groups, gw{id, g.Winner})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.idx = newIndex(s.part, o.Tau, s.gate(), s.reach, len(groups))
+	s.idx = newIndex(s.part, s.o.Tau, s.gate(), s.reach, len(groups))
 	add := func(g gw, p PageRecord) error {
 		if p.Sig == nil {
 			return nil
@@ -173,7 +195,7 @@ func New(st Store, o Options) (*Service, error) {
 	// The winners' records: in one pass over the pages in key order where
 	// the store can (far faster than a read per winner), else one by one.
 	rest := groups
-	if sc, ok := st.(pageScanner); ok {
+	if sc, ok := s.st.(pageScanner); ok {
 		rest = nil
 		winners := make(map[uint64]int32, len(groups)) // xxh3 of the winner's URL
 		for i, g := range groups {
@@ -196,23 +218,82 @@ func New(st Store, o Options) (*Service, error) {
 			return add(groups[i], p)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, g := range rest {
-		p, ok, err := st.Page(g.winner)
+		p, ok, err := s.st.Page(g.winner)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ok {
 			if err := add(g, p); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	s.idx.postAll()
-	s.m = newServiceMetrics(s)
-	return s, nil
+	return nil
+}
+
+// catchUpLocked brings the candidate tables and the service's state up to
+// the batches that other replicas sharing the store wrote (ch).
+func (s *Service) catchUpLocked(ch logChanges) error {
+	if ch.all {
+		if err := s.load(); err != nil {
+			return err
+		}
+		s.seq = ch.seq
+		return nil
+	}
+	if ch.seq == s.seq {
+		return nil
+	}
+	meta, err := s.st.Meta()
+	if err != nil {
+		return err
+	}
+	s.meta = meta
+	switch {
+	case s.part == nil && meta.Partitioner != nil:
+		p := new(partition.Partitioner)
+		if err := p.UnmarshalBinary(meta.Partitioner); err != nil {
+			return fmt.Errorf("backend: stored partitioner: %w", err)
+		}
+		s.part, s.sample = p, nil
+		s.idx.repartition(p)
+	case s.part == nil:
+		s.sample = append(s.sample, ch.founded...)
+	}
+	done := make(map[string]bool, len(ch.touched))
+	for _, id := range ch.touched {
+		if done[id] {
+			continue
+		}
+		done[id] = true
+		s.idx.remove(id)
+		w, _, ok, err := s.st.GroupSize(id)
+		if err != nil {
+			return err
+		}
+		if !ok || w == "" {
+			continue
+		}
+		p, ok, err := s.st.Page(w)
+		if err != nil {
+			return err
+		}
+		if !ok || p.Sig == nil {
+			continue
+		}
+		sig := new(similarity.Signature)
+		if err := sig.UnmarshalBinary(p.Sig); err != nil {
+			return fmt.Errorf("backend: stored signature of %s: %w", w, err)
+		}
+		s.idx.add(id, sig)
+	}
+	s.seq = ch.seq
+	return nil
 }
 
 // item is one validated page of an ingest.
@@ -295,6 +376,19 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := s.m.now()
+	if sh, ok := s.st.(sharedStore); ok {
+		// Other replicas write the same store: take the writer lease and
+		// see their batches before comparing anything.
+		ctx := context.Background()
+		ch, err := sh.lease(ctx, s.seq)
+		if err != nil {
+			return nil, err
+		}
+		defer sh.release(ctx)
+		if err := s.catchUpLocked(ch); err != nil {
+			return nil, err
+		}
+	}
 	t := s.begin()
 	res := make([]client.IngestResult, len(items))
 	for i := range items {
@@ -441,8 +535,13 @@ func (s *Service) commit(t *txn) error {
 		t.meta.Partitioner, newPart = enc, p
 	}
 	t.b.Meta = &t.meta
+	t.b.Touched = slices.Sorted(maps.Keys(t.touched))
+	t.b.Founded = t.lengths
 	if err := s.st.Apply(&t.b); err != nil {
 		return err
+	}
+	if sh, ok := s.st.(sharedStore); ok {
+		s.seq = sh.applied()
 	}
 	s.meta = t.meta
 	for id := range t.touched {

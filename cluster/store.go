@@ -53,6 +53,13 @@ type Batch struct {
 	Groups    map[string]*GroupRecord
 	Redirects map[Redirect]bool // true adds the edge, false removes it
 	Meta      *Meta
+	// Touched lists the groups whose representative the batch changed,
+	// sorted, and Founded the length vectors of the representatives it
+	// founded, in order (the partitioner's sample). A store that several
+	// replicas share logs them so that the others update their candidate
+	// tables; the other stores ignore them.
+	Touched []string
+	Founded [][]uint32
 }
 
 // Store keeps the groups, the URL index and the signatures. Reads are safe

@@ -42,7 +42,7 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	case "memory":
 		st = cluster.NewMemStore()
 	case "redis":
-		r, err := cluster.OpenRedis(c.Redis)
+		r, err := cluster.OpenRedis(c.Redis, cluster.RedisOptions{})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,248 @@
+// Command winnow-beam runs winnow's offline jobs as Apache Beam pipelines:
+//
+//	winnow-beam dedup [-runner prism|universal|flink|spark|dataflow] [-endpoint HOST:PORT] [-o FILE] INPUT...
+//	winnow-beam assign -groups FILE [-o FILE] INPUT...
+//
+// dedup reads the inputs of `winnow dedup` and writes the same JSON Lines;
+// assign is the incremental tier 2 of Zhu et al. (see package pipeline).
+// Every flag of the Beam Go SDK (-environment_type, -project, -region,
+// -temp_location, ...) is accepted after the subcommand.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+
+	"github.com/winnow-search/winnow/beam/pipeline"
+	"github.com/winnow-search/winnow/config"
+)
+
+func main() {
+	if len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-") {
+		// No subcommand: a Beam worker started by a runner (its flags say
+		// so), or a request for help.
+		flag.Parse()
+		beam.Init()
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "dedup":
+		err = runDedup(context.Background(), os.Args[2:])
+	case "assign":
+		err = runAssign(context.Background(), os.Args[2:])
+	default:
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "winnow-beam:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [INPUT...]\n"+
+		"       winnow-beam assign -groups FILE [-runner NAME] [-o FILE] INPUT...\n"+
+		"run `winnow-beam dedup -h` for the flags, Beam's included")
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// common are the flags of every subcommand: winnow's configuration,
+// the output, and Beam's own flags (registered on flag.CommandLine by the
+// SDK), so that -runner, -endpoint, -environment_type, -project, ... work
+// after the subcommand.
+type common struct {
+	fs      *flag.FlagSet
+	cfgPath string
+	sets    stringList
+	out     string
+	split   pipeline.SplitOptions
+}
+
+func newCommon(name string) *common {
+	c := &common{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c.fs.StringVar(&c.cfgPath, "config", "", "winnow's configuration `file` (as winnow -config)")
+	c.fs.Var(&c.sets, "set", "set a configuration `KEY=VALUE` (repeatable, as winnow -set)")
+	c.fs.StringVar(&c.out, "o", "-", "write the JSON Lines to `file` (- for stdout: local runners only)")
+	c.fs.IntVar(&c.split.FilesPerShard, "shard-files", 64, "files of a directory read by one shard")
+	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if c.fs.Lookup(f.Name) == nil {
+			c.fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	return c
+}
+
+// parse parses args and loads the configuration.
+func (c *common) parse(args []string) (config.Config, error) {
+	if err := c.fs.Parse(args); err != nil {
+		return config.Config{}, err
+	}
+	beam.Init()
+	return config.Load(c.cfgPath, os.Getenv, c.sets)
+}
+
+// output returns the path the pipeline writes and a function that, after
+// the run, copies it to stdout when the output is "-".
+func (c *common) output() (string, func() error, error) {
+	if c.out != "-" {
+		abs := c.out
+		if !strings.Contains(abs, "://") {
+			var err error
+			if abs, err = filepath.Abs(abs); err != nil {
+				return "", nil, err
+			}
+		}
+		return abs, func() error { return nil }, nil
+	}
+	dir, err := os.MkdirTemp("", "winnow-beam")
+	if err != nil {
+		return "", nil, err
+	}
+	p := filepath.Join(dir, "out.jsonl")
+	return p, func() error {
+		defer os.RemoveAll(dir)
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("reading the output (with -o -, the runner must share this machine's files): %w", err)
+		}
+		defer f.Close()
+		_, err = io.Copy(os.Stdout, f)
+		return err
+	}, nil
+}
+
+func runner() string {
+	if r := flag.Lookup("runner"); r != nil && r.Value.String() != "" {
+		return r.Value.String()
+	}
+	return "prism"
+}
+
+func runDedup(ctx context.Context, args []string) error {
+	c := newCommon("dedup")
+	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the connected components")
+	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
+	c.fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
+			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file, as for winnow dedup;\n"+
+			"with none, the embedded sample. Each output line is one cluster, as winnow dedup writes it.")
+		c.fs.PrintDefaults()
+	}
+	cfg, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	shards, err := pipeline.Split(c.fs.Args(), c.split)
+	if err != nil {
+		return err
+	}
+	out, finish, err := c.output()
+	if err != nil {
+		return err
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := pipeline.Dedup(s, pipeline.Options{
+		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
+		Output: out, Rounds: *rounds, HotBucket: *hot,
+	}); err != nil {
+		return err
+	}
+	start := time.Now()
+	st, err := pipeline.Run(ctx, runner(), p)
+	if err != nil {
+		return err
+	}
+	if *jobopts.Async {
+		return nil
+	}
+	if err := finish(); err != nil {
+		return err
+	}
+	el := time.Since(start)
+	mb := float64(st.Bytes) / (1 << 20)
+	fmt.Fprintf(os.Stderr, "winnow-beam dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare, %d cut at the size cap; "+
+		"%d clusters holding %d duplicates; %s (%.0f docs/s); %d pairs decided, %d matched; "+
+		"largest key group %d documents (%d after splitting), %d pairs capped; %d component rounds\n",
+		st.Docs, mb, st.Errors, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
+		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate,
+		st.LargestBucket, st.LargestUnit, st.PairsCapped, st.Rounds)
+	return nil
+}
+
+func runAssign(ctx context.Context, args []string) error {
+	c := newCommon("assign")
+	groups := c.fs.String("groups", "", "the existing groups: JSON Lines of group, winner URL and signature (cluster.ExportWinners)")
+	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the new groups' components")
+	c.fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: winnow-beam assign -groups FILE [flags] [INPUT...]\n\n"+
+			"Assigns each page of the inputs to the existing group whose winner it matches best, or to a new group;\n"+
+			"one JSON line per page: url, id, signature (as the cluster service ingests them), group or new_group.")
+		c.fs.PrintDefaults()
+	}
+	cfg, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if *groups == "" {
+		return errors.New("assign: -groups is required")
+	}
+	part, err := pipeline.SamplePartitioner(*groups)
+	if err != nil {
+		return err
+	}
+	groupsPath, err := filepath.Abs(*groups)
+	if err != nil {
+		return err
+	}
+	shards, err := pipeline.Split(c.fs.Args(), c.split)
+	if err != nil {
+		return err
+	}
+	out, finish, err := c.output()
+	if err != nil {
+		return err
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := pipeline.Assign(s, pipeline.AssignOptions{
+		Options:     pipeline.Options{Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1, Output: out, Rounds: *rounds},
+		Groups:      groupsPath,
+		Partitioner: part,
+	}); err != nil {
+		return err
+	}
+	if _, err := pipeline.Run(ctx, runner(), p); err != nil {
+		return err
+	}
+	if *jobopts.Async {
+		return nil
+	}
+	return finish()
+}

@@ -1,0 +1,142 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/winnow-search/winnow/cluster"
+	"github.com/winnow-search/winnow/cluster/client"
+	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/corpus/sample"
+)
+
+// TestAssign: a cluster service holds the groups of the sample's LLVM 13
+// and 14 pages; their winners, exported, and the whole sample as a new
+// crawl go through the tier-2 pipeline. Every page must join the existing
+// group that the service puts it in when it ingests the page under a new
+// URL, and the pages the service puts in new groups get none.
+func TestAssign(t *testing.T) {
+	type signed struct {
+		id  string
+		sig []byte
+	}
+	var all []signed
+	var old []client.Page
+	for d, err := range sample.Docs() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := signer(config.Default()).Sign(d.Body, d.ContentType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := r.Sig.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, signed{d.ID, enc})
+		if strings.Contains(d.ID, "/13/") || strings.Contains(d.ID, "/14/") {
+			old = append(old, client.Page{URL: "https://old.example/" + d.ID, Signature: enc})
+		}
+	}
+	dir := t.TempDir()
+	groups := filepath.Join(dir, "groups.jsonl")
+	var gb bytes.Buffer
+	st := cluster.NewMemStore()
+	svc2, err := cluster.New(st, cluster.Options{SampleSize: 10, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc2.Ingest(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.ExportWinners(st, &gb); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(groups, gb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	part, err := SamplePartitioner(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What the service does with each page of the new crawl, alone.
+	want := map[string]string{}
+	for _, p := range all {
+		res, err := svc2.Ingest([]client.Page{{URL: "https://new.example/" + p.id, Signature: p.sig}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Status != client.StatusNew {
+			want[p.id] = res[0].Group
+		}
+		// Undo, so each page meets the old groups only.
+		if _, err := svc2.Ingest([]client.Page{{URL: "https://new.example/" + p.id, Deleted: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	shards, err := Split(nil, SplitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "assign.jsonl")
+	p, s := beam.NewPipelineWithRoot()
+	err = Assign(s, AssignOptions{
+		Options: Options{Config: config.Default(), Shards: shards, Output: out},
+		Groups:  groups, Partitioner: part,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), "prism", p); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := map[string]Assignment{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var a Assignment
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			t.Fatal(err)
+		}
+		got[a.ID] = a
+	}
+	if len(got) != len(all) {
+		t.Fatalf("%d lines, want one per page (%d)", len(got), len(all))
+	}
+	joined, fresh := 0, 0
+	for _, p := range all {
+		a := got[p.id]
+		if a.Group != want[p.id] {
+			t.Errorf("%s: group %q, the service says %q", p.id, a.Group, want[p.id])
+		}
+		if !bytes.Equal(a.Signature, p.sig) {
+			t.Errorf("%s: signature not the page's", p.id)
+		}
+		switch {
+		case a.Group != "":
+			joined++
+		case a.NewGroup != "":
+			fresh++
+		}
+	}
+	if joined == 0 || fresh == 0 {
+		t.Errorf("%d pages joined existing groups, %d formed new ones; want some of each", joined, fresh)
+	}
+}

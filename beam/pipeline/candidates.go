@@ -1,0 +1,333 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"slices"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// KeySig is a usable document's key and signature encoding.
+type KeySig struct {
+	Key string
+	Sig []byte
+}
+
+// Entry is one document under one candidate key (Bucket), with the
+// representative of its signature (the smallest key among the documents
+// whose signatures are byte-identical to it).
+type Entry struct {
+	Bucket, Key, Rep string
+	Simhash          uint64
+}
+
+// Join is an element of the signature joins, keyed by Key: the document's
+// signature (Kind joinSig), a candidate pair (Key, Other) (joinPair), or a
+// pair (Other, Key) carrying Other's signature (joinHalf).
+type Join struct {
+	Key   string
+	Kind  int8
+	Other string
+	Sig   []byte
+}
+
+const (
+	joinSig int8 = iota
+	joinPair
+	joinHalf
+)
+
+// Block is a slice of a hot bucket in key order: its pairs are those
+// ending at an entry from Cur on, starting at most Window entries before.
+type Block struct {
+	Entries  []Entry
+	Cur      int
+	Window   int
+	SimhashK int // pairs farther apart are skipped; negative: no filter
+}
+
+// Candidate tables as BatchCluster builds them: table 0 the megashingles,
+// 1..K+1 the simhash blocks, then the min-hash bands.
+const tableMega = 0
+
+// bucketKey is the grouping key of value v in table t.
+func bucketKey(t int, v uint64) string {
+	var b [10]byte
+	binary.BigEndian.PutUint16(b[:2], uint16(t))
+	binary.BigEndian.PutUint64(b[2:], v)
+	return string(b[:])
+}
+
+// mix64 is similarity's finalizer (MurmurHash3 fmix64) with which
+// BatchCluster hashes a band; the equality test catches a drift.
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// exactFn takes the documents whose signatures are byte-identical: their
+// smallest key represents them all. It emits each document's candidate
+// keys with the representative, an edge from the representative to every
+// other member (identical signatures match), and the representative's
+// signature, so that pairs and comparisons involve one document per
+// signature and a page copied a thousand times costs its buckets nothing.
+type exactFn struct {
+	SimhashK, BandRows, Packs int
+	mega                      []uint64
+}
+
+func (f *exactFn) ProcessElement(_ int, values func(*KeySig) bool, emitEntry func(int, Entry), emitEdge func(string, string), emitSig func(int, Join)) error {
+	var ks []KeySig
+	var v KeySig
+	for values(&v) {
+		ks = append(ks, v)
+	}
+	slices.SortFunc(ks, func(a, b KeySig) int {
+		return cmp.Or(slicesCompare(a.Sig, b.Sig), cmp.Compare(a.Key, b.Key))
+	})
+	var err error
+	runs(ks, func(k *KeySig) string { return string(k.Sig) }, func(run []KeySig) {
+		if err == nil {
+			err = f.group(run, emitEntry, emitEdge, emitSig)
+		}
+	})
+	return err
+}
+
+func slicesCompare(a, b []byte) int { return slices.Compare(a, b) }
+
+func (f *exactFn) group(run []KeySig, emitEntry func(int, Entry), emitEdge func(string, string), emitSig func(int, Join)) error {
+	rep := run[0].Key
+	var s similarity.Signature
+	if err := s.UnmarshalBinary(run[0].Sig); err != nil {
+		return err
+	}
+	emitSig(pack(rep, f.Packs), Join{Key: rep, Kind: joinSig, Sig: run[0].Sig})
+	var keys []string
+	keys, f.mega = tableKeys(keys, f.mega, &s, f.SimhashK, f.BandRows)
+	for _, m := range run {
+		if m.Key != rep {
+			emitEdge(rep, m.Key)
+		}
+		for _, b := range keys {
+			emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: m.Key, Rep: rep, Simhash: s.Simhash})
+		}
+	}
+	return nil
+}
+
+// tableKeys appends to dst the candidate keys of s in BatchCluster's
+// tables: its megashingles, its simhashK+1 simhash blocks and its
+// min-hash bands of bandRows values. mega is scratch space, returned for
+// reuse.
+func tableKeys(dst []string, mega []uint64, s *similarity.Signature, simhashK, bandRows int) ([]string, []uint64) {
+	mega = s.AppendMegashingles(mega[:0])
+	for _, v := range mega {
+		dst = append(dst, bucketKey(tableMega, v))
+	}
+	blocks := simhashK + 1
+	for bi := range blocks {
+		lo, hi := bi*64/blocks, (bi+1)*64/blocks
+		mask := uint64(1)<<(hi-lo) - 1
+		dst = append(dst, bucketKey(1+bi, s.Simhash>>lo&mask))
+	}
+	for band := 0; (band+1)*bandRows <= len(s.MinHash); band++ {
+		h := mix64(uint64(band) + 1)
+		for _, v := range s.MinHash[band*bandRows : (band+1)*bandRows] {
+			h = mix64(h ^ uint64(v))
+		}
+		dst = append(dst, bucketKey(1+blocks+band, h))
+	}
+	return dst, mega
+}
+
+// bucketFn turns each bucket of its group into candidate pairs: each entry
+// with its Window predecessors in key order, as BatchCluster's join. A
+// bucket of more than Hot entries goes out as blocks for other workers to
+// expand.
+type bucketFn struct {
+	Window, Hot, SimhashK, Packs int
+
+	size, unit beam.Distribution
+	capped     beam.Counter
+}
+
+func (f *bucketFn) Setup() {
+	f.size = beam.NewDistribution(metricNS, "bucket_size")
+	f.unit = beam.NewDistribution(metricNS, "bucket_unit")
+	f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped")
+}
+
+func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emitPair func(int, Join), emitBlock func(int, Block)) {
+	var es []Entry
+	var e Entry
+	for values(&e) {
+		es = append(es, e)
+	}
+	slices.SortFunc(es, func(a, b Entry) int { return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key)) })
+	emit := func(p, q *Entry) {
+		emitPair(pack(p.Rep, f.Packs), Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
+	}
+	runs(es, func(e *Entry) string { return e.Bucket }, func(es []Entry) {
+		f.bucket(ctx, es, emit, emitBlock)
+	})
+}
+
+func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry), emitBlock func(int, Block)) {
+	n := len(es)
+	if n < 2 {
+		return
+	}
+	f.size.Update(ctx, int64(n))
+	if n > f.Window+1 {
+		// Pairs farther apart than the window are never compared.
+		w := int64(f.Window)
+		all := int64(n) * int64(n-1) / 2
+		kept := w*int64(n) - w*(w+1)/2
+		f.capped.Inc(ctx, all-kept)
+	}
+	k := f.simhashK(es[0].Bucket)
+	if n <= f.Hot {
+		f.unit.Update(ctx, int64(n))
+		windowPairs(es, 1, f.Window, k, emit)
+		return
+	}
+	for c := 0; c*f.Window < n; c++ {
+		lo := max(0, (c-1)*f.Window)
+		hi := min(n, (c+1)*f.Window)
+		b := Block{Entries: slices.Clone(es[lo:hi]), Cur: c*f.Window - lo, Window: f.Window, SimhashK: k}
+		f.unit.Update(ctx, int64(len(b.Entries)))
+		emitBlock(pack(es[0].Bucket+string(rune(c)), f.Packs), b)
+	}
+}
+
+// simhashK returns the simhash filter of the table of bucket key b.
+func (f *bucketFn) simhashK(b string) int {
+	t := int(binary.BigEndian.Uint16([]byte(b[:2])))
+	if t >= 1 && t <= f.SimhashK+1 {
+		return f.SimhashK
+	}
+	return -1
+}
+
+// blockFn expands a block of a hot bucket into its pairs.
+type blockFn struct {
+	Packs int
+}
+
+func (f *blockFn) ProcessElement(_ int, b Block, emitPair func(int, Join)) {
+	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, func(p, q *Entry) {
+		emitPair(pack(p.Rep, f.Packs), Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
+	})
+}
+
+// windowPairs calls emit with the entries (p, q), from <= q, q-window <=
+// p < q, of es whose signatures differ and, with k >= 0, whose simhashes
+// are within k.
+func windowPairs(es []Entry, from, window, k int, emit func(p, q *Entry)) {
+	for q := from; q < len(es); q++ {
+		for p := max(0, q-window); p < q; p++ {
+			if es[p].Rep == es[q].Rep {
+				continue // the same signature: joined by exactFn's edge
+			}
+			if k >= 0 && similarity.Hamming(es[p].Simhash, es[q].Simhash) > k {
+				continue
+			}
+			emit(&es[p], &es[q])
+		}
+	}
+}
+
+// sortJoin orders a join group by key, the signature first.
+func sortJoin(js []Join) {
+	slices.SortFunc(js, func(a, b Join) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Other, b.Other))
+	})
+}
+
+// halfFn joins each document's distinct pairs (as the pair's first, the
+// better ranked document) with its signature, and sends them to the
+// second document.
+type halfFn struct {
+	Packs int
+}
+
+func (f *halfFn) ProcessElement(_ int, values func(*Join) bool, emit func(int, Join)) {
+	var js []Join
+	var j Join
+	for values(&j) {
+		js = append(js, j)
+	}
+	sortJoin(js)
+	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
+		if run[0].Kind != joinSig {
+			return
+		}
+		sig := run[0].Sig
+		for i, p := range run[1:] {
+			if p.Kind == joinPair && (i == 0 || p.Other != run[i].Other) { // run[i] precedes p
+				emit(pack(p.Other, f.Packs), Join{Key: p.Other, Kind: joinHalf, Other: p.Key, Sig: sig})
+			}
+		}
+	})
+}
+
+// decideFn decides each pair that reaches a document (as b) with the
+// decision of the configuration, emitting an edge per duplicate.
+type decideFn struct {
+	Config []byte
+
+	set       *settings
+	decided   beam.Counter
+	confirmed beam.Counter
+}
+
+func (f *decideFn) Setup() error {
+	s, err := decodeSettings(f.Config)
+	f.set = s
+	f.decided = beam.NewCounter(metricNS, "pairs_decided")
+	f.confirmed = beam.NewCounter(metricNS, "pairs_duplicate")
+	return err
+}
+
+func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*Join) bool, emit func(string, string)) error {
+	var js []Join
+	var j Join
+	for values(&j) {
+		js = append(js, j)
+	}
+	sortJoin(js)
+	var err error
+	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
+		if err != nil || run[0].Kind != joinSig {
+			return
+		}
+		var b similarity.Signature
+		if err = b.UnmarshalBinary(run[0].Sig); err != nil {
+			return
+		}
+		for _, h := range run[1:] {
+			if h.Kind != joinHalf {
+				continue
+			}
+			var a similarity.Signature
+			if err = a.UnmarshalBinary(h.Sig); err != nil {
+				return
+			}
+			f.decided.Inc(ctx, 1)
+			if f.set.decision.Decide(&a, &b).Duplicate {
+				f.confirmed.Inc(ctx, 1)
+				emit(h.Other, h.Key)
+			}
+		}
+	})
+	return err
+}

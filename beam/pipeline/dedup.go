@@ -1,0 +1,433 @@
+package pipeline
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/corpus"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// metricNS is the namespace of the pipeline's counters.
+const metricNS = "winnow"
+
+// Defaults of [Options].
+const (
+	DefaultRounds    = 12
+	DefaultHotBucket = 4096
+)
+
+// Options configures [Dedup].
+type Options struct {
+	// Config is winnow's configuration: the signature, canon, decision
+	// and dedup settings as `winnow dedup` reads them.
+	Config config.Config
+	// Shards are the inputs, cut by [Split]; Several says that more than
+	// one input was given (keys are then prefixed by the input).
+	Shards  []Shard
+	Several bool
+	// Output is the JSON Lines file written (any Beam filesystem path).
+	Output string
+	// Rounds bounds the connected-component rounds. Zero means
+	// DefaultRounds (12).
+	Rounds int
+	// HotBucket is the bucket size above which a bucket's pairs are
+	// expanded in blocks by other workers. Zero means DefaultHotBucket.
+	HotBucket int
+	// Packs is the number of groups of each grouping (see pack.go). Zero
+	// means DefaultPacks (1024).
+	Packs int
+}
+
+// Doc is a signed document. Its body is dropped after signing.
+type Doc struct {
+	// BaseKey is the key before repeats are numbered.
+	BaseKey string
+	ID, URL string
+	// Input, Shard and Pos place the document in input order.
+	Input, Shard int
+	Pos          int64
+	// Sig is the signature's binary encoding.
+	Sig []byte
+	// Usable reports a signature the decision may match (not empty, not
+	// too short); Cut one cut at a size cap.
+	Usable, Cut bool
+}
+
+// Dedup adds the dedup pipeline to s (see the package documentation).
+func Dedup(s beam.Scope, o Options) error {
+	enc, err := o.prepare()
+	if err != nil {
+		return err
+	}
+	docs, sigs := signShards(s, enc, o.Shards, o.Several, o.Packs)
+	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)
+	labels := components(s, edges, o.Rounds, o.Packs)
+	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
+	return nil
+}
+
+// prepare sets o's defaults, checks it and returns the encoded
+// configuration for the workers.
+func (o *Options) prepare() ([]byte, error) {
+	o.Rounds = cmp.Or(o.Rounds, DefaultRounds)
+	o.HotBucket = cmp.Or(o.HotBucket, DefaultHotBucket)
+	o.Packs = cmp.Or(o.Packs, DefaultPacks)
+	if o.Rounds < 1 || o.HotBucket < 2 || o.Packs < 1 || o.Output == "" || len(o.Shards) == 0 {
+		return nil, errors.New("pipeline: invalid options")
+	}
+	enc, err := encodeConfig(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := decodeSettings(enc); err != nil {
+		return nil, err
+	}
+	return enc, nil
+}
+
+// signShards reads and signs the shards and keys each document as
+// `winnow dedup` does. It returns the documents as [Member]s grouped by
+// key, and the usable ones' [KeySig]s grouped by signature.
+func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int) (docs, sigs beam.PCollection) {
+	s = s.Scope("sign")
+	col := beam.Reshuffle(s, beam.CreateList(s, shards))
+	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs}, col)
+	return beam.ParDo2(s, &numberFn{Packs: packs}, beam.GroupByKey(s, signed))
+}
+
+// signFn reads a shard and signs its documents, keyed by their key before
+// repeats are numbered. A bad document is logged, counted and skipped.
+type signFn struct {
+	Config  []byte
+	Several bool
+	Packs   int
+
+	set                           *settings
+	docs, errs, bytes, empty, cut beam.Counter
+}
+
+func (f *signFn) Setup() error {
+	set, err := decodeSettings(f.Config)
+	f.set = set
+	f.docs = beam.NewCounter(metricNS, "docs")
+	f.errs = beam.NewCounter(metricNS, "errors")
+	f.bytes = beam.NewCounter(metricNS, "bytes")
+	f.empty = beam.NewCounter(metricNS, "empty")
+	f.cut = beam.NewCounter(metricNS, "cut")
+	return err
+}
+
+func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Doc)) error {
+	opts := corpus.Options{MaxFileSize: int64(f.set.cfg.Dedup.MaxFileBytes)}
+	var pos int64
+	for d, err := range sh.Docs(opts) {
+		if err != nil {
+			f.errs.Inc(ctx, 1)
+			log.Warnf(ctx, "dedup_skip: %v", err)
+			continue
+		}
+		f.bytes.Inc(ctx, int64(len(d.Body)))
+		res, err := f.set.signer.Sign(d.Body, d.ContentType)
+		if err != nil {
+			f.errs.Inc(ctx, 1)
+			log.Warnf(ctx, "dedup_skip: %s: %s: %v", sh.Name, d.ID, err)
+			continue
+		}
+		f.docs.Inc(ctx, 1)
+		sig := res.Sig
+		if sig.Empty() {
+			f.empty.Inc(ctx, 1)
+		}
+		cut := res.Doc.Truncated || sig.Capped
+		if cut {
+			f.cut.Inc(ctx, 1)
+		}
+		b, err := sig.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		minTokens := f.set.decision.MinTokens
+		if minTokens <= 0 {
+			minTokens = similarity.DefaultDecisionMinTokens
+		}
+		base := docKey(f.Several, sh.Name, d.ID)
+		emit(pack(base, f.Packs), Doc{
+			BaseKey: base, ID: d.ID, URL: d.URL, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
+			Usable: !sig.Empty() && sig.Tokens >= minTokens, Cut: cut,
+		})
+		pos++
+	}
+	return nil
+}
+
+// numberFn numbers the repeats of a key in input order: the n-th repeat
+// gets "#n". It emits each document grouped by its key, and the usable
+// ones' signatures grouped by signature.
+type numberFn struct {
+	Packs int
+}
+
+func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(int, Member), emitSig func(int, KeySig)) {
+	var ds []Doc
+	var d Doc
+	for values(&d) {
+		ds = append(ds, d)
+	}
+	slices.SortFunc(ds, func(a, b Doc) int {
+		return cmp.Or(cmp.Compare(a.BaseKey, b.BaseKey), cmp.Compare(a.Input, b.Input), cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.Pos, b.Pos))
+	})
+	runs(ds, func(d *Doc) string { return d.BaseKey }, func(run []Doc) {
+		for i, d := range run {
+			k := d.BaseKey
+			if i > 0 {
+				k = fmt.Sprintf("%s#%d", k, i)
+			}
+			emitDoc(pack(k, f.Packs), Member{Key: k, Doc: d})
+			if d.Usable {
+				emitSig(pack(string(d.Sig), f.Packs), KeySig{Key: k, Sig: d.Sig})
+			}
+		}
+	})
+}
+
+// candidateEdges returns the matching pairs (A, B) of the candidate
+// tables, and the edges between documents of identical signatures.
+func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
+	s = s.Scope("candidates")
+	k := similarity.DefaultBatchSimhashK
+	entries, same, sigs := beam.ParDo3(s, &exactFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows, Packs: packs},
+		beam.GroupByKey(s, keySigs))
+	pairs, blocks := beam.ParDo2(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k, Packs: packs},
+		beam.GroupByKey(s, entries))
+	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
+	halves := beam.ParDo(s, &halfFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, pairs, hot)))
+	matched := beam.ParDo(s, &decideFn{Config: enc}, beam.GroupByKey(s, beam.Flatten(s, sigs, halves)))
+	return beam.Flatten(s, matched, same)
+}
+
+// Line is one output line and the key it is sorted by.
+type Line struct {
+	Winner, JSON string
+}
+
+// writeClusters joins each component's documents, clusters them as
+// `winnow dedup` does and writes the lines in winner-key order.
+func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int) {
+	s = s.Scope("clusters")
+	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
+	lines := beam.ParDo(s, &clusterFn{Config: enc}, beam.GroupByKey(s, members))
+	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, lines)))
+}
+
+// Member is a document with its key, a component's label of a document
+// (Label), or a document of component Root.
+type Member struct {
+	Key, Root string
+	Label     bool
+	Doc       Doc
+}
+
+// memberFn sends each labelled document to its component.
+type memberFn struct {
+	Packs int
+}
+
+func (f *memberFn) ProcessElement(_ int, values func(*Member) bool, emit func(int, Member)) {
+	var ms []Member
+	var m Member
+	for values(&m) {
+		ms = append(ms, m)
+	}
+	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
+	runs(ms, func(m *Member) string { return m.Key }, func(run []Member) {
+		root := ""
+		for _, m := range run {
+			if m.Label {
+				root = m.Root
+			}
+		}
+		if root == "" {
+			return
+		}
+		for _, m := range run {
+			if !m.Label {
+				emit(pack(root, f.Packs), Member{Key: m.Key, Root: root, Doc: m.Doc})
+			}
+		}
+	})
+}
+
+// clusterFn clusters one component with similarity.BatchCluster, as
+// `winnow dedup` clusters the whole corpus: within a component the
+// candidate tables find at least the pairs that joined it, so the
+// component, its winner and its verdicts are the same.
+type clusterFn struct {
+	Config []byte
+
+	set                  *settings
+	clusters, duplicates beam.Counter
+}
+
+func (f *clusterFn) Setup() error {
+	set, err := decodeSettings(f.Config)
+	f.set = set
+	f.clusters = beam.NewCounter(metricNS, "clusters")
+	f.duplicates = beam.NewCounter(metricNS, "duplicates")
+	return err
+}
+
+func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*Member) bool, emit func(Line)) error {
+	var all []Member
+	var m Member
+	for values(&m) {
+		all = append(all, m)
+	}
+	slices.SortFunc(all, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
+	var err error
+	runs(all, func(m *Member) string { return m.Root }, func(ms []Member) {
+		if err == nil {
+			err = f.component(ctx, ms, emit)
+		}
+	})
+	return err
+}
+
+// component clusters the members of one component, sorted by key.
+func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line)) error {
+	sigs := make([]*similarity.Signature, len(ms))
+	keys := make([]string, len(ms))
+	for i := range ms {
+		sigs[i] = new(similarity.Signature)
+		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
+			return err
+		}
+		keys[i] = ms[i].Key
+	}
+	cs := similarity.BatchCluster(sigs, f.set.decision, similarity.BatchOptions{Keys: keys, WinnerVerified: !f.set.cfg.Dedup.SingleLink})
+	for _, c := range cs {
+		f.clusters.Inc(ctx, 1)
+		f.duplicates.Inc(ctx, int64(len(c.Members)-1))
+		line, err := clusterJSON(c, ms)
+		if err != nil {
+			return err
+		}
+		emit(Line{Winner: keys[c.Winner], JSON: line})
+	}
+	return nil
+}
+
+// writeFn writes every line, sorted by winner key, to Path.
+type writeFn struct {
+	Path string
+}
+
+func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) bool) error {
+	var ls []Line
+	var l Line
+	for values(&l) {
+		ls = append(ls, l)
+	}
+	slices.SortFunc(ls, func(a, b Line) int { return cmp.Compare(a.Winner, b.Winner) })
+	fsys, err := filesystem.New(ctx, f.Path)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	w, err := fsys.OpenWrite(ctx, f.Path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	for _, l := range ls {
+		if _, err := io.WriteString(bw, l.JSON); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// clusterLine and memberLine are `winnow dedup`'s output line (cmd/winnow
+// dedup.go writeCluster, compare.go scoresMap), written the same way; the
+// equality test against the winnow binary catches a drift.
+type clusterLine struct {
+	ID      string       `json:"id"`
+	Size    int          `json:"size"`
+	Winner  memberLine   `json:"winner"`
+	Members []memberLine `json:"members"`
+}
+
+type memberLine struct {
+	ID       string         `json:"id"`
+	URL      string         `json:"url,omitempty"`
+	Relation string         `json:"relation,omitempty"`
+	Verdict  string         `json:"verdict,omitempty"`
+	Explain  string         `json:"explain,omitempty"`
+	Scores   map[string]any `json:"scores,omitempty"`
+}
+
+func clusterJSON(c similarity.Cluster, ms []Member) (string, error) {
+	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members)}
+	for i, m := range c.Members {
+		d := ms[m.Index].Doc
+		ml := memberLine{ID: d.ID, URL: d.URL}
+		if i == 0 {
+			line.Winner = ml
+			ml.Relation = "winner"
+		} else {
+			ml.Relation = m.Verdict.Relation.String()
+			ml.Verdict = m.Verdict.String()
+			ml.Explain = m.Verdict.Explain()
+			ml.Scores = scoresMap(&m.Verdict.Scores)
+		}
+		line.Members = append(line.Members, ml)
+	}
+	var b bytesBuffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // explanations hold "<=" and ">="
+	if err := enc.Encode(line); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// bytesBuffer is an io.Writer appending to itself.
+type bytesBuffer []byte
+
+func (b *bytesBuffer) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
+
+func scoresMap(s *similarity.Scores) map[string]any {
+	m := map[string]any{
+		"simhash_distance": s.SimhashDistance,
+		"bloom_ab":         s.BloomAB, "bloom_ba": s.BloomBA,
+		"contain_ab": s.ContainAB, "contain_ba": s.ContainBA,
+		"containment":   s.Containment.String(),
+		"jaccard":       s.Jaccard,
+		"supershingles": s.Supershingles,
+		"fingerprints":  s.Fingerprints,
+		"length_ratio":  s.LengthRatio,
+	}
+	for k, v := range map[string]float64{"lcs": s.LCS, "lcs_central": s.Central, "coverage_a": s.CoverageA, "coverage_b": s.CoverageB, "divergence": s.Divergence} {
+		if !math.IsNaN(v) {
+			m[k] = v
+		}
+	}
+	return m
+}
