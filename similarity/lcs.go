@@ -100,7 +100,7 @@ func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int
 	for d := from; d <= to; d++ {
 		lo, hi := diagonals(d, n, m)
 		for k := lo; k <= hi; k += 2 {
-			x := pathStart(v, off, k, d)
+			x := pathStart(v, off, k)
 			y := x - k
 			for x < n && y < m && a[x] == b[y] {
 				x++
@@ -136,12 +136,12 @@ func diagonals(d, n, m int) (lo, hi int) {
 
 // pathStart returns the x at which the furthest-reaching d-path on
 // diagonal k leaves its (d-1)-path: down from diagonal k+1 or right from
-// k-1, whichever reached further.
-func pathStart(v []int32, off, k, d int) int {
-	if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-		return int(v[off+k+1])
-	}
-	return int(v[off+k-1]) + 1
+// k-1, whichever reaches further. Myers' rule (down when k = -d or
+// V[k-1] < V[k+1], else right) is this maximum, as the diagonals outside
+// [-d+1, d-1] and the band hold -1; the maximum needs no branch, which
+// on near-duplicates goes either way about half the time.
+func pathStart(v []int32, off, k int) int {
+	return max(int(v[off+k-1])+1, int(v[off+k+1]))
 }
 
 // backtrack recovers the matched runs of the path found by a traced

@@ -60,7 +60,7 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 	for d := s.bidiDone + 1; d <= (lim+1)/2; d++ {
 		lo, hi := diagonals(d, n, m)
 		for k := lo; k <= hi; k += 2 {
-			x := pathStart(vf, off, k, d)
+			x := pathStart(vf, off, k)
 			y := x - k
 			for x < n && y < m && a[x] == b[y] {
 				x++
@@ -75,7 +75,7 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 			}
 		}
 		for k := lo; k <= hi; k += 2 {
-			x := pathStart(vr, off, k, d)
+			x := pathStart(vr, off, k)
 			y := x - k
 			for x < n && y < m && a[n-1-x] == b[m-1-y] {
 				x++
