@@ -62,7 +62,9 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 		for k := lo; k <= hi; k += 2 {
 			x := pathStart(vf, off, k)
 			y := x - k
-			for x < n && y < m && a[x] == b[y] {
+			// Unsigned tests: x, y >= 0 on the diagonals visited, and
+			// they let the compiler drop the index checks.
+			for uint(x) < uint(n) && uint(y) < uint(m) && a[x] == b[y] {
 				x++
 				y++
 			}
@@ -76,11 +78,12 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 		}
 		for k := lo; k <= hi; k += 2 {
 			x := pathStart(vr, off, k)
-			y := x - k
-			for x < n && y < m && a[n-1-x] == b[m-1-y] {
-				x++
-				y++
+			i, j := n-1-x, m-1-(x-k) // the tokens x and y of the reversed sequences
+			for uint(i) < uint(n) && uint(j) < uint(m) && a[i] == b[j] {
+				i--
+				j--
 			}
+			x = n - 1 - i
 			vr[off+k] = int32(x)
 			if !odd {
 				if kf := delta - k; kf >= -d && kf <= d && x+int(vf[off+kf]) >= n {
