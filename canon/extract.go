@@ -91,6 +91,7 @@ type extractor struct {
 
 	title string
 	lang  string
+	attrs tagAttrs // the attributes of the tags that need them
 
 	// ContentMain state.
 	stack     []frame
@@ -154,7 +155,7 @@ func (x *extractor) flush() {
 
 // run extracts the text of the UTF-8 encoded page b.
 func (x *extractor) run(b []byte) {
-	z := html.NewTokenizer(bytes.NewReader(b))
+	l := lexer{src: b}
 	var (
 		rawNext   bool // the next text token is hidden raw text
 		titleNext bool // the next text token is the title
@@ -164,7 +165,7 @@ func (x *extractor) run(b []byte) {
 		ruby      bool // inside <rt> or <rp>: ruby annotations are dropped
 	)
 	for {
-		tt := z.Next()
+		tt := l.next()
 		switch tt {
 		case html.ErrorToken:
 			x.flush()
@@ -174,7 +175,7 @@ func (x *extractor) run(b []byte) {
 				rawNext, titleNext = false, false
 				continue
 			}
-			t := z.Text()
+			t := l.text()
 			if titleNext {
 				titleNext = false
 				if x.title == "" {
@@ -203,7 +204,7 @@ func (x *extractor) run(b []byte) {
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			rawNext, titleNext = false, false
-			a, hasAttr := tagAtom(z.Raw())
+			a, hasAttr := tagAtom(l.raw())
 			start := tt == html.StartTagToken
 			if foreign > 0 && breakout(a) {
 				foreign = 0
@@ -230,7 +231,7 @@ func (x *extractor) run(b []byte) {
 					pre++
 				}
 			case a == atom.Html && hasAttr && x.lang == "":
-				x.lang = attr(z, "lang")
+				x.lang = attr(x.attrs.tag(l.raw()), "lang")
 				hasAttr = false
 			}
 			if blockTag(a) {
@@ -238,11 +239,15 @@ func (x *extractor) run(b []byte) {
 				x.flush()
 			}
 			if x.main && start && !voidTag(a) {
+				var z *html.Tokenizer // read only when the tag has attributes
+				if hasAttr {
+					z = x.attrs.tag(l.raw())
+				}
 				x.push(z, a, hasAttr)
 			}
 		case html.EndTagToken:
 			rawNext, titleNext = false, false
-			a, _ := tagAtom(z.Raw())
+			a, _ := tagAtom(l.raw())
 			switch a {
 			case atom.Rt, atom.Rp, atom.Ruby:
 				ruby = false

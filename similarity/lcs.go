@@ -20,12 +20,16 @@ type Run struct {
 // lcsScratch is the reusable memory of one LCS computation. It comes from
 // a pool so that a call allocates nothing once the pool is warm.
 type lcsScratch struct {
-	v     []int32 // furthest x per diagonal, indexed k+off
-	off   int
-	trace []int32 // V of every round d, 2d+1 entries at offset d*d
-	runs  []Run
-	segs  []segment
-	gaps  []int32 // unmatched-token prefix counts for divergence
+	v   []int32 // furthest x per diagonal, indexed k+off
+	off int
+	vr  []int32 // the reverse search's v (lcsbidi.go)
+	// bidiDone is the last round of the bidirectional search done;
+	// bidiMet the distance it found, -1 before.
+	bidiDone, bidiMet int
+	trace             []int32 // V of every round d, 2d+1 entries at offset d*d
+	runs              []Run
+	segs              []segment
+	gaps              []int32 // unmatched-token prefix counts for divergence
 
 	// The bit-parallel LCS (lcsbits.go): the masks of one sequence, one
 	// row of differences, and for an alignment every row and the row
@@ -94,20 +98,9 @@ func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int
 	n, m := len(a), len(b)
 	v, off := s.v, s.off
 	for d := from; d <= to; d++ {
-		lo, hi := -d, d
-		if lo < -m {
-			lo = -m + ((d - m) & 1)
-		}
-		if hi > n {
-			hi = n - ((d - n) & 1)
-		}
+		lo, hi := diagonals(d, n, m)
 		for k := lo; k <= hi; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = int(v[off+k+1])
-			} else {
-				x = int(v[off+k-1]) + 1
-			}
+			x := pathStart(v, off, k)
 			y := x - k
 			for x < n && y < m && a[x] == b[y] {
 				x++
@@ -126,6 +119,29 @@ func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int
 		}
 	}
 	return to + 1, false
+}
+
+// diagonals returns the first and last diagonal of round d, those of
+// [-d, d] clipped to the band [-m, n] with d's parity.
+func diagonals(d, n, m int) (lo, hi int) {
+	lo, hi = -d, d
+	if lo < -m {
+		lo = -m + ((d - m) & 1)
+	}
+	if hi > n {
+		hi = n - ((d - n) & 1)
+	}
+	return lo, hi
+}
+
+// pathStart returns the x at which the furthest-reaching d-path on
+// diagonal k leaves its (d-1)-path: down from diagonal k+1 or right from
+// k-1, whichever reaches further. Myers' rule (down when k = -d or
+// V[k-1] < V[k+1], else right) is this maximum, as the diagonals outside
+// [-d+1, d-1] and the band hold -1; the maximum needs no branch, which
+// on near-duplicates goes either way about half the time.
+func pathStart(v []int32, off, k int) int {
+	return max(int(v[off+k-1])+1, int(v[off+k+1]))
 }
 
 // backtrack recovers the matched runs of the path found by a traced
@@ -236,10 +252,11 @@ func isqrt(x int) int {
 // lower bound of D when not. Cheapest evidence first:
 //
 //  1. D is at least the difference of the lengths;
-//  2. Myers' algorithm up to 4·√(N+M) rounds, about as dear as the steps
-//     below and enough for near-duplicates;
+//  2. Myers' algorithm, bidirectional ([lcsScratch.bidiDistance]), up to
+//     D = 4·√(N+M), about as dear as the steps below and enough for
+//     near-duplicates;
 //  3. the multiset intersection of the tokens bounds the LCS length;
-//  4. Myers' algorithm resumed up to [myersCap];
+//  4. the bidirectional search resumed up to D = [myersCap];
 //  5. the bit-parallel length, which exits once the length so far plus
 //     the intersection of the rest cannot reach the bound.
 //
@@ -257,8 +274,8 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 	}
 	dcap := myersCap(len(a), len(b))
 	d0 := min(lim, dcap, max(4*isqrt(total), 16))
-	s.myersInit(min(lim, dcap))
-	if d, ok := s.myersRounds(a, b, 0, d0, false); ok {
+	s.bidiInit(min(lim, dcap))
+	if d, ok := s.bidiDistance(a, b, d0); ok {
 		return d, true
 	}
 	if lim <= d0 {
@@ -281,7 +298,7 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 		return total - 2*inter, false
 	}
 	if d0 < dcap {
-		if d, ok := s.myersRounds(a, b, d0+1, min(lim, dcap), false); ok {
+		if d, ok := s.bidiDistance(a, b, min(lim, dcap)); ok {
 			return d, true
 		}
 		if lim <= dcap {

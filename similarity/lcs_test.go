@@ -283,3 +283,44 @@ func TestCentralLCSEmpty(t *testing.T) {
 		t.Errorf("CentralLCS(disjoint, maxD 2) ok = true, want false")
 	}
 }
+
+// TestBidiDistance checks the bidirectional search against the dynamic
+// programme: for every bound it finds the edit distance when the
+// distance is within it (or one over it), and reports it out of reach
+// otherwise, resuming from a smaller bound as distance does.
+func TestBidiDistance(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var s lcsScratch
+	for i := range 600 {
+		k := 2 + r.IntN(6)
+		a := lcsRandSeq(r, 1+r.IntN(70), k)
+		b := lcsMutate(r, a, 0.05+0.4*r.Float64(), k)
+		if i%3 == 0 {
+			b = lcsRandSeq(r, 1+r.IntN(70), k)
+		}
+		pre, suf := commonAffixes(a, b)
+		a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
+		if len(a) == 0 || len(b) == 0 {
+			continue
+		}
+		d := len(a) + len(b) - 2*lcsDP(a, b)
+		for _, lim := range []int{0, d / 2, d - 1, d, d + 1, 2 * d} {
+			if lim < 0 {
+				continue
+			}
+			s.bidiInit(lim)
+			if lim > 2 { // resumed, as distance runs it
+				if got, ok := s.bidiDistance(a, b, lim/2); ok && got != d {
+					t.Fatalf("bidiDistance(%v, %v, %d) = %d, want %d", a, b, lim/2, got, d)
+				}
+			}
+			got, ok := s.bidiDistance(a, b, lim)
+			switch {
+			case ok && got != d:
+				t.Fatalf("bidiDistance(%v, %v, %d) = %d, want %d", a, b, lim, got, d)
+			case ok && d > lim+1, !ok && d <= lim:
+				t.Fatalf("bidiDistance(%v, %v, %d) ok = %v, distance %d", a, b, lim, ok, d)
+			}
+		}
+	}
+}

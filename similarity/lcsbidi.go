@@ -1,0 +1,98 @@
+package similarity
+
+// This file holds the bidirectional form of Myers' greedy algorithm
+// ("An O(ND) Difference Algorithm and Its Variations", Algorithmica 1986,
+// §4b, the middle snake): a forward search from the start of both
+// sequences and a reverse one from their ends run round by round and
+// stop when their furthest-reaching paths on a diagonal overlap. The
+// distance D is then found after ⌈D/2⌉ rounds of each, about D²/2
+// diagonal steps instead of the D² of the forward search alone, which is
+// what the LCS length of near-duplicates costs ([lcsScratch.distance]).
+// It gives the distance only; the alignment keeps the forward search's
+// trace ([lcsScratch.myers]).
+
+// bidiInit prepares the forward (s.v) and reverse (s.vr) V arrays for
+// distances up to lim, that is rounds up to ⌈lim/2⌉.
+func (s *lcsScratch) bidiInit(lim int) {
+	rounds := (lim + 1) / 2
+	size := 2*rounds + 3
+	s.v = fillInt32(s.v, size, -1)
+	s.vr = fillInt32(s.vr, size, -1)
+	s.off = rounds + 1
+	s.v[s.off+1] = 0
+	s.vr[s.off+1] = 0
+	s.bidiDone, s.bidiMet = -1, -1
+}
+
+// fillInt32 returns s with length n, every entry x, reusing its capacity.
+func fillInt32(s []int32, n int, x int32) []int32 {
+	s = resize(s, n)
+	for i := range s {
+		s[i] = x
+	}
+	return s
+}
+
+// bidiDistance returns the edit distance of a and b, two non-empty
+// sequences without a common first or last token, and ok = true when it
+// is found within lim (at most the lim of the last bidiInit); the
+// distance found may then be lim+1 (the rounds that settle lim settle
+// lim+1 too). Otherwise ok is false: D > lim. A search that stopped
+// resumes at the round after the last one done; one that met returns
+// its distance again.
+//
+// Forward round d extends the furthest-reaching d-paths on diagonals
+// k = x-y in [-d, d]; reverse round d the same on the reversed sequences,
+// where diagonal k' stands for the original k = Δ-k' (Δ = n-m). As
+// D ≡ Δ (mod 2), an odd Δ meets during a forward round d against the
+// reverse round d-1 (D = 2d-1) and an even one during a reverse round d
+// against the forward round d (D = 2d); paths on one diagonal overlap
+// when the forward x plus the reverse x reach n. Diagonals are clipped
+// to the band [-m, n], as in [lcsScratch.myersRounds].
+func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
+	if s.bidiMet >= 0 {
+		return s.bidiMet, true
+	}
+	n, m := len(a), len(b)
+	delta := n - m
+	odd := delta&1 != 0
+	vf, vr, off := s.v, s.vr, s.off
+	for d := s.bidiDone + 1; d <= (lim+1)/2; d++ {
+		lo, hi := diagonals(d, n, m)
+		for k := lo; k <= hi; k += 2 {
+			x := pathStart(vf, off, k)
+			y := x - k
+			// Unsigned tests: x, y >= 0 on the diagonals visited, and
+			// they let the compiler drop the index checks.
+			for uint(x) < uint(n) && uint(y) < uint(m) && a[x] == b[y] {
+				x++
+				y++
+			}
+			vf[off+k] = int32(x)
+			if odd {
+				if kr := delta - k; kr >= 1-d && kr <= d-1 && x+int(vr[off+kr]) >= n {
+					s.bidiMet = 2*d - 1
+					return s.bidiMet, true
+				}
+			}
+		}
+		for k := lo; k <= hi; k += 2 {
+			x := pathStart(vr, off, k)
+			i, j := n-1-x, m-1-(x-k) // the tokens x and y of the reversed sequences
+			for uint(i) < uint(n) && uint(j) < uint(m) && a[i] == b[j] {
+				i--
+				j--
+			}
+			x = n - 1 - i
+			vr[off+k] = int32(x)
+			if !odd {
+				if kf := delta - k; kf >= -d && kf <= d && x+int(vf[off+kf]) >= n {
+					s.bidiMet = 2 * d
+					return s.bidiMet, true
+				}
+			}
+		}
+		s.bidiDone = d
+	}
+	return lim + 1, false
+}
