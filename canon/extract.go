@@ -239,11 +239,11 @@ func (x *extractor) run(b []byte) {
 				x.flush()
 			}
 			if x.main && start && !voidTag(a) {
-				var z *html.Tokenizer // read only when the tag has attributes
+				var raw []byte // its attributes are parsed only if push classifies a
 				if hasAttr {
-					z = x.attrs.tag(l.raw())
+					raw = l.raw()
 				}
-				x.push(z, a, hasAttr)
+				x.push(raw, a)
 			}
 		case html.EndTagToken:
 			rawNext, titleNext = false, false

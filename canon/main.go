@@ -12,9 +12,11 @@ import (
 // linear.
 const maxPopSearch = 64
 
-// push opens element a in ContentMain mode, reading its attributes when
-// they can mark a container.
-func (x *extractor) push(z *html.Tokenizer, a atom.Atom, hasAttr bool) {
+// push opens element a in ContentMain mode, reading its attributes (raw,
+// the start tag's bytes; nil when it has none) when they can mark a
+// container: most tags are not classified, so their attributes are never
+// parsed.
+func (x *extractor) push(raw []byte, a atom.Atom) {
 	parent := x.flags()
 	own := uint8(0)
 	switch a {
@@ -31,11 +33,11 @@ func (x *extractor) push(z *html.Tokenizer, a atom.Atom, hasAttr bool) {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		own = fHeading
 	}
-	if hasAttr {
+	if raw != nil {
 		switch a {
 		case atom.Div, atom.Section, atom.Main, atom.Article, atom.Aside, atom.Ul, atom.Ol,
 			atom.Nav, atom.Header, atom.Footer, atom.Table, atom.Td, atom.Span, atom.P, atom.Li:
-			own |= attrFlags(z, a)
+			own |= attrFlags(x.attrs.tag(raw), a)
 		}
 	}
 	f := parent | own
