@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -257,8 +258,10 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time) (*refined, bool) {
 	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.refine(reqCtx, parsed.Results, p)
-	buf := ctx.Response.SwapBody(nil)
-	out, err := b.light.Render(buf[:0], parsed, ref.marks, p.mode, win)
+	// The rendering is about the answer's size: one buffer of that size,
+	// not a series of doublings, keeps it within what the budget counts.
+	buf := slices.Grow(ctx.Response.SwapBody(nil)[:0], len(parsed.Body()))
+	out, err := b.light.Render(buf, parsed, ref.marks, p.mode, win)
 	if err != nil {
 		ctx.Response.SwapBody(buf)
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
