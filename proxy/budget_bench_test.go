@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/winnow-search/winnow/internal/demo"
 )
 
 // BenchmarkLargeAnswers sends eight concurrent requests for 50 MB
@@ -76,4 +80,41 @@ func procStatus(b *testing.B, key string) int64 {
 	}
 	b.Fatalf("no %s in /proc/self/status", key)
 	return 0
+}
+
+// BenchmarkTransparentHTTP50 is a warm search of 50 results through the
+// proxy over loopback HTTP, end to end (demo engine, proxy and a fasthttp
+// client in one process): what streaming and admitting engine answers
+// add, or save, for normal small answers. "cached" answers from the
+// answer cache; "refined" has it off, so every answer is read, parsed,
+// refined and rendered.
+func BenchmarkTransparentHTTP50(b *testing.B) {
+	d := startDemo(b, demo.Options{})
+	for _, c := range []struct {
+		name  string
+		bytes int64
+	}{{"cached", 0}, {"refined", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			s, base := startProxy(b, Options{Engines: []Engine{esEngine(d.URL())}, AnswerCacheBytes: c.bytes})
+			url := base + "/llvm/_search?q=the&size=50"
+			for range 3 { // signatures cached, answer seen twice
+				if code, body := get(b, url); code != http.StatusOK {
+					b.Fatalf("warm-up GET = %d %s", code, body)
+				}
+				s.ref.wait()
+			}
+			client := &fasthttp.Client{}
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			req.SetRequestURI(url)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := client.Do(req, resp); err != nil || resp.StatusCode() != 200 {
+					b.Fatalf("GET: %d %v", resp.StatusCode(), err)
+				}
+			}
+			b.SetBytes(int64(len(resp.Body())))
+		})
+	}
 }
