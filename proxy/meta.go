@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -107,18 +108,24 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 		a.err = err
 		return a
 	}
-	status, ct, body, _, err := b.call(ctx, req)
+	rep, err := b.call(ctx, req, &s.inflight)
+	defer s.inflight.give(rep.held)
 	switch {
+	case errors.Is(err, errOverBound):
+		a.err = err
+		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
+		s.m.unrefined("budget")
+		return a
 	case err != nil:
 		a.err = err
 		s.m.engine(b.Name, "down", time.Since(start))
 		return a
-	case status/100 != 2:
-		a.err = fmt.Errorf("HTTP %d", status)
+	case rep.status/100 != 2:
+		a.err = fmt.Errorf("HTTP %d", rep.status)
 		s.m.engine(b.Name, "http_error", time.Since(start))
 		return a
 	}
-	p, err := b.adapter.Parse(body, ct)
+	p, err := b.adapter.Parse(rep.body, rep.contentType)
 	if err != nil {
 		a.err = err
 		s.m.engine(b.Name, "bad_answer", time.Since(start))

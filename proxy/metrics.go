@@ -32,7 +32,7 @@ type metrics struct {
 	requestDuration, engineDuration          *prometheus.HistogramVec
 	clusterDuration                          prometheus.Observer
 	results, duplicates, fetches, feedPages  *prometheus.CounterVec
-	clusterURLCounts                         *prometheus.CounterVec
+	clusterURLCounts, unrefinedAnswers       *prometheus.CounterVec
 	clusters, refusedWrites, internalPages   prometheus.Counter
 
 	// sources counts results by signature source, in the order of
@@ -111,6 +111,8 @@ func newMetrics(s *Server) *metrics {
 	m.duplicates = counter("winnow_duplicates_total", "Results removed or grouped as duplicates, by mode.", "mode")
 	m.fetches = counter("winnow_fetches_total", "Result pages fetched, by outcome.", "outcome")
 	m.feedPages = counter("winnow_cluster_feed_pages_total", "Signatures fed back to the cluster service, by outcome.", "outcome")
+	m.unrefinedAnswers = counter("winnow_answers_unrefined_total",
+		"Engine answers passed through unrefined, by reason (budget: over the bound on answer bytes in flight).", "reason")
 	m.clusters = counter("winnow_clusters_total", "Clusters of two or more results found.").WithLabelValues()
 	m.refusedWrites = counter("winnow_gateway_refused_total", "Requests the read-only gateway refused (not a search route).").WithLabelValues()
 	m.internalPages = counter("winnow_results_internal_total",
@@ -131,7 +133,7 @@ func newMetrics(s *Server) *metrics {
 	total("winnow_answer_cache_total", answerHelp, prometheus.Labels{"outcome": "hit"}, func() float64 { return float64(s.memo.answers.load(true)) })
 	total("winnow_answer_cache_total", answerHelp, prometheus.Labels{"outcome": "miss"}, func() float64 { return float64(s.memo.answers.load(false)) })
 	gauge("winnow_fetch_in_flight", "Result page fetches in flight.", func() float64 { return float64(s.fetcher.Stats().InFlight) })
-	gauge("winnow_answer_bytes_in_flight", "Bytes of engine answers held by requests in flight.", func() float64 { return float64(s.inflight.used()) })
+	gauge("winnow_answer_bytes_in_flight", "Bytes of engine answers held in memory by requests in flight (answer and rendering).", func() float64 { return float64(s.inflight.used()) })
 	// The process's own (go_* and process_*: resident memory, heap,
 	// collections, goroutines), which an operator watches against the
 	// caches' configured size.
@@ -219,6 +221,10 @@ func (m *metrics) clustered(clusters, duplicates int, mode string) {
 	m.clusters.Add(float64(clusters))
 	m.counterOf(m.duplicates, mode, "").Add(float64(duplicates))
 }
+
+// unrefined counts one engine answer passed through unrefined, by
+// reason.
+func (m *metrics) unrefined(reason string) { m.counterOf(m.unrefinedAnswers, reason, "").Inc() }
 
 // refused counts one request the read-only gateway refused.
 func (m *metrics) refused() { m.refusedWrites.Inc() }

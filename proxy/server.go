@@ -94,10 +94,14 @@ type Options struct {
 	// refinement while its signatures are still cached. Default 16 MiB;
 	// negative turns it off.
 	AnswerCacheBytes int64
-	// AnswerBytesInFlight bounds the bytes of engine answers that
-	// requests hold while winnow refines them (the answer and its
-	// rendering): past it an answer passes through unrefined, so a burst
-	// of large answers never grows memory. Default 128 MiB.
+	// AnswerBytesInFlight bounds the bytes of engine answers held in
+	// memory at once, over all requests: an answer is admitted (two bytes
+	// a byte, for the answer and its rendering) by its Content-Length
+	// before it is read, or chunk by chunk as it is read when its length
+	// is unknown. Past the bound an answer waits briefly, then the
+	// client's own request passes through unrefined, streamed from the
+	// engine without being held, so a burst of large answers never grows
+	// memory. Default 128 MiB.
 	AnswerBytesInFlight int64
 	// MaxRequestBytes caps a client request body. Default 1 MiB.
 	MaxRequestBytes int
@@ -330,25 +334,3 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.cache.close()
 	return err
 }
-
-// byteBudget bounds bytes held at once across requests. Safe for
-// concurrent use; the zero value holds nothing (max 0).
-type byteBudget struct {
-	max int64
-	n   atomic.Int64
-}
-
-// take reserves n bytes and reports whether they fit; a caller that got
-// true gives them back with give.
-func (b *byteBudget) take(n int64) bool {
-	if b.n.Add(n) > b.max {
-		b.n.Add(-n)
-		return false
-	}
-	return true
-}
-
-func (b *byteBudget) give(n int64) { b.n.Add(-n) }
-
-// used is the bytes held now.
-func (b *byteBudget) used() int64 { return b.n.Load() }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +61,6 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	defer fasthttp.ReleaseResponse(resp)
 	if resp.StatusCode()/100 != 2 {
 		// A backend error is passed on as the backend gave it.
 		s.m.engine(b.Name, "http_error", time.Since(start))
@@ -68,9 +68,22 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 		return
 	}
 	if len(resp.Header.ContentEncoding()) != 0 {
+		fasthttp.ReleaseResponse(resp)
 		s.fallback(ctx, reqCtx, b, orig, start, errors.New("answer compressed although identity was asked for"))
 		return
 	}
+	// The answer is read only once the bytes in flight have room for it
+	// and its rendering. Past the bound it is dropped unread, and the
+	// client's own request passes through unrefined (the over-fetched
+	// answer is not the one the client asked for).
+	held, err := s.inflight.readAnswer(reqCtx, resp)
+	if err != nil {
+		fasthttp.ReleaseResponse(resp)
+		s.fallback(ctx, reqCtx, b, orig, start, err)
+		return
+	}
+	defer s.inflight.give(held)
+	defer fasthttp.ReleaseResponse(resp)
 	var key uint64
 	if s.memo.answers != nil && !p.custom {
 		key = answerKey(orig.Method, orig.Path, orig.Body, p.mode, win)
@@ -78,17 +91,6 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 			return
 		}
 	}
-	// The answer and its rendering count against the bytes in flight.
-	// Past the bound the over-fetched answer is dropped and the client's
-	// own request passes through unrefined.
-	held := 2 * int64(len(resp.Body()))
-	if !s.inflight.take(held) {
-		resp.SwapBody(nil) // let the collector have it while the engine answers again
-		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
-		s.forward(ctx, reqCtx, b, orig)
-		return
-	}
-	defer s.inflight.give(held)
 	// The body is parsed in place: it lives in resp until the answer is
 	// rendered.
 	parsed, err := b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
@@ -194,10 +196,16 @@ type rewritten struct {
 }
 
 // fallback answers with the client's request as it was, when the
-// backend's answer to the rewritten one could not be had or parsed.
+// backend's answer to the rewritten one could not be had, parsed or
+// held within the bound on bytes in flight.
 func (s *Server) fallback(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, start time.Time, err error) {
-	s.m.engine(b.Name, "fallback", time.Since(start))
-	s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+	if errors.Is(err, errOverBound) {
+		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
+		s.m.unrefined("budget")
+	} else {
+		s.m.engine(b.Name, "fallback", time.Since(start))
+		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
+	}
 	s.forward(ctx, reqCtx, b, orig)
 }
 
@@ -206,21 +214,27 @@ func (s *Server) fallback(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *u
 func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, pg engine.Pager, orig engine.Request, p params, start time.Time) {
 	reqs, win, err := pg.Pages(orig, s.o.Factor)
 	var (
-		parsed *engine.Parsed
-		status int
-		ct     string
-		bodies [][]byte
-		hdr    [][2]string
+		parsed  *engine.Parsed
+		replies []reply
 	)
 	if err == nil {
-		status, ct, bodies, hdr, err = b.callPages(reqCtx, reqs)
-		if err == nil && status/100 != 2 {
+		replies, err = b.callPages(reqCtx, reqs, &s.inflight)
+		defer func() {
+			for _, r := range replies {
+				s.inflight.give(r.held)
+			}
+		}()
+		if first := replies[0]; err == nil && first.status/100 != 2 {
 			s.m.engine(b.Name, "http_error", time.Since(start))
-			s.writeAnswer(ctx, status, ct, bodies[0], hdr)
+			s.writeAnswer(ctx, first.status, first.contentType, first.body, first.header)
 			return
 		}
 		if err == nil {
-			parsed, err = pg.ParsePages(bodies, ct)
+			bodies := make([][]byte, len(replies))
+			for i, r := range replies {
+				bodies[i] = r.body
+			}
+			parsed, err = pg.ParsePages(bodies, replies[0].contentType)
 		}
 	}
 	if err != nil {
@@ -231,11 +245,11 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
-	for _, kv := range hdr {
+	for _, kv := range replies[0].header {
 		ctx.Response.Header.Set(kv[0], kv[1])
 	}
-	ctx.SetStatusCode(status)
-	ctx.SetContentType(ct)
+	ctx.SetStatusCode(replies[0].status)
+	ctx.SetContentType(replies[0].contentType)
 }
 
 // refineInto refines a parsed answer and renders it into the client's
@@ -244,8 +258,10 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time) (*refined, bool) {
 	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.refine(reqCtx, parsed.Results, p)
-	buf := ctx.Response.SwapBody(nil)
-	out, err := b.light.Render(buf[:0], parsed, ref.marks, p.mode, win)
+	// The rendering is about the answer's size: one buffer of that size,
+	// not a series of doublings, keeps it within what the budget counts.
+	buf := slices.Grow(ctx.Response.SwapBody(nil)[:0], len(parsed.Body()))
+	out, err := b.light.Render(buf, parsed, ref.marks, p.mode, win)
 	if err != nil {
 		ctx.Response.SwapBody(buf)
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
@@ -255,9 +271,10 @@ func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b 
 	return ref, true
 }
 
-// forward sends the client's request unchanged and relays the answer. A
-// backend that cannot be reached gets 502, one that does not answer in
-// time 504: the only errors winnow itself writes.
+// forward sends the client's request unchanged and relays the answer,
+// streamed: it is never held whole. A backend that cannot be reached
+// gets 502, one that does not answer in time 504: the only errors winnow
+// itself writes.
 func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, r engine.Request) {
 	start := time.Now()
 	resp, err := b.do(reqCtx, r, &ctx.Request.Header)
@@ -271,7 +288,6 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *up
 		ctx.Error(fmt.Sprintf("winnow: backend %s: %v", b.Name, err), code)
 		return
 	}
-	defer fasthttp.ReleaseResponse(resp)
 	s.m.engine(b.Name, "passthrough", time.Since(start))
 	relay(ctx, resp)
 }

@@ -54,11 +54,14 @@ func newUpstream(e Engine) (*upstream, error) {
 		base:    u,
 		search:  search,
 		client: &fasthttp.Client{
-			Name:                          "winnow",
-			ReadTimeout:                   e.Timeout,
-			WriteTimeout:                  e.Timeout,
-			MaxConnsPerHost:               1024,
-			MaxResponseBodySize:           64 << 20,
+			Name:            "winnow",
+			ReadTimeout:     e.Timeout,
+			WriteTimeout:    e.Timeout,
+			MaxConnsPerHost: 1024,
+			// Bodies are streamed, not read before Do returns, so no
+			// answer is in memory before the budget of bytes in flight
+			// admits it (readAnswer) or it streams to the client (relay).
+			StreamResponseBody:            true,
 			DisablePathNormalizing:        true,
 			DisableHeaderNamesNormalizing: true,
 			NoDefaultUserAgentHeader:      true,
@@ -117,9 +120,10 @@ func forwardable(k []byte) bool {
 
 // do sends r to the backend within its timeout and the deadline of ctx.
 // The headers are the client's (client not nil) minus hop-by-hop and
-// X-Winnow-* ones, else r.Header. The answer stays in fasthttp's pooled
-// response, read in place: the caller must release it with
-// fasthttp.ReleaseResponse.
+// X-Winnow-* ones, else r.Header. The answer's body is not read yet: it
+// is resp.BodyStream(), to read within the budget (readAnswer) or stream
+// to the client (relay). The caller owns resp: it releases it with
+// fasthttp.ReleaseResponse, or relay does.
 func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.RequestHeader) (*fasthttp.Response, error) {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
@@ -156,20 +160,40 @@ func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.Re
 	return resp, nil
 }
 
-// call is [upstream.do] for callers that keep the answer: it returns the
-// status, content type, a copy of the body and the end-to-end headers.
-func (u *upstream) call(ctx context.Context, r engine.Request) (status int, contentType string, body []byte, hdr [][2]string, err error) {
+// reply is an engine's answer read into memory.
+type reply struct {
+	status      int
+	contentType string
+	body        []byte
+	header      [][2]string // end-to-end headers but Content-Encoding
+	// held is what body holds of the budget of bytes in flight, given
+	// back by whoever is done with it.
+	held int64
+}
+
+// call is [upstream.do] for callers that keep the answer: its body is
+// read within budget, so a caller gives back rep.held when done with
+// rep.body. An answer over the budget is errOverBound.
+func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudget) (rep reply, err error) {
 	resp, err := u.do(ctx, r, nil)
 	if err != nil {
-		return 0, "", nil, nil, err
+		return rep, err
 	}
 	defer fasthttp.ReleaseResponse(resp)
+	if rep.held, err = budget.readAnswer(ctx, resp); err != nil {
+		return rep, err
+	}
 	for k, v := range resp.Header.All() {
 		if !isHop(k) && !strings.EqualFold(string(k), "Content-Encoding") {
-			hdr = append(hdr, [2]string{string(k), string(v)})
+			rep.header = append(rep.header, [2]string{string(k), string(v)})
 		}
 	}
-	return resp.StatusCode(), string(resp.Header.ContentType()), append([]byte(nil), resp.Body()...), hdr, nil
+	rep.status = resp.StatusCode()
+	rep.contentType = string(resp.Header.ContentType())
+	// The body moves out of the pooled response, with its place in the
+	// budget.
+	rep.body = resp.SwapBody(nil)
+	return rep, nil
 }
 
 // isSearch reports whether a client request is a search the adapter can
@@ -181,43 +205,39 @@ func (u *upstream) isSearch(r engine.Request) bool {
 
 // callPages fetches several pages of the engine in parallel (SearXNG).
 // The first page decides the status; a later page that fails ends the
-// list there.
-func (u *upstream) callPages(ctx context.Context, reqs []engine.Request) (int, string, [][]byte, [][2]string, error) {
-	type answer struct {
-		status int
-		ct     string
-		body   []byte
-		hdr    [][2]string
-		err    error
-	}
-	answers := make([]answer, len(reqs))
+// list there. The held bytes of the replies returned are the caller's
+// to give back, even on error.
+func (u *upstream) callPages(ctx context.Context, reqs []engine.Request, budget *byteBudget) ([]reply, error) {
+	replies := make([]reply, len(reqs))
+	errs := make([]error, len(reqs))
 	done := make(chan struct{}, len(reqs))
 	for i, r := range reqs {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			a := &answers[i]
-			a.status, a.ct, a.body, a.hdr, a.err = u.call(ctx, r)
+			replies[i], errs[i] = u.call(ctx, r, budget)
 		}()
 	}
 	for range reqs {
 		<-done
 	}
-	if a := answers[0]; a.err != nil || a.status/100 != 2 {
-		return a.status, a.ct, [][]byte{a.body}, a.hdr, a.err
-	}
-	var bodies [][]byte
-	for _, a := range answers {
-		if a.err != nil || a.status/100 != 2 {
+	keep := len(replies)
+	for i := range replies {
+		if errs[i] != nil || replies[i].status/100 != 2 {
+			keep = max(i, 1)
 			break
 		}
-		bodies = append(bodies, a.body)
 	}
-	return answers[0].status, answers[0].ct, bodies, answers[0].hdr, nil
+	for _, r := range replies[keep:] {
+		budget.give(r.held)
+	}
+	return replies[:keep], errs[0]
 }
 
 // relay writes a backend answer to the client as the backend gave it
-// (its Content-Encoding included), minus hop-by-hop headers. The body
-// moves from resp to the client's response instead of being copied.
+// (its Content-Encoding included), minus hop-by-hop headers, and takes
+// resp over. A body not read yet streams from the engine to the client
+// as fasthttp writes the response, never held whole; one read already
+// moves to the client's response instead of being copied.
 func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 	ctx.Response.Reset()
 	for k, v := range resp.Header.All() {
@@ -226,8 +246,14 @@ func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 		}
 	}
 	ctx.SetStatusCode(resp.StatusCode())
+	if resp.BodyStream() != nil {
+		// -1 (chunked) for an answer of unknown length.
+		ctx.SetBodyStream(&engineBody{resp}, max(resp.Header.ContentLength(), -1))
+		return
+	}
 	body := resp.SwapBody(nil)
 	resp.SwapBody(ctx.Response.SwapBody(body))
+	fasthttp.ReleaseResponse(resp)
 }
 
 // copyAnswerHeader copies a backend answer's end-to-end headers but

@@ -1,0 +1,244 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// errOverBound reports an engine answer that would take the bytes in
+// flight past their bound ([Options.AnswerBytesInFlight]): it is not
+// read into memory, and the client's own request passes through.
+var errOverBound = errors.New("answer over the bound on bytes in flight")
+
+// admitWait bounds how long an answer of known length waits for room in
+// the budget before it passes through unrefined: long enough for a
+// request refining a large answer to finish, short against the engine's
+// own time.
+const admitWait = 50 * time.Millisecond
+
+// answerChunk is the first buffer, and the smallest growth, of an answer
+// of unknown length (chunked, or read until the engine closes).
+const answerChunk = 64 << 10
+
+// Buffers recycled between answers: at most maxPooledBuffers, none over
+// maxPooledBuffer bytes, so the free list never holds much memory.
+const (
+	maxPooledBuffers = 64
+	maxPooledBuffer  = 1 << 20
+)
+
+// byteBudget bounds the bytes of engine answers held in memory at once
+// across requests: an answer is admitted before it is read (by its
+// Content-Length) or as it is read (chunk by chunk), never after. Safe
+// for concurrent use; the zero value holds nothing (max 0).
+type byteBudget struct {
+	max int64
+
+	mu    sync.Mutex // guards n, peak, freed and bufs
+	n     int64
+	peak  int64         // the most n has been
+	freed chan struct{} // closed when bytes are given back; nil when none wait
+	// bufs are buffers answers were read into, taking turns with the
+	// buffers of fasthttp's pooled responses (SwapBody), so a steady
+	// stream of small answers allocates none.
+	bufs [][]byte
+}
+
+// take reserves n bytes and reports whether they fit; a caller that got
+// true gives them back with give.
+func (b *byteBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.takeLocked(n)
+}
+
+func (b *byteBudget) takeLocked(n int64) bool {
+	if b.n+n > b.max {
+		return false
+	}
+	b.n += n
+	b.peak = max(b.peak, b.n)
+	return true
+}
+
+// takeWait is take that waits, up to wait or until ctx ends, for other
+// requests to give bytes back. n over the whole bound fails at once.
+func (b *byteBudget) takeWait(ctx context.Context, n int64, wait time.Duration) bool {
+	if n > b.max {
+		return false
+	}
+	var timeout <-chan time.Time
+	for {
+		b.mu.Lock()
+		if b.takeLocked(n) {
+			b.mu.Unlock()
+			return true
+		}
+		if b.freed == nil {
+			b.freed = make(chan struct{})
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// give returns n bytes and wakes the requests waiting for room.
+func (b *byteBudget) give(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.n -= n
+	if b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
+	b.mu.Unlock()
+}
+
+// used is the bytes held now.
+func (b *byteBudget) used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}
+
+// highWater is the most bytes held at once since the budget was made.
+func (b *byteBudget) highWater() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
+}
+
+// buffer returns an empty buffer of capacity at least n, recycled when
+// one is free.
+func (b *byteBudget) buffer(n int) []byte {
+	b.mu.Lock()
+	for i := len(b.bufs) - 1; i >= 0; i-- {
+		if buf := b.bufs[i]; cap(buf) >= n {
+			b.bufs[i] = b.bufs[len(b.bufs)-1]
+			b.bufs[len(b.bufs)-1] = nil
+			b.bufs = b.bufs[:len(b.bufs)-1]
+			b.mu.Unlock()
+			return buf[:0]
+		}
+	}
+	b.mu.Unlock()
+	return make([]byte, 0, n)
+}
+
+// recycle keeps buf for a later answer if it is small and the free list
+// has room; buf must not be used after.
+func (b *byteBudget) recycle(buf []byte) {
+	if cap(buf) == 0 || cap(buf) > maxPooledBuffer {
+		return
+	}
+	b.mu.Lock()
+	if len(b.bufs) < maxPooledBuffers {
+		b.bufs = append(b.bufs, buf[:0])
+	}
+	b.mu.Unlock()
+}
+
+// readAnswer reads resp's streamed body (fasthttp's client streams
+// every engine answer) into memory within the budget, counting two bytes
+// per byte of buffer: the answer and its rendering. An answer with a
+// Content-Length is admitted whole before a byte is read, waiting up to
+// admitWait for room; one of unknown length is admitted chunk by chunk
+// as it is read. It returns the bytes held, which the caller gives back
+// once done with resp.Body(). On errOverBound, or any error reading,
+// nothing is held and resp's stream is closed: the caller has not lost
+// the client's answer, only this one.
+func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (held int64, err error) {
+	st := resp.BodyStream()
+	if st == nil {
+		// No body (HEAD, 204, 304), or one read already.
+		return 0, nil
+	}
+	var buf []byte
+	if n := resp.Header.ContentLength(); n >= 0 {
+		held = 2 * int64(n)
+		if !b.takeWait(ctx, held, admitWait) {
+			resp.CloseBodyStream()
+			return 0, errOverBound
+		}
+		buf = b.buffer(n)[:n]
+		_, err = io.ReadFull(st, buf)
+	} else {
+		buf, held, err = b.readUnknown(st)
+	}
+	if err != nil {
+		b.give(held)
+		b.recycle(buf)
+		resp.CloseBodyStream()
+		return 0, err
+	}
+	// The whole body was read: closing the stream returns its connection
+	// to the pool.
+	resp.CloseBodyStream()
+	b.recycle(resp.SwapBody(buf))
+	return held, nil
+}
+
+// readUnknown reads a body of unknown length, growing its buffer only
+// while the budget has room for the growth.
+func (b *byteBudget) readUnknown(st io.Reader) (buf []byte, held int64, err error) {
+	for {
+		if len(buf) == cap(buf) {
+			grow := max(cap(buf), answerChunk)
+			if !b.take(2 * int64(grow)) {
+				// Doubling does not fit; the last chunks may.
+				grow = answerChunk
+				if !b.take(2 * int64(grow)) {
+					return buf, held, errOverBound
+				}
+			}
+			held += 2 * int64(grow)
+			next := b.buffer(cap(buf) + grow)
+			next = append(next, buf...)
+			b.recycle(buf)
+			buf = next
+		}
+		n, rerr := st.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case rerr == io.EOF:
+			return buf, held, nil
+		case rerr != nil:
+			return buf, held, rerr
+		}
+	}
+}
+
+// engineBody streams an engine's answer to the client: fasthttp reads it
+// as it writes the client's response, after the handler has returned, and
+// closes it then, which releases the engine's response (and its
+// connection, dropped if the answer was not read to the end).
+type engineBody struct{ resp *fasthttp.Response }
+
+func (e *engineBody) Read(p []byte) (int, error) { return e.resp.BodyStream().Read(p) }
+
+func (e *engineBody) Close() error {
+	if e.resp != nil {
+		fasthttp.ReleaseResponse(e.resp)
+		e.resp = nil
+	}
+	return nil
+}

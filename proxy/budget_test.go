@@ -1,0 +1,262 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// largeAnswer writes a valid Elasticsearch answer of three hits whose
+// sources carry about pad bytes of the request's own URI, so an answer
+// to the client's request and one to winnow's rewritten request differ.
+func largeAnswer(w io.Writer, uri string, pad int) {
+	io.WriteString(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":3,"relation":"eq"},"max_score":1,"hits":[`)
+	word := []byte(uri + " ")
+	run := bytes.Repeat(word, max(1, (64<<10)/len(word)))
+	for i := range 3 {
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		fmt.Fprintf(w, `{"_index":"big","_id":"%d","_score":1,"_source":{"url":"http://127.0.0.1:9/%d","title":"hit %d","pad":"`, i, i, i)
+		for left := pad / 3; left > 0; left -= len(run) {
+			w.Write(run[:min(left, len(run))])
+		}
+		io.WriteString(w, `"}}`)
+	}
+	io.WriteString(w, `]}}`)
+}
+
+// countWriter counts the bytes written to it.
+type countWriter struct{ n int }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
+
+// answerSum is the SHA-256 and length of largeAnswer(uri, pad).
+func answerSum(uri string, pad int) ([32]byte, int) {
+	h := sha256.New()
+	c := &countWriter{}
+	largeAnswer(io.MultiWriter(h, c), uri, pad)
+	return [32]byte(h.Sum(nil)), c.n
+}
+
+// startLargeEngine serves largeAnswer on loopback, generated as it is
+// written: the size is the path's first segment ("/20000000/_search"), a
+// Content-Length is sent unless the second segment is "chunked"
+// ("/20000000/chunked/_search"), and then the answer is chunked.
+func startLargeEngine(t testing.TB) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		pad, err := strconv.Atoi(parts[0])
+		if err != nil {
+			http.Error(w, "bad size", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if parts[1] != "chunked" {
+			_, n := answerSum(r.URL.RequestURI(), pad)
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		}
+		largeAnswer(w, r.URL.RequestURI(), pad)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fetchSum GETs url and returns its status, the SHA-256 of its body and
+// the body itself when it is under keep bytes (else nil).
+func fetchSum(url string, keep int) (int, [32]byte, []byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, [32]byte{}, nil, err
+	}
+	defer resp.Body.Close()
+	h := sha256.New()
+	var head bytes.Buffer
+	n, err := io.Copy(io.MultiWriter(h, &limitedBuffer{&head, keep}), resp.Body)
+	if err != nil {
+		return 0, [32]byte{}, nil, err
+	}
+	body := head.Bytes()
+	if n > int64(keep) {
+		body = nil
+	}
+	return resp.StatusCode, [32]byte(h.Sum(nil)), body, nil
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	b   *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+var unrefinedBudget = regexp.MustCompile(`(?m)^winnow_answers_unrefined_total\{reason="budget"\} (\d+)$`)
+
+// unrefinedOverBound reads winnow_answers_unrefined_total{reason="budget"}
+// from the proxy's /metrics (0 when absent).
+func unrefinedOverBound(t *testing.T, base string) int {
+	t.Helper()
+	_, m := get(t, base+"/metrics")
+	sub := unrefinedBudget.FindStringSubmatch(m)
+	if sub == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(sub[1])
+	return n
+}
+
+func largeEngine(url string) Engine {
+	// A generous timeout: the answers are large and the machine may be
+	// loaded; nothing here measures time.
+	return Engine{Name: "es", URL: url, Adapter: engine.Config{Kind: "elasticsearch"}, Timeout: time.Minute}
+}
+
+// TestAnswerBytesInFlightBound sends eight concurrent requests for 20 MB
+// answers and four for 3 MB ones through a proxy whose answers in flight
+// are bounded to 16 MiB: every client gets its own answer (the engine's
+// bytes for its own request when passed through, a refinement when
+// refined), the budget never holds more than its bound, and every
+// answer passed through is counted.
+func TestAnswerBytesInFlightBound(t *testing.T) {
+	const bound = 16 << 20
+	eng := startLargeEngine(t)
+	s, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, AnswerBytesInFlight: bound})
+	type result struct {
+		path      string
+		pad       int
+		passed    bool // the engine's own answer to the client's request
+		refined   bool // a rendering of three hits
+		err       error
+		code, got int
+	}
+	var reqs []*result
+	for i := range 8 {
+		reqs = append(reqs, &result{path: fmt.Sprintf("/20000000/_search?q=big%d&size=3", i), pad: 20_000_000})
+	}
+	for i := range 4 {
+		reqs = append(reqs, &result{path: fmt.Sprintf("/3000000/_search?q=small%d&size=3", i), pad: 3_000_000})
+	}
+	var wg sync.WaitGroup
+	for _, r := range reqs {
+		wg.Go(func() {
+			code, sum, body, err := fetchSum(base+r.path, 8<<20)
+			r.err, r.code = err, code
+			want, _ := answerSum(r.path, r.pad)
+			r.passed = sum == want
+			if !r.passed && body != nil {
+				var a esAnswer
+				r.refined = json.Unmarshal(body, &a) == nil
+				r.got = len(a.Hits.Hits)
+			}
+		})
+	}
+	wg.Wait()
+	passed := 0
+	for _, r := range reqs {
+		switch {
+		case r.err != nil || r.code != 200:
+			t.Errorf("GET %s: %d, %v; want 200", r.path, r.code, r.err)
+		case r.passed:
+			passed++
+		case r.pad > bound/2:
+			t.Errorf("GET %s: not the engine's answer byte for byte, though it cannot fit the bound", r.path)
+		case !r.refined || r.got != 3:
+			t.Errorf("GET %s: neither the engine's answer nor a refined one (%d hits)", r.path, r.got)
+		}
+	}
+	if hw := s.inflight.highWater(); hw > bound || hw == 0 {
+		t.Errorf("bytes in flight peaked at %d, want 0 < peak <= %d", hw, bound)
+	}
+	if passed == len(reqs) {
+		t.Errorf("every answer passed through; the first small one fits the empty budget and must be refined")
+	}
+	if n := unrefinedOverBound(t, base); n != passed {
+		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d, want %d (the answers passed through)", n, passed)
+	}
+	if n := s.inflight.used(); n != 0 {
+		t.Errorf("%d bytes still held after every answer", n)
+	}
+}
+
+// TestAnswerBytesInFlightChunked sends answers without a Content-Length:
+// a 20 MB one is read chunk by chunk until the 16 MiB bound would be
+// exceeded, then dropped, and the client's own request streams through
+// byte for byte; a 1 MB one fits and is refined.
+func TestAnswerBytesInFlightChunked(t *testing.T) {
+	const bound = 16 << 20
+	eng := startLargeEngine(t)
+	s, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, AnswerBytesInFlight: bound})
+
+	path := "/20000000/chunked/_search?q=big&size=3"
+	code, sum, _, err := fetchSum(base+path, 0)
+	if want, _ := answerSum(path, 20_000_000); err != nil || code != 200 || sum != want {
+		t.Errorf("GET %s: %d, %v, engine's answer %v; want 200 and the engine's answer byte for byte", path, code, err, sum == want)
+	}
+	if hw := s.inflight.highWater(); hw > bound || hw == 0 {
+		t.Errorf("bytes in flight peaked at %d, want 0 < peak <= %d (read until the bound)", hw, bound)
+	}
+	if n := unrefinedOverBound(t, base); n != 1 {
+		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d, want 1", n)
+	}
+
+	path = "/1000000/chunked/_search?q=small&size=3"
+	code, sum, body, err := fetchSum(base+path, 8<<20)
+	var a esAnswer
+	if want, _ := answerSum(path, 1_000_000); err != nil || code != 200 || sum == want || json.Unmarshal(body, &a) != nil || len(a.Hits.Hits) != 3 {
+		t.Errorf("GET %s: %d, %v, %d hits, passed through %v; want 200 and a refined answer of 3 hits", path, code, err, len(a.Hits.Hits), sum == want)
+	}
+	if n := unrefinedOverBound(t, base); n != 1 {
+		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d after an answer that fits, want still 1", n)
+	}
+	if n := s.inflight.used(); n != 0 {
+		t.Errorf("%d bytes still held after every answer", n)
+	}
+}
+
+// TestByteBudgetWait checks admission: a request waiting for room gets it
+// when another gives bytes back, one larger than the whole bound is
+// refused at once, and one whose context ends stops waiting.
+func TestByteBudgetWait(t *testing.T) {
+	b := &byteBudget{max: 10}
+	if !b.take(8) {
+		t.Fatal("take(8) of 10 refused")
+	}
+	got := make(chan bool)
+	go func() { got <- b.takeWait(context.Background(), 5, time.Hour) }()
+	b.give(8)
+	if !<-got {
+		t.Error("takeWait(5) refused after 8 of 10 were given back")
+	}
+	if b.takeWait(context.Background(), 11, time.Hour) {
+		t.Error("takeWait(11) of a bound of 10 admitted")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { got <- b.takeWait(ctx, 6, time.Hour) }()
+	cancel()
+	if <-got {
+		t.Error("takeWait(6) with 5 of 10 held admitted")
+	}
+	if used, peak := b.used(), b.highWater(); used != 5 || peak != 8 {
+		t.Errorf("used %d, high-water %d; want 5 and 8", used, peak)
+	}
+}
