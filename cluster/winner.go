@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"net/url"
@@ -165,11 +164,11 @@ func (r WinnerRules) SortKey(c Candidate) string {
 			} else {
 				bits = ^bits
 			}
-			b = binary.BigEndian.AppendUint64(b, ^bits)
+			b = appendHex(b, ^bits)
 		case RuleHTTPS:
 			flag(secure(c.URL))
 		case RuleShorter:
-			b = binary.BigEndian.AppendUint64(b, uint64(len(c.URL)))
+			b = appendHex(b, uint64(len(c.URL)))
 		case RuleStatic:
 			flag(!dynamic(c.URL))
 		case RuleMarket:
@@ -185,4 +184,14 @@ func (r WinnerRules) SortKey(c Candidate) string {
 		}
 	}
 	return string(append(b, 0, 0))
+}
+
+// appendHex appends v as 16 lower-case hexadecimal digits, which sort as
+// the numbers do.
+func appendHex(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xf])
+	}
+	return b
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestSortKeyOrdersAsDecide: for every pair of a set of candidates that
@@ -43,5 +44,15 @@ func TestSortKeyOrdersAsDecide(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSortKeyUTF8: the key of a UTF-8 URL is UTF-8 (Beam's coders and
+// JSON replace invalid bytes).
+func TestSortKeyUTF8(t *testing.T) {
+	for _, c := range []Candidate{{URL: "https://ä.example/ü", Popularity: 1e300}, {URL: "http://x/", Popularity: -2}, {}} {
+		if k := (WinnerRules{}).SortKey(c); !utf8.ValidString(k) {
+			t.Errorf("SortKey(%+v) = %q, not UTF-8", c, k)
+		}
 	}
 }

@@ -164,3 +164,17 @@ func TestLine(t *testing.T) {
 		t.Errorf("line %q is not one JSON line", s)
 	}
 }
+
+// TestWinnersEmptyRules: an empty rule list (a configuration that went
+// through YAML) means the default rules, as nil does.
+func TestWinnersEmptyRules(t *testing.T) {
+	c := config.Default()
+	c.Dedup.Winner.Rules = []string{}
+	r, err := Winners(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Rule(Doc{URL: "https://a.example/"}, Doc{URL: "http://a.example/"}); got != "https" {
+		t.Errorf("rule = %q, want https (the default rules)", got)
+	}
+}

@@ -73,11 +73,16 @@ func NewRanking(rules cluster.WinnerRules) Ranking {
 	return r
 }
 
-// Winners returns the ranking of dedup.winner (market TLDs default to
-// backend.market_tlds).
+// Winners returns the ranking of dedup.winner (rules default to
+// cluster.DefaultWinnerOrder, market TLDs to backend.market_tlds).
 func Winners(c config.Config) (Ranking, error) {
 	w := c.Dedup.Winner
-	r := cluster.WinnerRules{PopularityTolerance: w.PopularityTolerance, MarketTLDs: w.MarketTLDs, Order: w.Rules}
+	r := cluster.WinnerRules{PopularityTolerance: w.PopularityTolerance, MarketTLDs: w.MarketTLDs}
+	if len(w.Rules) > 0 {
+		// An empty list is the default too: a configuration that went
+		// through YAML (the Beam workers') has [] for nil.
+		r.Order = w.Rules
+	}
 	if len(r.MarketTLDs) == 0 {
 		r.MarketTLDs = c.Backend.MarketTLDs
 	}

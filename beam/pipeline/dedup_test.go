@@ -284,7 +284,7 @@ func TestSplitRanges(t *testing.T) {
 	}
 	var got []string
 	for _, sh := range shards {
-		got = append(got, list(sh.Docs(corpus.Options{}))...)
+		got = append(got, list(sh.Docs(config.Default(), corpus.Options{}))...)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("documents of the ranges:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
