@@ -72,13 +72,22 @@ func purposeDecision(c config.Config, p similarity.Purpose) (similarity.Decision
 }
 
 // CorpusOptions are the corpus options of dedup.* (the file size cap and
-// the JSON Lines and Parquet fields). OnSkip and Targets are left to the
-// caller.
+// the JSON Lines and Parquet fields). An empty field list means the
+// default, as a missing one does: a configuration that went through YAML
+// (the Beam workers') has [] where it had nil. OnSkip and Targets are left
+// to the caller.
 func CorpusOptions(c config.Config) corpus.Options {
 	f := c.Dedup.Fields
+	orDefault := func(names []string) []string {
+		if len(names) == 0 {
+			return nil // corpus's default
+		}
+		return names
+	}
 	return corpus.Options{
 		MaxFileSize: int64(c.Dedup.MaxFileBytes),
-		Fields:      corpus.JSONLFields{ID: f.ID, URL: f.URL, HTML: f.HTML, Text: f.Text, Popularity: f.Popularity},
+		Fields: corpus.JSONLFields{ID: orDefault(f.ID), URL: orDefault(f.URL), HTML: orDefault(f.HTML),
+			Text: orDefault(f.Text), Popularity: orDefault(f.Popularity)},
 	}
 }
 

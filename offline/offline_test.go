@@ -3,6 +3,7 @@ package offline
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -176,5 +177,24 @@ func TestWinnersEmptyRules(t *testing.T) {
 	}
 	if got := r.Rule(Doc{URL: "https://a.example/"}, Doc{URL: "http://a.example/"}); got != "https" {
 		t.Errorf("rule = %q, want https (the default rules)", got)
+	}
+}
+
+// TestCorpusOptionsEmptyFields: empty field lists read the default
+// fields, as nil ones do.
+func TestCorpusOptionsEmptyFields(t *testing.T) {
+	c := config.Default()
+	c.Dedup.Fields = config.DedupFields{ID: []string{}, URL: []string{}, HTML: []string{}, Text: []string{}, Popularity: []string{}}
+	path := t.TempDir() + "/in.jsonl"
+	if err := os.WriteFile(path, []byte(`{"id": "a", "url": "https://x.example/", "text": "some words", "popularity": 2}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for d, err := range CorpusOptions(c).Open(path) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ID != "a" || d.URL != "https://x.example/" || string(d.Body) != "some words" || d.Popularity != 2 {
+			t.Errorf("doc %+v, want the default fields read", d)
+		}
 	}
 }
