@@ -127,3 +127,71 @@ func (r WinnerRules) market(u string) bool {
 	}
 	return false
 }
+
+// SortKey returns a string whose byte order is the order of Decide with
+// exact popularity: for a tolerance of zero, SortKey(a) < SortKey(b)
+// exactly when Decide(a, b) reports that a is better, and the keys are
+// equal exactly when Decide finds no rule (""). PopularityTolerance is
+// ignored: a tolerance makes "about the same" intransitive, which no sort
+// key can express; a caller that wants one rounds the popularities into
+// bands first. Offline jobs sort by it, so that the order of two pages
+// does not depend on the other pages of the corpus.
+func (r WinnerRules) SortKey(c Candidate) string {
+	order := r.Order
+	if order == nil {
+		order = DefaultWinnerOrder
+	}
+	b := make([]byte, 0, 32+len(c.URL))
+	flag := func(preferred bool) {
+		if preferred {
+			b = append(b, '0')
+		} else {
+			b = append(b, '1')
+		}
+	}
+	for _, name := range order {
+		switch name {
+		case RulePopularity:
+			p := c.Popularity
+			if p == 0 {
+				p = 0 // -0 ties with 0, as in Decide
+			}
+			// Ordered bits of a float (sign flipped, or all bits for a
+			// negative), then inverted: the higher score first.
+			bits := math.Float64bits(p)
+			if bits>>63 == 0 {
+				bits ^= 1 << 63
+			} else {
+				bits = ^bits
+			}
+			b = appendHex(b, ^bits)
+		case RuleHTTPS:
+			flag(secure(c.URL))
+		case RuleShorter:
+			b = appendHex(b, uint64(len(c.URL)))
+		case RuleStatic:
+			flag(!dynamic(c.URL))
+		case RuleMarket:
+			flag(r.market(c.URL))
+		}
+	}
+	// The URL last, lexicographic: a NUL byte is escaped as 0 1 and the
+	// URL ends with 0 0, so a URL sorts before its extensions.
+	for i := 0; i < len(c.URL); i++ {
+		b = append(b, c.URL[i])
+		if c.URL[i] == 0 {
+			b = append(b, 1)
+		}
+	}
+	return string(append(b, 0, 0))
+}
+
+// appendHex appends v as 16 lower-case hexadecimal digits, which sort as
+// the numbers do.
+func appendHex(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xf])
+	}
+	return b
+}

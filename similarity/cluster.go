@@ -706,11 +706,7 @@ func (sp tableSpec) build(t []entry, ranked []*Signature, usable func(*Signature
 			if !usable(s) || (band+1)*rows > len(s.MinHash) {
 				continue
 			}
-			h := mix64(uint64(band) + 1)
-			for _, v := range s.MinHash[band*rows : (band+1)*rows] {
-				h = mix64(h ^ uint64(v))
-			}
-			t = append(t, entry{key: h, rank: int32(r)})
+			t = append(t, entry{key: BandHash(s.MinHash, band, rows), rank: int32(r)})
 		}
 	}
 	return t

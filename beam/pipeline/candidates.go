@@ -62,17 +62,6 @@ func bucketKey(t int, v uint64) string {
 	return string(b[:])
 }
 
-// mix64 is similarity's finalizer (MurmurHash3 fmix64) with which
-// BatchCluster hashes a band; the equality test catches a drift.
-func mix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
 // exactFn takes the documents whose signatures are byte-identical: their
 // smallest key represents them all. It emits each document's candidate
 // keys with the representative, an edge from the representative to every
@@ -140,11 +129,7 @@ func tableKeys(dst []string, mega []uint64, s *similarity.Signature, simhashK, b
 		dst = append(dst, bucketKey(1+bi, s.Simhash>>lo&mask))
 	}
 	for band := 0; (band+1)*bandRows <= len(s.MinHash); band++ {
-		h := mix64(uint64(band) + 1)
-		for _, v := range s.MinHash[band*bandRows : (band+1)*bandRows] {
-			h = mix64(h ^ uint64(v))
-		}
-		dst = append(dst, bucketKey(1+blocks+band, h))
+		dst = append(dst, bucketKey(1+blocks+band, similarity.BandHash(s.MinHash, band, bandRows)))
 	}
 	return dst, mega
 }

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"math"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -53,9 +52,12 @@ type Options struct {
 
 // Doc is a signed document. Its body is dropped after signing.
 type Doc struct {
-	// BaseKey is the key before repeats are numbered.
-	BaseKey string
-	ID, URL string
+	// BaseKey is the key before repeats are numbered, Key the key after
+	// (offline.RepeatKey).
+	BaseKey, Key string
+	ID, URL      string
+	// Popularity is the input's score, for the winner rules.
+	Popularity float64
 	// Input, Shard and Pos place the document in input order.
 	Input, Shard int
 	Pos          int64
@@ -72,7 +74,7 @@ func Dedup(s beam.Scope, o Options) error {
 	if err != nil {
 		return err
 	}
-	docs, sigs := signShards(s, enc, o.Shards, o.Several, o.Packs)
+	docs, sigs := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
 	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
 	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
@@ -100,12 +102,15 @@ func (o *Options) prepare() ([]byte, error) {
 
 // signShards reads and signs the shards and keys each document as
 // `winnow dedup` does. It returns the documents as [Member]s grouped by
-// key, and the usable ones' [KeySig]s grouped by signature.
-func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int) (docs, sigs beam.PCollection) {
+// key, and the usable ones' [KeySig]s grouped by signature. With ranked,
+// the keys of Members and KeySigs are rank keys (offline.Ranking.Key), so
+// that every step orders documents as BatchCluster orders them in
+// `winnow dedup`; without, they are the documents' keys.
+func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
 	col := beam.Reshuffle(s, beam.CreateList(s, shards))
 	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs}, col)
-	return beam.ParDo2(s, &numberFn{Packs: packs}, beam.GroupByKey(s, signed))
+	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
 }
 
 // signFn reads a shard and signs its documents, keyed by their key before
@@ -115,8 +120,8 @@ type signFn struct {
 	Several bool
 	Packs   int
 
-	set                           *settings
-	docs, errs, bytes, empty, cut beam.Counter
+	set                                  *settings
+	docs, errs, bytes, empty, cut, skips beam.Counter
 }
 
 func (f *signFn) Setup() error {
@@ -127,13 +132,15 @@ func (f *signFn) Setup() error {
 	f.bytes = beam.NewCounter(metricNS, "bytes")
 	f.empty = beam.NewCounter(metricNS, "empty")
 	f.cut = beam.NewCounter(metricNS, "cut")
+	f.skips = beam.NewCounter(metricNS, "skipped")
 	return err
 }
 
 func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Doc)) error {
-	opts := corpus.Options{MaxFileSize: int64(f.set.cfg.Dedup.MaxFileBytes)}
+	opts := offline.CorpusOptions(f.set.cfg)
+	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
 	var pos int64
-	for d, err := range sh.Docs(opts) {
+	for d, err := range sh.Docs(f.set.cfg, opts) {
 		if err != nil {
 			f.errs.Inc(ctx, 1)
 			log.Warnf(ctx, "dedup_skip: %v", err)
@@ -159,14 +166,10 @@ func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Do
 		if err != nil {
 			return err
 		}
-		minTokens := f.set.decision.MinTokens
-		if minTokens <= 0 {
-			minTokens = similarity.DefaultDecisionMinTokens
-		}
-		base := docKey(f.Several, sh.Name, d.ID)
+		base := offline.InputKey(f.Several, sh.Name, d.ID)
 		emit(pack(base, f.Packs), Doc{
-			BaseKey: base, ID: d.ID, URL: d.URL, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
-			Usable: !sig.Empty() && sig.Tokens >= minTokens, Cut: cut,
+			BaseKey: base, ID: d.ID, URL: d.URL, Popularity: d.Popularity, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
+			Usable: f.set.decision.Matchable(&sig), Cut: cut,
 		})
 		pos++
 	}
@@ -174,10 +177,21 @@ func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Do
 }
 
 // numberFn numbers the repeats of a key in input order: the n-th repeat
-// gets "#n". It emits each document grouped by its key, and the usable
-// ones' signatures grouped by signature.
+// gets "#n" (offline.RepeatKey). It emits each document grouped by its
+// key (its rank key when Ranked), and the usable ones' signatures grouped
+// by signature.
 type numberFn struct {
-	Packs int
+	Config []byte
+	Packs  int
+	Ranked bool
+
+	set *settings
+}
+
+func (f *numberFn) Setup() error {
+	set, err := decodeSettings(f.Config)
+	f.set = set
+	return err
 }
 
 func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(int, Member), emitSig func(int, KeySig)) {
@@ -191,9 +205,10 @@ func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(in
 	})
 	runs(ds, func(d *Doc) string { return d.BaseKey }, func(run []Doc) {
 		for i, d := range run {
-			k := d.BaseKey
-			if i > 0 {
-				k = fmt.Sprintf("%s#%d", k, i)
+			d.Key = offline.RepeatKey(d.BaseKey, i)
+			k := d.Key
+			if f.Ranked {
+				k = f.set.rank.Key(lineDoc(&d))
 			}
 			emitDoc(pack(k, f.Packs), Member{Key: k, Doc: d})
 			if d.Usable {
@@ -224,12 +239,17 @@ type Line struct {
 }
 
 // writeClusters joins each component's documents, clusters them as
-// `winnow dedup` does and writes the lines in winner-key order.
+// `winnow dedup` does and writes the lines in winner rank-key order.
 func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int) {
 	s = s.Scope("clusters")
 	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
 	lines := beam.ParDo(s, &clusterFn{Config: enc}, beam.GroupByKey(s, members))
 	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, lines)))
+}
+
+// lineDoc is what package offline needs of d.
+func lineDoc(d *Doc) offline.Doc {
+	return offline.Doc{Key: d.Key, ID: d.ID, URL: d.URL, Popularity: d.Popularity}
 }
 
 // Member is a document with its key, a component's label of a document
@@ -309,22 +329,25 @@ func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*Memb
 func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line)) error {
 	sigs := make([]*similarity.Signature, len(ms))
 	keys := make([]string, len(ms))
+	docs := make([]offline.Doc, len(ms))
 	for i := range ms {
 		sigs[i] = new(similarity.Signature)
 		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
 			return err
 		}
 		keys[i] = ms[i].Key
+		docs[i] = lineDoc(&ms[i].Doc)
 	}
 	cs := similarity.BatchCluster(sigs, f.set.decision, similarity.BatchOptions{Keys: keys, WinnerVerified: !f.set.cfg.Dedup.SingleLink})
 	for _, c := range cs {
 		f.clusters.Inc(ctx, 1)
 		f.duplicates.Inc(ctx, int64(len(c.Members)-1))
-		line, err := clusterJSON(c, ms)
-		if err != nil {
+		line := offline.NewLine(c, docs, sigs, f.set.rank, f.set.remove)
+		var b strings.Builder
+		if err := line.Write(&b); err != nil {
 			return err
 		}
-		emit(Line{Winner: keys[c.Winner], JSON: line})
+		emit(Line{Winner: keys[c.Winner], JSON: b.String()})
 	}
 	return nil
 }
@@ -362,72 +385,4 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) 
 		return err
 	}
 	return w.Close()
-}
-
-// clusterLine and memberLine are `winnow dedup`'s output line (cmd/winnow
-// dedup.go writeCluster, compare.go scoresMap), written the same way; the
-// equality test against the winnow binary catches a drift.
-type clusterLine struct {
-	ID      string       `json:"id"`
-	Size    int          `json:"size"`
-	Winner  memberLine   `json:"winner"`
-	Members []memberLine `json:"members"`
-}
-
-type memberLine struct {
-	ID       string         `json:"id"`
-	URL      string         `json:"url,omitempty"`
-	Relation string         `json:"relation,omitempty"`
-	Verdict  string         `json:"verdict,omitempty"`
-	Explain  string         `json:"explain,omitempty"`
-	Scores   map[string]any `json:"scores,omitempty"`
-}
-
-func clusterJSON(c similarity.Cluster, ms []Member) (string, error) {
-	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members)}
-	for i, m := range c.Members {
-		d := ms[m.Index].Doc
-		ml := memberLine{ID: d.ID, URL: d.URL}
-		if i == 0 {
-			line.Winner = ml
-			ml.Relation = "winner"
-		} else {
-			ml.Relation = m.Verdict.Relation.String()
-			ml.Verdict = m.Verdict.String()
-			ml.Explain = m.Verdict.Explain()
-			ml.Scores = scoresMap(&m.Verdict.Scores)
-		}
-		line.Members = append(line.Members, ml)
-	}
-	var b bytesBuffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // explanations hold "<=" and ">="
-	if err := enc.Encode(line); err != nil {
-		return "", err
-	}
-	return string(b), nil
-}
-
-// bytesBuffer is an io.Writer appending to itself.
-type bytesBuffer []byte
-
-func (b *bytesBuffer) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
-
-func scoresMap(s *similarity.Scores) map[string]any {
-	m := map[string]any{
-		"simhash_distance": s.SimhashDistance,
-		"bloom_ab":         s.BloomAB, "bloom_ba": s.BloomBA,
-		"contain_ab": s.ContainAB, "contain_ba": s.ContainBA,
-		"containment":   s.Containment.String(),
-		"jaccard":       s.Jaccard,
-		"supershingles": s.Supershingles,
-		"fingerprints":  s.Fingerprints,
-		"length_ratio":  s.LengthRatio,
-	}
-	for k, v := range map[string]float64{"lcs": s.LCS, "lcs_central": s.Central, "coverage_a": s.CoverageA, "coverage_b": s.CoverageB, "divergence": s.Divergence} {
-		if !math.IsNaN(v) {
-			m[k] = v
-		}
-	}
-	return m
 }

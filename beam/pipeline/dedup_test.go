@@ -180,6 +180,18 @@ func TestDedupSynthetic(t *testing.T) {
 	}
 }
 
+// TestDedupWARC: on wget's WARC (corpus testdata) the pipeline writes what
+// `winnow dedup` writes and counts the 8 records that hold no page.
+func TestDedupWARC(t *testing.T) {
+	in := "../../corpus/testdata/wget.warc.gz"
+	want := dedupOutput(t, in)
+	got, st := beamRun{runner: "prism"}.run(t, in)
+	sameLines(t, "warc", got, want)
+	if st.Docs != 3 || st.Skipped != 8 || st.Clusters != 1 {
+		t.Errorf("stats %+v, want 3 documents, 8 skipped, 1 cluster", st)
+	}
+}
+
 // TestDedupLLVM compares on the LLVM documentation pages of
 // ../shared/eval/llvm-docs (built by its build.py; WINNOW_LLVM_DOCS names
 // the html folder, default /work/llvm-docs/html).
@@ -284,7 +296,7 @@ func TestSplitRanges(t *testing.T) {
 	}
 	var got []string
 	for _, sh := range shards {
-		got = append(got, list(sh.Docs(corpus.Options{}))...)
+		got = append(got, list(sh.Docs(config.Default(), corpus.Options{}))...)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("documents of the ranges:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

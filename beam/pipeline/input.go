@@ -12,8 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
-	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/offline"
 )
 
 // Kinds of [Shard].
@@ -156,11 +157,11 @@ func lineRanges(path string, size int64) ([]Shard, error) {
 }
 
 // Docs returns the documents of shard s, read by package corpus with o,
-// in input order.
-func (s Shard) Docs(o corpus.Options) iter.Seq2[corpus.Doc, error] {
+// in input order; the sample's at the URLs of c (offline.Sample).
+func (s Shard) Docs(c config.Config, o corpus.Options) iter.Seq2[corpus.Doc, error] {
 	switch s.Kind {
 	case KindSample:
-		return sample.Docs()
+		return offline.Sample(c)
 	case KindFiles:
 		return o.FS(&subsetFS{fsys: os.DirFS(s.Path), files: slices.Sorted(slices.Values(s.Files))}, ".")
 	case KindRange:
@@ -243,13 +244,4 @@ func (s *subsetFS) ReadDir(name string) ([]fs.DirEntry, error) {
 		}
 	}
 	return out, nil
-}
-
-// docKey returns `winnow dedup`'s key of a document before repeats are
-// numbered: its ID, prefixed by the input when there are several.
-func docKey(several bool, input string, id string) string {
-	if several {
-		return input + ":" + id
-	}
-	return id
 }

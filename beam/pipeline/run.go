@@ -13,6 +13,10 @@ import (
 type Stats struct {
 	Docs, Errors, Empty, Cut, Clusters, Duplicates int64
 	Bytes                                          int64
+	// Skipped counts the items that hold no page, skipped on purpose
+	// (WARC requests, metadata, non-200 responses), as `winnow dedup`
+	// counts them by kind.
+	Skipped int64
 	// PairsDecided counts the candidate pairs decided, PairsDuplicate
 	// those that matched (the edges).
 	PairsDecided, PairsDuplicate int64
@@ -58,6 +62,8 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) (Stats, error) {
 			st.Empty += v
 		case "cut":
 			st.Cut += v
+		case "skipped":
+			st.Skipped += v
 		case "clusters":
 			st.Clusters += v
 		case "duplicates":

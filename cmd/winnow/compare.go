@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -28,7 +29,7 @@ func runCompare(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sg := signer(e.cfg)
+	sg := offline.Signer(e.cfg)
 	var sigs [2]similarity.Signature
 	for i := range sigs {
 		body, ct, err := readPage(e, fs.Arg(i))
@@ -42,7 +43,7 @@ func runCompare(_ context.Context, e *env, args []string) error {
 		sigs[i] = res.Sig
 	}
 	v := dec.Decide(&sigs[0], &sigs[1])
-	_, remove, _ := modeDecisions(e.cfg) // checked by decision above
+	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
 	rv := remove.Decide(&sigs[0], &sigs[1])
 	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true})
 	if *asJSON {
@@ -50,9 +51,9 @@ func runCompare(_ context.Context, e *env, args []string) error {
 			"a": fs.Arg(0), "b": fs.Arg(1),
 			"duplicate": v.Duplicate, "relation": v.Relation.String(),
 			"verdict": v.String(), "explain": v.Explain(),
-			"probability": probability(v.Probability),
-			"remove":      map[string]any{"duplicate": rv.Duplicate, "probability": probability(rv.Probability), "explain": rv.Explain()},
-			"scores":      scoresMap(&all),
+			"probability": offline.Probability(v.Probability),
+			"remove":      map[string]any{"duplicate": rv.Duplicate, "probability": offline.Probability(rv.Probability), "explain": rv.Explain()},
+			"scores":      offline.ScoresMap(&all),
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -96,56 +97,4 @@ func scoresList(s *similarity.Scores) [][2]string {
 		{"coverage a, b", f(s.CoverageA) + ", " + f(s.CoverageB)},
 		{"divergence", f(s.Divergence)},
 	}
-}
-
-// scoresMap is the JSON form of the scores: NaN (not computed) is left out.
-func scoresMap(s *similarity.Scores) map[string]any {
-	m := map[string]any{
-		"simhash_distance": s.SimhashDistance,
-		"bloom_ab":         s.BloomAB, "bloom_ba": s.BloomBA,
-		"contain_ab": s.ContainAB, "contain_ba": s.ContainBA,
-		"containment":   s.Containment.String(),
-		"jaccard":       s.Jaccard,
-		"supershingles": s.Supershingles,
-		"fingerprints":  s.Fingerprints,
-		"length_ratio":  s.LengthRatio,
-	}
-	for k, v := range map[string]float64{"lcs": s.LCS, "lcs_central": s.Central, "coverage_a": s.CoverageA, "coverage_b": s.CoverageB, "divergence": s.Divergence} {
-		if !math.IsNaN(v) {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// Removal is the part of an output line that says whether a duplicate
-// may be deleted: its probability under the near-duplicate decision that
-// grouped it, and the content-equivalence decision's verdict against the
-// winner (only what it accepts may be deleted; the rest stays grouped).
-type Removal struct {
-	// Probability is the near-duplicate decision's; absent for a paper
-	// method, which has none.
-	Probability *float64 `json:"probability,omitempty"`
-	// Removable reports that the content-equivalence decision accepts
-	// the member at its min_confidence.
-	Removable bool `json:"removable"`
-	// RemoveProbability is that decision's probability.
-	RemoveProbability *float64 `json:"remove_probability,omitempty"`
-	// RemoveExplain explains it.
-	RemoveExplain string `json:"remove_explain,omitempty"`
-}
-
-// memberRemoval decides whether member may be deleted for winner.
-func memberRemoval(grouped similarity.Verdict, remove similarity.Decision, winner, member *similarity.Signature) *Removal {
-	rv := remove.Decide(winner, member)
-	return &Removal{Probability: probability(grouped.Probability), Removable: rv.Duplicate,
-		RemoveProbability: probability(rv.Probability), RemoveExplain: rv.Explain()}
-}
-
-// probability returns p for JSON, nil for NaN (no calibrated probability).
-func probability(p float64) *float64 {
-	if math.IsNaN(p) {
-		return nil
-	}
-	return &p
 }

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"iter"
 	"os"
 	"runtime"
@@ -18,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/winnow-search/winnow/corpus"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -90,7 +89,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	inputs, sources, report := openInputs(e, fs.Args())
 
 	start, cpu0 := time.Now(), processCPU()
-	docs, stats, err := signInputs(ctx, e, inputs, sources, signer(e.cfg), report)
+	docs, stats, err := signInputs(ctx, e, inputs, sources, offline.Signer(e.cfg), report)
 	stats.Stages.cpu0, stats.Stages.signWall = cpu0, time.Since(start)
 	fmt.Fprint(e.stderr, report.summary())
 	if err != nil {
@@ -99,14 +98,17 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if err := report.err(); err != nil {
 		return err
 	}
-	rules, err := winnerRules(e.cfg)
+	rank, err := offline.Winners(e.cfg)
 	if err != nil {
 		return err
 	}
 	sigs := make([]*similarity.Signature, len(docs))
-	keys := rankedKeys(docs, rules)
+	lineDocs := make([]offline.Doc, len(docs))
+	keys := make([]string, len(docs))
 	for i := range docs {
 		sigs[i] = &docs[i].sig
+		lineDocs[i] = offline.Doc{Key: docs[i].key, ID: docs[i].id, URL: docs[i].url, Popularity: docs[i].popularity}
+		keys[i] = rank.Key(lineDocs[i])
 		stats.Stages.seqTokens += len(docs[i].sig.Seq)
 		if docs[i].sig.Empty() {
 			stats.Empty++
@@ -125,15 +127,14 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	}
 	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
 		Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})
-	_, remove, _ := modeDecisions(e.cfg) // checked by decision above
+	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
 	writeStart := time.Now()
 	bw := bufio.NewWriter(w)
 	for _, c := range clusters {
 		stats.Clusters++
 		stats.Duplicates += len(c.Members) - 1
-		rule, id := electedBy(c, docs, rules)
-		c.ID = id
-		if err := writeCluster(bw, c, docs, rule, remove); err != nil {
+		line := offline.NewLine(c, lineDocs, sigs, rank, remove)
+		if err := line.Write(bw); err != nil {
 			return err
 		}
 	}
@@ -179,10 +180,8 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 			for j := range jobs {
 				res, err := sg.Sign(j.doc.Body, j.doc.ContentType)
 				stats.Stages.add(&res)
-				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig, key: j.doc.ID, cut: res.Doc.Truncated || res.Sig.Capped}
-				if len(inputs) > 1 {
-					d.key = inputs[j.input] + ":" + j.doc.ID
-				}
+				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig,
+					key: offline.InputKey(len(inputs) > 1, inputs[j.input], j.doc.ID), cut: res.Doc.Truncated || res.Sig.Capped}
 				if err != nil {
 					err = fmt.Errorf("%s: %s: %w", inputs[j.input], j.doc.ID, err)
 				}
@@ -219,7 +218,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 	bar := newBar(e)
 	var docs []signedDoc
 	var seqs []int
-	seen := map[string]int{}
+	var keys offline.Keys
 	for r := range results {
 		if bar != nil {
 			bar.Add(1)
@@ -232,10 +231,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		stats.Docs++
 		// Keys must be distinct for stable cluster IDs: a repeated ID
 		// (e.g. two JSONL lines with one id) gets its occurrence number.
-		if n := seen[r.doc.key]; n > 0 {
-			r.doc.key = fmt.Sprintf("%s#%d", r.doc.key, n)
-		}
-		seen[r.doc.key]++
+		r.doc.key = keys.Next(r.doc.key)
 		docs = append(docs, r.doc)
 		seqs = append(seqs, r.seq)
 	}
@@ -275,50 +271,4 @@ func newBar(e *env) *progressbar.ProgressBar {
 		progressbar.OptionSpinnerType(14),
 		progressbar.OptionThrottle(100*time.Millisecond),
 	)
-}
-
-// clusterLine is one line of dedup's output.
-type clusterLine struct {
-	ID     string     `json:"id"`
-	Size   int        `json:"size"`
-	Winner memberLine `json:"winner"`
-	// WinnerRule names the winner rule that made the winner win over the
-	// best other member: popularity, https, shorter, static, market, url,
-	// or key (no URL or popularity to tell them apart).
-	WinnerRule string       `json:"winner_rule,omitempty"`
-	Members    []memberLine `json:"members"`
-}
-
-type memberLine struct {
-	ID       string         `json:"id"`
-	URL      string         `json:"url,omitempty"`
-	Relation string         `json:"relation,omitempty"`
-	Verdict  string         `json:"verdict,omitempty"`
-	Explain  string         `json:"explain,omitempty"`
-	Scores   map[string]any `json:"scores,omitempty"`
-	// Removal is what the content-equivalence decision says of deleting
-	// this member in favour of the winner (memberRemoval, compare.go).
-	*Removal
-}
-
-func writeCluster(w io.Writer, c similarity.Cluster, docs []signedDoc, winnerRule string, remove similarity.Decision) error {
-	line := clusterLine{ID: fmt.Sprintf("%016x", c.ID), Size: len(c.Members), WinnerRule: winnerRule}
-	for i, m := range c.Members {
-		d := docs[m.Index]
-		ml := memberLine{ID: d.id, URL: d.url}
-		if i == 0 {
-			line.Winner = ml
-			ml.Relation = "winner"
-		} else {
-			ml.Relation = m.Verdict.Relation.String()
-			ml.Verdict = m.Verdict.String()
-			ml.Explain = m.Verdict.Explain()
-			ml.Scores = scoresMap(&m.Verdict.Scores)
-			ml.Removal = memberRemoval(m.Verdict, remove, &docs[c.Members[0].Index].sig, &d.sig)
-		}
-		line.Members = append(line.Members, ml)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // explanations hold "<=" and ">="
-	return enc.Encode(line)
 }

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/internal/crawltest"
+	"github.com/winnow-search/winnow/offline"
 )
 
 // crawlSample crawls the sample's releases with wget, one site and one
@@ -246,5 +248,45 @@ func TestDedupParquet(t *testing.T) {
 	}
 	if !strings.Contains(errs, "4 documents") {
 		t.Errorf("stderr: want 4 documents:\n%s", errs)
+	}
+}
+
+// TestDedupRepeatedIDs: three records share one ID, each a copy of a
+// different page; each copy's cluster is won by the repeat (keys x, x#1,
+// x#2 sort before y*), so the three cluster IDs are the hashes of x, x#1
+// and x#2: distinct (the third occurrence once got x#1 again).
+func TestDedupRepeatedIDs(t *testing.T) {
+	pages := map[string][]byte{}
+	for d, err := range sample.Docs() {
+		if err == nil {
+			pages[d.ID] = d.Body
+		}
+	}
+	var lines []string
+	for _, id := range []string{"x", "x", "x", "y1", "y2", "y3"} {
+		name := []string{"Benchmarking", "CodeReview", "FaultMaps"}[len(lines)%3]
+		html, _ := json.Marshal(string(pages["sample://llvm/13/"+name]))
+		lines = append(lines, fmt.Sprintf(`{"id": %q, "html": %s}`, id, html))
+	}
+	in := filepath.Join(t.TempDir(), "pages.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := winnow(t, "", "-set", "dedup.progress=never", "dedup", in)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var ids []string
+	for _, c := range parseClusters(t, out) {
+		ids = append(ids, c.ID)
+	}
+	var want []string
+	for _, k := range []string{"x", "x#1", "x#2"} {
+		want = append(want, fmt.Sprintf("%016x", offline.ClusterID(k)))
+	}
+	slices.Sort(ids)
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("cluster IDs %v, want %v (the hashes of x, x#1, x#2)", ids, want)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/winnow-search/winnow/corpus"
-	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/warc"
 )
 
@@ -171,15 +171,12 @@ func openInputs(e *env, args []string) ([]string, []iter.Seq2[corpus.Doc, error]
 		// gives them, so that a cluster service loaded with them knows
 		// the pages the proxy sees.
 		inputs = []string{"sample"}
-		sources = append(sources, sample.DocsAt("http://"+e.cfg.Serve.DemoListen))
+		sources = append(sources, offline.Sample(e.cfg))
 	}
 	inputs = append(inputs, args...)
 	tally := newInputReport(e.log, inputs)
-	f := e.cfg.Dedup.Fields
-	opts := corpus.Options{
-		MaxFileSize: int64(e.cfg.Dedup.MaxFileBytes), OnSkip: tally.skip, Targets: &corpus.Targets{},
-		Fields: corpus.JSONLFields{ID: f.ID, URL: f.URL, HTML: f.HTML, Text: f.Text, Popularity: f.Popularity},
-	}
+	opts := offline.CorpusOptions(e.cfg)
+	opts.OnSkip, opts.Targets = tally.skip, &corpus.Targets{}
 	for _, in := range args {
 		sources = append(sources, opts.Open(in))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/eval"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -98,11 +99,11 @@ func evalOptions(e *env) (eval.Options, error) {
 	if err != nil {
 		return eval.Options{}, err
 	}
-	group, remove, err := modeDecisions(e.cfg)
+	group, remove, err := offline.Decisions(e.cfg)
 	if err != nil {
 		return eval.Options{}, err
 	}
-	return eval.Options{Signer: signer(e.cfg), Decision: dec, Group: group, Remove: remove, Workers: e.cfg.Dedup.Workers}, nil
+	return eval.Options{Signer: offline.Signer(e.cfg), Decision: dec, Group: group, Remove: remove, Workers: e.cfg.Dedup.Workers}, nil
 }
 
 // runCV scores every set, cross-validates and prints the tables.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -49,7 +50,7 @@ func TestDecisionSettings(t *testing.T) {
 			c, err := config.Load(path, nil, tt.sets)
 			var g, r similarity.Decision
 			if err == nil {
-				g, r, err = modeDecisions(c)
+				g, r, err = offline.Decisions(c)
 			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/winnow-search/winnow/cluster/report"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -44,7 +45,7 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	inputs, sources, tally := openInputs(e, fs.Args())
-	docs, _, err := signInputs(ctx, e, inputs, sources, signer(e.cfg), tally)
+	docs, _, err := signInputs(ctx, e, inputs, sources, offline.Signer(e.cfg), tally)
 	fmt.Fprint(e.stderr, tally.summary())
 	if err != nil {
 		return err
@@ -78,7 +79,7 @@ func readClusters(path string) ([][]string, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		var c clusterLine
+		var c offline.Line
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/internal/demo"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/proxy"
 	"github.com/winnow-search/winnow/proxy/engine"
 )
@@ -45,7 +46,7 @@ func memoryLimit(cacheBytes int64) {
 // proxyOptions maps the configuration onto the proxy's options.
 func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 	v := c.Serve
-	dec, remove, err := modeDecisions(c)
+	dec, remove, err := offline.Decisions(c)
 	if err != nil {
 		return proxy.Options{}, err
 	}
@@ -56,7 +57,7 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		Budget:           time.Duration(v.Budget),
 		Decision:         dec,
 		Remove:           remove,
-		Signer:           signer(c),
+		Signer:           offline.Signer(c),
 		CacheBytes:       int64(v.CacheBytes),
 		CacheTTL:         time.Duration(v.CacheTTL),
 		AnswerCacheBytes: int64(v.AnswerCacheBytes),

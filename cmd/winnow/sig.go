@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/winnow-search/winnow/offline"
 )
 
 // maxInputBytes caps a page read by sig and compare.
@@ -88,7 +90,7 @@ func runSig(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := signer(e.cfg).Sign(body, ct)
+	res, err := offline.Signer(e.cfg).Sign(body, ct)
 	if err != nil {
 		return err
 	}

@@ -183,15 +183,19 @@ func runDedup(ctx context.Context, args []string) error {
 	if *jobopts.Async {
 		return nil
 	}
+	if st.Docs == 0 {
+		// As winnow dedup: no output file is a failure, not an empty result.
+		return fmt.Errorf("winnow-beam dedup: nothing could be read: no document in the input (%d bad items, %d items holding no page)", st.Errors, st.Skipped)
+	}
 	if err := finish(); err != nil {
 		return err
 	}
 	el := time.Since(start)
 	mb := float64(st.Bytes) / (1 << 20)
-	fmt.Fprintf(os.Stderr, "winnow-beam dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare, %d cut at the size cap; "+
+	fmt.Fprintf(os.Stderr, "winnow-beam dedup: %d documents (%.1f MiB), %d skipped with errors, %d holding no page, %d too short to compare, %d cut at the size cap; "+
 		"%d clusters holding %d duplicates; %s (%.0f docs/s); %d pairs decided, %d matched; "+
 		"largest key group %d documents (%d after splitting), %d pairs capped; %d component rounds\n",
-		st.Docs, mb, st.Errors, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
+		st.Docs, mb, st.Errors, st.Skipped, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
 		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate,
 		st.LargestBucket, st.LargestUnit, st.PairsCapped, st.Rounds)
 	return nil

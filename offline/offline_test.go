@@ -1,0 +1,200 @@
+package offline
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/winnow-search/winnow/cluster"
+	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/similarity"
+)
+
+// TestKeysNumberRepeats: every repeat of an ID gets its own number; the
+// third occurrence is #2, not #1 again.
+func TestKeysNumberRepeats(t *testing.T) {
+	var k Keys
+	var got []string
+	for _, base := range []string{"a", "b", "a", "a", "b", "c", "a"} {
+		got = append(got, k.Next(base))
+	}
+	want := []string{"a", "b", "a#1", "a#2", "b#1", "c", "a#3"}
+	if !slices.Equal(got, want) {
+		t.Errorf("keys %q, want %q", got, want)
+	}
+	if got := RepeatKey("a", 2); got != "a#2" {
+		t.Errorf("RepeatKey(a, 2) = %q, want a#2", got)
+	}
+	if got := InputKey(true, "in.jsonl", "7"); got != "in.jsonl:7" {
+		t.Errorf("InputKey = %q, want in.jsonl:7", got)
+	}
+}
+
+// TestRankingKeyOrder: rank keys sort documents as the rules do, and
+// documents the rules cannot tell apart by their keys; a popularity
+// tolerance makes bands.
+func TestRankingKeyOrder(t *testing.T) {
+	docs := []Doc{
+		{Key: "k1", URL: "http://a.example/page"},
+		{Key: "k2", URL: "https://a.example/page"},
+		{Key: "k3", URL: "https://a.example/p"},
+		{Key: "k4", URL: "https://a.example/p", Popularity: 3},
+		{Key: "k0", URL: "https://a.example/p"},
+		{Key: "k5", URL: "https://a.example/p?x=1", Popularity: 3.4},
+	}
+	order := func(r Ranking) []string {
+		ds := slices.Clone(docs)
+		slices.SortFunc(ds, func(a, b Doc) int { return strings.Compare(r.Key(a), r.Key(b)) })
+		var keys []string
+		for _, d := range ds {
+			keys = append(keys, d.Key)
+		}
+		return keys
+	}
+	if got, want := order(Ranking{}), []string{"k5", "k4", "k0", "k3", "k2", "k1"}; !slices.Equal(got, want) {
+		t.Errorf("exact popularity: order %v, want %v", got, want)
+	}
+	banded := NewRanking(cluster.WinnerRules{PopularityTolerance: 1})
+	if got, want := order(banded), []string{"k4", "k5", "k0", "k3", "k2", "k1"}; !slices.Equal(got, want) {
+		t.Errorf("bands of 1: order %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		r    Ranking
+		a, b int
+		want string
+	}{
+		{Ranking{}, 5, 4, "popularity"},
+		{banded, 3, 5, "shorter"},
+		{Ranking{}, 2, 1, "shorter"},
+		{Ranking{}, 1, 0, "https"},
+		{Ranking{}, 3, 2, "popularity"},
+		{Ranking{}, 4, 2, "key"},
+	} {
+		if got := tc.r.Rule(docs[tc.a], docs[tc.b]); got != tc.want {
+			t.Errorf("Rule(%s, %s) = %q, want %q", docs[tc.a].Key, docs[tc.b].Key, got, tc.want)
+		}
+	}
+}
+
+// TestWinnersConfig: an unknown rule is an error naming its field; the
+// market TLDs default to backend.market_tlds.
+func TestWinnersConfig(t *testing.T) {
+	c, err := config.Load("", nil, []string{"dedup.winner.rules=https,newest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Winners(c); err == nil || !strings.Contains(err.Error(), "dedup.winner.rules") {
+		t.Errorf("Winners error = %v, want one naming dedup.winner.rules", err)
+	}
+	c, err = config.Load("", nil, []string{"dedup.winner.rules=market", "backend.market_tlds=.uk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Winners(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Rule(Doc{URL: "https://b.example.uk/"}, Doc{URL: "https://a.example.com/"}); got != "market" {
+		t.Errorf("rule = %q, want market (backend.market_tlds)", got)
+	}
+}
+
+// TestLine: two copies of a page and another page, clustered as the jobs
+// do, give one cluster, whose line has with the preferred winner, its rule, the member's
+// verdict, scores and removal fields.
+func TestLine(t *testing.T) {
+	c := config.Default()
+	sg := Signer(c)
+	group, remove, err := Decisions(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two pages of the embedded sample, the first also with a line added.
+	pages := map[string]string{}
+	for d, err := range Sample(c) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[d.ID] = string(d.Body)
+	}
+	body, other := pages["sample://llvm/13/Benchmarking"], pages["sample://llvm/13/CodeReview"]
+	docs := []Doc{
+		{Key: "1", ID: "1", URL: "http://example.org/fox"},
+		{Key: "2", ID: "2", URL: "https://example.org/fox"},
+		{Key: "3", ID: "3", URL: "https://example.org/other"},
+	}
+	var sigs []*similarity.Signature
+	var keys []string
+	rank, err := Winners(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range []string{body, strings.Replace(body, "</body>", "<p>One more line.</p></body>", 1), other} {
+		res, err := sg.Sign([]byte(b), "text/html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sigs = append(sigs, &res.Sig)
+		keys = append(keys, rank.Key(docs[i]))
+	}
+	clusters := similarity.BatchCluster(sigs, group, similarity.BatchOptions{Keys: keys, WinnerVerified: true})
+	if len(clusters) != 1 { // a page alone is no cluster
+		t.Fatalf("%d clusters %+v, want 1", len(clusters), clusters)
+	}
+	line := NewLine(clusters[0], docs, sigs, rank, remove)
+	var b bytes.Buffer
+	if err := line.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	for _, want := range []string{`"winner":{"id":"2"`, `"winner_rule":"https"`, `"size":2`, `"relation":"winner"`, `"removable":`, `"scores":{`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("line %s: no %s", s, want)
+		}
+	}
+	if line.Members[1].ID != "1" || line.Members[1].Removal == nil || line.Winner.Removal != nil {
+		t.Errorf("members %+v: want the http copy second with its removal fields", line.Members)
+	}
+	if want := ClusterID("2"); line.ID != fmt.Sprintf("%016x", want) {
+		t.Errorf("ID %s, want %016x", line.ID, want)
+	}
+	if !strings.HasSuffix(s, "}\n") || strings.Count(s, "\n") != 1 {
+		t.Errorf("line %q is not one JSON line", s)
+	}
+}
+
+// TestWinnersEmptyRules: an empty rule list (a configuration that went
+// through YAML) means the default rules, as nil does.
+func TestWinnersEmptyRules(t *testing.T) {
+	c := config.Default()
+	c.Dedup.Winner.Rules = []string{}
+	r, err := Winners(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Rule(Doc{URL: "https://a.example/"}, Doc{URL: "http://a.example/"}); got != "https" {
+		t.Errorf("rule = %q, want https (the default rules)", got)
+	}
+}
+
+// TestCorpusOptionsEmptyFields: empty field lists read the default
+// fields, as nil ones do.
+func TestCorpusOptionsEmptyFields(t *testing.T) {
+	c := config.Default()
+	c.Dedup.Fields = config.DedupFields{ID: []string{}, URL: []string{}, HTML: []string{}, Text: []string{}, Popularity: []string{}}
+	path := t.TempDir() + "/in.jsonl"
+	if err := os.WriteFile(path, []byte(`{"id": "a", "url": "https://x.example/", "text": "some words", "popularity": 2}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for d, err := range CorpusOptions(c).Open(path) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ID != "a" || d.URL != "https://x.example/" || string(d.Body) != "some words" || d.Popularity != 2 {
+			t.Errorf("doc %+v, want the default fields read", d)
+		}
+	}
+}
