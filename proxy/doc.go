@@ -40,6 +40,7 @@
 //	signatures   canonical URL                         page signature, validators, declared    TTL·2 (revalidated after TTL); cost
 //	                                                   canonical URL                           eviction (CacheBytes)
 //	verdicts     content IDs of the two signatures     the pair's verdict (server's decision)  second generation of 8 Ki
+//	             (one cache per purpose: group, remove)
 //	keys         raw result URL                        its canonical URL (or the failure)      second generation of 16 Ki
 //	lists        128-bit hash of canonical URLs,       the list's clusters and marks           second generation of 1 Ki
 //	             signature IDs, winners, declarations

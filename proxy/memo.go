@@ -27,10 +27,13 @@ import (
 // for concurrent use.
 type memo struct {
 	verdicts *verdictCache
-	keys     *keyCache
-	lists    *listCache
-	hot      *hotLists
-	rewrites *twoGen[string, rewritten]
+	// removeVerdicts are the content-equivalence decision's verdicts
+	// (remove mode), kept apart: one pair has one verdict per purpose.
+	removeVerdicts *verdictCache
+	keys           *keyCache
+	lists          *listCache
+	hot            *hotLists
+	rewrites       *twoGen[string, rewritten]
 	// answers is nil when off: a negative AnswerCacheBytes, or a
 	// cluster service, whose verdicts no hot list captures.
 	answers *answerCache
@@ -49,12 +52,13 @@ const (
 // (not positive: off).
 func newMemo(answerBytes int64) *memo {
 	return &memo{
-		verdicts: newVerdictCache(memoVerdicts),
-		keys:     newKeyCache(memoKeys),
-		lists:    newListCache(memoLists),
-		hot:      newHotLists(memoHot),
-		rewrites: newTwoGen[string, rewritten](memoRewrites),
-		answers:  newAnswerCache(answerBytes),
+		verdicts:       newVerdictCache(memoVerdicts),
+		removeVerdicts: newVerdictCache(memoVerdicts),
+		keys:           newKeyCache(memoKeys),
+		lists:          newListCache(memoLists),
+		hot:            newHotLists(memoHot),
+		rewrites:       newTwoGen[string, rewritten](memoRewrites),
+		answers:        newAnswerCache(answerBytes),
 	}
 }
 

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -121,7 +122,11 @@ func (ref *refined) clusterCounts() (clusters, dups int) {
 func (s *Server) refine(ctx context.Context, results []engine.Result, p params) *refined {
 	ref := s.ref.refine(ctx, results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
 	if p.mode == engine.Remove {
-		keepUnequal(ref, results, p.remove)
+		var cache similarity.VerdictCache
+		if !p.custom {
+			cache = s.ref.removeVerdicts // the server's decision: its verdicts hold across queries
+		}
+		keepUnequal(ref, results, p.remove, cache)
 	}
 	clusters, dups := ref.clusterCounts()
 	s.m.clustered(clusters, dups, p.mode.String())
@@ -381,6 +386,7 @@ func markClusters(out *refined, by []int) {
 					mk.Relation = "duplicate"
 				}
 				mk.Explain = m.Verdict.Explain()
+				setProbability(&mk, m.Verdict)
 				if declared != "" {
 					mk.Explain += "; " + declared
 				}
@@ -501,8 +507,9 @@ func (r *refiner) askCluster(ctx context.Context, keys []string) (map[int]knownD
 // winner stays a loser, dropped, and its explanation says which decision
 // removed it; any other (a near-duplicate that is not content-equivalent,
 // or one the cluster service grouped without signatures here) is kept,
-// annotated, never silently dropped.
-func keepUnequal(ref *refined, results []engine.Result, remove similarity.Decision) {
+// annotated, never silently dropped. cache, when not nil, keeps the
+// verdicts across queries as the near-duplicate decision's are kept.
+func keepUnequal(ref *refined, results []engine.Result, remove similarity.Decision, cache similarity.VerdictCache) {
 	for i, mk := range ref.marks {
 		w := mk.Winner
 		if w < 0 || w == i {
@@ -513,12 +520,33 @@ func keepUnequal(ref *refined, results []engine.Result, remove similarity.Decisi
 			ref.marks[i].Explain = "kept: not checked for content-equivalence (no signature here); near-duplicate decision: " + mk.Explain
 			continue
 		}
-		v := remove.Decide(ref.sigs[w], ref.sigs[i])
+		a, b := ref.sigs[w], ref.sigs[i]
+		v, ok := similarity.Verdict{}, false
+		if cache != nil {
+			v, ok = cache.Verdict(a, b)
+		}
+		if !ok {
+			v = remove.Decide(a, b)
+			if cache != nil {
+				cache.SetVerdict(a, b, v)
+			}
+		}
+		setProbability(&ref.marks[i], v)
 		if v.Duplicate {
 			ref.marks[i].Explain = "removed by the content-equivalence decision: " + v.Explain()
 			continue
 		}
 		ref.marks[i].Keep = true
 		ref.marks[i].Explain = "kept: a near-duplicate of " + results[w].URL + " but not content-equivalent (" + v.Explain() + "); near-duplicate decision: " + mk.Explain
+	}
+}
+
+// setProbability puts a verdict's decision and calibrated probability
+// into a duplicate's mark, for its _winnow annotation; a verdict without
+// one (a paper method) clears them.
+func setProbability(mk *engine.Mark, v similarity.Verdict) {
+	mk.Decision, mk.Probability = "", 0
+	if !math.IsNaN(v.Probability) {
+		mk.Decision, mk.Probability = v.Purpose.String(), v.Probability
 	}
 }

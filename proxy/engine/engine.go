@@ -89,6 +89,14 @@ type Mark struct {
 	// content-equivalence decision accepts, and a near-duplicate that is
 	// not content-equivalent is kept, never silently dropped.
 	Keep bool
+	// Decision names the decision whose verdict Probability is, "group"
+	// (near-duplicate) or "remove" (content-equivalence); "" when the
+	// verdict has no calibrated probability (a paper method, a pair the
+	// cluster service decided, a winner).
+	Decision string
+	// Probability is that decision's calibrated probability that the
+	// result duplicates its winner, when Decision is set.
+	Probability float64
 }
 
 // Request is an HTTP request to or from a backend. Path includes the query

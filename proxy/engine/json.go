@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -677,7 +678,7 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 		if m.Winner < 0 || mode == Remove && !m.Keep {
 			continue
 		}
-		n += 64 + len(m.Cluster) + len(m.Relation) + len(m.Explain)
+		n += 64 + markProbabilitySize + len(m.Cluster) + len(m.Relation) + len(m.Explain)
 		if mode != Group {
 			n += len(p.Results[m.Winner].URL)
 		}
@@ -688,7 +689,7 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 		for j, d := range marks {
 			if d.Winner >= 0 && d.Winner != j {
 				e := p.elems[j]
-				n += e.end - e.start + 48 + len(d.Relation) + len(d.Explain)
+				n += e.end - e.start + 48 + markProbabilitySize + len(d.Relation) + len(d.Explain)
 			}
 		}
 	}
@@ -784,6 +785,7 @@ func dupExplain(out []byte, d Mark) []byte {
 	out = appendString(out, d.Cluster)
 	out = append(out, `,"relation":`...)
 	out = appendString(out, d.Relation)
+	out = appendProbability(out, d)
 	out = append(out, `,"explain":`...)
 	out = appendString(out, d.Explain)
 	return append(out, '}')
@@ -828,9 +830,25 @@ func annotationJSON(dst []byte, p *Parsed, m Mark) []byte {
 	dst = appendString(dst, p.Results[m.Winner].URL)
 	dst = append(dst, `,"relation":`...)
 	dst = appendString(dst, m.Relation)
+	dst = appendProbability(dst, m)
 	dst = append(dst, `,"explain":`...)
 	dst = appendString(dst, m.Explain)
 	return append(dst, '}')
+}
+
+// markProbabilitySize bounds what appendProbability adds.
+const markProbabilitySize = len(`,"decision":"remove","probability":0.1234`)
+
+// appendProbability appends a duplicate's "decision" and calibrated
+// "probability" members when its verdict has one (issue 9).
+func appendProbability(dst []byte, m Mark) []byte {
+	if m.Decision == "" || math.IsNaN(m.Probability) {
+		return dst
+	}
+	dst = append(dst, `,"decision":`...)
+	dst = appendString(dst, m.Decision)
+	dst = append(dst, `,"probability":`...)
+	return strconv.AppendFloat(dst, math.Round(m.Probability*1e4)/1e4, 'f', -1, 64)
 }
 
 var unmarked = Mark{Winner: -1}
