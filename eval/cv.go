@@ -131,8 +131,11 @@ type Candidate struct {
 	fixed func(*ScoredPair) bool
 }
 
-// ModelCandidates are the feature sets the cross-validation compares; the
-// first is the one the default decisions use.
+// ModelCandidates are the feature sets the cross-validation compares: the
+// first two are the default decisions' (near-duplicate and
+// content-equivalent); the last three add to the content-equivalence
+// model a score that might tell label 3 from labels 1-2 among
+// near-identical pages (length ratio, containment, Jaccard).
 func ModelCandidates() []Candidate {
 	f := similarity.Features()
 	return []Candidate{
@@ -140,6 +143,9 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs gap + divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence}},
 		{Name: "model: lcs", Params: 2, Features: []similarity.Feature{similarity.FeatureLCS}},
 		{Name: "model: lcs + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureJaccard}},
+		{Name: "model: lcs gap + divergence + length", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureLengthRatio}},
+		{Name: "model: lcs gap + divergence + contain", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureContainment}},
+		{Name: "model: lcs gap + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard}},
 		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }
@@ -174,6 +180,14 @@ type CVTable struct {
 	// Confidence holds the shipped model's figures at each min_confidence
 	// of [Confidences], the operator's knob.
 	Confidence []CVFigure `json:"confidence"`
+	// AtShipped holds every candidate model's figures at the shipped
+	// min_confidence of the truth's purpose, where the decision works
+	// (remove mode at 0.9 is a high-precision point, not the F1 optimum);
+	// DeltaF1 and SDDelta are then against the shipped model at the same
+	// confidence, fold by fold.
+	AtShipped []CVFigure `json:"at_shipped_confidence"`
+	// ShippedConfidence is that min_confidence.
+	ShippedConfidence float64 `json:"shipped_confidence"`
 	// Reliability is the shipped model's out-of-fold reliability diagram:
 	// per bin, the mean probability and the share of duplicates.
 	Reliability []ReliabilityBin `json:"reliability"`
@@ -245,10 +259,13 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		// scores[set][candidate] are the per-fold figures.
 		scores := make([][][]foldScore, len(sets))
 		confScores := make([][][]foldScore, len(sets))
-		oofProb := make([][][]float64, len(sets)) // [set][model][pair], summed over repeats
+		shippedConf := similarity.DefaultModel(truth.Purpose).MinConfidence
+		atShipped := make([][][]foldScore, len(sets)) // [set][model]
+		oofProb := make([][][]float64, len(sets))     // [set][model][pair], summed over repeats
 		for si := range sets {
 			scores[si] = make([][]foldScore, len(cands))
 			confScores[si] = make([][]foldScore, len(Confidences))
+			atShipped[si] = make([][]foldScore, len(models))
 			oofProb[si] = make([][]float64, len(models))
 			for mi := range models {
 				oofProb[si][mi] = make([]float64, len(sets[si].Scored))
@@ -321,15 +338,10 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 								}
 								pred[j] = sp.Candidate && p >= conf[mi]
 							}
+							atShipped[si][mi] = append(atShipped[si][mi], scoreAt(s, tests[si], gold, &fitted[mi], shippedConf))
 							if mi == shipped {
 								for ki, c := range Confidences {
-									cp := make([]bool, len(pred))
-									for j, i := range tests[si] {
-										sp := &s.Scored[i]
-										cp[j] = sp.Candidate && fitted[mi].Probability(&sp.Scores) >= c
-									}
-									pt := Verdicts(cp, gold)
-									confScores[si][ki] = append(confScores[si][ki], foldScore{pt.Precision, pt.Recall, pt.F1})
+									confScores[si][ki] = append(confScores[si][ki], scoreAt(s, tests[si], gold, &fitted[mi], c))
 								}
 							}
 							mi++
@@ -341,7 +353,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			}
 		}
 		for si, s := range sets {
-			tab := CVTable{Set: s.Name, Truth: truth.Name}
+			tab := CVTable{Set: s.Name, Truth: truth.Name, ShippedConfidence: shippedConf}
 			if s.Mode == CorpusMode {
 				tab.Truth = truth.Name + " (corpus: dup)"
 			}
@@ -362,6 +374,12 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				}
 				tab.Figures = append(tab.Figures, fig)
 			}
+			for mi, m := range models {
+				fig := summarize(m.Name, m.Params, atShipped[si][mi])
+				fig.DeltaF1, fig.SDDelta = pairedDelta(atShipped[si][mi], atShipped[si][shipped])
+				fig.ECE = math.NaN()
+				tab.AtShipped = append(tab.AtShipped, fig)
+			}
 			for ki, c := range Confidences {
 				fig := summarize(fmt.Sprintf("min_confidence %.2f", c), models[shipped].Params, confScores[si][ki])
 				fig.ECE = math.NaN()
@@ -372,6 +390,17 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		rep.Fitted = append(rep.Fitted, FitDefault(sets, truth, penalty))
 	}
 	return rep
+}
+
+// scoreAt scores the model m at the confidence c on the test pairs of s.
+func scoreAt(s *CVSet, tests []int, gold []bool, m *similarity.Model, c float64) foldScore {
+	pred := make([]bool, len(tests))
+	for j, i := range tests {
+		sp := &s.Scored[i]
+		pred[j] = sp.Candidate && m.Probability(&sp.Scores) >= c
+	}
+	pt := Verdicts(pred, gold)
+	return foldScore{pt.Precision, pt.Recall, pt.F1}
 }
 
 // FitDefault fits a purpose's models on every pair of the sets, as

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/winnow-search/winnow/canon"
@@ -154,6 +155,21 @@ func TestCrossValidate(t *testing.T) {
 			if math.IsNaN(f.F1) || f.F1 < 0 || f.F1 > 1 || f.Candidate == "lcs" && (f.DeltaF1 != 0 || f.SDDelta != 0) {
 				t.Errorf("%s, %s, %s: %+v", tab.Set, tab.Truth, f.Candidate, f)
 			}
+		}
+		// At the shipped confidence the shipped model is the reference
+		// (ΔF1 0) and scores what its confidence row says.
+		if len(tab.AtShipped) != len(ModelCandidates()) {
+			t.Fatalf("%s, %s: %d rows at the shipped confidence, want one per model", tab.Set, tab.Truth, len(tab.AtShipped))
+		}
+		ci := slices.Index(Confidences, tab.ShippedConfidence)
+		matched := 0
+		for _, f := range tab.AtShipped {
+			if f.DeltaF1 == 0 && f.SDDelta == 0 && ci >= 0 && f.F1 == tab.Confidence[ci].F1 && f.Precision == tab.Confidence[ci].Precision {
+				matched++
+			}
+		}
+		if ci < 0 || matched == 0 {
+			t.Errorf("%s, %s: no model at the shipped confidence %.2f is the reference with its confidence row's figures", tab.Set, tab.Truth, tab.ShippedConfidence)
 		}
 	}
 	again := CrossValidate(sets, CVOptions{Folds: 2, Repeats: 2, Seed: 1})

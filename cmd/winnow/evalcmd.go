@@ -154,6 +154,12 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		for _, f := range t.Figures {
 			fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %6s\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, fmtNaN(f.ECE))
 		}
+		if len(t.AtShipped) > 0 {
+			fmt.Fprintf(w, "  every model at the shipped min_confidence %.2f (ΔF1 against the shipped model, same folds):\n", t.ShippedConfidence)
+			for _, f := range t.AtShipped {
+				fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta)
+			}
+		}
 		fmt.Fprintf(w, "  the shipped model by min_confidence:\n")
 		for _, f := range t.Confidence {
 			fmt.Fprintf(w, "  %-36s %6s %6.3f %6.3f %6.3f %6.3f %6.3f\n", f.Candidate, "", f.Precision, f.SDP, f.Recall, f.F1, f.SDF1)
