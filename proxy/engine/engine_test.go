@@ -651,7 +651,7 @@ func TestRenderFeed(t *testing.T) {
 	}
 	// p1-copy (4) duplicates p1 (2); p2 (1) is contained in p3 (0).
 	marks := []Mark{{Cluster: "a", Winner: 0}, {Cluster: "a", Winner: 0, Relation: "contained", Explain: "p2 <in> p3"},
-		{Cluster: "b", Winner: 2}, {Winner: -1}, {Cluster: "b", Winner: 2, Relation: "duplicate", Explain: "same & text"}}
+		{Cluster: "b", Winner: 2}, {Winner: -1}, {Cluster: "b", Winner: 2, Relation: "duplicate", Explain: "same & text", Decision: "group", Probability: 0.96774}}
 	tests := []struct {
 		name  string
 		mode  Mode
@@ -666,7 +666,7 @@ func TestRenderFeed(t *testing.T) {
 		{"group", Group, Window{Size: 10}, []string{"p3", "p2", "p1", "p4", "p1-copy"},
 			[]string{`xmlns:winnow="` + Namespace + `"`, `<winnow:duplicate cluster="a" relation="contained" explain="p2 &lt;in&gt; p3"><item>`}, nil},
 		{"annotate", Annotate, Window{Size: 10}, []string{"p3", "p2", "p1", "p4", "p1-copy"},
-			[]string{`<winnow:annotation cluster="b" winner="http://example.org/docs/p1.html" relation="duplicate">same &amp; text</winnow:annotation></item>`}, nil},
+			[]string{`<winnow:annotation cluster="b" winner="http://example.org/docs/p1.html" relation="duplicate" decision="group" probability="0.9677">same &amp; text</winnow:annotation></item>`}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

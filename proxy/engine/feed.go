@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -318,12 +319,12 @@ func (f *feed) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) 
 		case m.Winner < 0:
 		case mode == Annotate || mode == Remove && m.Keep:
 			edits = append(edits, edit{p.inner[i], p.inner[i], 'a', i})
-			size += 80 + len(m.Cluster) + len(p.Results[m.Winner].URL) + len(m.Relation) + len(m.Explain)
+			size += 80 + markProbabilitySize + len(m.Cluster) + len(p.Results[m.Winner].URL) + len(m.Relation) + len(m.Explain)
 		case mode == Group && m.Winner == i:
 			edits = append(edits, edit{p.inner[i], p.inner[i], 'g', i})
 			for j, d := range marks {
 				if j != i && d.Winner == i {
-					size += 80 + p.elems[j].end - p.elems[j].start + len(d.Cluster) + len(d.Relation) + len(d.Explain)
+					size += 80 + markProbabilitySize + p.elems[j].end - p.elems[j].start + len(d.Cluster) + len(d.Relation) + len(d.Explain)
 				}
 			}
 		}
@@ -415,9 +416,20 @@ func xmlAnnotation(dst []byte, p *Parsed, m Mark) []byte {
 	dst = xmlAttr(dst, "cluster", m.Cluster)
 	dst = xmlAttr(dst, "winner", p.Results[m.Winner].URL)
 	dst = xmlAttr(dst, "relation", m.Relation)
+	dst = xmlProbability(dst, m)
 	dst = append(dst, '>')
 	dst = xmlText(dst, m.Explain)
 	return append(dst, "</winnow:annotation>"...)
+}
+
+// xmlProbability appends a duplicate's decision and calibrated
+// probability as attributes when its verdict has one (issue 9).
+func xmlProbability(dst []byte, m Mark) []byte {
+	if m.Decision == "" || math.IsNaN(m.Probability) {
+		return dst
+	}
+	dst = xmlAttr(dst, "decision", m.Decision)
+	return xmlAttr(dst, "probability", strconv.FormatFloat(math.Round(m.Probability*1e4)/1e4, 'f', -1, 64))
 }
 
 func xmlGroup(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
@@ -426,6 +438,7 @@ func xmlGroup(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byt
 		out = append(out, "<winnow:duplicate"...)
 		out = xmlAttr(out, "cluster", d.Cluster)
 		out = xmlAttr(out, "relation", d.Relation)
+		out = xmlProbability(out, d)
 		out = xmlAttr(out, "explain", d.Explain)
 		out = append(out, '>')
 		e := p.elems[j]
