@@ -265,10 +265,11 @@ func (r TestResult) String() string {
 			f(r.Divergence) + " " + cmp(r.Pass, false) + " " + f(r.MaxDivergence)
 	case MethodModel:
 		p := "P(" + r.Purpose.Definition() + ") "
+		v, t := probabilityPair(r.Value, r.Threshold)
 		if r.Cut {
-			return p + "<= " + f(r.Value) + " < " + f(r.Threshold) + " (LCS exited early)"
+			return p + "<= " + v + " < " + t + " (LCS exited early)"
 		}
-		return p + f(r.Value) + " " + cmp(r.Pass, true) + " " + f(r.Threshold)
+		return p + v + " " + cmp(r.Pass, true) + " " + t
 	case MethodLCSCentral:
 		if r.Cut {
 			return "LCS central ratio < " + f(r.Threshold) + " (early exit)"
@@ -279,6 +280,22 @@ func (r TestResult) String() string {
 			", coverage " + f(r.Coverage) + " " + cmp(covOK, true) + " " + f(r.MinCoverage)
 	}
 	return r.Method.String() + " " + f(r.Value)
+}
+
+// probabilityPair formats a probability and its threshold with two
+// decimals, or as many more as the threshold has (0.925), or as it takes
+// for the two to differ when they do (up to six): "0.8997 < 0.90", never
+// "0.90 < 0.90".
+func probabilityPair(v, t float64) (string, string) {
+	f := func(x float64, d int) string { return strconv.FormatFloat(x, 'f', d, 64) }
+	td := 2
+	if _, frac, ok := strings.Cut(strconv.FormatFloat(t, 'f', -1, 64), "."); ok {
+		td = min(max(len(frac), 2), 6)
+	}
+	d := td
+	for ; d < 6 && v != t && f(v, d) == f(t, d); d++ {
+	}
+	return f(v, d), f(t, td)
 }
 
 // testParams are the Decision fields that some tests read besides their

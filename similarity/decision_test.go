@@ -301,3 +301,23 @@ func TestParseMethod(t *testing.T) {
 		t.Errorf("simhash default threshold %g, want Moz's %d", got, PaperSimhash)
 	}
 }
+
+// TestProbabilityPair checks that an explanation never shows a rejected
+// probability equal to its threshold.
+func TestProbabilityPair(t *testing.T) {
+	for _, c := range []struct {
+		v, t         float64
+		wantV, wantT string
+	}{
+		{0.97, 0.7, "0.97", "0.70"},
+		{0.8997, 0.9, "0.8997", "0.90"},
+		{0.899996, 0.9, "0.899996", "0.90"},
+		{0.9, 0.9, "0.90", "0.90"},
+		{0.93, 0.925, "0.930", "0.925"},
+		{0.9249, 0.925, "0.9249", "0.925"},
+	} {
+		if v, th := probabilityPair(c.v, c.t); v != c.wantV || th != c.wantT {
+			t.Errorf("probabilityPair(%v, %v) = %s, %s; want %s, %s", c.v, c.t, v, th, c.wantV, c.wantT)
+		}
+	}
+}
