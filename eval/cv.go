@@ -2,6 +2,7 @@ package eval
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -170,6 +171,20 @@ type CVFigure struct {
 	// probabilities on candidate pairs (10 equal-width bins), NaN for
 	// other candidates.
 	ECE float64 `json:"ece"`
+}
+
+// MarshalJSON writes ECE as null when it is NaN (a paper method), which
+// JSON has no number for.
+func (f CVFigure) MarshalJSON() ([]byte, error) {
+	type plain CVFigure
+	out := struct {
+		plain
+		ECE *float64 `json:"ece"`
+	}{plain: plain(f)}
+	if !math.IsNaN(f.ECE) {
+		out.ECE = &f.ECE
+	}
+	return json.Marshal(out)
 }
 
 // CVTable is the figures of every candidate on one set under one truth.

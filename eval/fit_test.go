@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -171,6 +172,23 @@ func TestCrossValidate(t *testing.T) {
 		if ci < 0 || matched == 0 {
 			t.Errorf("%s, %s: no model at the shipped confidence %.2f is the reference with its confidence row's figures", tab.Set, tab.Truth, tab.ShippedConfidence)
 		}
+	}
+	// `winnow eval -cv -json` writes the report: NaN figures (a paper
+	// method's ECE) become null.
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatalf("the report does not marshal to JSON: %v", err)
+	}
+	var back struct {
+		Tables []struct {
+			Figures []map[string]any `json:"figures"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Tables) != len(rep.Tables) {
+		t.Fatalf("the report's JSON does not read back: %v", err)
+	}
+	if f := back.Tables[0].Figures[0]; f["ece"] != nil || f["candidate"] != rep.Tables[0].Figures[0].Candidate {
+		t.Errorf("a paper method's figures in JSON: %v, want its name and a null ece", f)
 	}
 	again := CrossValidate(sets, CVOptions{Folds: 2, Repeats: 2, Seed: 1})
 	if again.Tables[0].Figures[len(Methods())+1] != rep.Tables[0].Figures[len(Methods())+1] {
