@@ -143,7 +143,9 @@ type Engine struct {
 	URL string `yaml:"url"`
 	// Path is the backend's search path, e.g. "/docs/_search".
 	Path string `yaml:"path"`
-	// Timeout bounds one call to the engine. Default "2s".
+	// Timeout bounds the engine's silence: to start answering, then
+	// between two reads of its answer (a large answer streamed to a slow
+	// client is not cut while the engine keeps sending). Default "2s".
 	Timeout Duration `yaml:"timeout"`
 	// TextField names the hit field that holds the page text, so the
 	// page need not be fetched.

@@ -29,8 +29,10 @@ type Engine struct {
 	URL string
 	// Adapter configures how its API is spoken (kind, fields, paths).
 	Adapter engine.Config
-	// Timeout bounds one call to the engine. Default 2s. It sits inside
-	// the request's own deadline.
+	// Timeout bounds the engine's silence: the time it may take to start
+	// answering, and then to send the next bytes of its answer, so a large
+	// answer streamed to a slow client is never cut while the engine
+	// keeps sending. Default 2s.
 	Timeout time.Duration
 	// AllowWrites lets every method and path through to this engine in
 	// transparent mode (indexing, admin). Default false: a read-only

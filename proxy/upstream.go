@@ -54,7 +54,11 @@ func newUpstream(e Engine) (*upstream, error) {
 		base:    u,
 		search:  search,
 		client: &fasthttp.Client{
-			Name:            "winnow",
+			Name: "winnow",
+			// ReadTimeout is the engine's silence allowed, not the time
+			// its whole answer may take: dialEngine's connections refresh
+			// the read deadline on every read.
+			DialTimeout:     dialEngine(e.Timeout),
 			ReadTimeout:     e.Timeout,
 			WriteTimeout:    e.Timeout,
 			MaxConnsPerHost: 1024,
@@ -65,9 +69,6 @@ func newUpstream(e Engine) (*upstream, error) {
 			DisablePathNormalizing:        true,
 			DisableHeaderNamesNormalizing: true,
 			NoDefaultUserAgentHeader:      true,
-			// Engines on IPv6 addresses ([::1]:9200): fasthttp dials IPv4 only
-			// unless told.
-			DialDualStack: true,
 		},
 	}, nil
 }
@@ -118,7 +119,10 @@ func forwardable(k []byte) bool {
 	return !isHop(k)
 }
 
-// do sends r to the backend within its timeout and the deadline of ctx.
+// do sends r to the backend. The engine's timeout bounds its silence
+// (dialEngine): to start answering and between two reads of its answer,
+// however long the whole answer takes to stream; the deadline of ctx
+// bounds getting a connection and sending the request.
 // The headers are the client's (client not nil) minus hop-by-hop and
 // X-Winnow-* ones, else r.Header. The answer's body is not read yet: it
 // is resp.BodyStream(), to read within the budget (readAnswer) or stream

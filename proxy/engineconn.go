@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"net"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// dialEngine returns the dial function of an engine's HTTP client: a
+// dual-stack dial (engines on IPv6 addresses, [::1]:9200) whose
+// connections time reads out only when the engine is silent for idle.
+//
+// Why: fasthttp sets a connection's read deadline once per request, so
+// its ReadTimeout bounds the whole answer, body included. An answer
+// streamed to a client (relay) is read only as fast as the client reads,
+// so with that deadline a slow client reading a large, working answer
+// would have it cut. With this dial the engine timeout means "the engine
+// said nothing for idle": to start answering, and between any two reads
+// of its answer.
+func dialEngine(idle time.Duration) fasthttp.DialFuncWithTimeout {
+	return func(addr string, timeout time.Duration) (net.Conn, error) {
+		var (
+			c   net.Conn
+			err error
+		)
+		if timeout > 0 {
+			c, err = fasthttp.DialDualStackTimeout(addr, timeout)
+		} else {
+			c, err = fasthttp.DialDualStack(addr)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &idleConn{Conn: c, idle: idle}, nil
+	}
+}
+
+// idleConn is a connection to an engine whose every Read must see data
+// within idle of its start. fasthttp's own read deadlines, set once per
+// request, are overridden by the next Read's. Like net.Conn, it is safe
+// for the concurrent use fasthttp makes of it (a Close from another
+// goroutine during a Read).
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	if err := c.Conn.SetReadDeadline(time.Now().Add(c.idle)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}

@@ -1,0 +1,183 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// idleTimeout is the engine timeout of these tests: each test's slowness
+// is several times longer, so that a whole-answer deadline would cut.
+const idleTimeout = time.Second
+
+// throttled reads from r at most rate bytes a second, in reads of at most
+// 16 KiB.
+type throttled struct {
+	r     io.Reader
+	rate  float64
+	start time.Time
+	n     int64
+}
+
+func (t *throttled) Read(p []byte) (int, error) {
+	if t.start.IsZero() {
+		t.start = time.Now()
+	}
+	if due := t.start.Add(time.Duration(float64(t.n) / t.rate * float64(time.Second))); time.Now().Before(due) {
+		time.Sleep(time.Until(due))
+	}
+	n, err := t.r.Read(p[:min(len(p), 16<<10)])
+	t.n += int64(n)
+	return n, err
+}
+
+// slowGet sends GET path to addr on a connection with a small receive
+// buffer and reads the answer at rate bytes a second. It returns the
+// status, the SHA-256 and length of the body read, and the error that
+// ended reading the body (nil at its end).
+func slowGet(t *testing.T, addr, path string, rate float64, within time.Duration) (code int, sum [32]byte, n int64, err error) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A small window, so the answer stays in the engine's and winnow's
+	// hands, not in the client's socket buffers.
+	if err := c.(*net.TCPConn).SetReadBuffer(256 << 10); err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(within))
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, addr)
+	resp, err := http.ReadResponse(bufio.NewReaderSize(&throttled{r: c, rate: rate}, 16<<10), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	h := sha256.New()
+	n, err = io.Copy(h, resp.Body)
+	return resp.StatusCode, [32]byte(h.Sum(nil)), n, err
+}
+
+// TestSlowClientLargePassThrough streams a 24 MB answer through winnow to
+// a client reading 4 MB a second (about six seconds) while the engine's
+// timeout is one second: the engine keeps sending whenever winnow reads,
+// so the whole answer arrives intact. A deadline on the whole answer
+// (fasthttp's ReadTimeout alone) cut it after one second.
+func TestSlowClientLargePassThrough(t *testing.T) {
+	const pad = 24_000_000
+	eng := startLargeEngine(t)
+	e := largeEngine(eng.URL)
+	e.Timeout = idleTimeout
+	// Answers over 1 MiB pass through: the client's own request streams
+	// from the engine, read as fast as the client reads.
+	_, base := startProxy(t, Options{Engines: []Engine{e}, AnswerBytesInFlight: 1 << 20, WriteTimeout: 5 * time.Minute})
+	addr := base[len("http://"):]
+	for _, path := range []string{
+		fmt.Sprintf("/%d/_search?q=slow&size=3", pad),
+		fmt.Sprintf("/%d/chunked/_search?q=slow&size=3", pad), // of unknown length
+	} {
+		code, sum, n, err := slowGet(t, addr, path, 4<<20, 5*time.Minute)
+		want, wantN := answerSum(path, pad)
+		if err != nil || code != 200 || n != int64(wantN) || sum != want {
+			t.Errorf("GET %s slowly: %d, %d of %d bytes, %v, intact %v; want 200 and the engine's whole answer",
+				path, code, n, wantN, err, sum == want)
+		}
+	}
+}
+
+// startTrickleEngine serves an Elasticsearch answer of three hits in
+// pieces: the head, then each hit half a second apart, so the whole
+// answer takes longer than idleTimeout though the engine is never silent
+// for it.
+// The paths it was asked for go to asked.
+func startTrickleEngine(t *testing.T, asked chan<- string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- r.URL.RequestURI()
+		w.Header().Set("Content-Type", "application/json")
+		f := w.(http.Flusher)
+		io.WriteString(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":3,"relation":"eq"},"max_score":1,"hits":[`)
+		f.Flush()
+		for i := range 3 {
+			time.Sleep(idleTimeout / 2)
+			if i > 0 {
+				io.WriteString(w, ",")
+			}
+			fmt.Fprintf(w, `{"_index":"t","_id":"%d","_score":1,"_source":{"url":"http://127.0.0.1:9/%d","title":"hit %d"}}`, i, i, i)
+			f.Flush()
+		}
+		time.Sleep(idleTimeout / 2)
+		io.WriteString(w, `]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestTrickledAnswerRefined: an answer that takes two seconds to arrive,
+// never silent for the engine's one-second timeout, is read and refined
+// (winnow renders it), not dropped for a pass-through: the engine is asked
+// once, for winnow's over-fetch, never for the client's own request.
+func TestTrickledAnswerRefined(t *testing.T) {
+	asked := make(chan string, 8)
+	eng := startTrickleEngine(t, asked)
+	e := Engine{Name: "es", URL: eng.URL, Adapter: engine.Config{Kind: "elasticsearch"}, Timeout: idleTimeout}
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	code, body := get(t, base+"/_search?q=trickle&size=3")
+	var a esAnswer
+	if err := json.Unmarshal([]byte(body), &a); code != 200 || err != nil || len(a.Hits.Hits) != 3 {
+		t.Fatalf("GET: %d, %v, %d hits; want 200 and 3 hits\n%s", code, err, len(a.Hits.Hits), body)
+	}
+	close(asked)
+	var paths []string
+	for p := range asked {
+		paths = append(paths, p)
+	}
+	if len(paths) != 1 || !strings.Contains(paths[0], "size=9") {
+		t.Errorf("the engine was asked for %q; want only winnow's over-fetch (size=9): the trickled answer was dropped", paths)
+	}
+}
+
+// TestSilentEngineCut: an engine that sends half of an answer and then
+// says nothing is cut once it has been silent for the engine's timeout.
+// The client, which asked for a pass-through, gets the engine's status and
+// the bytes the engine sent, then the connection closes: a body shorter
+// than its Content-Length, which HTTP clients report as an unexpected EOF.
+// The engine stays silent until the client is done, so a winnow that
+// waited for it would fail here (after the client's own generous
+// deadline), not pass.
+func TestSilentEngineCut(t *testing.T) {
+	clientDone := make(chan struct{})
+	const half = 1 << 20
+	eng := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(2*half))
+		w.Write(make([]byte, half))
+		w.(http.Flusher).Flush()
+		<-clientDone
+	}))
+	defer eng.Close()
+	defer close(clientDone) // before eng.Close, which waits for the handler
+	e := Engine{Name: "es", URL: eng.URL, Adapter: engine.Config{Kind: "elasticsearch"}, Timeout: idleTimeout}
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	code, _, n, err := slowGet(t, base[len("http://"):], "/_search?q=silent&winnow_mode=off", 64<<20, time.Minute)
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		t.Fatalf("the client waited a minute: winnow never cut the silent engine")
+	case code != 200 || n != half || !errors.Is(err, io.ErrUnexpectedEOF):
+		t.Errorf("got %d, %d bytes, %v; want 200, the %d bytes the engine sent, then an unexpected EOF", code, n, err, half)
+	}
+}
