@@ -105,6 +105,13 @@ type Options struct {
 	// engine without being held, so a burst of large answers never grows
 	// memory. Default 128 MiB.
 	AnswerBytesInFlight int64
+	// AdmitWait bounds how long an answer of known length waits for room
+	// under AnswerBytesInFlight before the client's own request passes
+	// through unrefined instead: long enough for a request refining a
+	// large answer to finish and give its bytes back, short against the
+	// engine's own time, since a pass-through asks the engine again.
+	// Default 50ms.
+	AdmitWait time.Duration
 	// MaxRequestBytes caps a client request body. Default 1 MiB.
 	MaxRequestBytes int
 	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
@@ -155,6 +162,7 @@ func (o Options) WithDefaults() Options {
 	o.CacheTTL = cmp.Or(o.CacheTTL, time.Hour)
 	o.AnswerCacheBytes = cmp.Or(o.AnswerCacheBytes, 16<<20)
 	o.AnswerBytesInFlight = cmp.Or(o.AnswerBytesInFlight, 128<<20)
+	o.AdmitWait = cmp.Or(o.AdmitWait, 50*time.Millisecond)
 	o.MaxRequestBytes = cmp.Or(o.MaxRequestBytes, 1<<20)
 	o.MaxHeaderBytes = cmp.Or(o.MaxHeaderBytes, 16<<10)
 	o.MaxConns = cmp.Or(o.MaxConns, 10_000)
@@ -179,7 +187,7 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{o: o, log: log, inflight: byteBudget{max: o.AnswerBytesInFlight}}
+	s := &Server{o: o, log: log, inflight: byteBudget{max: o.AnswerBytesInFlight, wait: o.AdmitWait}}
 	if err := s.addEngines(); err != nil {
 		return nil, err
 	}
