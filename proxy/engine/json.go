@@ -713,10 +713,12 @@ func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []by
 func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
 	b := p.body
 	e := p.elems[win]
-	ih, has := field(b, e, "inner_hits")
 	if dups.first[win] < 0 {
+		// Most winners have no duplicates: their hit is not scanned for
+		// inner_hits, a scan of every member that would cost about as
+		// much as the rest of the rendering.
 		out = openMember(out, b, e, "_winnow")
-	} else if has && b[ih.start] == '{' {
+	} else if ih, has := field(b, e, "inner_hits"); has && b[ih.start] == '{' {
 		out = append(out, b[e.start:ih.end-1]...)
 		if skipWS(b, ih.start+1) < ih.end-1 {
 			out = append(out, ',')
