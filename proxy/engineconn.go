@@ -52,3 +52,37 @@ func (c *idleConn) Read(p []byte) (int, error) {
 	}
 	return c.Conn.Read(p)
 }
+
+// clientListener hands fasthttp client connections whose every Write must
+// make progress within timeout of its start ([Options.WriteTimeout]).
+// Why: fasthttp sets a connection's write deadline once per response, so
+// its WriteTimeout bounds the whole answer: a slow client reading a large
+// answer streamed from the engine would be cut by winnow although the
+// engine and the client both keep going. Here the timeout means "the
+// client took nothing for timeout".
+type clientListener struct {
+	net.Listener
+	timeout time.Duration
+}
+
+func (l clientListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &clientConn{Conn: c, timeout: l.timeout}, nil
+}
+
+// clientConn is a client connection whose writes time out when the client
+// takes nothing for timeout.
+type clientConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c *clientConn) Write(p []byte) (int, error) {
+	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}

@@ -119,7 +119,10 @@ type Options struct {
 	// MaxConns caps concurrent client connections. Default 10,000.
 	MaxConns int
 	// ReadTimeout, WriteTimeout and IdleTimeout bound client
-	// connections. Defaults 10s, 30s, 60s.
+	// connections: reading a request, a client that takes none of an
+	// answer (each write to it, not the whole answer, so a slow client
+	// gets a large answer whole), an idle keep-alive connection. Defaults
+	// 10s, 30s, 60s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -311,7 +314,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.lns = append(s.lns, ln)
 	s.lnMu.Unlock()
 	s.ready.Store(true)
-	return s.srv.Serve(ln)
+	return s.srv.Serve(clientListener{ln, s.o.WriteTimeout})
 }
 
 // Shutdown stops accepting connections, waits for requests in flight and
