@@ -47,24 +47,32 @@ func (t *throttled) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// slowGet sends GET path to addr on a connection with a small receive
-// buffer and reads the answer at rate bytes a second. It returns the
-// status, the SHA-256 and length of the body read, and the error that
-// ended reading the body (nil at its end).
-func slowGet(t *testing.T, addr, path string, rate float64, within time.Duration) (code int, sum [32]byte, n int64, err error) {
+// smallWindowGet sends GET path to addr on a connection with a small
+// receive buffer, so an answer stays in the engine's and winnow's hands,
+// not in the client's socket buffers, and returns the connection, closed
+// at the test's end, whose reads and writes fail after within.
+func smallWindowGet(t *testing.T, addr, path string, within time.Duration) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	// A small window, so the answer stays in the engine's and winnow's
-	// hands, not in the client's socket buffers.
+	t.Cleanup(func() { c.Close() })
 	if err := c.(*net.TCPConn).SetReadBuffer(256 << 10); err != nil {
 		t.Fatal(err)
 	}
 	c.SetDeadline(time.Now().Add(within))
 	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, addr)
+	return c
+}
+
+// slowGet sends GET path to addr (smallWindowGet) and reads the answer at
+// rate bytes a second. It returns the status, the SHA-256 and length of
+// the body read, and the error that ended reading the body (nil at its
+// end).
+func slowGet(t *testing.T, addr, path string, rate float64, within time.Duration) (code int, sum [32]byte, n int64, err error) {
+	t.Helper()
+	c := smallWindowGet(t, addr, path, within)
 	resp, err := http.ReadResponse(bufio.NewReaderSize(&throttled{r: c, rate: rate}, 16<<10), nil)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
@@ -112,18 +120,8 @@ func TestStalledClientCut(t *testing.T) {
 	eng := startLargeEngine(t)
 	e := largeEngine(eng.URL)
 	_, base := startProxy(t, Options{Engines: []Engine{e}, AnswerBytesInFlight: 1 << 20, WriteTimeout: idleTimeout})
-	addr := base[len("http://"):]
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.(*net.TCPConn).SetReadBuffer(256 << 10); err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(5 * time.Minute))
 	path := fmt.Sprintf("/%d/_search?q=stall&size=3", pad)
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, addr)
+	c := smallWindowGet(t, base[len("http://"):], path, 5*time.Minute)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
