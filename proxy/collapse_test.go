@@ -109,15 +109,35 @@ func TestClientsRecordedCollapse(t *testing.T) {
 			}
 		})
 	}
-	t.Run("shape", func(t *testing.T) {
-		_, body := get(t, base+"/bakery-items/_search?q=cakes&size=3")
-		gotShape, wantShape := innerHitShape(t, []byte(body)), innerHitShape(t, collapsed)
-		for _, k := range wantShape {
-			if k != "hit.sort" && !slices.Contains(gotShape, k) {
-				t.Errorf("winnow's inner_hits lack %q: %q, the real collapse answer has %q", k, gotShape, wantShape)
+	// Real collapse answers of both engines: OpenSearch's above and
+	// Elasticsearch's from its reference (second-level collapsing, so its
+	// inner hits carry fields; a sort carries sort): winnow's inner_hits
+	// have every other key they have, at every level.
+	esCollapsed, err := os.ReadFile("testdata/es-collapse-inner-hits.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, base+"/bakery-items/_search?q=cakes&size=3")
+	gotShape := innerHitShape(t, []byte(body))
+	for name, real := range map[string][]byte{"OpenSearch": collapsed, "Elasticsearch": esCollapsed} {
+		t.Run("shape of "+name, func(t *testing.T) {
+			wantShape := innerHitShape(t, real)
+			for _, k := range wantShape {
+				if k != "hit.sort" && k != "hit.fields" && !slices.Contains(gotShape, k) {
+					t.Errorf("winnow's inner_hits lack %q: %q; %s's collapse answer has %q", k, gotShape, name, wantShape)
+				}
 			}
-		}
-	})
+		})
+	}
+	esSrv := serveRecorded(t, esCollapsed)
+	for _, c := range clients {
+		t.Run(c.name+" reads Elasticsearch's", func(t *testing.T) {
+			a := c.search(t, esSrv.URL, "my-index-000001", "search", "off")
+			if len(a.hits) != 1 || a.hits[0].id != "oX9uXXoB0da05OCR3adK" || len(a.hits[0].dups) != 1 || a.hits[0].dups[0].id != a.hits[0].id {
+				t.Errorf("the client read %+v of Elasticsearch's collapse answer", hitIDs(a.hits))
+			}
+		})
+	}
 }
 
 // hitIDs is the _ids of hits.
