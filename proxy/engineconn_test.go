@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
@@ -217,5 +218,55 @@ func TestSilentEngineCut(t *testing.T) {
 	case code != 200 || n <= half-copyBuffer || n > half || !errors.Is(err, io.ErrUnexpectedEOF):
 		t.Errorf("got %d, %d bytes, %v; want 200, the %d bytes the engine sent (but at most %d still in winnow's buffer), then an unexpected EOF",
 			code, n, err, half, copyBuffer)
+	}
+}
+
+// TestMetasearchTrickleBounded: the metasearch reads whole answers, so
+// its per-engine deadline still bounds an engine that trickles for ever,
+// never silent for its timeout: the page comes back with the demo
+// engine's results and that engine's error. A winnow that waited would
+// fail here after the client's own generous deadline.
+func TestMetasearchTrickleBounded(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	stop := make(chan struct{})
+	trickle := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"took":1,"hits":{"total":{"value":1,"relation":"eq"},"hits":[`)
+		for {
+			w.(http.Flusher).Flush()
+			select {
+			case <-stop:
+				return
+			case <-time.After(idleTimeout / 4):
+			}
+			io.WriteString(w, " ")
+		}
+	}))
+	defer trickle.Close()
+	defer close(stop) // before trickle.Close, which waits for the handler
+	slow := Engine{Name: "trickle", URL: trickle.URL, Adapter: engine.Config{Kind: "elasticsearch"}, Timeout: idleTimeout}
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL()), slow}})
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Get(base + "/_winnow/search.json?q=benchmark")
+	if err != nil {
+		t.Fatalf("the search page: %v (winnow waited for the trickling engine)", err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Engines []struct {
+			Name  string `json:"name"`
+			Error string `json:"error"`
+		} `json:"engines"`
+		Groups []json.RawMessage `json:"groups"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the search page: %d, %v", resp.StatusCode, err)
+	}
+	errs := map[string]string{}
+	for _, e := range page.Engines {
+		errs[e.Name] = e.Error
+	}
+	if len(page.Groups) == 0 || errs["trickle"] == "" || errs["es"] != "" {
+		t.Errorf("%d groups, engine errors %q; want the demo's results and the trickling engine's error", len(page.Groups), errs)
 	}
 }

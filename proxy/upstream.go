@@ -177,14 +177,26 @@ type reply struct {
 
 // call is [upstream.do] for callers that keep the answer: its body is
 // read within budget, so a caller gives back rep.held when done with
-// rep.body. An answer over the budget is errOverBound.
+// rep.body. An answer over the budget is errOverBound. Unlike a relayed
+// answer, bounded only by the engine's silence, reading is bounded by
+// ctx too: these callers (the metasearch, SearXNG's pages) wait for the
+// whole answer, so an engine that trickles past their deadline is cut.
 func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudget) (rep reply, err error) {
 	resp, err := u.do(ctx, r, nil)
 	if err != nil {
 		return rep, err
 	}
 	defer fasthttp.ReleaseResponse(resp)
+	if st, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
+		// fasthttp's stream may be closed while read, and more than
+		// once: the read fails, and the connection is dropped.
+		stop := context.AfterFunc(ctx, func() { st.CloseWithError(context.DeadlineExceeded) })
+		defer stop()
+	}
 	if rep.held, err = budget.readAnswer(ctx, resp); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("answer not read by the deadline: %w", ctx.Err())
+		}
 		return rep, err
 	}
 	for k, v := range resp.Header.All() {
