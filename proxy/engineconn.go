@@ -80,9 +80,22 @@ type clientConn struct {
 	timeout time.Duration
 }
 
-func (c *clientConn) Write(p []byte) (int, error) {
-	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
+// clientWriteChunk is the most written to a client under one deadline: a
+// refined answer is written in one piece, which a slow client may take
+// far longer than timeout to read.
+const clientWriteChunk = 64 << 10
+
+func (c *clientConn) Write(p []byte) (n int, err error) {
+	for len(p) > 0 {
+		if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
+			return n, err
+		}
+		m, err := c.Conn.Write(p[:min(len(p), clientWriteChunk)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
 	}
-	return c.Conn.Write(p)
+	return n, nil
 }

@@ -112,6 +112,21 @@ func TestSlowClientLargePassThrough(t *testing.T) {
 	}
 }
 
+// TestSlowClientLargeRefined sends a refined answer of about 16 MB, held
+// in memory and written in one piece, to a client reading 4 MB a second
+// under a one-second WriteTimeout: it arrives whole (its Content-Length
+// read without error), as a pass-through does.
+func TestSlowClientLargeRefined(t *testing.T) {
+	const pad = 16_000_000
+	eng := startLargeEngine(t)
+	_, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, WriteTimeout: idleTimeout})
+	path := fmt.Sprintf("/%d/_search?q=slow&size=3", pad)
+	code, sum, n, err := slowGet(t, base[len("http://"):], path, 4<<20, 5*time.Minute)
+	if passed, _ := answerSum(path, pad); err != nil || code != 200 || n < pad || sum == passed {
+		t.Errorf("GET %s slowly: %d, %d bytes, %v, passed through %v; want 200 and the whole refined answer", path, code, n, err, sum == passed)
+	}
+}
+
 // TestStalledClientCut: a client that stops taking a large answer is cut
 // once winnow's writes to it have made no progress for WriteTimeout: when
 // it reads again it gets what the socket buffers held, then an error, not
