@@ -189,3 +189,81 @@ func innerHitShape(t *testing.T, body []byte) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// TestSolrRecordedGroup runs winnow in group mode in front of a recorded
+// Solr answer of four articles (with facets, highlighting and spellcheck
+// sections). The test gives each doc a url, a page the demo engine serves
+// on loopback: the first two docs two releases of one LLVM page, the
+// others distinct pages. Winnow's answer must keep the three winners with
+// their recorded fields, list the second doc under the first in Solr's
+// expanded section (as Collapse and Expand does, keyed by the uniqueKey),
+// count the distinct results in numFound, and keep the other sections as
+// recorded.
+func TestSolrRecordedGroup(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	recorded, err := os.ReadFile("testdata/solr-articles-search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := []string{"13/Benchmarking", "14/Benchmarking", "13/CodeReview", "13/FaultMaps"}
+	body := recorded
+	for _, p := range pages {
+		// Each doc opens with its article_title: give the next one a url.
+		at := bytes.Index(body, []byte(`{"article_title":`))
+		if at < 0 {
+			t.Fatal("fewer docs than pages")
+		}
+		body = slices.Concat(body[:at], []byte(`{"url":"`+d.URL()+`/pages/`+p+`.html",`), body[at+1:])
+	}
+	engineSrv := serveRecorded(t, body)
+	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "solr", URL: engineSrv.URL,
+		Adapter: engine.Config{Kind: "solr", Path: "/solr/articles/select"}}}})
+	path := "/solr/articles/select?q=*:*&wt=json&rows=15"
+	get(t, base+path) // sign the pages once
+	code, out := get(t, base+path)
+	type docs struct {
+		NumFound int              `json:"numFound"`
+		Docs     []map[string]any `json:"docs"`
+	}
+	var got, want struct {
+		Response   docs            `json:"response"`
+		Expanded   map[string]docs `json:"expanded"`
+		Facets     json.RawMessage `json:"facet_counts"`
+		Highlight  json.RawMessage `json:"highlighting"`
+		Spellcheck json.RawMessage `json:"spellcheck"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 200 || err != nil {
+		t.Fatalf("winnow's answer: %d, %v\n%s", code, err, out)
+	}
+	if err := json.Unmarshal(recorded, &want); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ds []map[string]any) []any {
+		var out []any
+		for _, d := range ds {
+			out = append(out, d["id"])
+		}
+		return out
+	}
+	if g := ids(got.Response.Docs); !reflect.DeepEqual(g, []any{"23680099", "23720655", "23717275"}) || got.Response.NumFound != 3 {
+		t.Errorf("winners %q, numFound %d; want the first, third and fourth docs, numFound 3", g, got.Response.NumFound)
+	}
+	for _, g := range got.Response.Docs {
+		delete(g, "url")
+		delete(g, "_winnow")
+		for _, w := range want.Response.Docs {
+			if w["id"] == g["id"] && !reflect.DeepEqual(g, w) {
+				t.Errorf("doc %v: %v, want the recorded %v", g["id"], g, w)
+			}
+		}
+	}
+	if e := got.Expanded["23680099"]; len(got.Expanded) != 1 || e.NumFound != 1 || !reflect.DeepEqual(ids(e.Docs), []any{"23670912"}) {
+		t.Errorf("expanded %+v; want 23680099's group to hold the second doc, 23670912", got.Expanded)
+	}
+	for name, pair := range map[string][2]json.RawMessage{"facet_counts": {got.Facets, want.Facets}, "highlighting": {got.Highlight, want.Highlight},
+		"spellcheck": {got.Spellcheck, want.Spellcheck}} {
+		if !bytes.Equal(pair[0], pair[1]) {
+			t.Errorf("%s: %s, want the recorded %s", name, pair[0], pair[1])
+		}
+	}
+}
