@@ -110,6 +110,15 @@ type Serve struct {
 	// reuses the last refinement while its signatures are cached. The
 	// backend is still asked every time. Default 16 MiB; -1 turns it off.
 	AnswerCacheBytes int `yaml:"answer_cache_bytes"`
+	// AnswerBytesInFlight bounds the bytes of engine answers held in
+	// memory at once across requests (an answer and its rendering count
+	// twice its size); past it the client's own request passes through
+	// unrefined, streamed. Default 128 MiB.
+	AnswerBytesInFlight int64 `yaml:"answer_bytes_in_flight"`
+	// AdmitWait bounds how long an answer of known length waits for room
+	// under AnswerBytesInFlight before it passes through unrefined.
+	// Default "50ms".
+	AdmitWait Duration `yaml:"admit_wait"`
 	// MaxRequestBytes caps a client request body. Default 1 MiB.
 	MaxRequestBytes int `yaml:"max_request_bytes"`
 	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
@@ -143,7 +152,9 @@ type Engine struct {
 	URL string `yaml:"url"`
 	// Path is the backend's search path, e.g. "/docs/_search".
 	Path string `yaml:"path"`
-	// Timeout bounds one call to the engine. Default "2s".
+	// Timeout bounds the engine's silence: to start answering, then
+	// between two reads of its answer (a large answer streamed to a slow
+	// client is not cut while the engine keeps sending). Default "2s".
 	Timeout Duration `yaml:"timeout"`
 	// TextField names the hit field that holds the page text, so the
 	// page need not be fetched.
@@ -657,6 +668,12 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 	}
 	if v.AnswerCacheBytes < -1 || (v.AnswerCacheBytes > 0 && v.AnswerCacheBytes < 1<<20) {
 		bad("serve.answer_cache_bytes", "%d is neither -1 (off) nor at least 1 MiB", v.AnswerCacheBytes)
+	}
+	if v.AnswerBytesInFlight != 0 && v.AnswerBytesInFlight < 1<<20 {
+		bad("serve.answer_bytes_in_flight", "%d is below 1 MiB", v.AnswerBytesInFlight)
+	}
+	if v.AdmitWait < 0 {
+		bad("serve.admit_wait", "%s is negative", v.AdmitWait)
 	}
 	if v.MaxRequestBytes != 0 && v.MaxRequestBytes < 1024 {
 		bad("serve.max_request_bytes", "%d is below 1024", v.MaxRequestBytes)

@@ -90,6 +90,8 @@ func TestLoadErrors(t *testing.T) {
 		{"redis store without nodes", "backend:\n  store: redis\n", nil, []string{"backend.redis"}},
 		{"unknown store", "backend:\n  store: mongo\n", nil, []string{"backend.store"}},
 		{"answer cache too small", "", []string{"serve.answer_cache_bytes=4096"}, []string{"serve.answer_cache_bytes", "-1 (off)"}},
+		{"answers in flight too small", "", []string{"serve.answer_bytes_in_flight=4096"}, []string{"serve.answer_bytes_in_flight", "1 MiB"}},
+		{"negative admit wait", "", []string{"serve.admit_wait=-1s"}, []string{"serve.admit_wait", "negative"}},
 		{"cluster feed without cluster", "serve:\n  cluster_feed: true\n", nil, []string{"serve.cluster_feed"}},
 		{"transparent names no engine", "serve:\n  transparent: solr\n  engines:\n    - {name: es, kind: elasticsearch, url: 'http://x'}\n", nil, []string{"serve.transparent"}},
 	}
@@ -147,7 +149,7 @@ func TestServeConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(path, nil, []string{"serve.fetch.allow=10.1.0.0/16, 127.0.0.0/8", "serve.top_k=20"})
+	c, err := Load(path, nil, []string{"serve.fetch.allow=10.1.0.0/16, 127.0.0.0/8", "serve.top_k=20", "serve.admit_wait=200ms", "serve.answer_bytes_in_flight=67108864"})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -157,6 +159,9 @@ func TestServeConfig(t *testing.T) {
 	}
 	if len(v.Engines) != 1 || v.Engines[0].Path != "/docs/_search" || time.Duration(v.Engines[0].Timeout) != 800*time.Millisecond || v.Engines[0].TextField != "body" {
 		t.Errorf("engines = %+v", v.Engines)
+	}
+	if time.Duration(v.AdmitWait) != 200*time.Millisecond || v.AnswerBytesInFlight != 64<<20 {
+		t.Errorf("admit_wait %s, answer_bytes_in_flight %d; want the flags' 200ms and 64 MiB", v.AdmitWait, v.AnswerBytesInFlight)
 	}
 	if len(v.Fetch.Allow) != 2 || v.Fetch.Allow[0] != "10.1.0.0/16" {
 		t.Errorf("fetch.allow = %q, want the flag's list", v.Fetch.Allow)

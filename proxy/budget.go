@@ -15,12 +15,6 @@ import (
 // read into memory, and the client's own request passes through.
 var errOverBound = errors.New("answer over the bound on bytes in flight")
 
-// admitWait bounds how long an answer of known length waits for room in
-// the budget before it passes through unrefined: long enough for a
-// request refining a large answer to finish, short against the engine's
-// own time.
-const admitWait = 50 * time.Millisecond
-
 // answerChunk is the first buffer, and the smallest growth, of an answer
 // of unknown length (chunked, or read until the engine closes).
 const answerChunk = 64 << 10
@@ -38,6 +32,9 @@ const (
 // for concurrent use; the zero value holds nothing (max 0).
 type byteBudget struct {
 	max int64
+	// wait bounds how long an answer of known length waits for room
+	// ([Options.AdmitWait]); zero: it does not wait.
+	wait time.Duration
 
 	mu    sync.Mutex // guards n, peak, freed and bufs
 	n     int64
@@ -161,7 +158,7 @@ func (b *byteBudget) recycle(buf []byte) {
 // every engine answer) into memory within the budget, counting two bytes
 // per byte of buffer: the answer and its rendering. An answer with a
 // Content-Length is admitted whole before a byte is read, waiting up to
-// admitWait for room; one of unknown length is admitted chunk by chunk
+// b.wait for room; one of unknown length is admitted chunk by chunk
 // as it is read. It returns the bytes held, which the caller gives back
 // once done with resp.Body(). On errOverBound, or any error reading,
 // nothing is held and resp's stream is closed: the caller has not lost
@@ -175,7 +172,7 @@ func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (h
 	var buf []byte
 	if n := resp.Header.ContentLength(); n >= 0 {
 		held = 2 * int64(n)
-		if !b.takeWait(ctx, held, admitWait) {
+		if !b.takeWait(ctx, held, b.wait) {
 			resp.CloseBodyStream()
 			return 0, errOverBound
 		}

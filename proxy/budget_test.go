@@ -233,6 +233,35 @@ func TestAnswerBytesInFlightChunked(t *testing.T) {
 	}
 }
 
+// TestAdmitWait: under a bound that holds two of four concurrent 3 MB
+// answers (6 MB each with the rendering), an AdmitWait longer than any
+// refinement lets every answer wait for room and be refined, none passed
+// through; the default is 50 ms.
+func TestAdmitWait(t *testing.T) {
+	if got := (Options{}).WithDefaults().AdmitWait; got != 50*time.Millisecond {
+		t.Errorf("default AdmitWait %s, want 50ms", got)
+	}
+	eng := startLargeEngine(t)
+	s, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, AnswerBytesInFlight: 13 << 20, AdmitWait: time.Minute})
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			path := fmt.Sprintf("/3000000/_search?q=wait%d&size=3", i)
+			code, sum, _, err := fetchSum(base+path, 0)
+			if want, _ := answerSum(path, 3_000_000); err != nil || code != 200 || sum == want {
+				t.Errorf("GET %s: %d, %v, passed through %v; want 200 and a refined answer", path, code, err, sum == want)
+			}
+		})
+	}
+	wg.Wait()
+	if n := unrefinedOverBound(t, base); n != 0 {
+		t.Errorf("%d answers passed through over the bound; want every one to wait and be refined", n)
+	}
+	if hw := s.inflight.highWater(); hw > 13<<20 {
+		t.Errorf("bytes in flight peaked at %d, over the bound", hw)
+	}
+}
+
 // TestByteBudgetWait checks admission: a request waiting for room gets it
 // when another gives bytes back, one larger than the whole bound is
 // refused at once, and one whose context ends stops waiting.

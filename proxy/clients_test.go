@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/elastic/go-elasticsearch/v8/typedapi/types"
 	"github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
@@ -27,8 +28,10 @@ var clientModes = []string{"group", "remove", "annotate", "off"}
 
 // hitView is what a client decoded of one hit, whatever the client.
 type hitView struct {
-	id, url string
-	dups    []hitView // inner_hits "winnow"
+	id, index, url string
+	score          float64
+	src            json.RawMessage
+	dups           []hitView // inner_hits (winnow's are named "winnow")
 }
 
 // clientAnswer is what a client decoded of one answer.
@@ -68,18 +71,21 @@ func esTyped(t *testing.T, base, index, q, mode string) clientAnswer {
 	if tot := resp.Hits.Total; tot != nil {
 		a.total, a.relation = int(tot.Value), tot.Relation.String()
 	}
-	view := func(id *string, src []byte) hitView {
-		v := hitView{url: urlOf(t, src)}
-		if id != nil {
-			v.id = *id
+	view := func(h types.Hit) hitView {
+		v := hitView{url: urlOf(t, h.Source_), index: h.Index_, src: h.Source_}
+		if h.Id_ != nil {
+			v.id = *h.Id_
+		}
+		if h.Score_ != nil {
+			v.score = float64(*h.Score_)
 		}
 		return v
 	}
 	for _, h := range resp.Hits.Hits {
-		v := view(h.Id_, h.Source_)
-		if ih, ok := h.InnerHits["winnow"]; ok {
+		v := view(h)
+		for _, ih := range h.InnerHits {
 			for _, d := range ih.Hits.Hits {
-				v.dups = append(v.dups, view(d.Id_, d.Source_))
+				v.dups = append(v.dups, view(d))
 			}
 		}
 		a.hits = append(a.hits, v)
@@ -108,7 +114,9 @@ func esAPI(t *testing.T, base, index, q, mode string) clientAnswer {
 // users do.
 func decodeAnswer(t *testing.T, r io.Reader) clientAnswer {
 	type hit struct {
+		Index     string          `json:"_index"`
 		ID        string          `json:"_id"`
+		Score     *float64        `json:"_score"`
 		Source    json.RawMessage `json:"_source"`
 		InnerHits map[string]struct {
 			Hits struct {
@@ -129,10 +137,19 @@ func decodeAnswer(t *testing.T, r io.Reader) clientAnswer {
 		t.Fatal(err)
 	}
 	a := clientAnswer{total: v.Hits.Total.Value, relation: v.Hits.Total.Relation}
+	view := func(h hit) hitView {
+		v := hitView{id: h.ID, index: h.Index, url: urlOf(t, h.Source), src: h.Source}
+		if h.Score != nil {
+			v.score = *h.Score
+		}
+		return v
+	}
 	for _, h := range v.Hits.Hits {
-		hv := hitView{id: h.ID, url: urlOf(t, h.Source)}
-		for _, d := range h.InnerHits["winnow"].Hits.Hits {
-			hv.dups = append(hv.dups, hitView{id: d.ID, url: urlOf(t, d.Source)})
+		hv := view(h)
+		for _, ih := range h.InnerHits {
+			for _, d := range ih.Hits.Hits {
+				hv.dups = append(hv.dups, view(d))
+			}
 		}
 		a.hits = append(a.hits, hv)
 	}
@@ -151,10 +168,15 @@ func openSearch(t *testing.T, base, index, q, mode string) clientAnswer {
 		t.Fatalf("opensearch Search: %v", err)
 	}
 	a := clientAnswer{total: resp.Hits.Total.Value, relation: resp.Hits.Total.Relation}
+	view := func(h opensearchapi.SearchHit) hitView {
+		return hitView{id: h.ID, index: h.Index, url: urlOf(t, h.Source), src: h.Source, score: float64(h.Score)}
+	}
 	for _, h := range resp.Hits.Hits {
-		hv := hitView{id: h.ID, url: urlOf(t, h.Source)}
-		for _, d := range h.InnerHits["winnow"].Hits.Hits {
-			hv.dups = append(hv.dups, hitView{id: d.ID, url: urlOf(t, d.Source)})
+		hv := view(h)
+		for _, ih := range h.InnerHits {
+			for _, d := range ih.Hits.Hits {
+				hv.dups = append(hv.dups, view(d))
+			}
 		}
 		a.hits = append(a.hits, hv)
 	}

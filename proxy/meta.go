@@ -100,6 +100,10 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 
 // askEngine runs one metasearch query on one engine.
 func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a engineAnswer) {
+	// The engine's own deadline: one slow engine does not hold the page
+	// past it.
+	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
+	defer cancel()
 	a.name = b.Name
 	start := time.Now()
 	defer func() { a.took = time.Since(start) }()

@@ -29,8 +29,10 @@ type Engine struct {
 	URL string
 	// Adapter configures how its API is spoken (kind, fields, paths).
 	Adapter engine.Config
-	// Timeout bounds one call to the engine. Default 2s. It sits inside
-	// the request's own deadline.
+	// Timeout bounds the engine's silence: the time it may take to start
+	// answering, and then to send the next bytes of its answer, so a large
+	// answer streamed to a slow client is never cut while the engine
+	// keeps sending. Default 2s.
 	Timeout time.Duration
 	// AllowWrites lets every method and path through to this engine in
 	// transparent mode (indexing, admin). Default false: a read-only
@@ -103,6 +105,13 @@ type Options struct {
 	// engine without being held, so a burst of large answers never grows
 	// memory. Default 128 MiB.
 	AnswerBytesInFlight int64
+	// AdmitWait bounds how long an answer of known length waits for room
+	// under AnswerBytesInFlight before the client's own request passes
+	// through unrefined instead: long enough for a request refining a
+	// large answer to finish and give its bytes back, short against the
+	// engine's own time, since a pass-through asks the engine again.
+	// Default 50ms.
+	AdmitWait time.Duration
 	// MaxRequestBytes caps a client request body. Default 1 MiB.
 	MaxRequestBytes int
 	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
@@ -110,7 +119,10 @@ type Options struct {
 	// MaxConns caps concurrent client connections. Default 10,000.
 	MaxConns int
 	// ReadTimeout, WriteTimeout and IdleTimeout bound client
-	// connections. Defaults 10s, 30s, 60s.
+	// connections: reading a request, a client that takes none of an
+	// answer (each write to it, not the whole answer, so a slow client
+	// gets a large answer whole), an idle keep-alive connection. Defaults
+	// 10s, 30s, 60s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -153,6 +165,7 @@ func (o Options) WithDefaults() Options {
 	o.CacheTTL = cmp.Or(o.CacheTTL, time.Hour)
 	o.AnswerCacheBytes = cmp.Or(o.AnswerCacheBytes, 16<<20)
 	o.AnswerBytesInFlight = cmp.Or(o.AnswerBytesInFlight, 128<<20)
+	o.AdmitWait = cmp.Or(o.AdmitWait, 50*time.Millisecond)
 	o.MaxRequestBytes = cmp.Or(o.MaxRequestBytes, 1<<20)
 	o.MaxHeaderBytes = cmp.Or(o.MaxHeaderBytes, 16<<10)
 	o.MaxConns = cmp.Or(o.MaxConns, 10_000)
@@ -177,7 +190,7 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{o: o, log: log, inflight: byteBudget{max: o.AnswerBytesInFlight}}
+	s := &Server{o: o, log: log, inflight: byteBudget{max: o.AnswerBytesInFlight, wait: o.AdmitWait}}
 	if err := s.addEngines(); err != nil {
 		return nil, err
 	}
@@ -301,7 +314,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.lns = append(s.lns, ln)
 	s.lnMu.Unlock()
 	s.ready.Store(true)
-	return s.srv.Serve(ln)
+	return s.srv.Serve(clientListener{ln, s.o.WriteTimeout})
 }
 
 // Shutdown stops accepting connections, waits for requests in flight and

@@ -54,7 +54,11 @@ func newUpstream(e Engine) (*upstream, error) {
 		base:    u,
 		search:  search,
 		client: &fasthttp.Client{
-			Name:            "winnow",
+			Name: "winnow",
+			// ReadTimeout is the engine's silence allowed, not the time
+			// its whole answer may take: dialEngine's connections refresh
+			// the read deadline on every read.
+			DialTimeout:     dialEngine(e.Timeout),
 			ReadTimeout:     e.Timeout,
 			WriteTimeout:    e.Timeout,
 			MaxConnsPerHost: 1024,
@@ -65,9 +69,6 @@ func newUpstream(e Engine) (*upstream, error) {
 			DisablePathNormalizing:        true,
 			DisableHeaderNamesNormalizing: true,
 			NoDefaultUserAgentHeader:      true,
-			// Engines on IPv6 addresses ([::1]:9200): fasthttp dials IPv4 only
-			// unless told.
-			DialDualStack: true,
 		},
 	}, nil
 }
@@ -118,7 +119,10 @@ func forwardable(k []byte) bool {
 	return !isHop(k)
 }
 
-// do sends r to the backend within its timeout and the deadline of ctx.
+// do sends r to the backend. The engine's timeout bounds its silence
+// (dialEngine): to start answering and between two reads of its answer,
+// however long the whole answer takes to stream; the deadline of ctx
+// bounds getting a connection and sending the request.
 // The headers are the client's (client not nil) minus hop-by-hop and
 // X-Winnow-* ones, else r.Header. The answer's body is not read yet: it
 // is resp.BodyStream(), to read within the budget (readAnswer) or stream
@@ -173,14 +177,26 @@ type reply struct {
 
 // call is [upstream.do] for callers that keep the answer: its body is
 // read within budget, so a caller gives back rep.held when done with
-// rep.body. An answer over the budget is errOverBound.
+// rep.body. An answer over the budget is errOverBound. Unlike a relayed
+// answer, bounded only by the engine's silence, reading is bounded by
+// ctx too: these callers (the metasearch, SearXNG's pages) wait for the
+// whole answer, so an engine that trickles past their deadline is cut.
 func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudget) (rep reply, err error) {
 	resp, err := u.do(ctx, r, nil)
 	if err != nil {
 		return rep, err
 	}
 	defer fasthttp.ReleaseResponse(resp)
+	if st, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
+		// fasthttp's stream may be closed while read, and more than
+		// once: the read fails, and the connection is dropped.
+		stop := context.AfterFunc(ctx, func() { st.CloseWithError(context.DeadlineExceeded) })
+		defer stop()
+	}
 	if rep.held, err = budget.readAnswer(ctx, resp); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("answer not read by the deadline: %w", ctx.Err())
+		}
 		return rep, err
 	}
 	for k, v := range resp.Header.All() {

@@ -154,8 +154,34 @@ func New(docs iter.Seq2[corpus.Doc, error], o Options) (*Engine, error) {
 		e.modTime = time.Now()
 	}
 	e.modTime = e.modTime.UTC().Truncate(time.Second)
+	fields, err := e.read(docs)
+	if err != nil {
+		return nil, err
+	}
+	if fields, err = e.sortByID(fields); err != nil {
+		return nil, err
+	}
+	e.indexFields(fields)
+	n := len(e.docs)
+	e.scratch.New = func() any {
+		s := &scratch{
+			scores: make([]float64, n),
+			off:    make([]int32, n),
+			nterms: make([]int32, n),
+			last:   make([]int32, n),
+		}
+		for i := range s.off {
+			s.off[i] = -1
+		}
+		return s
+	}
+	return e, nil
+}
 
-	var fields [][2]field // per document: text, title
+// read canonicalizes every document into e.docs and returns the fields to
+// index of each: its text and its title.
+func (e *Engine) read(docs iter.Seq2[corpus.Doc, error]) ([][2]field, error) {
+	var fields [][2]field
 	for d, err := range docs {
 		if err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
@@ -204,8 +230,13 @@ func New(docs iter.Seq2[corpus.Doc, error], o Options) (*Engine, error) {
 	if len(e.docs) > math.MaxInt32 {
 		return nil, fmt.Errorf("demo: %d documents, over the limit of %d", len(e.docs), math.MaxInt32)
 	}
+	return fields, nil
+}
 
-	// Sort by ID so that the index order breaks score ties.
+// sortByID orders the documents (and their fields) by ID, so that the
+// index order breaks score ties, and fills what each document renders
+// with: its encoded ID, title, release, text and URL.
+func (e *Engine) sortByID(fields [][2]field) ([][2]field, error) {
 	order := make([]int, len(e.docs))
 	for i := range order {
 		order[i] = i
@@ -216,7 +247,7 @@ func New(docs iter.Seq2[corpus.Doc, error], o Options) (*Engine, error) {
 	for i, j := range order {
 		docsByID[i], fieldsByID[i] = e.docs[j], fields[j]
 	}
-	e.docs, fields = docsByID, fieldsByID
+	e.docs = docsByID
 	for i := range e.docs {
 		d := &e.docs[i]
 		if j, dup := e.byPath[d.path]; dup {
@@ -233,7 +264,12 @@ func New(docs iter.Seq2[corpus.Doc, error], o Options) (*Engine, error) {
 		d.urlXML = appendXML(nil, d.urlPath)
 		d.titleXML = appendXML(nil, d.title)
 	}
+	return fieldsByID, nil
+}
 
+// indexFields builds the text and title indexes and each document's words
+// (the terms of its text at their offsets) and display.
+func (e *Engine) indexFields(fields [][2]field) {
 	text := make([]field, len(fields))
 	title := make([]field, len(fields))
 	for i, f := range fields {
@@ -260,20 +296,6 @@ func New(docs iter.Seq2[corpus.Doc, error], o Options) (*Engine, error) {
 	for len(e.title) < len(e.terms) {
 		e.title = append(e.title, nil)
 	}
-	n := len(e.docs)
-	e.scratch.New = func() any {
-		s := &scratch{
-			scores: make([]float64, n),
-			off:    make([]int32, n),
-			nterms: make([]int32, n),
-			last:   make([]int32, n),
-		}
-		for i := range s.off {
-			s.off[i] = -1
-		}
-		return s
-	}
-	return e, nil
 }
 
 // field is one field of one document to index: its tokens and, for the

@@ -91,3 +91,31 @@ func BenchmarkParseURLOnly(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderGroupSparse renders a 50-hit Elasticsearch answer, parsed
+// once, in Group mode with few groups, as real answers have them: hits 3
+// and 7 duplicates of hit 0, hit 12 of hit 10, the other hits their own
+// winners.
+func BenchmarkRenderGroupSparse(b *testing.B) {
+	body := esBody(b, 50)
+	a := mustNew(b, Config{Kind: "elasticsearch"})
+	marks := make([]Mark, 50)
+	for i := range marks {
+		marks[i] = Mark{Cluster: "c", Winner: i, Relation: "distinct"}
+	}
+	for _, d := range [][2]int{{3, 0}, {7, 0}, {12, 10}} {
+		marks[d[0]] = Mark{Cluster: "c", Winner: d[1], Relation: "duplicate", Explain: "same text"}
+	}
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([]byte, 0, 2*len(body))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if out, err = a.Render(out[:0], p, marks, Group, Window{Size: 50}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -140,105 +140,6 @@ func (sc *feedScanner) charData(i, j int) bool {
 	return ok
 }
 
-// decodeXML appends t with entity and character references replaced and
-// line ends normalized to dst; ok is false for an unknown entity.
-func decodeXML(dst, t []byte) ([]byte, bool) {
-	for i := 0; i < len(t); i++ {
-		switch c := t[i]; c {
-		case '\r':
-			dst = append(dst, '\n')
-			if i+1 < len(t) && t[i+1] == '\n' {
-				i++
-			}
-		case '&':
-			k := bytes.IndexByte(t[i:], ';')
-			if k < 0 {
-				return dst, false
-			}
-			ref := t[i+1 : i+k]
-			i += k
-			switch string(ref) {
-			case "amp":
-				dst = append(dst, '&')
-			case "lt":
-				dst = append(dst, '<')
-			case "gt":
-				dst = append(dst, '>')
-			case "apos":
-				dst = append(dst, '\'')
-			case "quot":
-				dst = append(dst, '"')
-			default:
-				r, ok := charRef(ref)
-				if !ok {
-					return dst, false
-				}
-				dst = utf8.AppendRune(dst, r)
-			}
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst, true
-}
-
-// knownRefs reports whether every entity or character reference in t is
-// one decodeXML knows, without decoding: text that is not kept needs only
-// the check.
-func knownRefs(t []byte) bool {
-	for {
-		i := bytes.IndexByte(t, '&')
-		if i < 0 {
-			return true
-		}
-		t = t[i:]
-		k := bytes.IndexByte(t, ';')
-		if k < 0 {
-			return false
-		}
-		switch ref := t[1:k]; string(ref) {
-		case "amp", "lt", "gt", "apos", "quot":
-		default:
-			if _, ok := charRef(ref); !ok {
-				return false
-			}
-		}
-		t = t[k+1:]
-	}
-}
-
-// charRef decodes "#123" or "#x7B"; it accepts only XML characters.
-func charRef(ref []byte) (rune, bool) {
-	if len(ref) < 2 || ref[0] != '#' {
-		return 0, false
-	}
-	base, d := 10, ref[1:]
-	if d[0] == 'x' {
-		base, d = 16, d[1:]
-	}
-	if len(d) == 0 || len(d) > 8 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range d {
-		var v byte
-		switch {
-		case c >= '0' && c <= '9':
-			v = c - '0'
-		case base == 16 && c >= 'a' && c <= 'f':
-			v = c - 'a' + 10
-		case base == 16 && c >= 'A' && c <= 'F':
-			v = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r*rune(base) + rune(v)
-	}
-	ok := r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0xD7FF ||
-		r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
-	return r, ok
-}
-
 // procInst skips <?target ...?>; the XML declaration must come first and
 // name UTF-8 or ASCII, if any encoding.
 func (sc *feedScanner) procInst(i int) (int, bool) {
@@ -356,6 +257,9 @@ func (sc *feedScanner) name(i int) (int, bool) {
 	return j, true
 }
 
+// startTag reads the start tag at b[i] ('<'): its namespace declarations
+// and, for the feed state, its rel and href; it returns the end of the
+// tag.
 func (sc *feedScanner) startTag(i int) (int, bool) {
 	b := sc.b
 	if sc.rooted && len(sc.names) == 0 {
@@ -372,53 +276,20 @@ func (sc *feedScanner) startTag(i int) (int, bool) {
 	var rel, href span // raw attribute values (quotes excluded)
 	j := ne
 	for {
-		k := j
-		for k < len(b) && isSpace(b[k]) {
-			k++
-		}
-		if k >= len(b) {
-			return 0, false
-		}
-		if b[k] == '>' || b[k] == '/' {
-			j = k
-			break
-		}
-		if k == j {
-			return 0, false // no space before the attribute
-		}
-		an, ok := sc.name(k)
+		at, next, done, ok := sc.nextAttr(j)
 		if !ok {
 			return 0, false
 		}
-		v := an
-		for v < len(b) && isSpace(b[v]) {
-			v++
+		j = next
+		if done {
+			break
 		}
-		if v >= len(b) || b[v] != '=' {
-			return 0, false
-		}
-		v++
-		for v < len(b) && isSpace(b[v]) {
-			v++
-		}
-		if v >= len(b) || b[v] != '"' && b[v] != '\'' {
-			return 0, false
-		}
-		ve := bytes.IndexByte(b[v+1:], b[v])
-		if ve < 0 {
-			return 0, false
-		}
-		val := span{v + 1, v + 1 + ve}
-		if bytes.IndexByte(b[val.start:val.end], '<') >= 0 {
-			return 0, false
-		}
-		j = val.end + 1
-		name := b[k:an]
+		name := b[at.name.start:at.name.end]
 		switch {
 		case string(name) == "xmlns":
-			sc.ns = append(sc.ns, nsDef{span{}, b[val.start:val.end]})
+			sc.ns = append(sc.ns, nsDef{span{}, b[at.val.start:at.val.end]})
 		case len(name) > 6 && string(name[:6]) == "xmlns:":
-			sc.ns = append(sc.ns, nsDef{span{k + 6, an}, b[val.start:val.end]})
+			sc.ns = append(sc.ns, nsDef{span{at.name.start + 6, at.name.end}, b[at.val.start:at.val.end]})
 		}
 		// encoding/xml's Attr.Name.Local, whatever the prefix.
 		if c := bytes.LastIndexByte(name, ':'); c >= 0 {
@@ -426,9 +297,9 @@ func (sc *feedScanner) startTag(i int) (int, bool) {
 		}
 		switch string(name) {
 		case "rel":
-			rel = val
+			rel = at.val
 		case "href":
-			href = val
+			href = at.val
 		}
 	}
 	for _, d := range sc.ns[sc.nsTop[len(sc.nsTop)-1].start:] {
@@ -461,6 +332,57 @@ func (sc *feedScanner) startTag(i int) (int, bool) {
 		return end, sc.closeElem(end, end)
 	}
 	return end, true
+}
+
+// tagAttr is one attribute of a start tag: its name and its raw value
+// (quotes excluded).
+type tagAttr struct{ name, val span }
+
+// nextAttr reads the attribute after j, the end of the tag's name or of
+// the previous attribute. At the tag's '>' or '/' it reports done, next
+// being that byte; else next is just past the attribute's closing quote.
+// ok is false for a malformed tag.
+func (sc *feedScanner) nextAttr(j int) (at tagAttr, next int, done, ok bool) {
+	b := sc.b
+	k := j
+	for k < len(b) && isSpace(b[k]) {
+		k++
+	}
+	switch {
+	case k >= len(b):
+		return at, 0, false, false
+	case b[k] == '>' || b[k] == '/':
+		return at, k, true, true
+	case k == j:
+		return at, 0, false, false // no space before the attribute
+	}
+	an, ok := sc.name(k)
+	if !ok {
+		return at, 0, false, false
+	}
+	v := an
+	for v < len(b) && isSpace(b[v]) {
+		v++
+	}
+	if v >= len(b) || b[v] != '=' {
+		return at, 0, false, false
+	}
+	v++
+	for v < len(b) && isSpace(b[v]) {
+		v++
+	}
+	if v >= len(b) || b[v] != '"' && b[v] != '\'' {
+		return at, 0, false, false
+	}
+	ve := bytes.IndexByte(b[v+1:], b[v])
+	if ve < 0 {
+		return at, 0, false, false
+	}
+	val := span{v + 1, v + 1 + ve}
+	if bytes.IndexByte(b[val.start:val.end], '<') >= 0 {
+		return at, 0, false, false
+	}
+	return tagAttr{span{k, an}, val}, val.end + 1, false, true
 }
 
 // attr returns an attribute value decoded.

@@ -2,10 +2,7 @@ package engine
 
 import (
 	"fmt"
-	"math"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -62,16 +59,27 @@ type plan struct {
 	textIsSnip bool // single and Fields.Text == Fields.Snippet
 }
 
+// newJSON plans the single pass over an answer of kind k: the root
+// fields, the result list and the fields of each hit.
 func newJSON(cfg Config, k kind) *jsonAdapter {
 	a := &jsonAdapter{cfg: cfg, kind: k}
 	pl := &a.plan
 	f := cfg.Fields
 	pl.single = !strings.Contains(f.URL+f.Title+f.Snippet+f.Text, ".")
-	one := func(segs ...string) ([]string, []bool) { return segs, make([]bool, len(segs)) }
+	pl.planRoot(k, f)
+	pl.planList()
+	pl.root.finish()
+	pl.planHit(cfg, k)
+	pl.hit.finish()
+	return a
+}
+
+// planRoot adds the answer's own fields (error, totals, highlighting) and
+// sets the path of the result list.
+func (pl *plan) planRoot(k kind, f FieldPaths) {
 	pl.nroot = rSlots
 	addRoot := func(slot int, segs ...string) {
-		s, l := one(segs...)
-		pl.root.add(s, l, slot, &pl.nroot)
+		pl.root.add(segs, make([]bool, len(segs)), slot, &pl.nroot)
 	}
 	switch k {
 	case kindES:
@@ -97,35 +105,45 @@ func newJSON(cfg Config, k kind) *jsonAdapter {
 			pl.list = strings.Split(f.Results, ".")
 		}
 	}
-	if pl.list != nil {
-		// The list edge must not be shared with another path.
-		s := &pl.root
-		for n, seg := range pl.list {
-			e := s.edge(seg)
-			if n == len(pl.list)-1 {
-				if e.sub != nil || len(e.slots) > 0 {
-					pl.listApart = true
-					break
-				}
-				e.list = true
-				break
-			}
-			if e.sub == nil {
-				e.sub = &selector{}
-				e.seen = pl.nroot
-				pl.nroot++
-			} else if e.list {
+}
+
+// planList marks the result list's edge in the root selector, or sets
+// listApart when another path shares it.
+func (pl *plan) planList() {
+	if pl.list == nil {
+		return
+	}
+	// The list edge must not be shared with another path.
+	s := &pl.root
+	for n, seg := range pl.list {
+		e := s.edge(seg)
+		if n == len(pl.list)-1 {
+			if e.sub != nil || len(e.slots) > 0 {
 				pl.listApart = true
 				break
 			}
-			s = e.sub
+			e.list = true
+			break
 		}
-		if pl.listApart {
-			clearList(&pl.root)
+		if e.sub == nil {
+			e.sub = &selector{}
+			e.seen = pl.nroot
+			pl.nroot++
+		} else if e.list {
+			pl.listApart = true
+			break
 		}
+		s = e.sub
 	}
-	pl.root.finish()
+	if pl.listApart {
+		clearList(&pl.root)
+	}
+}
 
+// planHit adds the fields read from each hit: its score, id and
+// highlighting by kind, and the configured URL, title, snippet and text.
+func (pl *plan) planHit(cfg Config, k kind) {
+	f := cfg.Fields
 	pl.nhit = hSlots
 	addHit := func(slot int, segs []string, last ...bool) {
 		pl.hit.add(segs, last, slot, &pl.nhit)
@@ -154,12 +172,13 @@ func newJSON(cfg Config, k kind) *jsonAdapter {
 		}
 		addHit(slot, segs, last...)
 	}
-	if cfg.URLOnly {
+	switch {
+	case cfg.URLOnly:
 		doc(hURL, f.URL)
 		if f.Text != "" && f.Text != f.URL {
 			doc(hText, f.Text)
 		}
-	} else if pl.single {
+	case pl.single:
 		// One member sets one field, as a switch over URL, Title,
 		// Snippet, Text would.
 		doc(hURL, f.URL)
@@ -173,7 +192,7 @@ func newJSON(cfg Config, k kind) *jsonAdapter {
 			doc(hText, f.Text)
 			pl.textIsSnip = f.Text == f.Snippet
 		}
-	} else {
+	default:
 		doc(hURL, f.URL)
 		doc(hTitle, f.Title)
 		doc(hSnippet, f.Snippet)
@@ -181,8 +200,6 @@ func newJSON(cfg Config, k kind) *jsonAdapter {
 			doc(hText, f.Text)
 		}
 	}
-	pl.hit.finish()
-	return a
 }
 
 func clearList(s *selector) {
@@ -487,566 +504,4 @@ func highlight(b []byte, h span, pref string) string {
 	vs := skipWS(b, skipWS(b, ke)+1)
 	ve, _ := skipValue(b, vs)
 	return text(b, span{vs, ve}, true)
-}
-
-// Render implements [Adapter]. In Group mode an Elasticsearch winner
-// carries its duplicates as inner_hits, as a collapse query returns them,
-// and a Solr answer gets the expanded section of Collapse and Expand,
-// keyed by the winner's id; other JSON kinds nest them in the winner's
-// _winnow. _winnow itself holds winnow's explanation only, under keys no
-// client reads as a hit's own.
-func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) ([]byte, error) {
-	if p == nil || p.xml {
-		return nil, a.errorf("Render needs a JSON answer parsed by this adapter")
-	}
-	pick, err := choose(p, marks, mode, w)
-	if err != nil {
-		return nil, a.errorf("%w", err)
-	}
-	b := p.body
-	tot := totalOf(p, marks, mode, w)
-	out := slices.Grow(dst, renderSize(p, marks, pick, mode))
-	pos := 0
-	for _, pt := range p.patch {
-		if pt.at.start < p.list.start {
-			out = append(out, b[pos:pt.at.start]...)
-			out = appendPatch(out, b, pt, w, tot)
-			pos = pt.at.end
-		}
-	}
-	out = append(out, b[pos:p.list.start]...)
-	var expanded []int // Solr winners with duplicates
-	out, expanded = a.renderList(out, p, marks, mode, pick)
-	pos = p.list.end
-	for _, pt := range p.patch {
-		if pt.at.start > p.list.start {
-			out = append(out, b[pos:pt.at.start]...)
-			out = appendPatch(out, b, pt, w, tot)
-			pos = pt.at.end
-		}
-	}
-	if len(expanded) > 0 {
-		end := rootClose(b)
-		out = append(out, b[pos:end]...)
-		out = solrExpanded(out, p, marks, expanded)
-		pos = end
-	}
-	return append(out, b[pos:]...), nil
-}
-
-// renderList appends the result list of the picked results and returns
-// the Solr winners whose duplicates go to the expanded section.
-func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode, pick []int) ([]byte, []int) {
-	b := p.body
-	out = append(out, '[')
-	ind := indentOf(b, p.list)
-	var dups dupLists
-	var expanded []int
-	for n, i := range pick {
-		if n > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, ind...)
-		e := p.elems[i]
-		m := markAt(marks, i)
-		isObj := b[e.start] == '{'
-		switch {
-		case !isObj || m.Winner < 0:
-			out = append(out, b[e.start:e.end]...)
-		case mode == Group && m.Winner == i:
-			if dups.first == nil {
-				dups = duplicateLists(marks)
-			}
-			switch a.kind {
-			case kindES:
-				out = esWinner(out, p, marks, i, dups)
-			case kindSolr:
-				out = openMember(out, b, e, "_winnow")
-				out = clusterJSON(out, m.Cluster)
-				out = append(out, '}')
-				if dups.first[i] >= 0 && p.ids[i] != "" {
-					expanded = append(expanded, i)
-				}
-			default:
-				out = openMember(out, b, e, "_winnow")
-				out = groupJSON(out, p, marks, i, dups)
-				out = append(out, '}')
-			}
-		case mode == Annotate || mode == Remove && m.Keep:
-			out = openMember(out, b, e, "_winnow")
-			out = annotationJSON(out, p, m)
-			out = append(out, '}')
-		default:
-			out = append(out, b[e.start:e.end]...)
-		}
-	}
-	if len(pick) > 0 {
-		out = append(out, trailIndent(b, p.list)...)
-	}
-	return append(out, ']'), expanded
-}
-
-// total is what hits.total (numFound) says after refinement: value, and
-// whether it is exact or a lower bound; keep leaves the backend's own.
-type total struct {
-	value       int
-	exact, keep bool
-}
-
-// totalOf is the total of distinct results the client's pages can show.
-// In Annotate mode, or when no fetched result is a duplicate, it is the
-// backend's. When the fetched results are all the backend has, it is
-// exact: the backend's total less the duplicates. Otherwise only the
-// distinct results fetched are known to exist: a lower bound ("gte").
-func totalOf(p *Parsed, marks []Mark, mode Mode, w Window) total {
-	if mode == Annotate || marks == nil || p.Total < 0 {
-		return total{keep: true}
-	}
-	losers := 0
-	for i, m := range marks {
-		if m.Winner >= 0 && m.Winner != i && !(mode == Remove && m.Keep) {
-			losers++
-		}
-	}
-	switch {
-	case losers == 0:
-		return total{keep: true}
-	case p.Total < w.Base+len(p.Results):
-		return total{keep: true} // a backend that undercounts: its word stays
-	case w.Base == 0 && p.Total == len(p.Results):
-		return total{value: max(p.Total-losers, 0), exact: true}
-	}
-	return total{value: min(w.Base+len(p.Results)-losers, p.Total)}
-}
-
-// appendPatch appends the value of patch pt.
-func appendPatch(out, b []byte, pt patch, w Window, tot total) []byte {
-	switch pt.what {
-	case 't':
-		if tot.keep {
-			return append(out, b[pt.at.start:pt.at.end]...)
-		}
-		out = append(out, `{"value":`...)
-		out = strconv.AppendInt(out, int64(tot.value), 10)
-		if tot.exact {
-			return append(out, `,"relation":"eq"}`...)
-		}
-		return append(out, `,"relation":"gte"}`...)
-	case 'n':
-		if tot.keep || !tot.exact {
-			// A bare number cannot say "at least": the backend's stays.
-			return append(out, b[pt.at.start:pt.at.end]...)
-		}
-		return strconv.AppendInt(out, int64(tot.value), 10)
-	}
-	return strconv.AppendInt(out, int64(patchValue(pt, w)), 10)
-}
-
-// rootClose returns the offset of the root object's closing brace.
-func rootClose(b []byte) int {
-	i := len(b) - 1
-	for i > 0 && b[i] != '}' {
-		i--
-	}
-	return i
-}
-
-// indentOf returns the white space before the first element of list, so
-// rendered arrays keep the backend's layout.
-func indentOf(b []byte, l span) []byte {
-	i := l.start + 1
-	return b[i:skipWS(b, i)]
-}
-
-func trailIndent(b []byte, l span) []byte {
-	j := l.end - 1
-	i := j
-	for i > l.start && (b[i-1] == ' ' || b[i-1] == '\n' || b[i-1] == '\t' || b[i-1] == '\r') {
-		i--
-	}
-	return b[i:j]
-}
-
-// renderSize is the size of Render's output but for patched numbers.
-func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
-	n := len(p.body) + 64
-	if marks == nil {
-		return n
-	}
-	for _, i := range pick {
-		m := marks[i]
-		if m.Winner < 0 || mode == Remove && !m.Keep {
-			continue
-		}
-		n += 64 + markProbabilitySize + len(m.Cluster) + len(m.Relation) + len(m.Explain)
-		if mode != Group {
-			n += len(p.Results[m.Winner].URL)
-		}
-	}
-	if mode == Group {
-		// Each duplicate is copied into its winner: pick lists the
-		// winners; their duplicates were not picked.
-		for j, d := range marks {
-			if d.Winner >= 0 && d.Winner != j {
-				e := p.elems[j]
-				n += e.end - e.start + 48 + markProbabilitySize + len(d.Relation) + len(d.Explain)
-			}
-		}
-	}
-	return n
-}
-
-// groupJSON appends the "_winnow" value of winner win in Group mode for
-// JSON kinds with no grouping format of their own (SearXNG, generic).
-func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	out = append(out, `{"cluster":`...)
-	out = appendString(out, marks[win].Cluster)
-	out = append(out, `,"duplicates":[`...)
-	out = appendDuplicates(out, p, marks, win, dups)
-	return append(out, "]}"...)
-}
-
-// esWinner appends an Elasticsearch winner in Group mode: the hit with
-// _winnow naming its cluster and its duplicates as inner_hits named
-// "winnow", in the shape a collapse query's inner_hits take, each
-// duplicate with its own _winnow explanation. A hit that has inner_hits
-// already gets "winnow" added to them.
-func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	b := p.body
-	e := p.elems[win]
-	ih, has := field(b, e, "inner_hits")
-	if dups.first[win] < 0 {
-		out = openMember(out, b, e, "_winnow")
-	} else if has && b[ih.start] == '{' {
-		out = append(out, b[e.start:ih.end-1]...)
-		if skipWS(b, ih.start+1) < ih.end-1 {
-			out = append(out, ',')
-		}
-		out = append(out, `"winnow":`...)
-		out = innerHits(out, p, marks, win, dups)
-		out = append(out, b[ih.end-1:e.end-1]...)
-		out = append(out, `,"_winnow":`...)
-	} else {
-		out = append(out, b[e.start:e.end-1]...)
-		if skipWS(b, e.start+1) != e.end-1 {
-			out = append(out, ',')
-		}
-		out = append(out, `"inner_hits":{"winnow":`...)
-		out = innerHits(out, p, marks, win, dups)
-		out = append(out, `},"_winnow":`...)
-	}
-	out = clusterJSON(out, marks[win].Cluster)
-	return append(out, '}')
-}
-
-// innerHits appends the inner_hits result of win's duplicates.
-func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	n := 0
-	best := 0.0
-	for j := dups.first[win]; j >= 0; j = dups.next[j] {
-		n++
-		best = max(best, p.Results[j].Score)
-	}
-	out = append(out, `{"hits":{"total":{"value":`...)
-	out = strconv.AppendInt(out, int64(n), 10)
-	out = append(out, `,"relation":"eq"},"max_score":`...)
-	if best > 0 {
-		out = strconv.AppendFloat(out, best, 'g', -1, 64)
-	} else {
-		out = append(out, "null"...)
-	}
-	out = append(out, `,"hits":[`...)
-	out = appendDuplicates(out, p, marks, win, dups)
-	return append(out, "]}}"...)
-}
-
-// appendDuplicates appends win's duplicates, as the backend wrote them,
-// each with its _winnow explanation, separated by commas.
-func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	for j := dups.first[win]; j >= 0; j = dups.next[j] {
-		if j != dups.first[win] {
-			out = append(out, ',')
-		}
-		e := p.elems[j]
-		if p.body[e.start] != '{' {
-			out = append(out, p.body[e.start:e.end]...)
-			continue
-		}
-		out = openMember(out, p.body, e, "_winnow")
-		out = dupExplain(out, marks[j])
-		out = append(out, '}')
-	}
-	return out
-}
-
-// dupExplain appends a duplicate's _winnow value.
-func dupExplain(out []byte, d Mark) []byte {
-	out = append(out, `{"cluster":`...)
-	out = appendString(out, d.Cluster)
-	out = append(out, `,"relation":`...)
-	out = appendString(out, d.Relation)
-	out = appendProbability(out, d)
-	out = append(out, `,"explain":`...)
-	out = appendString(out, d.Explain)
-	return append(out, '}')
-}
-
-// clusterJSON appends a winner's _winnow value.
-func clusterJSON(out []byte, cluster string) []byte {
-	out = append(out, `{"cluster":`...)
-	out = appendString(out, cluster)
-	return append(out, '}')
-}
-
-// solrExpanded appends the expanded section of Solr's Collapse and
-// Expand: for each winner (by its uniqueKey) its duplicates as a result
-// list.
-func solrExpanded(out []byte, p *Parsed, marks []Mark, winners []int) []byte {
-	dups := duplicateLists(marks)
-	out = append(out, `,"expanded":{`...)
-	for k, w := range winners {
-		if k > 0 {
-			out = append(out, ',')
-		}
-		n := 0
-		for j := dups.first[w]; j >= 0; j = dups.next[j] {
-			n++
-		}
-		out = appendString(out, p.ids[w])
-		out = append(out, `:{"numFound":`...)
-		out = strconv.AppendInt(out, int64(n), 10)
-		out = append(out, `,"start":0,"docs":[`...)
-		out = appendDuplicates(out, p, marks, w, dups)
-		out = append(out, "]}"...)
-	}
-	return append(out, '}')
-}
-
-// annotationJSON appends the "_winnow" value of a result in Annotate mode.
-func annotationJSON(dst []byte, p *Parsed, m Mark) []byte {
-	dst = append(dst, `{"cluster":`...)
-	dst = appendString(dst, m.Cluster)
-	dst = append(dst, `,"winner":`...)
-	dst = appendString(dst, p.Results[m.Winner].URL)
-	dst = append(dst, `,"relation":`...)
-	dst = appendString(dst, m.Relation)
-	dst = appendProbability(dst, m)
-	dst = append(dst, `,"explain":`...)
-	dst = appendString(dst, m.Explain)
-	return append(dst, '}')
-}
-
-// markProbabilitySize bounds what appendProbability adds.
-const markProbabilitySize = len(`,"decision":"remove","probability":0.1234`)
-
-// appendProbability appends a duplicate's "decision" and calibrated
-// "probability" members when its verdict has one (issue 9).
-func appendProbability(dst []byte, m Mark) []byte {
-	if m.Decision == "" || math.IsNaN(m.Probability) {
-		return dst
-	}
-	dst = append(dst, `,"decision":`...)
-	dst = appendString(dst, m.Decision)
-	dst = append(dst, `,"probability":`...)
-	return strconv.AppendFloat(dst, math.Round(m.Probability*1e4)/1e4, 'f', -1, 64)
-}
-
-var unmarked = Mark{Winner: -1}
-
-func markAt(marks []Mark, i int) Mark {
-	if marks == nil {
-		return unmarked
-	}
-	return marks[i]
-}
-
-// choose returns the indexes of the results shown in window w.
-func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
-	n := len(p.Results)
-	if marks != nil && len(marks) != n {
-		return nil, fmt.Errorf("%w: %d marks for %d results", ErrMarks, len(marks), n)
-	}
-	for i, m := range marks {
-		if m.Winner < -1 || m.Winner >= n {
-			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, m.Winner)
-		}
-	}
-	if mode < Group || mode > Annotate {
-		return nil, fmt.Errorf("engine: unknown mode %d", mode)
-	}
-	size := w.Size
-	if size <= 0 {
-		size = p.first
-	}
-	skip := max(w.From-w.Base, 0)
-	pick := make([]int, 0, min(size, n))
-	for i := 0; i < n && len(pick) < size; i++ {
-		m := markAt(marks, i)
-		if m.Winner >= 0 && m.Winner != i && !(mode == Remove && m.Keep) {
-			continue // a duplicate: shown with its winner, if at all; in Remove mode a kept one takes its own place
-		}
-		if skip > 0 {
-			skip--
-			continue
-		}
-		pick = append(pick, i)
-	}
-	if mode == Annotate && marks != nil {
-		pick = withDuplicates(pick, marks)
-	}
-	return pick, nil
-}
-
-// withDuplicates adds to the picked winners (ascending) their duplicates,
-// keeping rank order: in Annotate mode a page counts distinct results as
-// Remove and Group do and shows every member of their clusters, so a
-// cluster is never split across pages.
-func withDuplicates(pick []int, marks []Mark) []int {
-	if len(pick) == 0 {
-		return pick
-	}
-	on := make([]bool, len(marks))
-	for _, i := range pick {
-		on[i] = true
-	}
-	out := make([]int, 0, len(pick))
-	for i, m := range marks {
-		if on[i] || m.Winner >= 0 && m.Winner != i && on[m.Winner] {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// Rewrite implements [Adapter].
-func (a *jsonAdapter) Rewrite(r Request, factor int) (Request, Window, error) {
-	u, err := url.Parse(r.Path)
-	if err != nil {
-		return r, Window{}, a.errorf("%w: %v", ErrRequest, err)
-	}
-	q := u.Query()
-	from, size := 0, 10
-	var body span
-	hasBody := false
-	b := r.Body
-	if len(strings.TrimSpace(string(b))) > 0 && a.kind == kindES {
-		if err := checkDoc(b); err != nil {
-			return r, Window{}, a.errorf("%w: body: %v", ErrRequest, err)
-		}
-		body = span{skipWS(b, 0), len(b)}
-		if b[body.start] != '{' {
-			return r, Window{}, a.errorf("%w: body is not a JSON object", ErrRequest)
-		}
-		hasBody = true
-		if s, ok := field(b, body, "from"); ok {
-			if from, err = intAt(b, s); err != nil {
-				return r, Window{}, a.errorf("%w: from: %v", ErrRequest, err)
-			}
-		}
-		if s, ok := field(b, body, "size"); ok {
-			if size, err = intAt(b, s); err != nil {
-				return r, Window{}, a.errorf("%w: size: %v", ErrRequest, err)
-			}
-		}
-	}
-	if a.kind == kindSolr {
-		from, size = 0, 10
-	}
-	for _, p := range []struct {
-		name string
-		v    *int
-	}{{a.cfg.FromParam, &from}, {a.cfg.SizeParam, &size}} {
-		if s := q.Get(p.name); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return r, Window{}, a.errorf("%w: %s=%q", ErrRequest, p.name, s)
-			}
-			*p.v = n
-		}
-	}
-	if from < 0 || size < 0 {
-		return r, Window{}, a.errorf("%w: negative from or size", ErrRequest)
-	}
-	bfrom, bsize, w := fetchRange(from, size, factor, a.cfg.MaxFetch, a.cfg.ResultWindow)
-	out := Request{Method: r.Method, Header: r.Header, Body: r.Body}
-	_, fromInURL := q[a.cfg.FromParam]
-	_, sizeInURL := q[a.cfg.SizeParam]
-	if hasBody {
-		nb := setMember(b, body, "from", bfrom)
-		nb = setMember(nb, span{skipWS(nb, 0), len(nb)}, "size", bsize)
-		out.Body = nb
-	}
-	if !hasBody || fromInURL {
-		q.Set(a.cfg.FromParam, strconv.Itoa(bfrom))
-	}
-	if !hasBody || sizeInURL {
-		q.Set(a.cfg.SizeParam, strconv.Itoa(bsize))
-	}
-	if a.kind == kindSolr && q.Get("wt") == "" {
-		q.Set("wt", "json")
-	}
-	u.RawQuery = q.Encode()
-	out.Path = u.RequestURI()
-	return out, w, nil
-}
-
-func intAt(b []byte, s span) (int, error) {
-	f, ok := number(b, s)
-	if !ok || f < 0 || f != float64(int(f)) {
-		return 0, fmt.Errorf("%s is not a non-negative integer", b[s.start:s.end])
-	}
-	return int(f), nil
-}
-
-// setMember sets number member key of the object at s, replacing or adding.
-func setMember(b []byte, s span, key string, v int) []byte {
-	out := make([]byte, 0, len(b)+len(key)+16)
-	if m, ok := field(b, s, key); ok {
-		out = append(out, b[:m.start]...)
-		out = strconv.AppendInt(out, int64(v), 10)
-		return append(out, b[m.end:]...)
-	}
-	open := skipWS(b, s.start) + 1
-	out = append(out, b[:open]...)
-	out = appendString(out, key)
-	out = append(out, ':')
-	out = strconv.AppendInt(out, int64(v), 10)
-	if skipWS(b, open) < len(b) && b[skipWS(b, open)] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, b[open:]...)
-}
-
-// Search implements [Adapter].
-func (a *jsonAdapter) Search(q Query) (Request, error) {
-	if q.From < 0 || q.Size < 0 {
-		return Request{}, a.errorf("%w: negative from or size", ErrRequest)
-	}
-	v := url.Values{}
-	if a.cfg.Extra != "" {
-		var err error
-		if v, err = url.ParseQuery(a.cfg.Extra); err != nil {
-			return Request{}, a.errorf("Extra: %v", err)
-		}
-	}
-	v.Set(a.cfg.QueryParam, q.Q)
-	switch a.kind {
-	case kindSearx:
-		v.Set("format", "json")
-		v.Set("pageno", strconv.Itoa(q.From/max(q.Size, 1)+1))
-	default:
-		v.Set(a.cfg.FromParam, strconv.Itoa(q.From))
-		v.Set(a.cfg.SizeParam, strconv.Itoa(q.Size))
-		if a.kind == kindSolr {
-			v.Set("wt", "json")
-		}
-	}
-	return Request{Method: "GET", Path: a.cfg.Path + "?" + v.Encode()}, nil
-}
-
-func patchValue(pt patch, w Window) int {
-	if pt.what == 's' {
-		return w.Size
-	}
-	return w.From
 }

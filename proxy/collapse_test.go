@@ -1,0 +1,269 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/internal/demo"
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// serveRecorded serves body as a search engine answering every request,
+// with the product header Elasticsearch sends.
+func serveRecorded(t *testing.T, body []byte) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// sourceWithoutURL is a _source as a map, without the url the test data
+// adds to the real hits.
+func sourceWithoutURL(t *testing.T, src json.RawMessage) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(src, &m); err != nil {
+		t.Fatalf("_source %s: %v", src, err)
+	}
+	delete(m, "url")
+	return m
+}
+
+// groupIDs is the _ids of a hit's group other than its own, sorted: a real
+// collapse answer lists the winner among its inner hits, winnow does not.
+func groupIDs(h hitView) []string {
+	var ids []string
+	for _, d := range h.dups {
+		if d.id != h.id {
+			ids = append(ids, d.id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestClientsRecordedCollapse runs winnow in group mode in front of a
+// recorded OpenSearch answer of four real hits (two documents of each of
+// two items) and decodes its answer with each official client, as the
+// client decodes the real collapse answer with inner_hits that OpenSearch
+// gave for the same documents: the winners, each with its own _index,
+// _id, _score and _source, and their groups' duplicates in inner_hits
+// must be the real answer's. Each hit's url (added to the recorded hits)
+// is a page the demo engine serves on loopback, the hits of one item two
+// releases of one LLVM page, so winnow groups by content what OpenSearch
+// grouped by the item field.
+func TestClientsRecordedCollapse(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	hits, err := os.ReadFile("testdata/opensearch-bakery-search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	collapsed, err := os.ReadFile("testdata/opensearch-collapse-inner-hits.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	engineSrv := serveRecorded(t, bytes.ReplaceAll(hits, []byte("http://pages.test"), []byte(d.URL())))
+	realSrv := serveRecorded(t, collapsed)
+	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "rec", URL: engineSrv.URL,
+		Adapter: engine.Config{Kind: "elasticsearch", Path: "/bakery-items/_search"}}}})
+	// Sign the pages once, so every client sees the same refinement.
+	get(t, base+"/bakery-items/_search?q=cakes&size=3")
+	for _, c := range clients {
+		t.Run(c.name, func(t *testing.T) {
+			want := c.search(t, realSrv.URL, "bakery-items", "cakes", "off")
+			if len(want.hits) != 2 {
+				t.Fatalf("the client read %d hits of the real collapse answer, want 2", len(want.hits))
+			}
+			got := c.search(t, base, "bakery-items", "cakes", "group")
+			if len(got.hits) != len(want.hits) {
+				t.Fatalf("winnow's answer has %d hits %q, want the real collapse answer's %d", len(got.hits), hitIDs(got.hits), len(want.hits))
+			}
+			for i, w := range want.hits {
+				g := got.hits[i]
+				if g.id != w.id || g.index != w.index || math.Abs(g.score-w.score) > 1e-6 {
+					t.Errorf("hit %d: _index %q _id %q _score %g, want %q %q %g", i, g.index, g.id, g.score, w.index, w.id, w.score)
+				}
+				if gs, ws := sourceWithoutURL(t, g.src), sourceWithoutURL(t, w.src); !reflect.DeepEqual(gs, ws) {
+					t.Errorf("hit %d (%s): _source %v, want %v", i, g.id, gs, ws)
+				}
+				if gd, wd := groupIDs(g), groupIDs(w); !slices.Equal(gd, wd) {
+					t.Errorf("hit %d (%s): inner_hits %q, want the real collapse group %q", i, g.id, gd, wd)
+				}
+				for _, dup := range g.dups {
+					if dup.index != "bakery-items" || len(dup.src) == 0 || dup.url == g.url {
+						t.Errorf("hit %d: inner hit %q has _index %q, _source %s: not its own", i, dup.id, dup.index, dup.src)
+					}
+				}
+			}
+		})
+	}
+	// Real collapse answers of both engines: OpenSearch's above and
+	// Elasticsearch's from its reference (second-level collapsing, so its
+	// inner hits carry fields; a sort carries sort): winnow's inner_hits
+	// have every other key they have, at every level.
+	esCollapsed, err := os.ReadFile("testdata/es-collapse-inner-hits.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, base+"/bakery-items/_search?q=cakes&size=3")
+	gotShape := innerHitShape(t, []byte(body))
+	for name, real := range map[string][]byte{"OpenSearch": collapsed, "Elasticsearch": esCollapsed} {
+		t.Run("shape of "+name, func(t *testing.T) {
+			wantShape := innerHitShape(t, real)
+			for _, k := range wantShape {
+				if k != "hit.sort" && k != "hit.fields" && !slices.Contains(gotShape, k) {
+					t.Errorf("winnow's inner_hits lack %q: %q; %s's collapse answer has %q", k, gotShape, name, wantShape)
+				}
+			}
+		})
+	}
+	esSrv := serveRecorded(t, esCollapsed)
+	for _, c := range clients {
+		t.Run(c.name+" reads Elasticsearch's", func(t *testing.T) {
+			a := c.search(t, esSrv.URL, "my-index-000001", "search", "off")
+			if len(a.hits) != 1 || a.hits[0].id != "oX9uXXoB0da05OCR3adK" || len(a.hits[0].dups) != 1 || a.hits[0].dups[0].id != a.hits[0].id {
+				t.Errorf("the client read %+v of Elasticsearch's collapse answer", hitIDs(a.hits))
+			}
+		})
+	}
+}
+
+// hitIDs is the _ids of hits.
+func hitIDs(hits []hitView) []string {
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.id)
+	}
+	return ids
+}
+
+// innerHitShape is the keys of the first hit's inner_hits, at every level
+// a client reads: the group ("hits"), its hits object, its total and one
+// inner hit, each prefixed by its level.
+func innerHitShape(t *testing.T, body []byte) []string {
+	t.Helper()
+	var a struct {
+		Hits struct {
+			Hits []struct {
+				InnerHits map[string]map[string]map[string]json.RawMessage `json:"inner_hits"`
+			} `json:"hits"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal(body, &a); err != nil || len(a.Hits.Hits) == 0 {
+		t.Fatalf("answer %s: %v", body, err)
+	}
+	var keys []string
+	for _, group := range a.Hits.Hits[0].InnerHits {
+		for k := range group {
+			keys = append(keys, "group."+k)
+		}
+		hits := group["hits"]
+		for k := range hits {
+			keys = append(keys, "hits."+k)
+		}
+		var total map[string]any
+		json.Unmarshal(hits["total"], &total)
+		for k := range total {
+			keys = append(keys, "total."+k)
+		}
+		var inner []map[string]any
+		json.Unmarshal(hits["hits"], &inner)
+		if len(inner) > 0 {
+			for k := range inner[0] {
+				keys = append(keys, "hit."+k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestSolrRecordedGroup runs winnow in group mode in front of a recorded
+// Solr answer of four articles (with facets, highlighting and spellcheck
+// sections). The test gives each doc a url, a page the demo engine serves
+// on loopback: the first two docs two releases of one LLVM page, the
+// others distinct pages. Winnow's answer must keep the three winners with
+// their recorded fields, list the second doc under the first in Solr's
+// expanded section (as Collapse and Expand does, keyed by the uniqueKey),
+// count the distinct results in numFound, and keep the other sections as
+// recorded.
+func TestSolrRecordedGroup(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	recorded, err := os.ReadFile("testdata/solr-articles-search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := []string{"13/Benchmarking", "14/Benchmarking", "13/CodeReview", "13/FaultMaps"}
+	body := recorded
+	for _, p := range pages {
+		// Each doc opens with its article_title: give the next one a url.
+		at := bytes.Index(body, []byte(`{"article_title":`))
+		if at < 0 {
+			t.Fatal("fewer docs than pages")
+		}
+		body = slices.Concat(body[:at], []byte(`{"url":"`+d.URL()+`/pages/`+p+`.html",`), body[at+1:])
+	}
+	engineSrv := serveRecorded(t, body)
+	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "solr", URL: engineSrv.URL,
+		Adapter: engine.Config{Kind: "solr", Path: "/solr/articles/select"}}}})
+	path := "/solr/articles/select?q=*:*&wt=json&rows=15"
+	get(t, base+path) // sign the pages once
+	code, out := get(t, base+path)
+	type docs struct {
+		NumFound int              `json:"numFound"`
+		Docs     []map[string]any `json:"docs"`
+	}
+	var got, want struct {
+		Response   docs            `json:"response"`
+		Expanded   map[string]docs `json:"expanded"`
+		Facets     json.RawMessage `json:"facet_counts"`
+		Highlight  json.RawMessage `json:"highlighting"`
+		Spellcheck json.RawMessage `json:"spellcheck"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 200 || err != nil {
+		t.Fatalf("winnow's answer: %d, %v\n%s", code, err, out)
+	}
+	if err := json.Unmarshal(recorded, &want); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ds []map[string]any) []any {
+		var out []any
+		for _, d := range ds {
+			out = append(out, d["id"])
+		}
+		return out
+	}
+	if g := ids(got.Response.Docs); !reflect.DeepEqual(g, []any{"23680099", "23720655", "23717275"}) || got.Response.NumFound != 3 {
+		t.Errorf("winners %q, numFound %d; want the first, third and fourth docs, numFound 3", g, got.Response.NumFound)
+	}
+	for _, g := range got.Response.Docs {
+		delete(g, "url")
+		delete(g, "_winnow")
+		for _, w := range want.Response.Docs {
+			if w["id"] == g["id"] && !reflect.DeepEqual(g, w) {
+				t.Errorf("doc %v: %v, want the recorded %v", g["id"], g, w)
+			}
+		}
+	}
+	if e := got.Expanded["23680099"]; len(got.Expanded) != 1 || e.NumFound != 1 || !reflect.DeepEqual(ids(e.Docs), []any{"23670912"}) {
+		t.Errorf("expanded %+v; want 23680099's group to hold the second doc, 23670912", got.Expanded)
+	}
+	for name, pair := range map[string][2]json.RawMessage{"facet_counts": {got.Facets, want.Facets}, "highlighting": {got.Highlight, want.Highlight},
+		"spellcheck": {got.Spellcheck, want.Spellcheck}} {
+		if !bytes.Equal(pair[0], pair[1]) {
+			t.Errorf("%s: %s, want the recorded %s", name, pair[0], pair[1])
+		}
+	}
+}

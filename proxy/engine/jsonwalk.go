@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// A selector lists the members of interest below one JSON value, so a
+// single validating pass over a document (walk) records the spans of every
+// field the adapter needs instead of one lookup per field path. Paths
+// follow [path]: a segment names an object member or, when numeric, indexes
+// an array. Each path ends in a capture slot.
+type selector struct {
+	edges []selEdge
+	slots []int // capture slots of this subtree, cleared on re-entry
+}
+
+type selEdge struct {
+	key   string
+	idx   int // key as an array index, -1 if not numeric
+	slots []capSlot
+	sub   *selector
+	// subLast walks the last member with this key (members semantics),
+	// else the first (field semantics); seen marks that sub was walked.
+	subLast bool
+	seen    int
+	list    bool // the value is the result list
+}
+
+type capSlot struct {
+	slot int
+	last bool // the last member with the key wins, else the first
+}
+
+// add adds the path segs ending in slot. last says, per segment, whether
+// the last or the first member of that name counts.
+func (s *selector) add(segs []string, last []bool, slot int, nslots *int) {
+	e := s.edge(segs[0])
+	if len(segs) == 1 {
+		e.slots = append(e.slots, capSlot{slot, last[0]})
+		return
+	}
+	if e.sub == nil {
+		e.sub = &selector{}
+		e.seen = *nslots
+		*nslots++
+		e.subLast = last[0]
+	}
+	e.sub.add(segs[1:], last[1:], slot, nslots)
+}
+
+func (s *selector) edge(key string) *selEdge {
+	for i := range s.edges {
+		if s.edges[i].key == key {
+			return &s.edges[i]
+		}
+	}
+	idx, err := strconv.Atoi(key)
+	if err != nil || idx < 0 {
+		idx = -1
+	}
+	s.edges = append(s.edges, selEdge{key: key, idx: idx, seen: -1})
+	return &s.edges[len(s.edges)-1]
+}
+
+// finish records in each selector the capture slots of its subtree, which
+// a walk of the last member of a name clears first.
+func (s *selector) finish() []int {
+	s.slots = s.slots[:0]
+	for i := range s.edges {
+		e := &s.edges[i]
+		for _, c := range e.slots {
+			s.slots = append(s.slots, c.slot)
+		}
+		if e.sub != nil {
+			s.slots = append(s.slots, e.seen)
+			s.slots = append(s.slots, e.sub.finish()...)
+		}
+	}
+	return s.slots
+}
+
+func (s *selector) hasIndex() bool {
+	for i := range s.edges {
+		if s.edges[i].idx >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// walker holds the state of one validating pass.
+type walker struct {
+	b     []byte
+	hit   *selector // selector of each element of the result list
+	nhit  int       // capture slots per element
+	found bool      // the result list was walked
+	list  span
+	elems []span
+	caps  []span // per element: nhit slots
+}
+
+// walk validates the value at b[i] and fills caps for the paths of s below
+// it; it returns the offset after the value.
+func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
+	b := w.b
+	if depth > maxDepth {
+		return 0, serr(i, "nesting too deep")
+	}
+	if i >= len(b) {
+		return 0, serr(i, "unexpected end of input")
+	}
+	switch b[i] {
+	case '{':
+	case '[':
+		if s.hasIndex() {
+			return w.walkArray(s, caps, i, depth)
+		}
+		return skipValueDepth(b, i, depth)
+	default:
+		return skipValueDepth(b, i, depth)
+	}
+	j := skipWS(b, i+1)
+	if j < len(b) && b[j] == '}' {
+		return j + 1, nil
+	}
+	for {
+		if j >= len(b) || b[j] != '"' {
+			return 0, serr(j, "expected object key")
+		}
+		ke, esc, err := scanString(b, j)
+		if err != nil {
+			return 0, err
+		}
+		e := s.match(b[j+1:ke-1], esc)
+		j = skipWS(b, ke)
+		if j >= len(b) || b[j] != ':' {
+			return 0, serr(j, "expected ':'")
+		}
+		j = skipWS(b, j+1)
+		if j, err = w.member(e, caps, j, depth+1); err != nil {
+			return 0, err
+		}
+		j = skipWS(b, j)
+		if j >= len(b) {
+			return 0, serr(j, "unexpected end of input")
+		}
+		if b[j] == '}' {
+			return j + 1, nil
+		}
+		if b[j] != ',' {
+			return 0, serr(j, "expected ',' or '}'")
+		}
+		j = skipWS(b, j+1)
+	}
+}
+
+func (w *walker) walkArray(s *selector, caps []span, i, depth int) (int, error) {
+	b := w.b
+	j := skipWS(b, i+1)
+	if j < len(b) && b[j] == ']' {
+		return j + 1, nil
+	}
+	for n := 0; ; n++ {
+		var e *selEdge
+		for k := range s.edges {
+			if s.edges[k].idx == n {
+				e = &s.edges[k]
+				break
+			}
+		}
+		var err error
+		if j, err = w.member(e, caps, j, depth+1); err != nil {
+			return 0, err
+		}
+		j = skipWS(b, j)
+		if j >= len(b) {
+			return 0, serr(j, "unexpected end of input")
+		}
+		if b[j] == ']' {
+			return j + 1, nil
+		}
+		if b[j] != ',' {
+			return 0, serr(j, "expected ',' or ']'")
+		}
+		j = skipWS(b, j+1)
+	}
+}
+
+// match returns the edge for the member key raw (between the quotes).
+func (s *selector) match(raw []byte, esc bool) *selEdge {
+	if len(s.edges) == 0 {
+		return nil
+	}
+	if esc && bytes.IndexByte(raw, '\\') >= 0 {
+		var k string
+		if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &k) != nil {
+			return nil
+		}
+		raw = []byte(k)
+	}
+	for i := range s.edges {
+		if string(raw) == s.edges[i].key {
+			return &s.edges[i]
+		}
+	}
+	return nil
+}
+
+// member walks the value at b[i] that edge e (nil: none) selects.
+func (w *walker) member(e *selEdge, caps []span, i, depth int) (end int, err error) {
+	switch {
+	case e == nil:
+		return skipValueDepth(w.b, i, depth)
+	case e.list && !w.found:
+		w.found = true
+		end, err = w.walkList(i, depth)
+		w.list = span{i, end}
+	case e.sub != nil && (e.subLast || caps[e.seen].end == 0):
+		if e.subLast {
+			for _, k := range e.sub.slots {
+				caps[k] = span{}
+			}
+		}
+		end, err = w.walk(e.sub, caps, i, depth)
+		caps[e.seen] = span{i, end}
+	default:
+		end, err = skipValueDepth(w.b, i, depth)
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range e.slots {
+		if c.last || caps[c.slot].end == 0 {
+			caps[c.slot] = span{i, end}
+		}
+	}
+	return end, nil
+}
+
+// walkList validates the result list at b[i], records each element's span
+// and walks it with the hit selector.
+func (w *walker) walkList(i, depth int) (int, error) {
+	b := w.b
+	if i >= len(b) || b[i] != '[' {
+		return skipValueDepth(b, i, depth)
+	}
+	if depth > maxDepth {
+		return 0, serr(i, "nesting too deep")
+	}
+	j := skipWS(b, i+1)
+	if j < len(b) && b[j] == ']' {
+		return j + 1, nil
+	}
+	for {
+		k := len(w.caps)
+		w.caps = append(w.caps, make([]span, w.nhit)...)
+		e, err := w.walk(w.hit, w.caps[k:], j, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		if len(w.elems) == 0 {
+			// Size the lists once, guessing that hits are about as
+			// long as the first and fill the rest of the body.
+			n := min((len(b)-j)/(e-j+1)+1, 4096)
+			w.elems = make([]span, 0, n)
+			w.caps = append(make([]span, 0, n*w.nhit), w.caps...)
+		}
+		w.elems = append(w.elems, span{j, e})
+		j = skipWS(b, e)
+		if j >= len(b) {
+			return 0, serr(j, "unexpected end of input")
+		}
+		if b[j] == ']' {
+			return j + 1, nil
+		}
+		if b[j] != ',' {
+			return 0, serr(j, "expected ',' or ']'")
+		}
+		j = skipWS(b, j+1)
+	}
+}
