@@ -324,3 +324,44 @@ func TestBidiDistance(t *testing.T) {
 		}
 	}
 }
+
+// multisetIntersection is Σ min(count in a, count in b) over the tokens.
+func multisetIntersection(a, b []uint32) int {
+	ca := map[uint32]int{}
+	for _, x := range a {
+		ca[x]++
+	}
+	n := 0
+	for _, x := range b {
+		if ca[x] > 0 {
+			ca[x]--
+			n++
+		}
+	}
+	return n
+}
+
+// The bucketed intersection bounds the exact one from above, so it bounds
+// the LCS length, and on real text it is close to the exact one.
+func TestBucketBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	var s lcsScratch
+	for range 300 {
+		k := 2 + r.IntN(5000)
+		a, b := lcsRandSeq(r, r.IntN(3000), k), lcsRandSeq(r, r.IntN(3000), k)
+		if got, want := s.bucketBound(a, b), multisetIntersection(a, b); got < want {
+			t.Fatalf("bucketBound(%d, %d tokens of %d) = %d, below the intersection %d", len(a), len(b), k, got, want)
+		}
+	}
+	gpl := lcsHash(lcsReadWords(t, "gpl-3.txt", 5000))
+	apache := lcsHash(lcsReadWords(t, "apache-2.0.txt", 1500))
+	for _, n := range []int{100, 1500} {
+		got, want := s.bucketBound(gpl[:n], apache[:n]), multisetIntersection(gpl[:n], apache[:n])
+		if got < want || float64(got) > 1.05*float64(want) {
+			t.Errorf("bucketBound(gpl, apache, %d words) = %d, want the intersection %d or up to 5%% above", n, got, want)
+		}
+		if l := lcsDP(gpl[:n], apache[:n]); got < l {
+			t.Errorf("bucketBound(gpl, apache, %d words) = %d, below the LCS %d", n, got, l)
+		}
+	}
+}
