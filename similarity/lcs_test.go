@@ -365,3 +365,36 @@ func TestBucketBound(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLCSBounded checks the bounded LCS against the dynamic programme on
+// any pair: exact within the bound, an upper bound of the length beyond
+// it, and the decision "D <= maxD" the same. The input's bytes are the two
+// sequences' tokens (split at the first 0xff byte; each byte's low bits a
+// token, so that tokens repeat as words do) and the bound.
+func FuzzLCSBounded(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 0xff, 1, 3, 4, 6, 5}, uint16(2), uint8(3))
+	f.Add([]byte{7, 7, 7, 1, 0xff, 7, 1, 7, 7}, uint16(0), uint8(1))
+	f.Add([]byte{0xff}, uint16(1), uint8(7))
+	f.Fuzz(func(t *testing.T, data []byte, maxD uint16, alphabet uint8) {
+		k := uint32(alphabet%16) + 1
+		var a, b []uint32
+		dst := &a
+		for _, c := range data {
+			if c == 0xff && dst == &a {
+				dst = &b
+				continue
+			}
+			*dst = append(*dst, uint32(c)%k*0x9E3779B1) // spread over the hash space, as word hashes are
+		}
+		want := lcsDP(a, b)
+		d := len(a) + len(b) - 2*want
+		lim := int(maxD) % (len(a) + len(b) + 2)
+		got, ok := LCS(a, b, lim)
+		if ok != (d <= lim) || (ok && got != want) || got < want {
+			t.Fatalf("LCS(%v, %v, %d) = %d, %v; exact %d (D = %d)", a, b, lim, got, ok, want, d)
+		}
+		if got := LCSLength(a, b); got != want {
+			t.Fatalf("LCSLength(%v, %v) = %d, exact %d", a, b, got, want)
+		}
+	})
+}
