@@ -211,3 +211,21 @@ func TestCutBytewise(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCut checks the unrolled chunker against its definition, one
+// position at a time, on any data and small chunk sizes.
+func FuzzCut(f *testing.F) {
+	f.Add([]byte("the quick brown fox jumps over the lazy dog, again and again and again"), uint8(4), uint8(3), uint8(50))
+	f.Fuzz(func(t *testing.T, data []byte, minSize, avgBits, maxSize uint8) {
+		o := Options{ChunkMin: int(minSize%64) + 1, ChunkAvg: 1 << (avgBits%8 + 2)}
+		o.ChunkMax = o.ChunkAvg + int(maxSize)
+		c := newChunker(o.WithDefaults())
+		for len(data) > 0 {
+			got, want := c.cut(data), cutBytewise(&c, data)
+			if got != want {
+				t.Fatalf("options %+v: cut(%q) = %d, byte by byte %d", o, data, got, want)
+			}
+			data = data[got:]
+		}
+	})
+}
