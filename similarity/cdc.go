@@ -6,24 +6,28 @@ import (
 )
 
 // Content-defined chunking with a gear rolling hash (Xia et al., "FastCDC",
-// USENIX ATC 2016) and jumps (Jin et al., "JumpCDC"/JC, IEEE TPDS 2023),
+// USENIX ATC 2016) and the jumps of JC (Jin et al., IEEE TPDS 2023),
 // standing in for the Rabin fingerprints of LBFS that Jain §2.2 uses: a
-// boundary depends only on the bytes around it, so an edit moves at most
+// boundary depends only on the bytes before it, so an edit moves at most
 // the chunks near it.
 //
-// The hash is h = h<<1 + gear[b]; bit j of h depends on the last j+1 bytes,
-// so the tests look at the top bits of h (a 64-byte window). No cut falls
-// before ChunkMin. Past it the scan looks for a position whose hash has
-// the top c−1 bits zero (a jump point, one in 2^(c−1)); if bit c is zero
-// too it is a cut (half the jump points), otherwise the scan skips the
-// next jump bytes, restarts the hash and goes on. With c = log2(ChunkAvg)−2
-// and jump = ChunkAvg − ChunkMin − 2^c the mean chunk stays near ChunkAvg:
-// E = ChunkMin + 2^c scanned bytes + one jump on average (64 + 64 + 128 =
-// 256 bytes with the defaults), while only a quarter of the bytes is
-// hashed. The jump points are content-defined, so two copies of a text that
-// differ in one place fall back in step at the first jump point both scans
-// reach after the edit.
-// Cost: one table load, a shift-add and a test per hashed byte.
+// The hash is h = h<<1 + gear[b]; bit j of h depends on the last j+1 bytes
+// alone, so the tests look at the top bits of its low gearWindow bits (a
+// 16-byte window). No cut falls before ChunkMin. Past it the scan looks for
+// a jump point, a position whose window has its top c−1 bits zero (one in
+// 2^(c−1)); if bit c is zero too it is a cut (half the jump points),
+// otherwise the scan skips the next jump bytes and goes on. With c =
+// log2(ChunkAvg)−2 and jump = ChunkAvg − ChunkMin − 2^c the mean chunk is
+// ChunkMin + 2^c hashed bytes + one jump on average = ChunkAvg (64 + 64 +
+// 128 = 256 bytes with the defaults), and only about a quarter of the bytes
+// is hashed (FastCDC's normalized chunking, used before, hashed three
+// quarters). A scan that restarts (after ChunkMin or a jump) first rolls
+// the hash over the window's bytes before it, so whether a position is a
+// jump point or a cut depends on the content alone, not on where a scan
+// started: two copies of a text that differ in one place fall back in step
+// at the first jump point both scans reach after the edit.
+// Cost: one table load, a shift-add and a test per hashed byte, plus the
+// 16 bytes of each restart.
 
 // gear is the table of the rolling hash: 256 values of splitmix64 from a
 // fixed seed, so chunk boundaries never change between builds.
@@ -45,11 +49,10 @@ type chunker struct {
 }
 
 // gearWindow is the number of bytes the cut tests see: they look at bits
-// below gearWindow only, and bit j of the gear hash depends on the last j+1
-// bytes alone, so whether a position is a jump point or a cut is a function
-// of the gearWindow bytes ending there, whatever byte the scan started at.
-// A scan that restarts (after ChunkMin or a jump) first rolls the hash over
-// the gearWindow bytes before its restart point.
+// below gearWindow only, so whether a position is a jump point or a cut is
+// a function of the gearWindow bytes ending there. Sixteen bytes are about
+// three words of text, enough that jump points fall where the text
+// differs, and few to roll again at each restart.
 const gearWindow = 16
 
 func newChunker(o Options) chunker {
