@@ -68,7 +68,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"unknown field", "POST", "/v1/ingest", `{"pages":[],"x":1}`, 400, "unknown field"},
 		{"trailing", "POST", "/v1/ingest", `{"pages":[]} {}`, 400, "trailing"},
 		{"invalid URL", "POST", "/v1/ingest", `{"pages":[{"url":"https://ok.example/","signature":` + sig + `},{"url":"nope","signature":` + sig + `}]}`, 400, `"item":1,"url":"nope"`},
-		{"corrupt signature", "POST", "/v1/ingest", `{"pages":[{"url":"https://a.example/","signature":"AgEC"}]}`, 400, `corrupt`},
+		{"corrupt signature", "POST", "/v1/ingest", `{"pages":[{"url":"https://a.example/","signature":"AwEC"}]}`, 400, `corrupt`}, // version 3, then a truncated body,
 		{"oversized batch", "POST", "/v1/ingest", `{"pages":[{"url":"https://a.example/","deleted":true},{"url":"https://b.example/","deleted":true},{"url":"https://c.example/","deleted":true}]}`, 413, "batch too large"},
 		{"oversized lookup", "POST", "/v1/lookup", `{"urls":["a","b","c"]}`, 413, "batch too large"},
 		{"unknown group", "GET", "/v1/groups/g99", "", 404, "no group"},

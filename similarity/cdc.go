@@ -5,18 +5,29 @@ import (
 	"math/bits"
 )
 
-// Content-defined chunking with a gear rolling hash and normalized
-// chunking (Xia et al., "FastCDC", USENIX ATC 2016), standing in for the
-// Rabin fingerprints of LBFS that Jain §2.2 uses: a boundary depends only on
-// the bytes before it, so an edit moves at most the chunks around it.
+// Content-defined chunking with a gear rolling hash (Xia et al., "FastCDC",
+// USENIX ATC 2016) and the jumps of JC (Jin et al., IEEE TPDS 2023),
+// standing in for the Rabin fingerprints of LBFS that Jain §2.2 uses: a
+// boundary depends only on the bytes before it, so an edit moves at most
+// the chunks near it.
 //
-// The hash is h = h<<1 + gear[b]; bit j of h depends on the last j+1 bytes,
-// so the cut test looks at the top bits of h (a 64-byte window). No cut
-// falls before ChunkMin; between ChunkMin and ChunkAvg a cut needs
-// log2(ChunkAvg) zero bits and past ChunkAvg one fewer, which narrows the
-// size distribution and keeps the mean near ChunkAvg: with the defaults
-// E = 64 + 256·(1−e^−0.75) + e^−0.75·128 ≈ 260 bytes on random data.
-// Cost: one table load, a shift-add and a test per byte.
+// The hash is h = h<<1 + gear[b]; bit j of h depends on the last j+1 bytes
+// alone, so the tests look at the top bits of its low gearWindow bits (a
+// 16-byte window). No cut falls before ChunkMin. Past it the scan looks for
+// a jump point, a position whose window has its top c−1 bits zero (one in
+// 2^(c−1)); if bit c is zero too it is a cut (half the jump points),
+// otherwise the scan skips the next jump bytes and goes on. With c =
+// log2(ChunkAvg)−2 and jump = ChunkAvg − ChunkMin − 2^c the mean chunk is
+// ChunkMin + 2^c hashed bytes + one jump on average = ChunkAvg (64 + 64 +
+// 128 = 256 bytes with the defaults), and only about a quarter of the bytes
+// is hashed (FastCDC's normalized chunking, used before, hashed three
+// quarters). A scan that restarts (after ChunkMin or a jump) first rolls
+// the hash over the window's bytes before it, so whether a position is a
+// jump point or a cut depends on the content alone, not on where a scan
+// started: two copies of a text that differ in one place fall back in step
+// at the first jump point both scans reach after the edit.
+// Cost: one table load, a shift-add and a test per hashed byte, plus the
+// 16 bytes of each restart.
 
 // gear is the table of the rolling hash: 256 values of splitmix64 from a
 // fixed seed, so chunk boundaries never change between builds.
@@ -31,18 +42,28 @@ var gear = func() (t [256]uint64) {
 
 // chunker holds the cut parameters derived from [Options].
 type chunker struct {
-	min, avg, max int
-	maskS, maskL  uint64 // top-bit masks before and after avg
+	min, max int
+	jump     int    // bytes skipped after a jump point that is not a cut
+	maskJump uint64 // the top c−1 bits of the window: a jump point
+	maskCut  uint64 // the top c bits of the window: a cut
 }
+
+// gearWindow is the number of bytes the cut tests see: they look at bits
+// below gearWindow only, so whether a position is a jump point or a cut is
+// a function of the gearWindow bytes ending there. Sixteen bytes are about
+// three words of text, enough that jump points fall where the text
+// differs, and few to roll again at each restart.
+const gearWindow = 16
 
 func newChunker(o Options) chunker {
 	b := bits.TrailingZeros(uint(o.ChunkAvg))
+	c := min(max(b-2, 2), gearWindow)
 	return chunker{
-		min:   o.ChunkMin,
-		avg:   o.ChunkAvg,
-		max:   o.ChunkMax,
-		maskS: ^uint64(0) << (64 - b),
-		maskL: ^uint64(0) << (64 - (b - 1)),
+		min:      o.ChunkMin,
+		max:      o.ChunkMax,
+		jump:     max(o.ChunkAvg-o.ChunkMin-1<<c, 0),
+		maskJump: (1<<(c-1) - 1) << (gearWindow - (c - 1)),
+		maskCut:  (1<<c - 1) << (gearWindow - c),
 	}
 }
 
@@ -55,15 +76,26 @@ func (c *chunker) cut(data []byte) int {
 	if n > c.max {
 		n = c.max
 	}
-	end := min(c.avg, n)
-	cut, h := gearScan(data[c.min:end], 0, c.maskS)
-	if cut >= 0 {
-		return c.min + cut
-	}
-	if cut, _ = gearScan(data[end:n], h, c.maskL); cut >= 0 {
-		return end + cut
+	for i := c.min; i < n; {
+		k, h := gearScan(data[i:n], gearWarm(data[max(i-gearWindow, 0):i]), c.maskJump)
+		if k < 0 {
+			break
+		}
+		if i += k; h&c.maskCut == 0 {
+			return i
+		}
+		i += c.jump
 	}
 	return n
+}
+
+// gearWarm returns the gear hash of d, rolled from 0 without tests.
+func gearWarm(d []byte) uint64 {
+	var h uint64
+	for _, b := range d {
+		h = h*2 + gear[b]
+	}
+	return h
 }
 
 // gearScan rolls the gear hash h over d and returns the length of the

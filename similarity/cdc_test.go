@@ -75,17 +75,20 @@ func TestChunksLocality(t *testing.T) {
 			t.Errorf("one byte edit changed %d chunks, want <= 6", changed)
 		}
 	}
-	if mean := float64(sum) / trials; mean > 3 {
+	mean := float64(sum) / trials
+	if mean > 3 {
 		t.Errorf("one byte edit changed %.1f chunks on average, want <= 3", mean)
 	}
+	t.Logf("one byte edit changed %.2f chunks on average", mean)
 }
 
 // BenchmarkCDC chunks the same real texts on one core with winnow's
-// chunker (FastCDC's gear hash with normalized chunking, sizes of the
+// chunker (the gear hash over a 16-byte window with jumps, sizes of the
 // default Options) and with go-cdc-chunkers' JC (Jin et al., TPDS 2023:
 // the gear hash with a jump of jumpLength bytes after each jump-mask
 // match), given the same minimum and average sizes and called on the
-// in-memory text as winnow's is.
+// in-memory text as winnow's is. B/chunk is the mean chunk size each
+// produced (JC's overshoots NormalSize: its chunks are larger).
 func BenchmarkCDC(b *testing.B) {
 	in := sigCorpus(b)
 	o := Options{}.WithDefaults()
@@ -93,11 +96,13 @@ func BenchmarkCDC(b *testing.B) {
 		c := newChunker(o)
 		b.SetBytes(int64(len(in.Text)))
 		b.ReportAllocs()
+		chunks := 0
 		for b.Loop() {
-			for data := in.Text; len(data) > 0; {
+			for data := in.Text; len(data) > 0; chunks++ {
 				data = data[c.cut(data):]
 			}
 		}
+		b.ReportMetric(float64(len(in.Text))*float64(b.N)/float64(chunks), "B/chunk")
 	})
 	b.Run("jc", func(b *testing.B) {
 		opts := &cdcchunkers.ChunkerOpts{MinSize: o.ChunkMin, NormalSize: o.ChunkAvg, MaxSize: o.ChunkMax}
@@ -110,11 +115,13 @@ func BenchmarkCDC(b *testing.B) {
 		}
 		b.SetBytes(int64(len(in.Text)))
 		b.ReportAllocs()
+		chunks := 0
 		for b.Loop() {
-			for data := in.Text; len(data) > 0; {
+			for data := in.Text; len(data) > 0; chunks++ {
 				data = data[max(c.Algorithm(opts, data, len(data)), 1):]
 			}
 		}
+		b.ReportMetric(float64(len(in.Text))*float64(b.N)/float64(chunks), "B/chunk")
 	})
 }
 
@@ -153,4 +160,72 @@ func TestGearScanBytewise(t *testing.T) {
 			}
 		}
 	}
+}
+
+// cutBytewise is the definition of chunker.cut, one position at a time:
+// a chunk of length p > ChunkMin ends at the first jump point p (the gear
+// hash of the gearWindow bytes before p has the maskJump bits zero) that
+// is also a cut, where the positions after a jump point that is not a cut
+// are skipped for c.jump bytes.
+func cutBytewise(c *chunker, data []byte) int {
+	if len(data) <= c.min {
+		return len(data)
+	}
+	n := min(len(data), c.max)
+	for p := c.min + 1; p <= n; p++ {
+		h := gearWarm(data[max(p-gearWindow, 0):p])
+		if h&c.maskJump != 0 {
+			continue
+		}
+		if h&c.maskCut == 0 {
+			return p
+		}
+		p += c.jump
+	}
+	return n
+}
+
+func TestCutBytewise(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	in := sigCorpus(t)
+	for _, o := range []Options{{}, {ChunkMin: 16, ChunkAvg: 64, ChunkMax: 256}, {ChunkMin: 4, ChunkAvg: 32, ChunkMax: 100}, {ChunkMin: 512, ChunkAvg: 4096, ChunkMax: 1 << 14}} {
+		c := newChunker(o.WithDefaults())
+		for trial := range 300 {
+			var d []byte
+			if trial%2 == 0 {
+				at := r.IntN(len(in.Text))
+				d = in.Text[at:min(len(in.Text), at+r.IntN(3*c.max))]
+			} else {
+				d = make([]byte, r.IntN(3*c.max))
+				for i := range d {
+					d[i] = byte(r.IntN(256))
+				}
+			}
+			for len(d) > 0 {
+				got, want := c.cut(d), cutBytewise(&c, d)
+				if got != want {
+					t.Fatalf("options %+v: cut(%d bytes) = %d, byte by byte %d", o, len(d), got, want)
+				}
+				d = d[got:]
+			}
+		}
+	}
+}
+
+// FuzzCut checks the unrolled chunker against its definition, one
+// position at a time, on any data and small chunk sizes.
+func FuzzCut(f *testing.F) {
+	f.Add([]byte("the quick brown fox jumps over the lazy dog, again and again and again"), uint8(4), uint8(3), uint8(50))
+	f.Fuzz(func(t *testing.T, data []byte, minSize, avgBits, maxSize uint8) {
+		o := Options{ChunkMin: int(minSize%64) + 1, ChunkAvg: 1 << (avgBits%8 + 2)}
+		o.ChunkMax = o.ChunkAvg + int(maxSize)
+		c := newChunker(o.WithDefaults())
+		for len(data) > 0 {
+			got, want := c.cut(data), cutBytewise(&c, data)
+			if got != want {
+				t.Fatalf("options %+v: cut(%q) = %d, byte by byte %d", o, data, got, want)
+			}
+			data = data[got:]
+		}
+	})
 }

@@ -324,3 +324,77 @@ func TestBidiDistance(t *testing.T) {
 		}
 	}
 }
+
+// multisetIntersection is Σ min(count in a, count in b) over the tokens.
+func multisetIntersection(a, b []uint32) int {
+	ca := map[uint32]int{}
+	for _, x := range a {
+		ca[x]++
+	}
+	n := 0
+	for _, x := range b {
+		if ca[x] > 0 {
+			ca[x]--
+			n++
+		}
+	}
+	return n
+}
+
+// The bucketed intersection bounds the exact one from above, so it bounds
+// the LCS length, and on real text it is close to the exact one.
+func TestBucketBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	var s lcsScratch
+	for range 300 {
+		k := 2 + r.IntN(5000)
+		a, b := lcsRandSeq(r, r.IntN(3000), k), lcsRandSeq(r, r.IntN(3000), k)
+		if got, want := s.bucketBound(a, b), multisetIntersection(a, b); got < want {
+			t.Fatalf("bucketBound(%d, %d tokens of %d) = %d, below the intersection %d", len(a), len(b), k, got, want)
+		}
+	}
+	gpl := lcsHash(lcsReadWords(t, "gpl-3.txt", 5000))
+	apache := lcsHash(lcsReadWords(t, "apache-2.0.txt", 1500))
+	for _, n := range []int{100, 1500} {
+		got, want := s.bucketBound(gpl[:n], apache[:n]), multisetIntersection(gpl[:n], apache[:n])
+		if got < want || float64(got) > 1.05*float64(want) {
+			t.Errorf("bucketBound(gpl, apache, %d words) = %d, want the intersection %d or up to 5%% above", n, got, want)
+		}
+		if l := lcsDP(gpl[:n], apache[:n]); got < l {
+			t.Errorf("bucketBound(gpl, apache, %d words) = %d, below the LCS %d", n, got, l)
+		}
+	}
+}
+
+// FuzzLCSBounded checks the bounded LCS against the dynamic programme on
+// any pair: exact within the bound, an upper bound of the length beyond
+// it, and the decision "D <= maxD" the same. The input's bytes are the two
+// sequences' tokens (split at the first 0xff byte; each byte's low bits a
+// token, so that tokens repeat as words do) and the bound.
+func FuzzLCSBounded(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 0xff, 1, 3, 4, 6, 5}, uint16(2), uint8(3))
+	f.Add([]byte{7, 7, 7, 1, 0xff, 7, 1, 7, 7}, uint16(0), uint8(1))
+	f.Add([]byte{0xff}, uint16(1), uint8(7))
+	f.Fuzz(func(t *testing.T, data []byte, maxD uint16, alphabet uint8) {
+		k := uint32(alphabet%16) + 1
+		var a, b []uint32
+		dst := &a
+		for _, c := range data {
+			if c == 0xff && dst == &a {
+				dst = &b
+				continue
+			}
+			*dst = append(*dst, uint32(c)%k*0x9E3779B1) // spread over the hash space, as word hashes are
+		}
+		want := lcsDP(a, b)
+		d := len(a) + len(b) - 2*want
+		lim := int(maxD) % (len(a) + len(b) + 2)
+		got, ok := LCS(a, b, lim)
+		if ok != (d <= lim) || (ok && got != want) || got < want {
+			t.Fatalf("LCS(%v, %v, %d) = %d, %v; exact %d (D = %d)", a, b, lim, got, ok, want, d)
+		}
+		if got := LCSLength(a, b); got != want {
+			t.Fatalf("LCSLength(%v, %v) = %d, exact %d", a, b, got, want)
+		}
+	})
+}

@@ -7,8 +7,10 @@ import (
 // SignatureVersion is the version byte of the binary encoding written by
 // [Signature.MarshalBinary]. Decoding a signature of another version fails
 // with [ErrVersion], so caches and stores never compare incompatible values.
-// Version 2 changed the sentence fingerprints from MD5 to xxh3.
-const SignatureVersion = 2
+// Version 2 changed the sentence fingerprints from MD5 to xxh3; version 3
+// the chunk boundaries of the Bloom filter (a 16-byte gear window with
+// jumps, see cdc.go).
+const SignatureVersion = 3
 
 // Input is one document as canon produces it. The seam between canon and
 // similarity is plain data so neither package imports the other.
