@@ -11,7 +11,8 @@ import (
 )
 
 // ErrVersion is returned by [Signature.UnmarshalBinary] for data written
-// with another [SignatureVersion].
+// with a [SignatureVersion] it cannot read (every version but this one and
+// version 2, see [Signature.UnmarshalBinary]).
 var ErrVersion = errors.New("similarity: signature encoding of another version")
 
 // ErrCorrupt is returned by [Signature.UnmarshalBinary] for data that is
@@ -299,11 +300,19 @@ func (d *decoder) count(size, limit int) int {
 // encoding, never panics, and allocates at most in proportion to len(data)
 // (plus a Bloom filter of at most [MaxBloomBits]). On error s is unchanged.
 // s does not retain data.
+//
+// Version 2 has this version's layout and differs only in where the CDC
+// chunks were cut, so it is read without its Bloom filter (nil, Chunks 0):
+// chunks cut by the old rule would make Bloom scores against new
+// signatures wrong, while everything the decisions read (simhash,
+// min-hashes, lengths, fingerprints, word sequence) is unchanged. A cluster
+// service upgraded from version 2 thus keeps its store, and pairs of old
+// pages simply have no Bloom score.
 func (s *Signature) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return ErrCorrupt
 	}
-	if data[0] != SignatureVersion {
+	if data[0] != SignatureVersion && data[0] != signatureVersionOldChunks {
 		return fmt.Errorf("%w: version %d, want %d", ErrVersion, data[0], SignatureVersion)
 	}
 	if len(data) < 2 || data[1]&^flagsKnown != 0 {
@@ -363,6 +372,9 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 	}
 	if d.err != nil {
 		return d.err
+	}
+	if data[0] == signatureVersionOldChunks {
+		t.Bloom, t.Chunks = nil, 0
 	}
 	*s = t
 	return nil

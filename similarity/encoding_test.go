@@ -87,7 +87,6 @@ func TestEncodingErrors(t *testing.T) {
 		{"nil", nil, ErrCorrupt},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"version 1 (MD5 fingerprints)", append([]byte{1}, good[1:]...), ErrVersion},
-		{"version 2 (FastCDC chunk boundaries)", append([]byte{2}, good[1:]...), ErrVersion},
 		{"version 4", append([]byte{4}, good[1:]...), ErrVersion},
 		{"unknown flag", append([]byte{SignatureVersion, 0x80}, good[2:]...), ErrCorrupt},
 		{"trailing byte", append(slices.Clone(good), 0), ErrCorrupt},
@@ -207,5 +206,33 @@ func TestEncodingLimits(t *testing.T) {
 		if err == nil || string(b) != "x" {
 			t.Errorf("%s: AppendBinary = %q, %v, want unchanged and an error", tt.name, b, err)
 		}
+	}
+}
+
+// TestUnmarshalVersion2 reads a signature of version 2 (the same layout,
+// CDC chunks cut by the old rule) as everything but its Bloom filter, so
+// a store written before the chunking changed stays usable.
+func TestUnmarshalVersion2(t *testing.T) {
+	s := Sign(sigCorpus(t), Options{})
+	sig := &s
+	if sig.Bloom == nil || sig.Chunks == 0 {
+		t.Fatal("test signature has no Bloom filter")
+	}
+	data, err := sig.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[0] = 2
+	var got Signature
+	if err := got.UnmarshalBinary(data); err != nil {
+		t.Fatalf("UnmarshalBinary(version 2) = %v", err)
+	}
+	want := *sig
+	want.Bloom, want.Chunks = nil, 0
+	if !sigEqual(&got, &want) {
+		t.Errorf("version 2 decoded as %+v, want %+v", got, want)
+	}
+	if s := Compare(&got, sig, CompareOptions{}); s.BloomAB != 0 || s.BloomBA != 0 || s.Jaccard != 1 {
+		t.Errorf("old against new signature of one text: Bloom %v/%v, Jaccard %v; want no Bloom score, Jaccard 1", s.BloomAB, s.BloomBA, s.Jaccard)
 	}
 }

@@ -6,11 +6,17 @@ import (
 
 // SignatureVersion is the version byte of the binary encoding written by
 // [Signature.MarshalBinary]. Decoding a signature of another version fails
-// with [ErrVersion], so caches and stores never compare incompatible values.
+// with [ErrVersion], so caches and stores never compare incompatible values;
+// version 2 is still read, without its Bloom filter (see
+// [Signature.UnmarshalBinary]).
 // Version 2 changed the sentence fingerprints from MD5 to xxh3; version 3
 // the chunk boundaries of the Bloom filter (a 16-byte gear window with
 // jumps, see cdc.go).
 const SignatureVersion = 3
+
+// signatureVersionOldChunks is the version whose encoding is this one's
+// with other CDC chunk boundaries.
+const signatureVersionOldChunks = 2
 
 // Input is one document as canon produces it. The seam between canon and
 // similarity is plain data so neither package imports the other.
