@@ -103,14 +103,18 @@ func (o *Options) prepare() ([]byte, error) {
 // signShards reads and signs the shards and keys each document as
 // `winnow dedup` does. It returns the documents as [Member]s grouped by
 // key, and the usable ones' [KeySig]s grouped by signature. With ranked,
-// the keys of Members and KeySigs are rank keys (offline.Ranking.Key), so
-// that every step orders documents as BatchCluster orders them in
-// `winnow dedup`; without, they are the documents' keys.
+// the keys of Members and KeySigs are compact IDs in rank-key order
+// (ids.go), so that every step orders documents as BatchCluster orders
+// them in `winnow dedup`; without, they are the documents' keys.
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
 	col := beam.Reshuffle(s, beam.CreateList(s, shards))
 	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs}, col)
-	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
+	docs, sigs = beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
+	if ranked {
+		return rankIDs(s, docs, packs)
+	}
+	return docs, sigs
 }
 
 // signFn reads a shard and signs its documents, keyed by their key before
@@ -178,8 +182,8 @@ func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Do
 
 // numberFn numbers the repeats of a key in input order: the n-th repeat
 // gets "#n" (offline.RepeatKey). It emits each document grouped by its
-// key (its rank key when Ranked), and the usable ones' signatures grouped
-// by signature.
+// key, and the usable ones' signatures grouped by signature; when Ranked,
+// only the documents, keyed by their rank keys, for rankIDs.
 type numberFn struct {
 	Config []byte
 	Packs  int
@@ -206,10 +210,11 @@ func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(in
 	runs(ds, func(d *Doc) string { return d.BaseKey }, func(run []Doc) {
 		for i, d := range run {
 			d.Key = offline.RepeatKey(d.BaseKey, i)
-			k := d.Key
 			if f.Ranked {
-				k = f.set.rank.Key(lineDoc(&d))
+				emitDoc(0, Member{Key: f.set.rank.Key(lineDoc(&d)), Doc: d})
+				continue
 			}
+			k := d.Key
 			emitDoc(pack(k, f.Packs), Member{Key: k, Doc: d})
 			if d.Usable {
 				emitSig(pack(string(d.Sig), f.Packs), KeySig{Key: k, Sig: d.Sig})
@@ -335,8 +340,10 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line))
 		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
 			return err
 		}
-		keys[i] = ms[i].Key
 		docs[i] = lineDoc(&ms[i].Doc)
+		// Members are keyed by compact IDs (ids.go), in rank-key order;
+		// BatchCluster and the lines want the rank keys.
+		keys[i] = f.set.rank.Key(docs[i])
 	}
 	cs := similarity.BatchCluster(sigs, f.set.decision, similarity.BatchOptions{Keys: keys, WinnerVerified: !f.set.cfg.Dedup.SingleLink})
 	for _, c := range cs {

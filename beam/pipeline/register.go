@@ -13,6 +13,10 @@ import (
 func init() {
 	register.DoFn3x1[context.Context, Shard, func(int, Doc), error](&signFn{})
 	register.DoFn4x0[int, func(*Doc) bool, func(int, Member), func(int, KeySig)](&numberFn{})
+	register.Function3x0[int, Member, func(string)](sampleFn)
+	register.DoFn3x0[int, func(*string) bool, func(string)](&splittersFn{})
+	register.DoFn4x0[int, Member, func(*string) bool, func(int, Member)](&rangeFn{})
+	register.DoFn4x0[int, func(*Member) bool, func(int, Member), func(int, KeySig)](&idFn{})
 	register.DoFn5x1[int, func(*KeySig) bool, func(int, Entry), func(string, string), func(int, Join), error](&exactFn{})
 	register.DoFn5x0[context.Context, int, func(*Entry) bool, func(int, Join), func(int, Block)](&bucketFn{})
 	register.DoFn3x0[int, Block, func(int, Join)](&blockFn{})
@@ -32,6 +36,8 @@ func init() {
 	register.DoFn3x1[int, func(*Member) bool, func(Line), error](&assignLineFn{})
 
 	register.Emitter1[Line]()
+	register.Emitter1[string]()
+	register.Iter1[string]()
 	register.Emitter2[string, string]()
 	register.Emitter2[int, Doc]()
 	register.Emitter2[int, Member]()

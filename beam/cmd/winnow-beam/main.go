@@ -83,6 +83,7 @@ type common struct {
 	sets    stringList
 	out     string
 	split   pipeline.SplitOptions
+	memprof string
 }
 
 func newCommon(name string) *common {
@@ -91,6 +92,7 @@ func newCommon(name string) *common {
 	c.fs.Var(&c.sets, "set", "set a configuration `KEY=VALUE` (repeatable, as winnow -set)")
 	c.fs.StringVar(&c.out, "o", "-", "write the JSON Lines to `file` (- for stdout: local runners only)")
 	c.fs.IntVar(&c.split.FilesPerShard, "shard-files", 64, "files of a directory read by one shard")
+	c.fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile of the live heap at its peak to `file` (sampled every second)")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
@@ -176,7 +178,16 @@ func runDedup(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
+	var prof *peakProfiler
+	if c.memprof != "" {
+		prof = startPeakProfile(c.memprof, time.Second)
+	}
 	st, err := pipeline.Run(ctx, runner(), p)
+	if prof != nil {
+		peak, perr := prof.end()
+		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak live heap %.2f GB (profile %s)\n", float64(peak)/1e9, c.memprof)
+		err = errors.Join(err, perr)
+	}
 	if err != nil {
 		return err
 	}

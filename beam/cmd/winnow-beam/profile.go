@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+)
+
+// peakProfiler writes a heap profile to a file each time the live heap
+// reaches a new high, so that the file ends up holding the heap at its
+// peak: prism frees most of a job's state when the job ends, so a profile
+// taken at exit would not show where the memory went.
+type peakProfiler struct {
+	path string
+	stop chan struct{}
+	done chan struct{}
+	peak uint64
+	err  error
+}
+
+// startPeakProfile samples the heap every interval. Stop it with stop,
+// which returns the peak and the first write error.
+func startPeakProfile(path string, interval time.Duration) *peakProfiler {
+	p := &peakProfiler{path: path, stop: make(chan struct{}), done: make(chan struct{})}
+	go p.loop(interval)
+	return p
+}
+
+func (p *peakProfiler) loop(interval time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		// A new high by 5 % is worth the write; smaller steps are noise.
+		if ms.HeapAlloc > p.peak+p.peak/20 {
+			p.peak = ms.HeapAlloc
+			if err := p.write(); err != nil && p.err == nil {
+				p.err = err
+			}
+		}
+	}
+}
+
+func (p *peakProfiler) write() error {
+	f, err := os.Create(p.path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// end stops sampling and returns the highest live heap seen, in bytes.
+func (p *peakProfiler) end() (uint64, error) {
+	close(p.stop)
+	<-p.done
+	return p.peak, p.err
+}
