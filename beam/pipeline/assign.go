@@ -185,9 +185,11 @@ func (f *keysFn) emit(s *similarity.Signature, parts []int, fn func(bucket strin
 // own partition, and its signature.
 type winnersFn struct {
 	keysFn
+
+	sigs batcher[Join, *Join]
 }
 
-func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry func(int, Entry), emitSig func(int, Join)) error {
+func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry func(int, Entry), emitSigs func(int, []byte)) error {
 	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
 		return err
@@ -218,9 +220,10 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry f
 			f.emit(&s, parts, func(b string) {
 				emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: key, Rep: key, Simhash: s.Simhash})
 			})
-			emitSig(pack(key, f.Packs), Join{Key: key, Kind: joinSig, Sig: l.Signature})
+			f.sigs.add(pack(key, f.Packs), &Join{Key: key, Kind: joinSig, Sig: l.Signature})
 		}
 		if errors.Is(err, io.EOF) {
+			f.sigs.flush(emitSigs)
 			return nil
 		}
 		if err != nil {
@@ -235,7 +238,7 @@ type pageKeysFn struct {
 	keysFn
 }
 
-func (f *pageKeysFn) ProcessElement(_ int, ks KeySig, emitEntry func(int, Entry), emitSig func(int, Join)) error {
+func (f *pageKeysFn) ProcessElement(_ int, ks KeySig, emitEntry func(int, Entry), emitSig func(int, []byte)) error {
 	var s similarity.Signature
 	if err := s.UnmarshalBinary(ks.Sig); err != nil {
 		return err
@@ -247,7 +250,8 @@ func (f *pageKeysFn) ProcessElement(_ int, ks KeySig, emitEntry func(int, Entry)
 	f.emit(&s, parts, func(b string) {
 		emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: ks.Key, Rep: ks.Key, Simhash: s.Simhash})
 	})
-	emitSig(pack(ks.Key, f.Packs), Join{Key: ks.Key, Kind: joinSig, Sig: ks.Sig})
+	j := Join{Key: ks.Key, Kind: joinSig, Sig: ks.Sig}
+	emitSig(pack(ks.Key, f.Packs), j.appendTo(nil))
 	return nil
 }
 
@@ -257,11 +261,12 @@ type probeFn struct {
 	Window, Packs int
 
 	capped beam.Counter
+	pairs  batcher[Join, *Join]
 }
 
 func (f *probeFn) Setup() { f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped") }
 
-func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emit func(int, Join)) {
+func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emit func(int, []byte)) {
 	var es []Entry
 	var e Entry
 	for values(&e) {
@@ -278,10 +283,11 @@ func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*Entry)
 		}
 		for _, p := range run[w:] {
 			for _, g := range run[:min(w, f.Window)] {
-				emit(pack(g.Key, f.Packs), Join{Key: g.Key, Kind: joinPair, Other: p.Key})
+				f.pairs.add(pack(g.Key, f.Packs), &Join{Key: g.Key, Kind: joinPair, Other: p.Key})
 			}
 		}
 	})
+	f.pairs.flush(emit)
 }
 
 // matchFn decides a page against the winners that reached it and assigns
@@ -300,14 +306,12 @@ func (f *matchFn) Setup() error {
 	return err
 }
 
-func (f *matchFn) ProcessElement(_ int, values func(*Join) bool, emitAssigned func(int, Member), emitRest func(int, KeySig)) error {
-	var js []Join
-	var j Join
-	for values(&j) {
-		js = append(js, j)
+func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned func(int, Member), emitRest func(int, KeySig)) error {
+	js, err := readBatches[Join](nil, values)
+	if err != nil {
+		return err
 	}
 	sortJoin(js)
-	var err error
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
