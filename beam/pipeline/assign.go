@@ -236,9 +236,24 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry f
 // allows, and its signature.
 type pageKeysFn struct {
 	keysFn
+
+	sigs batcher[Join, *Join]
 }
 
-func (f *pageKeysFn) ProcessElement(_ int, ks KeySig, emitEntry func(int, Entry), emitSig func(int, []byte)) error {
+func (f *pageKeysFn) ProcessElement(_ int, batch []byte, emitEntry func(int, Entry), emitSigs func(int, []byte)) error {
+	var err error
+	if e := eachInBatch(batch, func(ks *KeySig) {
+		if err == nil {
+			err = f.page(ks, emitEntry)
+		}
+	}); e != nil {
+		return e
+	}
+	f.sigs.flush(emitSigs)
+	return err
+}
+
+func (f *pageKeysFn) page(ks *KeySig, emitEntry func(int, Entry)) error {
 	var s similarity.Signature
 	if err := s.UnmarshalBinary(ks.Sig); err != nil {
 		return err
@@ -250,8 +265,7 @@ func (f *pageKeysFn) ProcessElement(_ int, ks KeySig, emitEntry func(int, Entry)
 	f.emit(&s, parts, func(b string) {
 		emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: ks.Key, Rep: ks.Key, Simhash: s.Simhash})
 	})
-	j := Join{Key: ks.Key, Kind: joinSig, Sig: ks.Sig}
-	emitSig(pack(ks.Key, f.Packs), j.appendTo(nil))
+	f.sigs.add(pack(ks.Key, f.Packs), &Join{Key: ks.Key, Kind: joinSig, Sig: ks.Sig})
 	return nil
 }
 
@@ -297,7 +311,9 @@ type matchFn struct {
 	Config []byte
 	Packs  int
 
-	set *settings
+	set      *settings
+	assigned batcher[Member, *Member]
+	rest     batcher[KeySig, *KeySig]
 }
 
 func (f *matchFn) Setup() error {
@@ -306,7 +322,7 @@ func (f *matchFn) Setup() error {
 	return err
 }
 
-func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned func(int, Member), emitRest func(int, KeySig)) error {
+func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned func(int, []byte), emitRest func(int, []byte)) error {
 	js, err := readBatches[Join](nil, values)
 	if err != nil {
 		return err
@@ -339,11 +355,13 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		}
 		key := run[0].Key
 		if best == "" {
-			emitRest(pack(string(run[0].Sig), f.Packs), KeySig{Key: key, Sig: run[0].Sig})
+			f.rest.add(pack(string(run[0].Sig), f.Packs), &KeySig{Key: key, Sig: run[0].Sig})
 			return
 		}
-		emitAssigned(pack(key, f.Packs), Member{Key: key, Root: best, Label: true, Doc: Doc{Pos: int64(bestJ * 1e9)}})
+		f.assigned.add(pack(key, f.Packs), &Member{Key: key, Root: best, Label: true, Doc: Doc{Pos: int64(bestJ * 1e9)}})
 	})
+	f.rest.flush(emitRest)
+	f.assigned.flush(emitAssigned)
 	return err
 }
 
@@ -351,14 +369,12 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 // group, or none.
 type assignLineFn struct{}
 
-func (assignLineFn) ProcessElement(_ int, values func(*Member) bool, emit func(Line)) error {
-	var ms []Member
-	var m Member
-	for values(&m) {
-		ms = append(ms, m)
+func (assignLineFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(Line)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
-	var err error
 	runs(ms, func(m *Member) string { return m.Key }, func(run []Member) {
 		var a Assignment
 		var doc *Doc

@@ -74,31 +74,31 @@ type exactFn struct {
 	mega    []uint64
 	entries batcher[Entry, *Entry]
 	joins   batcher[Join, *Join]
+	edges   edgeBatcher
 }
 
-func (f *exactFn) ProcessElement(_ int, values func(*KeySig) bool, emitEntries func(int, []byte), emitEdge func(string, string), emitSigs func(int, []byte)) error {
-	var ks []KeySig
-	var v KeySig
-	for values(&v) {
-		ks = append(ks, v)
+func (f *exactFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
+	ks, err := readBatches[KeySig](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ks, func(a, b KeySig) int {
 		return cmp.Or(slicesCompare(a.Sig, b.Sig), cmp.Compare(a.Key, b.Key))
 	})
-	var err error
 	runs(ks, func(k *KeySig) string { return string(k.Sig) }, func(run []KeySig) {
 		if err == nil {
-			err = f.group(run, emitEdge)
+			err = f.group(run)
 		}
 	})
 	f.entries.flush(emitEntries)
 	f.joins.flush(emitSigs)
+	f.edges.flush(emitEdges)
 	return err
 }
 
 func slicesCompare(a, b []byte) int { return slices.Compare(a, b) }
 
-func (f *exactFn) group(run []KeySig, emitEdge func(string, string)) error {
+func (f *exactFn) group(run []KeySig) error {
 	rep := run[0].Key
 	var s similarity.Signature
 	if err := s.UnmarshalBinary(run[0].Sig); err != nil {
@@ -109,7 +109,7 @@ func (f *exactFn) group(run []KeySig, emitEdge func(string, string)) error {
 	keys, f.mega = tableKeys(keys, f.mega, &s, f.SimhashK, f.BandRows)
 	for _, m := range run {
 		if m.Key != rep {
-			emitEdge(rep, m.Key)
+			f.edges.add(rep, m.Key, f.Packs)
 		}
 		for _, b := range keys {
 			f.entries.add(pack(b, f.Packs), &Entry{Bucket: b, Key: m.Key, Rep: rep, Simhash: s.Simhash})
@@ -282,10 +282,12 @@ func (f *halfFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int,
 // decision of the configuration, emitting an edge per duplicate.
 type decideFn struct {
 	Config []byte
+	Packs  int
 
 	set       *settings
 	decided   beam.Counter
 	confirmed beam.Counter
+	edges     edgeBatcher
 }
 
 func (f *decideFn) Setup() error {
@@ -296,7 +298,7 @@ func (f *decideFn) Setup() error {
 	return err
 }
 
-func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(string, string)) error {
+func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(int, []byte)) error {
 	js, err := readBatches[Join](nil, values)
 	if err != nil {
 		return err
@@ -321,9 +323,10 @@ func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byt
 			f.decided.Inc(ctx, 1)
 			if f.set.decision.Decide(&a, &b).Duplicate {
 				f.confirmed.Inc(ctx, 1)
-				emit(h.Other, h.Key)
+				f.edges.add(h.Other, h.Key, f.Packs)
 			}
 		}
 	})
+	f.edges.flush(emit)
 	return err
 }

@@ -126,7 +126,12 @@ type signFn struct {
 
 	set                                  *settings
 	docs, errs, bytes, empty, cut, skips beam.Counter
+	out                                  batcher[Doc, *Doc]
 }
+
+// batchLimit is the most bytes of batches a DoFn reading a large input
+// holds before it emits them.
+const batchLimit = 16 << 20
 
 func (f *signFn) Setup() error {
 	set, err := decodeSettings(f.Config)
@@ -140,7 +145,7 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Doc)) error {
+func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, []byte)) error {
 	opts := offline.CorpusOptions(f.set.cfg)
 	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
 	var pos int64
@@ -171,12 +176,14 @@ func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Do
 			return err
 		}
 		base := offline.InputKey(f.Several, sh.Name, d.ID)
-		emit(pack(base, f.Packs), Doc{
+		f.out.add(pack(base, f.Packs), &Doc{
 			BaseKey: base, ID: d.ID, URL: d.URL, Popularity: d.Popularity, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
 			Usable: f.set.decision.Matchable(&sig), Cut: cut,
 		})
+		f.out.flushOver(batchLimit, emit)
 		pos++
 	}
+	f.out.flush(emit)
 	return nil
 }
 
@@ -189,7 +196,9 @@ type numberFn struct {
 	Packs  int
 	Ranked bool
 
-	set *settings
+	set  *settings
+	docs batcher[Member, *Member]
+	sigs batcher[KeySig, *KeySig]
 }
 
 func (f *numberFn) Setup() error {
@@ -198,11 +207,10 @@ func (f *numberFn) Setup() error {
 	return err
 }
 
-func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(int, Member), emitSig func(int, KeySig)) {
-	var ds []Doc
-	var d Doc
-	for values(&d) {
-		ds = append(ds, d)
+func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs func(int, []byte), emitSigs func(int, []byte)) error {
+	ds, err := readBatches[Doc](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ds, func(a, b Doc) int {
 		return cmp.Or(cmp.Compare(a.BaseKey, b.BaseKey), cmp.Compare(a.Input, b.Input), cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.Pos, b.Pos))
@@ -211,20 +219,24 @@ func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(in
 		for i, d := range run {
 			d.Key = offline.RepeatKey(d.BaseKey, i)
 			if f.Ranked {
-				emitDoc(0, Member{Key: f.set.rank.Key(lineDoc(&d)), Doc: d})
+				f.docs.add(0, &Member{Key: f.set.rank.Key(lineDoc(&d)), Doc: d})
 				continue
 			}
 			k := d.Key
-			emitDoc(pack(k, f.Packs), Member{Key: k, Doc: d})
+			f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
 			if d.Usable {
-				emitSig(pack(string(d.Sig), f.Packs), KeySig{Key: k, Sig: d.Sig})
+				f.sigs.add(pack(string(d.Sig), f.Packs), &KeySig{Key: k, Sig: d.Sig})
 			}
 		}
 	})
+	f.docs.flush(emitDocs)
+	f.sigs.flush(emitSigs)
+	return nil
 }
 
-// candidateEdges returns the matching pairs (A, B) of the candidate
-// tables, and the edges between documents of identical signatures.
+// candidateEdges returns the matching pairs of the candidate tables, and
+// the edges between documents of identical signatures, as batches of
+// [Edge]s both ways grouped by their first node.
 func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	s = s.Scope("candidates")
 	k := similarity.DefaultBatchSimhashK
@@ -234,7 +246,7 @@ func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucke
 		beam.GroupByKey(s, entries))
 	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
 	halves := beam.ParDo(s, &halfFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, pairs, hot)))
-	matched := beam.ParDo(s, &decideFn{Config: enc}, beam.GroupByKey(s, beam.Flatten(s, sigs, halves)))
+	matched := beam.ParDo(s, &decideFn{Config: enc, Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, halves)))
 	return beam.Flatten(s, matched, same)
 }
 
@@ -268,13 +280,14 @@ type Member struct {
 // memberFn sends each labelled document to its component.
 type memberFn struct {
 	Packs int
+
+	out batcher[Member, *Member]
 }
 
-func (f *memberFn) ProcessElement(_ int, values func(*Member) bool, emit func(int, Member)) {
-	var ms []Member
-	var m Member
-	for values(&m) {
-		ms = append(ms, m)
+func (f *memberFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
 	runs(ms, func(m *Member) string { return m.Key }, func(run []Member) {
@@ -289,10 +302,12 @@ func (f *memberFn) ProcessElement(_ int, values func(*Member) bool, emit func(in
 		}
 		for _, m := range run {
 			if !m.Label {
-				emit(pack(root, f.Packs), Member{Key: m.Key, Root: root, Doc: m.Doc})
+				f.out.add(pack(root, f.Packs), &Member{Key: m.Key, Root: root, Doc: m.Doc})
 			}
 		}
 	})
+	f.out.flush(emit)
+	return nil
 }
 
 // clusterFn clusters one component with similarity.BatchCluster, as
@@ -314,14 +329,12 @@ func (f *clusterFn) Setup() error {
 	return err
 }
 
-func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*Member) bool, emit func(Line)) error {
-	var all []Member
-	var m Member
-	for values(&m) {
-		all = append(all, m)
+func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(Line)) error {
+	all, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(all, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
-	var err error
 	runs(all, func(m *Member) string { return m.Root }, func(ms []Member) {
 		if err == nil {
 			err = f.component(ctx, ms, emit)

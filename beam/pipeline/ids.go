@@ -45,11 +45,13 @@ func rankIDs(s beam.Scope, ranked beam.PCollection, packs int) (docs, sigs beam.
 	return beam.ParDo2(s, &idFn{Packs: packs}, beam.GroupByKey(s, byRange))
 }
 
-// sampleFn emits the rank keys in the sample.
-func sampleFn(_ int, m Member, emit func(string)) {
-	if xxh3.HashString(m.Key)%sampleEvery == 0 {
-		emit(m.Key)
-	}
+// sampleFn emits the rank keys in the sample of a batch of Members.
+func sampleFn(_ int, batch []byte, emit func(string)) error {
+	return eachInBatch(batch, func(m *Member) {
+		if xxh3.HashString(m.Key)%sampleEvery == 0 {
+			emit(m.Key)
+		}
+	})
 }
 
 // splittersFn sorts the sample and emits up to Ranges-1 evenly spaced
@@ -81,9 +83,10 @@ func (f *splittersFn) ProcessElement(_ int, values func(*string) bool, emit func
 type rangeFn struct {
 	splitters []string
 	loaded    bool
+	out       batcher[Member, *Member]
 }
 
-func (f *rangeFn) ProcessElement(_ int, m Member, splitters func(*string) bool, emit func(int, Member)) {
+func (f *rangeFn) ProcessElement(_ int, batch []byte, splitters func(*string) bool, emit func(int, []byte)) error {
 	if !f.loaded {
 		// The side input is one set for the whole (globally windowed)
 		// job: read it once per worker.
@@ -94,28 +97,44 @@ func (f *rangeFn) ProcessElement(_ int, m Member, splitters func(*string) bool, 
 		slices.Sort(f.splitters)
 		f.loaded = true
 	}
-	r := sort.Search(len(f.splitters), func(i int) bool { return f.splitters[i] > m.Key })
-	emit(r, m)
+	err := eachInBatch(batch, func(m *Member) {
+		r := sort.Search(len(f.splitters), func(i int) bool { return f.splitters[i] > m.Key })
+		f.out.add(r, m)
+	})
+	f.out.flush(emit)
+	return err
 }
 
 // idFn numbers the documents of a range in rank-key order and emits them
 // under their compact IDs, as signShards emits them.
 type idFn struct {
 	Packs int
+
+	docs batcher[Member, *Member]
+	sigs batcher[KeySig, *KeySig]
 }
 
-func (f *idFn) ProcessElement(r int, values func(*Member) bool, emitDoc func(int, Member), emitSig func(int, KeySig)) {
-	var ms []Member
-	var m Member
-	for values(&m) {
-		ms = append(ms, m)
+func (f *idFn) ProcessElement(r int, values func(*[]byte) bool, emitDocs func(int, []byte), emitSigs func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
 	for i, m := range ms {
-		k := idKey(uint64(r)<<32 | uint64(i))
-		emitDoc(pack(k, f.Packs), Member{Key: k, Doc: m.Doc})
-		if m.Doc.Usable {
-			emitSig(pack(string(m.Doc.Sig), f.Packs), KeySig{Key: k, Sig: m.Doc.Sig})
+		if !m.Doc.Usable {
+			// Never in a pair, so never in a cluster: `winnow dedup`
+			// writes no line for it.
+			continue
 		}
+		k := idKey(uint64(r)<<32 | uint64(i))
+		// What placed the document in input order is spent; the
+		// document waits for its component's label from here on.
+		d := m.Doc
+		d.BaseKey, d.Input, d.Shard, d.Pos = "", 0, 0, 0
+		f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
+		f.sigs.add(pack(string(d.Sig), f.Packs), &KeySig{Key: k, Sig: d.Sig})
 	}
+	f.docs.flush(emitDocs)
+	f.sigs.flush(emitSigs)
+	return nil
 }

@@ -152,6 +152,7 @@ func runDedup(ctx context.Context, args []string) error {
 	c := newCommon("dedup")
 	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the connected components")
 	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
+	packs := c.fs.Int("packs", pipeline.DefaultPacks, "`groups` of each grouping (elements are batched per group)")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file, as for winnow dedup;\n"+
@@ -173,7 +174,7 @@ func runDedup(ctx context.Context, args []string) error {
 	p, s := beam.NewPipelineWithRoot()
 	if err := pipeline.Dedup(s, pipeline.Options{
 		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
-		Output: out, Rounds: *rounds, HotBucket: *hot,
+		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs,
 	}); err != nil {
 		return err
 	}
@@ -184,8 +185,9 @@ func runDedup(ctx context.Context, args []string) error {
 	}
 	st, err := pipeline.Run(ctx, runner(), p)
 	if prof != nil {
-		peak, perr := prof.end()
-		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak live heap %.2f GB (profile %s)\n", float64(peak)/1e9, c.memprof)
+		peak, live, perr := prof.end()
+		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak heap %.2f GB, of it live after a collection %.2f GB (profile %s)\n",
+			float64(peak)/1e9, float64(live)/1e9, c.memprof)
 		err = errors.Join(err, perr)
 	}
 	if err != nil {

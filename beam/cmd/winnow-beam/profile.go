@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"time"
 )
@@ -16,11 +17,11 @@ type peakProfiler struct {
 	stop chan struct{}
 	done chan struct{}
 	peak uint64
+	live uint64 // the most heap live after a collection
 	err  error
 }
 
-// startPeakProfile samples the heap every interval. Stop it with stop,
-// which returns the peak and the first write error.
+// startPeakProfile samples the heap every interval. Stop it with end.
 func startPeakProfile(path string, interval time.Duration) *peakProfiler {
 	p := &peakProfiler{path: path, stop: make(chan struct{}), done: make(chan struct{})}
 	go p.loop(interval)
@@ -31,11 +32,16 @@ func (p *peakProfiler) loop(interval time.Duration) {
 	defer close(p.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for {
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
+		}
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			p.live = max(p.live, sample[0].Value.Uint64())
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -61,9 +67,10 @@ func (p *peakProfiler) write() error {
 	return f.Close()
 }
 
-// end stops sampling and returns the highest live heap seen, in bytes.
-func (p *peakProfiler) end() (uint64, error) {
+// end stops sampling and returns the highest heap seen and the highest
+// heap live after a collection, in bytes.
+func (p *peakProfiler) end() (peak, live uint64, err error) {
 	close(p.stop)
 	<-p.done
-	return p.peak, p.err
+	return p.peak, p.live, p.err
 }
