@@ -46,8 +46,12 @@ type Options struct {
 	// expanded in blocks by other workers. Zero means DefaultHotBucket.
 	HotBucket int
 	// Packs is the number of groups of each grouping (see pack.go). Zero
-	// means DefaultPacks (1024).
+	// means DefaultPacks.
 	Packs int
+	// Backend, if set, is the base URL of a cluster service that the
+	// signed pages are loaded into, as `winnow dedup -backend` loads them
+	// (see loadDocs); the service's backend.max_batch is Config's.
+	Backend string
 }
 
 // Doc is a signed document. Its body is dropped after signing.
@@ -74,7 +78,11 @@ func Dedup(s beam.Scope, o Options) error {
 	if err != nil {
 		return err
 	}
-	docs, sigs := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
+	numbered, _ := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
+	if o.Backend != "" {
+		loadDocs(s, numbered, o.Backend, o.Config.Backend.MaxBatch)
+	}
+	docs, sigs := rankIDs(s, numbered, o.Packs)
 	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
 	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
@@ -103,18 +111,15 @@ func (o *Options) prepare() ([]byte, error) {
 // signShards reads and signs the shards and keys each document as
 // `winnow dedup` does. It returns the documents as [Member]s grouped by
 // key, and the usable ones' [KeySig]s grouped by signature. With ranked,
-// the keys of Members and KeySigs are compact IDs in rank-key order
-// (ids.go), so that every step orders documents as BatchCluster orders
-// them in `winnow dedup`; without, they are the documents' keys.
+// it returns instead every document keyed by its rank key, all under one
+// key, and no KeySigs: rankIDs gives them compact IDs in rank-key order,
+// so that every step orders documents as BatchCluster orders them in
+// `winnow dedup`.
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
 	col := beam.Reshuffle(s, beam.CreateList(s, shards))
 	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs}, col)
-	docs, sigs = beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
-	if ranked {
-		return rankIDs(s, docs, packs)
-	}
-	return docs, sigs
+	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
 }
 
 // signFn reads a shard and signs its documents, keyed by their key before

@@ -29,6 +29,7 @@ func init() {
 	register.DoFn3x1[int, batches, emitBatch, error](&memberFn{})
 	register.DoFn4x1[context.Context, int, batches, func(Line), error](&clusterFn{})
 	register.DoFn3x1[context.Context, int, func(*Line) bool, error](&writeFn{})
+	register.DoFn3x1[context.Context, int, batches, error](&loadFn{})
 
 	register.DoFn4x1[context.Context, string, func(int, Entry), emitBatch, error](&winnersFn{})
 	register.DoFn4x1[int, []byte, func(int, Entry), emitBatch, error](&pageKeysFn{})

@@ -10,13 +10,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,6 +155,7 @@ func runDedup(ctx context.Context, args []string) error {
 	c := newCommon("dedup")
 	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the connected components")
 	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
+	backendURL := c.fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend), in input order, as winnow dedup -backend")
 	packs := c.fs.Int("packs", pipeline.DefaultPacks, "`groups` of each grouping (elements are batched per group)")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
@@ -174,7 +178,7 @@ func runDedup(ctx context.Context, args []string) error {
 	p, s := beam.NewPipelineWithRoot()
 	if err := pipeline.Dedup(s, pipeline.Options{
 		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
-		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs,
+		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs, Backend: *backendURL,
 	}); err != nil {
 		return err
 	}
@@ -211,7 +215,22 @@ func runDedup(ctx context.Context, args []string) error {
 		st.Docs, mb, st.Errors, st.Skipped, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
 		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate,
 		st.LargestBucket, st.LargestUnit, st.PairsCapped, st.Rounds)
+	if *backendURL != "" {
+		fmt.Fprintf(os.Stderr, "winnow-beam dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, counts(st.Loaded), cmp.Or(counts(st.NotLoaded), "none"))
+	}
 	return nil
+}
+
+// counts lists m's counts, largest first, as winnow dedup prints them.
+func counts(m map[string]int64) string {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func runAssign(ctx context.Context, args []string) error {
