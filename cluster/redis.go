@@ -75,7 +75,7 @@ const (
 	// DefaultLeaseRenew is the renewal interval of the default TTL; a
 	// zero RedisOptions.LeaseRenew is LeaseTTL/3 for any TTL.
 	DefaultLeaseRenew = DefaultLeaseTTL / 3
-	DefaultLogLength = 100_000
+	DefaultLogLength  = 100_000
 )
 
 // RedisOptions configures a [RedisStore]. The zero value uses the
