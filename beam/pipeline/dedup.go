@@ -118,7 +118,7 @@ func (o *Options) prepare() ([]byte, error) {
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
 	col := beam.Reshuffle(s, beam.CreateList(s, shards))
-	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs}, col)
+	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards)}, col)
 	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
 }
 
@@ -128,6 +128,13 @@ type signFn struct {
 	Config  []byte
 	Several bool
 	Packs   int
+	// WARCs are the WARC inputs in input order when more than one shard
+	// reads WARC records: each worker indexes them (corpus.Targets) so
+	// that a revisit resolves to its target in another shard or file, as
+	// `winnow dedup` resolves it reading them in order.
+	WARCs []string
+
+	targets *corpus.Targets
 
 	set                                  *settings
 	docs, errs, bytes, empty, cut, skips beam.Counter
@@ -153,6 +160,18 @@ func (f *signFn) Setup() error {
 func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, []byte)) error {
 	opts := offline.CorpusOptions(f.set.cfg)
 	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
+	if len(f.WARCs) > 0 {
+		if f.targets == nil {
+			t := &corpus.Targets{}
+			for _, p := range f.WARCs {
+				if err := t.Index(p); err != nil {
+					return err
+				}
+			}
+			f.targets = t
+		}
+		opts.Targets = f.targets
+	}
 	var pos int64
 	for d, err := range sh.Docs(f.set.cfg, opts) {
 		if err != nil {
