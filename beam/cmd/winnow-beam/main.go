@@ -1,6 +1,6 @@
 // Command winnow-beam runs winnow's offline jobs as Apache Beam pipelines:
 //
-//	winnow-beam dedup [-runner prism|universal|flink|spark|dataflow] [-endpoint HOST:PORT] [-o FILE] INPUT...
+//	winnow-beam dedup [-runner prism|universal|flink|spark|dataflow] [-endpoint HOST:PORT] [-o FILE] [-backend URL] INPUT...
 //	winnow-beam assign -groups FILE [-o FILE] INPUT...
 //
 // dedup reads the inputs of `winnow dedup` and writes the same JSON Lines;
@@ -65,7 +65,7 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [INPUT...]\n"+
+	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [-backend URL] [INPUT...]\n"+
 		"       winnow-beam assign -groups FILE [-runner NAME] [-o FILE] INPUT...\n"+
 		"run `winnow-beam dedup -h` for the flags, Beam's included")
 }
