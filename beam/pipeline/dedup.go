@@ -160,7 +160,7 @@ func (f *signFn) Setup() error {
 func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, []byte)) error {
 	opts := offline.CorpusOptions(f.set.cfg)
 	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
-	if len(f.WARCs) > 0 {
+	if len(f.WARCs) > 0 && sh.readsWARC() {
 		if f.targets == nil {
 			t := &corpus.Targets{}
 			for _, p := range f.WARCs {

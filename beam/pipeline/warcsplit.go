@@ -118,7 +118,7 @@ func warcInputs(shards []Shard) []string {
 	var paths []string
 	n := 0
 	for _, sh := range shards {
-		if sh.Kind == KindWARC || sh.Kind == KindWhole && isWARC(strings.ToLower(sh.Path)) {
+		if sh.readsWARC() {
 			n++
 			if len(paths) == 0 || paths[len(paths)-1] != sh.Path {
 				paths = append(paths, sh.Path)
@@ -129,4 +129,9 @@ func warcInputs(shards []Shard) []string {
 		return nil
 	}
 	return paths
+}
+
+// readsWARC reports a shard that reads WARC records.
+func (s Shard) readsWARC() bool {
+	return s.Kind == KindWARC || s.Kind == KindWhole && isWARC(strings.ToLower(s.Path))
 }
