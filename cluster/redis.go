@@ -61,26 +61,37 @@ type RedisStore struct {
 	c *redis.ClusterClient
 	o RedisOptions
 
-	mu    sync.Mutex // guards token and seq
-	token string     // the lease's fencing token while held, else ""
-	seq   uint64     // the log position after the last batch this store wrote
+	mu    sync.Mutex    // guards token, seq and stop
+	token string        // the lease's fencing token while held, else ""
+	seq   uint64        // the log position after the last batch this store wrote
+	stop  chan struct{} // closed to end the renewal of the held lease
+	done  chan struct{} // closed when that renewal has ended
 }
 
 // Defaults of RedisOptions.
 const (
 	DefaultLeaseTTL  = 30 * time.Second
 	DefaultLeaseWait = time.Minute
-	DefaultLogLength = 100_000
+	// DefaultLeaseRenew is the renewal interval of the default TTL; a
+	// zero RedisOptions.LeaseRenew is LeaseTTL/3 for any TTL.
+	DefaultLeaseRenew = DefaultLeaseTTL / 3
+	DefaultLogLength  = 100_000
 )
 
 // RedisOptions configures a [RedisStore]. The zero value uses the
 // defaults.
 type RedisOptions struct {
-	// LeaseTTL is how long a writer lease lasts unless released; a replica
-	// that dies holding it blocks the others this long. Zero means
-	// DefaultLeaseTTL (30 s). A batch that outlasts it fails with
-	// ErrFenced.
+	// LeaseTTL is how long a writer lease lasts unless released or
+	// renewed; a replica that dies holding it blocks the others this long.
+	// Zero means DefaultLeaseTTL (30 s).
 	LeaseTTL time.Duration
+	// LeaseRenew is how often a replica extends the lease it holds back
+	// to LeaseTTL while its batch runs, so that a long batch keeps the
+	// lease as long as its replica lives; it must be below LeaseTTL (a
+	// renewal later than the TTL would find the lease gone). Zero means
+	// LeaseTTL/3; negative turns renewal off (a batch that outlasts
+	// LeaseTTL then fails with ErrFenced).
+	LeaseRenew time.Duration
 	// LeaseWait is how long a batch waits for the lease before failing
 	// with ErrLeaseTimeout. Zero means DefaultLeaseWait (1 min).
 	LeaseWait time.Duration
@@ -124,6 +135,10 @@ var (
 local t = string.format('%016x', redis.call('INCR', KEYS[2]))
 redis.call('SET', KEYS[1], t, 'PX', ARGV[1])
 return t`
+	// renew: KEYS lease; ARGV token, ttl ms. 1 when renewed, 0 when the
+	// lease is another's or gone.
+	scriptRenew = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`
 	// release: KEYS lease; ARGV token.
 	scriptRelease = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1`
@@ -158,8 +173,9 @@ return 1`
 func OpenRedis(addrs []string, o RedisOptions) (*RedisStore, error) {
 	o.LeaseTTL = cmp.Or(o.LeaseTTL, DefaultLeaseTTL)
 	o.LeaseWait = cmp.Or(o.LeaseWait, DefaultLeaseWait)
+	o.LeaseRenew = cmp.Or(o.LeaseRenew, o.LeaseTTL/3)
 	o.LogLength = cmp.Or(o.LogLength, DefaultLogLength)
-	if o.LeaseTTL < time.Millisecond || o.LeaseWait < 0 || o.LogLength < 1 {
+	if o.LeaseTTL < time.Millisecond || o.LeaseWait < 0 || o.LogLength < 1 || o.LeaseRenew >= o.LeaseTTL {
 		return nil, errors.New("backend: redis: invalid options")
 	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
@@ -235,6 +251,10 @@ func (s *RedisStore) lease(ctx context.Context, since uint64) (logChanges, error
 	}
 	s.mu.Lock()
 	s.token = token
+	if s.o.LeaseRenew > 0 {
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go s.renew(token, s.stop, s.done)
+	}
 	s.mu.Unlock()
 	ch, err := s.catchUp(ctx, since)
 	if err != nil {
@@ -298,11 +318,39 @@ func (s *RedisStore) catchUp(ctx context.Context, since uint64) (logChanges, err
 	return ch, nil
 }
 
+// renew extends the lease held under token every LeaseRenew until stop
+// is closed or the lease is found lost (the store's writes are then
+// fenced: nothing more to keep). It closes done when it returns.
+func (s *RedisStore) renew(token string, stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.o.LeaseRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		n, err := s.c.Eval(context.Background(), scriptRenew, []string{redisLease}, token, s.o.LeaseTTL.Milliseconds()).Int()
+		if err == nil && n == 0 {
+			return
+		}
+		// An error (Redis unreachable for a moment) is retried at the
+		// next tick: the lease lasts LeaseTTL, several intervals.
+	}
+}
+
 func (s *RedisStore) release(ctx context.Context) error {
 	s.mu.Lock()
 	token := s.token
 	s.token = ""
+	stop, done := s.stop, s.done
+	s.stop, s.done = nil, nil
 	s.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
 	if token == "" {
 		return nil
 	}
@@ -531,7 +579,17 @@ func (s *RedisStore) write(ctx context.Context, b *Batch) error {
 }
 
 // Close implements [Store].
-func (s *RedisStore) Close() error { return s.c.Close() }
+func (s *RedisStore) Close() error {
+	s.mu.Lock()
+	stop, done := s.stop, s.done
+	s.stop, s.done = nil, nil
+	s.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	return s.c.Close()
+}
 
 func encodeMeta(m *Meta) []byte {
 	b := []byte{recordVersion}

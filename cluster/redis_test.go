@@ -343,7 +343,7 @@ func stateOf(t *testing.T, s *Service, urls []string) []string {
 func TestRedisFencing(t *testing.T) {
 	addrs := redisCluster(t)
 	ctx := context.Background()
-	stale, err := OpenRedis(addrs, RedisOptions{LeaseTTL: time.Millisecond})
+	stale, err := OpenRedis(addrs, RedisOptions{LeaseTTL: time.Millisecond, LeaseRenew: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,4 +410,46 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("condition never held")
+}
+
+// TestRedisLeaseRenewal: a replica holding the lease past its TTL keeps
+// it while it renews: another replica cannot take it, and the holder's
+// writes are not fenced; released, the lease goes to the other.
+func TestRedisLeaseRenewal(t *testing.T) {
+	addrs := redisCluster(t)
+	ctx := context.Background()
+	o := RedisOptions{LeaseTTL: 2 * time.Second, LeaseRenew: 100 * time.Millisecond, LeaseWait: time.Millisecond}
+	holder, err := OpenRedis(addrs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	other, err := OpenRedis(addrs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := holder.lease(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // past the TTL: only renewal keeps the lease
+	if _, err := other.lease(ctx, 0); !errors.Is(err, ErrLeaseTimeout) {
+		t.Fatalf("other replica's lease = %v, want ErrLeaseTimeout while the holder renews", err)
+	}
+	page := "https://renewed.example/"
+	if err := holder.Apply(&Batch{Pages: map[string]*PageRecord{page: {Group: "g1", Popularity: 1}}}); err != nil {
+		t.Fatalf("holder's Apply after the TTL = %v, want the lease still held", err)
+	}
+	if err := holder.release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.lease(ctx, 0); err != nil {
+		t.Fatalf("lease after release = %v", err)
+	}
+	if err := other.release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenRedis(addrs, RedisOptions{LeaseTTL: time.Second, LeaseRenew: time.Second}); err == nil {
+		t.Error("OpenRedis took a renewal interval equal to the TTL")
+	}
 }

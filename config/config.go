@@ -49,6 +49,16 @@ type Backend struct {
 	// Redis lists the addresses (host:port) of Redis Cluster nodes for
 	// store "redis".
 	Redis []string `yaml:"redis"`
+	// LeaseTTL, LeaseRenew and LeaseWait shape the writer lease that
+	// replicas on one Redis Cluster take around each ingest batch: it
+	// lasts LeaseTTL unless renewed (a replica that dies holding it
+	// blocks the others this long; default "30s"), the holder renews it
+	// every LeaseRenew while its batch runs (below LeaseTTL; default a
+	// third of it), and a batch waits at most LeaseWait for it (default
+	// "1m"). Store "redis" only.
+	LeaseTTL   Duration `yaml:"lease_ttl"`
+	LeaseRenew Duration `yaml:"lease_renew"`
+	LeaseWait  Duration `yaml:"lease_wait"`
 	// Path is the bolt store's file or the pebble store's directory.
 	// Default "winnow-groups.db" (bolt) or "winnow-groups.pebble" (pebble).
 	Path string `yaml:"path"`
@@ -386,6 +396,9 @@ func (c Config) WithDefaults() Config {
 	b.Parts = cmpOr(b.Parts, 64)
 	b.Dims = cmpOr(b.Dims, 3)
 	b.MaxBatch = cmpOr(b.MaxBatch, 1000)
+	b.LeaseTTL = cmpOr(b.LeaseTTL, Duration(30*time.Second))
+	b.LeaseRenew = cmpOr(b.LeaseRenew, b.LeaseTTL/3)
+	b.LeaseWait = cmpOr(b.LeaseWait, Duration(time.Minute))
 	return c
 }
 
@@ -495,6 +508,15 @@ func (c Config) Validate() error {
 	}
 	if b.MaxBatch < 1 || b.MaxBatch > 100000 {
 		bad("backend.max_batch", "%d is not in [1, 100000]", b.MaxBatch)
+	}
+	if b.LeaseTTL < Duration(time.Millisecond) {
+		bad("backend.lease_ttl", "%s is below 1ms", time.Duration(b.LeaseTTL))
+	}
+	if b.LeaseRenew <= 0 || b.LeaseRenew >= b.LeaseTTL {
+		bad("backend.lease_renew", "%s is not above 0 and below backend.lease_ttl (%s)", time.Duration(b.LeaseRenew), time.Duration(b.LeaseTTL))
+	}
+	if b.LeaseWait < 0 {
+		bad("backend.lease_wait", "%s is negative", time.Duration(b.LeaseWait))
 	}
 	return errors.Join(errs...)
 }

@@ -89,6 +89,9 @@ func TestLoadErrors(t *testing.T) {
 		{"serve unknown engine key", "serve:\n  engines:\n    - {name: es, kind: solr, url: 'http://x', colour: red}\n", nil, []string{"colour"}},
 		{"redis store without nodes", "backend:\n  store: redis\n", nil, []string{"backend.redis"}},
 		{"unknown store", "backend:\n  store: mongo\n", nil, []string{"backend.store"}},
+		{"lease renewal not below the TTL", "backend:\n  lease_ttl: 10s\n  lease_renew: 10s\n  lease_wait: -1s\n", nil,
+			[]string{"backend.lease_renew", "backend.lease_wait"}},
+		{"lease TTL too short", "", []string{"backend.lease_ttl=100us", "backend.lease_renew=50us"}, []string{"backend.lease_ttl"}},
 		{"answer cache too small", "", []string{"serve.answer_cache_bytes=4096"}, []string{"serve.answer_cache_bytes", "-1 (off)"}},
 		{"answers in flight too small", "", []string{"serve.answer_bytes_in_flight=4096"}, []string{"serve.answer_bytes_in_flight", "1 MiB"}},
 		{"negative admit wait", "", []string{"serve.admit_wait=-1s"}, []string{"serve.admit_wait", "negative"}},
@@ -199,6 +202,30 @@ func TestDedupKeys(t *testing.T) {
 	for _, want := range []string{"dedup.winner.popularity_tolerance", "serve.demo_listen"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Load with bad %s: %v", want, err)
+		}
+	}
+}
+
+// TestBackendLeaseDefaults: the lease keys default to 30s, a third of the
+// TTL and 1m; a TTL alone sets the renewal interval to a third of it.
+func TestBackendLeaseDefaults(t *testing.T) {
+	tests := []struct {
+		sets             []string
+		ttl, renew, wait time.Duration
+	}{
+		{nil, 30 * time.Second, 10 * time.Second, time.Minute},
+		{[]string{"backend.lease_ttl=3s"}, 3 * time.Second, time.Second, time.Minute},
+		{[]string{"backend.lease_ttl=5s", "backend.lease_renew=4s", "backend.lease_wait=2s"}, 5 * time.Second, 4 * time.Second, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		c, err := Load("", nil, tt.sets)
+		if err != nil {
+			t.Fatalf("Load(%q): %v", tt.sets, err)
+		}
+		b := c.Backend
+		if time.Duration(b.LeaseTTL) != tt.ttl || time.Duration(b.LeaseRenew) != tt.renew || time.Duration(b.LeaseWait) != tt.wait {
+			t.Errorf("Load(%q) lease = %s, %s, %s, want %s, %s, %s", tt.sets,
+				time.Duration(b.LeaseTTL), time.Duration(b.LeaseRenew), time.Duration(b.LeaseWait), tt.ttl, tt.renew, tt.wait)
 		}
 	}
 }

@@ -513,7 +513,7 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			return
 		case strings.HasSuffix(base, ".warc"):
 			gz = false // package warc detects gzip itself
-			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra) }
+			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra, 0, math.MaxInt64) }
 		case !gz && fileKind(name) != "":
 			body, err := o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
 			if err != nil {

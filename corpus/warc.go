@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -45,26 +46,93 @@ type Skip struct {
 // ready to use; it is safe for concurrent use. Memory: three entries per
 // record (by record ID, payload digest, and target URI with date), each
 // naming where it lies.
+//
+// Files are ordered by the first time a Targets sees them (read or
+// [Targets.Index]ed), and a revisit resolves only to a record before it
+// in that order: a walk that reads its inputs one after the other finds
+// the same targets as readers of parts of them (record ranges, read in
+// any order) that share a Targets indexed beforehand in input order.
 type Targets struct {
-	mu sync.Mutex
-	m  map[string]target // guarded by mu; keys: record ID, "digest "+digest, "uri "+URI+" "+date
+	mu    sync.Mutex
+	m     map[string]target // guarded by mu; keys: record ID, "digest "+digest, "uri "+URI+" "+date
+	files map[string]int    // guarded by mu; each file's place in input order
 }
 
 // target is where a document's record lies: a file and the offset that
 // warc.Record.Offset gives, from which its record can be read again.
 type target struct {
 	path     string
+	file     int // the file's place in input order (Targets.files)
 	offset   int64
+	stream   int64 // warc.Record.StreamOffset: orders the records of one gzip member
 	recordID string
+}
+
+// before reports that t lies before the record rec of file.
+func (t target) before(file int, rec *warc.Record) bool {
+	if t.file != file {
+		return t.file < file
+	}
+	return t.offset < rec.Offset || t.offset == rec.Offset && t.stream < rec.StreamOffset
+}
+
+// fileLocked returns path's place in input order, giving it the next one
+// the first time.
+func (t *Targets) fileLocked(path string) int {
+	if t.files == nil {
+		t.files = map[string]int{}
+	}
+	n, ok := t.files[path]
+	if !ok {
+		n = len(t.files)
+		t.files[path] = n
+	}
+	return n
+}
+
+// Index adds the response and resource records of the WARC file at path
+// (plain or gzip), reading its records' headers: for readers of parts of
+// several WARC files, index every file first, in input order, then share
+// the Targets (see [Options.WARCRange]). A damaged record is passed over,
+// as a walk passes over it.
+func (t *Targets) Index(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	wr, err := warc.NewReader(bufio.NewReaderSize(f, 256<<10))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	t.mu.Lock()
+	t.fileLocked(path)
+	t.mu.Unlock()
+	for {
+		rec, err := wr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		var we *warc.Error
+		if errors.As(err, &we) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if rec.Type == "response" || rec.Type == "resource" {
+			t.add(rec, path)
+		}
+	}
 }
 
 func (t *Targets) add(rec *warc.Record, path string) {
 	if path == "" {
 		return
 	}
-	loc := target{path: path, offset: rec.Offset, recordID: rec.RecordID}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	loc := target{path: path, file: t.fileLocked(path), offset: rec.Offset, stream: rec.StreamOffset, recordID: rec.RecordID}
 	if t.m == nil {
 		t.m = map[string]target{}
 	}
@@ -81,11 +149,13 @@ func (t *Targets) add(rec *warc.Record, path string) {
 	}
 }
 
-// lookup finds the target of a revisit record: by WARC-Refers-To, then by
-// WARC-Refers-To-Target-URI and -Date, then by its payload digest.
-func (t *Targets) lookup(rec *warc.Record) (target, bool) {
+// lookup finds the target of a revisit record of file path: by
+// WARC-Refers-To, then by WARC-Refers-To-Target-URI and -Date, then by its
+// payload digest; only a record before the revisit counts.
+func (t *Targets) lookup(rec *warc.Record, path string) (target, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	file := t.fileLocked(path)
 	keys := []string{rec.Header.Get("WARC-Refers-To")}
 	if u := rec.Header.Get("WARC-Refers-To-Target-URI"); u != "" {
 		keys = append(keys, "uri "+strings.Trim(u, "<>")+" "+rec.Header.Get("WARC-Refers-To-Date"))
@@ -94,7 +164,7 @@ func (t *Targets) lookup(rec *warc.Record) (target, bool) {
 		keys = append(keys, "digest "+d)
 	}
 	for _, k := range keys {
-		if loc, ok := t.m[k]; ok && k != "" {
+		if loc, ok := t.m[k]; ok && k != "" && loc.before(file, rec) {
 			return loc, true
 		}
 	}
@@ -105,7 +175,31 @@ func (t *Targets) lookup(rec *warc.Record) (target, bool) {
 // [Options.WARC]. Revisit records are resolved only by [Options.Open],
 // which can read their targets again.
 func (o Options) WARC(r io.Reader) iter.Seq2[Doc, error] {
-	return o.warc(r, "", nil)
+	return o.warc(r, "", nil, 0, math.MaxInt64)
+}
+
+// WARCRange yields the documents of the records of the WARC file at path
+// (plain or gzip) that start in the byte range [start, end), as
+// [Options.Open] yields them; start must be where a record starts (for
+// gzip, the start of its member; see warc.Record.Offset). Offsets are the
+// file's. Revisits resolve through [Options.Targets], which must hold the
+// records of every range before this one ([Targets.Index]); nil resolves
+// only within the range.
+func (o Options) WARCRange(path string, start, end int64) iter.Seq2[Doc, error] {
+	return func(yield func(Doc, error) bool) {
+		f, err := os.Open(path)
+		if err != nil {
+			yield(Doc{}, &Error{Input: path, Offset: -1, Err: err})
+			return
+		}
+		defer f.Close()
+		r := bufio.NewReaderSize(io.NewSectionReader(f, start, math.MaxInt64-start), 256<<10)
+		for doc, err := range o.warc(r, path, f, start, end) {
+			if !yield(doc, err) {
+				return
+			}
+		}
+	}
 }
 
 // The WARC records that become documents:
@@ -129,7 +223,10 @@ func (o Options) WARC(r io.Reader) iter.Seq2[Doc, error] {
 // is the WARC-Record-ID and its URL the WARC-Target-URI. A damaged record,
 // an undecodable payload or a body over MaxFileSize yields an error naming
 // the record's offset, and the walk goes on; an input read error ends it.
-func (o Options) warc(r io.Reader, input string, ra io.ReaderAt) iter.Seq2[Doc, error] {
+//
+// Offsets in r are base bytes into the file, and the walk ends at the
+// first record at or after end.
+func (o Options) warc(r io.Reader, input string, ra io.ReaderAt, base, end int64) iter.Seq2[Doc, error] {
 	return func(yield func(Doc, error) bool) {
 		wr, err := warc.NewReader(r)
 		if err != nil {
@@ -149,12 +246,19 @@ func (o Options) warc(r io.Reader, input string, ra io.ReaderAt) iter.Seq2[Doc, 
 				e := &Error{Input: input, Offset: -1, Err: err}
 				var we *warc.Error
 				if errors.As(err, &we) {
-					e.Offset, e.RecordID = we.Offset, we.RecordID
+					e.Offset, e.RecordID = base+we.Offset, we.RecordID
+					if e.Offset >= end {
+						return
+					}
 				}
 				if !yield(Doc{}, e) || we == nil {
 					return // a read error of the input ends the walk
 				}
 				continue
+			}
+			rec.Offset += base
+			if rec.Offset >= end {
+				return
 			}
 			var doc Doc
 			var skip string
@@ -241,7 +345,7 @@ func scheme(uri string) string {
 // revisit resolves a revisit record to the document of its target, read
 // again from its file, under the revisit's ID and URL.
 func (o Options) revisit(rec *warc.Record, targets *Targets, input string, ra io.ReaderAt) (Doc, string, error) {
-	loc, ok := targets.lookup(rec)
+	loc, ok := targets.lookup(rec, input)
 	if !ok {
 		return Doc{}, "revisit unresolved", nil
 	}

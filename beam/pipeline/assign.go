@@ -185,9 +185,11 @@ func (f *keysFn) emit(s *similarity.Signature, parts []int, fn func(bucket strin
 // own partition, and its signature.
 type winnersFn struct {
 	keysFn
+
+	sigs batcher[Join, *Join]
 }
 
-func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry func(int, Entry), emitSig func(int, Join)) error {
+func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry func(int, Entry), emitSigs func(int, []byte)) error {
 	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
 		return err
@@ -218,9 +220,10 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry f
 			f.emit(&s, parts, func(b string) {
 				emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: key, Rep: key, Simhash: s.Simhash})
 			})
-			emitSig(pack(key, f.Packs), Join{Key: key, Kind: joinSig, Sig: l.Signature})
+			f.sigs.add(pack(key, f.Packs), &Join{Key: key, Kind: joinSig, Sig: l.Signature})
 		}
 		if errors.Is(err, io.EOF) {
+			f.sigs.flush(emitSigs)
 			return nil
 		}
 		if err != nil {
@@ -233,9 +236,24 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry f
 // allows, and its signature.
 type pageKeysFn struct {
 	keysFn
+
+	sigs batcher[Join, *Join]
 }
 
-func (f *pageKeysFn) ProcessElement(_ int, ks KeySig, emitEntry func(int, Entry), emitSig func(int, Join)) error {
+func (f *pageKeysFn) ProcessElement(_ int, batch []byte, emitEntry func(int, Entry), emitSigs func(int, []byte)) error {
+	var err error
+	if e := eachInBatch(batch, func(ks *KeySig) {
+		if err == nil {
+			err = f.page(ks, emitEntry)
+		}
+	}); e != nil {
+		return e
+	}
+	f.sigs.flush(emitSigs)
+	return err
+}
+
+func (f *pageKeysFn) page(ks *KeySig, emitEntry func(int, Entry)) error {
 	var s similarity.Signature
 	if err := s.UnmarshalBinary(ks.Sig); err != nil {
 		return err
@@ -247,7 +265,7 @@ func (f *pageKeysFn) ProcessElement(_ int, ks KeySig, emitEntry func(int, Entry)
 	f.emit(&s, parts, func(b string) {
 		emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: ks.Key, Rep: ks.Key, Simhash: s.Simhash})
 	})
-	emitSig(pack(ks.Key, f.Packs), Join{Key: ks.Key, Kind: joinSig, Sig: ks.Sig})
+	f.sigs.add(pack(ks.Key, f.Packs), &Join{Key: ks.Key, Kind: joinSig, Sig: ks.Sig})
 	return nil
 }
 
@@ -257,11 +275,12 @@ type probeFn struct {
 	Window, Packs int
 
 	capped beam.Counter
+	pairs  batcher[Join, *Join]
 }
 
 func (f *probeFn) Setup() { f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped") }
 
-func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emit func(int, Join)) {
+func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emit func(int, []byte)) {
 	var es []Entry
 	var e Entry
 	for values(&e) {
@@ -278,10 +297,11 @@ func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*Entry)
 		}
 		for _, p := range run[w:] {
 			for _, g := range run[:min(w, f.Window)] {
-				emit(pack(g.Key, f.Packs), Join{Key: g.Key, Kind: joinPair, Other: p.Key})
+				f.pairs.add(pack(g.Key, f.Packs), &Join{Key: g.Key, Kind: joinPair, Other: p.Key})
 			}
 		}
 	})
+	f.pairs.flush(emit)
 }
 
 // matchFn decides a page against the winners that reached it and assigns
@@ -291,7 +311,9 @@ type matchFn struct {
 	Config []byte
 	Packs  int
 
-	set *settings
+	set      *settings
+	assigned batcher[Member, *Member]
+	rest     batcher[KeySig, *KeySig]
 }
 
 func (f *matchFn) Setup() error {
@@ -300,14 +322,12 @@ func (f *matchFn) Setup() error {
 	return err
 }
 
-func (f *matchFn) ProcessElement(_ int, values func(*Join) bool, emitAssigned func(int, Member), emitRest func(int, KeySig)) error {
-	var js []Join
-	var j Join
-	for values(&j) {
-		js = append(js, j)
+func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned func(int, []byte), emitRest func(int, []byte)) error {
+	js, err := readBatches[Join](nil, values)
+	if err != nil {
+		return err
 	}
 	sortJoin(js)
-	var err error
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
@@ -335,11 +355,13 @@ func (f *matchFn) ProcessElement(_ int, values func(*Join) bool, emitAssigned fu
 		}
 		key := run[0].Key
 		if best == "" {
-			emitRest(pack(string(run[0].Sig), f.Packs), KeySig{Key: key, Sig: run[0].Sig})
+			f.rest.add(pack(string(run[0].Sig), f.Packs), &KeySig{Key: key, Sig: run[0].Sig})
 			return
 		}
-		emitAssigned(pack(key, f.Packs), Member{Key: key, Root: best, Label: true, Doc: Doc{Pos: int64(bestJ * 1e9)}})
+		f.assigned.add(pack(key, f.Packs), &Member{Key: key, Root: best, Label: true, Doc: Doc{Pos: int64(bestJ * 1e9)}})
 	})
+	f.rest.flush(emitRest)
+	f.assigned.flush(emitAssigned)
 	return err
 }
 
@@ -347,14 +369,12 @@ func (f *matchFn) ProcessElement(_ int, values func(*Join) bool, emitAssigned fu
 // group, or none.
 type assignLineFn struct{}
 
-func (assignLineFn) ProcessElement(_ int, values func(*Member) bool, emit func(Line)) error {
-	var ms []Member
-	var m Member
-	for values(&m) {
-		ms = append(ms, m)
+func (assignLineFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(Line)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
-	var err error
 	runs(ms, func(m *Member) string { return m.Key }, func(run []Member) {
 		var a Assignment
 		var doc *Doc

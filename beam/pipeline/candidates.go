@@ -70,44 +70,49 @@ func bucketKey(t int, v uint64) string {
 // signature and a page copied a thousand times costs its buckets nothing.
 type exactFn struct {
 	SimhashK, BandRows, Packs int
-	mega                      []uint64
+
+	mega    []uint64
+	entries batcher[Entry, *Entry]
+	joins   batcher[Join, *Join]
+	edges   edgeBatcher
 }
 
-func (f *exactFn) ProcessElement(_ int, values func(*KeySig) bool, emitEntry func(int, Entry), emitEdge func(string, string), emitSig func(int, Join)) error {
-	var ks []KeySig
-	var v KeySig
-	for values(&v) {
-		ks = append(ks, v)
+func (f *exactFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
+	ks, err := readBatches[KeySig](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ks, func(a, b KeySig) int {
 		return cmp.Or(slicesCompare(a.Sig, b.Sig), cmp.Compare(a.Key, b.Key))
 	})
-	var err error
 	runs(ks, func(k *KeySig) string { return string(k.Sig) }, func(run []KeySig) {
 		if err == nil {
-			err = f.group(run, emitEntry, emitEdge, emitSig)
+			err = f.group(run)
 		}
 	})
+	f.entries.flush(emitEntries)
+	f.joins.flush(emitSigs)
+	f.edges.flush(emitEdges)
 	return err
 }
 
 func slicesCompare(a, b []byte) int { return slices.Compare(a, b) }
 
-func (f *exactFn) group(run []KeySig, emitEntry func(int, Entry), emitEdge func(string, string), emitSig func(int, Join)) error {
+func (f *exactFn) group(run []KeySig) error {
 	rep := run[0].Key
 	var s similarity.Signature
 	if err := s.UnmarshalBinary(run[0].Sig); err != nil {
 		return err
 	}
-	emitSig(pack(rep, f.Packs), Join{Key: rep, Kind: joinSig, Sig: run[0].Sig})
+	f.joins.add(pack(rep, f.Packs), &Join{Key: rep, Kind: joinSig, Sig: run[0].Sig})
 	var keys []string
 	keys, f.mega = tableKeys(keys, f.mega, &s, f.SimhashK, f.BandRows)
 	for _, m := range run {
 		if m.Key != rep {
-			emitEdge(rep, m.Key)
+			f.edges.add(rep, m.Key, f.Packs)
 		}
 		for _, b := range keys {
-			emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: m.Key, Rep: rep, Simhash: s.Simhash})
+			f.entries.add(pack(b, f.Packs), &Entry{Bucket: b, Key: m.Key, Rep: rep, Simhash: s.Simhash})
 		}
 	}
 	return nil
@@ -143,6 +148,7 @@ type bucketFn struct {
 
 	size, unit beam.Distribution
 	capped     beam.Counter
+	pairs      batcher[Join, *Join]
 }
 
 func (f *bucketFn) Setup() {
@@ -151,19 +157,20 @@ func (f *bucketFn) Setup() {
 	f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped")
 }
 
-func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emitPair func(int, Join), emitBlock func(int, Block)) {
-	var es []Entry
-	var e Entry
-	for values(&e) {
-		es = append(es, e)
+func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emitPairs func(int, []byte), emitBlock func(int, Block)) error {
+	es, err := readBatches[Entry](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(es, func(a, b Entry) int { return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key)) })
 	emit := func(p, q *Entry) {
-		emitPair(pack(p.Rep, f.Packs), Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
+		f.pairs.add(pack(p.Rep, f.Packs), &Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
 	}
 	runs(es, func(e *Entry) string { return e.Bucket }, func(es []Entry) {
 		f.bucket(ctx, es, emit, emitBlock)
 	})
+	f.pairs.flush(emitPairs)
+	return nil
 }
 
 func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry), emitBlock func(int, Block)) {
@@ -206,12 +213,15 @@ func (f *bucketFn) simhashK(b string) int {
 // blockFn expands a block of a hot bucket into its pairs.
 type blockFn struct {
 	Packs int
+
+	pairs batcher[Join, *Join]
 }
 
-func (f *blockFn) ProcessElement(_ int, b Block, emitPair func(int, Join)) {
+func (f *blockFn) ProcessElement(_ int, b Block, emitPairs func(int, []byte)) {
 	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, func(p, q *Entry) {
-		emitPair(pack(p.Rep, f.Packs), Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
+		f.pairs.add(pack(p.Rep, f.Packs), &Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
 	})
+	f.pairs.flush(emitPairs)
 }
 
 // windowPairs calls emit with the entries (p, q), from <= q, q-window <=
@@ -243,13 +253,14 @@ func sortJoin(js []Join) {
 // second document.
 type halfFn struct {
 	Packs int
+
+	halves batcher[Join, *Join]
 }
 
-func (f *halfFn) ProcessElement(_ int, values func(*Join) bool, emit func(int, Join)) {
-	var js []Join
-	var j Join
-	for values(&j) {
-		js = append(js, j)
+func (f *halfFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	js, err := readBatches[Join](nil, values)
+	if err != nil {
+		return err
 	}
 	sortJoin(js)
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
@@ -259,20 +270,24 @@ func (f *halfFn) ProcessElement(_ int, values func(*Join) bool, emit func(int, J
 		sig := run[0].Sig
 		for i, p := range run[1:] {
 			if p.Kind == joinPair && (i == 0 || p.Other != run[i].Other) { // run[i] precedes p
-				emit(pack(p.Other, f.Packs), Join{Key: p.Other, Kind: joinHalf, Other: p.Key, Sig: sig})
+				f.halves.add(pack(p.Other, f.Packs), &Join{Key: p.Other, Kind: joinHalf, Other: p.Key, Sig: sig})
 			}
 		}
 	})
+	f.halves.flush(emit)
+	return nil
 }
 
 // decideFn decides each pair that reaches a document (as b) with the
 // decision of the configuration, emitting an edge per duplicate.
 type decideFn struct {
 	Config []byte
+	Packs  int
 
 	set       *settings
 	decided   beam.Counter
 	confirmed beam.Counter
+	edges     edgeBatcher
 }
 
 func (f *decideFn) Setup() error {
@@ -283,14 +298,12 @@ func (f *decideFn) Setup() error {
 	return err
 }
 
-func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*Join) bool, emit func(string, string)) error {
-	var js []Join
-	var j Join
-	for values(&j) {
-		js = append(js, j)
+func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	js, err := readBatches[Join](nil, values)
+	if err != nil {
+		return err
 	}
 	sortJoin(js)
-	var err error
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
@@ -310,9 +323,10 @@ func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*Join)
 			f.decided.Inc(ctx, 1)
 			if f.set.decision.Decide(&a, &b).Duplicate {
 				f.confirmed.Inc(ctx, 1)
-				emit(h.Other, h.Key)
+				f.edges.add(h.Other, h.Key, f.Packs)
 			}
 		}
 	})
+	f.edges.flush(emit)
 	return err
 }

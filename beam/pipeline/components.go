@@ -23,15 +23,19 @@ type Edge struct {
 	U, V string
 }
 
-// symmetricFn emits an edge both ways, grouped by its first node.
-type symmetricFn struct {
-	Packs int
+// edgeBatcher batches undirected edges both ways, each grouped by its
+// first node.
+type edgeBatcher struct {
+	b batcher[Edge, *Edge]
 }
 
-func (f *symmetricFn) ProcessElement(u, v string, emit func(int, Edge)) {
-	emit(pack(u, f.Packs), Edge{u, v})
-	emit(pack(v, f.Packs), Edge{v, u})
+// add adds the edge {u, v}.
+func (e *edgeBatcher) add(u, v string, packs int) {
+	e.b.add(pack(u, packs), &Edge{u, v})
+	e.b.add(pack(v, packs), &Edge{v, u})
 }
+
+func (e *edgeBatcher) flush(emit func(int, []byte)) { e.b.flush(emit) }
 
 // neighbours returns the sorted distinct neighbours of a run of edges of
 // one node.
@@ -52,24 +56,39 @@ func settled(u string, ns []string) bool {
 }
 
 // starFn runs one large-star or small-star operation and counts the nodes
-// not yet settled under its counter name.
+// not yet settled under its counter name. Its edges (leaf, centre) go out
+// both ways for the next operation, or, with Labels, as both nodes'
+// labels (Members) grouped by node.
 type starFn struct {
-	Large   bool
-	Counter string
+	Large, Labels bool
+	Counter       string
+	Packs         int
 
 	unsettled beam.Counter
+	edges     edgeBatcher
+	labels    batcher[Member, *Member]
 }
 
 func (f *starFn) Setup() { f.unsettled = beam.NewCounter(metricNS, f.Counter) }
 
-func (f *starFn) ProcessElement(ctx context.Context, _ int, values func(*Edge) bool, emit func(string, string)) {
-	var es []Edge
-	var e Edge
-	for values(&e) {
-		es = append(es, e)
+func (f *starFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	es, err := readBatches[Edge](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(es, func(a, b Edge) int { return cmp.Or(cmp.Compare(a.U, b.U), cmp.Compare(a.V, b.V)) })
-	runs(es, func(e *Edge) string { return e.U }, func(run []Edge) { f.node(ctx, run[0].U, neighbours(run), emit) })
+	out := func(leaf, centre string) {
+		if !f.Labels {
+			f.edges.add(leaf, centre, f.Packs)
+			return
+		}
+		f.labels.add(pack(leaf, f.Packs), &Member{Key: leaf, Root: centre, Label: true})
+		f.labels.add(pack(centre, f.Packs), &Member{Key: centre, Root: centre, Label: true})
+	}
+	runs(es, func(e *Edge) string { return e.U }, func(run []Edge) { f.node(ctx, run[0].U, neighbours(run), out) })
+	f.edges.flush(emit)
+	f.labels.flush(emit)
+	return nil
 }
 
 func (f *starFn) node(ctx context.Context, u string, ns []string, emit func(string, string)) {
@@ -102,31 +121,20 @@ func (f *starFn) node(ctx context.Context, u string, ns []string, emit func(stri
 // round r (1-based); round 0 is the check after the last round.
 func roundCounter(r int) string { return fmt.Sprintf("cc_unsettled_round_%03d", r) }
 
-// components returns, for every node of edges, a KV (node, smallest node
-// of its component), after at most rounds rounds.
+// components returns, for every node of edges (batches of [Edge]s both
+// ways, grouped by first node), its label: batches of [Member]s (node,
+// smallest node of its component) grouped by node, after at most rounds
+// rounds.
 func components(s beam.Scope, edges beam.PCollection, rounds, packs int) beam.PCollection {
 	s = s.Scope("components")
-	star := func(edges beam.PCollection, large bool, counter string) beam.PCollection {
-		both := beam.ParDo(s, &symmetricFn{Packs: packs}, edges)
-		return beam.ParDo(s, &starFn{Large: large, Counter: counter}, beam.GroupByKey(s, both))
+	star := func(edges beam.PCollection, large, labels bool, counter string) beam.PCollection {
+		return beam.ParDo(s, &starFn{Large: large, Labels: labels, Counter: counter, Packs: packs}, beam.GroupByKey(s, edges))
 	}
 	for r := 1; r <= rounds; r++ {
-		edges = star(edges, true, roundCounter(r))
-		edges = star(edges, false, roundCounter(r)+"_small")
+		edges = star(edges, true, false, roundCounter(r))
+		edges = star(edges, false, false, roundCounter(r)+"_small")
 	}
 	// The check: a last large-star over stars changes nothing and counts
-	// any node still unsettled.
-	edges = star(edges, true, roundCounter(0))
-	return beam.ParDo(s, &labelFn{Packs: packs}, edges)
-}
-
-// labelFn turns a star's edge (leaf, centre) into both nodes' labels,
-// grouped by node.
-type labelFn struct {
-	Packs int
-}
-
-func (f *labelFn) ProcessElement(leaf, centre string, emit func(int, Member)) {
-	emit(pack(leaf, f.Packs), Member{Key: leaf, Root: centre, Label: true})
-	emit(pack(centre, f.Packs), Member{Key: centre, Root: centre, Label: true})
+	// any node still unsettled; its edges (leaf, centre) are the labels.
+	return star(edges, true, true, roundCounter(0))
 }

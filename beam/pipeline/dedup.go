@@ -46,8 +46,12 @@ type Options struct {
 	// expanded in blocks by other workers. Zero means DefaultHotBucket.
 	HotBucket int
 	// Packs is the number of groups of each grouping (see pack.go). Zero
-	// means DefaultPacks (1024).
+	// means DefaultPacks.
 	Packs int
+	// Backend, if set, is the base URL of a cluster service that the
+	// signed pages are loaded into, as `winnow dedup -backend` loads them
+	// (see loadDocs); the service's backend.max_batch is Config's.
+	Backend string
 }
 
 // Doc is a signed document. Its body is dropped after signing.
@@ -74,7 +78,11 @@ func Dedup(s beam.Scope, o Options) error {
 	if err != nil {
 		return err
 	}
-	docs, sigs := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
+	numbered, _ := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
+	if o.Backend != "" {
+		loadDocs(s, numbered, o.Backend, o.Config.Backend.MaxBatch)
+	}
+	docs, sigs := rankIDs(s, numbered, o.Packs)
 	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
 	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
@@ -103,13 +111,14 @@ func (o *Options) prepare() ([]byte, error) {
 // signShards reads and signs the shards and keys each document as
 // `winnow dedup` does. It returns the documents as [Member]s grouped by
 // key, and the usable ones' [KeySig]s grouped by signature. With ranked,
-// the keys of Members and KeySigs are rank keys (offline.Ranking.Key), so
-// that every step orders documents as BatchCluster orders them in
-// `winnow dedup`; without, they are the documents' keys.
+// it returns instead every document keyed by its rank key, all under one
+// key, and no KeySigs: rankIDs gives them compact IDs in rank-key order,
+// so that every step orders documents as BatchCluster orders them in
+// `winnow dedup`.
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
 	col := beam.Reshuffle(s, beam.CreateList(s, shards))
-	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs}, col)
+	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards)}, col)
 	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
 }
 
@@ -119,10 +128,22 @@ type signFn struct {
 	Config  []byte
 	Several bool
 	Packs   int
+	// WARCs are the WARC inputs in input order when more than one shard
+	// reads WARC records: each worker indexes them (corpus.Targets) so
+	// that a revisit resolves to its target in another shard or file, as
+	// `winnow dedup` resolves it reading them in order.
+	WARCs []string
+
+	targets *corpus.Targets
 
 	set                                  *settings
 	docs, errs, bytes, empty, cut, skips beam.Counter
+	out                                  batcher[Doc, *Doc]
 }
+
+// batchLimit is the most bytes of batches a DoFn reading a large input
+// holds before it emits them.
+const batchLimit = 16 << 20
 
 func (f *signFn) Setup() error {
 	set, err := decodeSettings(f.Config)
@@ -136,9 +157,21 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Doc)) error {
+func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, []byte)) error {
 	opts := offline.CorpusOptions(f.set.cfg)
 	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
+	if len(f.WARCs) > 0 && sh.readsWARC() {
+		if f.targets == nil {
+			t := &corpus.Targets{}
+			for _, p := range f.WARCs {
+				if err := t.Index(p); err != nil {
+					return err
+				}
+			}
+			f.targets = t
+		}
+		opts.Targets = f.targets
+	}
 	var pos int64
 	for d, err := range sh.Docs(f.set.cfg, opts) {
 		if err != nil {
@@ -167,25 +200,29 @@ func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, Do
 			return err
 		}
 		base := offline.InputKey(f.Several, sh.Name, d.ID)
-		emit(pack(base, f.Packs), Doc{
+		f.out.add(pack(base, f.Packs), &Doc{
 			BaseKey: base, ID: d.ID, URL: d.URL, Popularity: d.Popularity, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
 			Usable: f.set.decision.Matchable(&sig), Cut: cut,
 		})
+		f.out.flushOver(batchLimit, emit)
 		pos++
 	}
+	f.out.flush(emit)
 	return nil
 }
 
 // numberFn numbers the repeats of a key in input order: the n-th repeat
 // gets "#n" (offline.RepeatKey). It emits each document grouped by its
-// key (its rank key when Ranked), and the usable ones' signatures grouped
-// by signature.
+// key, and the usable ones' signatures grouped by signature; when Ranked,
+// only the documents, keyed by their rank keys, for rankIDs.
 type numberFn struct {
 	Config []byte
 	Packs  int
 	Ranked bool
 
-	set *settings
+	set  *settings
+	docs batcher[Member, *Member]
+	sigs batcher[KeySig, *KeySig]
 }
 
 func (f *numberFn) Setup() error {
@@ -194,11 +231,10 @@ func (f *numberFn) Setup() error {
 	return err
 }
 
-func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(int, Member), emitSig func(int, KeySig)) {
-	var ds []Doc
-	var d Doc
-	for values(&d) {
-		ds = append(ds, d)
+func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs func(int, []byte), emitSigs func(int, []byte)) error {
+	ds, err := readBatches[Doc](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ds, func(a, b Doc) int {
 		return cmp.Or(cmp.Compare(a.BaseKey, b.BaseKey), cmp.Compare(a.Input, b.Input), cmp.Compare(a.Shard, b.Shard), cmp.Compare(a.Pos, b.Pos))
@@ -206,20 +242,25 @@ func (f *numberFn) ProcessElement(_ int, values func(*Doc) bool, emitDoc func(in
 	runs(ds, func(d *Doc) string { return d.BaseKey }, func(run []Doc) {
 		for i, d := range run {
 			d.Key = offline.RepeatKey(d.BaseKey, i)
-			k := d.Key
 			if f.Ranked {
-				k = f.set.rank.Key(lineDoc(&d))
+				f.docs.add(0, &Member{Key: f.set.rank.Key(lineDoc(&d)), Doc: d})
+				continue
 			}
-			emitDoc(pack(k, f.Packs), Member{Key: k, Doc: d})
+			k := d.Key
+			f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
 			if d.Usable {
-				emitSig(pack(string(d.Sig), f.Packs), KeySig{Key: k, Sig: d.Sig})
+				f.sigs.add(pack(string(d.Sig), f.Packs), &KeySig{Key: k, Sig: d.Sig})
 			}
 		}
 	})
+	f.docs.flush(emitDocs)
+	f.sigs.flush(emitSigs)
+	return nil
 }
 
-// candidateEdges returns the matching pairs (A, B) of the candidate
-// tables, and the edges between documents of identical signatures.
+// candidateEdges returns the matching pairs of the candidate tables, and
+// the edges between documents of identical signatures, as batches of
+// [Edge]s both ways grouped by their first node.
 func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	s = s.Scope("candidates")
 	k := similarity.DefaultBatchSimhashK
@@ -229,7 +270,7 @@ func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucke
 		beam.GroupByKey(s, entries))
 	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
 	halves := beam.ParDo(s, &halfFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, pairs, hot)))
-	matched := beam.ParDo(s, &decideFn{Config: enc}, beam.GroupByKey(s, beam.Flatten(s, sigs, halves)))
+	matched := beam.ParDo(s, &decideFn{Config: enc, Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, halves)))
 	return beam.Flatten(s, matched, same)
 }
 
@@ -263,13 +304,14 @@ type Member struct {
 // memberFn sends each labelled document to its component.
 type memberFn struct {
 	Packs int
+
+	out batcher[Member, *Member]
 }
 
-func (f *memberFn) ProcessElement(_ int, values func(*Member) bool, emit func(int, Member)) {
-	var ms []Member
-	var m Member
-	for values(&m) {
-		ms = append(ms, m)
+func (f *memberFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
 	runs(ms, func(m *Member) string { return m.Key }, func(run []Member) {
@@ -284,10 +326,12 @@ func (f *memberFn) ProcessElement(_ int, values func(*Member) bool, emit func(in
 		}
 		for _, m := range run {
 			if !m.Label {
-				emit(pack(root, f.Packs), Member{Key: m.Key, Root: root, Doc: m.Doc})
+				f.out.add(pack(root, f.Packs), &Member{Key: m.Key, Root: root, Doc: m.Doc})
 			}
 		}
 	})
+	f.out.flush(emit)
+	return nil
 }
 
 // clusterFn clusters one component with similarity.BatchCluster, as
@@ -309,14 +353,12 @@ func (f *clusterFn) Setup() error {
 	return err
 }
 
-func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*Member) bool, emit func(Line)) error {
-	var all []Member
-	var m Member
-	for values(&m) {
-		all = append(all, m)
+func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(Line)) error {
+	all, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(all, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
-	var err error
 	runs(all, func(m *Member) string { return m.Root }, func(ms []Member) {
 		if err == nil {
 			err = f.component(ctx, ms, emit)
@@ -335,8 +377,10 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line))
 		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
 			return err
 		}
-		keys[i] = ms[i].Key
 		docs[i] = lineDoc(&ms[i].Doc)
+		// Members are keyed by compact IDs (ids.go), in rank-key order;
+		// BatchCluster and the lines want the rank keys.
+		keys[i] = f.set.rank.Key(docs[i])
 	}
 	cs := similarity.BatchCluster(sigs, f.set.decision, similarity.BatchOptions{Keys: keys, WinnerVerified: !f.set.cfg.Dedup.SingleLink})
 	for _, c := range cs {

@@ -22,6 +22,7 @@ const (
 	KindSample = "sample" // the embedded sample corpus
 	KindFiles  = "files"  // some files of a directory
 	KindRange  = "range"  // a line-aligned byte range of a JSON Lines file
+	KindWARC   = "warc"   // the records of a WARC file that start in a byte range
 	KindWhole  = "whole"  // a whole input read by corpus.Options.Open
 )
 
@@ -38,8 +39,8 @@ type Shard struct {
 	Path string
 	// Files are the slash paths under Path of a KindFiles shard.
 	Files []string
-	// Start and End bound a KindRange shard in bytes; FirstLine is the
-	// line number of its first line.
+	// Start and End bound a KindRange or KindWARC shard in bytes;
+	// FirstLine is the line number of a KindRange's first line.
 	Start, End, FirstLine int64
 }
 
@@ -48,8 +49,9 @@ type SplitOptions struct {
 	// FilesPerShard is the number of files of a directory one shard reads.
 	// Zero means 64.
 	FilesPerShard int
-	// RangeBytes is the size above which a plain JSON Lines file is read in
-	// ranges of about this many bytes. Zero means 64 MiB.
+	// RangeBytes is the size above which a plain JSON Lines file or a
+	// WARC file (plain, or gzip'ed record by record) is read in ranges of
+	// about this many bytes. Zero means 64 MiB.
 	RangeBytes int64
 }
 
@@ -85,6 +87,15 @@ func Split(inputs []string, o SplitOptions) ([]Shard, error) {
 			}
 		case (strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".ndjson")) && fi.Size() > o.RangeBytes:
 			ranges, err := lineRanges(in, o.RangeBytes)
+			if err != nil {
+				return nil, err
+			}
+			for k, r := range ranges {
+				r.Input, r.Name, r.Index = i, in, k
+				out = append(out, r)
+			}
+		case isWARC(name) && fi.Size() > o.RangeBytes:
+			ranges, err := warcRanges(in, fi.Size(), o.RangeBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -166,6 +177,8 @@ func (s Shard) Docs(c config.Config, o corpus.Options) iter.Seq2[corpus.Doc, err
 		return o.FS(&subsetFS{fsys: os.DirFS(s.Path), files: slices.Sorted(slices.Values(s.Files))}, ".")
 	case KindRange:
 		return s.rangeDocs(o)
+	case KindWARC:
+		return o.WARCRange(s.Path, s.Start, s.End)
 	default:
 		return o.Open(s.Path)
 	}

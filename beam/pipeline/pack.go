@@ -7,11 +7,18 @@ import "github.com/zeebo/xxh3"
 // DoFn sorts its group by the real key and handles each run of one key as
 // the per-key step. A runner then holds state for Packs keys per
 // grouping, not one per document (prism keeps about 1.5 KB per key and
-// stage: 100 k documents took 19 GB unpacked), while the groups stay small
-// enough for one worker (about 40 candidate keys a document / Packs).
+// stage: 100 k documents took 19 GB unpacked). The elements of a group
+// travel in batches (batch.go), one per source group and destination
+// group, so a grouping moves up to Packs² elements: 64 groups make 4,096
+// batches of about a thousand entries each at 100 k documents, where 1024
+// made a million batches of four, whose headers in the runner outweighed
+// the data (100 k synthetic pages: 2.0 GB live heap with 1024, 1.4 GB with
+// 64). A group then holds 1/64 of a grouping, about 40 MB of candidate
+// entries at a million documents: a cluster runner with more workers
+// wants more groups (-packs).
 
 // DefaultPacks is the number of groups of each grouping.
-const DefaultPacks = 1024
+const DefaultPacks = 64
 
 // pack returns the group of key among packs.
 func pack(key string, packs int) int { return int(xxh3.HashString(key) % uint64(packs)) }

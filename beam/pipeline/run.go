@@ -30,6 +30,10 @@ type Stats struct {
 	// nodes still unsettled after the last round (0 when converged).
 	Rounds    int
 	Unsettled int64
+	// Loaded counts the pages loaded into the cluster service (-backend)
+	// by its status, NotLoaded those left out by reason; nil without a
+	// load.
+	Loaded, NotLoaded map[string]int64
 }
 
 // Run runs p on runner and returns its figures. It fails when the
@@ -74,6 +78,18 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) (Stats, error) {
 			st.PairsDuplicate += v
 		case "bucket_pairs_capped":
 			st.PairsCapped += v
+		}
+		if status, ok := strings.CutPrefix(name, loadedPrefix); ok {
+			if st.Loaded == nil {
+				st.Loaded = map[string]int64{}
+			}
+			st.Loaded[status] += v
+		}
+		if reason, ok := strings.CutPrefix(name, notLoadedPrefix); ok {
+			if st.NotLoaded == nil {
+				st.NotLoaded = map[string]int64{}
+			}
+			st.NotLoaded[reason] += v
 		}
 		if r, ok := strings.CutPrefix(name, "cc_unsettled_round_"); ok && !strings.HasSuffix(r, "_small") {
 			n, err := strconv.Atoi(r)

@@ -42,7 +42,9 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	case "memory":
 		st = cluster.NewMemStore()
 	case "redis":
-		r, err := cluster.OpenRedis(c.Redis, cluster.RedisOptions{})
+		r, err := cluster.OpenRedis(c.Redis, cluster.RedisOptions{
+			LeaseTTL: time.Duration(c.LeaseTTL), LeaseRenew: time.Duration(c.LeaseRenew), LeaseWait: time.Duration(c.LeaseWait),
+		})
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"internal/loadgen":   nil,
 	"internal/crawltest": nil,
 	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "corpus/sample"},
-	"offline":            {"config", "page", "canon", "similarity", "cluster", "corpus", "corpus/sample"},
+	"offline":            {"config", "page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
 	"cmd/winnow":         {"*"},
 }
 

@@ -1,6 +1,6 @@
 // Command winnow-beam runs winnow's offline jobs as Apache Beam pipelines:
 //
-//	winnow-beam dedup [-runner prism|universal|flink|spark|dataflow] [-endpoint HOST:PORT] [-o FILE] INPUT...
+//	winnow-beam dedup [-runner prism|universal|flink|spark|dataflow] [-endpoint HOST:PORT] [-o FILE] [-backend URL] INPUT...
 //	winnow-beam assign -groups FILE [-o FILE] INPUT...
 //
 // dedup reads the inputs of `winnow dedup` and writes the same JSON Lines;
@@ -10,13 +10,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,7 +65,7 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [INPUT...]\n"+
+	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [-backend URL] [INPUT...]\n"+
 		"       winnow-beam assign -groups FILE [-runner NAME] [-o FILE] INPUT...\n"+
 		"run `winnow-beam dedup -h` for the flags, Beam's included")
 }
@@ -83,6 +86,7 @@ type common struct {
 	sets    stringList
 	out     string
 	split   pipeline.SplitOptions
+	memprof string
 }
 
 func newCommon(name string) *common {
@@ -91,6 +95,7 @@ func newCommon(name string) *common {
 	c.fs.Var(&c.sets, "set", "set a configuration `KEY=VALUE` (repeatable, as winnow -set)")
 	c.fs.StringVar(&c.out, "o", "-", "write the JSON Lines to `file` (- for stdout: local runners only)")
 	c.fs.IntVar(&c.split.FilesPerShard, "shard-files", 64, "files of a directory read by one shard")
+	c.fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile of the live heap at its peak to `file` (sampled every second)")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
@@ -150,6 +155,8 @@ func runDedup(ctx context.Context, args []string) error {
 	c := newCommon("dedup")
 	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the connected components")
 	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
+	backendURL := c.fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend), in input order, as winnow dedup -backend")
+	packs := c.fs.Int("packs", pipeline.DefaultPacks, "`groups` of each grouping (elements are batched per group)")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file, as for winnow dedup;\n"+
@@ -171,12 +178,22 @@ func runDedup(ctx context.Context, args []string) error {
 	p, s := beam.NewPipelineWithRoot()
 	if err := pipeline.Dedup(s, pipeline.Options{
 		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
-		Output: out, Rounds: *rounds, HotBucket: *hot,
+		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs, Backend: *backendURL,
 	}); err != nil {
 		return err
 	}
 	start := time.Now()
+	var prof *peakProfiler
+	if c.memprof != "" {
+		prof = startPeakProfile(c.memprof, time.Second)
+	}
 	st, err := pipeline.Run(ctx, runner(), p)
+	if prof != nil {
+		peak, live, perr := prof.end()
+		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak heap %.2f GB, of it live after a collection %.2f GB (profile %s)\n",
+			float64(peak)/1e9, float64(live)/1e9, c.memprof)
+		err = errors.Join(err, perr)
+	}
 	if err != nil {
 		return err
 	}
@@ -198,7 +215,22 @@ func runDedup(ctx context.Context, args []string) error {
 		st.Docs, mb, st.Errors, st.Skipped, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
 		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate,
 		st.LargestBucket, st.LargestUnit, st.PairsCapped, st.Rounds)
+	if *backendURL != "" {
+		fmt.Fprintf(os.Stderr, "winnow-beam dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, counts(st.Loaded), cmp.Or(counts(st.NotLoaded), "none"))
+	}
 	return nil
+}
+
+// counts lists m's counts, largest first, as winnow dedup prints them.
+func counts(m map[string]int64) string {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func runAssign(ctx context.Context, args []string) error {

@@ -1,0 +1,299 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"errors"
+	"maps"
+	"math"
+	"slices"
+)
+
+// Batches. The runner holds every element between two steps with a
+// header of its own (prism: about 250 bytes of window, timestamp, pane
+// and key), which for the forty candidate entries of each document, a
+// few dozen bytes each, was most of the job's memory. The high-volume
+// steps therefore send batches: a DoFn appends the compact encoding of
+// each element to the buffer of its destination group (pack) and emits
+// one []byte per group when its input group is done, and the next step
+// decodes them. Elements keep their own sort keys, so batching changes
+// no result.
+
+// errBatch reports a batch that does not decode: a bug, or a runner
+// that corrupted data.
+var errBatch = errors.New("pipeline: corrupt batch")
+
+// codec is a type's compact encoding in batches.
+type codec[T any] interface {
+	*T
+	// appendTo appends the encoding of the value to b.
+	appendTo(b []byte) []byte
+	// readFrom decodes a value from the start of b and returns the rest.
+	readFrom(b []byte) ([]byte, error)
+}
+
+// batcher collects the encodings of elements by destination group.
+type batcher[T any, P codec[T]] struct {
+	bufs map[int][]byte
+	size int // bytes in bufs
+}
+
+// add appends v to the batch of group dest.
+func (b *batcher[T, P]) add(dest int, v *T) {
+	if b.bufs == nil {
+		b.bufs = map[int][]byte{}
+	}
+	n := len(b.bufs[dest])
+	b.bufs[dest] = P(v).appendTo(b.bufs[dest])
+	b.size += len(b.bufs[dest]) - n
+}
+
+// flushOver flushes when the batches hold more than limit bytes, so that a
+// DoFn that reads a large input holds at most about limit of its output.
+func (b *batcher[T, P]) flushOver(limit int, emit func(int, []byte)) {
+	if b.size > limit {
+		b.flush(emit)
+	}
+}
+
+// flush emits every batch and empties the batcher.
+func (b *batcher[T, P]) flush(emit func(int, []byte)) {
+	for _, dest := range slices.Sorted(maps.Keys(b.bufs)) {
+		emit(dest, b.bufs[dest])
+	}
+	clear(b.bufs)
+	b.size = 0
+}
+
+// readBatches appends to dst the elements of every batch of a group.
+func readBatches[T any, P codec[T]](dst []T, values func(*[]byte) bool) ([]T, error) {
+	var b []byte
+	for values(&b) {
+		for len(b) > 0 {
+			var v T
+			var err error
+			if b, err = P(&v).readFrom(b); err != nil {
+				return dst, err
+			}
+			dst = append(dst, v)
+		}
+	}
+	return dst, nil
+}
+
+// appendString appends s with its length.
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// readString reads a string written by appendString.
+func readString(b []byte) (string, []byte, error) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || uint64(len(b)-w) < n {
+		return "", b, errBatch
+	}
+	return string(b[w : w+int(n)]), b[w+int(n):], nil
+}
+
+func (e *Entry) appendTo(b []byte) []byte {
+	b = appendString(b, e.Bucket)
+	b = appendString(b, e.Key)
+	if e.Rep == e.Key {
+		// Most documents represent themselves: an empty Rep says so.
+		b = appendString(b, "")
+	} else {
+		b = appendString(b, e.Rep)
+	}
+	return binary.LittleEndian.AppendUint64(b, e.Simhash)
+}
+
+func (e *Entry) readFrom(b []byte) ([]byte, error) {
+	var err error
+	if e.Bucket, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if e.Key, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if e.Rep, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if e.Rep == "" {
+		e.Rep = e.Key
+	}
+	if len(b) < 8 {
+		return b, errBatch
+	}
+	e.Simhash = binary.LittleEndian.Uint64(b)
+	return b[8:], nil
+}
+
+func (j *Join) appendTo(b []byte) []byte {
+	b = appendString(b, j.Key)
+	b = append(b, byte(j.Kind))
+	b = appendString(b, j.Other)
+	return appendBytes(b, j.Sig)
+}
+
+func (j *Join) readFrom(b []byte) ([]byte, error) {
+	var err error
+	if j.Key, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if len(b) < 1 {
+		return b, errBatch
+	}
+	j.Kind = int8(b[0])
+	if j.Other, b, err = readString(b[1:]); err != nil {
+		return b, err
+	}
+	j.Sig, b, err = readBytes(b)
+	return b, err
+}
+
+// appendBytes appends b with its length.
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// readBytes reads a copy of bytes written by appendBytes (nil when empty).
+func readBytes(b []byte) ([]byte, []byte, error) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || uint64(len(b)-w) < n {
+		return nil, b, errBatch
+	}
+	var v []byte
+	if n > 0 {
+		v = slices.Clone(b[w : w+int(n)])
+	}
+	return v, b[w+int(n):], nil
+}
+
+// readUvarint reads an unsigned varint.
+func readUvarint(b []byte) (uint64, []byte, error) {
+	v, w := binary.Uvarint(b)
+	if w <= 0 {
+		return 0, b, errBatch
+	}
+	return v, b[w:], nil
+}
+
+const (
+	docUsable = 1 << iota
+	docCut
+)
+
+func (d *Doc) appendTo(b []byte) []byte {
+	b = appendString(b, d.BaseKey)
+	b = appendString(b, d.Key)
+	b = appendString(b, d.ID)
+	b = appendString(b, d.URL)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(d.Popularity))
+	b = binary.AppendUvarint(b, uint64(d.Input))
+	b = binary.AppendUvarint(b, uint64(d.Shard))
+	b = binary.AppendUvarint(b, uint64(d.Pos))
+	var flags byte
+	if d.Usable {
+		flags |= docUsable
+	}
+	if d.Cut {
+		flags |= docCut
+	}
+	b = append(b, flags)
+	return appendBytes(b, d.Sig)
+}
+
+func (d *Doc) readFrom(b []byte) ([]byte, error) {
+	var err error
+	for _, s := range []*string{&d.BaseKey, &d.Key, &d.ID, &d.URL} {
+		if *s, b, err = readString(b); err != nil {
+			return b, err
+		}
+	}
+	if len(b) < 8 {
+		return b, errBatch
+	}
+	d.Popularity = math.Float64frombits(binary.LittleEndian.Uint64(b))
+	b = b[8:]
+	var v [3]uint64
+	for i := range v {
+		if v[i], b, err = readUvarint(b); err != nil {
+			return b, err
+		}
+	}
+	d.Input, d.Shard, d.Pos = int(v[0]), int(v[1]), int64(v[2])
+	if len(b) < 1 {
+		return b, errBatch
+	}
+	d.Usable, d.Cut = b[0]&docUsable != 0, b[0]&docCut != 0
+	d.Sig, b, err = readBytes(b[1:])
+	return b, err
+}
+
+func (m *Member) appendTo(b []byte) []byte {
+	b = appendString(b, m.Key)
+	b = appendString(b, m.Root)
+	if m.Label {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	return m.Doc.appendTo(b)
+}
+
+func (m *Member) readFrom(b []byte) ([]byte, error) {
+	var err error
+	if m.Key, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if m.Root, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if len(b) < 1 {
+		return b, errBatch
+	}
+	m.Label = b[0] == 1
+	return m.Doc.readFrom(b[1:])
+}
+
+func (k *KeySig) appendTo(b []byte) []byte {
+	b = appendString(b, k.Key)
+	return appendBytes(b, k.Sig)
+}
+
+func (k *KeySig) readFrom(b []byte) ([]byte, error) {
+	var err error
+	if k.Key, b, err = readString(b); err != nil {
+		return b, err
+	}
+	k.Sig, b, err = readBytes(b)
+	return b, err
+}
+
+func (e *Edge) appendTo(b []byte) []byte {
+	b = appendString(b, e.U)
+	return appendString(b, e.V)
+}
+
+func (e *Edge) readFrom(b []byte) ([]byte, error) {
+	var err error
+	if e.U, b, err = readString(b); err != nil {
+		return b, err
+	}
+	e.V, b, err = readString(b)
+	return b, err
+}
+
+// eachInBatch calls fn with each element of one batch.
+func eachInBatch[T any, P codec[T]](b []byte, fn func(P)) error {
+	for len(b) > 0 {
+		var v T
+		var err error
+		if b, err = P(&v).readFrom(b); err != nil {
+			return err
+		}
+		fn(&v)
+	}
+	return nil
+}
