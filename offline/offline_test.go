@@ -198,3 +198,12 @@ func TestCorpusOptionsEmptyFields(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatCounts(t *testing.T) {
+	if got, want := FormatCounts(map[string]int{"b": 2, "a": 2, "c": 5}), "c 5, a 2, b 2"; got != want {
+		t.Errorf("FormatCounts = %q, want %q", got, want)
+	}
+	if got := FormatCounts(map[string]int64{}); got != "" {
+		t.Errorf("FormatCounts(empty) = %q, want \"\"", got)
+	}
+}

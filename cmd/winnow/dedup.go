@@ -123,7 +123,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, counts(loaded.Statuses), cmp.Or(counts(loaded.Skipped), "none"))
+		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, offline.FormatCounts(loaded.Statuses), cmp.Or(offline.FormatCounts(loaded.Skipped), "none"))
 	}
 	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
 		Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})

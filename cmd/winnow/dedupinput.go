@@ -1,13 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 
@@ -103,18 +100,6 @@ func errorKind(err error) string {
 	return "unreadable document"
 }
 
-// counts formats a tally as "kind n, kind n" by decreasing count.
-func counts(m map[string]int) string {
-	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
-		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b))
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
-
 // summary is the report's lines for stderr: what was skipped and why.
 func (r *inputReport) summary() string {
 	r.mu.Lock()
@@ -125,10 +110,10 @@ func (r *inputReport) summary() string {
 		for _, v := range r.skips {
 			n += v
 		}
-		fmt.Fprintf(&b, "winnow dedup: %d items hold no page and were skipped: %s\n", n, counts(r.skips))
+		fmt.Fprintf(&b, "winnow dedup: %d items hold no page and were skipped: %s\n", n, offline.FormatCounts(r.skips))
 	}
 	if len(r.errKnd) > 0 {
-		fmt.Fprintf(&b, "winnow dedup: %d bad items skipped: %s\n", r.warned, counts(r.errKnd))
+		fmt.Fprintf(&b, "winnow dedup: %d bad items skipped: %s\n", r.warned, offline.FormatCounts(r.errKnd))
 	}
 	return b.String()
 }

@@ -16,10 +16,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +33,7 @@ import (
 
 	"github.com/winnow-search/winnow/beam/pipeline"
 	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/offline"
 )
 
 func main() {
@@ -216,21 +215,9 @@ func runDedup(ctx context.Context, args []string) error {
 		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate,
 		st.LargestBucket, st.LargestUnit, st.PairsCapped, st.Rounds)
 	if *backendURL != "" {
-		fmt.Fprintf(os.Stderr, "winnow-beam dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, counts(st.Loaded), cmp.Or(counts(st.NotLoaded), "none"))
+		fmt.Fprintf(os.Stderr, "winnow-beam dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, offline.FormatCounts(st.Loaded), cmp.Or(offline.FormatCounts(st.NotLoaded), "none"))
 	}
 	return nil
-}
-
-// counts lists m's counts, largest first, as winnow dedup prints them.
-func counts(m map[string]int64) string {
-	keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int {
-		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b))
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 func runAssign(ctx context.Context, args []string) error {
