@@ -1,0 +1,208 @@
+package similarity
+
+// This file answers the question the verification asks of the LCS: does
+// its length reach a given value? The exact length is not needed for
+// that, only a proof either way: an upper bound below the value (the
+// lengths, the multiset bound, Myers' D limit: [lcsScratch.distance]) or
+// a common subsequence at least that long. Near-duplicates have one that
+// a greedy walk finds in one pass over the pages ([lcsScratch.greedy]),
+// long before Myers' algorithm has the exact distance.
+
+// Parameters of the greedy walk.
+const (
+	// greedyWindow is the largest edit, unmatched tokens of both sides
+	// together, across which the greedy walk finds the pages in step
+	// again: a sentence or two. A larger edit (an inserted paragraph)
+	// stops the forward walk, and the backward walk from the ends takes
+	// over.
+	greedyWindow = 64
+	// greedyConfirm is the number of equal tokens that put the walk in
+	// step again after an edit: one common word ("the") would often match
+	// by chance, three rarely do, while an edit of ordinary text is
+	// followed by many more.
+	greedyConfirm = 3
+)
+
+// LCSReaches reports whether the longest common subsequence of a and b
+// is at least need tokens long, with the bounds lo <= |LCS| <= hi that
+// prove it: reached is true exactly when |LCS| >= need, and then
+// lo >= need; otherwise hi < need. lo is the length of a common
+// subsequence found, hi an upper bound; they are equal only when the
+// length itself was computed.
+//
+// Cheapest proof first: the common prefix and suffix and the shorter
+// length; then a common subsequence found by a greedy walk in O(N+M) for
+// near-duplicates, which stops as soon as it is long enough, so a pair
+// far above the threshold costs a fraction of one pass; then, for the
+// rest, the bounded exact length of [LCS] with the edit distance
+// D = |a|+|b|-2·need. The verification's question "is the LCS ratio at
+// least t?" is need = [NeedForRatio](|a|, |b|, t). Pooled memory: no
+// allocation once warm. Safe for concurrent use.
+func LCSReaches(a, b []uint32, need int) (lo, hi int, reached bool) {
+	s := lcsPool.Get().(*lcsScratch)
+	lo, hi, reached = s.reaches(a, b, need)
+	lcsPool.Put(s)
+	return lo, hi, reached
+}
+
+// NeedForRatio returns the smallest LCS length of two sequences of
+// lengths n and m whose LCS ratio is at least t: the length of
+// the edit distance [MaxDForRatio], so that LCSReaches(a, b,
+// NeedForRatio(len(a), len(b), t)) answers exactly what LCS(a, b,
+// MaxDForRatio(len(a), len(b), t)) does.
+func NeedForRatio(n, m int, t float64) int {
+	return (n + m - MaxDForRatio(n, m, t) + 1) / 2
+}
+
+// reaches is [LCSReaches] on the scratch s; s.settled says which stage
+// settled it.
+func (s *lcsScratch) reaches(a, b []uint32, need int) (lo, hi int, reached bool) {
+	s.settled = LCSStageBound
+	pre, suf := commonAffixes(a, b)
+	a2, b2 := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	base := pre + suf
+	hi = base + min(len(a2), len(b2))
+	switch {
+	case base >= need:
+		return base, hi, true
+	case hi < need:
+		return base, hi, false
+	}
+	// From here the rest needs rest tokens matched, and at most lim of
+	// its tokens may stay unmatched.
+	rest := need - base
+	total := len(a2) + len(b2)
+	lim := total - 2*rest
+	s.settled = LCSStageLength
+	g := s.greedy(a2, b2, rest, lim, false)
+	if g >= rest {
+		return base + g, hi, true
+	}
+	d, _ := s.distance(a2, b2, lim, false)
+	if d <= lim {
+		l := base + (total-d)/2
+		return l, l, true
+	}
+	return base + g, min(hi, base+(total-d)/2), false
+}
+
+// greedy returns the length of a common subsequence of a and b found by
+// walking both forward, matching equal tokens and, after an edit, going
+// on at the nearest pair of positions (fewest tokens skipped on both
+// sides together, at most [greedyWindow]; see [paced]) where
+// [greedyConfirm] tokens are equal; when no such pair is found the walk goes backward from the
+// ends down to where the forward one stopped, the same way. It stops as
+// soon as the length reaches need or the unmatched tokens exceed lim (no
+// common subsequence it could still find would then be long enough).
+// With keep set the matched runs are appended to s.runs, for the tests.
+// Cost O(N+M) plus O(w²) for an edit of w tokens.
+func (s *lcsScratch) greedy(a, b []uint32, need, lim int, keep bool) int {
+	n, m := len(a), len(b)
+	l, skipped := 0, 0
+	// Forward: a[:i] and b[:j] are walked.
+	i, j := 0, 0
+	for i < n && j < m && l < need {
+		i0 := i
+		for i < n && j < m && a[i] == b[j] {
+			i++
+			j++
+		}
+		if keep && i > i0 {
+			s.runs = append(s.runs, Run{A: i0, B: j - (i - i0), Len: i - i0})
+		}
+		l += i - i0
+		if i == n || j == m || l >= need {
+			break
+		}
+		p, q, ok := resync(a[i:], b[j:], paced(skipped, i+j, n+m, lim))
+		if !ok {
+			break
+		}
+		i, j, skipped = i+p, j+q, skipped+p+q
+	}
+	if l >= need || i == n || j == m {
+		return l
+	}
+	// Backward: a[ie:] and b[je:] are walked, down to a[i] and b[j].
+	ie, je := n, m
+	for ie > i && je > j && l < need {
+		e0 := ie
+		for ie > i && je > j && a[ie-1] == b[je-1] {
+			ie--
+			je--
+		}
+		if keep && e0 > ie {
+			s.runs = append(s.runs, Run{A: ie, B: je, Len: e0 - ie})
+		}
+		l += e0 - ie
+		if ie == i || je == j || l >= need {
+			break
+		}
+		p, q, ok := resyncBack(a[i:ie], b[j:je], paced(skipped, i+j+n-ie+m-je, n+m, lim))
+		if !ok {
+			break
+		}
+		ie, je, skipped = ie-p, je-q, skipped+p+q
+	}
+	return l
+}
+
+// paced returns the largest edit the greedy walk may skip next, having
+// skipped tokens of the walked ones of total: at most [greedyWindow], and
+// 0 (stop) once it skips more than its share of lim, the tokens that may
+// stay unmatched, plus one window. Near-duplicates skip a few percent of
+// the tokens, far below the share of any useful ratio; unrelated pages
+// skip most of them, and so stop after a few windows instead of walking
+// the pages before the exact search proves them apart.
+func paced(skipped, walked, total, lim int) int {
+	share := lim*walked/total + greedyWindow
+	return max(min(greedyWindow, share-skipped, lim-skipped), 0)
+}
+
+// resync returns the nearest (p, q), smallest p+q from 1 to w, at which
+// a[p:] and b[q:] start with greedyConfirm equal tokens (or with equal
+// tokens up to the end of one of them), given a[0] != b[0].
+func resync(a, b []uint32, w int) (p, q int, ok bool) {
+	for sum := 1; sum <= w; sum++ {
+		for p := max(0, sum-len(b)+1); p <= sum && p < len(a); p++ {
+			q := sum - p
+			if a[p] != b[q] {
+				continue
+			}
+			k := min(greedyConfirm, len(a)-p, len(b)-q)
+			c := 1
+			for c < k && a[p+c] == b[q+c] {
+				c++
+			}
+			if c == k {
+				return p, q, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// resyncBack is [resync] from the ends: the smallest p+q at which
+// a[:len(a)-p] and b[:len(b)-q] end with equal tokens, given that their
+// last tokens differ.
+func resyncBack(a, b []uint32, w int) (p, q int, ok bool) {
+	n, m := len(a), len(b)
+	for sum := 1; sum <= w; sum++ {
+		for p := max(0, sum-m+1); p <= sum && p < n; p++ {
+			q := sum - p
+			x, y := n-1-p, m-1-q
+			if a[x] != b[y] {
+				continue
+			}
+			k := min(greedyConfirm, x+1, y+1)
+			c := 1
+			for c < k && a[x-c] == b[y-c] {
+				c++
+			}
+			if c == k {
+				return p, q, true
+			}
+		}
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,134 @@
+package similarity
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// checkReaches checks LCSReaches(a, b, need) against the exact length l:
+// the answer is the truth and the bounds hold and prove it.
+func checkReaches(t *testing.T, a, b []uint32, need, l int) {
+	t.Helper()
+	lo, hi, reached := LCSReaches(a, b, need)
+	if reached != (l >= need) || lo > l || hi < l || (reached && lo < need) || (!reached && hi >= need) {
+		t.Fatalf("LCSReaches(%d tokens, %d tokens, need %d) = %d, %d, %v; exact length %d", len(a), len(b), need, lo, hi, reached, l)
+	}
+}
+
+// checkGreedy checks that the greedy walk's runs are a common
+// subsequence of a and b as long as the length it returns, and no longer
+// than the LCS.
+func checkGreedy(t *testing.T, a, b []uint32, need, lim, l int) {
+	t.Helper()
+	s := new(lcsScratch)
+	g := s.greedy(a, b, need, lim, true)
+	runs := sortRuns(s.runs)
+	checkRuns(t, a, b, runs, g)
+	if g > l {
+		t.Fatalf("greedy walk found %d common tokens, the LCS has %d", g, l)
+	}
+}
+
+// sortRuns returns the runs of the greedy walk in order of position:
+// the forward walk appends its runs in order, the backward one in
+// reverse. A checked walk's runs do not overlap, so their starts order
+// them.
+func sortRuns(runs []Run) []Run {
+	out := slices.Clone(runs)
+	slices.SortFunc(out, func(x, y Run) int { return cmp.Compare(x.A, y.A) })
+	return out
+}
+
+func TestLCSReachesAgainstDP(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for i := range 400 {
+		n := r.IntN(200)
+		k := []int{2, 4, 16, 1000}[i%4]
+		a := lcsRandSeq(r, n, k)
+		b := lcsRandSeq(r, r.IntN(200), k)
+		if i%2 == 1 {
+			b = lcsMutate(r, a, []float64{0.02, 0.1, 0.3}[i%3], k)
+		}
+		l := lcsDP(a, b)
+		for _, need := range []int{0, 1, l - 5, l - 1, l, l + 1, l + 5, min(len(a), len(b)) + 1} {
+			checkReaches(t, a, b, need, l)
+		}
+		for _, need := range []int{l / 2, l, len(a) + len(b)} {
+			checkGreedy(t, a, b, need, len(a)+len(b), l)
+		}
+		checkGreedy(t, a, b, l, (len(a)+len(b))/4, l)
+	}
+}
+
+func TestLCSReachesRealText(t *testing.T) {
+	gpl := lcsReadWords(t, "gpl-3.txt", 5000)
+	apache := lcsReadWords(t, "apache-2.0.txt", 1500)
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, rate := range []float64{0, 0.01, 0.03, 0.1, 0.3, 1} {
+		for _, n := range []int{70, 1300, 5000} {
+			a := lcsHash(gpl[:n])
+			b := lcsHash(lcsEditWords(r, gpl[:n], rate, apache))
+			l := exactMyers(a, b)
+			for _, ratio := range []float64{0.3, DefaultVerifyLCS, 0.9, 0.99} {
+				need := NeedForRatio(len(a), len(b), ratio)
+				checkReaches(t, a, b, need, l)
+				// The same question as the bounded LCS answers.
+				_, ok := LCS(a, b, MaxDForRatio(len(a), len(b), ratio))
+				if _, _, reached := LCSReaches(a, b, need); reached != ok {
+					t.Errorf("%d words, edit rate %.2f, ratio %.2f: LCSReaches %v, LCS within MaxDForRatio %v", n, rate, ratio, reached, ok)
+				}
+			}
+			checkGreedy(t, a, b, len(a), len(a)+len(b), l)
+		}
+	}
+	// A paragraph inserted: the forward walk stops there and the backward
+	// one finds the rest.
+	a := lcsHash(gpl[:3000])
+	b := lcsHash(append(append(append([]string{}, gpl[:1500]...), apache[:400]...), gpl[1500:3000]...))
+	s := new(lcsScratch)
+	if g := s.greedy(a, b, len(a), len(a)+len(b), true); g != len(a) {
+		t.Errorf("greedy walk across an inserted paragraph: %d common tokens, want %d", g, len(a))
+	}
+	checkRuns(t, a, b, sortRuns(s.runs), len(a))
+}
+
+func TestNeedForRatio(t *testing.T) {
+	for _, c := range []struct{ n, m int }{{0, 0}, {1, 1}, {10, 13}, {1000, 1000}, {997, 1200}} {
+		for _, ratio := range []float64{0, 0.3, DefaultVerifyLCS, 0.9, 1} {
+			need := NeedForRatio(c.n, c.m, ratio)
+			if need > 0 && Ratio(need-1, c.n, c.m) >= ratio && need-1 <= min(c.n, c.m) {
+				t.Errorf("NeedForRatio(%d, %d, %v) = %d, but %d reaches the ratio", c.n, c.m, ratio, need, need-1)
+			}
+			if need <= min(c.n, c.m) && Ratio(need, c.n, c.m) < ratio-1e-9 {
+				t.Errorf("NeedForRatio(%d, %d, %v) = %d, whose ratio %v is below", c.n, c.m, ratio, need, Ratio(need, c.n, c.m))
+			}
+		}
+	}
+}
+
+// FuzzLCSReaches checks LCSReaches against the dynamic program on any
+// pair and need, and that the greedy walk's runs are a common
+// subsequence; the input as in FuzzLCSBounded.
+func FuzzLCSReaches(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 0xff, 1, 3, 4, 6, 5}, uint16(3), uint8(3))
+	f.Add([]byte{7, 7, 7, 1, 0xff, 7, 1, 7, 7}, uint16(0), uint8(1))
+	f.Add([]byte{0xff}, uint16(1), uint8(7))
+	f.Fuzz(func(t *testing.T, data []byte, need uint16, alphabet uint8) {
+		k := uint32(alphabet%16) + 1
+		var a, b []uint32
+		dst := &a
+		for _, c := range data {
+			if c == 0xff && dst == &a {
+				dst = &b
+				continue
+			}
+			*dst = append(*dst, uint32(c)%k*0x9E3779B1)
+		}
+		l := lcsDP(a, b)
+		nd := int(need) % (len(a) + len(b) + 2)
+		checkReaches(t, a, b, nd, l)
+		checkGreedy(t, a, b, nd, int(need)%(len(a)+len(b)+1), l)
+	})
+}
