@@ -159,50 +159,102 @@ func paced(skipped, walked, total, lim int) int {
 	return max(min(greedyWindow, share-skipped, lim-skipped), 0)
 }
 
-// resync returns the nearest (p, q), smallest p+q from 1 to w, at which
-// a[p:] and b[q:] start with greedyConfirm equal tokens (or with equal
-// tokens up to the end of one of them), given a[0] != b[0].
+// resync returns the nearest (p, q), smallest p+q from 1 to w (then
+// smallest p), at which a[p:] and b[q:] start with greedyConfirm equal
+// tokens (or with equal tokens up to the end of one of them), given
+// a[0] != b[0]. The positions q <= w of b's tokens go into a small hash
+// table first, so a search costs O(w) look-ups instead of the O(w²)
+// pairs of the window: an edit costs little more than its tokens, and
+// unrelated pages, where no pair is found, stop at once.
 func resync(a, b []uint32, w int) (p, q int, ok bool) {
-	for sum := 1; sum <= w; sum++ {
-		for p := max(0, sum-len(b)+1); p <= sum && p < len(a); p++ {
-			q := sum - p
-			if a[p] != b[q] {
-				continue
-			}
-			k := min(greedyConfirm, len(a)-p, len(b)-q)
-			c := 1
-			for c < k && a[p+c] == b[q+c] {
-				c++
-			}
-			if c == k {
-				return p, q, true
-			}
-		}
-	}
-	return 0, 0, false
+	return resyncDir(a, b, w, false)
 }
 
 // resyncBack is [resync] from the ends: the smallest p+q at which
 // a[:len(a)-p] and b[:len(b)-q] end with equal tokens, given that their
 // last tokens differ.
 func resyncBack(a, b []uint32, w int) (p, q int, ok bool) {
-	n, m := len(a), len(b)
-	for sum := 1; sum <= w; sum++ {
-		for p := max(0, sum-m+1); p <= sum && p < n; p++ {
+	return resyncDir(a, b, w, true)
+}
+
+// resyncNear is the largest sum of skipped tokens that resync tries pair
+// by pair (36 pairs) before it builds its table.
+const resyncNear = 8
+
+// confirmed reports whether a[p:] and b[q:] (reversed when back is set)
+// start with greedyConfirm equal tokens, or with equal tokens up to the
+// end of one of them; a[p] and b[q] are equal.
+func confirmed(a, b []uint32, p, q int, back bool) bool {
+	k := min(greedyConfirm, len(a)-p, len(b)-q)
+	for c := 1; c < k; c++ {
+		x, y := a[p+c], b[q+c]
+		if back {
+			x, y = a[len(a)-1-p-c], b[len(b)-1-q-c]
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// resyncSlots is the size of resync's table: twice the window's
+// positions, so that probes stay short.
+const resyncSlots = 2 * (greedyWindow + 1)
+
+// resyncDir is [resync], on the sequences reversed when back is set.
+func resyncDir(a, b []uint32, w int, back bool) (p, q int, ok bool) {
+	w = min(w, greedyWindow)
+	at := func(s []uint32, i int) uint32 {
+		if back {
+			return s[len(s)-1-i]
+		}
+		return s[i]
+	}
+	// Most edits are a word or two: try the pairs of small sums first.
+	for sum := 1; sum <= min(w, resyncNear); sum++ {
+		for p := max(0, sum-len(b)+1); p <= sum && p < len(a); p++ {
 			q := sum - p
-			x, y := n-1-p, m-1-q
-			if a[x] != b[y] {
-				continue
-			}
-			k := min(greedyConfirm, x+1, y+1)
-			c := 1
-			for c < k && a[x-c] == b[y-c] {
-				c++
-			}
-			if c == k {
+			if at(a, p) == at(b, q) && confirmed(a, b, p, q, back) {
 				return p, q, true
 			}
 		}
 	}
-	return 0, 0, false
+	if w <= resyncNear {
+		return 0, 0, false
+	}
+	var (
+		keys [resyncSlots]uint32
+		head [resyncSlots]int8 // first position of the key + 1, 0: empty
+		next [greedyWindow + 1]int8
+	)
+	slot := func(x uint32) int { return int(uint64(x*0x9E3779B1) * resyncSlots >> 32) }
+	for q := min(w, len(b)-1); q >= 0; q-- { // descending: chains ascend
+		x := at(b, q)
+		h := slot(x)
+		for head[h] != 0 && keys[h] != x {
+			h = (h + 1) % resyncSlots
+		}
+		keys[h] = x
+		next[q] = head[h] - 1
+		head[h] = int8(q + 1)
+	}
+	best, bp := w+1, 0
+	for p := 0; p < best && p < len(a); p++ {
+		x := at(a, p)
+		h := slot(x)
+		for head[h] != 0 && keys[h] != x {
+			h = (h + 1) % resyncSlots
+		}
+		for q := int(head[h]) - 1; q >= 0 && p+q < best; q = int(next[q]) {
+			if confirmed(a, b, p, q, back) {
+				best, bp = p+q, p
+				break
+			}
+		}
+	}
+	if best > w {
+		return 0, 0, false
+	}
+	return bp, best - bp, true
 }
