@@ -1,5 +1,7 @@
 package similarity
 
+import "math/bits"
+
 // This file answers the question the verification asks of the LCS: does
 // its length reach a given value? The exact length is not needed for
 // that, only a proof either way: an upper bound below the value (the
@@ -78,6 +80,22 @@ func (s *lcsScratch) reaches(a, b []uint32, need int) (lo, hi int, reached bool)
 	if g >= rest {
 		return base + g, hi, true
 	}
+	// Pages apart by their multiset of tokens stop here, before the
+	// index of the walk below costs them a pass.
+	inter := s.bucketBound(a2, b2)
+	hi = min(hi, base+inter)
+	if inter < rest {
+		s.settled = LCSStageBound
+		return base + g, hi, false
+	}
+	// Pages whose heads or tails differ by more than a window (site
+	// templates) stop the greedy walk at once; the walk with jumps goes
+	// over them.
+	w := s.jumpWalk(a2, b2, rest, lim, false)
+	if w >= rest {
+		return base + w, hi, true
+	}
+	g = max(g, w)
 	d, _ := s.distance(a2, b2, lim, false)
 	if d <= lim {
 		l := base + (total-d)/2
@@ -157,6 +175,110 @@ func (s *lcsScratch) greedy(a, b []uint32, need, lim int, keep bool) int {
 func paced(skipped, walked, total, lim int) int {
 	share := lim*walked/total + greedyWindow
 	return max(min(greedyWindow, share-skipped, lim-skipped), 0)
+}
+
+// jumpConfirm is the number of equal tokens at which the walk with jumps
+// ([lcsScratch.jumpWalk]) goes on after a jump over more than a window:
+// a trigram of common words may occur anywhere, a run of eight is the
+// same text.
+const jumpConfirm = 8
+
+// jumpWalk returns the length of a common subsequence of a and b found
+// by a forward walk as [lcsScratch.greedy]'s, which after an edit larger
+// than a window jumps to the next position of a whose next jumpConfirm
+// tokens occur in b at or after the walk's position there (the first
+// such occurrence, found through an index of b's trigrams): pages that
+// share their content under different site templates match the content
+// after a jump over the head. It stops once the length reaches need or
+// no jump keeps the unmatched tokens within lim. O(N+M) for the index
+// and the walk, with pooled memory; a and b have at least one token.
+func (s *lcsScratch) jumpWalk(a, b []uint32, need, lim int, keep bool) int {
+	n, m := len(a), len(b)
+	s.indexTrigrams(b)
+	l, skipped := 0, 0
+	i, j := 0, 0
+	for i < n && j < m && l < need {
+		i0 := i
+		for i < n && j < m && a[i] == b[j] {
+			i++
+			j++
+		}
+		if keep && i > i0 {
+			s.runs = append(s.runs, Run{A: i0, B: j - (i - i0), Len: i - i0})
+		}
+		l += i - i0
+		if i == n || j == m || l >= need {
+			break
+		}
+		budget := lim - skipped
+		p, q, ok := resync(a[i:], b[j:], min(greedyWindow, budget))
+		if ok {
+			p, q = i+p, j+q
+		} else if p, q, ok = s.jump(a, b, i, j, budget); !ok {
+			break
+		}
+		skipped += p - i + q - j
+		i, j = p, q
+	}
+	return l
+}
+
+// jump returns the first position p > i of a, and the first q >= j of b,
+// at which jumpConfirm equal tokens (or equal tokens up to the end) start,
+// skipping at most budget tokens in all; ok is false when there is none.
+func (s *lcsScratch) jump(a, b []uint32, i, j, budget int) (p, q int, ok bool) {
+	mask := int32(len(s.triHead) - 1)
+	for p = i + 1; p+3 <= len(a) && p-i <= budget; p++ {
+		k := trigram(a, p)
+		h := int32(tokenSlot(k, s.triShift))
+		for s.triHead[h] != 0 && s.triKey[h] != k {
+			h = (h + 1) & mask
+		}
+		for q = int(s.triHead[h]) - 1; q >= 0 && p-i+q-j <= budget; q = int(s.triNext[q]) {
+			if q < j {
+				continue
+			}
+			c, end := 0, min(jumpConfirm, len(a)-p, len(b)-q)
+			for c < end && a[p+c] == b[q+c] {
+				c++
+			}
+			if c == end {
+				return p, q, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// trigram returns a hash of s[i:i+3].
+func trigram(s []uint32, i int) uint32 {
+	return (s[i]*0x9E3779B1+s[i+1])*0x85EBCA77 + s[i+2]
+}
+
+// indexTrigrams fills the table of b's trigrams for [lcsScratch.jump]:
+// the first position of each, and from each position the next one of
+// the same trigram, in pooled memory.
+func (s *lcsScratch) indexTrigrams(b []uint32) {
+	size := 2
+	for size < 2*len(b) {
+		size <<= 1
+	}
+	s.triShift = uint(32 - bits.TrailingZeros(uint(size)))
+	s.triHead = resize(s.triHead, size)
+	clear(s.triHead)
+	s.triKey = resize(s.triKey, size)
+	s.triNext = resize(s.triNext, len(b))
+	mask := uint32(size - 1)
+	for q := len(b) - 3; q >= 0; q-- { // descending: the chains ascend
+		k := trigram(b, q)
+		h := tokenSlot(k, s.triShift)
+		for s.triHead[h] != 0 && s.triKey[h] != k {
+			h = (h + 1) & mask
+		}
+		s.triKey[h] = k
+		s.triNext[q] = s.triHead[h] - 1
+		s.triHead[h] = int32(q + 1)
+	}
 }
 
 // resync returns the nearest (p, q), smallest p+q from 1 to w (then

@@ -29,6 +29,15 @@ func checkGreedy(t *testing.T, a, b []uint32, need, lim, l int) {
 	if g > l {
 		t.Fatalf("greedy walk found %d common tokens, the LCS has %d", g, l)
 	}
+	if len(a) == 0 || len(b) == 0 {
+		return
+	}
+	s.runs = s.runs[:0]
+	w := s.jumpWalk(a, b, need, lim, true)
+	checkRuns(t, a, b, s.runs, w)
+	if w > l {
+		t.Fatalf("walk with jumps found %d common tokens, the LCS has %d", w, l)
+	}
 }
 
 // sortRuns returns the runs of the greedy walk in order of position:
@@ -92,6 +101,30 @@ func TestLCSReachesRealText(t *testing.T) {
 		t.Errorf("greedy walk across an inserted paragraph: %d common tokens, want %d", g, len(a))
 	}
 	checkRuns(t, a, b, sortRuns(s.runs), len(a))
+}
+
+// TestLCSReachesTemplates checks that one text under two different site
+// templates, a head and a tail longer than the greedy walk's window, is
+// proved to reach the verification's ratio by a common subsequence
+// found (the walk with jumps), not by the length.
+func TestLCSReachesTemplates(t *testing.T) {
+	gpl := lcsHash(lcsReadWords(t, "gpl-3.txt", 3000))
+	apache := lcsHash(lcsReadWords(t, "apache-2.0.txt", 1500))
+	content := gpl[:2000]
+	a := slices.Concat(gpl[2000:2300], content, gpl[2300:2600])
+	b := slices.Concat(apache[:300], content, apache[300:600])
+	need := NeedForRatio(len(a), len(b), DefaultVerifyLCS)
+	l := exactMyers(a, b)
+	if l < need {
+		t.Fatalf("test pages: LCS %d below the ratio's %d", l, need)
+	}
+	lo, hi, ok := LCSReaches(a, b, need)
+	if !ok || lo < need || lo >= hi || hi < l {
+		t.Errorf("LCSReaches(template pages, need %d) = %d, %d, %v; want reached by a common subsequence below the bound, exact %d", need, lo, hi, ok, l)
+	}
+	if s := new(lcsScratch); s.greedy(a, b, need, len(a)+len(b)-2*need, false) >= need {
+		t.Errorf("the greedy walk alone proved the template pages: the test does not reach the walk with jumps")
+	}
 }
 
 func TestNeedForRatio(t *testing.T) {
