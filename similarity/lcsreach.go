@@ -108,36 +108,15 @@ func (s *lcsScratch) reaches(a, b []uint32, need int) (lo, hi int, reached bool)
 // walking both forward, matching equal tokens and, after an edit, going
 // on at the nearest pair of positions (fewest tokens skipped on both
 // sides together, at most [greedyWindow]; see [paced]) where
-// [greedyConfirm] tokens are equal; when no such pair is found the walk goes backward from the
-// ends down to where the forward one stopped, the same way. It stops as
-// soon as the length reaches need or the unmatched tokens exceed lim (no
+// [greedyConfirm] tokens are equal; when no such pair is found the walk
+// goes backward from the ends down to where the forward one stopped, the
+// same way. It stops as soon as the length reaches need or the unmatched tokens exceed lim (no
 // common subsequence it could still find would then be long enough).
 // With keep set the matched runs are appended to s.runs, for the tests.
 // Cost O(N+M) plus O(w²) for an edit of w tokens.
 func (s *lcsScratch) greedy(a, b []uint32, need, lim int, keep bool) int {
 	n, m := len(a), len(b)
-	l, skipped := 0, 0
-	// Forward: a[:i] and b[:j] are walked.
-	i, j := 0, 0
-	for i < n && j < m && l < need {
-		i0 := i
-		for i < n && j < m && a[i] == b[j] {
-			i++
-			j++
-		}
-		if keep && i > i0 {
-			s.runs = append(s.runs, Run{A: i0, B: j - (i - i0), Len: i - i0})
-		}
-		l += i - i0
-		if i == n || j == m || l >= need {
-			break
-		}
-		p, q, ok := resync(a[i:], b[j:], paced(skipped, i+j, n+m, lim))
-		if !ok {
-			break
-		}
-		i, j, skipped = i+p, j+q, skipped+p+q
-	}
+	l, i, j, skipped := s.walk(a, b, need, lim, false, keep)
 	if l >= need || i == n || j == m {
 		return l
 	}
@@ -163,6 +142,21 @@ func (s *lcsScratch) greedy(a, b []uint32, need, lim int, keep bool) int {
 		ie, je, skipped = ie-p, je-q, skipped+p+q
 	}
 	return l
+}
+
+// forwardRun returns the ends of the run of equal tokens of a and b that
+// starts at a[i] and b[j], appending it to s.runs when keep is set and it
+// is not empty.
+func (s *lcsScratch) forwardRun(a, b []uint32, i, j int, keep bool) (int, int) {
+	i0, j0 := i, j
+	for i < len(a) && j < len(b) && a[i] == b[j] {
+		i++
+		j++
+	}
+	if keep && i > i0 {
+		s.runs = append(s.runs, Run{A: i0, B: j0, Len: i - i0})
+	}
+	return i, j
 }
 
 // paced returns the largest edit the greedy walk may skip next, having
@@ -193,34 +187,41 @@ const jumpConfirm = 8
 // no jump keeps the unmatched tokens within lim. O(N+M) for the index
 // and the walk, with pooled memory; a and b have at least one token.
 func (s *lcsScratch) jumpWalk(a, b []uint32, need, lim int, keep bool) int {
-	n, m := len(a), len(b)
 	s.indexTrigrams(b)
-	l, skipped := 0, 0
-	i, j := 0, 0
+	l, _, _, _ := s.walk(a, b, need, lim, true, keep)
+	return l
+}
+
+// walk is the forward walk of [lcsScratch.greedy] (jumps false: an edit
+// of up to the [paced] window) and of [lcsScratch.jumpWalk] (jumps set:
+// any edit that keeps the unmatched tokens within lim, jumping through
+// the trigram index past a window). It returns the length found, where
+// it stopped in a and b, and the tokens it skipped.
+func (s *lcsScratch) walk(a, b []uint32, need, lim int, jumps, keep bool) (l, i, j, skipped int) {
+	n, m := len(a), len(b)
 	for i < n && j < m && l < need {
 		i0 := i
-		for i < n && j < m && a[i] == b[j] {
-			i++
-			j++
-		}
-		if keep && i > i0 {
-			s.runs = append(s.runs, Run{A: i0, B: j - (i - i0), Len: i - i0})
-		}
+		i, j = s.forwardRun(a, b, i, j, keep)
 		l += i - i0
 		if i == n || j == m || l >= need {
 			break
 		}
-		budget := lim - skipped
-		p, q, ok := resync(a[i:], b[j:], min(greedyWindow, budget))
+		w := min(greedyWindow, lim-skipped)
+		if !jumps {
+			w = paced(skipped, i+j, n+m, lim)
+		}
+		p, q, ok := resync(a[i:], b[j:], w)
 		if ok {
 			p, q = i+p, j+q
-		} else if p, q, ok = s.jump(a, b, i, j, budget); !ok {
+		} else if !jumps {
+			break
+		} else if p, q, ok = s.jump(a, b, i, j, lim-skipped); !ok {
 			break
 		}
 		skipped += p - i + q - j
 		i, j = p, q
 	}
-	return l
+	return l, i, j, skipped
 }
 
 // jump returns the first position p > i of a, and the first q >= j of b,

@@ -149,16 +149,7 @@ func FuzzLCSReaches(f *testing.F) {
 	f.Add([]byte{7, 7, 7, 1, 0xff, 7, 1, 7, 7}, uint16(0), uint8(1))
 	f.Add([]byte{0xff}, uint16(1), uint8(7))
 	f.Fuzz(func(t *testing.T, data []byte, need uint16, alphabet uint8) {
-		k := uint32(alphabet%16) + 1
-		var a, b []uint32
-		dst := &a
-		for _, c := range data {
-			if c == 0xff && dst == &a {
-				dst = &b
-				continue
-			}
-			*dst = append(*dst, uint32(c)%k*0x9E3779B1)
-		}
+		a, b := fuzzSeqs(data, alphabet)
 		l := lcsDP(a, b)
 		nd := int(need) % (len(a) + len(b) + 2)
 		checkReaches(t, a, b, nd, l)
