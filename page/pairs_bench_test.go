@@ -92,9 +92,9 @@ func loadPairs(b *testing.B) [][2]*similarity.Signature {
 // exact length (similarity.LCS at MaxDForRatio) and by
 // similarity.LCSReaches, side by side, and reports the time a pair, the
 // share of pairs that reach the ratio and the share that reach it with
-// the length computed (lo == hi: by the exact search, or because the
-// common prefix and suffix cover one page) rather than proved by a
-// common subsequence found.
+// the length known (lo == hi: by the exact search, because the common
+// prefix and suffix cover one page, or the bounds met) rather than
+// proved by a common subsequence found.
 //
 //	go test -run '^$' -bench LCSReachesPairs ./page/ -pairs.dir ../shared/eval/webis-ecir20-dev
 func BenchmarkLCSReachesPairs(b *testing.B) {

@@ -7,8 +7,9 @@ import "math/bits"
 // that, only a proof either way: an upper bound below the value (the
 // lengths, the multiset bound, Myers' D limit: [lcsScratch.distance]) or
 // a common subsequence at least that long. Near-duplicates have one that
-// a greedy walk finds in one pass over the pages ([lcsScratch.greedy]),
-// long before Myers' algorithm has the exact distance.
+// a greedy walk finds in one pass over the pages ([lcsScratch.greedy],
+// [lcsScratch.jumpWalk]), long before Myers' algorithm has the exact
+// distance.
 
 // Parameters of the greedy walk.
 const (
@@ -29,15 +30,17 @@ const (
 // is at least need tokens long, with the bounds lo <= |LCS| <= hi that
 // prove it: reached is true exactly when |LCS| >= need, and then
 // lo >= need; otherwise hi < need. lo is the length of a common
-// subsequence found, hi an upper bound; they are equal only when the
-// length itself was computed.
+// subsequence found, hi an upper bound; when they are equal the length
+// is known (computed, or the bounds met).
 //
 // Cheapest proof first: the common prefix and suffix and the shorter
 // length; then a common subsequence found by a greedy walk in O(N+M) for
 // near-duplicates, which stops as soon as it is long enough, so a pair
-// far above the threshold costs a fraction of one pass; then, for the
-// rest, the bounded exact length of [LCS] with the edit distance
-// D = |a|+|b|-2·need. The verification's question "is the LCS ratio at
+// far above the threshold costs a fraction of one pass; then the
+// bucketed multiset bound ([lcsScratch.bucketBound]), which settles most
+// unrelated pages; then a walk that jumps over site templates
+// ([lcsScratch.jumpWalk]); then, for the rest, the bounded exact length
+// of [LCS] with the edit distance D = |a|+|b|-2·need. The verification's question "is the LCS ratio at
 // least t?" is need = [NeedForRatio](|a|, |b|, t). Pooled memory: no
 // allocation once warm. Safe for concurrent use.
 func LCSReaches(a, b []uint32, need int) (lo, hi int, reached bool) {
