@@ -180,6 +180,12 @@ func paced(skipped, walked, total, lim int) int {
 // same text.
 const jumpConfirm = 8
 
+// jumpChain is the most occurrences of one trigram of b that a jump
+// looks at: a trigram that repeats more often (a table row's pattern)
+// is skipped for the next, so that a jump costs O(1) a position of a
+// whatever the input.
+const jumpChain = 16
+
 // jumpWalk returns the length of a common subsequence of a and b found
 // by a forward walk as [lcsScratch.greedy]'s, which after an edit larger
 // than a window jumps to the next position of a whose next jumpConfirm
@@ -229,7 +235,8 @@ func (s *lcsScratch) walk(a, b []uint32, need, lim int, jumps, keep bool) (l, i,
 
 // jump returns the first position p > i of a, and the first q >= j of b,
 // at which jumpConfirm equal tokens (or equal tokens up to the end) start,
-// skipping at most budget tokens in all; ok is false when there is none.
+// skipping at most budget tokens in all, among the first [jumpChain]
+// occurrences of each trigram; ok is false when there is none.
 func (s *lcsScratch) jump(a, b []uint32, i, j, budget int) (p, q int, ok bool) {
 	mask := int32(len(s.triHead) - 1)
 	for p = i + 1; p+3 <= len(a) && p-i <= budget; p++ {
@@ -238,7 +245,9 @@ func (s *lcsScratch) jump(a, b []uint32, i, j, budget int) (p, q int, ok bool) {
 		for s.triHead[h] != 0 && s.triKey[h] != k {
 			h = (h + 1) & mask
 		}
-		for q = int(s.triHead[h]) - 1; q >= 0 && p-i+q-j <= budget; q = int(s.triNext[q]) {
+		seen := 0
+		for q = int(s.triHead[h]) - 1; q >= 0 && p-i+q-j <= budget && seen < jumpChain; q = int(s.triNext[q]) {
+			seen++
 			if q < j {
 				continue
 			}
