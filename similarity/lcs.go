@@ -44,6 +44,13 @@ type lcsScratch struct {
 	// buckets counts the tokens of one sequence by bucket for
 	// [lcsScratch.bucketBound].
 	buckets []uint32
+	// The trigram index of the walk with jumps (lcsreach.go): the first
+	// position + 1 of each trigram by slot, its key, and the next
+	// position of the same trigram from each position.
+	triHead  []int32
+	triKey   []uint32
+	triNext  []int32
+	triShift uint
 
 	settled LCSStage // how far the last computation went
 	// bitAligned reports that the last distance left a bit-parallel log

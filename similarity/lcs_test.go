@@ -366,6 +366,23 @@ func TestBucketBound(t *testing.T) {
 	}
 }
 
+// fuzzSeqs returns the two sequences of a fuzz input: its bytes split at
+// the first 0xff, each byte's value modulo an alphabet of
+// alphabet%16+1 tokens, so that tokens repeat as words do, spread over
+// the hash space as word hashes are.
+func fuzzSeqs(data []byte, alphabet uint8) (a, b []uint32) {
+	k := uint32(alphabet%16) + 1
+	dst := &a
+	for _, c := range data {
+		if c == 0xff && dst == &a {
+			dst = &b
+			continue
+		}
+		*dst = append(*dst, uint32(c)%k*0x9E3779B1)
+	}
+	return a, b
+}
+
 // FuzzLCSBounded checks the bounded LCS against the dynamic programme on
 // any pair: exact within the bound, an upper bound of the length beyond
 // it, and the decision "D <= maxD" the same. The input's bytes are the two
@@ -376,16 +393,7 @@ func FuzzLCSBounded(f *testing.F) {
 	f.Add([]byte{7, 7, 7, 1, 0xff, 7, 1, 7, 7}, uint16(0), uint8(1))
 	f.Add([]byte{0xff}, uint16(1), uint8(7))
 	f.Fuzz(func(t *testing.T, data []byte, maxD uint16, alphabet uint8) {
-		k := uint32(alphabet%16) + 1
-		var a, b []uint32
-		dst := &a
-		for _, c := range data {
-			if c == 0xff && dst == &a {
-				dst = &b
-				continue
-			}
-			*dst = append(*dst, uint32(c)%k*0x9E3779B1) // spread over the hash space, as word hashes are
-		}
+		a, b := fuzzSeqs(data, alphabet)
 		want := lcsDP(a, b)
 		d := len(a) + len(b) - 2*want
 		lim := int(maxD) % (len(a) + len(b) + 2)

@@ -198,6 +198,11 @@ func lcsBenchPair(tb testing.TB, size int, near bool) (a, b []string, bytes int)
 //
 //   - bounded: [LCS] with the edit distance bounded by the default
 //     verification's ratio (DefaultVerifyLCS), what [Compare] runs first;
+//   - reaches: [LCSReaches] with the length of that ratio, the
+//     verification's question "does the ratio reach the threshold?"
+//     answered with a proof; its ratio metric is the bound that proves
+//     it, that of a common subsequence found when reached, else an
+//     upper bound;
 //   - length: [LCSLength], the exact bit-parallel length;
 //   - central: [CentralLCS] with the same bound, the alignment, central
 //     part and divergence (the default verification's scores);
@@ -234,6 +239,14 @@ func BenchmarkLCS(b *testing.B) {
 			}
 			lr := func(l int) float64 { return Ratio(l, len(x), len(y)) }
 			run("bounded", func() float64 { l, _ := LCS(x, y, maxD); return lr(l) }, func() { LCS(x, y, maxD) })
+			need := NeedForRatio(len(x), len(y), DefaultVerifyLCS)
+			run("reaches", func() float64 {
+				lo, hi, ok := LCSReaches(x, y, need)
+				if ok {
+					return lr(lo)
+				}
+				return lr(hi)
+			}, func() { LCSReaches(x, y, need) })
 			run("length", func() float64 { return lr(LCSLength(x, y)) }, func() { LCSLength(x, y) })
 			run("central", func() float64 { c, _ := CentralLCS(x, y, maxD, CentralOptions{}); return c.Ratio }, func() { CentralLCS(x, y, maxD, CentralOptions{}) })
 			run("myers", func() float64 { return lr(exactMyers(x, y)) }, func() { exactMyers(x, y) })
