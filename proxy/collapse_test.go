@@ -267,3 +267,75 @@ func TestSolrRecordedGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestClientsRecordedModes runs the recorded OpenSearch hits of
+// TestClientsRecordedCollapse through winnow in remove and annotate mode
+// and decodes the answers with each official client: remove keeps the
+// real collapse answer's winners, in its order; annotate keeps the page's
+// hits, each with its own recorded _index, _id and _source.
+func TestClientsRecordedModes(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	hits, err := os.ReadFile("testdata/opensearch-bakery-search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	collapsed, err := os.ReadFile("testdata/opensearch-collapse-inner-hits.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type recordedHit struct {
+		ID     string          `json:"_id"`
+		Index  string          `json:"_index"`
+		Source json.RawMessage `json:"_source"`
+	}
+	var recorded struct {
+		Hits struct {
+			Hits []recordedHit `json:"hits"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal(hits, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	engineSrv := serveRecorded(t, bytes.ReplaceAll(hits, []byte("http://pages.test"), []byte(d.URL())))
+	realSrv := serveRecorded(t, collapsed)
+	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "rec", URL: engineSrv.URL,
+		Adapter: engine.Config{Kind: "elasticsearch", Path: "/bakery-items/_search"}}}})
+	get(t, base+"/bakery-items/_search?q=cakes&size=3") // sign the pages once
+	for _, c := range clients {
+		t.Run(c.name, func(t *testing.T) {
+			want := c.search(t, realSrv.URL, "bakery-items", "cakes", "off")
+			// Remove mode drops only what the content-equivalence decision
+			// accepts: every winner stays, in order, and a near-duplicate
+			// it does not accept (two releases of the Benchmarking page) is
+			// kept, annotated.
+			removed := c.search(t, base, "bakery-items", "cakes", "remove")
+			annotated := c.search(t, base, "bakery-items", "cakes", "annotate")
+			var winners []string
+			for _, id := range hitIDs(removed.hits) {
+				if slices.Contains(hitIDs(want.hits), id) {
+					winners = append(winners, id)
+				}
+			}
+			if w := hitIDs(want.hits); !slices.Equal(winners, w) {
+				t.Errorf("remove mode: hits %q, want the real collapse answer's winners %q among them, in order", hitIDs(removed.hits), w)
+			}
+			if len(removed.hits) >= len(annotated.hits) {
+				t.Errorf("remove mode kept all %d hits %q, want the content-equivalent duplicate removed", len(removed.hits), hitIDs(removed.hits))
+			}
+			if len(annotated.hits) < len(want.hits) {
+				t.Fatalf("annotate mode: %d hits %q, want at least the %d winners", len(annotated.hits), hitIDs(annotated.hits), len(want.hits))
+			}
+			for _, h := range annotated.hits {
+				i := slices.IndexFunc(recorded.Hits.Hits, func(r recordedHit) bool { return r.ID == h.id })
+				if i < 0 {
+					t.Errorf("annotate mode: hit %q is not a recorded hit", h.id)
+					continue
+				}
+				r := recorded.Hits.Hits[i]
+				if h.index != r.Index || !reflect.DeepEqual(sourceWithoutURL(t, h.src), sourceWithoutURL(t, r.Source)) {
+					t.Errorf("annotate mode: hit %q has _index %q, _source %s; want its own %q, %s", h.id, h.index, h.src, r.Index, r.Source)
+				}
+			}
+		})
+	}
+}
