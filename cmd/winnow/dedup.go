@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"runtime"
@@ -38,30 +39,30 @@ type dedupStats struct {
 	Stages                                         stageTimes
 }
 
+// dedupUsage is the head of winnow dedup's usage, before its flags.
+const dedupUsage = "usage: winnow dedup [-o FILE] [-backend URL] [INPUT...]\n\n" +
+	"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n" +
+	"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used, under the URLs\n" +
+	"the demo engine of winnow serve gives it (serve.demo_listen).\n" +
+	"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n" +
+	"WARC: response records with status 200 and an HTML or text payload, resource records of http(s) URLs and revisits\n" +
+	"resolved to their target are pages; other records are skipped and counted by kind.\n" +
+	"JSONL and Parquet fields (each a list tried in order; set with -set dedup.fields.text=a,b):\n" +
+	"  id          dedup.fields.id          default: id (string or number; else the line number)\n" +
+	"  url         dedup.fields.url         default: url\n" +
+	"  html        dedup.fields.html        default: html\n" +
+	"  text        dedup.fields.text        default: text, content, raw_content, body (HTML if it starts with <!doctype html or <html)\n" +
+	"  popularity  dedup.fields.popularity  default: popularity (a number)\n" +
+	"Winner rules (dedup.winner.rules, in order; the URL decides last): popularity, https, shorter, static, market\n" +
+	"(dedup.winner.market_tlds, default backend.market_tlds)."
+
 func runDedup(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	out := fs.String("o", "-", "write clusters as JSON Lines to `file` (- for stdout)")
 	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
 	verbose := fs.Bool("v", false, "print the time of each stage, the pairs reaching each stage of the verification, and the memory held")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow dedup [-o FILE] [-backend URL] [INPUT...]\n\n"+
-			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n"+
-			"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used, under the URLs\n"+
-			"the demo engine of winnow serve gives it (serve.demo_listen).\n"+
-			"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n"+
-			"WARC: response records with status 200 and an HTML or text payload, resource records of http(s) URLs and revisits\n"+
-			"resolved to their target are pages; other records are skipped and counted by kind.\n"+
-			"JSONL and Parquet fields (each a list tried in order; set with -set dedup.fields.text=a,b):\n"+
-			"  id          dedup.fields.id          default: id (string or number; else the line number)\n"+
-			"  url         dedup.fields.url         default: url\n"+
-			"  html        dedup.fields.html        default: html\n"+
-			"  text        dedup.fields.text        default: text, content, raw_content, body (HTML if it starts with <!doctype html or <html)\n"+
-			"  popularity  dedup.fields.popularity  default: popularity (a number)\n"+
-			"Winner rules (dedup.winner.rules, in order; the URL decides last): popularity, https, shorter, static, market\n"+
-			"(dedup.winner.market_tlds, default backend.market_tlds).")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { fmt.Fprintln(e.stderr, dedupUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,6 +103,38 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	sigs, lineDocs, keys := docTables(e, docs, rank, &stats)
+	if *backendURL != "" {
+		loaded, err := ingestDocs(ctx, e, *backendURL, docs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, offline.FormatCounts(loaded.Statuses), cmp.Or(offline.FormatCounts(loaded.Skipped), "none"))
+	}
+	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
+		Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})
+	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
+	writeStart := time.Now()
+	if err := writeClusters(w, clusters, lineDocs, sigs, rank, remove, &stats); err != nil {
+		return err
+	}
+	stats.Stages.write = time.Since(writeStart)
+	stats.Elapsed = time.Since(start)
+	mb := float64(stats.Bytes) / (1 << 20)
+	fmt.Fprintf(e.stderr, "winnow dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare, %d cut at the size cap; "+
+		"%d clusters holding %d duplicates; %s (%.1f MiB/s, %.0f pages/s, CPU %.0f %%)\n",
+		stats.Docs, mb, stats.Errors, stats.Empty, stats.Cut, stats.Clusters, stats.Duplicates,
+		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds(), float64(stats.Docs)/stats.Elapsed.Seconds(), stats.Stages.cpuPercent(stats.Elapsed))
+	if *verbose {
+		stats.Stages.report(e.stderr, stats.Elapsed)
+	}
+	return ctx.Err()
+}
+
+// docTables lays the signed documents out as BatchCluster and the output
+// lines take them: signatures, line documents and rank keys in input
+// order; it counts what the summary line reports of them.
+func docTables(e *env, docs []signedDoc, rank offline.Ranking, stats *dedupStats) ([]*similarity.Signature, []offline.Doc, []string) {
 	sigs := make([]*similarity.Signature, len(docs))
 	lineDocs := make([]offline.Doc, len(docs))
 	keys := make([]string, len(docs))
@@ -118,17 +151,12 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 			e.log.Info("dedup_cut", "doc", docs[i].id, "msg", "page over the size cap: only its head is signed")
 		}
 	}
-	if *backendURL != "" {
-		loaded, err := ingestDocs(ctx, e, *backendURL, docs)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, offline.FormatCounts(loaded.Statuses), cmp.Or(offline.FormatCounts(loaded.Skipped), "none"))
-	}
-	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
-		Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})
-	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
-	writeStart := time.Now()
+	return sigs, lineDocs, keys
+}
+
+// writeClusters writes one JSON line a cluster to w and counts the
+// clusters and their duplicates.
+func writeClusters(w io.Writer, clusters []similarity.Cluster, lineDocs []offline.Doc, sigs []*similarity.Signature, rank offline.Ranking, remove similarity.Decision, stats *dedupStats) error {
 	bw := bufio.NewWriter(w)
 	for _, c := range clusters {
 		stats.Clusters++
@@ -138,42 +166,34 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	stats.Stages.write = time.Since(writeStart)
-	stats.Elapsed = time.Since(start)
-	mb := float64(stats.Bytes) / (1 << 20)
-	fmt.Fprintf(e.stderr, "winnow dedup: %d documents (%.1f MiB), %d skipped with errors, %d too short to compare, %d cut at the size cap; "+
-		"%d clusters holding %d duplicates; %s (%.1f MiB/s, %.0f pages/s, CPU %.0f %%)\n",
-		stats.Docs, mb, stats.Errors, stats.Empty, stats.Cut, stats.Clusters, stats.Duplicates,
-		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds(), float64(stats.Docs)/stats.Elapsed.Seconds(), stats.Stages.cpuPercent(stats.Elapsed))
-	if *verbose {
-		stats.Stages.report(e.stderr, stats.Elapsed)
-	}
-	return ctx.Err()
+	return bw.Flush()
+}
+
+// signJob is one document for a signing worker, at its input position
+// seq in input number input.
+type signJob struct {
+	seq, input int
+	doc        corpus.Doc
+}
+
+// signDone is a signing worker's result for one signJob (seq -1 for an
+// input's read error).
+type signDone struct {
+	seq, input int
+	doc        signedDoc
+	err        error
 }
 
 // signInputs reads every source and signs its documents on all cores. A
 // bad document is reported on stderr and skipped; the run goes on.
 func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq2[corpus.Doc, error], sg page.Signer, report *inputReport) ([]signedDoc, dedupStats, error) {
 	var stats dedupStats
-	type job struct {
-		seq   int
-		input int
-		doc   corpus.Doc
-	}
-	type done struct {
-		seq, input int
-		doc        signedDoc
-		err        error
-	}
 	workers := e.cfg.Dedup.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	jobs := make(chan job, workers*2)
-	results := make(chan done, workers*2)
+	jobs := make(chan signJob, workers*2)
+	results := make(chan signDone, workers*2)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -185,7 +205,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 				if err != nil {
 					err = fmt.Errorf("%s: %s: %w", inputs[j.input], j.doc.ID, err)
 				}
-				results <- done{seq: j.seq, input: j.input, doc: d, err: err}
+				results <- signDone{seq: j.seq, input: j.input, doc: d, err: err}
 			}
 		})
 	}
@@ -203,12 +223,12 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 					return
 				}
 				if err != nil {
-					results <- done{seq: -1, input: i, err: err}
+					results <- signDone{seq: -1, input: i, err: err}
 					continue
 				}
 				report.doc(i)
 				stats.Bytes += int64(len(doc.Body))
-				jobs <- job{seq: seq, input: i, doc: doc}
+				jobs <- signJob{seq: seq, input: i, doc: doc}
 				seq++
 				t = time.Now()
 			}
@@ -218,7 +238,6 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 	bar := newBar(e)
 	var docs []signedDoc
 	var seqs []int
-	var keys offline.Keys
 	for r := range results {
 		if bar != nil {
 			bar.Add(1)
@@ -229,9 +248,6 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 			continue
 		}
 		stats.Docs++
-		// Keys must be distinct for stable cluster IDs: a repeated ID
-		// (e.g. two JSONL lines with one id) gets its occurrence number.
-		r.doc.key = keys.Next(r.doc.key)
 		docs = append(docs, r.doc)
 		seqs = append(seqs, r.seq)
 	}
@@ -239,18 +255,27 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 		bar.Finish()
 		fmt.Fprintln(e.stderr)
 	}
-	// Workers finish out of order; restore the input order so the output
-	// does not depend on scheduling.
+	return inInputOrder(docs, seqs), stats, ctx.Err()
+}
+
+// inInputOrder returns docs sorted by their input positions seqs, each
+// with a distinct key. Workers finish out of order, so both happen here,
+// after the fact: the output, and the occurrence number a repeated ID
+// (two JSONL lines with one id) gets for a stable cluster ID, must not
+// depend on scheduling.
+func inInputOrder(docs []signedDoc, seqs []int) []signedDoc {
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(seqs[a], seqs[b]) })
 	sorted := make([]signedDoc, len(docs))
+	var keys offline.Keys
 	for i, o := range order {
 		sorted[i] = docs[o]
+		sorted[i].key = keys.Next(sorted[i].key)
 	}
-	return sorted, stats, ctx.Err()
+	return sorted
 }
 
 func newBar(e *env) *progressbar.ProgressBar {

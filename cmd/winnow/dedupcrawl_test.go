@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -288,5 +290,56 @@ func TestDedupRepeatedIDs(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(ids, want) {
 		t.Errorf("cluster IDs %v, want %v (the hashes of x, x#1, x#2)", ids, want)
+	}
+}
+
+// TestDedupRepeatedIDsInInputOrder: records sharing one ID get their
+// occurrence numbers (x, x#1, x#2) in input order, whatever order the
+// workers finish signing them in. The first x is a page twenty times the
+// size of the others, so with two workers the later ones are signed
+// first; each x is copied under its own ID (y1, y2, y3), and the cluster
+// of the copy yN must carry the ID of the Nth occurrence of x.
+func TestDedupRepeatedIDsInInputOrder(t *testing.T) {
+	pages := map[string][]byte{}
+	for d, err := range sample.Docs() {
+		if err == nil {
+			pages[d.ID] = d.Body
+		}
+	}
+	bodies := [][]byte{
+		bytes.Repeat(pages["sample://llvm/22/CommandGuide/llvm-ir2vec"], 20),
+		pages["sample://llvm/13/GettingStartedTutorials"],
+		pages["sample://llvm/15/AMDGPU/gfx7_vaddr_e9b690"],
+	}
+	var lines []string
+	for _, id := range []string{"x", "x", "x", "y1", "y2", "y3"} {
+		html, _ := json.Marshal(string(bodies[len(lines)%3]))
+		lines = append(lines, fmt.Sprintf(`{"id": %q, "html": %s}`, id, html))
+	}
+	in := filepath.Join(t.TempDir(), "pages.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"y1": fmt.Sprintf("%016x", offline.ClusterID("x")),
+		"y2": fmt.Sprintf("%016x", offline.ClusterID("x#1")),
+		"y3": fmt.Sprintf("%016x", offline.ClusterID("x#2")),
+	}
+	for run := range 3 {
+		code, out, errs := winnow(t, "", "-set", "dedup.progress=never", "-set", "dedup.workers=2", "dedup", in)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		got := map[string]string{}
+		for _, c := range parseClusters(t, out) {
+			for _, m := range c.Members {
+				if strings.HasPrefix(m.ID, "y") {
+					got[m.ID] = c.ID
+				}
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("run %d: cluster ID by copy %v, want %v (occurrences numbered in input order)", run, got, want)
+		}
 	}
 }
