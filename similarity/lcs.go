@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -105,11 +106,22 @@ func (s *lcsScratch) myersInit(lim int) {
 // myersRounds runs the rounds from..to (to at most the lim of the last
 // myersInit) of [lcsScratch.myers]; a search that stopped at round
 // from-1 resumes where it was.
+//
+// Round d visits only the diagonals from which the end can still be
+// reached within to edits, |k-Δ| <= to-d (Δ = n-m): a path on diagonal k
+// needs at least |k-Δ| more. The diagonals k±1 that round d reads are
+// then within to-(d-1) of Δ, visited by round d-1, so every value
+// visited, and the path found, is the one of the unclipped search; when
+// to is the distance itself (the alignment's case) the last rounds shrink
+// to Δ and the search costs about D²/2 diagonal steps instead of D².
+// The trace holds a round's visited diagonals only; the others keep
+// whatever the memory held and [lcsScratch.backtrack] never reads them.
 func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int, ok bool) {
 	n, m := len(a), len(b)
 	v, off := s.v, s.off
+	delta := n - m
 	for d := from; d <= to; d++ {
-		lo, hi := diagonals(d, n, m)
+		lo, hi := reachable(d, n, m, delta, to)
 		for k := lo; k <= hi; k += 2 {
 			x := pathStart(v, off, k)
 			y := x - k
@@ -120,16 +132,41 @@ func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int
 			v[off+k] = int32(x)
 			if x >= n && y >= m {
 				if trace {
-					s.trace = append(s.trace, v[off-d:off+d+1]...)
+					s.traceRound(d, lo, hi)
 				}
 				return d, true
 			}
 		}
 		if trace {
-			s.trace = append(s.trace, v[off-d:off+d+1]...)
+			s.traceRound(d, lo, hi)
 		}
 	}
 	return to + 1, false
+}
+
+// traceRound appends round d's V row (2d+1 entries, diagonal k at k+d) to
+// s.trace, of which only the visited diagonals lo..hi are copied.
+func (s *lcsScratch) traceRound(d, lo, hi int) {
+	at := len(s.trace)
+	s.trace = slices.Grow(s.trace, 2*d+1)[:at+2*d+1]
+	if lo <= hi {
+		copy(s.trace[at+lo+d:at+hi+d+1], s.v[s.off+lo:s.off+hi+1])
+	}
+}
+
+// reachable returns the first and last diagonal of round d of a forward
+// search bounded by to edits on sequences of lengths n and m
+// (delta = n-m): those of [diagonals] within to-d of delta, with d's
+// parity. lo > hi when none is.
+func reachable(d, n, m, delta, to int) (lo, hi int) {
+	lo, hi = diagonals(d, n, m)
+	if klo := delta - (to - d); klo > lo {
+		lo = klo + ((klo - lo) & 1)
+	}
+	if khi := delta + (to - d); khi < hi {
+		hi = khi - ((hi - khi) & 1)
+	}
+	return lo, hi
 }
 
 // diagonals returns the first and last diagonal of round d, those of
