@@ -29,9 +29,13 @@ type lcsScratch struct {
 	// bidiMet the distance it found, -1 before.
 	bidiDone, bidiMet int
 	trace             []int32 // V of every round d, 2d+1 entries at offset d*d
-	runs              []Run
-	segs              []segment
-	gaps              []int32 // unmatched-token prefix counts for divergence
+	// traced is the number of forward rounds in trace; bidiTrace makes
+	// the bidirectional search keep its forward rounds there.
+	traced    int
+	bidiTrace bool
+	runs      []Run
+	segs      []segment
+	gaps      []int32 // unmatched-token prefix counts for divergence
 
 	// The bit-parallel LCS (lcsbits.go): the masks of one sequence, one
 	// row of differences, and for an alignment every row and the row
@@ -167,6 +171,24 @@ func reachable(d, n, m, delta, to int) (lo, hi int) {
 		hi = khi - ((hi - khi) & 1)
 	}
 	return lo, hi
+}
+
+// myersResume is the traced [lcsScratch.myers] on a and b up to lim,
+// resumed after the s.traced forward rounds that the bidirectional search
+// left in the trace (the same rounds, as both searches visit the same
+// diagonals the same way): their last row seeds V.
+func (s *lcsScratch) myersResume(a, b []uint32, lim int) (d int, ok bool) {
+	r := s.traced
+	if r == 0 || len(s.trace) != r*r {
+		s.myersInit(lim)
+		return s.myersRounds(a, b, 0, lim, true)
+	}
+	size := 2*lim + 3
+	s.v = fillInt32(s.v, size, -1)
+	s.off = lim + 1
+	last := r - 1
+	copy(s.v[s.off-last:s.off+last+1], s.trace[last*last:])
+	return s.myersRounds(a, b, r, lim, true)
 }
 
 // diagonals returns the first and last diagonal of round d, those of
@@ -365,6 +387,7 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 	}
 	dcap := myersCap(len(a), len(b))
 	d0 := min(lim, dcap, max(4*isqrt(total), 16))
+	s.bidiTrace = align
 	s.bidiInit(min(lim, dcap))
 	if d, ok := s.bidiDistance(a, b, d0); ok {
 		return d, true
@@ -502,7 +525,7 @@ func (s *lcsScratch) align(dst []Run, a, b []uint32, d, pre int) []Run {
 		return dst
 	}
 	if d <= myersCap(len(a), len(b)) {
-		d, _ = s.myers(a, b, d, true)
+		d, _ = s.myersResume(a, b, d)
 		return s.backtrack(dst, len(a), len(b), d, pre)
 	}
 	if len(a) <= len(b) {

@@ -8,8 +8,10 @@ package similarity
 // distance D is then found after ⌈D/2⌉ rounds of each, about D²/2
 // diagonal steps instead of the D² of the forward search alone, which is
 // what the LCS length of near-duplicates costs ([lcsScratch.distance]).
-// It gives the distance only; the alignment keeps the forward search's
-// trace ([lcsScratch.myers]).
+// It gives the distance; with bidiTrace set it also keeps the V row of
+// every whole forward round in the trace, which are the first rounds of
+// the forward search the alignment backtracks ([lcsScratch.myersResume]),
+// so the alignment does not repeat them.
 
 // bidiInit prepares the forward (s.v) and reverse (s.vr) V arrays for
 // distances up to lim, that is rounds up to ⌈lim/2⌉.
@@ -22,6 +24,7 @@ func (s *lcsScratch) bidiInit(lim int) {
 	s.v[s.off+1] = 0
 	s.vr[s.off+1] = 0
 	s.bidiDone, s.bidiMet = -1, -1
+	s.trace, s.traced = s.trace[:0], 0
 }
 
 // fillInt32 returns s with length n, every entry x, reusing its capacity.
@@ -75,6 +78,10 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 					return s.bidiMet, true
 				}
 			}
+		}
+		if s.bidiTrace { // the forward round is whole: keep it for the alignment
+			s.trace = append(s.trace, vf[off-d:off+d+1]...)
+			s.traced = d + 1
 		}
 		for k := lo; k <= hi; k += 2 {
 			x := pathStart(vr, off, k)
