@@ -126,23 +126,13 @@ func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int
 	delta := n - m
 	for d := from; d <= to; d++ {
 		lo, hi := reachable(d, n, m, delta, to)
-		for k := lo; k <= hi; k += 2 {
-			x := pathStart(v, off, k)
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x++
-				y++
-			}
-			v[off+k] = int32(x)
-			if x >= n && y >= m {
-				if trace {
-					s.traceRound(d, lo, hi)
-				}
-				return d, true
-			}
-		}
+		extendForward(a, b, v, off, lo, hi)
 		if trace {
 			s.traceRound(d, lo, hi)
+		}
+		// Only diagonal Δ ends at (n, m).
+		if lo <= delta && delta <= hi && (delta-lo)&1 == 0 && int(v[off+delta]) >= n {
+			return d, true
 		}
 	}
 	return to + 1, false
