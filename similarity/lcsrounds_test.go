@@ -106,25 +106,11 @@ func TestAlignmentRunsMatchTextbook(t *testing.T) {
 	}
 	traced := 0
 	for _, p := range pairs {
-		pre, suf := commonAffixes(p.a, p.b)
-		a2, b2 := p.a[pre:len(p.a)-suf], p.b[pre:len(p.b)-suf]
-		if len(a2) == 0 || len(b2) == 0 {
+		want, ok := traceAligned(p.a, p.b)
+		if !ok {
 			continue
 		}
-		if d := len(a2) + len(b2) - 2*lcsDP(a2, b2); d > myersCap(len(a2), len(b2)) {
-			continue // aligned by the bit-parallel rows, not the trace
-		}
 		traced++
-		var want []Run
-		if pre > 0 {
-			want = append(want, Run{Len: pre})
-		}
-		for _, rn := range textbookRuns(a2, b2) {
-			want = append(want, Run{A: rn.A + pre, B: rn.B + pre, Len: rn.Len})
-		}
-		if suf > 0 {
-			want = append(want, Run{A: len(p.a) - suf, B: len(p.b) - suf, Len: suf})
-		}
 		got, ok := AppendRuns(nil, p.a, p.b, -1)
 		if !ok || !slices.Equal(got, want) {
 			t.Fatalf("AppendRuns of %d and %d tokens: %d runs (ok %v), textbook %d runs; first difference at %d", len(p.a), len(p.b), len(got), ok, len(want), firstDiff(got, want))
@@ -142,4 +128,29 @@ func firstDiff(x, y []Run) int {
 		i++
 	}
 	return i
+}
+
+// traceAligned returns the runs [AppendRuns] must give for a and b when
+// it aligns them by the traced search (the distance without the common
+// affixes within [myersCap]): the affixes and the textbook search's runs
+// between them. ok is false when the pair is aligned otherwise.
+func traceAligned(a, b []uint32) (runs []Run, ok bool) {
+	pre, suf := commonAffixes(a, b)
+	a2, b2 := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	if len(a2) == 0 || len(b2) == 0 {
+		return nil, false
+	}
+	if d := len(a2) + len(b2) - 2*lcsDP(a2, b2); d > myersCap(len(a2), len(b2)) {
+		return nil, false // aligned by the bit-parallel rows, not the trace
+	}
+	if pre > 0 {
+		runs = append(runs, Run{Len: pre})
+	}
+	for _, rn := range textbookRuns(a2, b2) {
+		runs = append(runs, Run{A: rn.A + pre, B: rn.B + pre, Len: rn.Len})
+	}
+	if suf > 0 {
+		runs = append(runs, Run{A: len(a) - suf, B: len(b) - suf, Len: suf})
+	}
+	return runs, true
 }
