@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -28,9 +29,13 @@ type lcsScratch struct {
 	// bidiMet the distance it found, -1 before.
 	bidiDone, bidiMet int
 	trace             []int32 // V of every round d, 2d+1 entries at offset d*d
-	runs              []Run
-	segs              []segment
-	gaps              []int32 // unmatched-token prefix counts for divergence
+	// traced is the number of forward rounds in trace; bidiTrace makes
+	// the bidirectional search keep its forward rounds there.
+	traced    int
+	bidiTrace bool
+	runs      []Run
+	segs      []segment
+	gaps      []int32 // unmatched-token prefix counts for divergence
 
 	// The bit-parallel LCS (lcsbits.go): the masks of one sequence, one
 	// row of differences, and for an alignment every row and the row
@@ -105,31 +110,75 @@ func (s *lcsScratch) myersInit(lim int) {
 // myersRounds runs the rounds from..to (to at most the lim of the last
 // myersInit) of [lcsScratch.myers]; a search that stopped at round
 // from-1 resumes where it was.
+//
+// Round d visits only the diagonals from which the end can still be
+// reached within to edits, |k-Δ| <= to-d (Δ = n-m): a path on diagonal k
+// needs at least |k-Δ| more. The diagonals k±1 that round d reads are
+// then within to-(d-1) of Δ, visited by round d-1, so every value
+// visited, and the path found, is the one of the unclipped search; when
+// to is the distance itself (the alignment's case) the last rounds shrink
+// to Δ and the search costs about D²/2 diagonal steps instead of D².
+// The trace holds a round's visited diagonals only; the others keep
+// whatever the memory held and [lcsScratch.backtrack] never reads them.
 func (s *lcsScratch) myersRounds(a, b []uint32, from, to int, trace bool) (d int, ok bool) {
 	n, m := len(a), len(b)
 	v, off := s.v, s.off
+	delta := n - m
 	for d := from; d <= to; d++ {
-		lo, hi := diagonals(d, n, m)
-		for k := lo; k <= hi; k += 2 {
-			x := pathStart(v, off, k)
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x++
-				y++
-			}
-			v[off+k] = int32(x)
-			if x >= n && y >= m {
-				if trace {
-					s.trace = append(s.trace, v[off-d:off+d+1]...)
-				}
-				return d, true
-			}
-		}
+		lo, hi := reachable(d, n, m, delta, to)
+		extendForward(a, b, v, off, lo, hi)
 		if trace {
-			s.trace = append(s.trace, v[off-d:off+d+1]...)
+			s.traceRound(d, lo, hi)
+		}
+		// Only diagonal Δ ends at (n, m).
+		if lo <= delta && delta <= hi && (delta-lo)&1 == 0 && int(v[off+delta]) >= n {
+			return d, true
 		}
 	}
 	return to + 1, false
+}
+
+// traceRound appends round d's V row (2d+1 entries, diagonal k at k+d) to
+// s.trace, of which only the visited diagonals lo..hi are copied.
+func (s *lcsScratch) traceRound(d, lo, hi int) {
+	at := len(s.trace)
+	s.trace = slices.Grow(s.trace, 2*d+1)[:at+2*d+1]
+	if lo <= hi {
+		copy(s.trace[at+lo+d:at+hi+d+1], s.v[s.off+lo:s.off+hi+1])
+	}
+}
+
+// reachable returns the first and last diagonal of round d of a forward
+// search bounded by to edits on sequences of lengths n and m
+// (delta = n-m): those of [diagonals] within to-d of delta, with d's
+// parity. lo > hi when none is.
+func reachable(d, n, m, delta, to int) (lo, hi int) {
+	lo, hi = diagonals(d, n, m)
+	if klo := delta - (to - d); klo > lo {
+		lo = klo + ((klo - lo) & 1)
+	}
+	if khi := delta + (to - d); khi < hi {
+		hi = khi - ((hi - khi) & 1)
+	}
+	return lo, hi
+}
+
+// myersResume is the traced [lcsScratch.myers] on a and b up to lim,
+// resumed after the s.traced forward rounds that the bidirectional search
+// left in the trace (the same rounds, as both searches visit the same
+// diagonals the same way): their last row seeds V.
+func (s *lcsScratch) myersResume(a, b []uint32, lim int) (d int, ok bool) {
+	r := s.traced
+	if r == 0 || len(s.trace) != r*r {
+		s.myersInit(lim)
+		return s.myersRounds(a, b, 0, lim, true)
+	}
+	size := 2*lim + 3
+	s.v = fillInt32(s.v, size, -1)
+	s.off = lim + 1
+	last := r - 1
+	copy(s.v[s.off-last:s.off+last+1], s.trace[last*last:])
+	return s.myersRounds(a, b, r, lim, true)
 }
 
 // diagonals returns the first and last diagonal of round d, those of
@@ -328,6 +377,7 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 	}
 	dcap := myersCap(len(a), len(b))
 	d0 := min(lim, dcap, max(4*isqrt(total), 16))
+	s.bidiTrace = align
 	s.bidiInit(min(lim, dcap))
 	if d, ok := s.bidiDistance(a, b, d0); ok {
 		return d, true
@@ -465,7 +515,7 @@ func (s *lcsScratch) align(dst []Run, a, b []uint32, d, pre int) []Run {
 		return dst
 	}
 	if d <= myersCap(len(a), len(b)) {
-		d, _ = s.myers(a, b, d, true)
+		d, _ = s.myersResume(a, b, d)
 		return s.backtrack(dst, len(a), len(b), d, pre)
 	}
 	if len(a) <= len(b) {

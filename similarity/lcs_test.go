@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -403,6 +404,11 @@ func FuzzLCSBounded(f *testing.F) {
 		}
 		if got := LCSLength(a, b); got != want {
 			t.Fatalf("LCSLength(%v, %v) = %d, exact %d", a, b, got, want)
+		}
+		if runs, traced := traceAligned(a, b); traced && ok {
+			if got, _ := AppendRuns(nil, a, b, lim); !slices.Equal(got, runs) {
+				t.Fatalf("AppendRuns(%v, %v, %d) = %v, textbook search %v", a, b, lim, got, runs)
+			}
 		}
 	})
 }

@@ -8,8 +8,10 @@ package similarity
 // distance D is then found after ⌈D/2⌉ rounds of each, about D²/2
 // diagonal steps instead of the D² of the forward search alone, which is
 // what the LCS length of near-duplicates costs ([lcsScratch.distance]).
-// It gives the distance only; the alignment keeps the forward search's
-// trace ([lcsScratch.myers]).
+// It gives the distance; with bidiTrace set it also keeps the V row of
+// every whole forward round in the trace, which are the first rounds of
+// the forward search the alignment backtracks ([lcsScratch.myersResume]),
+// so the alignment does not repeat them.
 
 // bidiInit prepares the forward (s.v) and reverse (s.vr) V arrays for
 // distances up to lim, that is rounds up to ⌈lim/2⌉.
@@ -22,6 +24,7 @@ func (s *lcsScratch) bidiInit(lim int) {
 	s.v[s.off+1] = 0
 	s.vr[s.off+1] = 0
 	s.bidiDone, s.bidiMet = -1, -1
+	s.trace, s.traced = s.trace[:0], 0
 }
 
 // fillInt32 returns s with length n, every entry x, reusing its capacity.
@@ -59,40 +62,68 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 	vf, vr, off := s.v, s.vr, s.off
 	for d := s.bidiDone + 1; d <= (lim+1)/2; d++ {
 		lo, hi := diagonals(d, n, m)
-		for k := lo; k <= hi; k += 2 {
-			x := pathStart(vf, off, k)
-			y := x - k
-			// Unsigned tests: x, y >= 0 on the diagonals visited, and
-			// they let the compiler drop the index checks.
-			for uint(x) < uint(n) && uint(y) < uint(m) && a[x] == b[y] {
-				x++
-				y++
-			}
-			vf[off+k] = int32(x)
-			if odd {
-				if kr := delta - k; kr >= 1-d && kr <= d-1 && x+int(vr[off+kr]) >= n {
-					s.bidiMet = 2*d - 1
-					return s.bidiMet, true
-				}
-			}
+		extendForward(a, b, vf, off, lo, hi)
+		if odd && d > 0 && meets(vf, vr, off, delta, n, lo, hi, d-1) {
+			s.bidiMet = 2*d - 1
+			return s.bidiMet, true
 		}
-		for k := lo; k <= hi; k += 2 {
-			x := pathStart(vr, off, k)
-			i, j := n-1-x, m-1-(x-k) // the tokens x and y of the reversed sequences
-			for uint(i) < uint(n) && uint(j) < uint(m) && a[i] == b[j] {
-				i--
-				j--
-			}
-			x = n - 1 - i
-			vr[off+k] = int32(x)
-			if !odd {
-				if kf := delta - k; kf >= -d && kf <= d && x+int(vf[off+kf]) >= n {
-					s.bidiMet = 2 * d
-					return s.bidiMet, true
-				}
-			}
+		if s.bidiTrace { // the forward round is whole: keep it for the alignment
+			s.trace = append(s.trace, vf[off-d:off+d+1]...)
+			s.traced = d + 1
+		}
+		extendReverse(a, b, vr, off, lo, hi)
+		if !odd && meets(vr, vf, off, delta, n, lo, hi, d) {
+			s.bidiMet = 2 * d
+			return s.bidiMet, true
 		}
 		s.bidiDone = d
 	}
 	return lim + 1, false
+}
+
+// extendForward does one round of the forward search on the diagonals
+// lo..hi (step 2) of v: each furthest-reaching path leaves its
+// predecessor ([pathStart]) and follows the snake of equal tokens. A
+// function of its own, so that its few variables stay in registers.
+func extendForward(a, b []uint32, v []int32, off, lo, hi int) {
+	n, m := len(a), len(b)
+	for k := lo; k <= hi; k += 2 {
+		x := pathStart(v, off, k)
+		y := x - k
+		// Unsigned tests: x, y >= 0 on the diagonals visited, and
+		// they let the compiler drop the index checks.
+		for uint(x) < uint(n) && uint(y) < uint(m) && a[x] == b[y] {
+			x++
+			y++
+		}
+		v[off+k] = int32(x)
+	}
+}
+
+// extendReverse is [extendForward] for the reverse search, whose x on
+// diagonal k counts tokens from the ends of a and b.
+func extendReverse(a, b []uint32, v []int32, off, lo, hi int) {
+	n, m := len(a), len(b)
+	for k := lo; k <= hi; k += 2 {
+		x := pathStart(v, off, k)
+		i, j := n-1-x, m-1-(x-k) // the tokens x and y of the reversed sequences
+		for uint(i) < uint(n) && uint(j) < uint(m) && a[i] == b[j] {
+			i--
+			j--
+		}
+		v[off+k] = int32(n - 1 - i)
+	}
+}
+
+// meets reports whether a path of the round just done in v (diagonals
+// lo..hi) overlaps the other search's path on the same diagonal, w's
+// diagonal delta-k, which its last round reached when within span of 0:
+// their x add up to n or more.
+func meets(v, w []int32, off, delta, n, lo, hi, span int) bool {
+	for k := max(lo, delta-span); k <= min(hi, delta+span); k += 2 {
+		if int(v[off+k])+int(w[off+delta-k]) >= n {
+			return true
+		}
+	}
+	return false
 }
