@@ -54,6 +54,30 @@ func groupIDs(h hitView) []string {
 	return ids
 }
 
+// bakery starts winnow in front of the recorded OpenSearch hits of the
+// bakery example (their urls pointed at the demo engine's pages on
+// loopback) and a server giving OpenSearch's real collapse answer for
+// them. It returns winnow's address, the real answer's server, and both
+// recorded files; the pages are signed once, so every client sees the
+// same refinement.
+func bakery(t *testing.T) (base, realURL string, hits, collapsed []byte) {
+	t.Helper()
+	d := startDemo(t, demo.Options{})
+	hits, err := os.ReadFile("testdata/opensearch-bakery-search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	collapsed, err = os.ReadFile("testdata/opensearch-collapse-inner-hits.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	engineSrv := serveRecorded(t, bytes.ReplaceAll(hits, []byte("http://pages.test"), []byte(d.URL())))
+	_, base = startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "rec", URL: engineSrv.URL,
+		Adapter: engine.Config{Kind: "elasticsearch", Path: "/bakery-items/_search"}}}})
+	get(t, base+"/bakery-items/_search?q=cakes&size=3")
+	return base, serveRecorded(t, collapsed).URL, hits, collapsed
+}
+
 // TestClientsRecordedCollapse runs winnow in group mode in front of a
 // recorded OpenSearch answer of four real hits (two documents of each of
 // two items) and decodes its answer with each official client, as the
@@ -65,24 +89,10 @@ func groupIDs(h hitView) []string {
 // releases of one LLVM page, so winnow groups by content what OpenSearch
 // grouped by the item field.
 func TestClientsRecordedCollapse(t *testing.T) {
-	d := startDemo(t, demo.Options{})
-	hits, err := os.ReadFile("testdata/opensearch-bakery-search.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	collapsed, err := os.ReadFile("testdata/opensearch-collapse-inner-hits.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	engineSrv := serveRecorded(t, bytes.ReplaceAll(hits, []byte("http://pages.test"), []byte(d.URL())))
-	realSrv := serveRecorded(t, collapsed)
-	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "rec", URL: engineSrv.URL,
-		Adapter: engine.Config{Kind: "elasticsearch", Path: "/bakery-items/_search"}}}})
-	// Sign the pages once, so every client sees the same refinement.
-	get(t, base+"/bakery-items/_search?q=cakes&size=3")
+	base, realURL, _, collapsed := bakery(t)
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
-			want := c.search(t, realSrv.URL, "bakery-items", "cakes", "off")
+			want := c.search(t, realURL, "bakery-items", "cakes", "off")
 			if len(want.hits) != 2 {
 				t.Fatalf("the client read %d hits of the real collapse answer, want 2", len(want.hits))
 			}
@@ -274,15 +284,7 @@ func TestSolrRecordedGroup(t *testing.T) {
 // real collapse answer's winners, in its order; annotate keeps the page's
 // hits, each with its own recorded _index, _id and _source.
 func TestClientsRecordedModes(t *testing.T) {
-	d := startDemo(t, demo.Options{})
-	hits, err := os.ReadFile("testdata/opensearch-bakery-search.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	collapsed, err := os.ReadFile("testdata/opensearch-collapse-inner-hits.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, realURL, hits, _ := bakery(t)
 	type recordedHit struct {
 		ID     string          `json:"_id"`
 		Index  string          `json:"_index"`
@@ -296,14 +298,9 @@ func TestClientsRecordedModes(t *testing.T) {
 	if err := json.Unmarshal(hits, &recorded); err != nil {
 		t.Fatal(err)
 	}
-	engineSrv := serveRecorded(t, bytes.ReplaceAll(hits, []byte("http://pages.test"), []byte(d.URL())))
-	realSrv := serveRecorded(t, collapsed)
-	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "rec", URL: engineSrv.URL,
-		Adapter: engine.Config{Kind: "elasticsearch", Path: "/bakery-items/_search"}}}})
-	get(t, base+"/bakery-items/_search?q=cakes&size=3") // sign the pages once
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
-			want := c.search(t, realSrv.URL, "bakery-items", "cakes", "off")
+			want := c.search(t, realURL, "bakery-items", "cakes", "off")
 			// Remove mode drops only what the content-equivalence decision
 			// accepts: every winner stays, in order, and a near-duplicate
 			// it does not accept (two releases of the Benchmarking page) is
