@@ -340,10 +340,9 @@ func (s *RedisStore) renew(token string, stop, done chan struct{}) {
 	}
 }
 
-func (s *RedisStore) release(ctx context.Context) error {
+// stopRenewal stops the lease's renewal, if running, and waits for it.
+func (s *RedisStore) stopRenewal() {
 	s.mu.Lock()
-	token := s.token
-	s.token = ""
 	stop, done := s.stop, s.done
 	s.stop, s.done = nil, nil
 	s.mu.Unlock()
@@ -351,6 +350,14 @@ func (s *RedisStore) release(ctx context.Context) error {
 		close(stop)
 		<-done
 	}
+}
+
+func (s *RedisStore) release(ctx context.Context) error {
+	s.stopRenewal()
+	s.mu.Lock()
+	token := s.token
+	s.token = ""
+	s.mu.Unlock()
 	if token == "" {
 		return nil
 	}
@@ -580,14 +587,7 @@ func (s *RedisStore) write(ctx context.Context, b *Batch) error {
 
 // Close implements [Store].
 func (s *RedisStore) Close() error {
-	s.mu.Lock()
-	stop, done := s.stop, s.done
-	s.stop, s.done = nil, nil
-	s.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		<-done
-	}
+	s.stopRenewal()
 	return s.c.Close()
 }
 
