@@ -112,6 +112,11 @@ type Scores struct {
 	// LCSStage tells how far the LCS went before it settled, for the
 	// stage counts of [BatchStats]; LCSStageNone unless HasLCS.
 	LCSStage LCSStage
+
+	// Bag is the word-multiset overlap of the sequences ([BagRatio]), the
+	// LCS ratio without the order; NaN unless [CompareOptions.Bag] and
+	// both signatures have a Seq.
+	Bag float64
 }
 
 // LCSStage is how far the LCS of [Compare] went, cheapest first.
@@ -156,6 +161,9 @@ type CompareOptions struct {
 	// applies only when positive. False: the alignment is computed for
 	// every pair that can reach MinRatio, as before.
 	LengthOnly bool
+	// Bag computes [Scores.Bag] (one hashed pass over each sequence)
+	// when both signatures have a Seq.
+	Bag bool
 }
 
 // maxD returns the edit distance bound for sequences of lengths n and m.
@@ -207,6 +215,10 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if o.LCS && len(a.Seq) > 0 && len(b.Seq) > 0 {
 		compareLCS(&s, a.Seq, b.Seq, o)
+	}
+	s.Bag = math.NaN()
+	if o.Bag && len(a.Seq) > 0 && len(b.Seq) > 0 {
+		s.Bag = BagRatio(a.Seq, b.Seq)
 	}
 	return s
 }

@@ -152,3 +152,22 @@ func BenchmarkDecidePair(b *testing.B) {
 		}
 	}
 }
+
+// TestModelBagFeature checks that a model reading FeatureBagGap gets the
+// pair's word-multiset overlap from Decide, not the missing-score 0.
+func TestModelBagFeature(t *testing.T) {
+	page, near, _, _ := clDocs(t)
+	bagOnly := &PurposeModel{
+		Seq:           Model{Features: []Feature{FeatureBagGap}, Weights: []float64{10}, Intercept: -5},
+		NoSeq:         Model{Features: []Feature{FeatureJaccard}, Weights: []float64{1}},
+		MinConfidence: 0.5,
+	}
+	v := Decision{Models: bagOnly}.Decide(page, near)
+	want := BagRatio(page.Seq, near.Seq)
+	if v.Scores.Bag != want || math.IsNaN(want) {
+		t.Fatalf("Scores.Bag = %v, want %v", v.Scores.Bag, want)
+	}
+	if p := bagOnly.Seq.Probability(&v.Scores); v.Probability != p || p < 0.5 {
+		t.Errorf("Probability %v, want the bag model's %v (> 0.5 for a near-copy; 0.007 without the bag score)", v.Probability, p)
+	}
+}
