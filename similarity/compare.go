@@ -95,7 +95,11 @@ type Scores struct {
 	// with [CompareOptions.LengthOnly]).
 	LCSCut bool
 	// LCS is the LCS ratio |LCS|/(|A|+|B|-|LCS|) of the word sequences
-	// (Huang); NaN unless HasLCS.
+	// (Huang); NaN unless HasLCS. For a page longer than its sequence
+	// (the first [Options.MaxSeq] words) it is the ratio of the largest
+	// LCS the whole pages can have given the sequences' (see wholePages),
+	// so that a shared beginning does not make two pages of different
+	// lengths equal.
 	LCS float64
 	// Central is the LCS ratio of the trusted central part ([CentralLCS]);
 	// NaN unless HasLCS.
@@ -214,7 +218,20 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	}
 	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if o.LCS && len(a.Seq) > 0 && len(b.Seq) > 0 {
-		compareLCS(&s, a.Seq, b.Seq, o)
+		w := wholeOf(a, b)
+		if best := w.ratio(1); o.MinRatio > 0 && best < o.MinRatio {
+			// Even equal sequences leave the whole pages under MinRatio:
+			// their lengths differ too much.
+			s.HasLCS, s.LCSCut, s.LCS, s.LCSStage = true, true, best, LCSStageBound
+			if !o.LengthOnly {
+				s.Central, s.CoverageA, s.CoverageB, s.Divergence = 0, 0, 0, 1
+			}
+		} else {
+			so := o
+			so.MinRatio = w.seqRatio(o.MinRatio)
+			compareLCS(&s, a.Seq, b.Seq, so)
+			s.LCS = w.ratio(s.LCS)
+		}
 	}
 	s.Bag = math.NaN()
 	if o.Bag && len(a.Seq) > 0 && len(b.Seq) > 0 {
