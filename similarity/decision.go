@@ -614,6 +614,10 @@ type Verdict struct {
 	ShortTokens int
 	// MinTokens is the token minimum that was applied.
 	MinTokens int
+	// Capped is non-zero when a remove decision refused a pair it would
+	// have accepted because a side ('a' or 'b') was cut at the signing
+	// caps ([Signature.Capped]): its end is unread.
+	Capped byte
 	// Candidates holds the result of each candidate test, in order.
 	Candidates []TestResult
 	// Verify is the verification result, or the strong-accept test's
@@ -747,6 +751,17 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	if d.Containment && v.Relation != RelationNone {
 		v.Duplicate = true
 	}
+	if d.Purpose == PurposeRemove && v.Duplicate {
+		// A page cut at the size caps was not read to its end: whatever
+		// follows may be what a reader would lose, so the pair is never
+		// content-equivalent (it stays a near-duplicate for grouping).
+		switch {
+		case a.Capped:
+			v.Duplicate, v.Capped = false, 'a'
+		case b.Capped:
+			v.Duplicate, v.Capped = false, 'b'
+		}
+	}
 	if v.Duplicate && v.Relation == RelationNone {
 		v.Relation = RelationDuplicate
 	}
@@ -803,6 +818,8 @@ func (v Verdict) String() string {
 	switch {
 	case v.Step == StepSkip:
 		return rel + " (" + string(v.Short) + " too short)"
+	case v.Capped != 0:
+		return rel + " (" + string(v.Capped) + " cut at the size cap)"
 	case v.Gated:
 		return rel + " (simhash gate)"
 	case v.Step == StepVerify && v.NoSeq:
@@ -899,6 +916,9 @@ func (v Verdict) Explain() string {
 				b.WriteString(" (rejected)")
 			}
 		}
+	}
+	if v.Capped != 0 {
+		fmt.Fprintf(&b, "; but %c was cut at the size cap and its end is unread, so it is not content-equivalent", v.Capped)
 	}
 	switch v.Relation {
 	case RelationContains:

@@ -171,3 +171,28 @@ func TestModelBagFeature(t *testing.T) {
 		t.Errorf("Probability %v, want the bag model's %v (> 0.5 for a near-copy; 0.007 without the bag score)", v.Probability, p)
 	}
 }
+
+// TestRemoveRefusesCappedPages checks that a page cut at the signing caps
+// is never content-equivalent (its end is unread), while it stays a
+// near-duplicate for grouping.
+func TestRemoveRefusesCappedPages(t *testing.T) {
+	page, _, _, _ := clDocs(t)
+	mirror := *page
+	capped := *page
+	capped.Capped = true
+	if v := (Decision{Purpose: PurposeRemove}).Decide(page, &mirror); !v.Duplicate || v.Capped != 0 {
+		t.Fatalf("remove, mirror: Duplicate %v Capped %q, want a duplicate", v.Duplicate, v.Capped)
+	}
+	for _, c := range []struct {
+		a, b *Signature
+		side byte
+	}{{&capped, page, 'a'}, {page, &capped, 'b'}} {
+		v := Decision{Purpose: PurposeRemove}.Decide(c.a, c.b)
+		if v.Duplicate || v.Capped != c.side || !strings.Contains(v.Explain(), "cut at the size cap") || !strings.Contains(v.String(), "cut at the size cap") {
+			t.Errorf("remove, %c capped: Duplicate %v Capped %q, explain %q", c.side, v.Duplicate, v.Capped, v.Explain())
+		}
+		if g := (Decision{}).Decide(c.a, c.b); !g.Duplicate {
+			t.Errorf("group, %c capped: not a duplicate (%s)", c.side, g.Explain())
+		}
+	}
+}
