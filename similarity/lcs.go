@@ -46,9 +46,17 @@ type lcsScratch struct {
 	logAt []int32  // first log entry of each token
 	revA  []uint32 // the sequences reversed, for the alignment
 	revB  []uint32
-	// buckets counts the tokens of one sequence by bucket for
-	// [lcsScratch.bucketBound].
-	buckets []uint32
+	// buckets holds the counts of [lcsScratch.bucketBound], buckets16
+	// the same in 16 bits (bucketWide reports which); bucketShift is
+	// the shift of their slots and bucketSwap reports that they count
+	// b, the shorter sequence, rather than a.
+	buckets                []uint32
+	buckets16              []uint16
+	bucketShift            uint
+	bucketWide, bucketSwap bool
+	// keptA and keptB hold a and b without such tokens
+	// ([lcsScratch.sharedDistance]).
+	keptA, keptB []uint32
 	// The trigram index of the walk with jumps (lcsreach.go): the first
 	// position + 1 of each trigram by slot, its key, and the next
 	// position of the same trigram from each position.
@@ -286,32 +294,65 @@ func (s *lcsScratch) bounded(a, b []uint32, maxD int) (n int, ok bool) {
 // intersection over the tokens themselves, as min(x1+x2, y1+y2) >=
 // min(x1, y1) + min(x2, y2), which bounds the LCS length (a common
 // subsequence uses each occurrence once). The buckets are four for each
-// token of the shorter sequence, at most 2^13 (32 KB of counts), so the
-// bound is nearly the exact intersection's while its counting stays in
-// L1 cache: about 1 ns a token.
+// token of the shorter sequence, at most 2^13, with 16-bit counts when
+// it has fewer than 2^15 tokens (16 KB), so the bound is nearly the
+// exact intersection's while its counting stays in L1 cache: about 1 ns
+// a token.
+//
+// The buckets, left in s, also tell which tokens of either sequence
+// cannot occur in the other, for [lcsScratch.sharedDistance] (see
+// [countBuckets]).
 func (s *lcsScratch) bucketBound(a, b []uint32) int {
-	if len(a) > len(b) {
+	s.bucketSwap = len(a) > len(b)
+	if s.bucketSwap {
 		a, b = b, a
 	}
 	size := 256
 	for size < 4*len(a) && size < 1<<13 {
 		size <<= 1
 	}
-	shift := uint(32 - bits.TrailingZeros(uint(size)))
-	c := resize(s.buckets, size)
-	s.buckets = c
+	// Masked, the shift is known below 32, which spares each slot the
+	// test that Go's semantics of a larger shift needs.
+	shift := uint(32-bits.TrailingZeros(uint(size))) & 31
+	s.bucketShift = shift
+	s.bucketWide = len(a) >= 1<<15
+	if s.bucketWide {
+		s.buckets = resize(s.buckets, size)
+		return countBuckets(s.buckets, a, b, shift)
+	}
+	s.buckets16 = resize(s.buckets16, size)
+	return countBuckets(s.buckets16, a, b, shift)
+}
+
+// countBuckets counts the tokens of a, which has fewer than half of T's
+// range, into the buckets c by [tokenSlot] with shift, takes those of b
+// from them and returns the tokens taken (the bound of
+// [lcsScratch.bucketBound]). A bucket that b takes from gets T's top bit
+// ([topBit]): afterwards a token of a whose bucket lacks the bit, and a
+// token of b whose bucket is zero, are certainly absent from the other
+// sequence. (Counting those tokens here, with or without a branch, made
+// the pass half again as dear; [lcsScratch.sharedDistance] finds them
+// only when it may pay.)
+func countBuckets[T uint16 | uint32](c []T, a, b []uint32, shift uint) (n int) {
 	clear(c)
+	shift &= 31 // see bucketBound
+	top := topBit[T]()
 	for _, x := range a {
 		c[tokenSlot(x, shift)]++
 	}
-	n := 0
 	for _, x := range b {
-		if h := tokenSlot(x, shift); c[h] > 0 {
-			c[h]--
+		h := tokenSlot(x, shift)
+		if v := c[h]; v&^top > 0 {
+			c[h] = (v - 1) | top
 			n++
 		}
 	}
 	return n
+}
+
+// topBit returns the highest bit of T.
+func topBit[T uint16 | uint32]() T {
+	return ^T(0) ^ (^T(0) >> 1)
 }
 
 // myersCap returns the edit distance up to which Myers' greedy algorithm
@@ -371,10 +412,23 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 		return diff, false
 	}
 	need := (total - lim + 1) / 2 // the LCS length of D = lim
-	if inter := s.bucketBound(a, b); inter < need {
+	inter := s.bucketBound(a, b)
+	if inter < need {
 		s.settled = LCSStageBound
 		return total - 2*inter, false
 	}
+	if !align {
+		if d, exact, ok := s.sharedDistance(a, b, lim, total-2*inter); ok {
+			return d, exact
+		}
+	}
+	return s.search(a, b, lim, align)
+}
+
+// search is [lcsScratch.distance] from step 3 on.
+func (s *lcsScratch) search(a, b []uint32, lim int, align bool) (d int, exact bool) {
+	total := len(a) + len(b)
+	need := (total - lim + 1) / 2
 	dcap := myersCap(len(a), len(b))
 	d0 := min(lim, dcap, max(4*isqrt(total), 16))
 	s.bidiTrace = align
