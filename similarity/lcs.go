@@ -26,8 +26,9 @@ type lcsScratch struct {
 	off int
 	vr  []int32 // the reverse search's v (lcsbidi.go)
 	// bidiDone is the last round of the bidirectional search done;
-	// bidiMet the distance it found, -1 before.
-	bidiDone, bidiMet int
+	// bidiMet the distance it found, -1 before; bidiLow a lower bound
+	// of the distance, below which it does not look for the meeting.
+	bidiDone, bidiMet, bidiLow int
 	trace             []int32 // V of every round d, 2d+1 entries at offset d*d
 	// traced is the number of forward rounds in trace; bidiTrace makes
 	// the bidirectional search keep its forward rounds there.
@@ -422,17 +423,19 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 			return d, exact
 		}
 	}
-	return s.search(a, b, lim, align)
+	return s.search(a, b, lim, total-2*inter, align)
 }
 
-// search is [lcsScratch.distance] from step 3 on.
-func (s *lcsScratch) search(a, b []uint32, lim int, align bool) (d int, exact bool) {
+// search is [lcsScratch.distance] from step 3 on; dmin is a lower bound
+// of the distance.
+func (s *lcsScratch) search(a, b []uint32, lim, dmin int, align bool) (d int, exact bool) {
 	total := len(a) + len(b)
 	need := (total - lim + 1) / 2
 	dcap := myersCap(len(a), len(b))
 	d0 := min(lim, dcap, max(4*isqrt(total), 16))
 	s.bidiTrace = align
 	s.bidiInit(min(lim, dcap))
+	s.bidiLow = dmin
 	if d, ok := s.bidiDistance(a, b, d0); ok {
 		return d, true
 	}

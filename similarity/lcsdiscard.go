@@ -45,7 +45,7 @@ func (s *lcsScratch) sharedDistance(a, b []uint32, lim, dmin int) (d int, exact,
 		s.settled = LCSStageBound
 		return dropped + diff, false, true
 	}
-	d, exact = s.search(fa, fb, rest, false)
+	d, exact = s.search(fa, fb, rest, max(dmin-dropped, 0), false)
 	return dropped + d, exact, true
 }
 
