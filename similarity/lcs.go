@@ -29,7 +29,8 @@ type lcsScratch struct {
 	// bidiMet the distance it found, -1 before; bidiLow a lower bound
 	// of the distance, below which it does not look for the meeting.
 	bidiDone, bidiMet, bidiLow int
-	trace             []int32 // V of every round d, 2d+1 entries at offset d*d
+
+	trace []int32 // V of every round d, 2d+1 entries at offset d*d
 	// traced is the number of forward rounds in trace; bidiTrace makes
 	// the bidirectional search keep its forward rounds there.
 	traced    int
