@@ -97,7 +97,7 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 	if head != nil {
 		head(u)
 	}
-	x := extractor{main: o.Content == ContentMain}
+	x := getExtractor(o.Content == ContentMain)
 	x.out.Grow(len(u) / 6)
 	x.run(u)
 	if x.main {
@@ -105,6 +105,7 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 	}
 	d.Title, d.Lang, d.MainFallback = x.title, x.lang, x.fallback
 	d.finish(x.out.String())
+	putExtractor(x)
 	return d, nil
 }
 

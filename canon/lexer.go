@@ -510,14 +510,16 @@ func asciiEqualFold(b []byte, s string) bool {
 	return true
 }
 
-// tagAttrs reads the attributes of single tags with the x/net tokenizer,
-// so that their values are decoded exactly as the tokenizer decodes them.
-// It feeds one tag's raw bytes at a time to one long-lived tokenizer
-// through a reader that never reports the end of input, so nothing is
-// allocated per tag.
+// tagAttrs reads the attributes of single tags exactly as the x/net
+// tokenizer reads them ([tagAttrs.read]). The tags it cannot scan itself
+// go to one long-lived tokenizer, fed one tag's raw bytes at a time
+// through a reader that never reports the end of input.
 type tagAttrs struct {
 	r tagReader
 	z *html.Tokenizer
+
+	kv   []attr // the attributes read ([tagAttrs.read])
+	keys []byte // their names in lower case
 }
 
 // tag returns a tokenizer whose current token is the start tag raw (the

@@ -3,7 +3,6 @@ package canon
 import (
 	"strings"
 
-	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
@@ -37,7 +36,9 @@ func (x *extractor) push(raw []byte, a atom.Atom) {
 		switch a {
 		case atom.Div, atom.Section, atom.Main, atom.Article, atom.Aside, atom.Ul, atom.Ol,
 			atom.Nav, atom.Header, atom.Footer, atom.Table, atom.Td, atom.Span, atom.P, atom.Li:
-			own |= attrFlags(x.attrs.tag(raw), a)
+			if mayFlag(raw) {
+				own |= attrFlags(x.attrs.read(raw), a)
+			}
 		}
 	}
 	f := parent | own
@@ -58,14 +59,39 @@ func (x *extractor) pop(a atom.Atom) {
 	}
 }
 
+// mayFlag reports whether the raw start tag can carry an attribute that
+// attrFlags reads: every such name (role, itemprop, class, id, hidden,
+// aria-hidden) contains "role", "itemprop", "class" or "id", in any case
+// (names are case-insensitive, and a character reference cannot stand in
+// an attribute name). Most <p>, <li>, <td> and <span> tags carry none,
+// and skipping the tokenizer for them is a tenth of canonicalization.
+func mayFlag(raw []byte) bool {
+	for i := 1; i < len(raw); i++ { // raw[0] is '<'
+		switch raw[i] | 0x20 {
+		case 'i':
+			if i+1 < len(raw) && (raw[i+1]|0x20 == 'd' || hasPrefixFold(raw[i:], "itemprop")) {
+				return true
+			}
+		case 'r':
+			if hasPrefixFold(raw[i:], "role") {
+				return true
+			}
+		case 'c':
+			if hasPrefixFold(raw[i:], "class") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // attrFlags derives container flags from role, itemprop, class, id and
 // hidden attributes of the current tag.
-func attrFlags(z *html.Tokenizer, a atom.Atom) uint8 {
+func attrFlags(attrs []attr, a atom.Atom) uint8 {
 	var f uint8
 	boiler := false
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
+	for _, at := range attrs {
+		k, v := at.key, at.val
 		switch string(k) {
 		case "role":
 			switch strings.ToLower(string(v)) {
@@ -118,21 +144,69 @@ var boilerWord = map[string]bool{
 	"modal": true, "topbar": true, "tags": true, "disclaimer": true, "sitemap": true,
 }
 
-// classFlags classifies one class or id value.
+// classFlags classifies one class or id value: each name (split at ASCII
+// white space, as HTML splits class lists), in lower case, against
+// mainClass, and each run of its ASCII letters against boilerWord. It
+// allocates nothing: the lookups go through a stack buffer.
 func classFlags(v []byte, a atom.Atom, id bool) (f uint8, boiler bool) {
-	s := strings.ToLower(strings.TrimSpace(string(v)))
-	for _, c := range strings.Fields(s) {
-		if mainClass[c] || a == atom.Div && !id && (c == "body" || c == "document") {
-			f |= fMain
-			continue
+	var buf [32]byte
+	for i := 0; i < len(v); {
+		for i < len(v) && asciiSpace(v[i]) {
+			i++
 		}
-		for w := range strings.FieldsFuncSeq(c, func(r rune) bool { return r < 'a' || r > 'z' }) {
-			if boilerWord[w] {
+		j := i
+		for j < len(v) && !asciiSpace(v[j]) {
+			j++
+		}
+		name := v[i:j]
+		i = j
+		if len(name) == 0 {
+			break
+		}
+		if len(name) <= len(buf) { // every listed name is shorter
+			c := lowerInto(buf[:], name)
+			if mainClass[string(c)] || a == atom.Div && !id && (string(c) == "body" || string(c) == "document") {
+				f |= fMain
+				continue
+			}
+		}
+		for k := 0; k < len(name); {
+			for k < len(name) && !asciiLetter(name[k]) {
+				k++
+			}
+			e := k
+			for e < len(name) && asciiLetter(name[e]) {
+				e++
+			}
+			if w := name[k:e]; len(w) > 0 && len(w) <= len(buf) && boilerWord[string(lowerInto(buf[:], w))] {
 				boiler = true
 			}
+			k = e
 		}
 	}
 	return f, boiler
+}
+
+// lowerInto writes b in ASCII lower case into buf (len(b) <= len(buf))
+// and returns that part of buf.
+func lowerInto(buf []byte, b []byte) []byte {
+	c := buf[:len(b)]
+	for k, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		c[k] = ch
+	}
+	return c
+}
+
+// asciiLetter reports whether c is an ASCII letter.
+func asciiLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// asciiSpace reports whether c is white space as strings.Fields sees it
+// in ASCII.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 // Block classes of the jusText-style classifier.

@@ -147,6 +147,8 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs gap + divergence + length", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureLengthRatio}},
 		{Name: "model: lcs gap + divergence + contain", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureContainment}},
 		{Name: "model: lcs gap + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard}},
+		{Name: "model: lcs + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureBagGap}},
+		{Name: "model: lcs gap + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureBagGap}},
 		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }

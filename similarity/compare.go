@@ -95,7 +95,11 @@ type Scores struct {
 	// with [CompareOptions.LengthOnly]).
 	LCSCut bool
 	// LCS is the LCS ratio |LCS|/(|A|+|B|-|LCS|) of the word sequences
-	// (Huang); NaN unless HasLCS.
+	// (Huang); NaN unless HasLCS. For a page longer than its sequence
+	// (the first [Options.MaxSeq] words) it is the ratio of the largest
+	// LCS the whole pages can have given the sequences' (see wholePages),
+	// so that a shared beginning does not make two pages of different
+	// lengths equal.
 	LCS float64
 	// Central is the LCS ratio of the trusted central part ([CentralLCS]);
 	// NaN unless HasLCS.
@@ -112,6 +116,11 @@ type Scores struct {
 	// LCSStage tells how far the LCS went before it settled, for the
 	// stage counts of [BatchStats]; LCSStageNone unless HasLCS.
 	LCSStage LCSStage
+
+	// Bag is the word-multiset overlap of the sequences ([BagRatio]), the
+	// LCS ratio without the order; NaN unless [CompareOptions.Bag] and
+	// both signatures have a Seq.
+	Bag float64
 }
 
 // LCSStage is how far the LCS of [Compare] went, cheapest first.
@@ -156,6 +165,9 @@ type CompareOptions struct {
 	// applies only when positive. False: the alignment is computed for
 	// every pair that can reach MinRatio, as before.
 	LengthOnly bool
+	// Bag computes [Scores.Bag] (one hashed pass over each sequence)
+	// when both signatures have a Seq.
+	Bag bool
 }
 
 // maxD returns the edit distance bound for sequences of lengths n and m.
@@ -206,7 +218,24 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	}
 	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if o.LCS && len(a.Seq) > 0 && len(b.Seq) > 0 {
-		compareLCS(&s, a.Seq, b.Seq, o)
+		w := wholeOf(a, b)
+		if best := w.ratio(1); o.MinRatio > 0 && best < o.MinRatio {
+			// Even equal sequences leave the whole pages under MinRatio:
+			// their lengths differ too much.
+			s.HasLCS, s.LCSCut, s.LCS, s.LCSStage = true, true, best, LCSStageBound
+			if !o.LengthOnly {
+				s.Central, s.CoverageA, s.CoverageB, s.Divergence = 0, 0, 0, 1
+			}
+		} else {
+			so := o
+			so.MinRatio = w.seqRatio(o.MinRatio)
+			compareLCS(&s, a.Seq, b.Seq, so)
+			s.LCS = w.ratio(s.LCS)
+		}
+	}
+	s.Bag = math.NaN()
+	if o.Bag && len(a.Seq) > 0 && len(b.Seq) > 0 {
+		s.Bag = BagRatio(a.Seq, b.Seq)
 	}
 	return s
 }

@@ -739,6 +739,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 			v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
 			v.Scores.Divergence = full.Divergence
 			v.Scores.LCSStage = full.LCSStage
+			v.Scores.Bag = full.Bag
 		}
 		v.Verify = vt.eval(&v.Scores, params)
 		v.Duplicate = v.Verify.Pass
@@ -769,12 +770,13 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 	}
 	v.Model = &pm.Seq
 	minLCS := min(pm.Seq.MinLCS(&v.Scores, vt.Threshold), 1)
-	full := Compare(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: d.Central})
+	full := Compare(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: d.Central, Bag: pm.Seq.uses(FeatureBagGap)})
 	v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
 	v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
 	v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
 	v.Scores.Divergence = full.Divergence
 	v.Scores.LCSStage = full.LCSStage
+	v.Scores.Bag = full.Bag
 	if full.LCSCut {
 		// The alignment was not finished: bound the probability with its
 		// other features at their best.

@@ -41,8 +41,8 @@ func DefaultModel(p Purpose) *PurposeModel {
 var groupModel = PurposeModel{
 	Seq: Model{
 		Features:  []Feature{FeatureLCS, FeatureDivergence},
-		Weights:   []float64{8.0583, -2.1434},
-		Intercept: -4.4055,
+		Weights:   []float64{8.2854, -2.0886},
+		Intercept: -4.5767,
 	},
 	NoSeq: Model{
 		Features:  []Feature{FeatureJaccard},
@@ -64,8 +64,8 @@ var groupModel = PurposeModel{
 var removeModel = PurposeModel{
 	Seq: Model{
 		Features:  []Feature{FeatureLCSGap, FeatureDivergence},
-		Weights:   []float64{7.1319, -3.5534},
-		Intercept: -3.0802,
+		Weights:   []float64{7.5034, -3.4441},
+		Intercept: -3.2497,
 	},
 	NoSeq: Model{
 		Features:  []Feature{FeatureJaccard},

@@ -3,6 +3,7 @@ package similarity
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,10 +75,14 @@ const (
 	// r = 0.99, 1 at r = 1. It spreads the last percent, where a
 	// content-equivalent copy and an edited one differ.
 	FeatureLCSGap
+	// FeatureBagGap is [Scores.Bag], the word-multiset overlap, on the
+	// scale of FeatureLCSGap: content in another order (a re-sorted
+	// listing) keeps it high where the LCS ratio falls.
+	FeatureBagGap
 	numFeatures
 )
 
-var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap"}
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap"}
 
 // String returns the feature's short name, e.g. "lcs", "divergence".
 func (f Feature) String() string {
@@ -98,7 +103,7 @@ func Features() []Feature {
 
 // needsSeq reports whether the feature comes from the LCS alignment.
 func (f Feature) needsSeq() bool {
-	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral || f == FeatureLCSGap
+	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral || f == FeatureLCSGap || f == FeatureBagGap
 }
 
 // lcsGap maps an LCS ratio onto FeatureLCSGap's scale; lcsFromGap is its
@@ -132,6 +137,11 @@ func (f Feature) Value(s *Scores) float64 {
 			return 0
 		}
 		return lcsGap(min(max(s.LCS, 0), 1))
+	case FeatureBagGap:
+		if math.IsNaN(s.Bag) {
+			return 0
+		}
+		return lcsGap(min(max(s.Bag, 0), 1))
 	}
 	if math.IsNaN(v) {
 		return 0
@@ -192,6 +202,11 @@ func (m *Model) Contributions(s *Scores) []Contribution {
 		cs[i] = Contribution{Feature: f, Value: f.Value(s), Weight: m.Weights[i]}
 	}
 	return cs
+}
+
+// uses reports whether f is among the model's features.
+func (m *Model) uses(f Feature) bool {
+	return slices.Contains(m.Features, f)
 }
 
 // usesSeq reports whether any feature needs the LCS alignment.

@@ -20,7 +20,7 @@ func TestModelContributions(t *testing.T) {
 	if p := m.Probability(&s); math.Abs(p-1/(1+math.Exp(-z))) > 1e-12 || p <= 0 || p >= 1 {
 		t.Errorf("Probability = %g, want sigmoid(%g)", p, z)
 	}
-	if got, want := m.Explain(&s), "lcs 0.80 (+6.4), divergence 0.30 (-0.6), intercept -4.4"; got != want {
+	if got, want := m.Explain(&s), "lcs 0.80 (+6.6), divergence 0.30 (-0.6), intercept -4.6"; got != want {
 		t.Errorf("Explain = %q, want %q", got, want)
 	}
 	// Missing scores never argue for a duplicate.
@@ -150,5 +150,24 @@ func BenchmarkDecidePair(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestModelBagFeature checks that a model reading FeatureBagGap gets the
+// pair's word-multiset overlap from Decide, not the missing-score 0.
+func TestModelBagFeature(t *testing.T) {
+	page, near, _, _ := clDocs(t)
+	bagOnly := &PurposeModel{
+		Seq:           Model{Features: []Feature{FeatureBagGap}, Weights: []float64{10}, Intercept: -5},
+		NoSeq:         Model{Features: []Feature{FeatureJaccard}, Weights: []float64{1}},
+		MinConfidence: 0.5,
+	}
+	v := Decision{Models: bagOnly}.Decide(page, near)
+	want := BagRatio(page.Seq, near.Seq)
+	if v.Scores.Bag != want || math.IsNaN(want) {
+		t.Fatalf("Scores.Bag = %v, want %v", v.Scores.Bag, want)
+	}
+	if p := bagOnly.Seq.Probability(&v.Scores); v.Probability != p || p < 0.5 {
+		t.Errorf("Probability %v, want the bag model's %v (> 0.5 for a near-copy; 0.007 without the bag score)", v.Probability, p)
 	}
 }

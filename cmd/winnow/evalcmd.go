@@ -160,9 +160,14 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 				fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta)
 			}
 		}
-		fmt.Fprintf(w, "  the shipped model by min_confidence:\n")
-		for _, f := range t.Confidence {
-			fmt.Fprintf(w, "  %-36s %6s %6.3f %6.3f %6.3f %6.3f %6.3f\n", f.Candidate, "", f.Precision, f.SDP, f.Recall, f.F1, f.SDF1)
+		fmt.Fprintf(w, "  the shipped model by min_confidence (* best F1 on this set, the operator's choice for pages like these):\n")
+		best := bestF1(t.Confidence)
+		for i, f := range t.Confidence {
+			mark := ""
+			if i == best {
+				mark = "*"
+			}
+			fmt.Fprintf(w, "  %-36s %6s %6.3f %6.3f %6.3f %6.3f %6.3f\n", f.Candidate, mark, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1)
 		}
 	}
 	fmt.Fprintf(w, "\nmodels fitted on all pairs of every set (similarity/fitted.go holds these):\n")
@@ -289,4 +294,16 @@ func runIncremental(ctx context.Context, e *env, set *eval.Set, o eval.Options, 
 		fmt.Fprintf(w, "  %6d %16v %16v\n", s.Docs, s.Incremental.Round(time.Microsecond), s.FromScratch.Round(time.Microsecond))
 	}
 	return nil
+}
+
+// bestF1 returns the index of the figure of highest F1 (the first of
+// equals), -1 when there is none.
+func bestF1(fs []eval.CVFigure) int {
+	best := -1
+	for i, f := range fs {
+		if best < 0 || f.F1 > fs[best].F1 {
+			best = i
+		}
+	}
+	return best
 }

@@ -1,0 +1,132 @@
+package canon
+
+import "bytes"
+
+// attr is one attribute of a start tag: its name in lower case and its
+// value, as x/net's Tokenizer.TagAttr returns them.
+type attr struct{ key, val []byte }
+
+// read returns the attributes of the start tag raw (its complete raw
+// bytes, "<" to ">"), as the x/net tokenizer returns them: names in lower
+// case, a repeated name dropped after its first occurrence, values
+// decoded. The result is valid until the next read.
+//
+// The tokenizer allocates for every attribute it returns (a copy of the
+// name and of the value), nine tenths of what canonicalizing a page
+// allocated, so read scans the tag itself when that gives the very same
+// answer: when the tag holds no character reference, carriage return or
+// NUL (which the tokenizer decodes or replaces) and ends where the
+// tokenizer would end it. Any other tag goes to the tokenizer.
+func (t *tagAttrs) read(raw []byte) []attr {
+	if t.scan(raw) {
+		return t.kv
+	}
+	t.kv = t.kv[:0]
+	z := t.tag(raw)
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if k != nil {
+			t.kv = append(t.kv, attr{k, v})
+		}
+	}
+	return t.kv
+}
+
+// scan reads the attributes of raw into t.kv, following the x/net
+// tokenizer's readTag step for step (readTagName, readTagAttrKey,
+// readTagAttrVal); it reports false, leaving the tag to the tokenizer,
+// when raw has bytes the tokenizer rewrites or does not end at its last
+// byte, the closing ">".
+func (t *tagAttrs) scan(raw []byte) bool {
+	n := len(raw)
+	if n < 3 || raw[0] != '<' || raw[n-1] != '>' || bytes.IndexByte(raw, '&') >= 0 ||
+		bytes.IndexByte(raw, '\r') >= 0 || bytes.IndexByte(raw, 0) >= 0 {
+		return false
+	}
+	t.kv, t.keys = t.kv[:0], t.keys[:0]
+	i := 1
+	for i < n && !white(raw[i]) && raw[i] != '/' && raw[i] != '>' { // the name
+		i++
+	}
+	i = skipWhite(raw, i)
+	for i < n && raw[i] != '>' {
+		ks := i
+		for i < n && (raw[i] == '=' && i == ks || raw[i] != '=' && raw[i] != '/' && raw[i] != '>' && !white(raw[i])) {
+			i++
+		}
+		key := raw[ks:i]
+		var val []byte
+		if i = skipWhite(raw, i); i == n {
+			return false
+		}
+		switch raw[i] {
+		case '/':
+			i++
+		case '=':
+			var ok bool
+			if val, i, ok = tagAttrValue(raw, skipWhite(raw, i+1)); !ok {
+				return false
+			}
+		}
+		t.add(key, val)
+		i = skipWhite(raw, i)
+	}
+	return i == n-1
+}
+
+// tagAttrValue reads the value that starts at raw[i], after "=" and white
+// space, and returns it with the index after it; ok is false when raw
+// ends inside it.
+func tagAttrValue(raw []byte, i int) (val []byte, next int, ok bool) {
+	n := len(raw)
+	if i == n {
+		return nil, i, false
+	}
+	switch q := raw[i]; q {
+	case '>': // "k=>": an empty value
+		return nil, i, true
+	case '\'', '"':
+		j := bytes.IndexByte(raw[i+1:], q)
+		if j < 0 {
+			return nil, n, false
+		}
+		return raw[i+1 : i+1+j], i + 2 + j, true
+	}
+	j := i
+	for j < n && raw[j] != '>' && !white(raw[j]) {
+		j++
+	}
+	if j == n {
+		return nil, n, false
+	}
+	if raw[j] == '>' {
+		return raw[i:j], j, true
+	}
+	return raw[i:j], j + 1, true // the white space after it is consumed
+}
+
+// add appends the attribute key=val unless key is empty or already there,
+// as the tokenizer keeps only the first of a repeated name.
+func (t *tagAttrs) add(key, val []byte) {
+	if len(key) == 0 {
+		return
+	}
+	start := len(t.keys)
+	for _, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		t.keys = append(t.keys, c)
+	}
+	k := t.keys[start:]
+	for _, a := range t.kv {
+		if bytes.Equal(a.key, k) {
+			t.keys = t.keys[:start]
+			return
+		}
+	}
+	// An earlier name stays valid when t.keys grows: the old array is
+	// only appended to, never written over.
+	t.kv = append(t.kv, attr{k, val})
+}
