@@ -800,7 +800,7 @@ func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
 // a largest maximum through its run, f does not fall, so some maximum is
 // at a run's start, at w or at the frame's end. Only those windows are
 // counted, O(runs) with a cursor for U(j-w), instead of a prefix count
-// over every token of the side (a tenth of CentralLCS on 64 KB
+// over every token of the side (7 % of CentralLCS on 64 KB
 // near-duplicates).
 func (s *lcsScratch) divergence(runs []Run, n, window int, pos func(Run) int) float64 {
 	start, span, w, ok := divergenceFrame(runs, n, window, pos)
