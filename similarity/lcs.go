@@ -26,16 +26,18 @@ type lcsScratch struct {
 	off int
 	vr  []int32 // the reverse search's v (lcsbidi.go)
 	// bidiDone is the last round of the bidirectional search done;
-	// bidiMet the distance it found, -1 before.
-	bidiDone, bidiMet int
-	trace             []int32 // V of every round d, 2d+1 entries at offset d*d
+	// bidiMet the distance it found, -1 before; bidiLow a lower bound
+	// of the distance, below which it does not look for the meeting.
+	bidiDone, bidiMet, bidiLow int
+
+	trace []int32 // V of every round d, 2d+1 entries at offset d*d
 	// traced is the number of forward rounds in trace; bidiTrace makes
 	// the bidirectional search keep its forward rounds there.
 	traced    int
 	bidiTrace bool
 	runs      []Run
 	segs      []segment
-	gaps      []int32 // unmatched-token prefix counts for divergence
+	gaps      []int32 // the runs' edges on one side, for divergence
 
 	// The bit-parallel LCS (lcsbits.go): the masks of one sequence, one
 	// row of differences, and for an alignment every row and the row
@@ -46,9 +48,17 @@ type lcsScratch struct {
 	logAt []int32  // first log entry of each token
 	revA  []uint32 // the sequences reversed, for the alignment
 	revB  []uint32
-	// buckets counts the tokens of one sequence by bucket for
-	// [lcsScratch.bucketBound].
-	buckets []uint32
+	// buckets holds the counts of [lcsScratch.bucketBound], buckets16
+	// the same in 16 bits (bucketWide reports which); bucketShift is
+	// the shift of their slots and bucketSwap reports that they count
+	// b, the shorter sequence, rather than a.
+	buckets                []uint32
+	buckets16              []uint16
+	bucketShift            uint
+	bucketWide, bucketSwap bool
+	// keptA and keptB hold a and b without such tokens
+	// ([lcsScratch.sharedDistance]).
+	keptA, keptB []uint32
 	// The trigram index of the walk with jumps (lcsreach.go): the first
 	// position + 1 of each trigram by slot, its key, and the next
 	// position of the same trigram from each position.
@@ -286,32 +296,65 @@ func (s *lcsScratch) bounded(a, b []uint32, maxD int) (n int, ok bool) {
 // intersection over the tokens themselves, as min(x1+x2, y1+y2) >=
 // min(x1, y1) + min(x2, y2), which bounds the LCS length (a common
 // subsequence uses each occurrence once). The buckets are four for each
-// token of the shorter sequence, at most 2^13 (32 KB of counts), so the
-// bound is nearly the exact intersection's while its counting stays in
-// L1 cache: about 1 ns a token.
+// token of the shorter sequence, at most 2^13, with 16-bit counts when
+// it has fewer than 2^15 tokens (16 KB), so the bound is nearly the
+// exact intersection's while its counting stays in L1 cache: about 1 ns
+// a token.
+//
+// The buckets, left in s, also tell which tokens of either sequence
+// cannot occur in the other, for [lcsScratch.sharedDistance] (see
+// [countBuckets]).
 func (s *lcsScratch) bucketBound(a, b []uint32) int {
-	if len(a) > len(b) {
+	s.bucketSwap = len(a) > len(b)
+	if s.bucketSwap {
 		a, b = b, a
 	}
 	size := 256
 	for size < 4*len(a) && size < 1<<13 {
 		size <<= 1
 	}
-	shift := uint(32 - bits.TrailingZeros(uint(size)))
-	c := resize(s.buckets, size)
-	s.buckets = c
+	// Masked, the shift is known below 32, which spares each slot the
+	// test that Go's semantics of a larger shift needs.
+	shift := uint(32-bits.TrailingZeros(uint(size))) & 31
+	s.bucketShift = shift
+	s.bucketWide = len(a) >= 1<<15
+	if s.bucketWide {
+		s.buckets = resize(s.buckets, size)
+		return countBuckets(s.buckets, a, b, shift)
+	}
+	s.buckets16 = resize(s.buckets16, size)
+	return countBuckets(s.buckets16, a, b, shift)
+}
+
+// countBuckets counts the tokens of a, which has fewer than half of T's
+// range, into the buckets c by [tokenSlot] with shift, takes those of b
+// from them and returns the tokens taken (the bound of
+// [lcsScratch.bucketBound]). A bucket that b takes from gets T's top bit
+// ([topBit]): afterwards a token of a whose bucket lacks the bit, and a
+// token of b whose bucket is zero, are certainly absent from the other
+// sequence. (Counting those tokens here, with or without a branch, made
+// the pass half again as dear; [lcsScratch.sharedDistance] finds them
+// only when it may pay.)
+func countBuckets[T uint16 | uint32](c []T, a, b []uint32, shift uint) (n int) {
 	clear(c)
+	shift &= 31 // see bucketBound
+	top := topBit[T]()
 	for _, x := range a {
 		c[tokenSlot(x, shift)]++
 	}
-	n := 0
 	for _, x := range b {
-		if h := tokenSlot(x, shift); c[h] > 0 {
-			c[h]--
+		h := tokenSlot(x, shift)
+		if v := c[h]; v&^top > 0 {
+			c[h] = (v - 1) | top
 			n++
 		}
 	}
 	return n
+}
+
+// topBit returns the highest bit of T.
+func topBit[T uint16 | uint32]() T {
+	return ^T(0) ^ (^T(0) >> 1)
 }
 
 // myersCap returns the edit distance up to which Myers' greedy algorithm
@@ -371,14 +414,29 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 		return diff, false
 	}
 	need := (total - lim + 1) / 2 // the LCS length of D = lim
-	if inter := s.bucketBound(a, b); inter < need {
+	inter := s.bucketBound(a, b)
+	if inter < need {
 		s.settled = LCSStageBound
 		return total - 2*inter, false
 	}
+	if !align {
+		if d, exact, ok := s.sharedDistance(a, b, lim, total-2*inter); ok {
+			return d, exact
+		}
+	}
+	return s.search(a, b, lim, total-2*inter, align)
+}
+
+// search is [lcsScratch.distance] from step 3 on; dmin is a lower bound
+// of the distance.
+func (s *lcsScratch) search(a, b []uint32, lim, dmin int, align bool) (d int, exact bool) {
+	total := len(a) + len(b)
+	need := (total - lim + 1) / 2
 	dcap := myersCap(len(a), len(b))
 	d0 := min(lim, dcap, max(4*isqrt(total), 16))
 	s.bidiTrace = align
 	s.bidiInit(min(lim, dcap))
+	s.bidiLow = dmin
 	if d, ok := s.bidiDistance(a, b, d0); ok {
 		return d, true
 	}
@@ -734,36 +792,72 @@ func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
 // divergence returns the largest share of unmatched tokens in a window of
 // the given size over one side of length n, between its first and last
 // matched token; pos gives a run's start on that side. Runs are in
-// increasing order on both sides. O(n) with a prefix count.
+// increasing order on both sides.
+//
+// With U(x) the unmatched tokens before position x, the count of the
+// window ending at j is f(j) = U(j) - U(j-w), and f(j+1) - f(j) is 1 or 0
+// for position j unmatched and -1 or 0 for it matched: walking back from
+// a largest maximum through its run, f does not fall, so some maximum is
+// at a run's start, at w or at the frame's end. Only those windows are
+// counted, O(runs) with a cursor for U(j-w), instead of a prefix count
+// over every token of the side (7 % of CentralLCS on 64 KB
+// near-duplicates).
 func (s *lcsScratch) divergence(runs []Run, n, window int, pos func(Run) int) float64 {
-	if len(runs) == 0 || n == 0 {
+	start, span, w, ok := divergenceFrame(runs, n, window, pos)
+	if !ok {
 		return 1
 	}
-	start, end := pos(runs[0]), pos(runs[len(runs)-1])+runs[len(runs)-1].Len
-	span := end - start
-	if span <= 0 {
-		return 1
-	}
-	w := min(window, span)
-	// prefix[i] = unmatched tokens in [start, start+i).
-	if cap(s.gaps) < span+1 {
-		s.gaps = make([]int32, span+1)
-	}
-	prefix := s.gaps[:span+1]
-	prefix[0] = 0
-	i := 0
+	// The runs' edges relative to start, in order: edges[2i] and
+	// edges[2i+1] are where run i starts and ends.
+	edges := s.gaps[:0]
 	for _, r := range runs {
-		at := pos(r) - start
-		for ; i < at; i++ {
-			prefix[i+1] = prefix[i] + 1
-		}
-		for ; i < at+r.Len; i++ {
-			prefix[i+1] = prefix[i]
-		}
+		at := int32(pos(r) - start)
+		edges = append(edges, at, at+int32(r.Len))
 	}
-	worst := int32(0)
-	for j := w; j <= span; j++ {
-		worst = max(worst, prefix[j]-prefix[j-w])
+	s.gaps = edges
+	var first, back unmatchedCursor // U(w); U(j-w) for the j in order
+	worst := first.at(edges, w)
+	matched := 0 // the tokens of the runs before j
+	for i := 0; i+1 < len(edges); i += 2 {
+		if j := int(edges[i]); j >= w {
+			worst = max(worst, j-matched-back.at(edges, j-w))
+		}
+		matched += int(edges[i+1] - edges[i])
 	}
+	worst = max(worst, span-matched-back.at(edges, span-w))
 	return float64(worst) / float64(w)
+}
+
+// divergenceFrame returns where the matched frame of one side starts,
+// its length, and the window of [lcsScratch.divergence] over it; ok is
+// false when there is no frame (no run, an empty side or empty runs).
+func divergenceFrame(runs []Run, n, window int, pos func(Run) int) (start, span, w int, ok bool) {
+	if len(runs) == 0 || n == 0 {
+		return 0, 0, 0, false
+	}
+	start = pos(runs[0])
+	span = pos(runs[len(runs)-1]) + runs[len(runs)-1].Len - start
+	return start, span, min(window, span), span > 0
+}
+
+// unmatchedCursor counts the unmatched tokens before a position of one
+// side, given the edges of its runs (see [lcsScratch.divergence]), for
+// positions that never decrease: runs wholly before the position are
+// passed once.
+type unmatchedCursor struct {
+	run     int // the first run not wholly before the position
+	matched int // the tokens of the runs before it
+}
+
+// at returns the unmatched tokens before x, x at least the last one asked.
+func (c *unmatchedCursor) at(edges []int32, x int) int {
+	for 2*c.run+1 < len(edges) && int(edges[2*c.run+1]) <= x {
+		c.matched += int(edges[2*c.run+1] - edges[2*c.run])
+		c.run++
+	}
+	m := c.matched
+	if 2*c.run < len(edges) {
+		m += max(x-int(edges[2*c.run]), 0) // inside the run
+	}
+	return x - m
 }

@@ -412,3 +412,72 @@ func FuzzLCSBounded(f *testing.F) {
 		}
 	})
 }
+
+// divergencePrefix is the divergence of one side by a prefix count of
+// its unmatched tokens over every window, the definition that
+// [lcsScratch.divergence] computes from the runs' edges alone.
+func divergencePrefix(runs []Run, n, window int, pos func(Run) int) float64 {
+	start, span, w, ok := divergenceFrame(runs, n, window, pos)
+	if !ok {
+		return 1
+	}
+	prefix := make([]int, span+1)
+	i := 0
+	for _, r := range runs {
+		at := pos(r) - start
+		for ; i < at; i++ {
+			prefix[i+1] = prefix[i] + 1
+		}
+		for ; i < at+r.Len; i++ {
+			prefix[i+1] = prefix[i]
+		}
+	}
+	worst := 0
+	for j := w; j <= span; j++ {
+		worst = max(worst, prefix[j]-prefix[j-w])
+	}
+	return float64(worst) / float64(w)
+}
+
+func TestDivergenceAgainstPrefixCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	s := new(lcsScratch)
+	posA := func(r Run) int { return r.A }
+	posB := func(r Run) int { return r.B }
+	check := func(runs []Run, n, m, window int) {
+		t.Helper()
+		for _, side := range []struct {
+			len int
+			pos func(Run) int
+		}{{n, posA}, {m, posB}} {
+			got := s.divergence(runs, side.len, window, side.pos)
+			if want := divergencePrefix(runs, side.len, window, side.pos); got != want {
+				t.Fatalf("divergence(%v, %d, window %d) = %v, prefix count %v", runs, side.len, window, got, want)
+			}
+		}
+	}
+	for i := range 3000 {
+		// Runs with gaps of 0 to a few windows on either side, touching
+		// runs included, and windows from 1 to beyond the span.
+		var runs []Run
+		a, b := r.IntN(5), r.IntN(5)
+		for range 1 + r.IntN(30) {
+			a += []int{0, 0, 1, r.IntN(20), r.IntN(300)}[r.IntN(5)]
+			b += []int{0, 0, 1, r.IntN(20), r.IntN(300)}[r.IntN(5)]
+			l := 1 + r.IntN([]int{2, 10, 200}[i%3])
+			runs = append(runs, Run{A: a, B: b, Len: l})
+			a += l
+			b += l
+		}
+		check(runs, a+r.IntN(5), b+r.IntN(5), []int{1, 2, 7, 100, 5000}[r.IntN(5)])
+	}
+	// Real alignments: the licence texts at three edit rates.
+	gpl := lcsHash(lcsReadWords(t, "gpl-3.txt", 4000))
+	for _, rate := range []float64{0.01, 0.05, 0.3} {
+		b := lcsMutate(r, gpl, rate, 50)
+		runs, _ := AppendRuns(nil, gpl, b, -1)
+		for _, window := range []int{1, 16, DefaultWindow, 10000} {
+			check(runs, len(gpl), len(b), window)
+		}
+	}
+}

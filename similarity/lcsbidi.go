@@ -23,7 +23,7 @@ func (s *lcsScratch) bidiInit(lim int) {
 	s.off = rounds + 1
 	s.v[s.off+1] = 0
 	s.vr[s.off+1] = 0
-	s.bidiDone, s.bidiMet = -1, -1
+	s.bidiDone, s.bidiMet, s.bidiLow = -1, -1, 0
 	s.trace, s.traced = s.trace[:0], 0
 }
 
@@ -63,7 +63,10 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 	for d := s.bidiDone + 1; d <= (lim+1)/2; d++ {
 		lo, hi := diagonals(d, n, m)
 		extendForward(a, b, vf, off, lo, hi)
-		if odd && d > 0 && meets(vf, vr, off, delta, n, lo, hi, d-1) {
+		// A meeting at round d proves D <= 2d-1 (2d below), so none
+		// can come before the rounds of the lower bound bidiLow: the
+		// test, a pass over the round, waits for them.
+		if odd && d > 0 && 2*d-1 >= s.bidiLow && meets(vf, vr, off, delta, n, lo, hi, d-1) {
 			s.bidiMet = 2*d - 1
 			return s.bidiMet, true
 		}
@@ -72,7 +75,7 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 			s.traced = d + 1
 		}
 		extendReverse(a, b, vr, off, lo, hi)
-		if !odd && meets(vr, vf, off, delta, n, lo, hi, d) {
+		if !odd && 2*d >= s.bidiLow && meets(vr, vf, off, delta, n, lo, hi, d) {
 			s.bidiMet = 2 * d
 			return s.bidiMet, true
 		}
@@ -120,8 +123,18 @@ func extendReverse(a, b []uint32, v []int32, off, lo, hi int) {
 // diagonal delta-k, which its last round reached when within span of 0:
 // their x add up to n or more.
 func meets(v, w []int32, off, delta, n, lo, hi, span int) bool {
-	for k := max(lo, delta-span); k <= min(hi, delta+span); k += 2 {
-		if int(v[off+k])+int(w[off+delta-k]) >= n {
+	klo, khi := max(lo, delta-span), min(hi, delta+span)
+	if klo > khi {
+		return false
+	}
+	// The round's diagonals klo..khi of v against w's delta-khi..delta-klo
+	// in reverse, on subslices the compiler proves in bounds: inlined
+	// into the search with its many live values, the loop spilled them
+	// and cost an eighth of the search.
+	vs := v[off+klo : off+khi+1]
+	ws := w[off+delta-khi : off+delta-klo+1]
+	for i, j := 0, len(ws)-1; i < len(vs) && j >= 0; i, j = i+2, j-2 {
+		if int(vs[i])+int(ws[j]) >= n {
 			return true
 		}
 	}
