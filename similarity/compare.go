@@ -96,9 +96,9 @@ type Scores struct {
 	LCSCut bool
 	// LCS is the LCS ratio |LCS|/(|A|+|B|-|LCS|) of the word sequences
 	// (Huang); NaN unless HasLCS. For a page longer than its sequence
-	// (the first [Options.MaxSeq] words) it is the ratio of the largest
-	// LCS the whole pages can have given the sequences' (see wholePages),
-	// so that a shared beginning does not make two pages of different
+	// (the first [Options.MaxSeq] words) it is the ratio of an estimate
+	// of the whole pages' LCS from the sequences' (see wholePages), so
+	// that a shared beginning does not make two pages of different
 	// lengths equal.
 	LCS float64
 	// Central is the LCS ratio of the trusted central part ([CentralLCS]);

@@ -807,7 +807,7 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 
 func nanLCS(s Scores) Scores {
 	nan := math.NaN()
-	s.LCS, s.Central, s.CoverageA, s.CoverageB = nan, nan, nan, nan
+	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Bag = nan, nan, nan, nan, nan
 	return s
 }
 
