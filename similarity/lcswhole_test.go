@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -47,5 +48,55 @@ func TestWholePages(t *testing.T) {
 		if s.LCSCut != tc.cut || tc.cut && s.LCS >= tc.min || !tc.cut && math.Abs(s.LCS-full) > 1e-9 {
 			t.Errorf("MinRatio %.4f: LCS %v cut %v, want cut %v (uncut %v)", tc.min, s.LCS, s.LCSCut, tc.cut, full)
 		}
+	}
+}
+
+// TestWholePagesCutNeverLosesAPair checks the translated cut-off on
+// random pairs of pages longer than their sequences: a pair is cut at a
+// whole-page MinRatio t only when its uncut estimate is under t, and an
+// uncut pair gets the estimate it gets without MinRatio.
+func TestWholePagesCutNeverLosesAPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	cuts, truncated := 0, 0
+	for trial := range 2000 {
+		n, m := 20+r.IntN(200), 20+r.IntN(200)
+		a, b := make([]uint32, n), make([]uint32, m)
+		alphabet := 2 + r.IntN(50)
+		for i := range a {
+			a[i] = uint32(r.IntN(alphabet))
+		}
+		for i := range b {
+			if i < n && r.IntN(4) > 0 {
+				b[i] = a[i] // mostly a copy
+			} else {
+				b[i] = uint32(r.IntN(alphabet))
+			}
+		}
+		sa := &Signature{Seq: a, Tokens: n + r.IntN(3)*r.IntN(300)}
+		sb := &Signature{Seq: b, Tokens: m + r.IntN(3)*r.IntN(300)}
+		if sa.Tokens > n || sb.Tokens > m {
+			truncated++
+		}
+		free := Compare(sa, sb, CompareOptions{LCS: true, LengthOnly: trial%2 == 0})
+		for _, th := range []float64{0.2, 0.5, free.LCS - 1e-9, free.LCS + 1e-9, 0.8, 0.95} {
+			if th <= 0 || th > 1 {
+				continue
+			}
+			s := Compare(sa, sb, CompareOptions{LCS: true, MinRatio: th, LengthOnly: trial%2 == 0})
+			if s.LCSCut {
+				cuts++
+			}
+			switch {
+			case s.LCSCut && free.LCS >= th:
+				t.Fatalf("trial %d (n %d/%d, m %d/%d): cut at %v, but the uncut estimate %v reaches it", trial, n, sa.Tokens, m, sb.Tokens, th, free.LCS)
+			case s.LCSCut && s.LCS >= th:
+				t.Fatalf("trial %d: cut at %v with a reported ratio %v at or above it", trial, th, s.LCS)
+			case !s.LCSCut && math.Abs(s.LCS-free.LCS) > 1e-9:
+				t.Fatalf("trial %d: uncut at %v: ratio %v, without MinRatio %v", trial, th, s.LCS, free.LCS)
+			}
+		}
+	}
+	if cuts < 100 || truncated < 500 {
+		t.Errorf("%d cuts over %d truncated pairs: the test does not exercise the cut-off", cuts, truncated)
 	}
 }
