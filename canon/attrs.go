@@ -130,3 +130,12 @@ func (t *tagAttrs) add(key, val []byte) {
 	// only appended to, never written over.
 	t.kv = append(t.kv, attr{k, val})
 }
+
+// release drops t's references into the last page read (the attributes'
+// values and the tokenizer's input point into it), so that a pooled
+// extractor does not keep that page alive.
+func (t *tagAttrs) release() {
+	clear(t.kv[:cap(t.kv)])
+	t.kv = t.kv[:0]
+	t.r.b = nil
+}

@@ -120,3 +120,20 @@ func TestReadAllocates(t *testing.T) {
 		t.Errorf("read allocates %v times a tag, want 0", n)
 	}
 }
+
+// TestReleaseDropsPageReferences checks that a released tagAttrs keeps no
+// slice of the page it read last.
+func TestReleaseDropsPageReferences(t *testing.T) {
+	var a tagAttrs
+	a.read([]byte(`<div class="x" id=y>`))
+	a.read([]byte(`<div title="&amp;">`)) // through the tokenizer
+	a.release()
+	for i, kv := range a.kv[:cap(a.kv)] {
+		if kv.key != nil || kv.val != nil {
+			t.Errorf("entry %d still holds %q=%q", i, kv.key, kv.val)
+		}
+	}
+	if a.r.b != nil {
+		t.Error("the tokenizer's reader still holds the last tag")
+	}
+}

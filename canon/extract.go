@@ -140,6 +140,7 @@ func putExtractor(x *extractor) {
 		return
 	}
 	x.out = strings.Builder{}
+	x.attrs.release()
 	extractors.Put(x)
 }
 
