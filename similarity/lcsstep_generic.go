@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package similarity
+
+// stepAVX2 is false: there is no assembly round on this build.
+var stepAVX2 = false
+
+// extendBlocks does nothing and leaves the round to the Go loop.
+func extendBlocks(a, b []uint32, v []int32, off, lo, hi, sgn int) int {
+	return lo
+}
