@@ -143,9 +143,17 @@ func meets(v, w []int32, off, delta, n, lo, hi, span int) bool {
 	// in reverse, on subslices the compiler proves in bounds: inlined
 	// into the search with its many live values, the loop spilled them
 	// and cost an eighth of the search.
-	vs := v[off+klo : off+khi+1]
-	ws := w[off+delta-khi : off+delta-klo+1]
-	for i, j := 0, len(ws)-1; i < len(vs) && j >= 0; i, j = i+2, j-2 {
+	return rowsMeet(v[off+klo:off+khi+1], w[off+delta-khi:off+delta-klo+1], n)
+}
+
+// rowsMeet reports whether vs[i] + ws[len(ws)-1-i] >= n for an even i:
+// the blocks of eight pairs that [meetsBlocks] takes, then the rest.
+func rowsMeet(vs, ws []int32, n int) bool {
+	met, i := meetsBlocks(vs, ws, n)
+	if met {
+		return true
+	}
+	for j := len(ws) - 1 - i; i < len(vs) && j >= 0; i, j = i+2, j-2 {
 		if int(vs[i])+int(ws[j]) >= n {
 			return true
 		}

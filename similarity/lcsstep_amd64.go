@@ -28,3 +28,20 @@ func extendBlocks(a, b []uint32, v []int32, off, lo, hi, sgn int) int {
 	extendBlocksAVX2(a, b, v[off+lo-1:off+lo+16*blocks], lo, blocks, sgn)
 	return lo + 16*blocks
 }
+
+// meetsBlocksAVX2 is the meeting test of [meets] on the first 8·blocks
+// pairs, eight at a time.
+//
+//go:noescape
+func meetsBlocksAVX2(vs, ws []int32, blocks, n int) bool
+
+// meetsBlocks tests the first pairs of [meets]' rows in blocks of eight
+// with AVX2 when the CPU has it: met is its answer for them, done the
+// number of leading entries of vs it covered (0 when none).
+func meetsBlocks(vs, ws []int32, n int) (met bool, done int) {
+	blocks := (len(vs) + 1) / 16
+	if !stepAVX2 || blocks <= 0 || len(ws) != len(vs) || n >= 1<<30 {
+		return false, 0
+	}
+	return meetsBlocksAVX2(vs, ws, blocks, n), 16 * blocks
+}

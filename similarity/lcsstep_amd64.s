@@ -145,3 +145,47 @@ snakeEnd:
 	ANDL R9, AX
 	JNZ  snakes
 	JMP  next
+
+// func meetsBlocksAVX2(vs, ws []int32, blocks, n int) bool
+//
+// Reports whether vs[i] + ws[L-1-i] >= n (L = len(ws)) for an even i
+// below 16·blocks; block t pairs vs[16t], vs[16t+2], ..., vs[16t+14] with
+// ws[L-1-16t], ws[L-3-16t], ..., ws[L-15-16t]. n is below 2^30, so that
+// no sum overflows.
+TEXT ·meetsBlocksAVX2(SB), NOSPLIT, $0-65
+	MOVQ         vs_base+0(FP), SI
+	MOVQ         ws_base+24(FP), DI
+	MOVQ         ws_len+32(FP), AX
+	LEAQ         -64(DI)(AX*4), DI // &ws[L-16]: the block's entries are 1..16 of it
+	MOVQ         blocks+48(FP), CX
+	MOVQ         n+56(FP), AX
+	DECQ         AX
+	MOVQ         AX, X15
+	VPBROADCASTD X15, Y15 // n-1
+
+meetsBlock:
+	VMOVDQU   (SI), Y0   // vs[0..7]
+	VMOVDQU   28(SI), Y1 // vs[7..14]
+	VSHUFPS   $0xD8, Y1, Y0, Y2
+	VMOVDQU   4(DI), Y3  // ws[L-15..L-8]
+	VMOVDQU   32(DI), Y4 // ws[L-8..L-1]
+	VSHUFPS   $0xD8, Y4, Y3, Y5
+	VPERMQ    $0x1B, Y5, Y5 // lanes reversed (quadwords, then the
+	VPSHUFD   $0xB1, Y5, Y5 // dwords in each): each holds its pair's ws entry
+	VPADDD    Y5, Y2, Y2
+	VPCMPGTD  Y15, Y2, Y2
+	VMOVMSKPS Y2, AX
+	TESTL     AX, AX
+	JNZ       met
+	ADDQ      $64, SI
+	SUBQ      $64, DI
+	DECQ      CX
+	JNZ       meetsBlock
+	VZEROUPPER
+	MOVB      $0, ret+64(FP)
+	RET
+
+met:
+	VZEROUPPER
+	MOVB $1, ret+64(FP)
+	RET

@@ -83,3 +83,46 @@ func checkRounds(t *testing.T, a, b []uint32, r *rand.Rand, round, want func(a, 
 	}
 	return long
 }
+
+// TestRowsMeetBlocksMatchGo compares the meeting test with the AVX2
+// blocks and with the Go loop alone on random rows of odd lengths 1 to
+// 301 (those of a round), entries -1..n, where at most one pair reaches
+// n, anywhere, and entries off the pairs (odd positions) reach it too.
+func TestRowsMeetBlocksMatchGo(t *testing.T) {
+	if !stepAVX2 {
+		t.Skip("no AVX2 meeting test on this build or CPU: the Go loop is the only one")
+	}
+	defer func() { stepAVX2 = true }()
+	r := rand.New(rand.NewPCG(14, 15))
+	met := 0
+	for range 20000 {
+		l := 1 + 2*r.IntN(151)
+		n := 1 + r.IntN(1000)
+		vs, ws := make([]int32, l), make([]int32, l)
+		for i := range vs { // no pair reaches n
+			vs[i] = int32(r.IntN(n+1) - 1)
+			ws[l-1-i] = int32(r.IntN(n-int(vs[i])) - 1)
+		}
+		if r.IntN(2) == 0 { // one pair does
+			i := 2 * r.IntN(l/2+1)
+			ws[l-1-i] = int32(n - int(vs[i]) + r.IntN(2))
+		}
+		if r.IntN(2) == 0 && l > 1 { // an entry off the pairs does
+			i := 1 + 2*r.IntN(l/2)
+			vs[i] = int32(n)
+			ws[l-1-i] = int32(n)
+		}
+		stepAVX2 = false
+		want := rowsMeet(vs, ws, n)
+		stepAVX2 = true
+		if got := rowsMeet(vs, ws, n); got != want {
+			t.Fatalf("rowsMeet(%v, %v, %d) = %v with AVX2, %v without", vs, ws, n, got, want)
+		}
+		if want {
+			met++
+		}
+	}
+	if met < 5000 || met > 15000 {
+		t.Fatalf("%d of 20,000 row pairs meet: the cases do not test both answers", met)
+	}
+}
