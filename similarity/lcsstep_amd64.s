@@ -127,7 +127,48 @@ snakes:
 	IMULQ   R11, R12        // index of token x in a
 	IMULQ   R11, R13        // index of token y in b
 
+	// Eight tokens at a time while eight are left: a snake on
+	// near-duplicates runs to the next edit, often hundreds of tokens.
 snake:
+	CMPQ  R14, $8
+	JLT   snakeTail
+	TESTQ R11, R11
+	JS    snakeBack
+	VMOVDQU   (SI)(R12*4), Y0
+	VPCMPEQD  (DI)(R13*4), Y0, Y0
+	VMOVMSKPS Y0, R9
+	XORL      $0xff, R9
+	JNZ       snakeForwardStop
+	ADDQ      $8, R12
+	ADDQ      $8, R13
+	ADDQ      $8, BX
+	SUBQ      $8, R14
+	JMP       snake
+
+snakeForwardStop:
+	BSFL R9, R9 // equal tokens before the first unequal pair
+	ADDQ R9, BX
+	JMP  snakeEnd
+
+snakeBack: // tokens x..x+7 are a[n-1-x-7..n-1-x], the first in the top lane
+	VMOVDQU   -28(SI)(R12*4), Y0
+	VPCMPEQD  -28(DI)(R13*4), Y0, Y0
+	VMOVMSKPS Y0, R9
+	XORL      $0xff, R9
+	JNZ       snakeBackStop
+	SUBQ      $8, R12
+	SUBQ      $8, R13
+	ADDQ      $8, BX
+	SUBQ      $8, R14
+	JMP       snake
+
+snakeBackStop:
+	BSRL R9, R9 // top unequal lane: 7 minus it equal pairs before it
+	SUBQ R9, BX
+	ADDQ $7, BX
+	JMP  snakeEnd
+
+snakeTail:
 	TESTQ R14, R14
 	JLE   snakeEnd
 	MOVL  (SI)(R12*4), R9
@@ -137,7 +178,7 @@ snake:
 	ADDQ  R11, R13
 	INCQ  BX
 	DECQ  R14
-	JMP   snake
+	JMP   snakeTail
 
 snakeEnd:
 	MOVL BX, (R8)
