@@ -88,14 +88,13 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 // lo..hi (step 2) of v: each furthest-reaching path leaves its
 // predecessor ([pathStart]) and follows the snake of equal tokens. A
 // function of its own, so that its few variables stay in registers. The
-// diagonals are independent (each reads the previous round's k±1): all
-// but the last few go eight at a time to [extendBlocks] when it can.
+// diagonals are independent (each reads the previous round's k±1): with
+// AVX2 all but the last few go eight at a time to [extendBlocks].
 func extendForward(a, b []uint32, v []int32, off, lo, hi int) {
-	extendForwardGo(a, b, v, off, extendBlocks(a, b, v, off, lo, hi, 1), hi)
-}
-
-// extendForwardGo is [extendForward] in Go alone.
-func extendForwardGo(a, b []uint32, v []int32, off, lo, hi int) {
+	if blocks := (hi - lo + 2) / 16; stepAVX2 && blocks > 0 {
+		extendBlocks(a, b, v, off, lo, blocks, 1)
+		lo += 16 * blocks
+	}
 	n, m := len(a), len(b)
 	for k := lo; k <= hi; k += 2 {
 		x := pathStart(v, off, k)
@@ -113,11 +112,10 @@ func extendForwardGo(a, b []uint32, v []int32, off, lo, hi int) {
 // extendReverse is [extendForward] for the reverse search, whose x on
 // diagonal k counts tokens from the ends of a and b.
 func extendReverse(a, b []uint32, v []int32, off, lo, hi int) {
-	extendReverseGo(a, b, v, off, extendBlocks(a, b, v, off, lo, hi, -1), hi)
-}
-
-// extendReverseGo is [extendReverse] in Go alone.
-func extendReverseGo(a, b []uint32, v []int32, off, lo, hi int) {
+	if blocks := (hi - lo + 2) / 16; stepAVX2 && blocks > 0 {
+		extendBlocks(a, b, v, off, lo, blocks, -1)
+		lo += 16 * blocks
+	}
 	n, m := len(a), len(b)
 	for k := lo; k <= hi; k += 2 {
 		x := pathStart(v, off, k)

@@ -16,17 +16,12 @@ var stepAVX2 = cpu.X86.HasAVX2
 //go:noescape
 func extendBlocksAVX2(a, b []uint32, v []int32, k, blocks, sgn int)
 
-// extendBlocks does the round's diagonals lo, lo+2, ... in blocks of
-// eight with AVX2 when the CPU has it and returns the first diagonal left
-// to do; the V entries written are those of the Go round.
-func extendBlocks(a, b []uint32, v []int32, off, lo, hi, sgn int) int {
-	blocks := (hi - lo + 2) / 16
-	if !stepAVX2 || blocks <= 0 {
-		return lo
-	}
+// extendBlocks does a round's diagonals lo, lo+2, ..., lo+16·blocks-2
+// (blocks > 0) with AVX2; the V entries written are those of the Go
+// round. Small enough to be inlined into the rounds.
+func extendBlocks(a, b []uint32, v []int32, off, lo, blocks, sgn int) {
 	// The slice's bounds check covers every entry the blocks read.
 	extendBlocksAVX2(a, b, v[off+lo-1:off+lo+16*blocks], lo, blocks, sgn)
-	return lo + 16*blocks
 }
 
 // meetsBlocksAVX2 is the meeting test of [meets] on the first 8·blocks

@@ -5,9 +5,9 @@ package similarity
 // stepAVX2 is false: there is no assembly round on this build.
 var stepAVX2 = false
 
-// extendBlocks does nothing and leaves the round to the Go loop.
-func extendBlocks(a, b []uint32, v []int32, off, lo, hi, sgn int) int {
-	return lo
+// extendBlocks is never called: stepAVX2 is false.
+func extendBlocks(a, b []uint32, v []int32, off, lo, blocks, sgn int) {
+	panic("similarity: no AVX2 round on this build")
 }
 
 // meetsBlocks does nothing and leaves the test to the Go loop.
