@@ -87,8 +87,14 @@ func (s *lcsScratch) bidiDistance(a, b []uint32, lim int) (d int, ok bool) {
 // extendForward does one round of the forward search on the diagonals
 // lo..hi (step 2) of v: each furthest-reaching path leaves its
 // predecessor ([pathStart]) and follows the snake of equal tokens. A
-// function of its own, so that its few variables stay in registers.
+// function of its own, so that its few variables stay in registers. The
+// diagonals are independent (each reads the previous round's k±1): with
+// AVX2 all but the last few go eight at a time to [extendBlocks].
 func extendForward(a, b []uint32, v []int32, off, lo, hi int) {
+	if blocks := (hi - lo + 2) / 16; stepAVX2 && blocks > 0 {
+		extendBlocks(a, b, v, off, lo, blocks, 1)
+		lo += 16 * blocks
+	}
 	n, m := len(a), len(b)
 	for k := lo; k <= hi; k += 2 {
 		x := pathStart(v, off, k)
@@ -106,6 +112,10 @@ func extendForward(a, b []uint32, v []int32, off, lo, hi int) {
 // extendReverse is [extendForward] for the reverse search, whose x on
 // diagonal k counts tokens from the ends of a and b.
 func extendReverse(a, b []uint32, v []int32, off, lo, hi int) {
+	if blocks := (hi - lo + 2) / 16; stepAVX2 && blocks > 0 {
+		extendBlocks(a, b, v, off, lo, blocks, -1)
+		lo += 16 * blocks
+	}
 	n, m := len(a), len(b)
 	for k := lo; k <= hi; k += 2 {
 		x := pathStart(v, off, k)
@@ -131,9 +141,17 @@ func meets(v, w []int32, off, delta, n, lo, hi, span int) bool {
 	// in reverse, on subslices the compiler proves in bounds: inlined
 	// into the search with its many live values, the loop spilled them
 	// and cost an eighth of the search.
-	vs := v[off+klo : off+khi+1]
-	ws := w[off+delta-khi : off+delta-klo+1]
-	for i, j := 0, len(ws)-1; i < len(vs) && j >= 0; i, j = i+2, j-2 {
+	return rowsMeet(v[off+klo:off+khi+1], w[off+delta-khi:off+delta-klo+1], n)
+}
+
+// rowsMeet reports whether vs[i] + ws[len(ws)-1-i] >= n for an even i:
+// the blocks of eight pairs that [meetsBlocks] takes, then the rest.
+func rowsMeet(vs, ws []int32, n int) bool {
+	met, i := meetsBlocks(vs, ws, n)
+	if met {
+		return true
+	}
+	for j := len(ws) - 1 - i; i < len(vs) && j >= 0; i, j = i+2, j-2 {
 		if int(vs[i])+int(ws[j]) >= n {
 			return true
 		}
