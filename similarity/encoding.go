@@ -268,6 +268,17 @@ func (d *decoder) int(limit int) int {
 	return int(v)
 }
 
+// uint32 returns the next uvarint, which must fit in 32 bits (d.int
+// cannot take the limit where int is 32 bits wide).
+func (d *decoder) uint32() uint32 {
+	v := d.uvarint()
+	if v > math.MaxUint32 {
+		d.fail()
+		return 0
+	}
+	return uint32(v)
+}
+
 // bytes returns the next n bytes.
 func (d *decoder) bytes(n int) []byte {
 	if d.err != nil {
@@ -356,7 +367,7 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 	if n := d.count(1, MaxLengthDims); n > 0 {
 		t.Lengths = make([]uint32, n)
 		for i := range t.Lengths {
-			t.Lengths[i] = uint32(d.int(math.MaxUint32))
+			t.Lengths[i] = d.uint32()
 		}
 	}
 	if flags&flagSeq != 0 {

@@ -55,7 +55,7 @@ func peakResident() int64 {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
-	return ru.Maxrss << 10
+	return int64(ru.Maxrss) << 10 // int32 on 32-bit Linux
 }
 
 // cpuUse returns the CPU time used since the start (cpu0) and its share
