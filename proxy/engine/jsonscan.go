@@ -198,17 +198,10 @@ func skipValueDepth(b []byte, i, depth int) (int, error) {
 			if j, err = skipValueDepth(b, j, depth+1); err != nil {
 				return 0, err
 			}
-			j = skipWS(b, j)
-			if j >= len(b) {
-				return 0, serr(j, "unexpected end of input")
+			var done bool
+			if j, done, err = afterMember(b, j, close); err != nil || done {
+				return j, err
 			}
-			if b[j] == close {
-				return j + 1, nil
-			}
-			if b[j] != ',' {
-				return 0, serr(j, "expected ',' or '"+string(close)+"'")
-			}
-			j = skipWS(b, j+1)
 		}
 	case 't':
 		return lit(b, i, "true")
@@ -449,4 +442,21 @@ func simpleFloat(t []byte) (float64, bool) {
 		f = -f
 	}
 	return f, true
+}
+
+// afterMember reads what follows a member of an object or array from
+// b[j] on: the closing byte close, which ends it (done, next just past
+// it), or a comma (next the start of the following member).
+func afterMember(b []byte, j int, close byte) (next int, done bool, err error) {
+	j = skipWS(b, j)
+	if j >= len(b) {
+		return 0, false, serr(j, "unexpected end of input")
+	}
+	if b[j] == close {
+		return j + 1, true, nil
+	}
+	if b[j] != ',' {
+		return 0, false, serr(j, "expected ',' or '"+string(close)+"'")
+	}
+	return skipWS(b, j+1), false, nil
 }

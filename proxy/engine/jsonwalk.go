@@ -142,17 +142,10 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 		if j, err = w.member(e, caps, j, depth+1); err != nil {
 			return 0, err
 		}
-		j = skipWS(b, j)
-		if j >= len(b) {
-			return 0, serr(j, "unexpected end of input")
+		var done bool
+		if j, done, err = afterMember(b, j, '}'); err != nil || done {
+			return j, err
 		}
-		if b[j] == '}' {
-			return j + 1, nil
-		}
-		if b[j] != ',' {
-			return 0, serr(j, "expected ',' or '}'")
-		}
-		j = skipWS(b, j+1)
 	}
 }
 
@@ -174,17 +167,10 @@ func (w *walker) walkArray(s *selector, caps []span, i, depth int) (int, error) 
 		if j, err = w.member(e, caps, j, depth+1); err != nil {
 			return 0, err
 		}
-		j = skipWS(b, j)
-		if j >= len(b) {
-			return 0, serr(j, "unexpected end of input")
+		var done bool
+		if j, done, err = afterMember(b, j, ']'); err != nil || done {
+			return j, err
 		}
-		if b[j] == ']' {
-			return j + 1, nil
-		}
-		if b[j] != ',' {
-			return 0, serr(j, "expected ',' or ']'")
-		}
-		j = skipWS(b, j+1)
 	}
 }
 
@@ -268,16 +254,9 @@ func (w *walker) walkList(i, depth int) (int, error) {
 			w.caps = append(make([]span, 0, n*w.nhit), w.caps...)
 		}
 		w.elems = append(w.elems, span{j, e})
-		j = skipWS(b, e)
-		if j >= len(b) {
-			return 0, serr(j, "unexpected end of input")
+		var done bool
+		if j, done, err = afterMember(b, e, ']'); err != nil || done {
+			return j, err
 		}
-		if b[j] == ']' {
-			return j + 1, nil
-		}
-		if b[j] != ',' {
-			return 0, serr(j, "expected ',' or ']'")
-		}
-		j = skipWS(b, j+1)
 	}
 }
