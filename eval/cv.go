@@ -136,8 +136,7 @@ type Candidate struct {
 // first two are the default decisions' (near-duplicate and
 // content-equivalent); the last three add to the content-equivalence
 // model a score that might tell label 3 from labels 1-2 among
-// near-identical pages (length ratio, containment, Jaccard), the
-// multiset overlap, and whether the pages' headings differ.
+// near-identical pages (length ratio, containment, Jaccard).
 func ModelCandidates() []Candidate {
 	f := similarity.Features()
 	return []Candidate{
@@ -150,8 +149,6 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs gap + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard}},
 		{Name: "model: lcs + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureBagGap}},
 		{Name: "model: lcs gap + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureBagGap}},
-		{Name: "model: lcs + divergence + heading", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureHeadingsDiffer}},
-		{Name: "model: lcs gap + divergence + heading", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureHeadingsDiffer}},
 		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }

@@ -103,9 +103,6 @@ func ScoresMap(s *similarity.Scores) map[string]any {
 		"fingerprints":  s.Fingerprints,
 		"length_ratio":  s.LengthRatio,
 	}
-	if s.HeadingsDiffer {
-		m["headings_differ"] = true
-	}
 	for k, v := range map[string]float64{"lcs": s.LCS, "lcs_central": s.Central, "coverage_a": s.CoverageA, "coverage_b": s.CoverageB, "divergence": s.Divergence} {
 		if !math.IsNaN(v) {
 			m[k] = v

@@ -85,11 +85,6 @@ type Scores struct {
 	Fingerprints int
 	// LengthRatio is the smaller token count over the larger, 0..1.
 	LengthRatio float64
-	// HeadingsDiffer reports that both pages carry a heading
-	// ([Signature.Heading]) and the headings differ: a reader sees two
-	// different pages first, whatever the text shares. False when a side
-	// has none (plain text, pages without an <h1>, version 3 signatures).
-	HeadingsDiffer bool
 
 	// HasLCS reports that the LCS scores below were computed: only when
 	// [CompareOptions.LCS] is set and both signatures have a Seq.
@@ -221,7 +216,6 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	if lo, hi := min(a.Tokens, b.Tokens), max(a.Tokens, b.Tokens); hi > 0 {
 		s.LengthRatio = float64(lo) / float64(hi)
 	}
-	s.HeadingsDiffer = headingsDiffer(a, b)
 	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if o.LCS && len(a.Seq) > 0 && len(b.Seq) > 0 {
 		w := wholeOf(a, b)

@@ -920,9 +920,6 @@ func (v Verdict) Explain() string {
 	if v.Capped != 0 {
 		fmt.Fprintf(&b, "; but %c was cut at the size cap and its end is unread, so it is not content-equivalent", v.Capped)
 	}
-	if v.Scores.HeadingsDiffer {
-		b.WriteString("; their headings differ")
-	}
 	switch v.Relation {
 	case RelationContains:
 		b.WriteString("; a contains b")

@@ -12,22 +12,20 @@ import (
 
 // ErrVersion is returned by [Signature.UnmarshalBinary] for data written
 // with a [SignatureVersion] it cannot read (every version but this one and
-// versions 3 and 2, see [Signature.UnmarshalBinary]).
+// version 2, see [Signature.UnmarshalBinary]).
 var ErrVersion = errors.New("similarity: signature encoding of another version")
 
 // ErrCorrupt is returned by [Signature.UnmarshalBinary] for data that is
 // not a valid signature encoding.
 var ErrCorrupt = errors.New("similarity: corrupt signature encoding")
 
-// Encoding, version 4. Integers are unsigned varints unless a width is
+// Encoding, version 1. Integers are unsigned varints unless a width is
 // given; fixed-width values are little endian.
 //
 //	version  byte = SignatureVersion
-//	flags    byte: 1 Capped, 2 Bloom present, 4 Bloom dense, 8 Seq present,
-//	         16 Heading present
+//	flags    byte: 1 Capped, 2 Bloom present, 4 Bloom dense, 8 Seq present
 //	Tokens, Bytes
 //	Simhash  8 bytes
-//	Heading  (if flag 16) 8 bytes
 //	Bloom    (if flag 2) m, k, Chunks, then
 //	         dense:  ceil(m/8) bytes of bits, bit i in byte i/8 at i%8
 //	         sparse: count, rice parameter r (1 byte), then the gaps
@@ -48,8 +46,7 @@ const (
 	flagBloom      = 2
 	flagBloomDense = 4
 	flagSeq        = 8
-	flagHeading    = 16
-	flagsKnown     = flagCapped | flagBloom | flagBloomDense | flagSeq | flagHeading
+	flagsKnown     = flagCapped | flagBloom | flagBloomDense | flagSeq
 	maxRice        = 16
 )
 
@@ -78,10 +75,6 @@ func (s *Signature) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(s.Tokens))
 	b = binary.AppendUvarint(b, uint64(s.Bytes))
 	b = binary.LittleEndian.AppendUint64(b, s.Simhash)
-	if s.Heading != 0 {
-		flags |= flagHeading
-		b = binary.LittleEndian.AppendUint64(b, s.Heading)
-	}
 	if s.Bloom != nil {
 		flags |= flagBloom
 		var dense bool
@@ -319,11 +312,8 @@ func (d *decoder) count(size, limit int) int {
 // (plus a Bloom filter of at most [MaxBloomBits]). On error s is unchanged.
 // s does not retain data.
 //
-// Version 3 is this layout without the heading, and is read as a
-// signature without one (Heading 0: its pairs have no heading evidence,
-// as pages without an <h1> have none). Version 2 is version 3's layout
-// and differs only in where the CDC chunks were cut, so it is read
-// without its Bloom filter (nil, Chunks 0):
+// Version 2 has this version's layout and differs only in where the CDC
+// chunks were cut, so it is read without its Bloom filter (nil, Chunks 0):
 // chunks cut by the old rule would make Bloom scores against new
 // signatures wrong, while everything the decisions read (simhash,
 // min-hashes, lengths, fingerprints, word sequence) is unchanged. A cluster
@@ -333,15 +323,10 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return ErrCorrupt
 	}
-	known := byte(flagsKnown)
-	switch data[0] {
-	case SignatureVersion:
-	case signatureVersionNoHeading, signatureVersionOldChunks:
-		known &^= flagHeading
-	default:
+	if data[0] != SignatureVersion && data[0] != signatureVersionOldChunks {
 		return fmt.Errorf("%w: version %d, want %d", ErrVersion, data[0], SignatureVersion)
 	}
-	if len(data) < 2 || data[1]&^known != 0 {
+	if len(data) < 2 || data[1]&^flagsKnown != 0 {
 		return ErrCorrupt
 	}
 	flags := data[1]
@@ -352,14 +337,6 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 	t.Bytes = d.int(math.MaxInt)
 	if p := d.bytes(8); p != nil {
 		t.Simhash = binary.LittleEndian.Uint64(p)
-	}
-	if flags&flagHeading != 0 {
-		if p := d.bytes(8); p != nil {
-			t.Heading = binary.LittleEndian.Uint64(p)
-		}
-		if t.Heading == 0 {
-			d.fail() // written only when not 0
-		}
 	}
 	if flags&flagBloom != 0 {
 		t.Bloom, t.Chunks = d.bloom(flags&flagBloomDense != 0)

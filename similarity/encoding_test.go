@@ -87,7 +87,7 @@ func TestEncodingErrors(t *testing.T) {
 		{"nil", nil, ErrCorrupt},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"version 1 (MD5 fingerprints)", append([]byte{1}, good[1:]...), ErrVersion},
-		{"version 5", append([]byte{5}, good[1:]...), ErrVersion},
+		{"version 4", append([]byte{4}, good[1:]...), ErrVersion},
 		{"unknown flag", append([]byte{SignatureVersion, 0x80}, good[2:]...), ErrCorrupt},
 		{"trailing byte", append(slices.Clone(good), 0), ErrCorrupt},
 		{"dense without bloom", []byte{SignatureVersion, flagBloomDense, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrCorrupt},

@@ -79,16 +79,10 @@ const (
 	// scale of FeatureLCSGap: content in another order (a re-sorted
 	// listing) keeps it high where the LCS ratio falls.
 	FeatureBagGap
-	// FeatureHeadingsDiffer is 1 when both pages carry a heading and the
-	// headings differ ([Scores.HeadingsDiffer]), else 0. Unlike the
-	// similarities, its missing value (a side without a heading) is 0,
-	// "no evidence against": most pages of the pair sets carry none, and
-	// the fit sees them so.
-	FeatureHeadingsDiffer
 	numFeatures
 )
 
-var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "headings_differ"}
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap"}
 
 // String returns the feature's short name, e.g. "lcs", "divergence".
 func (f Feature) String() string {
@@ -148,11 +142,6 @@ func (f Feature) Value(s *Scores) float64 {
 			return 0
 		}
 		return lcsGap(min(max(s.Bag, 0), 1))
-	case FeatureHeadingsDiffer:
-		if s.HeadingsDiffer {
-			return 1
-		}
-		return 0
 	}
 	if math.IsNaN(v) {
 		return 0

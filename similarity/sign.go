@@ -54,7 +54,6 @@ func Sign(in Input, o Options) Signature {
 	}
 	sig.Tokens = len(tokens)
 	sig.Bytes = len(text)
-	sig.Heading = HeadingHash(in.Heading)
 	if sig.Empty() {
 		return sig
 	}

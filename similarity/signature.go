@@ -11,15 +11,10 @@ import (
 // [Signature.UnmarshalBinary]).
 // Version 2 changed the sentence fingerprints from MD5 to xxh3; version 3
 // the chunk boundaries of the Bloom filter (a 16-byte gear window with
-// jumps, see cdc.go); version 4 added [Signature.Heading], so version 3 is
-// read as a signature without a heading.
-const SignatureVersion = 4
+// jumps, see cdc.go).
+const SignatureVersion = 3
 
-// signatureVersionNoHeading is the version whose encoding is this one's
-// without the heading.
-const signatureVersionNoHeading = 3
-
-// signatureVersionOldChunks is the version whose encoding is version 3's
+// signatureVersionOldChunks is the version whose encoding is this one's
 // with other CDC chunk boundaries.
 const signatureVersionOldChunks = 2
 
@@ -29,14 +24,11 @@ const signatureVersionOldChunks = 2
 // Text is the canonical text (normalized, lower case, single spaces and
 // newlines between blocks). Tokens are its word tokens in order (CJK runs
 // already split into character bigrams). Sentences are its sentences in
-// order. Heading is the page's own heading (canon's Document.Heading: its
-// first <h1> outside the site template), "" when it has none. Sign neither
-// retains nor modifies any of the slices.
+// order. Sign neither retains nor modifies any of the slices.
 type Input struct {
 	Text      []byte
 	Tokens    []string
 	Sentences []string
-	Heading   string
 }
 
 // Signature bundles every signature family of one document. The zero value
@@ -56,12 +48,6 @@ type Signature struct {
 	// Simhash is the 64-bit Charikar simhash over weighted word shingles
 	// (Moz; Manku et al.).
 	Simhash uint64
-
-	// Heading is the hash of the page's own heading ([HeadingHash]), 0
-	// when it has none. Two pages whose headings differ are different
-	// pages to a reader however alike their text (two variants of one
-	// product, two chips' instruction tables): see [Scores.HeadingsDiffer].
-	Heading uint64
 
 	// Bloom holds the content-defined chunks of Text, each made unique by
 	// its occurrence count (Jain §2.3), in a filter of fixed m and k so any
