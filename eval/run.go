@@ -72,18 +72,24 @@ type MethodResult struct {
 	// paper gives none.
 	Published *Point `json:"published,omitempty"`
 	// Best is the point of best F1 over all thresholds.
-	Best  Point   `json:"best"`
-	Curve []Point `json:"-"`
+	Best Point `json:"best"`
+	// Transferred is the point at the threshold chosen on another set
+	// ([Report.TransferThresholds]); nil unless one was given.
+	Transferred *Point  `json:"transferred,omitempty"`
+	Curve       []Point `json:"-"`
 }
 
 // Result is the figures of one labelling of a set: a definition of
 // "duplicate" (label >= 1, label = 3, dup).
 type Result struct {
-	Definition string         `json:"definition"`
-	Pairs      int            `json:"pairs"`
-	Positives  int            `json:"positives"`
-	Default    Point          `json:"default"`
-	Methods    []MethodResult `json:"methods"`
+	Definition string `json:"definition"`
+	// ThresholdsFrom is the set whose thresholds the methods'
+	// Transferred figures use; "" unless one was given.
+	ThresholdsFrom string         `json:"thresholds_from,omitempty"`
+	Pairs          int            `json:"pairs"`
+	Positives      int            `json:"positives"`
+	Default        Point          `json:"default"`
+	Methods        []MethodResult `json:"methods"`
 	// Decisions holds the figures of the decision each mode uses:
 	// "group" (group and annotate) and "remove".
 	Decisions map[string]Point `json:"decisions"`

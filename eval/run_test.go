@@ -46,15 +46,22 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// runSet loads the labelled set in dir and runs the evaluation on it.
+func runSet(t *testing.T, dir string, o Options) *Report {
+	t.Helper()
+	set, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), set, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 func TestRunPairMode(t *testing.T) {
-	set, err := Load("testdata/pairs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(context.Background(), set, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runSet(t, "testdata/pairs", Options{})
 	if len(rep.Results) != 2 || rep.Results[0].Definition != "label >= 1" || rep.Results[1].Definition != "label = 3" {
 		t.Fatalf("Run: results %+v, want label >= 1 and label = 3", rep.Results)
 	}
@@ -126,14 +133,7 @@ func sampleCorpus(t *testing.T) string {
 }
 
 func TestRunCorpusMode(t *testing.T) {
-	set, err := Load(sampleCorpus(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(context.Background(), set, Options{Decision: similarity.Decision{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runSet(t, sampleCorpus(t), Options{Decision: similarity.Decision{}})
 	r := rep.Results[0]
 	if r.Pairs != 10 || r.Positives != 2 {
 		t.Errorf("corpus: %d pairs, %d positives; want 10 (5 docs), 2", r.Pairs, r.Positives)

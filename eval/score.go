@@ -46,6 +46,11 @@ type Judged struct {
 func Curve(js []Judged, lowerIsDup bool) []Point {
 	sorted := slices.Clone(js)
 	slices.SortFunc(sorted, func(a, b Judged) int {
+		// NaN last in both orders: cmp.Compare sorts it first, which an
+		// ascending (lowerIsDup) curve would stop at before any score.
+		if an, bn := math.IsNaN(a.Score), math.IsNaN(b.Score); an || bn {
+			return cmp.Compare(b2i(an), b2i(bn))
+		}
 		if lowerIsDup {
 			return cmp.Compare(a.Score, b.Score)
 		}
@@ -74,6 +79,14 @@ func Curve(js []Judged, lowerIsDup bool) []Point {
 		out = append(out, pointOf(t, tp, fp, positives-tp))
 	}
 	return out
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // At returns the Point of a fixed threshold.

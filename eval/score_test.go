@@ -60,3 +60,13 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("Verdicts = %+v, want tp 1 fp 1 fn 1 F1 0.5", p)
 	}
 }
+
+// TestCurveLowerIsDupNaN checks that a pair without a score does not end
+// an ascending curve before the scores (cmp.Compare sorts NaN first).
+func TestCurveLowerIsDupNaN(t *testing.T) {
+	js := []Judged{{math.NaN(), true}, {1, true}, {3, false}}
+	curve := Curve(js, true)
+	if len(curve) != 2 || curve[0].Threshold != 1 || curve[0].TP != 1 || curve[0].FN != 1 {
+		t.Fatalf("Curve = %+v, want points at 1 (tp 1, fn 1: the NaN pair) and 3", curve)
+	}
+}

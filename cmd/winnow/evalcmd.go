@@ -29,10 +29,11 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	incremental := fs.Bool("incremental", false, "corpus mode: feed the pages one by one into a cluster service (in memory, backend.* settings) and compare its groups with a batch clustering")
 	scores := fs.String("scores", "", "write every scored pair with all its scores as TSV to `file`, for choosing thresholds")
 	cv := fs.Bool("cv", false, "cross-validate the paper methods, the legacy decision and the candidate models on the DIRs given (stratified, repeated k-fold) and print the models refitted on all of them")
+	thresholdsFrom := fs.String("thresholds-from", "", "also score each paper method at the threshold of best F1 on the labelled set `dev` (applied unchanged: the held-out protocol), beside its best threshold on DIR")
 	folds := fs.Int("folds", 5, "-cv: folds")
 	repeats := fs.Int("repeats", 5, "-cv: repeats")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
 		fs.PrintDefaults()
 	}
@@ -70,6 +71,11 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	rep, err := eval.Run(ctx, set, o)
 	if err != nil {
 		return err
+	}
+	if *thresholdsFrom != "" {
+		if err := transferThresholds(ctx, rep, *thresholdsFrom, o); err != nil {
+			return err
+		}
 	}
 	if *plots != "" {
 		name := filepath.Base(filepath.Clean(dir))
@@ -220,6 +226,10 @@ func writeEvalText(w io.Writer, rep *eval.Report, method string, o eval.Options)
 			}
 			fmt.Fprintf(w, "  %-14s %-52s %s   %-9.3g %6.3f %6.3f %6.3f\n", m.Name, m.Source, pub,
 				m.Best.Threshold, m.Best.Precision, m.Best.Recall, m.Best.F1)
+			if t := m.Transferred; t != nil {
+				setting := fmt.Sprintf("  at %.3g, chosen on %s", t.Threshold, filepath.Base(filepath.Clean(r.ThresholdsFrom)))
+				fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "", setting, t.Precision, t.Recall, t.F1, t.TP, t.FP, t.FN)
+			}
 		}
 		d := r.Default
 		fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "winnow", "decision: "+method, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN)
@@ -240,6 +250,23 @@ func writeEvalText(w io.Writer, rep *eval.Report, method string, o eval.Options)
 			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f\n", "clusters", "batch clustering, B-cubed", b.Precision, b.Recall, b.F1)
 		}
 	}
+}
+
+// transferThresholds scores the paper methods of rep at the thresholds
+// chosen on the labelled set dev (eval.Report.TransferThresholds).
+func transferThresholds(ctx context.Context, rep *eval.Report, dev string, o eval.Options) error {
+	devSet, err := eval.Load(dev)
+	if err != nil {
+		return fmt.Errorf("-thresholds-from: %w", err)
+	}
+	devRep, err := eval.Run(ctx, devSet, o)
+	if err != nil {
+		return fmt.Errorf("-thresholds-from: %w", err)
+	}
+	if rep.TransferThresholds(devRep) == 0 {
+		return fmt.Errorf("-thresholds-from %s: it shares no definition of duplicate with %s (%s mode against %s mode)", dev, rep.Dir, devRep.Mode, rep.Mode)
+	}
+	return nil
 }
 
 // writeScores writes one line per scored pair: the two documents, the

@@ -327,6 +327,36 @@ func TestEval(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "winnow         decision: default") || !strings.Contains(out, "B-cubed") {
 		t.Errorf("winnow eval (text) = exit %d:\n%s", code, out)
 	}
+
+	// The held-out protocol: thresholds chosen on one set, applied to
+	// another of the same definition; a set of the other mode shares none.
+	code, out, errs = winnow(t, "", "eval", "-json", "-thresholds-from", dir, dir)
+	var tr struct {
+		Results []struct {
+			ThresholdsFrom string `json:"thresholds_from"`
+			Methods        []struct {
+				Name        string
+				Best        struct{ Threshold, F1 float64 }
+				Transferred *struct{ Threshold, F1 float64 }
+			}
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || len(tr.Results) != 1 || tr.Results[0].ThresholdsFrom != dir {
+		t.Fatalf("winnow eval -thresholds-from = exit %d: %s%s", code, errs, out)
+	}
+	for _, m := range tr.Results[0].Methods {
+		if m.Transferred == nil || m.Transferred.Threshold != m.Best.Threshold || m.Transferred.F1 != m.Best.F1 {
+			t.Errorf("%s: transferred %+v, want its own best %+v (the same set)", m.Name, m.Transferred, m.Best)
+		}
+	}
+	code, out, _ = winnow(t, "", "eval", "-thresholds-from", dir, dir)
+	if code != 0 || !strings.Contains(out, ", chosen on "+filepath.Base(dir)) {
+		t.Errorf("winnow eval -thresholds-from (text) = exit %d:\n%s", code, out)
+	}
+	code, _, errs = winnow(t, "", "eval", "-thresholds-from", filepath.Join("..", "..", "eval", "testdata", "pairs"), dir)
+	if code != 1 || !strings.Contains(errs, "shares no definition") {
+		t.Errorf("thresholds from a pair set onto a corpus = exit %d, stderr %q; want exit 1 naming the mismatch", code, errs)
+	}
 }
 
 func TestReport(t *testing.T) {
