@@ -8,7 +8,7 @@
 # Clang page is in any split). About a minute; needs apt-get and dpkg-deb.
 #
 #   sh eval/clang-docs.sh /tmp/clang-docs
-#   go run ./cmd/winnow eval /tmp/clang-docs
+#   go run ./cmd/winnow eval -thresholds-from /tmp/llvm-docs /tmp/clang-docs
 set -eu
 out=${1:?usage: clang-docs.sh OUT_DIR}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,7 +1,5 @@
 package eval
 
-import "math"
-
 // TransferThresholds gives every paper method of r the figures it reaches
 // at the threshold chosen on another set, dev: the threshold of best F1
 // there ([MethodResult.Best]), applied unchanged to r
@@ -64,11 +62,11 @@ func (r *Result) method(name string) *MethodResult {
 // the given number of positives, as [At] would compute it from the pairs:
 // the pairs predicted at t are those of the loosest curve point still at
 // least as strict as t (its threshold >= t, or <= t when lowerIsDup), and
-// none when every score is looser.
+// none when every score is looser. A curve holds no NaN threshold.
 func atCurve(curve []Point, t float64, lowerIsDup bool, positives int) Point {
 	p := pointOf(t, 0, 0, positives)
 	for _, c := range curve { // strictest first
-		if lowerIsDup && c.Threshold > t || !lowerIsDup && c.Threshold < t || math.IsNaN(c.Threshold) {
+		if lowerIsDup && c.Threshold > t || !lowerIsDup && c.Threshold < t {
 			break
 		}
 		p = c
