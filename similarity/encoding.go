@@ -12,7 +12,7 @@ import (
 
 // ErrVersion is returned by [Signature.UnmarshalBinary] for data written
 // with a [SignatureVersion] it cannot read (every version but this one and
-// version 2, see [Signature.UnmarshalBinary]).
+// versions 2 and 3, see [Signature.UnmarshalBinary]).
 var ErrVersion = errors.New("similarity: signature encoding of another version")
 
 // ErrCorrupt is returned by [Signature.UnmarshalBinary] for data that is
@@ -312,18 +312,20 @@ func (d *decoder) count(size, limit int) int {
 // (plus a Bloom filter of at most [MaxBloomBits]). On error s is unchanged.
 // s does not retain data.
 //
-// Version 2 has this version's layout and differs only in where the CDC
-// chunks were cut, so it is read without its Bloom filter (nil, Chunks 0):
-// chunks cut by the old rule would make Bloom scores against new
-// signatures wrong, while everything the decisions read (simhash,
-// min-hashes, lengths, fingerprints, word sequence) is unchanged. A cluster
-// service upgraded from version 2 thus keeps its store, and pairs of old
-// pages simply have no Bloom score.
+// Versions 2 and 3 have this version's layout, and each is read without
+// what has changed since, so that no score compares values of two rules.
+// Version 3 hashed numbers as words in the word sequence: it is read
+// without Seq (nil), and a pair with such a page is decided on the scores
+// without a sequence ([PurposeModel.NoSeq]) until the page is signed
+// again. Version 2 also cut the CDC chunks by the old rule and is read
+// without its Bloom filter too (nil, Chunks 0). Everything else (simhash,
+// min-hashes, lengths, fingerprints) is unchanged, so a cluster service
+// upgraded from version 2 or 3 keeps its store.
 func (s *Signature) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return ErrCorrupt
 	}
-	if data[0] != SignatureVersion && data[0] != signatureVersionOldChunks {
+	if data[0] != SignatureVersion && data[0] != signatureVersionOldSeq && data[0] != signatureVersionOldChunks {
 		return fmt.Errorf("%w: version %d, want %d", ErrVersion, data[0], SignatureVersion)
 	}
 	if len(data) < 2 || data[1]&^flagsKnown != 0 {
@@ -386,6 +388,9 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 	}
 	if data[0] == signatureVersionOldChunks {
 		t.Bloom, t.Chunks = nil, 0
+	}
+	if data[0] <= signatureVersionOldSeq {
+		t.Seq = nil
 	}
 	*s = t
 	return nil

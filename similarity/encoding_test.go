@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -87,7 +88,7 @@ func TestEncodingErrors(t *testing.T) {
 		{"nil", nil, ErrCorrupt},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"version 1 (MD5 fingerprints)", append([]byte{1}, good[1:]...), ErrVersion},
-		{"version 4", append([]byte{4}, good[1:]...), ErrVersion},
+		{"version 5", append([]byte{5}, good[1:]...), ErrVersion},
 		{"unknown flag", append([]byte{SignatureVersion, 0x80}, good[2:]...), ErrCorrupt},
 		{"trailing byte", append(slices.Clone(good), 0), ErrCorrupt},
 		{"dense without bloom", []byte{SignatureVersion, flagBloomDense, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrCorrupt},
@@ -209,30 +210,41 @@ func TestEncodingLimits(t *testing.T) {
 	}
 }
 
-// TestUnmarshalVersion2 reads a signature of version 2 (the same layout,
-// CDC chunks cut by the old rule) as everything but its Bloom filter, so
-// a store written before the chunking changed stays usable.
-func TestUnmarshalVersion2(t *testing.T) {
+// TestUnmarshalOldVersions reads signatures of versions 2 and 3 (the same
+// layout) as everything but what changed since: version 3 without its word
+// sequence (numbers hashed as words), version 2 also without its Bloom
+// filter (CDC chunks cut by the old rule), so a store written before
+// either change stays usable and no score mixes two rules.
+func TestUnmarshalOldVersions(t *testing.T) {
 	s := Sign(sigCorpus(t), Options{})
 	sig := &s
-	if sig.Bloom == nil || sig.Chunks == 0 {
-		t.Fatal("test signature has no Bloom filter")
+	if sig.Bloom == nil || sig.Chunks == 0 || len(sig.Seq) == 0 {
+		t.Fatal("test signature has no Bloom filter or no sequence")
 	}
-	data, err := sig.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[0] = 2
-	var got Signature
-	if err := got.UnmarshalBinary(data); err != nil {
-		t.Fatalf("UnmarshalBinary(version 2) = %v", err)
-	}
-	want := *sig
-	want.Bloom, want.Chunks = nil, 0
-	if !sigEqual(&got, &want) {
-		t.Errorf("version 2 decoded as %+v, want %+v", got, want)
-	}
-	if s := Compare(&got, sig, CompareOptions{}); s.BloomAB != 0 || s.BloomBA != 0 || s.Jaccard != 1 {
-		t.Errorf("old against new signature of one text: Bloom %v/%v, Jaccard %v; want no Bloom score, Jaccard 1", s.BloomAB, s.BloomBA, s.Jaccard)
+	for _, version := range []byte{2, 3} {
+		data, err := sig.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[0] = version
+		var got Signature
+		if err := got.UnmarshalBinary(data); err != nil {
+			t.Fatalf("UnmarshalBinary(version %d) = %v", version, err)
+		}
+		want := *sig
+		want.Seq = nil
+		if version == 2 {
+			want.Bloom, want.Chunks = nil, 0
+		}
+		if !sigEqual(&got, &want) {
+			t.Errorf("version %d decoded as %+v, want %+v", version, got, want)
+		}
+		s := Compare(&got, sig, CompareOptions{LCS: true})
+		if !math.IsNaN(s.LCS) || s.Jaccard != 1 {
+			t.Errorf("version %d against new signature of one text: LCS %v, Jaccard %v; want no LCS, Jaccard 1", version, s.LCS, s.Jaccard)
+		}
+		if hasBloom := s.BloomAB != 0 || s.BloomBA != 0; hasBloom != (version == 3) {
+			t.Errorf("version %d against new signature: Bloom %v/%v, want a Bloom score only from version 3", version, s.BloomAB, s.BloomBA)
+		}
 	}
 }

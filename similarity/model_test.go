@@ -20,7 +20,7 @@ func TestModelContributions(t *testing.T) {
 	if p := m.Probability(&s); math.Abs(p-1/(1+math.Exp(-z))) > 1e-12 || p <= 0 || p >= 1 {
 		t.Errorf("Probability = %g, want sigmoid(%g)", p, z)
 	}
-	if got, want := m.Explain(&s), "lcs 0.80 (+6.6), divergence 0.30 (-0.6), intercept -4.6"; got != want {
+	if got, want := m.Explain(&s), "lcs 0.80 (+6.9), divergence 0.30 (-0.6), intercept -5.0"; got != want {
 		t.Errorf("Explain = %q, want %q", got, want)
 	}
 	// Missing scores never argue for a duplicate.

@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"sync"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -94,13 +95,22 @@ func Sign(in Input, o Options) Signature {
 		*hp = make([]uint64, len(tokens))
 	}
 	h := (*hp)[:len(tokens)]
-	for i, t := range tokens {
+	for i, t := range tokens[:nseq] {
 		x := xxh3.HashString(t)
 		h[i] = x
 		sig.Lengths[lengthDim(x, len(sig.Lengths))]++
+		// The first byte settles most tokens: a lower-case ASCII letter
+		// (canonical text is lower case) starts a word.
+		if c := t[0]; (c < 'a' || c >= utf8.RuneSelf) && isNumber(t) {
+			sig.Seq[i] = numberHash
+		} else {
+			sig.Seq[i] = uint32(x)
+		}
 	}
-	for i, x := range h[:nseq] {
-		sig.Seq[i] = uint32(x)
+	for i, t := range tokens[nseq:] {
+		x := xxh3.HashString(t)
+		h[nseq+i] = x
+		sig.Lengths[lengthDim(x, len(sig.Lengths))]++
 	}
 
 	sig.Simhash = simhash(h, o.SimhashShingle)
@@ -120,6 +130,45 @@ func Sign(in Input, o Options) Signature {
 		sig.Bloom, sig.Chunks, _ = chunkFilter(text[:min(len(text), o.BloomMaxBytes)], o, scratch[:0])
 	}
 	return sig
+}
+
+// numberHash stands in [Signature.Seq] for every token that is a number,
+// so the LCS and the divergence read "3 reviews" and "4 reviews" as the
+// same text. Prices, counters, scores, dates and times change between two
+// fetches or two URLs of one page; people judge such pages the same
+// (copycat-dev's content-equivalent pairs that differ only in a stats
+// table, README.md), while pages that differ in their words keep their
+// distance. The other families hash numbers as words: their paper methods
+// stay as published. Any fixed value serves; this one is xxh3 of "0".
+const numberHash uint32 = 0xbb241055
+
+// isNumber reports whether the token t is a number: no letter, so digits
+// (and the marks that may follow them), as [canon.Tokenize] splits "19.99"
+// into "19" and "99" and "v2" is a word.
+func isNumber(t string) bool {
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c >= utf8.RuneSelf {
+			return isNumberRunes(t[i:])
+		}
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isNumberRunes is isNumber past the first non-ASCII byte.
+func isNumberRunes(t string) bool {
+	for _, r := range t {
+		if unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // cutUTF8 returns the longest prefix of b of at most n bytes that does not

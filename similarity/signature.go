@@ -7,16 +7,21 @@ import (
 // SignatureVersion is the version byte of the binary encoding written by
 // [Signature.MarshalBinary]. Decoding a signature of another version fails
 // with [ErrVersion], so caches and stores never compare incompatible values;
-// version 2 is still read, without its Bloom filter (see
+// versions 2 and 3 are still read, without what changed since (see
 // [Signature.UnmarshalBinary]).
 // Version 2 changed the sentence fingerprints from MD5 to xxh3; version 3
 // the chunk boundaries of the Bloom filter (a 16-byte gear window with
-// jumps, see cdc.go).
-const SignatureVersion = 3
+// jumps, see cdc.go); version 4 the word sequence, where every number is
+// one token (numberHash in sign.go).
+const SignatureVersion = 4
 
-// signatureVersionOldChunks is the version whose encoding is this one's
-// with other CDC chunk boundaries.
-const signatureVersionOldChunks = 2
+// signatureVersionOldSeq is the version whose encoding is this one's with
+// numbers hashed as words in Seq; signatureVersionOldChunks has, besides,
+// other CDC chunk boundaries.
+const (
+	signatureVersionOldSeq    = 3
+	signatureVersionOldChunks = 2
+)
 
 // Input is one document as canon produces it. The seam between canon and
 // similarity is plain data so neither package imports the other.

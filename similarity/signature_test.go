@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // sigInput turns plain text into an Input the way canon would, roughly:
@@ -242,5 +244,66 @@ func BenchmarkSignPage(b *testing.B) {
 		for _, in := range ins {
 			Sign(in, Options{})
 		}
+	}
+}
+
+func TestIsNumber(t *testing.T) {
+	for _, tt := range []struct {
+		token string
+		want  bool
+	}{
+		{"2014", true}, {"19", true}, {"0", true},
+		{"٣٤", true},  // Arabic-Indic digits
+		{"१२", true},  // Devanagari digits
+		{"1b", false}, // a baseball position, a word
+		{"v2", false}, {"gfx10", false}, {"x86", false}, {"12a", false},
+		{"東京", false}, {"é1", false}, {"", false}, {"reviews", false},
+	} {
+		if got := isNumber(tt.token); got != tt.want {
+			t.Errorf("isNumber(%q) = %v, want %v", tt.token, got, tt.want)
+		}
+	}
+}
+
+// TestSeqNumbersAreOneToken: in the word sequence every number is one
+// token, so a real text whose numbers all changed (as a page's prices,
+// counts and dates do between fetches) aligns whole, while the same number
+// of changed words still counts; the other families hash numbers as words.
+func TestSeqNumbersAreOneToken(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "gpl-3.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.FieldsFunc(strings.ToLower(string(b)), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	numbers, renumbered, reworded := 0, slices.Clone(words), slices.Clone(words)
+	for i, w := range words {
+		if isNumber(w) {
+			numbers++
+			renumbered[i] = w + "7"
+			if i+1 < len(words) && !isNumber(words[i+1]) {
+				reworded[i+1] = "zzz"
+			}
+		}
+	}
+	if numbers < 10 {
+		t.Fatalf("gpl-3.txt has %d numbers, want at least 10", numbers)
+	}
+	orig := Sign(sigInputFromTokens(words, 20), Options{})
+	num := Sign(sigInputFromTokens(renumbered, 20), Options{})
+	word := Sign(sigInputFromTokens(reworded, 20), Options{})
+	if !slices.Equal(orig.Seq, num.Seq) {
+		t.Errorf("%d numbers changed: word sequences differ", numbers)
+	}
+	s := Compare(&orig, &num, CompareOptions{LCS: true})
+	if s.LCS != 1 || s.Divergence != 0 {
+		t.Errorf("%d numbers changed: LCS %v, divergence %v; want 1, 0", numbers, s.LCS, s.Divergence)
+	}
+	if s.Jaccard == 1 && orig.Simhash == num.Simhash {
+		t.Errorf("%d numbers changed: min-hash and simhash unchanged, want them to hash numbers as words", numbers)
+	}
+	if s := Compare(&orig, &word, CompareOptions{LCS: true}); !(s.LCS < 1) {
+		t.Errorf("words after the %d numbers changed: LCS %v, want < 1", numbers, s.LCS)
 	}
 }
