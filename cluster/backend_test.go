@@ -89,26 +89,21 @@ func groupsOf(t testing.TB, s *Service, urls []string) []string {
 	return out
 }
 
-func TestSampleReleasesGroup(t *testing.T) {
-	pages := signedSample(t)
-	var batch []client.Page
-	var urls []string
-	for _, p := range pages {
-		batch = append(batch, client.Page{URL: p.url, Signature: p.sig})
-		urls = append(urls, p.url)
-	}
-	one := newTestService(t, Options{KeepSeq: true})
-	mustIngest(t, one, batch...)
-
-	// The same page of several releases ends in one group; different
-	// pages never share a group.
-	res, err := one.Lookup(urls)
+// checkNoMixedGroups fails t when a group of s holds two different pages
+// of the sample (pages[i] is at urls[i]) or a page is unknown; it returns
+// each page's groups.
+func checkNoMixedGroups(t testing.TB, s *Service, pages []samplePage, urls []string) map[string]map[string]bool {
+	t.Helper()
+	res, err := s.Lookup(urls)
 	if err != nil {
 		t.Fatal(err)
 	}
 	groupPages := map[string]map[string]bool{}
 	pageGroups := map[string]map[string]bool{}
 	for i, r := range res {
+		if !r.Known {
+			t.Fatalf("%s unknown after ingest", r.URL)
+		}
 		name := pages[i].page
 		if groupPages[r.Group] == nil {
 			groupPages[r.Group] = map[string]bool{}
@@ -124,6 +119,23 @@ func TestSampleReleasesGroup(t *testing.T) {
 			t.Errorf("group %s mixes pages %v", g, slices.Sorted(maps.Keys(names)))
 		}
 	}
+	return pageGroups
+}
+
+func TestSampleReleasesGroup(t *testing.T) {
+	pages := signedSample(t)
+	var batch []client.Page
+	var urls []string
+	for _, p := range pages {
+		batch = append(batch, client.Page{URL: p.url, Signature: p.sig})
+		urls = append(urls, p.url)
+	}
+	one := newTestService(t, Options{KeepSeq: true})
+	mustIngest(t, one, batch...)
+
+	// The same page of several releases ends in one group; different
+	// pages never share a group.
+	pageGroups := checkNoMixedGroups(t, one, pages, urls)
 	split := 0
 	for name, gs := range pageGroups {
 		// Release 22's llvm-link page doubled (191 to 391 words): its
@@ -494,4 +506,58 @@ func TestMerge(t *testing.T) {
 	if st := s.Stats(); st.Groups != 1 {
 		t.Errorf("Stats: %+v, want 1 group", st)
 	}
+}
+
+// TestOldSignatureVersion: a service upgraded past signature version 3
+// takes version-3 signatures (from its store or older clients) without
+// their word sequence, deciding their pairs on the scores without one, so
+// no group mixes two pages. Signed again, every page keeps its group while
+// it matches the winner (tier 1), so the groups refine a fresh service's:
+// a page set apart under the weaker decision stays apart until a page
+// bridges it (on the LLVM sample, one page of 53).
+func TestOldSignatureVersion(t *testing.T) {
+	pages := signedSample(t)
+	var old, current []client.Page
+	var urls []string
+	for i, p := range pages {
+		sig := p.sig
+		if i%2 == 0 {
+			sig = slices.Clone(p.sig)
+			sig[0] = 3
+		}
+		old = append(old, client.Page{URL: p.url, Signature: sig})
+		current = append(current, client.Page{URL: p.url, Signature: p.sig})
+		urls = append(urls, p.url)
+	}
+	s := newTestService(t, Options{KeepSeq: true})
+	mustIngest(t, s, old...)
+	checkNoMixedGroups(t, s, pages, urls)
+
+	mustIngest(t, s, current...)
+	fresh := newTestService(t, Options{KeepSeq: true})
+	mustIngest(t, fresh, current...)
+	got, err := s.Lookup(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fresh.Lookup(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apart := 0
+	for i := range urls {
+		for j := i + 1; j < len(urls); j++ {
+			together, freshTogether := got[i].Group == got[j].Group, want[i].Group == want[j].Group
+			if together && !freshTogether {
+				t.Errorf("signed again, %s and %s share a group a fresh service keeps apart", urls[i], urls[j])
+			}
+			if freshTogether && !together {
+				apart++
+			}
+		}
+	}
+	if g, f := len(groupsOf(t, s, urls)), len(groupsOf(t, fresh, urls)); g > f+2 {
+		t.Errorf("signed again: %d groups, a fresh service %d; want at most 2 more", g, f)
+	}
+	t.Logf("signed again: %d pairs a fresh service groups are apart", apart)
 }
