@@ -173,6 +173,13 @@ type CVFigure struct {
 	// probabilities on candidate pairs (10 equal-width bins), NaN for
 	// other candidates.
 	ECE float64 `json:"ece"`
+	// FoldPrecision and FoldF1 are the figures of each test fold, repeat
+	// by repeat: two runs on the same sets with the same folds, repeats
+	// and seed test the same pairs in each fold, so [CompareCV] pairs
+	// them across builds (a change to the signatures or the scores, which
+	// one run cannot hold as two candidates).
+	FoldPrecision []float64 `json:"fold_precision"`
+	FoldF1        []float64 `json:"fold_f1"`
 }
 
 // MarshalJSON writes ECE as null when it is NaN (a paper method), which
@@ -225,7 +232,10 @@ var Confidences = []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98}
 // CVReport is the outcome of [CrossValidate].
 type CVReport struct {
 	Folds, Repeats int
-	Tables         []CVTable `json:"tables"`
+	// Seed is [CVOptions.Seed]: with the sets, Folds and Repeats it fixes
+	// every fold.
+	Seed   uint64    `json:"seed"`
+	Tables []CVTable `json:"tables"`
 	// Fitted are the models fitted on every pair of every set, one per
 	// truth, as the default decisions carry them.
 	Fitted []FittedModel `json:"fitted"`
@@ -257,7 +267,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 	k := cmp.Or(o.Folds, 5)
 	repeats := cmp.Or(o.Repeats, 5)
 	penalty := cmp.Or(o.Penalty, FitPenalty)
-	rep := &CVReport{Folds: k, Repeats: repeats}
+	rep := &CVReport{Folds: k, Repeats: repeats, Seed: o.Seed}
 	var cands []Candidate
 	for _, m := range Methods() {
 		m := m
@@ -506,13 +516,21 @@ func pooledNonCandidate(sets []*CVSet, pairs [][]ScoredPair, t Truth) float64 {
 // pairedDelta returns the mean and sample standard deviation of a's F1
 // minus b's, fold by fold.
 func pairedDelta(a, b []foldScore) (mean, sd float64) {
-	n := float64(len(a))
+	d := make([]float64, len(a))
 	for i := range a {
-		mean += (a[i].f - b[i].f) / n
+		d[i] = a[i].f - b[i].f
 	}
-	for i := range a {
-		d := a[i].f - b[i].f - mean
-		sd += d * d
+	return meanSD(d)
+}
+
+// meanSD returns the mean and the sample standard deviation of xs.
+func meanSD(xs []float64) (mean, sd float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x / n
+	}
+	for _, x := range xs {
+		sd += (x - mean) * (x - mean)
 	}
 	if n > 1 {
 		sd = math.Sqrt(sd / (n - 1))
@@ -528,9 +546,12 @@ func summarize(name string, params int, fs []foldScore) CVFigure {
 		fig.Recall += f.r / n
 		fig.F1 += f.f / n
 	}
-	for _, f := range fs {
+	fig.FoldPrecision = make([]float64, len(fs))
+	fig.FoldF1 = make([]float64, len(fs))
+	for i, f := range fs {
 		fig.SDF1 += (f.f - fig.F1) * (f.f - fig.F1)
 		fig.SDP += (f.p - fig.Precision) * (f.p - fig.Precision)
+		fig.FoldPrecision[i], fig.FoldF1[i] = f.p, f.f
 	}
 	if n > 1 {
 		fig.SDF1 = math.Sqrt(fig.SDF1 / (n - 1))

@@ -30,15 +30,22 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	scores := fs.String("scores", "", "write every scored pair with all its scores as TSV to `file`, for choosing thresholds")
 	cv := fs.Bool("cv", false, "cross-validate the paper methods, the legacy decision and the candidate models on the DIRs given (stratified, repeated k-fold) and print the models refitted on all of them")
 	thresholdsFrom := fs.String("thresholds-from", "", "also score each paper method at the threshold of best F1 on the labelled set `dev` (applied unchanged: the held-out protocol), beside its best threshold on DIR")
+	compare := fs.Bool("compare", false, "-cv: pair the per-fold figures of two `winnow eval -cv -json` outputs BEFORE.json AFTER.json (two builds on the same sets and folds) and print each candidate's change of F1, ± its fold-to-fold spread")
 	folds := fs.Int("folds", 5, "-cv: folds")
 	repeats := fs.Int("repeats", 5, "-cv: repeats")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *compare {
+		if !*cv || fs.NArg() != 2 || *data != "" {
+			return usagef("eval -cv -compare takes two files written by eval -cv -json")
+		}
+		return runCVCompare(e, fs.Arg(0), fs.Arg(1), *asJSON)
 	}
 	if *cv {
 		dirs := fs.Args()
@@ -143,11 +150,53 @@ func runCV(ctx context.Context, e *env, dirs []string, folds, repeats int, asJSO
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeIndentedJSON(e.stdout, rep)
 	}
 	writeCVText(e.stdout, rep)
+	return nil
+}
+
+// writeIndentedJSON writes v as indented JSON, as every -json of eval does.
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// runCVCompare pairs two cross-validations fold by fold.
+func runCVCompare(e *env, beforePath, afterPath string, asJSON bool) error {
+	var reps [2]*eval.CVReport
+	for i, p := range []string{beforePath, afterPath} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		reps[i] = new(eval.CVReport)
+		if err := json.Unmarshal(b, reps[i]); err != nil {
+			return fmt.Errorf("%s: not the JSON of winnow eval -cv -json: %w", p, err)
+		}
+	}
+	ds, err := eval.CompareCV(reps[0], reps[1])
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeIndentedJSON(e.stdout, ds)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "after minus before, paired fold by fold (%d repeats of %d folds; sd = fold-to-fold standard deviation of the change; * beyond it)\n", reps[1].Repeats, reps[1].Folds)
+	last := ""
+	for _, d := range ds {
+		if head := d.Set + ", duplicate = " + d.Truth; head != last {
+			fmt.Fprintf(w, "\n%s\n  %-36s %-22s %6s %6s %6s %6s %7s %6s %6s\n", head, "candidate", "section", "P", "P'", "F1", "F1'", "ΔF1", "sd", "worse")
+			last = head
+		}
+		mark := ""
+		if d.Beyond() {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "  %-36s %-22s %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %3d/%d %s\n", d.Candidate, d.Section, d.PrecisionBefore, d.PrecisionAfter, d.F1Before, d.F1After, d.DeltaF1, d.SDDelta, d.Worse, d.Folds, mark)
+	}
 	return nil
 }
 
@@ -306,9 +355,7 @@ func runIncremental(ctx context.Context, e *env, set *eval.Set, o eval.Options, 
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeIndentedJSON(e.stdout, rep)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "data  %s: %d documents fed one by one (keep_seq %v)\n\n", set.Dir, rep.Docs, c.KeepSeq)

@@ -359,6 +359,57 @@ func TestEval(t *testing.T) {
 	}
 }
 
+// TestEvalCVCompare pairs two cross-validations written by eval -cv -json:
+// the same run twice changes nothing; other folds cannot be paired.
+func TestEvalCVCompare(t *testing.T) {
+	pairs := filepath.Join("..", "..", "eval", "testdata", "pairs")
+	dir := t.TempDir()
+	cv := func(name string, args ...string) string {
+		t.Helper()
+		args = append(append([]string{"eval", "-cv", "-json"}, args...), pairs)
+		code, out, errs := winnow(t, "", args...)
+		if code != 0 {
+			t.Fatalf("winnow %v = exit %d: %s", args, code, errs)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := cv("a.json", "-folds", "2", "-repeats", "2"), cv("b.json", "-folds", "2", "-repeats", "2")
+	code, out, errs := winnow(t, "", "eval", "-cv", "-compare", "-json", a, b)
+	var ds []struct {
+		Candidate string  `json:"candidate"`
+		Folds     int     `json:"folds"`
+		DeltaF1   float64 `json:"delta_f1"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &ds) != nil || len(ds) == 0 {
+		t.Fatalf("eval -cv -compare -json = exit %d: %s%s", code, errs, out)
+	}
+	for _, d := range ds {
+		if d.DeltaF1 != 0 || d.Folds != 4 {
+			t.Errorf("%s: ΔF1 %v over %d folds, want 0 over 4 (the same run twice)", d.Candidate, d.DeltaF1, d.Folds)
+		}
+	}
+	code, out, _ = winnow(t, "", "eval", "-cv", "-compare", a, b)
+	if code != 0 || !strings.Contains(out, "after minus before") || !strings.Contains(out, "  lcs ") || strings.Contains(out, "*\n") {
+		t.Errorf("eval -cv -compare (text) = exit %d:\n%s", code, out)
+	}
+	c := cv("c.json", "-folds", "3", "-repeats", "2")
+	if code, _, errs := winnow(t, "", "eval", "-cv", "-compare", a, c); code != 1 || !strings.Contains(errs, "other folds") {
+		t.Errorf("compare 2x2 with 2x3 folds = exit %d, stderr %q; want exit 1 naming the folds", code, errs)
+	}
+	if code, _, errs := winnow(t, "", "eval", "-cv", "-compare", a, pairs+"/pairs.tsv"); code != 1 || !strings.Contains(errs, "not the JSON") {
+		t.Errorf("compare with a TSV = exit %d, stderr %q; want exit 1", code, errs)
+	}
+	for _, args := range [][]string{{"eval", "-compare", a, b}, {"eval", "-cv", "-compare", a}} {
+		if code, _, errs := winnow(t, "", args...); code != 2 || !strings.Contains(errs, "two files") {
+			t.Errorf("winnow %v = exit %d, stderr %q; want a usage error", args, code, errs)
+		}
+	}
+}
+
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	png := filepath.Join(dir, "balance.png")

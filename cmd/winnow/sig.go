@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -121,9 +120,7 @@ func runSig(_ context.Context, e *env, args []string) error {
 		v.Fingerprints = append(v.Fingerprints, fmt.Sprintf("%08x", x))
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeIndentedJSON(e.stdout, v)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "source         %s\n", v.Source)
