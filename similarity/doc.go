@@ -18,7 +18,8 @@
 //     in place of their MD5), compared by [SharedFingerprints] and
 //     [BucketFingerprints];
 //   - an N-dimensional length vector for partitioning (Zhu et al.);
-//   - optionally the word hash sequence for LCS verification.
+//   - optionally the word hash sequence for LCS verification, every
+//     number one token.
 //
 // Every parameter is in [Options]; its zero value means the paper
 // defaults. Signatures built with different Options do not compare. A

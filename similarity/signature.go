@@ -84,8 +84,10 @@ type Signature struct {
 	Lengths []uint32
 
 	// Seq is the sequence of 32-bit word hashes of the first
-	// [Options.MaxSeq] tokens, used for LCS verification. It is optional:
-	// nil when Options.MaxSeq < 0, and then LCS is not computed.
+	// [Options.MaxSeq] tokens, used for LCS verification; every number (a
+	// token without a letter) has one hash, so changed prices, counts and
+	// dates still align. It is optional: nil when Options.MaxSeq < 0 or
+	// read from a version-3 encoding, and then LCS is not computed.
 	Seq []uint32
 }
 
