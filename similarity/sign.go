@@ -101,7 +101,7 @@ func Sign(in Input, o Options) Signature {
 		sig.Lengths[lengthDim(x, len(sig.Lengths))]++
 		// The first byte settles most tokens: a lower-case ASCII letter
 		// (canonical text is lower case) starts a word.
-		if c := t[0]; (c < 'a' || c >= utf8.RuneSelf) && isNumber(t) {
+		if t != "" && (t[0] < 'a' || t[0] >= utf8.RuneSelf) && isNumber(t) {
 			sig.Seq[i] = numberHash
 		} else {
 			sig.Seq[i] = uint32(x)
@@ -142,8 +142,8 @@ func Sign(in Input, o Options) Signature {
 // stay as published. Any fixed value serves; this one is xxh3 of "0".
 const numberHash uint32 = 0xbb241055
 
-// isNumber reports whether the token t is a number: no letter, so digits
-// (and the marks that may follow them), as [canon.Tokenize] splits "19.99"
+// isNumber reports whether the token t is a number: digits (and the marks
+// that may follow them) and no letter, as [canon.Tokenize] splits "19.99"
 // into "19" and "99" and "v2" is a word.
 func isNumber(t string) bool {
 	if t == "" {
@@ -152,7 +152,7 @@ func isNumber(t string) bool {
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		if c >= utf8.RuneSelf {
-			return isNumberRunes(t[i:])
+			return isNumberRunes(t)
 		}
 		if c < '0' || c > '9' {
 			return false
@@ -161,14 +161,20 @@ func isNumber(t string) bool {
 	return true
 }
 
-// isNumberRunes is isNumber past the first non-ASCII byte.
+// isNumberRunes is isNumber for a token with a non-ASCII byte.
 func isNumberRunes(t string) bool {
+	digit := false
 	for _, r := range t {
-		if unicode.IsLetter(r) {
+		switch {
+		case unicode.IsLetter(r):
+			return false
+		case unicode.IsNumber(r):
+			digit = true
+		case !unicode.IsMark(r):
 			return false
 		}
 	}
-	return true
+	return digit
 }
 
 // cutUTF8 returns the longest prefix of b of at most n bytes that does not

@@ -258,6 +258,8 @@ func TestIsNumber(t *testing.T) {
 		{"1b", false}, // a baseball position, a word
 		{"v2", false}, {"gfx10", false}, {"x86", false}, {"12a", false},
 		{"東京", false}, {"é1", false}, {"", false}, {"reviews", false},
+		{"½", true}, {"1\u0301", true}, // a vulgar fraction; a digit with a combining mark
+		{"\u0301", false}, {"—", false}, // no digit
 	} {
 		if got := isNumber(tt.token); got != tt.want {
 			t.Errorf("isNumber(%q) = %v, want %v", tt.token, got, tt.want)
