@@ -1,7 +1,11 @@
 package page
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -99,4 +103,58 @@ func sigID(s similarity.Signature) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// TestChangedPricesAreContentEquivalent: two real shop product pages
+// (canon/testdata/pages) whose every number in the text changed, as prices,
+// stock counts and dates do between two fetches, are the same content to
+// the remove decision (signed as winnow signs by default, main content),
+// while a change of as many words counts.
+func TestChangedPricesAreContentEquivalent(t *testing.T) {
+	for _, name := range []string{"zooroyal.de.trixie.html", "de.happycoffee.org.sidamo.html"} {
+		t.Run(name, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("..", "canon", "testdata", "pages", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every digit between tags shifted, and every word after a
+			// number replaced: the same places, once numbers, once words.
+			text := regexp.MustCompile(`>[^<]*<`)
+			repriced := text.ReplaceAllFunc(body, func(b []byte) []byte {
+				return bytes.Map(func(r rune) rune {
+					if r >= '0' && r <= '9' {
+						return '0' + (r-'0'+3)%10
+					}
+					return r
+				}, b)
+			})
+			reworded := text.ReplaceAllFunc(body, func(b []byte) []byte {
+				return regexp.MustCompile(`([0-9]+[ ,.]*)\pL+`).ReplaceAll(b, []byte("${1}zzz"))
+			})
+			s := Signer{Canon: canon.Options{Content: canon.ContentMain}}
+			orig, err := s.Sign(body, "text/html")
+			if err != nil {
+				t.Fatal(err)
+			}
+			numbers, err := s.Sign(repriced, "text/html")
+			if err != nil {
+				t.Fatal(err)
+			}
+			words, err := s.Sign(reworded, "text/html")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if orig.Sig.Simhash == numbers.Sig.Simhash {
+				t.Fatal("the numbers did not change the page")
+			}
+			remove := similarity.Decision{Purpose: similarity.PurposeRemove}
+			vn := remove.Decide(&orig.Sig, &numbers.Sig)
+			if !vn.Duplicate || vn.Scores.LCS != 1 {
+				t.Errorf("numbers changed: %s, want content-equivalent at LCS ratio 1", vn.Explain())
+			}
+			if vw := remove.Decide(&orig.Sig, &words.Sig); !(vw.Scores.LCS < 1) || vw.Probability >= vn.Probability {
+				t.Errorf("the words after the numbers changed: %s, want LCS ratio < 1 and a probability under %.3f", vw.Explain(), vn.Probability)
+			}
+		})
+	}
 }
