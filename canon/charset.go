@@ -24,7 +24,11 @@ const metaScanLimit = 64 << 10
 // UTF-8 if b is valid UTF-8, else windows-1252. It returns the encoding and
 // its WHATWG name.
 func determineEncoding(b []byte, contentType string, truncated bool) (encoding.Encoding, string) {
-	if e, name, certain := charset.DetermineEncoding(b, contentType); certain {
+	// Only a byte order mark (3 bytes at most) or contentType make
+	// DetermineEncoding certain; given the whole page it would also
+	// tokenize its first 1024 bytes for a <meta>, which metaCharset
+	// looks for further anyway.
+	if e, name, certain := charset.DetermineEncoding(b[:min(len(b), 3)], contentType); certain {
 		return e, name
 	}
 	if e, name := metaCharset(b); e != nil {
