@@ -231,7 +231,8 @@ var Confidences = []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98}
 
 // CVReport is the outcome of [CrossValidate].
 type CVReport struct {
-	Folds, Repeats int
+	Folds   int `json:"folds"`
+	Repeats int `json:"repeats"`
 	// Seed is [CVOptions.Seed]: with the sets, Folds and Repeats it fixes
 	// every fold.
 	Seed   uint64    `json:"seed"`

@@ -19,9 +19,12 @@ type CVDelta struct {
 	Section   string `json:"section"`
 	Candidate string `json:"candidate"`
 	// Folds is the number of test folds paired.
-	Folds                           int     `json:"folds"`
-	PrecisionBefore, PrecisionAfter float64 `json:"-"`
-	F1Before, F1After               float64 `json:"-"`
+	Folds int `json:"folds"`
+	// PrecisionBefore and the rest are the two runs' means over the folds.
+	PrecisionBefore float64 `json:"precision_before"`
+	PrecisionAfter  float64 `json:"precision_after"`
+	F1Before        float64 `json:"f1_before"`
+	F1After         float64 `json:"f1_after"`
 	// DeltaF1 and SDDelta are the mean and sample standard deviation
 	// across the folds of F1 after minus F1 before; DeltaPrecision is the
 	// mean change of precision.
