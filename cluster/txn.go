@@ -638,6 +638,34 @@ func (t *txn) content(it *item) (string, error) {
 				}
 				status = client.StatusWinnerChanged
 			}
+			if !same && len(it.sig.Seq) > 0 && !similarity.EncodedWithSeq(old.Sig) {
+				// The page now brings the word sequence its stored
+				// signature lacked (signed again after an upgrade: an
+				// older version is read without it; or keep_seq turned
+				// on): it was grouped by the weaker decision without
+				// one, so it may match groups it was kept apart from.
+				// Tier 1 alone would keep them apart until a new page
+				// bridges them; look them up as tier 2 does and merge
+				// those whose winners match this group's (Zhu §5.2).
+				best, others, err := t.match(it.sig, id)
+				if err != nil {
+					return "", err
+				}
+				if best != "" {
+					others = append([]string{best}, others...)
+				}
+				if n, err := t.mergeInto(id, others); err != nil {
+					return "", err
+				} else if n > 0 {
+					merged, _, err := t.group(id)
+					if err != nil {
+						return "", err
+					}
+					if merged.Winner != g.Winner {
+						status = client.StatusWinnerChanged
+					}
+				}
+			}
 			return status, nil
 		}
 		// Case 1: changed beyond its group; it leaves for tier 2.

@@ -19,6 +19,13 @@ var ErrVersion = errors.New("similarity: signature encoding of another version")
 // not a valid signature encoding.
 var ErrCorrupt = errors.New("similarity: corrupt signature encoding")
 
+// EncodedWithSeq reports whether data, an encoding of
+// [Signature.MarshalBinary] of this version, holds a word sequence
+// ([Signature.Seq]), without decoding it.
+func EncodedWithSeq(data []byte) bool {
+	return len(data) >= 2 && data[0] == SignatureVersion && data[1]&flagSeq != 0
+}
+
 // Encoding, version 1. Integers are unsigned varints unless a width is
 // given; fixed-width values are little endian.
 //

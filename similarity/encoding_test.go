@@ -248,3 +248,31 @@ func TestUnmarshalOldVersions(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodedWithSeq(t *testing.T) {
+	s := Sign(sigCorpus(t), Options{})
+	with, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Seq = nil
+	without, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := slices.Clone(with)
+	old[0] = signatureVersionOldSeq // read without its sequence
+	for _, c := range []struct {
+		name string
+		data []byte
+		want bool
+	}{{"with", with, true}, {"without", without, false}, {"version 3", old, false}, {"empty", nil, false}, {"one byte", with[:1], false}} {
+		if got := EncodedWithSeq(c.data); got != c.want {
+			t.Errorf("EncodedWithSeq(%s) = %v, want %v", c.name, got, c.want)
+		}
+		var dec Signature
+		if err := dec.UnmarshalBinary(c.data); err == nil && (len(dec.Seq) > 0) != c.want {
+			t.Errorf("%s: decoded sequence of %d tokens, EncodedWithSeq %v", c.name, len(dec.Seq), c.want)
+		}
+	}
+}

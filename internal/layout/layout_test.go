@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"internal/layout":    nil,
 	"internal/loadgen":   nil,
 	"internal/crawltest": nil,
+	"internal/renumber":  nil,
 	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "corpus/sample"},
 	"offline":            {"config", "page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
 	"cmd/winnow":         {"*"},
