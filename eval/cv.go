@@ -134,9 +134,11 @@ type Candidate struct {
 
 // ModelCandidates are the feature sets the cross-validation compares: the
 // first two are the default decisions' (near-duplicate and
-// content-equivalent); the last three add to the content-equivalence
-// model a score that might tell label 3 from labels 1-2 among
-// near-identical pages (length ratio, containment, Jaccard).
+// content-equivalent); the others add a score that might tell label 3
+// from labels 1-2 among near-identical pages (length ratio, containment,
+// Jaccard), content in another order (the word-multiset overlap), or
+// read the divergence over a window that grows with the page (long
+// manuals), and every score at once.
 func ModelCandidates() []Candidate {
 	f := similarity.Features()
 	return []Candidate{
@@ -149,6 +151,7 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs gap + divergence + jaccard", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard}},
 		{Name: "model: lcs + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureBagGap}},
 		{Name: "model: lcs gap + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureBagGap}},
+		{Name: "model: lcs + page divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeaturePageDivergence}},
 		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }

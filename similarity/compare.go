@@ -112,6 +112,12 @@ type Scores struct {
 	// high when one block of content differs inside a shared template.
 	// NaN unless HasLCS.
 	Divergence float64
+	// PageDivergence is the divergence over a window of a
+	// [CentralOptions.PageShare]-th of the matched frame when that is more
+	// than the divergence's window ([Central.PageDivergence]): the share
+	// of the page that differs in one place. NaN unless HasLCS and
+	// CompareOptions.Central.PageShare is positive.
+	PageDivergence float64
 
 	// LCSStage tells how far the LCS went before it settled, for the
 	// stage counts of [BatchStats]; LCSStageNone unless HasLCS.
@@ -216,7 +222,7 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	if lo, hi := min(a.Tokens, b.Tokens), max(a.Tokens, b.Tokens); hi > 0 {
 		s.LengthRatio = float64(lo) / float64(hi)
 	}
-	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence, s.PageDivergence = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if o.LCS && len(a.Seq) > 0 && len(b.Seq) > 0 {
 		w := wholeOf(a, b)
 		if best := w.ratio(1); o.MinRatio > 0 && best < o.MinRatio {
@@ -225,6 +231,9 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 			s.HasLCS, s.LCSCut, s.LCS, s.LCSStage = true, true, best, LCSStageBound
 			if !o.LengthOnly {
 				s.Central, s.CoverageA, s.CoverageB, s.Divergence = 0, 0, 0, 1
+				if o.Central.PageShare > 0 {
+					s.PageDivergence = 1
+				}
 			}
 		} else {
 			so := o
@@ -265,11 +274,14 @@ func compareLCS(s *Scores, a, b []uint32, o CompareOptions) {
 		s.LCSCut = true
 		s.LCS = Ratio(l, n, m)
 		s.Central, s.CoverageA, s.CoverageB, s.Divergence = 0, 0, 0, 1
+		if o.Central.PageShare > 0 {
+			s.PageDivergence = 1
+		}
 		return
 	}
 	c := sc.central(runs, n, m, o.Central)
 	s.LCS, s.Central, s.CoverageA, s.CoverageB = c.Ratio, c.CentralRatio, c.CoverageA, c.CoverageB
-	s.Divergence = c.Divergence
+	s.Divergence, s.PageDivergence = c.Divergence, c.PageDivergence
 }
 
 // containment returns the containment relation of a to b from their

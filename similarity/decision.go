@@ -741,7 +741,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 			v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
 			v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
 			v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
-			v.Scores.Divergence = full.Divergence
+			v.Scores.Divergence, v.Scores.PageDivergence = full.Divergence, full.PageDivergence
 			v.Scores.LCSStage = full.LCSStage
 			v.Scores.Bag = full.Bag
 		}
@@ -785,11 +785,15 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 	}
 	v.Model = &pm.Seq
 	minLCS := min(pm.Seq.MinLCS(&v.Scores, vt.Threshold), 1)
-	full := Compare(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: d.Central, Bag: pm.Seq.uses(FeatureBagGap)})
+	central := d.Central
+	if pm.Seq.uses(FeaturePageDivergence) {
+		central.PageShare = cmp.Or(central.PageShare, DefaultPageShare)
+	}
+	full := Compare(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: central, Bag: pm.Seq.uses(FeatureBagGap)})
 	v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
 	v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
 	v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
-	v.Scores.Divergence = full.Divergence
+	v.Scores.Divergence, v.Scores.PageDivergence = full.Divergence, full.PageDivergence
 	v.Scores.LCSStage = full.LCSStage
 	v.Scores.Bag = full.Bag
 	if full.LCSCut {

@@ -603,6 +603,12 @@ const (
 	// paragraph shows while scattered edits (dates, counters, ads)
 	// spread thin.
 	DefaultWindow = 100
+	// DefaultPageShare is the share of a side's matched frame that the
+	// window of [Central.PageDivergence] spans when asked for
+	// ([CentralOptions.PageShare]): a twentieth, so a rewritten section
+	// of a 20,000-word manual counts as the small part of it that it is,
+	// while a page under 2,000 words is measured as by the divergence.
+	DefaultPageShare = 20
 )
 
 // CentralOptions are the parameters of the central part. The zero value
@@ -614,6 +620,10 @@ type CentralOptions struct {
 	Gap int
 	// Window is the divergence window in tokens; zero: DefaultWindow.
 	Window int
+	// PageShare, when positive, asks for [Central.PageDivergence] over a
+	// window of one PageShare-th of each side's matched frame (at least
+	// Window tokens); zero leaves it NaN, at no cost.
+	PageShare int
 }
 
 // Central is the trusted central part of the LCS of two sequences.
@@ -635,6 +645,11 @@ type Central struct {
 	// of Window tokens between the first and the last matched token of a
 	// side, the smaller of the two sides' values (see [CentralLCS]).
 	Divergence float64
+	// PageDivergence is Divergence over a window of one
+	// [CentralOptions.PageShare]-th of each side's matched frame when that
+	// is more than Window tokens: the largest share of the page that
+	// differs in one place. NaN unless PageShare is positive.
+	PageDivergence float64
 }
 
 // segment is a chain of coherent runs runs[first..last] with no gap over
@@ -778,8 +793,12 @@ func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
 	}
 	c.CentralRatio = Ratio(c.Matched, c.A1-c.A0, c.B1-c.B0)
 	window := cmp.Or(max(o.Window, 0), DefaultWindow)
-	c.Divergence = min(s.divergence(runs, n, window, func(r Run) int { return r.A }),
-		s.divergence(runs, m, window, func(r Run) int { return r.B }))
+	posA, posB := func(r Run) int { return r.A }, func(r Run) int { return r.B }
+	c.Divergence = min(s.divergence(runs, n, window, 0, posA), s.divergence(runs, m, window, 0, posB))
+	c.PageDivergence = math.NaN()
+	if o.PageShare > 0 {
+		c.PageDivergence = min(s.divergence(runs, n, window, o.PageShare, posA), s.divergence(runs, m, window, o.PageShare, posB))
+	}
 	if n > 0 {
 		c.CoverageA = float64(c.A1-c.A0) / float64(n)
 	}
@@ -790,7 +809,8 @@ func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
 }
 
 // divergence returns the largest share of unmatched tokens in a window of
-// the given size over one side of length n, between its first and last
+// the given size (or, for share > 0, of one share-th of the frame when
+// that is larger) over one side of length n, between its first and last
 // matched token; pos gives a run's start on that side. Runs are in
 // increasing order on both sides.
 //
@@ -802,8 +822,8 @@ func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
 // counted, O(runs) with a cursor for U(j-w), instead of a prefix count
 // over every token of the side (7 % of CentralLCS on 64 KB
 // near-duplicates).
-func (s *lcsScratch) divergence(runs []Run, n, window int, pos func(Run) int) float64 {
-	start, span, w, ok := divergenceFrame(runs, n, window, pos)
+func (s *lcsScratch) divergence(runs []Run, n, window, share int, pos func(Run) int) float64 {
+	start, span, w, ok := divergenceFrame(runs, n, window, share, pos)
 	if !ok {
 		return 1
 	}
@@ -829,14 +849,18 @@ func (s *lcsScratch) divergence(runs []Run, n, window int, pos func(Run) int) fl
 }
 
 // divergenceFrame returns where the matched frame of one side starts,
-// its length, and the window of [lcsScratch.divergence] over it; ok is
-// false when there is no frame (no run, an empty side or empty runs).
-func divergenceFrame(runs []Run, n, window int, pos func(Run) int) (start, span, w int, ok bool) {
+// its length, and the window of [lcsScratch.divergence] over it (the
+// larger of window and, for share > 0, span/share); ok is false when
+// there is no frame (no run, an empty side or empty runs).
+func divergenceFrame(runs []Run, n, window, share int, pos func(Run) int) (start, span, w int, ok bool) {
 	if len(runs) == 0 || n == 0 {
 		return 0, 0, 0, false
 	}
 	start = pos(runs[0])
 	span = pos(runs[len(runs)-1]) + runs[len(runs)-1].Len - start
+	if share > 0 {
+		window = max(window, span/share)
+	}
 	return start, span, min(window, span), span > 0
 }
 

@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -416,8 +417,8 @@ func FuzzLCSBounded(f *testing.F) {
 // divergencePrefix is the divergence of one side by a prefix count of
 // its unmatched tokens over every window, the definition that
 // [lcsScratch.divergence] computes from the runs' edges alone.
-func divergencePrefix(runs []Run, n, window int, pos func(Run) int) float64 {
-	start, span, w, ok := divergenceFrame(runs, n, window, pos)
+func divergencePrefix(runs []Run, n, window, share int, pos func(Run) int) float64 {
+	start, span, w, ok := divergenceFrame(runs, n, window, share, pos)
 	if !ok {
 		return 1
 	}
@@ -450,9 +451,11 @@ func TestDivergenceAgainstPrefixCount(t *testing.T) {
 			len int
 			pos func(Run) int
 		}{{n, posA}, {m, posB}} {
-			got := s.divergence(runs, side.len, window, side.pos)
-			if want := divergencePrefix(runs, side.len, window, side.pos); got != want {
-				t.Fatalf("divergence(%v, %d, window %d) = %v, prefix count %v", runs, side.len, window, got, want)
+			for _, share := range []int{0, 3, DefaultPageShare} {
+				got := s.divergence(runs, side.len, window, share, side.pos)
+				if want := divergencePrefix(runs, side.len, window, share, side.pos); got != want {
+					t.Fatalf("divergence(%v, %d, window %d, share %d) = %v, prefix count %v", runs, side.len, window, share, got, want)
+				}
 			}
 		}
 	}
@@ -478,6 +481,47 @@ func TestDivergenceAgainstPrefixCount(t *testing.T) {
 		runs, _ := AppendRuns(nil, gpl, b, -1)
 		for _, window := range []int{1, 16, DefaultWindow, 10000} {
 			check(runs, len(gpl), len(b), window)
+		}
+	}
+}
+
+// TestPageDivergence: a section of 150 words rewritten in a long text
+// (the GPL and the Apache licence, 7,000 words) fills a 100-word window, so the
+// divergence is 1 whatever the page's length; the page divergence reads
+// it over a twentieth of the frame, as the small part of the page it is.
+// In a text under 2,000 words both are the same, and neither is computed
+// unless asked for.
+func TestPageDivergence(t *testing.T) {
+	long := lcsHash(append(lcsReadWords(t, "gpl-3.txt", 5500), lcsReadWords(t, "apache-2.0.txt", 1500)...))
+	if len(long) < 6000 {
+		t.Fatalf("the licences have %d words, want 6,000 or more", len(long))
+	}
+	rewrite := func(s []uint32, at int) []uint32 {
+		out := slices.Clone(s)
+		for i := at; i < at+150; i++ {
+			out[i] ^= 0x9e3779b9 // another word
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name     string
+		a        []uint32
+		wantPage func(div, page float64) bool
+	}{
+		{"7,000 words", long, func(div, page float64) bool { return div == 1 && page <= 0.5 }},
+		{"1,500 words", long[:1500], func(div, page float64) bool { return div == 1 && page == div }},
+	} {
+		b := rewrite(c.a, len(c.a)/2)
+		got, ok := CentralLCS(c.a, b, -1, CentralOptions{PageShare: DefaultPageShare})
+		if !ok {
+			t.Fatalf("%s: no alignment", c.name)
+		}
+		if !c.wantPage(got.Divergence, got.PageDivergence) {
+			t.Errorf("%s, 150 words rewritten: divergence %v, page divergence %v", c.name, got.Divergence, got.PageDivergence)
+		}
+		plain, _ := CentralLCS(c.a, b, -1, CentralOptions{})
+		if !math.IsNaN(plain.PageDivergence) || plain.Divergence != got.Divergence {
+			t.Errorf("%s without PageShare: page divergence %v (want NaN), divergence %v (want %v)", c.name, plain.PageDivergence, plain.Divergence, got.Divergence)
 		}
 	}
 }

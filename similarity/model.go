@@ -79,10 +79,15 @@ const (
 	// scale of FeatureLCSGap: content in another order (a re-sorted
 	// listing) keeps it high where the LCS ratio falls.
 	FeatureBagGap
+	// FeaturePageDivergence is [Scores.PageDivergence]: the divergence
+	// over a window that grows with the page (a twentieth of it), so one
+	// rewritten section of a long manual weighs as the small part of it
+	// that it is. A -cv candidate (README), not in a default model.
+	FeaturePageDivergence
 	numFeatures
 )
 
-var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap"}
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "page_divergence"}
 
 // String returns the feature's short name, e.g. "lcs", "divergence".
 func (f Feature) String() string {
@@ -103,7 +108,7 @@ func Features() []Feature {
 
 // needsSeq reports whether the feature comes from the LCS alignment.
 func (f Feature) needsSeq() bool {
-	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral || f == FeatureLCSGap || f == FeatureBagGap
+	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral || f == FeatureLCSGap || f == FeatureBagGap || f == FeaturePageDivergence
 }
 
 // lcsGap maps an LCS ratio onto FeatureLCSGap's scale; lcsFromGap is its
@@ -137,6 +142,11 @@ func (f Feature) Value(s *Scores) float64 {
 			return 0
 		}
 		return lcsGap(min(max(s.LCS, 0), 1))
+	case FeaturePageDivergence:
+		v = s.PageDivergence
+		if math.IsNaN(v) {
+			return 1
+		}
 	case FeatureBagGap:
 		if math.IsNaN(s.Bag) {
 			return 0

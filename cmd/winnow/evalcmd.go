@@ -326,12 +326,12 @@ func writeScores(path string, set *eval.Set, rep *eval.Report) error {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "doc_a\tdoc_b\tlabel\tsimhash\tbloom_ab\tbloom_ba\tcontain_ab\tcontain_ba\tjaccard\tsupershingles\tfingerprints\tlength_ratio\tlcs\tlcs_central\tcoverage_a\tcoverage_b\tdivergence\tverdict")
+	fmt.Fprintln(w, "doc_a\tdoc_b\tlabel\tsimhash\tbloom_ab\tbloom_ba\tcontain_ab\tcontain_ba\tjaccard\tsupershingles\tfingerprints\tlength_ratio\tlcs\tlcs_central\tcoverage_a\tcoverage_b\tdivergence\tpage_divergence\tbag\tverdict")
 	for _, sp := range rep.Scored {
 		s := sp.Scores
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%v\n",
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%v\n",
 			set.Docs[sp.A].ID, set.Docs[sp.B].ID, sp.Label, s.SimhashDistance, s.BloomAB, s.BloomBA, s.ContainAB, s.ContainBA,
-			s.Jaccard, s.Supershingles, s.Fingerprints, s.LengthRatio, s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence, sp.Verdict)
+			s.Jaccard, s.Supershingles, s.Fingerprints, s.LengthRatio, s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence, s.PageDivergence, s.Bag, sp.Verdict)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
