@@ -250,6 +250,40 @@ type FittedModel struct {
 	Truth        string
 	Seq, NoSeq   similarity.Model
 	NonCandidate float64
+	// SeqFolds is how far the Seq model's coefficients move between the
+	// training parts of the cross-validation (every fold of every
+	// repeat): a fit that moves little is one a new sample of the same
+	// kind would not move either.
+	SeqFolds CoefSpread
+}
+
+// CoefSpread is the mean and sample standard deviation of a model's
+// coefficients over several fits, the intercept first, then the weights
+// in the model's order.
+type CoefSpread struct {
+	Mean []float64 `json:"mean"`
+	SD   []float64 `json:"sd"`
+}
+
+// coefSpread returns the spread of the fits' coefficients (all over the
+// same features).
+func coefSpread(fits []similarity.Model) CoefSpread {
+	if len(fits) == 0 {
+		return CoefSpread{}
+	}
+	n := 1 + len(fits[0].Weights)
+	cs := CoefSpread{Mean: make([]float64, n), SD: make([]float64, n)}
+	vals := make([]float64, len(fits))
+	for c := range n {
+		for i, m := range fits {
+			vals[i] = m.Intercept
+			if c > 0 {
+				vals[i] = m.Weights[c-1]
+			}
+		}
+		cs.Mean[c], cs.SD[c] = meanSD(vals)
+	}
+	return cs
 }
 
 // foldPreds holds a candidate's out-of-fold predictions.
@@ -306,6 +340,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		for si := range sets {
 			oofCount[si] = make([]int, len(sets[si].Scored))
 		}
+		var shippedFits []similarity.Model // the shipped features' fit on each training part
 		for r := range repeats {
 			rng := rand.New(rand.NewPCG(o.Seed, uint64(r)))
 			folds := make([][]int, len(sets))
@@ -332,6 +367,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 					fitted[mi] = fitPooled(sets, train, m.Features, truth, penalty)
 					conf[mi] = chooseConfidence(sets, train, fitted[mi], truth)
 				}
+				shippedFits = append(shippedFits, fitted[shipped])
 				for si, s := range sets {
 					isDup := s.isDup(truth)
 					gold := make([]bool, len(tests[si]))
@@ -418,7 +454,9 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			}
 			rep.Tables = append(rep.Tables, tab)
 		}
-		rep.Fitted = append(rep.Fitted, FitDefault(sets, truth, penalty))
+		fm := FitDefault(sets, truth, penalty)
+		fm.SeqFolds = coefSpread(shippedFits)
+		rep.Fitted = append(rep.Fitted, fm)
 	}
 	return rep
 }

@@ -162,6 +162,21 @@ func TestCrossValidate(t *testing.T) {
 			t.Errorf("%s, %s: no model at the shipped confidence %.2f is the reference with its confidence row's figures", tab.Set, tab.Truth, tab.ShippedConfidence)
 		}
 	}
+	// The spread of the shipped features' coefficients over the 4
+	// training parts: one mean and sd per coefficient, the means near the
+	// fit on everything (the training parts hold about half of it).
+	for _, fm := range rep.Fitted {
+		sp := fm.SeqFolds
+		if len(sp.Mean) != 1+len(fm.Seq.Weights) || len(sp.SD) != len(sp.Mean) {
+			t.Fatalf("%s: coefficient spread %+v, want %d coefficients", fm.Truth, sp, 1+len(fm.Seq.Weights))
+		}
+		all := append([]float64{fm.Seq.Intercept}, fm.Seq.Weights...)
+		for i, m := range sp.Mean {
+			if !(sp.SD[i] >= 0) || math.Abs(m-all[i]) > 4*sp.SD[i]+1 {
+				t.Errorf("%s coefficient %d: %.3f ± %.3f over the training parts, %.3f on everything", fm.Truth, i, m, sp.SD[i], all[i])
+			}
+		}
+	}
 	// `winnow eval -cv -json` writes the report: NaN figures (a paper
 	// method's ECE) become null.
 	b, err := json.Marshal(rep)
@@ -182,5 +197,22 @@ func TestCrossValidate(t *testing.T) {
 	again := CrossValidate(sets, CVOptions{Folds: 2, Repeats: 2, Seed: 1})
 	if a, b := again.Tables[0].Figures[len(Methods())+1], rep.Tables[0].Figures[len(Methods())+1]; a.F1 != b.F1 || !slices.Equal(a.FoldF1, b.FoldF1) {
 		t.Error("CrossValidate with the same seed gave other figures")
+	}
+}
+
+func TestCoefSpread(t *testing.T) {
+	fits := []similarity.Model{
+		{Weights: []float64{8, -2}, Intercept: -5},
+		{Weights: []float64{10, -2}, Intercept: -3},
+	}
+	got := coefSpread(fits)
+	wantMean, wantSD := []float64{-4, 9, -2}, []float64{math.Sqrt2, math.Sqrt2, 0}
+	for i := range wantMean {
+		if math.Abs(got.Mean[i]-wantMean[i]) > 1e-12 || math.Abs(got.SD[i]-wantSD[i]) > 1e-12 {
+			t.Errorf("coefficient %d: %.4f ± %.4f, want %.4f ± %.4f", i, got.Mean[i], got.SD[i], wantMean[i], wantSD[i])
+		}
+	}
+	if s := coefSpread(nil); s.Mean != nil || s.SD != nil {
+		t.Errorf("coefSpread(nil) = %+v, want empty", s)
 	}
 }

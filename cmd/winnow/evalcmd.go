@@ -231,6 +231,12 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		for i, f := range m.Seq.Features {
 			fmt.Fprintf(w, ", %s %.4f", f, m.Seq.Weights[i])
 		}
+		if sp := m.SeqFolds; len(sp.Mean) == 1+len(m.Seq.Features) {
+			fmt.Fprintf(w, "\n  %-12s seq on the %d training parts: intercept %.2f ± %.2f", "", rep.Folds*rep.Repeats, sp.Mean[0], sp.SD[0])
+			for i, f := range m.Seq.Features {
+				fmt.Fprintf(w, ", %s %.2f ± %.2f", f, sp.Mean[i+1], sp.SD[i+1])
+			}
+		}
 		fmt.Fprintf(w, "\n  %-12s noseq intercept %.4f", "", m.NoSeq.Intercept)
 		for i, f := range m.NoSeq.Features {
 			fmt.Fprintf(w, ", %s %.4f", f, m.NoSeq.Weights[i])
