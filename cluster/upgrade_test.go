@@ -16,32 +16,15 @@ import (
 // TestSignedAgainWithSeqMergesGroups: a real shop page and its copy with
 // every number shifted (prices, counts, dates) are near-duplicates on
 // their word sequences (every number one token) but not on min-hashes
-// alone, at the confidence 0.9 this service is configured with. Ingested as version-3 signatures, which are
-// read without their sequence, they get two groups; signed again under
+// alone, at the confidence 0.9 this service is configured with.
+// Ingested as version-3 signatures, which are read without their
+// sequence, they get two groups; signed again under
 // the current version, the page that now brings a sequence looks for the
 // groups it matches and the two groups merge, as a fresh service groups
 // them, instead of staying apart until a third page bridges them (tier 1
 // alone: the test fails without the lookup).
 func TestSignedAgainWithSeqMergesGroups(t *testing.T) {
-	body, err := os.ReadFile(filepath.Join("..", "canon", "testdata", "pages", "de.happycoffee.org.sidamo.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	repriced := renumber.ShiftDigits(body)
-	signer := page.Signer{Canon: canon.Options{Content: canon.ContentMain}}
-	var sigs []*similarity.Signature
-	var encs [][]byte
-	for _, b := range [][]byte{body, repriced} {
-		r, err := signer.Sign(b, "text/html")
-		if err != nil {
-			t.Fatal(err)
-		}
-		enc, err := r.Sig.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sigs, encs = append(sigs, &r.Sig), append(encs, enc)
-	}
+	sigs, encs := signShopPage(t, renumber.ShiftDigits)
 	// The fixture's premise at the confidence this service asks (0.9): a
 	// duplicate with the sequence, not without.
 	group := similarity.Decision{Purpose: similarity.PurposeGroup, Verify: similarity.Test{Method: similarity.MethodModel, Threshold: 0.9}}
@@ -82,4 +65,63 @@ func TestSignedAgainWithSeqMergesGroups(t *testing.T) {
 			t.Errorf("lookup %+v: want winner %s (higher popularity)", r, urls[0])
 		}
 	}
+}
+
+// TestSignedAgainWithSeqOnlyOnce: the lookup of a page signed again runs
+// only when its stored signature lacked the sequence. A page whose stored
+// signature has one and that changes within its group (every number
+// shifted) stays without comparing itself to any other group, as tier 1
+// always did, although another group is a candidate: the page with the
+// words after its numbers replaced (probability 0.96 against 0.97 for the
+// shifted numbers, so apart at the confidence 0.97 this service asks).
+func TestSignedAgainWithSeqOnlyOnce(t *testing.T) {
+	_, encs := signShopPage(t, renumber.RewordAfterNumbers, renumber.ShiftDigits)
+	group := similarity.Decision{Purpose: similarity.PurposeGroup, Verify: similarity.Test{Method: similarity.MethodModel, Threshold: 0.97}}
+	s := newTestService(t, Options{KeepSeq: true, Decision: group})
+	urls := []string{"https://shop.example/sidamo", "https://shop.example/sidamo-reworded"}
+	mustIngest(t, s, client.Page{URL: urls[0], Signature: encs[0]}, client.Page{URL: urls[1], Signature: encs[1]})
+	if g := groupsOf(t, s, urls); len(g) != 2 {
+		t.Fatalf("groups %q, want two (the reworded page apart at confidence 0.97)", g)
+	}
+	before := s.m.comparisons.Get()
+	if before == 0 {
+		t.Fatal("the second page was compared with no group: the test needs them to be candidates")
+	}
+	res := mustIngest(t, s, client.Page{URL: urls[0], Signature: encs[2]})
+	if res[0].Status != client.StatusStayed {
+		t.Fatalf("numbers shifted: %s, want %s", res[0].Status, client.StatusStayed)
+	}
+	if got := s.m.comparisons.Get(); got != before {
+		t.Errorf("a page that kept its sequence and its group was compared with %d other groups, want none", got-before)
+	}
+}
+
+// signShopPage signs a real shop page (canon/testdata) as it is and as
+// each change makes it, main content only, and returns the signatures
+// with their encodings.
+func signShopPage(t testing.TB, changes ...func([]byte) []byte) ([]*similarity.Signature, [][]byte) {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "canon", "testdata", "pages", "de.happycoffee.org.sidamo.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := page.Signer{Canon: canon.Options{Content: canon.ContentMain}}
+	var sigs []*similarity.Signature
+	var encs [][]byte
+	pages := [][]byte{body}
+	for _, c := range changes {
+		pages = append(pages, c(body))
+	}
+	for _, b := range pages {
+		r, err := signer.Sign(b, "text/html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := r.Sig.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sigs, encs = append(sigs, &r.Sig), append(encs, enc)
+	}
+	return sigs, encs
 }

@@ -320,6 +320,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		shipped := slices.IndexFunc(models, func(c Candidate) bool {
 			return slices.Equal(c.Features, similarity.DefaultModel(truth.Purpose).Seq.Features)
 		})
+		shippedFound := shipped >= 0
 		shipped = max(shipped, 0)
 		// scores[set][candidate] are the per-fold figures.
 		scores := make([][][]foldScore, len(sets))
@@ -455,7 +456,9 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			rep.Tables = append(rep.Tables, tab)
 		}
 		fm := FitDefault(sets, truth, penalty)
-		fm.SeqFolds = coefSpread(shippedFits)
+		if shippedFound {
+			fm.SeqFolds = coefSpread(shippedFits)
+		}
 		rep.Fitted = append(rep.Fitted, fm)
 	}
 	return rep

@@ -165,8 +165,8 @@ type CompareOptions struct {
 	Central CentralOptions
 	// LengthOnly computes only the whole-page LCS ratio (with LCS set):
 	// exactly, or cut early with [Scores.LCSCut] when MinRatio > 0 and
-	// the ratio cannot reach it; Central, CoverageA, CoverageB and
-	// Divergence are then NaN. No alignment is kept, so the cost is that
+	// the ratio cannot reach it; Central, CoverageA, CoverageB,
+	// Divergence and PageDivergence are then NaN. No alignment is kept, so the cost is that
 	// of [LCS] (near-duplicates) or [LCSLength] (the rest), and MaxD
 	// applies only when positive. False: the alignment is computed for
 	// every pair that can reach MinRatio, as before.

@@ -812,6 +812,7 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 func nanLCS(s Scores) Scores {
 	nan := math.NaN()
 	s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Bag = nan, nan, nan, nan, nan
+	s.Divergence, s.PageDivergence = nan, nan
 	return s
 }
 

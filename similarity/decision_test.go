@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -319,5 +320,68 @@ func TestProbabilityPair(t *testing.T) {
 		if v, th := probabilityPair(c.v, c.t); v != c.wantV || th != c.wantT {
 			t.Errorf("probabilityPair(%v, %v) = %s, %s; want %s, %s", c.v, c.t, v, th, c.wantV, c.wantT)
 		}
+	}
+}
+
+// TestPageDivergenceComputedWhenAsked: the page divergence is NaN unless
+// asked for (CentralOptions.PageShare), 1 where the alignment was cut as
+// the divergence is, NaN where there is no alignment (no sequence, the
+// length-only ratio); a model that reads it makes Decide ask for it, and
+// the default models do not.
+func TestPageDivergenceComputedWhenAsked(t *testing.T) {
+	page, near, _, part := clDocs(t)
+	asked := CentralOptions{PageShare: DefaultPageShare}
+	nan := math.IsNaN
+	// A page cut at the sequence cap, 20,000 words long: against a
+	// 500-word page even equal sequences stay under the ratio asked.
+	long := *page
+	long.Tokens = 20000
+	for _, c := range []struct {
+		name string
+		a, b *Signature
+		o    CompareOptions
+		want func(s Scores) bool
+	}{
+		{"no LCS", page, near, CompareOptions{Central: asked}, func(s Scores) bool { return nan(s.PageDivergence) }},
+		{"not asked", page, near, CompareOptions{LCS: true}, func(s Scores) bool { return nan(s.PageDivergence) && !nan(s.Divergence) }},
+		{"asked", page, near, CompareOptions{LCS: true, Central: asked}, func(s Scores) bool {
+			return s.PageDivergence >= 0 && s.PageDivergence <= 1 && !nan(s.Divergence)
+		}},
+		{"length only", page, near, CompareOptions{LCS: true, LengthOnly: true, Central: asked}, func(s Scores) bool { return nan(s.PageDivergence) }},
+		{"no sequence", noSeq(page), near, CompareOptions{LCS: true, Central: asked}, func(s Scores) bool { return nan(s.PageDivergence) }},
+		{"cut in the alignment, asked", page, part, CompareOptions{LCS: true, MinRatio: 0.99, Central: asked}, func(s Scores) bool {
+			return s.LCSCut && s.PageDivergence == 1 && s.Divergence == 1
+		}},
+		{"cut in the alignment, not asked", page, part, CompareOptions{LCS: true, MinRatio: 0.99}, func(s Scores) bool {
+			return s.LCSCut && nan(s.PageDivergence) && s.Divergence == 1
+		}},
+		{"whole pages apart, asked", &long, part, CompareOptions{LCS: true, MinRatio: 0.5, Central: asked}, func(s Scores) bool {
+			return s.LCSStage == LCSStageBound && s.LCSCut && s.PageDivergence == 1 && s.Divergence == 1
+		}},
+		{"whole pages apart, not asked", &long, part, CompareOptions{LCS: true, MinRatio: 0.5}, func(s Scores) bool {
+			return s.LCSStage == LCSStageBound && s.LCSCut && nan(s.PageDivergence) && s.Divergence == 1
+		}},
+		{"edit bound, asked", page, near, CompareOptions{LCS: true, MaxD: 1, Central: asked}, func(s Scores) bool {
+			return s.LCSCut && s.PageDivergence == 1
+		}},
+	} {
+		if s := Compare(c.a, c.b, c.o); !c.want(s) {
+			t.Errorf("%s: cut %v, divergence %v, page divergence %v", c.name, s.LCSCut, s.Divergence, s.PageDivergence)
+		}
+	}
+
+	// Feature.Value reads a page divergence not computed as the worst.
+	if v := FeaturePageDivergence.Value(&Scores{PageDivergence: math.NaN()}); v != 1 {
+		t.Errorf("FeaturePageDivergence of NaN = %v, want 1", v)
+	}
+	// Decide computes it for a model that reads it, not for the default.
+	if v := (Decision{}).Decide(page, near); !nan(v.Scores.PageDivergence) || nan(v.Scores.Divergence) {
+		t.Errorf("default decision: page divergence %v, divergence %v; want NaN and a value", v.Scores.PageDivergence, v.Scores.Divergence)
+	}
+	pm := *DefaultModel(PurposeGroup)
+	pm.Seq = Model{Features: []Feature{FeatureLCS, FeaturePageDivergence}, Weights: []float64{8, -2}, Intercept: -5}
+	v := Decision{Models: &pm}.Decide(page, near)
+	if nan(v.Scores.PageDivergence) || v.Model == nil || !v.Model.uses(FeaturePageDivergence) {
+		t.Errorf("a model reading the page divergence: %v (%s)", v.Scores.PageDivergence, v.Explain())
 	}
 }

@@ -20,8 +20,10 @@ var ErrVersion = errors.New("similarity: signature encoding of another version")
 var ErrCorrupt = errors.New("similarity: corrupt signature encoding")
 
 // EncodedWithSeq reports whether data, an encoding of
-// [Signature.MarshalBinary] of this version, holds a word sequence
-// ([Signature.Seq]), without decoding it.
+// [Signature.MarshalBinary], holds a word sequence that decoding it
+// would give ([Signature.Seq], written when not nil), without decoding
+// it: false for an encoding of an older version, which is read without
+// its sequence.
 func EncodedWithSeq(data []byte) bool {
 	return len(data) >= 2 && data[0] == SignatureVersion && data[1]&flagSeq != 0
 }

@@ -746,6 +746,15 @@ func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
 		prev = i
 	}
 	s.segs = segs
+	// The divergences read the runs, not the segments: a pair without a
+	// coherent run has them too (high: its few matches are chance).
+	window := cmp.Or(max(o.Window, 0), DefaultWindow)
+	posA, posB := func(r Run) int { return r.A }, func(r Run) int { return r.B }
+	c.Divergence = min(s.divergence(runs, n, window, 0, posA), s.divergence(runs, m, window, 0, posB))
+	c.PageDivergence = math.NaN()
+	if o.PageShare > 0 {
+		c.PageDivergence = min(s.divergence(runs, n, window, o.PageShare, posA), s.divergence(runs, m, window, o.PageShare, posB))
+	}
 	if len(segs) == 0 {
 		return c
 	}
@@ -792,13 +801,6 @@ func (s *lcsScratch) central(runs []Run, n, m int, o CentralOptions) Central {
 		c.Matched += r.Len
 	}
 	c.CentralRatio = Ratio(c.Matched, c.A1-c.A0, c.B1-c.B0)
-	window := cmp.Or(max(o.Window, 0), DefaultWindow)
-	posA, posB := func(r Run) int { return r.A }, func(r Run) int { return r.B }
-	c.Divergence = min(s.divergence(runs, n, window, 0, posA), s.divergence(runs, m, window, 0, posB))
-	c.PageDivergence = math.NaN()
-	if o.PageShare > 0 {
-		c.PageDivergence = min(s.divergence(runs, n, window, o.PageShare, posA), s.divergence(runs, m, window, o.PageShare, posB))
-	}
 	if n > 0 {
 		c.CoverageA = float64(c.A1-c.A0) / float64(n)
 	}
