@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -317,8 +318,28 @@ func TestEval(t *testing.T) {
 	if len(rep.Results) != 1 || rep.Results[0].Decisions["group"].F1 != 1 || rep.Results[0].Decisions["remove"].Precision != 1 {
 		t.Errorf("winnow eval: results %+v; want the group decision's F1 1 and the remove decision's precision 1 under \"decisions\"", rep.Results)
 	}
-	if b, err := os.ReadFile(scores); err != nil || strings.Count(string(b), "\n") != 11 {
+	b, err := os.ReadFile(scores)
+	if err != nil || strings.Count(string(b), "\n") != 11 {
 		t.Errorf("scores file: %d lines, err %v; want a header and 10 pairs", strings.Count(string(b), "\n"), err)
+	}
+	// Every line has the header's columns, and the named ones stand where
+	// the header says.
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	header := strings.Split(lines[0], "\t")
+	for _, col := range []string{"label", "lcs", "divergence", "page_divergence", "bag", "verdict"} {
+		if !slices.Contains(header, col) {
+			t.Errorf("scores header %q has no column %q", lines[0], col)
+		}
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		if len(f) != len(header) {
+			t.Errorf("scores line %q: %d columns, header %d", l, len(f), len(header))
+			continue
+		}
+		if v := f[slices.Index(header, "verdict")]; v != "true" && v != "false" {
+			t.Errorf("scores line %q: verdict %q, want true or false", l, v)
+		}
 	}
 	if m, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(m) != 4 {
 		t.Errorf("plots: %v, want a PR chart, a histogram and the two mode decisions' reliability diagrams", m)
