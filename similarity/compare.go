@@ -166,10 +166,10 @@ type CompareOptions struct {
 	// LengthOnly computes only the whole-page LCS ratio (with LCS set):
 	// exactly, or cut early with [Scores.LCSCut] when MinRatio > 0 and
 	// the ratio cannot reach it; Central, CoverageA, CoverageB,
-	// Divergence and PageDivergence are then NaN. No alignment is kept, so the cost is that
-	// of [LCS] (near-duplicates) or [LCSLength] (the rest), and MaxD
-	// applies only when positive. False: the alignment is computed for
-	// every pair that can reach MinRatio, as before.
+	// Divergence and PageDivergence are then NaN. No alignment is kept,
+	// so the cost is that of [LCS] (near-duplicates) or [LCSLength] (the
+	// rest), and MaxD applies only when positive. False: the alignment
+	// is computed for every pair that can reach MinRatio, as before.
 	LengthOnly bool
 	// Bag computes [Scores.Bag] (one hashed pass over each sequence)
 	// when both signatures have a Seq.
