@@ -406,6 +406,12 @@ func isqrt(x int) int {
 // [lcsScratch.align]): the pass runs on the reversed sequences, as
 // [lcsScratch.bitRuns] does, so the alignment costs one pass, not two.
 func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact bool) {
+	return s.distanceInter(a, b, lim, align, -1)
+}
+
+// distanceInter is [lcsScratch.distance] given the multiset bound inter
+// of a and b ([lcsScratch.bucketBound]) when the caller has it, or -1.
+func (s *lcsScratch) distanceInter(a, b []uint32, lim int, align bool, inter int) (d int, exact bool) {
 	total := len(a) + len(b)
 	s.settled = LCSStageLength
 	s.bitAligned = false
@@ -414,7 +420,9 @@ func (s *lcsScratch) distance(a, b []uint32, lim int, align bool) (d int, exact 
 		return diff, false
 	}
 	need := (total - lim + 1) / 2 // the LCS length of D = lim
-	inter := s.bucketBound(a, b)
+	if inter < 0 {
+		inter = s.bucketBound(a, b)
+	}
 	if inter < need {
 		s.settled = LCSStageBound
 		return total - 2*inter, false

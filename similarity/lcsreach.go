@@ -99,7 +99,7 @@ func (s *lcsScratch) reaches(a, b []uint32, need int) (lo, hi int, reached bool)
 		return base + w, hi, true
 	}
 	g = max(g, w)
-	d, _ := s.distance(a2, b2, lim, false)
+	d, _ := s.distanceInter(a2, b2, lim, false, inter) // the bound is known
 	if d <= lim {
 		l := base + (total-d)/2
 		return l, l, true
