@@ -101,6 +101,12 @@ type Result struct {
 	// min_confidence of [Confidences] (Point.Threshold): the operator's
 	// knob. Empty for a paper method.
 	Confidence map[string][]Point `json:"confidence,omitempty"`
+	// DecisionsTransferred holds, per mode decision, the figures at the
+	// min_confidence chosen on another set ([Report.TransferThresholds]):
+	// the one of [Confidences] with the best F1 there (Point.Threshold),
+	// as an operator would read it off `winnow eval` on judged pages of
+	// their own. Nil unless a set was given.
+	DecisionsTransferred map[string]Point `json:"decisions_transferred,omitempty"`
 	// Reliability holds each mode decision's reliability diagram.
 	Reliability map[string][]ReliabilityBin `json:"-"`
 	// Clusters scores the batch clustering with the default decision

@@ -9,7 +9,13 @@ package eval
 // threshold of the very set it is scored on (Best is such an oracle).
 // A result is matched to dev's by its definition ("label >= 1",
 // "label = 3", "dup"), a method by its name; results without a match keep
-// Transferred nil. It returns how many methods it set.
+// Transferred nil.
+//
+// Each mode decision likewise gets the figures at the min_confidence of
+// best F1 on dev ([Result.DecisionsTransferred]; of equal F1, the higher
+// confidence, which removes less), so that a held-out check can score
+// the decisions as it scores the paper methods: each knob set on the
+// development split. It returns how many methods and decisions it set.
 func (r *Report) TransferThresholds(dev *Report) int {
 	n := 0
 	lower := map[string]bool{}
@@ -33,8 +39,39 @@ func (r *Report) TransferThresholds(dev *Report) int {
 			m.Transferred = &p
 			n++
 		}
+		for mode, dc := range d.Confidence {
+			c, ok := bestConfidence(dc)
+			if !ok {
+				continue
+			}
+			for _, p := range res.Confidence[mode] {
+				if p.Threshold == c {
+					if res.DecisionsTransferred == nil {
+						res.DecisionsTransferred = map[string]Point{}
+					}
+					res.DecisionsTransferred[mode] = p
+					n++
+					break
+				}
+			}
+		}
 	}
 	return n
+}
+
+// bestConfidence returns the min_confidence of best F1 among points, the
+// highest of equal F1; false when no point has an F1 above 0.
+func bestConfidence(points []Point) (float64, bool) {
+	best := -1
+	for i, p := range points {
+		if p.F1 > 0 && (best < 0 || p.F1 > points[best].F1 || p.F1 == points[best].F1 && p.Threshold > points[best].Threshold) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return points[best].Threshold, true
 }
 
 // result returns the result of the given definition, nil if r has none.

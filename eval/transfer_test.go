@@ -66,8 +66,27 @@ func TestTransferThresholds(t *testing.T) {
 			}
 		}
 	}
+	for _, r := range rep.Results {
+		for mode, own := range r.Confidence {
+			c, ok := bestConfidence(own)
+			tr, got := r.DecisionsTransferred[mode]
+			if got != ok {
+				t.Errorf("%s/%s: transferred %v, want %v (a confidence with F1 > 0 on dev: %v)", r.Definition, mode, got, ok, ok)
+				continue
+			}
+			if !ok {
+				continue
+			}
+			set2++
+			for _, p := range own {
+				if p.Threshold == c && (tr.Threshold != c || tr.TP != p.TP || tr.FP != p.FP || tr.FN != p.FN) {
+					t.Errorf("%s/%s: transferred %+v, want the set's own best confidence %+v", r.Definition, mode, tr, p)
+				}
+			}
+		}
+	}
 	if set2 != n {
-		t.Errorf("TransferThresholds reported %d methods, set %d", n, set2)
+		t.Errorf("TransferThresholds reported %d methods and decisions, set %d", n, set2)
 	}
 
 	crep := runSet(t, sampleCorpus(t), Options{Decision: similarity.Decision{}})
@@ -77,6 +96,32 @@ func TestTransferThresholds(t *testing.T) {
 	for _, m := range crep.Results[0].Methods {
 		if m.Transferred != nil {
 			t.Errorf("%s: transferred across definitions", m.Name)
+		}
+	}
+	if crep.Results[0].DecisionsTransferred != nil {
+		t.Errorf("decisions transferred across definitions: %v", crep.Results[0].DecisionsTransferred)
+	}
+}
+
+// TestBestConfidence checks the choice of a decision's min_confidence on a
+// development set: best F1, the higher confidence of equal F1 (it removes
+// less), none when no confidence accepts a true pair.
+func TestBestConfidence(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		points []Point
+		want   float64
+		ok     bool
+	}{
+		{"best F1", []Point{{Threshold: 0.3, F1: 0.7}, {Threshold: 0.5, F1: 0.8}, {Threshold: 0.9, F1: 0.6}}, 0.5, true},
+		{"tie goes to the higher", []Point{{Threshold: 0.3, F1: 0.8}, {Threshold: 0.5, F1: 0.8}, {Threshold: 0.9, F1: 0.6}}, 0.5, true},
+		{"tie, higher first", []Point{{Threshold: 0.9, F1: 0.8}, {Threshold: 0.5, F1: 0.8}}, 0.9, true},
+		{"nothing accepted", []Point{{Threshold: 0.3}, {Threshold: 0.9}}, 0, false},
+		{"empty", nil, 0, false},
+	} {
+		got, ok := bestConfidence(c.points)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: bestConfidence = %v, %v; want %v, %v", c.name, got, ok, c.want, c.ok)
 		}
 	}
 }

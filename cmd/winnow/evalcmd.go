@@ -29,7 +29,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	incremental := fs.Bool("incremental", false, "corpus mode: feed the pages one by one into a cluster service (in memory, backend.* settings) and compare its groups with a batch clustering")
 	scores := fs.String("scores", "", "write every scored pair with all its scores as TSV to `file`, for choosing thresholds")
 	cv := fs.Bool("cv", false, "cross-validate the paper methods, the legacy decision and the candidate models on the DIRs given (stratified, repeated k-fold) and print the models refitted on all of them")
-	thresholdsFrom := fs.String("thresholds-from", "", "also score each paper method at the threshold of best F1 on the labelled set `dev` (applied unchanged: the held-out protocol), beside its best threshold on DIR")
+	thresholdsFrom := fs.String("thresholds-from", "", "also score each paper method at the threshold of best F1 on the labelled set `dev`, and each mode decision at the min_confidence of best F1 there (applied unchanged: the held-out protocol), beside its best threshold on DIR")
 	compare := fs.Bool("compare", false, "-cv: pair the per-fold figures of two `winnow eval -cv -json` outputs BEFORE.json AFTER.json (two builds on the same sets and folds) and print each candidate's change of F1, ± its fold-to-fold spread")
 	folds := fs.Int("folds", 5, "-cv: folds")
 	repeats := fs.Int("repeats", 5, "-cv: repeats")
@@ -295,6 +295,10 @@ func writeEvalText(w io.Writer, rep *eval.Report, method string, o eval.Options)
 			d := r.Decisions[mode.name]
 			setting := fmt.Sprintf("%s decision, min_confidence %.2f", mode.name, mode.dec.MinConfidence())
 			fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d; ECE %s)\n", "winnow", setting, d.Precision, d.Recall, d.F1, d.TP, d.FP, d.FN, fmtNaN(r.ECE[mode.name]))
+			if t, ok := r.DecisionsTransferred[mode.name]; ok {
+				setting := fmt.Sprintf("  at min_confidence %.2f, chosen on %s", t.Threshold, filepath.Base(filepath.Clean(r.ThresholdsFrom)))
+				fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f   (tp %d, fp %d, fn %d)\n", "", setting, t.Precision, t.Recall, t.F1, t.TP, t.FP, t.FN)
+			}
 			for _, pt := range r.Confidence[mode.name] {
 				fmt.Fprintf(w, "  %-14s %-52s %6.3f %6.3f %6.3f\n", "", fmt.Sprintf("  at min_confidence %.2f", pt.Threshold), pt.Precision, pt.Recall, pt.F1)
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -360,6 +361,8 @@ func TestEval(t *testing.T) {
 				Best        struct{ Threshold, F1 float64 }
 				Transferred *struct{ Threshold, F1 float64 }
 			}
+			Confidence           map[string][]struct{ Threshold, F1 float64 }
+			DecisionsTransferred map[string]struct{ Threshold, F1 float64 } `json:"decisions_transferred"`
 		}
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || len(tr.Results) != 1 || tr.Results[0].ThresholdsFrom != dir {
@@ -370,9 +373,20 @@ func TestEval(t *testing.T) {
 			t.Errorf("%s: transferred %+v, want its own best %+v (the same set)", m.Name, m.Transferred, m.Best)
 		}
 	}
+	for _, mode := range []string{"group", "remove"} {
+		// The same set: the transferred confidence is its own F1-best one.
+		best := 0.0
+		for _, p := range tr.Results[0].Confidence[mode] {
+			best = max(best, p.F1)
+		}
+		got, ok := tr.Results[0].DecisionsTransferred[mode]
+		if !ok || got.F1 != best || got.Threshold < 0.3 || got.Threshold > 0.98 {
+			t.Errorf("%s decision: transferred %+v (present %v), want the set's own best F1 %v at one of its confidences", mode, got, ok, best)
+		}
+	}
 	code, out, _ = winnow(t, "", "eval", "-thresholds-from", dir, dir)
-	if code != 0 || !strings.Contains(out, ", chosen on "+filepath.Base(dir)) {
-		t.Errorf("winnow eval -thresholds-from (text) = exit %d:\n%s", code, out)
+	if code != 0 || !strings.Contains(out, ", chosen on "+filepath.Base(dir)) || len(regexp.MustCompile(`at min_confidence 0\.\d\d, chosen on `).FindAllString(out, -1)) != 2 {
+		t.Errorf("winnow eval -thresholds-from (text) = exit %d, want the methods' and both decisions' transferred rows:\n%s", code, out)
 	}
 	code, _, errs = winnow(t, "", "eval", "-thresholds-from", filepath.Join("..", "..", "eval", "testdata", "pairs"), dir)
 	if code != 1 || !strings.Contains(errs, "shares no definition") {
