@@ -196,8 +196,14 @@ func classFlags(v []byte, a atom.Atom, id bool) (f uint8, boiler bool) {
 			for e < len(name) && asciiLetter(name[e]) {
 				e++
 			}
-			if w := name[k:e]; len(w) > 0 && len(w) <= len(buf) && boilerWord[string(lowerInto(buf[:], w))] {
-				boiler = true
+			if w := name[k:e]; len(w) > 0 && len(w) <= len(buf) {
+				lw := lowerInto(buf[:], w)
+				// A comments section is a block; a <span class="comment">
+				// is a code highlighter's comment token (Doxygen, qdoc,
+				// highlight.js's hljs-comment), part of the listing.
+				if boilerWord[string(lw)] && (a != atom.Span || string(lw) != "comment" && string(lw) != "comments") {
+					boiler = true
+				}
 			}
 			k = e
 		}
