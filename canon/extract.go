@@ -73,7 +73,12 @@ const (
 type frame struct {
 	a     atom.Atom
 	flags uint8 // cumulative flags of this element and its ancestors
+	first int32 // index in extractor.blocks of the element's first block
 }
+
+// span is the run of blocks [first, end) of a closed block element in
+// ContentMain mode: the candidate containers of [extractor.widen].
+type span struct{ first, end int32 }
 
 // block is one line of text in ContentMain mode.
 type block struct {
@@ -101,6 +106,8 @@ type extractor struct {
 	lineRaw   int
 	lineLink  int
 	lineFlags uint8
+	spans     []span
+	sums      []int32 // prefix sums for widen
 	// fallback reports that the main content was implausibly small and
 	// the whole text was kept.
 	fallback bool
@@ -128,6 +135,8 @@ func getExtractor(main bool) *extractor {
 		stack:    x.stack[:0],
 		blocks:   x.blocks[:0],
 		blockBuf: x.blockBuf[:0],
+		spans:    x.spans[:0],
+		sums:     x.sums[:0],
 	}
 	return x
 }
@@ -136,7 +145,7 @@ func getExtractor(main bool) *extractor {
 // Document and is dropped.
 func putExtractor(x *extractor) {
 	if cap(x.blockBuf) > maxPooledBuf || cap(x.line) > maxPooledBuf || cap(x.n.out) > maxPooledBuf ||
-		cap(x.n.nfkc) > maxPooledBuf || cap(x.blocks) > maxPooledBuf/32 {
+		cap(x.n.nfkc) > maxPooledBuf || cap(x.blocks) > maxPooledBuf/32 || cap(x.spans) > maxPooledBuf/8 || cap(x.sums) > maxPooledBuf/4 {
 		return
 	}
 	x.out = strings.Builder{}

@@ -45,7 +45,7 @@ func (x *extractor) push(raw []byte, a atom.Atom) {
 	if own&fMain != 0 {
 		f &^= fBoiler
 	}
-	x.stack = append(x.stack, frame{a, f})
+	x.stack = append(x.stack, frame{a, f, int32(len(x.blocks))})
 }
 
 // pop closes the innermost open element a, if it is among the top
@@ -53,10 +53,28 @@ func (x *extractor) push(raw []byte, a atom.Atom) {
 func (x *extractor) pop(a atom.Atom) {
 	for i := len(x.stack) - 1; i >= 0 && i >= len(x.stack)-maxPopSearch; i-- {
 		if x.stack[i].a == a {
-			x.stack = x.stack[:i]
+			x.closeFrames(i)
 			return
 		}
 	}
+}
+
+// closeFrames closes the open elements from x.stack[i] up, recording the
+// blocks of each block element as a span. A wrapper holding the same
+// blocks as the element just closed inside it adds no span.
+func (x *extractor) closeFrames(i int) {
+	end := int32(len(x.blocks))
+	for j := len(x.stack) - 1; j >= i; j-- {
+		fr := x.stack[j]
+		if fr.first == end || !blockTag(fr.a) {
+			continue
+		}
+		if k := len(x.spans) - 1; k >= 0 && x.spans[k] == (span{fr.first, end}) {
+			continue
+		}
+		x.spans = append(x.spans, span{fr.first, end})
+	}
+	x.stack = x.stack[:i]
 }
 
 // mayFlag reports whether the raw start tag can carry an attribute that
@@ -178,8 +196,14 @@ func classFlags(v []byte, a atom.Atom, id bool) (f uint8, boiler bool) {
 			for e < len(name) && asciiLetter(name[e]) {
 				e++
 			}
-			if w := name[k:e]; len(w) > 0 && len(w) <= len(buf) && boilerWord[string(lowerInto(buf[:], w))] {
-				boiler = true
+			if w := name[k:e]; len(w) > 0 && len(w) <= len(buf) {
+				lw := lowerInto(buf[:], w)
+				// A comments section is a block; a <span class="comment">
+				// is a code highlighter's comment token (Doxygen, qdoc,
+				// highlight.js's hljs-comment), part of the listing.
+				if boilerWord[string(lw)] && (a != atom.Span || string(lw) != "comment" && string(lw) != "comments") {
+					boiler = true
+				}
 			}
 			k = e
 		}
@@ -224,6 +248,7 @@ const (
 	goodLen         = 150
 	maxLinkDensity  = 0.33
 	mainShare       = 0.5
+	containerGood   = 0.9
 	containerLinkDn = 0.5
 	// minKeptShare is the smallest share of a page's text the main
 	// content may keep before it counts as a failed extraction and the
@@ -244,8 +269,11 @@ const (
 // or link density > maxLinkDensity, short under shortLen, good from goodLen,
 // near-good in between; short and near-good blocks then take the class of
 // their nearest good or bad neighbours, and headings followed by good text
-// within three blocks are kept. Cost: one pass over the blocks.
+// within three blocks are kept. The classifier's choice is then widened to
+// the element that holds its good text (see widen). Cost: one pass over
+// the blocks and one over the closed elements.
 func (x *extractor) mainText() {
+	x.closeFrames(0)
 	total, inMain := 0, 0
 	for _, b := range x.blocks {
 		if b.flags&fBoiler != 0 {
@@ -268,6 +296,9 @@ func (x *extractor) mainText() {
 	}
 	if n == 0 {
 		n = x.classify(keep)
+		if n > 0 {
+			n = x.widen(keep)
+		}
 	}
 	if n == 0 { // nothing looks like content: keep all non-template text
 		for i, b := range x.blocks {
@@ -297,6 +328,50 @@ func (x *extractor) mainText() {
 			x.out.WriteByte('\n')
 		}
 	}
+}
+
+// widen extends the classifier's choice in keep to the page's implicit
+// main container, as Readability (Arc90, 2009) takes the element that
+// holds the best paragraphs: the block element with the least text that
+// holds containerGood of the good blocks' text, or the page when none is
+// smaller. Its blocks are kept as those of a semantic container are,
+// minus boilerplate and link lists: the short blocks of reference pages
+// (signatures, parameter lists, table cells) sit between link-dense ones,
+// and the classifier alone dropped most of them (gtk-doc, Doxygen,
+// Texinfo). It returns the number of kept blocks. Cost: one pass over the
+// blocks and one over the closed elements; the prefix sums reuse x.sums.
+func (x *extractor) widen(keep []bool) int {
+	nb := len(x.blocks)
+	x.sums = append(x.sums[:0], make([]int32, 2*(nb+1))...)
+	good, text := x.sums[:nb+1], x.sums[nb+1:]
+	for i, b := range x.blocks {
+		g, t := int32(0), int32(0)
+		if b.flags&fBoiler == 0 {
+			t = int32(b.end - b.start)
+			if keep[i] {
+				g = t
+			}
+		}
+		good[i+1], text[i+1] = good[i]+g, text[i]+t
+	}
+	need := int32(containerGood * float64(good[nb]))
+	best, bestText := span{0, int32(nb)}, text[nb]
+	for _, s := range x.spans {
+		if good[s.end]-good[s.first] >= need && text[s.end]-text[s.first] < bestText {
+			best, bestText = s, text[s.end]-text[s.first]
+		}
+	}
+	n := 0
+	for i, b := range x.blocks {
+		if !keep[i] && int32(i) >= best.first && int32(i) < best.end && b.flags&fBoiler == 0 &&
+			(b.density() <= containerLinkDn || b.end-b.start >= goodLen) {
+			keep[i] = true
+		}
+		if keep[i] {
+			n++
+		}
+	}
+	return n
 }
 
 // density returns the link density of b.
