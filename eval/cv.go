@@ -118,6 +118,26 @@ type CVOptions struct {
 	Penalty float64
 }
 
+// PrecisionFloor is the precision the shipped confidences keep on web
+// pages: each default decision's min_confidence is the smallest of
+// [Confidences] whose cross-validated precision on the first set (the
+// web pairs, webis-ecir20-dev, in README's command) is at least this
+// ([OwnConfidence]).
+const PrecisionFloor = 0.95
+
+// OwnConfidence applies the rule that set the shipped confidences to one
+// model's figures by confidence (in the order of [Confidences]) on the
+// set whose precision it bounds: the smallest confidence whose mean
+// precision is at least [PrecisionFloor], and the last when none is.
+func OwnConfidence(byConfidence []CVFigure) int {
+	for i, f := range byConfidence {
+		if f.Precision >= PrecisionFloor {
+			return i
+		}
+	}
+	return len(byConfidence) - 1
+}
+
 // Candidate is one decision rule compared under cross-validation.
 type Candidate struct {
 	Name string
@@ -215,6 +235,15 @@ type CVTable struct {
 	AtShipped []CVFigure `json:"at_shipped_confidence"`
 	// ShippedConfidence is that min_confidence.
 	ShippedConfidence float64 `json:"shipped_confidence"`
+	// AtOwn holds every candidate model's figures at its own operating
+	// point, chosen by the rule that chose the shipped one
+	// ([OwnConfidence] on the first set's figures), so that a model whose
+	// probabilities are scaled otherwise is not judged at a confidence
+	// chosen for the shipped model; OwnConfidences are those points.
+	// DeltaF1 and SDDelta are against the shipped model at its own point,
+	// fold by fold.
+	AtOwn          []CVFigure `json:"at_own_confidence"`
+	OwnConfidences []float64  `json:"own_confidences"`
 	// Reliability is the shipped model's out-of-fold reliability diagram:
 	// per bin, the mean probability and the share of duplicates.
 	Reliability []ReliabilityBin `json:"reliability"`
@@ -324,16 +353,16 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		shipped = max(shipped, 0)
 		// scores[set][candidate] are the per-fold figures.
 		scores := make([][][]foldScore, len(sets))
-		confScores := make([][][]foldScore, len(sets))
 		shippedConf := similarity.DefaultModel(truth.Purpose).MinConfidence
-		atShipped := make([][][]foldScore, len(sets)) // [set][model]
-		oofProb := make([][][]float64, len(sets))     // [set][model][pair], summed over repeats
+		shippedKI := slices.Index(Confidences, shippedConf)
+		byConf := make([][][][]foldScore, len(sets)) // [set][model][confidence]
+		oofProb := make([][][]float64, len(sets))    // [set][model][pair], summed over repeats
 		for si := range sets {
 			scores[si] = make([][]foldScore, len(cands))
-			confScores[si] = make([][]foldScore, len(Confidences))
-			atShipped[si] = make([][]foldScore, len(models))
+			byConf[si] = make([][][]foldScore, len(models))
 			oofProb[si] = make([][]float64, len(models))
 			for mi := range models {
+				byConf[si][mi] = make([][]foldScore, len(Confidences))
 				oofProb[si][mi] = make([]float64, len(sets[si].Scored))
 			}
 		}
@@ -406,11 +435,8 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 								}
 								pred[j] = sp.Candidate && p >= conf[mi]
 							}
-							atShipped[si][mi] = append(atShipped[si][mi], scoreAt(s, tests[si], gold, &fitted[mi], shippedConf))
-							if mi == shipped {
-								for ki, c := range Confidences {
-									confScores[si][ki] = append(confScores[si][ki], scoreAt(s, tests[si], gold, &fitted[mi], c))
-								}
+							for ki, fs := range scoreAtEach(s, tests[si], gold, &fitted[mi]) {
+								byConf[si][mi][ki] = append(byConf[si][mi][ki], fs)
 							}
 							mi++
 						}
@@ -442,16 +468,34 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				}
 				tab.Figures = append(tab.Figures, fig)
 			}
-			for mi, m := range models {
-				fig := summarize(m.Name, m.Params, atShipped[si][mi])
-				fig.DeltaF1, fig.SDDelta = pairedDelta(atShipped[si][mi], atShipped[si][shipped])
-				fig.ECE = math.NaN()
-				tab.AtShipped = append(tab.AtShipped, fig)
+			if shippedKI >= 0 {
+				for mi, m := range models {
+					fig := summarize(m.Name, m.Params, byConf[si][mi][shippedKI])
+					fig.DeltaF1, fig.SDDelta = pairedDelta(byConf[si][mi][shippedKI], byConf[si][shipped][shippedKI])
+					fig.ECE = math.NaN()
+					tab.AtShipped = append(tab.AtShipped, fig)
+				}
 			}
 			for ki, c := range Confidences {
-				fig := summarize(fmt.Sprintf("min_confidence %.2f", c), models[shipped].Params, confScores[si][ki])
+				fig := summarize(fmt.Sprintf("min_confidence %.2f", c), models[shipped].Params, byConf[si][shipped][ki])
 				fig.ECE = math.NaN()
 				tab.Confidence = append(tab.Confidence, fig)
+			}
+			ownKI := make([]int, len(models))
+			for mi, m := range models {
+				first := make([]CVFigure, len(Confidences))
+				for ki := range Confidences {
+					first[ki] = summarize(m.Name, m.Params, byConf[0][mi][ki])
+				}
+				ownKI[mi] = OwnConfidence(first)
+			}
+			for mi, m := range models {
+				own := byConf[si][mi][ownKI[mi]]
+				fig := summarize(m.Name, m.Params, own)
+				fig.DeltaF1, fig.SDDelta = pairedDelta(own, byConf[si][shipped][ownKI[shipped]])
+				fig.ECE = math.NaN()
+				tab.AtOwn = append(tab.AtOwn, fig)
+				tab.OwnConfidences = append(tab.OwnConfidences, Confidences[ownKI[mi]])
 			}
 			rep.Tables = append(rep.Tables, tab)
 		}
@@ -464,15 +508,26 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 	return rep
 }
 
-// scoreAt scores the model m at the confidence c on the test pairs of s.
-func scoreAt(s *CVSet, tests []int, gold []bool, m *similarity.Model, c float64) foldScore {
-	pred := make([]bool, len(tests))
+// scoreAtEach scores the model m at each confidence of [Confidences] on
+// the test pairs of s, computing each pair's probability once.
+func scoreAtEach(s *CVSet, tests []int, gold []bool, m *similarity.Model) []foldScore {
+	prob := make([]float64, len(tests))
 	for j, i := range tests {
-		sp := &s.Scored[i]
-		pred[j] = sp.Candidate && m.Probability(&sp.Scores) >= c
+		prob[j] = -1 // never accepted: not a candidate
+		if sp := &s.Scored[i]; sp.Candidate {
+			prob[j] = m.Probability(&sp.Scores)
+		}
 	}
-	pt := Verdicts(pred, gold)
-	return foldScore{pt.Precision, pt.Recall, pt.F1}
+	out := make([]foldScore, len(Confidences))
+	pred := make([]bool, len(tests))
+	for ki, c := range Confidences {
+		for j, p := range prob {
+			pred[j] = p >= c
+		}
+		pt := Verdicts(pred, gold)
+		out[ki] = foldScore{pt.Precision, pt.Recall, pt.F1}
+	}
+	return out
 }
 
 // FitDefault fits a purpose's models on every pair of the sets, as

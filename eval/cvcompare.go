@@ -70,6 +70,7 @@ func CompareCV(before, after *CVReport) ([]CVDelta, error) {
 		}{
 			{"figures", tb.Figures, ta.Figures},
 			{"at_shipped_confidence", tb.AtShipped, ta.AtShipped},
+			{"at_own_confidence", tb.AtOwn, ta.AtOwn},
 			{"confidence", tb.Confidence, ta.Confidence},
 		} {
 			for _, fa := range sec.after {

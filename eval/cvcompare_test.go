@@ -55,7 +55,7 @@ func TestCompareCV(t *testing.T) {
 	}
 	want := 0
 	for _, tab := range before.Tables {
-		want += len(tab.Figures) + len(tab.AtShipped) + len(tab.Confidence)
+		want += len(tab.Figures) + len(tab.AtShipped) + len(tab.AtOwn) + len(tab.Confidence)
 	}
 	if len(same) != want {
 		t.Fatalf("CompareCV of two runs: %d deltas, want one per figure (%d)", len(same), want)

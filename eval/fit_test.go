@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/winnow-search/winnow/canon"
@@ -128,6 +129,33 @@ func TestFittedModels(t *testing.T) {
 	}
 }
 
+// TestOwnConfidence checks the rule that set the shipped confidences: the
+// smallest confidence whose precision reaches the floor, the strictest
+// when none does.
+func TestOwnConfidence(t *testing.T) {
+	figs := func(ps ...float64) []CVFigure {
+		out := make([]CVFigure, len(ps))
+		for i, p := range ps {
+			out[i] = CVFigure{Precision: p}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		figs []CVFigure
+		want int
+	}{
+		{"first to reach the floor", figs(0.8, 0.94, 0.95, 0.97, 0.99), 2},
+		{"not the best precision", figs(0.96, 0.99, 1), 0},
+		{"precision may fall again", figs(0.9, 0.96, 0.93, 1), 1},
+		{"none reaches it", figs(0.5, 0.7, 0.9), 2},
+	} {
+		if got := OwnConfidence(c.figs); got != c.want {
+			t.Errorf("%s: OwnConfidence = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 // TestCrossValidate runs the whole selection on the small test sets: every
 // candidate is scored on every set and truth, on the same folds.
 func TestCrossValidate(t *testing.T) {
@@ -160,6 +188,36 @@ func TestCrossValidate(t *testing.T) {
 		}
 		if ci < 0 || matched == 0 {
 			t.Errorf("%s, %s: no model at the shipped confidence %.2f is the reference with its confidence row's figures", tab.Set, tab.Truth, tab.ShippedConfidence)
+		}
+		// At its own operating point every model sits at the confidence
+		// the rule picks from its figures on the first set; the shipped
+		// model's row is its confidence table's row there.
+		if len(tab.AtOwn) != len(ModelCandidates()) || len(tab.OwnConfidences) != len(tab.AtOwn) {
+			t.Fatalf("%s, %s: %d rows at their own confidence (%d confidences), want one per model", tab.Set, tab.Truth, len(tab.AtOwn), len(tab.OwnConfidences))
+		}
+		for i, f := range tab.AtOwn {
+			if !slices.Contains(Confidences, tab.OwnConfidences[i]) || math.IsNaN(f.F1) || f.F1 < 0 || f.F1 > 1 {
+				t.Errorf("%s, %s, %s: at its own confidence %v: %+v", tab.Set, tab.Truth, f.Candidate, tab.OwnConfidences[i], f)
+			}
+		}
+		own := 0
+		for i, f := range tab.AtOwn {
+			ki := slices.Index(Confidences, tab.OwnConfidences[i])
+			if f.DeltaF1 == 0 && f.SDDelta == 0 && ki >= 0 && f.F1 == tab.Confidence[ki].F1 && f.Precision == tab.Confidence[ki].Precision && f.Recall == tab.Confidence[ki].Recall {
+				own++
+			}
+		}
+		if own == 0 {
+			t.Errorf("%s, %s: no model at its own confidence is the reference with its confidence row's figures", tab.Set, tab.Truth)
+		}
+	}
+	// Every table of one truth puts each model at the same confidence:
+	// the rule reads the first set only. Tables run truth by truth, set
+	// by set.
+	for i, tab := range rep.Tables {
+		first := rep.Tables[i-i%len(sets)]
+		if !slices.Equal(first.OwnConfidences, tab.OwnConfidences) {
+			t.Errorf("%s and %s, %s: own confidences %v and %v differ", first.Set, tab.Set, tab.Truth, first.OwnConfidences, tab.OwnConfidences)
 		}
 	}
 	// The spread of the shipped features' coefficients over the 4
@@ -215,4 +273,67 @@ func TestCoefSpread(t *testing.T) {
 	if s := coefSpread(nil); s.Mean != nil || s.SD != nil {
 		t.Errorf("coefSpread(nil) = %+v, want empty", s)
 	}
+}
+
+// synthSet is a pair-mode set of n candidate pairs whose LCS ratio sets
+// the odds of their label (0, 1 or 3) with noise, so that a fitted
+// model's precision rises with its confidence over the whole range.
+func synthSet(name string, n int, seed uint64) *CVSet {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	cs := &CVSet{Name: name, Mode: PairMode, groups: n}
+	for i := range n {
+		lcs := rng.Float64()
+		div := rng.Float64() * (1 - lcs)
+		label := 0
+		if u := rng.Float64(); u < 1/(1+math.Exp(-30*(lcs-0.6))) {
+			label = 1
+			if rng.Float64() < lcs*lcs {
+				label = 3
+			}
+		}
+		s := similarity.Scores{LCS: lcs, Divergence: div, PageDivergence: div, Central: lcs, Jaccard: lcs * lcs, LengthRatio: 1, ContainAB: lcs, ContainBA: lcs, Bag: lcs}
+		cs.Scored = append(cs.Scored, ScoredPair{A: 2 * i, B: 2*i + 1, Label: label, Scores: s, Candidate: true})
+		cs.groupA, cs.groupB = append(cs.groupA, i), append(cs.groupB, i)
+	}
+	return cs
+}
+
+// TestCrossValidateOwnConfidence checks each model's own operating point
+// where the rule has a choice to make: the shipped model's is the one
+// OwnConfidence picks from its figures on the first set, strictly inside
+// the range, and its row there is its confidence table's.
+func TestCrossValidateOwnConfidence(t *testing.T) {
+	sets := []*CVSet{synthSet("first", 400, 1), synthSet("second", 300, 2)}
+	rep := CrossValidate(sets, CVOptions{Folds: 3, Repeats: 2, Seed: 1})
+	for ti, tab := range rep.Tables {
+		first := rep.Tables[ti-ti%len(sets)]
+		shipped := slices.IndexFunc(ModelCandidates(), func(c Candidate) bool {
+			return slices.Equal(c.Features, similarity.DefaultModel(purposeOf(t, tab.Truth)).Seq.Features)
+		})
+		ki := OwnConfidence(first.Confidence)
+		if ki == 0 || ki == len(Confidences)-1 {
+			var ps []float64
+			for _, f := range first.Confidence {
+				ps = append(ps, f.Precision)
+			}
+			t.Fatalf("%s, %s: the rule picks confidence %v from precisions %.3f; the test needs a set where it has a choice", tab.Set, tab.Truth, Confidences[ki], ps)
+		}
+		if got := tab.OwnConfidences[shipped]; got != Confidences[ki] {
+			t.Errorf("%s, %s: the shipped model's own confidence %v, want %v (the rule on %s)", tab.Set, tab.Truth, got, Confidences[ki], first.Set)
+		}
+		if f, c := tab.AtOwn[shipped], tab.Confidence[ki]; f.F1 != c.F1 || f.Precision != c.Precision || f.Recall != c.Recall || f.DeltaF1 != 0 {
+			t.Errorf("%s, %s: the shipped model at its own confidence %+v, want its confidence row %+v and ΔF1 0", tab.Set, tab.Truth, f, c)
+		}
+	}
+}
+
+// purposeOf returns the purpose of the truth a table is scored under.
+func purposeOf(t *testing.T, truth string) similarity.Purpose {
+	for _, tr := range Truths() {
+		if strings.HasPrefix(truth, tr.Name) {
+			return tr.Purpose
+		}
+	}
+	t.Fatalf("no truth named %q", truth)
+	return 0
 }

@@ -33,6 +33,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	compare := fs.Bool("compare", false, "-cv: pair the per-fold figures of two `winnow eval -cv -json` outputs BEFORE.json AFTER.json (two builds on the same sets and folds) and print each candidate's change of F1, ± its fold-to-fold spread")
 	folds := fs.Int("folds", 5, "-cv: folds")
 	repeats := fs.Int("repeats", 5, "-cv: repeats")
+	seed := fs.Uint64("seed", 0, "-cv: seed of the fold shuffles (another seed deals other folds: whether a rule's gain survives it)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
@@ -55,7 +56,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		if len(dirs) == 0 {
 			return usagef("eval -cv takes one or more data DIRs")
 		}
-		return runCV(ctx, e, dirs, *folds, *repeats, *asJSON, *plots)
+		return runCV(ctx, e, dirs, eval.CVOptions{Folds: *folds, Repeats: *repeats, Seed: *seed}, *asJSON, *plots)
 	}
 	dir := *data
 	if dir == "" && fs.NArg() == 1 {
@@ -120,7 +121,7 @@ func evalOptions(e *env) (eval.Options, error) {
 }
 
 // runCV scores every set, cross-validates and prints the tables.
-func runCV(ctx context.Context, e *env, dirs []string, folds, repeats int, asJSON bool, plots string) error {
+func runCV(ctx context.Context, e *env, dirs []string, cvo eval.CVOptions, asJSON bool, plots string) error {
 	o, err := evalOptions(e)
 	if err != nil {
 		return err
@@ -138,8 +139,8 @@ func runCV(ctx context.Context, e *env, dirs []string, folds, repeats int, asJSO
 		sets = append(sets, eval.NewCVSet(filepath.Base(filepath.Clean(dir)), set, rep))
 	}
 	start := time.Now()
-	rep := eval.CrossValidate(sets, eval.CVOptions{Folds: folds, Repeats: repeats})
-	e.log.Info("eval_cv", "sets", len(sets), "folds", folds, "repeats", repeats, "took", time.Since(start).Round(time.Millisecond))
+	rep := eval.CrossValidate(sets, cvo)
+	e.log.Info("eval_cv", "sets", len(sets), "folds", rep.Folds, "repeats", rep.Repeats, "seed", rep.Seed, "took", time.Since(start).Round(time.Millisecond))
 	if plots != "" {
 		files, err := eval.PlotReliability(rep, plots)
 		if err != nil {
@@ -213,6 +214,12 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 			fmt.Fprintf(w, "  every model at the shipped min_confidence %.2f (ΔF1 against the shipped model, same folds):\n", t.ShippedConfidence)
 			for _, f := range t.AtShipped {
 				fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta)
+			}
+		}
+		if len(t.AtOwn) > 0 && len(rep.Tables) > 0 {
+			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (the smallest with P >= %.2f on %s; ΔF1 against the shipped model at its own, same folds):\n", eval.PrecisionFloor, rep.Tables[0].Set)
+			for i, f := range t.AtOwn {
+				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta)
 			}
 		}
 		fmt.Fprintf(w, "  the shipped model by min_confidence (* best F1 on this set, the operator's choice for pages like these):\n")
