@@ -221,20 +221,11 @@ func TestCrossValidate(t *testing.T) {
 		}
 	}
 	// The spread of the shipped features' coefficients over the 4
-	// training parts: one mean and sd per coefficient, the means near the
-	// fit on everything (the training parts hold about half of it).
-	for _, fm := range rep.Fitted {
-		sp := fm.SeqFolds
-		if len(sp.Mean) != 1+len(fm.Seq.Weights) || len(sp.SD) != len(sp.Mean) {
-			t.Fatalf("%s: coefficient spread %+v, want %d coefficients", fm.Truth, sp, 1+len(fm.Seq.Weights))
-		}
-		all := append([]float64{fm.Seq.Intercept}, fm.Seq.Weights...)
-		for i, m := range sp.Mean {
-			if !(sp.SD[i] >= 0) || math.Abs(m-all[i]) > 4*sp.SD[i]+1 {
-				t.Errorf("%s coefficient %d: %.3f ± %.3f over the training parts, %.3f on everything", fm.Truth, i, m, sp.SD[i], all[i])
-			}
-		}
-	}
+	// training parts: one mean and sd per coefficient. (How near the
+	// means lie to the fit on everything is checked on data where every
+	// coefficient is determined, TestCrossValidateOwnConfidence: in these
+	// few pairs the LCS gap and the Jaccard nearly move together.)
+	checkCoefSpread(t, rep, false)
 	// `winnow eval -cv -json` writes the report: NaN figures (a paper
 	// method's ECE) become null.
 	b, err := json.Marshal(rep)
@@ -291,7 +282,8 @@ func synthSet(name string, n int, seed uint64) *CVSet {
 				label = 3
 			}
 		}
-		s := similarity.Scores{LCS: lcs, Divergence: div, PageDivergence: div, Central: lcs, Jaccard: lcs * lcs, LengthRatio: 1, ContainAB: lcs, ContainBA: lcs, Bag: lcs}
+		jac := min(1, max(0, lcs-0.15+0.3*rng.Float64())) // a score of its own, not a function of the LCS
+		s := similarity.Scores{LCS: lcs, Divergence: div, PageDivergence: div, Central: lcs, Jaccard: jac, LengthRatio: 1, ContainAB: lcs, ContainBA: lcs, Bag: lcs}
 		cs.Scored = append(cs.Scored, ScoredPair{A: 2 * i, B: 2*i + 1, Label: label, Scores: s, Candidate: true})
 		cs.groupA, cs.groupB = append(cs.groupA, i), append(cs.groupB, i)
 	}
@@ -323,6 +315,27 @@ func TestCrossValidateOwnConfidence(t *testing.T) {
 		}
 		if f, c := tab.AtOwn[shipped], tab.Confidence[ki]; f.F1 != c.F1 || f.Precision != c.Precision || f.Recall != c.Recall || f.DeltaF1 != 0 {
 			t.Errorf("%s, %s: the shipped model at its own confidence %+v, want its confidence row %+v and ΔF1 0", tab.Set, tab.Truth, f, c)
+		}
+	}
+	checkCoefSpread(t, rep, true)
+}
+
+// checkCoefSpread checks the spread of the shipped features' coefficients
+// over the training parts: one mean and sd per coefficient and, when near
+// is set, the means near the fit on everything (the training parts hold
+// most of it).
+func checkCoefSpread(t *testing.T, rep *CVReport, near bool) {
+	t.Helper()
+	for _, fm := range rep.Fitted {
+		sp := fm.SeqFolds
+		if len(sp.Mean) != 1+len(fm.Seq.Weights) || len(sp.SD) != len(sp.Mean) {
+			t.Fatalf("%s: coefficient spread %+v, want %d coefficients", fm.Truth, sp, 1+len(fm.Seq.Weights))
+		}
+		all := append([]float64{fm.Seq.Intercept}, fm.Seq.Weights...)
+		for i, m := range sp.Mean {
+			if !(sp.SD[i] >= 0) || math.IsNaN(m) || near && math.Abs(m-all[i]) > 4*sp.SD[i]+1 {
+				t.Errorf("%s coefficient %d: %.3f ± %.3f over the training parts, %.3f on everything", fm.Truth, i, m, sp.SD[i], all[i])
+			}
 		}
 	}
 }
