@@ -97,6 +97,25 @@ func (f Feature) String() string {
 	return "feature(" + strconv.Itoa(int(f)) + ")"
 }
 
+// MarshalText returns the feature's name, so a model's features read as
+// names in JSON (["lcs","divergence"]), not as the base64 of their bytes.
+func (f Feature) MarshalText() ([]byte, error) {
+	if int(f) >= len(featureNames) {
+		return nil, fmt.Errorf("similarity: unknown feature %d", f)
+	}
+	return []byte(featureNames[f]), nil
+}
+
+// UnmarshalText reads a feature's name, as MarshalText writes it.
+func (f *Feature) UnmarshalText(b []byte) error {
+	i := slices.Index(featureNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("similarity: unknown feature %q", b)
+	}
+	*f = Feature(i)
+	return nil
+}
+
 // Features returns every feature, in order.
 func Features() []Feature {
 	fs := make([]Feature, numFeatures)
