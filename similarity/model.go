@@ -209,6 +209,23 @@ func (m *Model) Probability(s *Scores) float64 {
 
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 
+// maxProbability returns the highest probability m gives any pair: each
+// feature (in [0, 1]) at its most favourable end.
+func (m *Model) maxProbability() float64 {
+	z := m.Intercept
+	for _, w := range m.Weights {
+		z += max(w, 0)
+	}
+	return sigmoid(z)
+}
+
+// Ceiling returns the highest probability the purpose's models give any
+// pair, with or without a token sequence: a confidence above it accepts
+// nothing.
+func (pm *PurposeModel) Ceiling() float64 {
+	return max(pm.Seq.maxProbability(), pm.NoSeq.maxProbability())
+}
+
 // logit is the inverse of sigmoid.
 func logit(p float64) float64 { return math.Log(p / (1 - p)) }
 
