@@ -264,8 +264,9 @@ type Decision struct {
 	// MinConfidence is the probability a pair needs under the default
 	// method, per mode, in (0, 1). Zero keeps the value chosen by
 	// cross-validation (group 0.7, remove 0.9; `winnow eval` prints the
-	// precision and recall each gives). Setting it under a single method
-	// is an error.
+	// precision and recall each gives). Setting it under a single method,
+	// or above the highest probability the model gives any pair
+	// (similarity.PurposeModel.Ceiling), is an error.
 	MinConfidence MinConfidence `yaml:"min_confidence"`
 	// MinTokens is the token count below which a page never matches
 	// (default 10).

@@ -33,6 +33,15 @@ func decisionParams(t *testing.T, q string) {
 		{"confidence out of range", "&winnow_min_confidence=1.5", 400, "winnow_min_confidence"},
 		{"simhash threshold out of range", "&winnow_method=simhash&winnow_threshold=65", 400, "winnow_threshold"},
 		{"unknown method", "&winnow_method=cosine", 400, "winnow_method"},
+		// The hint names the knob as the client writes its settings: a
+		// parameter, not the header it did not use.
+		{"threshold's hint names the parameter", "&winnow_threshold=0.8", 400, "knob is winnow_min_confidence"},
+		{"confidence's hint names the parameter", "&winnow_method=lcs&winnow_min_confidence=0.8", 400, "knob is winnow_threshold"},
+		// A setting given twice with two values is an error, not the
+		// first of them silently.
+		{"parameter repeated with two values", "&winnow_min_confidence=0.5&winnow_min_confidence=0.6", 400, "winnow_min_confidence"},
+		{"mode repeated with two values", "&winnow_mode=remove&winnow_mode=group", 400, "winnow_mode"},
+		{"parameter repeated with one value", "&winnow_min_confidence=0.5&winnow_min_confidence=0.5", 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,8 +55,25 @@ func decisionParams(t *testing.T, q string) {
 		})
 	}
 	// The header form is the same setting; the error names the header.
-	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "X-Winnow-Threshold") {
-		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming X-Winnow-Threshold", code, body)
+	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "X-Winnow-Threshold") || !strings.Contains(body, "X-Winnow-Min-Confidence") {
+		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming X-Winnow-Threshold and its knob X-Winnow-Min-Confidence", code, body)
+	}
+	// A parameter and a header that disagree are an error naming both;
+	// that agree, the one setting.
+	for _, tt := range []struct {
+		params, header, value string
+		code                  int
+	}{
+		{"&winnow_min_confidence=0.5", "X-Winnow-Min-Confidence", "0.6", 400},
+		{"&winnow_method=lcs", "X-Winnow-Method", "simhash", 400},
+		{"&winnow_mode=remove", "X-Winnow-Mode", "group", 400},
+		{"&winnow_explain=1", "X-Winnow-Explain", "0", 400},
+		{"&winnow_min_confidence=0.5", "X-Winnow-Min-Confidence", "0.5", 200},
+	} {
+		code, body := get(t, q+tt.params, tt.header, tt.value)
+		if code != tt.code || code == 400 && (!strings.Contains(body, tt.header) || !strings.Contains(body, strings.SplitN(tt.params[1:], "=", 2)[0])) {
+			t.Errorf("GET %s with %s: %s: %d %s; want %d naming both", tt.params, tt.header, tt.value, code, body, tt.code)
+		}
 	}
 }
 

@@ -29,16 +29,38 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	args := ctx.QueryArgs()
 	hasArgs := bytes.Contains(ctx.URI().QueryString(), []byte("winnow_"))
 	// get returns a setting and the name it was given under, so an error
-	// names what the client wrote.
+	// names what the client wrote; a setting it did not give is named as
+	// the request gives its others (a parameter when it has winnow_
+	// parameters), so an error's hint names what the client would write.
+	// A setting given twice with two values (the parameter and the
+	// header, or the parameter repeated) is an error, never one of them
+	// silently.
+	var conflict error
 	get := func(arg, header string) (string, string) {
+		var vals [][]byte
 		if hasArgs {
-			if v := args.Peek(arg); v != nil {
-				return string(v), arg
+			vals = args.PeekMulti(arg)
+		}
+		h := ctx.Request.Header.Peek(header)
+		for _, v := range vals[min(1, len(vals)):] {
+			if !bytes.Equal(v, vals[0]) && conflict == nil {
+				conflict = fmt.Errorf("%s is given twice, as %q and %q", arg, vals[0], v)
 			}
 		}
-		return string(ctx.Request.Header.Peek(header)), header
+		if len(vals) > 0 && h != nil && !bytes.Equal(h, vals[0]) && conflict == nil {
+			conflict = fmt.Errorf("%s %q and header %s %q disagree", arg, vals[0], header, h)
+		}
+		switch {
+		case len(vals) > 0:
+			return string(vals[0]), arg
+		case h != nil || !hasArgs:
+			return string(h), header
+		}
+		return "", arg
 	}
-	if m, name := get("winnow_mode", "X-Winnow-Mode"); m == "off" {
+	if m, name := get("winnow_mode", "X-Winnow-Mode"); conflict != nil {
+		return p, conflict
+	} else if m == "off" {
 		p.off = true
 	} else if m != "" {
 		mode, err := engine.ParseMode(m)
@@ -50,6 +72,9 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	method, methodName := get("winnow_method", "X-Winnow-Method")
 	threshold, thresholdName := get("winnow_threshold", "X-Winnow-Threshold")
 	conf, confName := get("winnow_min_confidence", "X-Winnow-Min-Confidence")
+	if conflict != nil {
+		return p, conflict
+	}
 	ds := similarity.DecisionSettings{Method: method, Threshold: threshold, MinConfidence: conf}
 	if ds != (similarity.DecisionSettings{}) {
 		fields := similarity.DecisionFields{Method: methodName, Threshold: thresholdName, MinConfidence: confName}
@@ -71,6 +96,9 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		p.custom = true
 	}
 	explain, _ := get("winnow_explain", "X-Winnow-Explain")
+	if conflict != nil {
+		return p, conflict
+	}
 	p.explain = explain == "1" || explain == "true"
 	if p.explain && p.mode == engine.Remove {
 		p.mode = engine.Annotate

@@ -830,7 +830,13 @@ func (v Verdict) String() string {
 	case v.Step == StepVerify && v.NoSeq:
 		return rel + " (no sequence to verify)"
 	case (v.Step == StepVerify || v.Step == StepAccept) && v.Verify.Method == MethodModel:
-		return rel + " by model, P(" + v.Purpose.Definition() + ") " + strconv.FormatFloat(v.Probability, 'f', 2, 64)
+		// As the explanation writes it: never "0.90" for a pair rejected
+		// at 0.90, and a bound as a bound.
+		p, _ := probabilityPair(v.Probability, v.Verify.Threshold)
+		if v.Verify.Cut {
+			p = "<= " + p
+		}
+		return rel + " by model, P(" + v.Purpose.Definition() + ") " + p
 	case v.Step == StepVerify || v.Step == StepAccept:
 		return rel + " by " + v.Verify.Method.String() + " " + strconv.FormatFloat(v.Verify.Value, 'f', 2, 64)
 	}

@@ -169,6 +169,24 @@ func TestExplainExact(t *testing.T) {
 	if got, want := v.String(), "duplicate by model, P(near-duplicate) 0.91"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	// The short form writes the probability as the explanation does: a
+	// pair rejected just under its confidence is not "0.90", and an
+	// alignment that exited early gives a bound.
+	for _, tt := range []struct {
+		p    float64
+		cut  bool
+		want string
+	}{
+		{0.8997, false, "none by model, P(content-equivalent) 0.8997"},
+		{0.8991, true, "none by model, P(content-equivalent) <= 0.899"},
+		{0.58, true, "none by model, P(content-equivalent) <= 0.58"},
+	} {
+		v := Verdict{Step: StepVerify, Purpose: PurposeRemove, Probability: tt.p,
+			Verify: TestResult{Test: Test{Method: MethodModel, Threshold: 0.9}, Value: tt.p, Cut: tt.cut, Purpose: PurposeRemove}}
+		if got := v.String(); got != tt.want {
+			t.Errorf("String() of P %v (cut %v) at 0.9 = %q, want %q", tt.p, tt.cut, got, tt.want)
+		}
+	}
 	c := synthSig(r)
 	v = Decision{Gate: -1}.Decide(a, c)
 	want = fmt.Sprintf("not duplicate: no candidate test passed: simhash distance %d > 16, supershingles 0 < 1, jaccard 0.00 < 0.30", Hamming(a.Simhash, c.Simhash))

@@ -97,6 +97,25 @@ func (f Feature) String() string {
 	return "feature(" + strconv.Itoa(int(f)) + ")"
 }
 
+// MarshalText returns the feature's name, so a model's features read as
+// names in JSON (["lcs","divergence"]), not as the base64 of their bytes.
+func (f Feature) MarshalText() ([]byte, error) {
+	if int(f) >= len(featureNames) {
+		return nil, fmt.Errorf("similarity: unknown feature %d", f)
+	}
+	return []byte(featureNames[f]), nil
+}
+
+// UnmarshalText reads a feature's name, as MarshalText writes it.
+func (f *Feature) UnmarshalText(b []byte) error {
+	i := slices.Index(featureNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("similarity: unknown feature %q", b)
+	}
+	*f = Feature(i)
+	return nil
+}
+
 // Features returns every feature, in order.
 func Features() []Feature {
 	fs := make([]Feature, numFeatures)
@@ -189,6 +208,23 @@ func (m *Model) Probability(s *Scores) float64 {
 }
 
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+// maxProbability returns the highest probability m gives any pair: each
+// feature (in [0, 1]) at its most favourable end.
+func (m *Model) maxProbability() float64 {
+	z := m.Intercept
+	for _, w := range m.Weights {
+		z += max(w, 0)
+	}
+	return sigmoid(z)
+}
+
+// Ceiling returns the highest probability the purpose's models give any
+// pair, with or without a token sequence: a confidence above it accepts
+// nothing.
+func (pm *PurposeModel) Ceiling() float64 {
+	return max(pm.Seq.maxProbability(), pm.NoSeq.maxProbability())
+}
 
 // logit is the inverse of sigmoid.
 func logit(p float64) float64 { return math.Log(p / (1 - p)) }

@@ -1,8 +1,10 @@
 package similarity
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -194,5 +196,25 @@ func TestRemoveRefusesCappedPages(t *testing.T) {
 		if g := (Decision{}).Decide(c.a, c.b); !g.Duplicate {
 			t.Errorf("group, %c capped: not a duplicate (%s)", c.side, g.Explain())
 		}
+	}
+}
+
+// TestFeatureJSON: a model's features read as names in JSON (winnow eval
+// -cv -json prints the fitted models), and read back.
+func TestFeatureJSON(t *testing.T) {
+	m := Model{Features: []Feature{FeatureLCS, FeatureDivergence}, Weights: []float64{8.5, -2}, Intercept: -5}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"Features":["lcs","divergence"]`) {
+		t.Errorf("json.Marshal(model) = %s, want its features by name", b)
+	}
+	var back Model
+	if err := json.Unmarshal(b, &back); err != nil || !slices.Equal(back.Features, m.Features) {
+		t.Errorf("json.Unmarshal(%s) = %v, %v; want %v", b, back.Features, err, m.Features)
+	}
+	if err := json.Unmarshal([]byte(`{"Features":["cosine"]}`), &back); err == nil {
+		t.Error("json.Unmarshal of an unknown feature: no error")
 	}
 }

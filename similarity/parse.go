@@ -62,6 +62,10 @@ func ParseDecision(p Purpose, s DecisionSettings, f DecisionFields, minTokens in
 			if err != nil || !(c > 0 && c < 1) {
 				return Decision{}, fmt.Errorf("%s: %q is not a probability in (0, 1)", f.MinConfidence, s.MinConfidence)
 			}
+			if top := DefaultModel(p).Ceiling(); c > top {
+				return Decision{}, fmt.Errorf("%s: %q is above %s, the highest probability the %s model gives any pair: no pair would be a duplicate",
+					f.MinConfidence, s.MinConfidence, strconv.FormatFloat(math.Floor(top*1e4)/1e4, 'f', 4, 64), p.Definition())
+			}
 			d.Verify = Test{Method: MethodModel, Threshold: c}
 		}
 		return d, nil

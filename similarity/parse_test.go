@@ -28,6 +28,10 @@ func TestParseDecision(t *testing.T) {
 		{"supershingles 7", PurposeGroup, DecisionSettings{Method: "supershingles", Threshold: "7"}, Test{}, "winnow_threshold"},
 		{"bloom NaN", PurposeGroup, DecisionSettings{Method: "bloom", Threshold: "NaN"}, Test{}, "winnow_threshold"},
 		{"unknown", PurposeGroup, DecisionSettings{Method: "cosine"}, Test{}, "winnow_method"},
+		// A confidence no pair reaches would silently turn the mode off.
+		{"confidence above the group model's ceiling", PurposeGroup, DecisionSettings{MinConfidence: "0.98"}, Test{}, "winnow_min_confidence"},
+		{"confidence above the remove model's ceiling", PurposeRemove, DecisionSettings{MinConfidence: "0.99"}, Test{}, "winnow_min_confidence"},
+		{"confidence under the remove model's ceiling", PurposeRemove, DecisionSettings{MinConfidence: "0.98"}, Test{MethodModel, 0.98}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

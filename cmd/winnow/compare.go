@@ -38,7 +38,7 @@ func runCompare(_ context.Context, e *env, args []string) error {
 		}
 		res, err := sg.Sign(body, ct)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", fs.Arg(i), err) // which of the two
 		}
 		sigs[i] = res.Sig
 	}

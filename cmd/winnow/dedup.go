@@ -226,7 +226,6 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 					results <- signDone{seq: -1, input: i, err: err}
 					continue
 				}
-				report.doc(i)
 				stats.Bytes += int64(len(doc.Body))
 				jobs <- signJob{seq: seq, input: i, doc: doc}
 				seq++
@@ -247,6 +246,9 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 			report.fail(r.input, r.err)
 			continue
 		}
+		// A document counts as read once it signs: an input whose every
+		// document is binary or fails otherwise gave no document.
+		report.doc(r.input)
 		stats.Docs++
 		docs = append(docs, r.doc)
 		seqs = append(seqs, r.seq)

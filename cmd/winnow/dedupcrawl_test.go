@@ -143,6 +143,16 @@ func TestDedupExitStatus(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(flood.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A folder of binary pages: every document read, none signed.
+	binDir := filepath.Join(dir, "binary")
+	if err := os.Mkdir(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.html", "b.html"} {
+		if err := os.WriteFile(filepath.Join(binDir, name), []byte("\x00\x01\x02 not text \x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	good := filepath.Join(dir, "good.jsonl")
 	if err := os.WriteFile(good, []byte(`{"id": "a", "text": "one small page of text that is long enough"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -155,6 +165,8 @@ func TestDedupExitStatus(t *testing.T) {
 		{"every input failed", []string{bad, filepath.Join(dir, "missing.warc")}, 1},
 		{"one input read", []string{bad, good}, 0},
 		{"empty input", []string{filepath.Join(dir, "empty.jsonl")}, 1},
+		{"every document binary", []string{binDir}, 1},
+		{"binary documents beside a good one", []string{binDir, good}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "empty.jsonl"), nil, 0o644)
@@ -165,7 +177,7 @@ func TestDedupExitStatus(t *testing.T) {
 			if n := strings.Count(errs, "dedup_skip"); n > maxWarnings+1 {
 				t.Errorf("%d warning lines for 500 bad lines, want at most %d", n, maxWarnings+1)
 			}
-			if slices := strings.Contains(errs, "bad JSON line 500"); !slices && tt.name != "empty input" {
+			if slices := strings.Contains(errs, "bad JSON line 500"); !slices && strings.Contains(strings.Join(tt.inputs, " "), "bad.jsonl") {
 				t.Errorf("summary does not count the 500 bad lines:\n%s", errs)
 			}
 		})

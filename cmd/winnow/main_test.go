@@ -257,6 +257,15 @@ func TestSigAndCompare(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	// A page that cannot be signed: the error names which file.
+	bin := filepath.Join(t.TempDir(), "photo.html")
+	if err := os.WriteFile(bin, []byte{0x89, 'P', 'N', 'G', 0, 0, 0, 0x0d, 'I', 'H', 'D', 'R'}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(t.TempDir(), "page.txt")
+	if err := os.WriteFile(text, []byte("a page of plain text"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		code int
@@ -268,6 +277,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-set", "decision.method=cosine", "dedup"}, 2, "decision.method"},
 		{[]string{"sig", "/nonexistent/page.html"}, 1, "no such file"},
 		{[]string{"eval", "/nonexistent"}, 1, "neither"},
+		{[]string{"compare", text, bin}, 1, bin + ": page: canon: input is binary"},
+		{[]string{"sig", bin}, 1, bin + ": page: canon: input is binary"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

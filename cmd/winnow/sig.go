@@ -91,7 +91,7 @@ func runSig(_ context.Context, e *env, args []string) error {
 	}
 	res, err := offline.Signer(e.cfg).Sign(body, ct)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	s := res.Sig
 	enc := s
