@@ -54,8 +54,11 @@ type Removal struct {
 // NewLine returns the line of cluster c, a cluster of
 // similarity.BatchCluster over the documents docs and their signatures
 // sigs (indexed as c's members) clustered under [Ranking.Key] keys of
-// rank. remove decides each member's [Removal] against the winner.
+// rank. remove decides each member's [Removal] against the winner,
+// aligned to the end ([similarity.Decision.Exact]) so that the line
+// carries the pair's probability, not the bound an early exit leaves.
 func NewLine(c similarity.Cluster, docs []Doc, sigs []*similarity.Signature, rank Ranking, remove similarity.Decision) Line {
+	remove.Exact = true
 	w := c.Members[0].Index
 	line := Line{ID: fmt.Sprintf("%016x", ClusterID(docs[w].Key)), Size: len(c.Members)}
 	if len(c.Members) > 1 {

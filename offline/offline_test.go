@@ -207,3 +207,56 @@ func TestFormatCounts(t *testing.T) {
 		t.Errorf("FormatCounts(empty) = %q, want \"\"", got)
 	}
 }
+
+// TestLineRemoveProbabilityExact: a member the content-equivalence
+// decision rejects (LLVM's CodeReview page of releases 13 and 19, a
+// near-duplicate edited between them) carries its probability in the
+// line, not the upper bound the decision's early exit leaves.
+func TestLineRemoveProbabilityExact(t *testing.T) {
+	c := config.Default()
+	sg := Signer(c)
+	group, remove, err := Decisions(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string][]byte{}
+	for d, err := range Sample(c) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[d.ID] = d.Body
+	}
+	docs := []Doc{{Key: "13", ID: "13", URL: "https://example.org/13/CodeReview"}, {Key: "19", ID: "19", URL: "https://example.org/19/CodeReview"}}
+	var sigs []*similarity.Signature
+	for _, id := range []string{"sample://llvm/13/CodeReview", "sample://llvm/19/CodeReview"} {
+		res, err := sg.Sign(pages[id], "text/html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sigs = append(sigs, &res.Sig)
+	}
+	clusters := similarity.BatchCluster(sigs, group, similarity.BatchOptions{Keys: []string{"13", "19"}, WinnerVerified: true})
+	if len(clusters) != 1 {
+		t.Fatalf("%d clusters, want the two releases in one", len(clusters))
+	}
+	rank, err := Winners(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := NewLine(clusters[0], docs, sigs, rank, remove)
+	m := line.Members[1]
+	w, l := clusters[0].Members[0].Index, clusters[0].Members[1].Index
+	fast := remove.Decide(sigs[w], sigs[l])
+	if !fast.Verify.Cut {
+		t.Fatalf("the remove decision %s; the test needs a pair it rejects by a bound", fast.Explain())
+	}
+	exact := remove
+	exact.Exact = true
+	want := exact.Decide(sigs[w], sigs[l])
+	if m.Removal == nil || m.Removable || m.RemoveProbability == nil || *m.RemoveProbability != want.Probability || want.Probability >= fast.Probability {
+		t.Errorf("member removal %+v, want not removable at the whole alignment's probability %v (the bound is %v)", m.Removal, want.Probability, fast.Probability)
+	}
+	if strings.Contains(m.RemoveExplain, ") <= ") {
+		t.Errorf("remove_explain %q reads as a bound", m.RemoveExplain)
+	}
+}

@@ -545,8 +545,8 @@ func keepUnequal(ref *refined, results []engine.Result, remove similarity.Decisi
 // into a duplicate's mark, for its _winnow annotation; a verdict without
 // one (a paper method) clears them.
 func setProbability(mk *engine.Mark, v similarity.Verdict) {
-	mk.Decision, mk.Probability = "", 0
+	mk.Decision, mk.Probability, mk.ProbabilityAtMost = "", 0, false
 	if !math.IsNaN(v.Probability) {
-		mk.Decision, mk.Probability = v.Purpose.String(), v.Probability
+		mk.Decision, mk.Probability, mk.ProbabilityAtMost = v.Purpose.String(), v.Probability, v.Verify.Cut
 	}
 }

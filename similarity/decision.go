@@ -418,6 +418,13 @@ type Decision struct {
 	MaxD int
 	// Central sets the central part's parameters.
 	Central CentralOptions
+	// Exact aligns every verified pair to the end instead of stopping
+	// once the LCS ratio can no longer reach the verification's
+	// threshold, so that Probability (and Verify.Value) is the pair's,
+	// never an upper bound: for reports a person reads (`winnow compare`,
+	// `dedup`'s output lines), at the cost of a full alignment for the
+	// pairs it rejects. An LCS cut by MaxD is still a bound.
+	Exact bool
 }
 
 // SingleMethod returns a decision by one test alone, for comparing the
@@ -734,6 +741,9 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		v.Step = StepVerify
 		if vt.Method.needsSeq() {
 			o := CompareOptions{LCS: true, MinRatio: vt.Threshold, MaxD: d.MaxD, Central: d.Central}
+			if d.Exact {
+				o.MinRatio = 0
+			}
 			if vt.Method == MethodLCSCentral {
 				o.MinCoverage = minCov
 			}
@@ -785,6 +795,9 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 	}
 	v.Model = &pm.Seq
 	minLCS := min(pm.Seq.MinLCS(&v.Scores, vt.Threshold), 1)
+	if d.Exact {
+		minLCS = 0
+	}
 	central := d.Central
 	if pm.Seq.uses(FeaturePageDivergence) {
 		central.PageShare = cmp.Or(central.PageShare, DefaultPageShare)

@@ -403,3 +403,30 @@ func TestPageDivergenceComputedWhenAsked(t *testing.T) {
 		t.Errorf("a model reading the page divergence: %v (%s)", v.Scores.PageDivergence, v.Explain())
 	}
 }
+
+// TestDecideExact checks that an exact decision reports the pair's
+// probability where the default one stops at a bound: a near-duplicate
+// (3 % of words edited) is rejected for removal both ways, by a bound
+// without Exact and by its probability with it, which the model gives
+// its whole-alignment scores.
+func TestDecideExact(t *testing.T) {
+	page, near, _, _ := clDocs(t)
+	fast := Decision{Purpose: PurposeRemove}.Decide(page, near)
+	if !fast.Verify.Cut || fast.Duplicate {
+		t.Fatalf("the default decision %s; the test needs a pair it rejects by a bound", fast.Explain())
+	}
+	exact := Decision{Purpose: PurposeRemove, Exact: true}.Decide(page, near)
+	if exact.Verify.Cut || exact.Scores.LCSCut || exact.Duplicate || exact.Model == nil {
+		t.Fatalf("the exact decision %s (cut %v), want the whole alignment and the same verdict", exact.Explain(), exact.Verify.Cut)
+	}
+	if want := exact.Model.Probability(&exact.Scores); exact.Probability != want || !(exact.Probability <= fast.Probability) {
+		t.Errorf("exact probability %v, want the model's %v on the whole alignment, under the bound %v", exact.Probability, want, fast.Probability)
+	}
+	if bound := ") <= "; strings.Contains(exact.Explain(), bound) || strings.Contains(exact.String(), bound) || !strings.Contains(fast.Explain(), bound) {
+		t.Errorf("the exact verdict reads as a bound (%s / %s), or the default's does not (%s)", exact.String(), exact.Explain(), fast.Explain())
+	}
+	// The near-duplicate decision accepts the pair either way.
+	if g := (Decision{Exact: true}).Decide(page, near); !g.Duplicate || g.Probability != (Decision{}).Decide(page, near).Probability {
+		t.Errorf("group decision exact %s, want the default's accepted verdict", g.Explain())
+	}
+}

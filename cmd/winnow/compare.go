@@ -42,8 +42,12 @@ func runCompare(_ context.Context, e *env, args []string) error {
 		}
 		sigs[i] = res.Sig
 	}
+	// Aligned to the end: a person reads these probabilities, so they are
+	// the pair's, never the bound an early exit leaves.
+	dec.Exact = true
 	v := dec.Decide(&sigs[0], &sigs[1])
 	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
+	remove.Exact = true
 	rv := remove.Decide(&sigs[0], &sigs[1])
 	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true})
 	if *asJSON {

@@ -240,6 +240,21 @@ func TestSigAndCompare(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "group    duplicate") || !strings.Contains(out, "why      duplicate: ") {
 		t.Errorf("winnow compare (same page, two releases) = exit %d:\n%s%s", code, out, errs)
 	}
+	// The two releases are near-duplicates, not content-equivalent: the
+	// remove decision's probability is the pair's (the whole alignment),
+	// not the bound the proxy's early exit would leave.
+	code, out, _ = winnow(t, "", "compare", "-json", a, b)
+	var rc struct {
+		Remove struct {
+			Duplicate   bool
+			Probability *float64
+			Explain     string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rc); err != nil || code != 0 || rc.Remove.Duplicate || rc.Remove.Probability == nil ||
+		strings.Contains(rc.Remove.Explain, ") <= ") || !strings.Contains(rc.Remove.Explain, "lcs_gap") {
+		t.Errorf("winnow compare -json (two releases) = exit %d, remove %+v, %v; want a rejection at the pair's probability, explained", code, rc.Remove, err)
+	}
 	other := pages["sample://llvm/13/CommandGuide/llvm-as"]
 	code, out, _ = winnow(t, "", "compare", "-json", a, other)
 	var c struct {

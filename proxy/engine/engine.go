@@ -97,6 +97,11 @@ type Mark struct {
 	// Probability is that decision's calibrated probability that the
 	// result duplicates its winner, when Decision is set.
 	Probability float64
+	// ProbabilityAtMost reports that Probability is an upper bound: the
+	// decision stopped aligning the pair once it could no longer reach
+	// its confidence (a near-duplicate that remove mode keeps). The
+	// annotation then says "probability_at_most", not "probability".
+	ProbabilityAtMost bool
 }
 
 // Request is an HTTP request to or from a backend. Path includes the query

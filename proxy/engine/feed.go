@@ -423,13 +423,18 @@ func xmlAnnotation(dst []byte, p *Parsed, m Mark) []byte {
 }
 
 // xmlProbability appends a duplicate's decision and calibrated
-// probability as attributes when its verdict has one (issue 9).
+// probability as attributes when its verdict has one (issue 9);
+// probability_at_most when the verdict only bounds it.
 func xmlProbability(dst []byte, m Mark) []byte {
 	if m.Decision == "" || math.IsNaN(m.Probability) {
 		return dst
 	}
 	dst = xmlAttr(dst, "decision", m.Decision)
-	return xmlAttr(dst, "probability", strconv.FormatFloat(math.Round(m.Probability*1e4)/1e4, 'f', -1, 64))
+	name := "probability"
+	if m.ProbabilityAtMost {
+		name = "probability_at_most"
+	}
+	return xmlAttr(dst, name, strconv.FormatFloat(math.Round(m.Probability*1e4)/1e4, 'f', -1, 64))
 }
 
 func xmlGroup(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {

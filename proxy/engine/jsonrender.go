@@ -357,17 +357,23 @@ func annotationJSON(dst []byte, p *Parsed, m Mark) []byte {
 }
 
 // markProbabilitySize bounds what appendProbability adds.
-const markProbabilitySize = len(`,"decision":"remove","probability":0.1234`)
+const markProbabilitySize = len(`,"decision":"remove","probability_at_most":0.1234`)
 
 // appendProbability appends a duplicate's "decision" and calibrated
-// "probability" members when its verdict has one (issue 9).
+// "probability" members when its verdict has one (issue 9), or
+// "probability_at_most" when the verdict only bounds it
+// ([Mark.ProbabilityAtMost]).
 func appendProbability(dst []byte, m Mark) []byte {
 	if m.Decision == "" || math.IsNaN(m.Probability) {
 		return dst
 	}
 	dst = append(dst, `,"decision":`...)
 	dst = appendString(dst, m.Decision)
-	dst = append(dst, `,"probability":`...)
+	if m.ProbabilityAtMost {
+		dst = append(dst, `,"probability_at_most":`...)
+	} else {
+		dst = append(dst, `,"probability":`...)
+	}
 	return strconv.AppendFloat(dst, math.Round(m.Probability*1e4)/1e4, 'f', -1, 64)
 }
 
