@@ -258,6 +258,10 @@ const (
 	// in a container the rules took for template (clang's
 	// ItaniumMangleAbiTags.html: <section id="abi-tags">).
 	minKeptShare = 0.03
+	// listPageProse is the prose, in bytes, under which a semantic
+	// container's link lists are kept too (a list page): about ten
+	// words, what a page needs to be compared at all.
+	listPageProse = 64
 )
 
 // mainText selects the main-content blocks and writes them to x.out.
@@ -287,10 +291,24 @@ func (x *extractor) mainText() {
 	keep := make([]bool, len(x.blocks))
 	n := 0
 	if inMain > 0 && float64(inMain) >= mainShare*float64(total) {
+		prose := 0
 		for i, b := range x.blocks {
 			if b.flags&fMain != 0 && b.flags&fBoiler == 0 && (b.density() <= containerLinkDn || b.end-b.start >= goodLen) {
 				keep[i] = true
 				n++
+				prose += b.end - b.start
+			}
+		}
+		if prose < listPageProse {
+			// A list page (a table of contents, an index): the container
+			// holds links and little else, and its links are what it
+			// says. Without them it would be too short to match anything,
+			// even its own copy in another release.
+			for i, b := range x.blocks {
+				if b.flags&fMain != 0 && b.flags&fBoiler == 0 && !keep[i] {
+					keep[i] = true
+					n++
+				}
 			}
 		}
 	}
