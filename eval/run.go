@@ -91,7 +91,8 @@ type Result struct {
 	Default        Point          `json:"default"`
 	Methods        []MethodResult `json:"methods"`
 	// Decisions holds the figures of the decision each mode uses:
-	// "group" (group and annotate) and "remove".
+	// "group" (group and annotate) and "remove"; Point.Threshold is the
+	// decision's min_confidence (under a paper method, its threshold).
 	Decisions map[string]Point `json:"decisions"`
 	// ECE is each mode decision's expected calibration error on the
 	// candidate pairs of this set (in-sample for a dev set: the models
@@ -193,8 +194,8 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 			rep.Scored = append(rep.Scored, score(p.A, p.B, p.Label))
 		}
 		rep.Results = append(rep.Results,
-			result("label >= 1", rep.Scored, func(l int) bool { return l >= 1 }),
-			result("label = 3", rep.Scored, func(l int) bool { return l == 3 }))
+			result("label >= 1", rep.Scored, func(l int) bool { return l >= 1 }, &o),
+			result("label = 3", rep.Scored, func(l int) bool { return l == 3 }, &o))
 		return rep, nil
 	}
 	dup := map[uint64]bool{}
@@ -218,7 +219,7 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 			rep.Scored = append(rep.Scored, score(a, b, label))
 		}
 	}
-	r := result("dup", rep.Scored, func(l int) bool { return l == 1 })
+	r := result("dup", rep.Scored, func(l int) bool { return l == 1 }, &o)
 	cp, bc := clusterScores(set, sigs, o.Decision)
 	r.ClusterPairs, r.ClusterBCubed = &cp, &bc
 	rep.Results = append(rep.Results, r)
@@ -249,7 +250,24 @@ func fullProbability(d similarity.Decision, v similarity.Verdict, s *similarity.
 // early and reports a bound.
 const MinLCSScored = 0.3
 
-func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
+// knob returns the setting a decision is run at: its min_confidence
+// under the models, a paper method's threshold in the method's unit
+// (decision.threshold) otherwise.
+func knob(d similarity.Decision) float64 {
+	switch {
+	case d.IsModel():
+		return d.MinConfidence()
+	case d.Verify.Method != similarity.MethodNone && d.Verify.Method != similarity.MethodDefault:
+		return d.Verify.Threshold
+	case len(d.Candidate) == 1: // a candidate-only method ([similarity.SingleMethod])
+		return d.Candidate[0].Threshold
+	}
+	return 0
+}
+
+// result scores the pairs under one definition of a duplicate; o gives
+// the mode decisions' settings.
+func result(def string, scored []ScoredPair, isDup func(int) bool, o *Options) Result {
 	r := Result{Definition: def, Pairs: len(scored)}
 	pred := make([]bool, len(scored))
 	gold := make([]bool, len(scored))
@@ -263,7 +281,9 @@ func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
 		}
 	}
 	r.Default = Verdicts(pred, gold)
-	r.Decisions = map[string]Point{"group": Verdicts(group, gold), "remove": Verdicts(remove, gold)}
+	g, rm := Verdicts(group, gold), Verdicts(remove, gold)
+	g.Threshold, rm.Threshold = knob(o.Group), knob(o.Remove)
+	r.Decisions = map[string]Point{"group": g, "remove": rm}
 	r.ECE, r.Reliability = map[string]float64{}, map[string][]ReliabilityBin{}
 	count := make([]int, len(scored))
 	for i := range count {

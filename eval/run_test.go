@@ -197,3 +197,38 @@ func TestIncremental(t *testing.T) {
 		t.Error("Incremental(pair mode) = nil error")
 	}
 }
+
+// TestDecisionThreshold checks that each mode decision's figures carry
+// its knob, the min_confidence (a paper method's threshold under a paper
+// method), not 0.
+func TestDecisionThreshold(t *testing.T) {
+	mc := func(p similarity.Purpose, c string) similarity.Decision {
+		t.Helper()
+		d, err := similarity.ParseDecision(p, similarity.DecisionSettings{MinConfidence: c}, similarity.DecisionFields{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	tests := []struct {
+		name          string
+		o             Options
+		group, remove float64
+	}{
+		{"defaults", Options{}, 0.7, 0.9},
+		{"set", Options{Group: mc(similarity.PurposeGroup, "0.55"), Remove: mc(similarity.PurposeRemove, "0.8")}, 0.55, 0.8},
+		{"paper method", Options{Group: similarity.SingleMethod(similarity.MethodLCS, 0.77), Remove: similarity.SingleMethod(similarity.MethodSimhash, 5)}, 0.77, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, r := range runSet(t, "testdata/pairs", tt.o).Results {
+				if got := r.Decisions["group"].Threshold; got != tt.group {
+					t.Errorf("%s: group decision's threshold = %v, want %v", r.Definition, got, tt.group)
+				}
+				if got := r.Decisions["remove"].Threshold; got != tt.remove {
+					t.Errorf("%s: remove decision's threshold = %v, want %v", r.Definition, got, tt.remove)
+				}
+			}
+		})
+	}
+}

@@ -333,11 +333,16 @@ func TestEval(t *testing.T) {
 		Mode    string
 		Default struct{ Precision, Recall, F1 float64 }
 		Results []struct {
-			Decisions map[string]struct{ Precision, Recall, F1 float64 }
+			Decisions map[string]struct{ Threshold, Precision, Recall, F1 float64 }
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("winnow eval -json: %v\n%s", err, out)
+	}
+	for _, r := range rep.Results {
+		if g, rm := r.Decisions["group"].Threshold, r.Decisions["remove"].Threshold; g != 0.7 || rm != 0.9 {
+			t.Errorf("winnow eval -json: decisions' thresholds %v (group), %v (remove); want their min_confidence 0.7, 0.9", g, rm)
+		}
 	}
 	if rep.Mode != "corpus" || rep.Default.F1 != 1 {
 		t.Errorf("winnow eval: mode %q, default %+v; want corpus mode and F1 1", rep.Mode, rep.Default)
@@ -370,6 +375,14 @@ func TestEval(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(m) != 4 {
 		t.Errorf("plots: %v, want a PR chart, a histogram and the two mode decisions' reliability diagrams", m)
+	}
+	// The thresholds follow -set.
+	code, out, errs = winnow(t, "", "-set", "decision.min_confidence.group=0.55", "-set", "decision.min_confidence.remove=0.8", "eval", "-json", dir)
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("winnow -set ... eval -json = exit %d, %v: %s", code, err, errs)
+	}
+	if g, rm := rep.Results[0].Decisions["group"].Threshold, rep.Results[0].Decisions["remove"].Threshold; g != 0.55 || rm != 0.8 {
+		t.Errorf("winnow -set ... eval -json: decisions' thresholds %v (group), %v (remove); want 0.55, 0.8 as set", g, rm)
 	}
 	code, out, _ = winnow(t, "", "eval", dir)
 	if code != 0 || !strings.Contains(out, "winnow         decision: default") || !strings.Contains(out, "B-cubed") {
