@@ -45,7 +45,8 @@ func axisFor(m Method) (axis, error) {
 
 // Plot writes the charts of a report into dir and returns their paths:
 // one precision-recall chart per definition, with a curve per method and
-// the default decision as a point, and a Moz-style 2-D histogram of the
+// the mode decision of that definition as a point (group for label >= 1
+// and dup, remove for label = 3), and a Moz-style 2-D histogram of the
 // distances of methods x and y over all scored pairs, with a logarithmic
 // colour scale and the published thresholds drawn as lines.
 func Plot(rep *Report, dir, name, x, y string) ([]string, error) {
@@ -115,18 +116,32 @@ func plotPR(r Result, name, path string) error {
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s (best F1 %.3f)", m.Name, m.Best.F1), l)
 	}
-	d, err := plotter.NewScatter(plotter.XYs{{X: r.Default.Recall, Y: r.Default.Precision}})
+	pt, label := prMark(r)
+	d, err := plotter.NewScatter(plotter.XYs{{X: pt.Recall, Y: pt.Precision}})
 	if err != nil {
-		return fmt.Errorf("eval: plot default: %w", err)
+		return fmt.Errorf("eval: plot %s decision: %w", r.ModeDecision, err)
 	}
 	d.Color = color.Black
 	d.Radius = vg.Points(5)
 	p.Add(d)
-	p.Legend.Add(fmt.Sprintf("winnow decision (F1 %.3f)", r.Default.F1), d)
+	p.Legend.Add(label, d)
 	if err := p.Save(8*vg.Inch, 6*vg.Inch, path); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil
+}
+
+// prMark returns the point a precision-recall chart marks and its
+// legend: the figures of the mode decision whose definition the chart
+// is for (group for label >= 1 and dup, remove for label = 3), at its
+// min_confidence (a paper method's threshold when the decision is one).
+func prMark(r Result) (Point, string) {
+	pt := r.Decisions[r.ModeDecision]
+	setting := fmt.Sprintf("min_confidence %.2f", pt.Threshold)
+	if math.IsNaN(r.ECE[r.ModeDecision]) { // no probabilities: a paper method
+		setting = fmt.Sprintf("threshold %.3g", pt.Threshold)
+	}
+	return pt, fmt.Sprintf("%s decision at %s (P %.3f, R %.3f, F1 %.3f)", r.ModeDecision, setting, pt.Precision, pt.Recall, pt.F1)
 }
 
 // grid is a count histogram for plotter.HeatMap; Z is log10(count), NaN

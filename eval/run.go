@@ -83,6 +83,10 @@ type MethodResult struct {
 // "duplicate" (label >= 1, label = 3, dup).
 type Result struct {
 	Definition string `json:"definition"`
+	// ModeDecision names the mode decision whose definition this is, the
+	// key of its figures in Decisions: "group" for label >= 1 and dup,
+	// "remove" for label = 3.
+	ModeDecision string `json:"mode_decision"`
 	// ThresholdsFrom is the set whose thresholds the methods'
 	// Transferred figures use; "" unless one was given.
 	ThresholdsFrom string         `json:"thresholds_from,omitempty"`
@@ -194,8 +198,8 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 			rep.Scored = append(rep.Scored, score(p.A, p.B, p.Label))
 		}
 		rep.Results = append(rep.Results,
-			result("label >= 1", rep.Scored, func(l int) bool { return l >= 1 }, &o),
-			result("label = 3", rep.Scored, func(l int) bool { return l == 3 }, &o))
+			result("label >= 1", "group", rep.Scored, func(l int) bool { return l >= 1 }, &o),
+			result("label = 3", "remove", rep.Scored, func(l int) bool { return l == 3 }, &o))
 		return rep, nil
 	}
 	dup := map[uint64]bool{}
@@ -219,7 +223,7 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 			rep.Scored = append(rep.Scored, score(a, b, label))
 		}
 	}
-	r := result("dup", rep.Scored, func(l int) bool { return l == 1 }, &o)
+	r := result("dup", "group", rep.Scored, func(l int) bool { return l == 1 }, &o)
 	cp, bc := clusterScores(set, sigs, o.Decision)
 	r.ClusterPairs, r.ClusterBCubed = &cp, &bc
 	rep.Results = append(rep.Results, r)
@@ -265,10 +269,10 @@ func knob(d similarity.Decision) float64 {
 	return 0
 }
 
-// result scores the pairs under one definition of a duplicate; o gives
-// the mode decisions' settings.
-func result(def string, scored []ScoredPair, isDup func(int) bool, o *Options) Result {
-	r := Result{Definition: def, Pairs: len(scored)}
+// result scores the pairs under one definition of a duplicate, that of
+// the mode decision named mode; o gives the mode decisions' settings.
+func result(def, mode string, scored []ScoredPair, isDup func(int) bool, o *Options) Result {
+	r := Result{Definition: def, ModeDecision: mode, Pairs: len(scored)}
 	pred := make([]bool, len(scored))
 	gold := make([]bool, len(scored))
 	group := make([]bool, len(scored))

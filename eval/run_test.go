@@ -232,3 +232,23 @@ func TestDecisionThreshold(t *testing.T) {
 		})
 	}
 }
+
+// TestPRMarksModeDecision checks that each definition's precision-recall
+// chart marks the mode decision whose definition it is: the group
+// decision for label >= 1 and dup, the remove decision for label = 3.
+func TestPRMarksModeDecision(t *testing.T) {
+	reps := map[string]*Report{"pairs": runSet(t, "testdata/pairs", Options{}), "corpus": runSet(t, sampleCorpus(t), Options{})}
+	want := map[string]string{"label >= 1": "group", "label = 3": "remove", "dup": "group"}
+	for name, rep := range reps {
+		for _, r := range rep.Results {
+			mode := want[r.Definition]
+			if r.ModeDecision != mode {
+				t.Errorf("%s, %s: ModeDecision %q, want %q", name, r.Definition, r.ModeDecision, mode)
+			}
+			pt, label := prMark(r)
+			if pt != r.Decisions[mode] || !strings.HasPrefix(label, mode+" decision at min_confidence 0.") {
+				t.Errorf("%s, %s: chart marks %+v as %q; want the %s decision's %+v, labelled as such", name, r.Definition, pt, label, mode, r.Decisions[mode])
+			}
+		}
+	}
+}
