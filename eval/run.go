@@ -104,7 +104,10 @@ type Result struct {
 	ECE map[string]float64 `json:"ece"`
 	// Confidence holds, per mode decision, the figures at each
 	// min_confidence of [Confidences] (Point.Threshold): the operator's
-	// knob. Empty for a paper method.
+	// knob. The pairs the decision refuses whatever their probability
+	// ([ModeVerdict.Refused]) count at none, so the row at the decision's
+	// own min_confidence is its Decisions figures. Empty for a paper
+	// method.
 	Confidence map[string][]Point `json:"confidence,omitempty"`
 	// DecisionsTransferred holds, per mode decision, the figures at the
 	// min_confidence chosen on another set ([Report.TransferThresholds]):
@@ -151,6 +154,11 @@ type ScoredPair struct {
 type ModeVerdict struct {
 	Duplicate   bool
 	Probability float64
+	// Refused reports that the decision refuses the pair at any
+	// min_confidence, whatever Probability: the remove decision does so
+	// when a page was cut at the signing caps and its end is unread
+	// ([similarity.Verdict.Capped]).
+	Refused bool
 }
 
 // LegacyDecision is winnow's default decision before the fitted models:
@@ -189,7 +197,8 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 		sp.Verdict = o.Decision.Decide(sigs[a], sigs[b]).Duplicate
 		g, r := o.Group.Decide(sigs[a], sigs[b]), o.Remove.Decide(sigs[a], sigs[b])
 		sp.Group = ModeVerdict{Duplicate: g.Duplicate, Probability: fullProbability(o.Group, g, &sp.Scores)}
-		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: fullProbability(o.Remove, r, &sp.Scores)}
+		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: fullProbability(o.Remove, r, &sp.Scores),
+			Refused: sigs[a].Capped || sigs[b].Capped}
 		sp.Legacy = legacy.Decide(sigs[a], sigs[b]).Duplicate
 		return sp
 	}
@@ -295,11 +304,13 @@ func result(def, mode string, scored []ScoredPair, isDup func(int) bool, o *Opti
 	}
 	for _, mode := range []string{"group", "remove"} {
 		prob := make([]float64, len(scored))
+		refused := make([]bool, len(scored))
 		for i, sp := range scored {
-			prob[i] = sp.Group.Probability
+			v := sp.Group
 			if mode == "remove" {
-				prob[i] = sp.Remove.Probability
+				v = sp.Remove
 			}
+			prob[i], refused[i] = v.Probability, v.Refused
 			if math.IsNaN(prob[i]) {
 				count[i] = 0 // a paper method: no probability
 			}
@@ -313,9 +324,12 @@ func result(def, mode string, scored []ScoredPair, isDup func(int) bool, o *Opti
 			r.Confidence = map[string][]Point{}
 		}
 		for _, c := range Confidences {
+			// The decision at c: its probability reaches c, and the
+			// decision does not refuse the pair whatever it (a remove
+			// decision's page cut at the size cap).
 			at := make([]bool, len(scored))
 			for i := range scored {
-				at[i] = count[i] > 0 && prob[i] >= c
+				at[i] = count[i] > 0 && prob[i] >= c && !refused[i]
 			}
 			pt := Verdicts(at, gold)
 			pt.Threshold = c

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -250,5 +251,47 @@ func TestPRMarksModeDecision(t *testing.T) {
 				t.Errorf("%s, %s: chart marks %+v as %q; want the %s decision's %+v, labelled as such", name, r.Definition, pt, label, mode, r.Decisions[mode])
 			}
 		}
+	}
+}
+
+// TestConfidenceRowIsDecision checks that the confidence table at a mode
+// decision's own min_confidence gives the decision's figures, also when
+// pages were cut at the signing size cap, which the remove decision
+// refuses whatever the probability (similarity.Verdict.Capped). The
+// licence texts are 9 KB; signed with a 5,000-byte cap every page is cut.
+func TestConfidenceRowIsDecision(t *testing.T) {
+	remove, err := similarity.ParseDecision(similarity.PurposeRemove, similarity.DecisionSettings{MinConfidence: "0.7"}, similarity.DecisionFields{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped := Options{Remove: remove}
+	capped.Signer.Signature.MaxBytes = 5000
+	for _, tt := range []struct {
+		name string
+		o    Options
+	}{{"uncapped", Options{Remove: remove}}, {"capped", capped}} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runSet(t, "testdata/pairs", tt.o)
+			refused := 0
+			for _, sp := range rep.Scored {
+				if sp.Remove.Refused && sp.Remove.Probability >= 0.7 {
+					refused++
+				}
+			}
+			if tt.name == "capped" && refused == 0 {
+				t.Fatal("no capped pair reaches the remove decision's 0.7: the test checks nothing")
+			}
+			for _, r := range rep.Results {
+				for mode, d := range r.Decisions {
+					i := slices.Index(Confidences, d.Threshold)
+					if i < 0 {
+						t.Fatalf("%s decision at %v, not one of Confidences", mode, d.Threshold)
+					}
+					if got := r.Confidence[mode][i]; got != d {
+						t.Errorf("%s, %s decision: confidence row at %v = %+v, want the decision's %+v", r.Definition, mode, d.Threshold, got, d)
+					}
+				}
+			}
+		})
 	}
 }
