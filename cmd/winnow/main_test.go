@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -358,7 +359,7 @@ func TestEval(t *testing.T) {
 	// the header says.
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	header := strings.Split(lines[0], "\t")
-	for _, col := range []string{"label", "lcs", "divergence", "page_divergence", "bag", "verdict"} {
+	for _, col := range []string{"label", "lcs", "divergence", "page_divergence", "bag", "verdict", "p_group", "p_remove"} {
 		if !slices.Contains(header, col) {
 			t.Errorf("scores header %q has no column %q", lines[0], col)
 		}
@@ -371,6 +372,29 @@ func TestEval(t *testing.T) {
 		}
 		if v := f[slices.Index(header, "verdict")]; v != "true" && v != "false" {
 			t.Errorf("scores line %q: verdict %q, want true or false", l, v)
+		}
+		// The mode decisions' probabilities: every pair of these pages
+		// has one (a model decision), in [0, 1].
+		for _, col := range []string{"p_group", "p_remove"} {
+			if i := slices.Index(header, col); i >= 0 {
+				if p, err := strconv.ParseFloat(f[i], 64); err != nil || !(p >= 0 && p <= 1) {
+					t.Errorf("scores line %q: %s %q, want a probability", l, col, f[i])
+				}
+			}
+		}
+	}
+	// Under a paper method the decisions give no probability: NaN.
+	if code, _, errs := winnow(t, "", "-set", "decision.method=lcs", "eval", "-scores", scores, dir); code != 0 {
+		t.Fatalf("winnow -set decision.method=lcs eval -scores = exit %d: %s", code, errs)
+	}
+	b, _ = os.ReadFile(scores)
+	lines = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		for _, col := range []string{"p_group", "p_remove"} {
+			if i := slices.Index(header, col); i < 0 || i >= len(f) || f[i] != "NaN" {
+				t.Errorf("decision.method=lcs: scores line %q: %s is not NaN", l, col)
+			}
 		}
 	}
 	if m, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(m) != 4 {
