@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,6 +32,11 @@ func TestDetectMode(t *testing.T) {
 	}
 	if _, err := DetectMode(t.TempDir()); !errors.Is(err, ErrLayout) {
 		t.Errorf("DetectMode(empty dir) error = %v, want ErrLayout", err)
+	}
+	// A missing path is not a folder of the wrong layout.
+	missing := filepath.Join(t.TempDir(), "no-such-set")
+	if _, err := DetectMode(missing); !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("DetectMode(missing path) error = %v, want one saying it does not exist", err)
 	}
 }
 

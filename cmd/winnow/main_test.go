@@ -292,7 +292,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"compare", "one"}, 2, "compare takes two files"},
 		{[]string{"-set", "decision.method=cosine", "dedup"}, 2, "decision.method"},
 		{[]string{"sig", "/nonexistent/page.html"}, 1, "no such file"},
-		{[]string{"eval", "/nonexistent"}, 1, "neither"},
+		{[]string{"eval", "/nonexistent"}, 1, "eval: /nonexistent does not exist"},
+		{[]string{"eval", t.TempDir()}, 1, "folder holds neither"},
 		{[]string{"compare", text, bin}, 1, bin + ": page: canon: input is binary"},
 		{[]string{"sig", bin}, 1, bin + ": page: canon: input is binary"},
 	}
