@@ -44,7 +44,17 @@ func (m Mode) String() string {
 var ErrLayout = errors.New("eval: folder holds neither pairs.tsv with pairs/ nor docs.tsv with html/")
 
 // DetectMode tells the mode of the data set in dir by the files it holds.
+// A dir that does not exist gives an error that says so (and matches
+// [fs.ErrNotExist]); a folder of another layout, [ErrLayout].
 func DetectMode(dir string) (Mode, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return 0, fmt.Errorf("eval: %s does not exist (%w)", dir, err)
+	} else if err != nil {
+		return 0, fmt.Errorf("eval: %w", err)
+	}
 	exists := func(name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return err == nil

@@ -11,7 +11,9 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // axis turns a method's score into a distance on a fixed integer scale, as
@@ -45,7 +47,8 @@ func axisFor(m Method) (axis, error) {
 
 // Plot writes the charts of a report into dir and returns their paths:
 // one precision-recall chart per definition, with a curve per method and
-// the default decision as a point, and a Moz-style 2-D histogram of the
+// the mode decision of that definition as a point (group for label >= 1
+// and dup, remove for label = 3), and a Moz-style 2-D histogram of the
 // distances of methods x and y over all scored pairs, with a logarithmic
 // colour scale and the published thresholds drawn as lines.
 func Plot(rep *Report, dir, name, x, y string) ([]string, error) {
@@ -68,7 +71,7 @@ func Plot(rep *Report, dir, name, x, y string) ([]string, error) {
 	for _, r := range rep.Results {
 		for _, mode := range []string{"group", "remove"} {
 			path := filepath.Join(dir, name+"-reliability-"+mode+"-"+slug(r.Definition)+".png")
-			title := fmt.Sprintf("%s, duplicate = %s: reliability of the %s decision (in sample, ECE %.3f)", name, r.Definition, mode, r.ECE[mode])
+			title := fmt.Sprintf("%s, duplicate = %s\nreliability of the %s decision (in sample, ECE %.3f)", name, r.Definition, mode, r.ECE[mode])
 			if err := plotReliabilityBins(r.Reliability[mode], title, path); err != nil {
 				return files, err
 			}
@@ -115,18 +118,32 @@ func plotPR(r Result, name, path string) error {
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s (best F1 %.3f)", m.Name, m.Best.F1), l)
 	}
-	d, err := plotter.NewScatter(plotter.XYs{{X: r.Default.Recall, Y: r.Default.Precision}})
+	pt, label := prMark(r)
+	d, err := plotter.NewScatter(plotter.XYs{{X: pt.Recall, Y: pt.Precision}})
 	if err != nil {
-		return fmt.Errorf("eval: plot default: %w", err)
+		return fmt.Errorf("eval: plot %s decision: %w", r.ModeDecision, err)
 	}
 	d.Color = color.Black
 	d.Radius = vg.Points(5)
 	p.Add(d)
-	p.Legend.Add(fmt.Sprintf("winnow decision (F1 %.3f)", r.Default.F1), d)
+	p.Legend.Add(label, d)
 	if err := p.Save(8*vg.Inch, 6*vg.Inch, path); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil
+}
+
+// prMark returns the point a precision-recall chart marks and its
+// legend: the figures of the mode decision whose definition the chart
+// is for (group for label >= 1 and dup, remove for label = 3), at its
+// min_confidence (a paper method's threshold when the decision is one).
+func prMark(r Result) (Point, string) {
+	pt := r.Decisions[r.ModeDecision]
+	setting := fmt.Sprintf("min_confidence %.2f", pt.Threshold)
+	if math.IsNaN(r.ECE[r.ModeDecision]) { // no probabilities: a paper method
+		setting = fmt.Sprintf("threshold %.3g", pt.Threshold)
+	}
+	return pt, fmt.Sprintf("%s decision at %s (P %.3f, R %.3f, F1 %.3f)", r.ModeDecision, setting, pt.Precision, pt.Recall, pt.F1)
 }
 
 // grid is a count histogram for plotter.HeatMap; Z is log10(count), NaN
@@ -235,7 +252,7 @@ func PlotReliability(rep *CVReport, dir string) ([]string, error) {
 	var files []string
 	for _, t := range rep.Tables {
 		path := filepath.Join(dir, t.Set+"-reliability-"+slug(truthSlug(t.Truth))+".png")
-		title := fmt.Sprintf("%s, duplicate = %s: reliability of the model (out of fold, ECE %.3f)", t.Set, t.Truth, ece(t.Reliability))
+		title := fmt.Sprintf("%s, duplicate = %s\nreliability of the model (out of fold, ECE %.3f)", t.Set, t.Truth, ece(t.Reliability))
 		if err := plotReliabilityBins(t.Reliability, title, path); err != nil {
 			return files, err
 		}
@@ -253,12 +270,39 @@ func truthSlug(t string) string {
 	return strings.TrimSpace(t)
 }
 
-// plotReliabilityBins draws one reliability diagram: each bin's mean
-// probability against its share of duplicates, with the diagonal of
-// perfect calibration.
+// plotReliabilityBins writes one reliability diagram ([drawReliability])
+// as a PNG to path.
 func plotReliabilityBins(bins []ReliabilityBin, title, path string) error {
+	c, err := draw.NewFormattedCanvas(7*vg.Inch, 6*vg.Inch, "png")
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if err := drawReliability(draw.New(c), bins, title); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("eval: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	return nil
+}
+
+// drawReliability draws one reliability diagram onto c: each bin's mean
+// probability against its share of duplicates, labelled with the bin's
+// pair count, and the diagonal of perfect calibration. The legend stands
+// in a strip under the chart, where it covers neither the title nor a
+// bin, wherever the bins fall.
+func drawReliability(c draw.Canvas, bins []ReliabilityBin, title string) error {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = vg.Points(8)
 	p.X.Label.Text = "predicted probability (bin mean)"
 	p.Y.Label.Text = "share of duplicates"
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
@@ -270,12 +314,27 @@ func plotReliabilityBins(bins []ReliabilityBin, title, path string) error {
 	diag.Color = color.Gray{160}
 	diag.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 	p.Add(diag)
-	p.Legend.Add("perfect calibration", diag)
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.Add("perfect calibration", diag)
+	// Each count stands above its point, or below it when the point
+	// before is too near for the two to stand side by side.
 	var pts plotter.XYs
+	var above, below plotter.XYLabels
+	last := math.Inf(-1)
 	for _, b := range bins {
-		if b.Pairs > 0 {
-			pts = append(pts, plotter.XY{X: b.MeanProb, Y: b.DupShare})
+		if b.Pairs == 0 {
+			continue
 		}
+		pt := plotter.XY{X: b.MeanProb, Y: b.DupShare}
+		pts = append(pts, pt)
+		side := &above
+		if pt.X-last < 0.08 && len(above.XYs) > 0 && above.XYs[len(above.XYs)-1].X == last {
+			side = &below
+		}
+		last = pt.X
+		side.XYs = append(side.XYs, pt)
+		side.Labels = append(side.Labels, fmt.Sprintf("n=%d", b.Pairs))
 	}
 	if len(pts) > 0 {
 		l, s, err := plotter.NewLinePoints(pts)
@@ -284,11 +343,30 @@ func plotReliabilityBins(bins []ReliabilityBin, title, path string) error {
 		}
 		l.Color, s.Color = lineColors[0], lineColors[0]
 		p.Add(l, s)
-		p.Legend.Add("model", l, s)
+		legend.Add("model (n= pairs in the bin)", l, s)
+		for _, side := range []struct {
+			labels plotter.XYLabels
+			dy     vg.Length
+			align  text.YAlignment
+		}{{above, vg.Points(5), draw.YBottom}, {below, vg.Points(-5), draw.YTop}} {
+			if len(side.labels.XYs) == 0 {
+				continue
+			}
+			ls, err := plotter.NewLabels(side.labels)
+			if err != nil {
+				return fmt.Errorf("eval: plot: %w", err)
+			}
+			ls.Offset = vg.Point{Y: side.dy}
+			for i := range ls.TextStyle {
+				ls.TextStyle[i].XAlign, ls.TextStyle[i].YAlign = draw.XCenter, side.align
+				ls.TextStyle[i].Color = lineColors[0]
+			}
+			p.Add(ls)
+		}
 	}
-	p.Legend.Top, p.Legend.Left = true, true
-	if err := p.Save(7*vg.Inch, 6*vg.Inch, path); err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
+	pad := vg.Points(6)
+	strip := legend.Rectangle(c).Size().Y + 2*pad
+	p.Draw(draw.Crop(c, 0, 0, strip, 0))
+	legend.Draw(draw.Crop(c, pad, 0, pad, strip-pad-c.Size().Y))
 	return nil
 }

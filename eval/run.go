@@ -83,6 +83,10 @@ type MethodResult struct {
 // "duplicate" (label >= 1, label = 3, dup).
 type Result struct {
 	Definition string `json:"definition"`
+	// ModeDecision names the mode decision whose definition this is, the
+	// key of its figures in Decisions: "group" for label >= 1 and dup,
+	// "remove" for label = 3.
+	ModeDecision string `json:"mode_decision"`
 	// ThresholdsFrom is the set whose thresholds the methods'
 	// Transferred figures use; "" unless one was given.
 	ThresholdsFrom string         `json:"thresholds_from,omitempty"`
@@ -91,7 +95,8 @@ type Result struct {
 	Default        Point          `json:"default"`
 	Methods        []MethodResult `json:"methods"`
 	// Decisions holds the figures of the decision each mode uses:
-	// "group" (group and annotate) and "remove".
+	// "group" (group and annotate) and "remove"; Point.Threshold is the
+	// decision's min_confidence (under a paper method, its threshold).
 	Decisions map[string]Point `json:"decisions"`
 	// ECE is each mode decision's expected calibration error on the
 	// candidate pairs of this set (in-sample for a dev set: the models
@@ -99,7 +104,10 @@ type Result struct {
 	ECE map[string]float64 `json:"ece"`
 	// Confidence holds, per mode decision, the figures at each
 	// min_confidence of [Confidences] (Point.Threshold): the operator's
-	// knob. Empty for a paper method.
+	// knob. The pairs the decision refuses whatever their probability
+	// ([ModeVerdict.Refused]) count at none, so the row at the decision's
+	// own min_confidence is its Decisions figures. Empty for a paper
+	// method.
 	Confidence map[string][]Point `json:"confidence,omitempty"`
 	// DecisionsTransferred holds, per mode decision, the figures at the
 	// min_confidence chosen on another set ([Report.TransferThresholds]):
@@ -146,6 +154,11 @@ type ScoredPair struct {
 type ModeVerdict struct {
 	Duplicate   bool
 	Probability float64
+	// Refused reports that the decision refuses the pair at any
+	// min_confidence, whatever Probability: the remove decision does so
+	// when a page was cut at the signing caps and its end is unread
+	// ([similarity.Verdict.Capped]).
+	Refused bool
 }
 
 // LegacyDecision is winnow's default decision before the fitted models:
@@ -184,7 +197,8 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 		sp.Verdict = o.Decision.Decide(sigs[a], sigs[b]).Duplicate
 		g, r := o.Group.Decide(sigs[a], sigs[b]), o.Remove.Decide(sigs[a], sigs[b])
 		sp.Group = ModeVerdict{Duplicate: g.Duplicate, Probability: fullProbability(o.Group, g, &sp.Scores)}
-		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: fullProbability(o.Remove, r, &sp.Scores)}
+		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: fullProbability(o.Remove, r, &sp.Scores),
+			Refused: sigs[a].Capped || sigs[b].Capped}
 		sp.Legacy = legacy.Decide(sigs[a], sigs[b]).Duplicate
 		return sp
 	}
@@ -193,8 +207,8 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 			rep.Scored = append(rep.Scored, score(p.A, p.B, p.Label))
 		}
 		rep.Results = append(rep.Results,
-			result("label >= 1", rep.Scored, func(l int) bool { return l >= 1 }),
-			result("label = 3", rep.Scored, func(l int) bool { return l == 3 }))
+			result("label >= 1", "group", rep.Scored, func(l int) bool { return l >= 1 }, &o),
+			result("label = 3", "remove", rep.Scored, func(l int) bool { return l == 3 }, &o))
 		return rep, nil
 	}
 	dup := map[uint64]bool{}
@@ -218,7 +232,7 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 			rep.Scored = append(rep.Scored, score(a, b, label))
 		}
 	}
-	r := result("dup", rep.Scored, func(l int) bool { return l == 1 })
+	r := result("dup", "group", rep.Scored, func(l int) bool { return l == 1 }, &o)
 	cp, bc := clusterScores(set, sigs, o.Decision)
 	r.ClusterPairs, r.ClusterBCubed = &cp, &bc
 	rep.Results = append(rep.Results, r)
@@ -249,8 +263,25 @@ func fullProbability(d similarity.Decision, v similarity.Verdict, s *similarity.
 // early and reports a bound.
 const MinLCSScored = 0.3
 
-func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
-	r := Result{Definition: def, Pairs: len(scored)}
+// knob returns the setting a decision is run at: its min_confidence
+// under the models, a paper method's threshold in the method's unit
+// (decision.threshold) otherwise.
+func knob(d similarity.Decision) float64 {
+	switch {
+	case d.IsModel():
+		return d.MinConfidence()
+	case d.Verify.Method != similarity.MethodNone && d.Verify.Method != similarity.MethodDefault:
+		return d.Verify.Threshold
+	case len(d.Candidate) == 1: // a candidate-only method ([similarity.SingleMethod])
+		return d.Candidate[0].Threshold
+	}
+	return 0
+}
+
+// result scores the pairs under one definition of a duplicate, that of
+// the mode decision named mode; o gives the mode decisions' settings.
+func result(def, mode string, scored []ScoredPair, isDup func(int) bool, o *Options) Result {
+	r := Result{Definition: def, ModeDecision: mode, Pairs: len(scored)}
 	pred := make([]bool, len(scored))
 	gold := make([]bool, len(scored))
 	group := make([]bool, len(scored))
@@ -263,7 +294,9 @@ func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
 		}
 	}
 	r.Default = Verdicts(pred, gold)
-	r.Decisions = map[string]Point{"group": Verdicts(group, gold), "remove": Verdicts(remove, gold)}
+	g, rm := Verdicts(group, gold), Verdicts(remove, gold)
+	g.Threshold, rm.Threshold = knob(o.Group), knob(o.Remove)
+	r.Decisions = map[string]Point{"group": g, "remove": rm}
 	r.ECE, r.Reliability = map[string]float64{}, map[string][]ReliabilityBin{}
 	count := make([]int, len(scored))
 	for i := range count {
@@ -271,11 +304,13 @@ func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
 	}
 	for _, mode := range []string{"group", "remove"} {
 		prob := make([]float64, len(scored))
+		refused := make([]bool, len(scored))
 		for i, sp := range scored {
-			prob[i] = sp.Group.Probability
+			v := sp.Group
 			if mode == "remove" {
-				prob[i] = sp.Remove.Probability
+				v = sp.Remove
 			}
+			prob[i], refused[i] = v.Probability, v.Refused
 			if math.IsNaN(prob[i]) {
 				count[i] = 0 // a paper method: no probability
 			}
@@ -289,9 +324,12 @@ func result(def string, scored []ScoredPair, isDup func(int) bool) Result {
 			r.Confidence = map[string][]Point{}
 		}
 		for _, c := range Confidences {
+			// The decision at c: its probability reaches c, and the
+			// decision does not refuse the pair whatever it (a remove
+			// decision's page cut at the size cap).
 			at := make([]bool, len(scored))
 			for i := range scored {
-				at[i] = count[i] > 0 && prob[i] >= c
+				at[i] = count[i] > 0 && prob[i] >= c && !refused[i]
 			}
 			pt := Verdicts(at, gold)
 			pt.Threshold = c

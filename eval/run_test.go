@@ -3,9 +3,11 @@ package eval
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,6 +32,11 @@ func TestDetectMode(t *testing.T) {
 	}
 	if _, err := DetectMode(t.TempDir()); !errors.Is(err, ErrLayout) {
 		t.Errorf("DetectMode(empty dir) error = %v, want ErrLayout", err)
+	}
+	// A missing path is not a folder of the wrong layout.
+	missing := filepath.Join(t.TempDir(), "no-such-set")
+	if _, err := DetectMode(missing); !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("DetectMode(missing path) error = %v, want one saying it does not exist", err)
 	}
 }
 
@@ -195,5 +202,102 @@ func TestIncremental(t *testing.T) {
 	}
 	if _, err := Incremental(context.Background(), &Set{Mode: PairMode}, Options{}, svc); err == nil {
 		t.Error("Incremental(pair mode) = nil error")
+	}
+}
+
+// TestDecisionThreshold checks that each mode decision's figures carry
+// its knob, the min_confidence (a paper method's threshold under a paper
+// method), not 0.
+func TestDecisionThreshold(t *testing.T) {
+	mc := func(p similarity.Purpose, c string) similarity.Decision {
+		t.Helper()
+		d, err := similarity.ParseDecision(p, similarity.DecisionSettings{MinConfidence: c}, similarity.DecisionFields{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	tests := []struct {
+		name          string
+		o             Options
+		group, remove float64
+	}{
+		{"defaults", Options{}, 0.7, 0.9},
+		{"set", Options{Group: mc(similarity.PurposeGroup, "0.55"), Remove: mc(similarity.PurposeRemove, "0.8")}, 0.55, 0.8},
+		{"paper method", Options{Group: similarity.SingleMethod(similarity.MethodLCS, 0.77), Remove: similarity.SingleMethod(similarity.MethodSimhash, 5)}, 0.77, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, r := range runSet(t, "testdata/pairs", tt.o).Results {
+				if got := r.Decisions["group"].Threshold; got != tt.group {
+					t.Errorf("%s: group decision's threshold = %v, want %v", r.Definition, got, tt.group)
+				}
+				if got := r.Decisions["remove"].Threshold; got != tt.remove {
+					t.Errorf("%s: remove decision's threshold = %v, want %v", r.Definition, got, tt.remove)
+				}
+			}
+		})
+	}
+}
+
+// TestPRMarksModeDecision checks that each definition's precision-recall
+// chart marks the mode decision whose definition it is: the group
+// decision for label >= 1 and dup, the remove decision for label = 3.
+func TestPRMarksModeDecision(t *testing.T) {
+	reps := map[string]*Report{"pairs": runSet(t, "testdata/pairs", Options{}), "corpus": runSet(t, sampleCorpus(t), Options{})}
+	want := map[string]string{"label >= 1": "group", "label = 3": "remove", "dup": "group"}
+	for name, rep := range reps {
+		for _, r := range rep.Results {
+			mode := want[r.Definition]
+			if r.ModeDecision != mode {
+				t.Errorf("%s, %s: ModeDecision %q, want %q", name, r.Definition, r.ModeDecision, mode)
+			}
+			pt, label := prMark(r)
+			if pt != r.Decisions[mode] || !strings.HasPrefix(label, mode+" decision at min_confidence 0.") {
+				t.Errorf("%s, %s: chart marks %+v as %q; want the %s decision's %+v, labelled as such", name, r.Definition, pt, label, mode, r.Decisions[mode])
+			}
+		}
+	}
+}
+
+// TestConfidenceRowIsDecision checks that the confidence table at a mode
+// decision's own min_confidence gives the decision's figures, also when
+// pages were cut at the signing size cap, which the remove decision
+// refuses whatever the probability (similarity.Verdict.Capped). The
+// licence texts are 9 KB; signed with a 5,000-byte cap every page is cut.
+func TestConfidenceRowIsDecision(t *testing.T) {
+	remove, err := similarity.ParseDecision(similarity.PurposeRemove, similarity.DecisionSettings{MinConfidence: "0.7"}, similarity.DecisionFields{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped := Options{Remove: remove}
+	capped.Signer.Signature.MaxBytes = 5000
+	for _, tt := range []struct {
+		name string
+		o    Options
+	}{{"uncapped", Options{Remove: remove}}, {"capped", capped}} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runSet(t, "testdata/pairs", tt.o)
+			refused := 0
+			for _, sp := range rep.Scored {
+				if sp.Remove.Refused && sp.Remove.Probability >= 0.7 {
+					refused++
+				}
+			}
+			if tt.name == "capped" && refused == 0 {
+				t.Fatal("no capped pair reaches the remove decision's 0.7: the test checks nothing")
+			}
+			for _, r := range rep.Results {
+				for mode, d := range r.Decisions {
+					i := slices.Index(Confidences, d.Threshold)
+					if i < 0 {
+						t.Fatalf("%s decision at %v, not one of Confidences", mode, d.Threshold)
+					}
+					if got := r.Confidence[mode][i]; got != d {
+						t.Errorf("%s, %s decision: confidence row at %v = %+v, want the decision's %+v", r.Definition, mode, d.Threshold, got, d)
+					}
+				}
+			}
+		})
 	}
 }

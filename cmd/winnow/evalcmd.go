@@ -27,7 +27,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	histX := fs.String("hist-x", "jaccard", "method on the histogram's x axis")
 	histY := fs.String("hist-y", "simhash", "method on the histogram's y axis")
 	incremental := fs.Bool("incremental", false, "corpus mode: feed the pages one by one into a cluster service (in memory, backend.* settings) and compare its groups with a batch clustering")
-	scores := fs.String("scores", "", "write every scored pair with all its scores as TSV to `file`, for choosing thresholds")
+	scores := fs.String("scores", "", "write every scored pair with all its scores, the decision's verdict and the mode decisions' probabilities (p_group, p_remove) as TSV to `file`, for choosing thresholds")
 	cv := fs.Bool("cv", false, "cross-validate the paper methods, the legacy decision and the candidate models on the DIRs given (stratified, repeated k-fold) and print the models refitted on all of them")
 	thresholdsFrom := fs.String("thresholds-from", "", "also score each paper method at the threshold of best F1 on the labelled set `dev`, and each mode decision at the min_confidence of best F1 there (applied unchanged: the held-out protocol), beside its best threshold on DIR")
 	compare := fs.Bool("compare", false, "-cv: pair the per-fold figures of two `winnow eval -cv -json` outputs BEFORE.json AFTER.json (two builds on the same sets and folds) and print each candidate's change of F1, ± its fold-to-fold spread")
@@ -336,19 +336,21 @@ func transferThresholds(ctx context.Context, rep *eval.Report, dev string, o eva
 }
 
 // writeScores writes one line per scored pair: the two documents, the
-// gold label, every score and the decision's verdict.
+// gold label, every score, the decision's verdict and the mode decisions'
+// probabilities (p_group, p_remove; NaN under a paper method, which gives
+// none).
 func writeScores(path string, set *eval.Set, rep *eval.Report) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "doc_a\tdoc_b\tlabel\tsimhash\tbloom_ab\tbloom_ba\tcontain_ab\tcontain_ba\tjaccard\tsupershingles\tfingerprints\tlength_ratio\tlcs\tlcs_central\tcoverage_a\tcoverage_b\tdivergence\tpage_divergence\tbag\tverdict")
+	fmt.Fprintln(w, "doc_a\tdoc_b\tlabel\tsimhash\tbloom_ab\tbloom_ba\tcontain_ab\tcontain_ba\tjaccard\tsupershingles\tfingerprints\tlength_ratio\tlcs\tlcs_central\tcoverage_a\tcoverage_b\tdivergence\tpage_divergence\tbag\tverdict\tp_group\tp_remove")
 	for _, sp := range rep.Scored {
 		s := sp.Scores
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%v\n",
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%v\t%.4f\t%.4f\n",
 			set.Docs[sp.A].ID, set.Docs[sp.B].ID, sp.Label, s.SimhashDistance, s.BloomAB, s.BloomBA, s.ContainAB, s.ContainBA,
-			s.Jaccard, s.Supershingles, s.Fingerprints, s.LengthRatio, s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence, s.PageDivergence, s.Bag, sp.Verdict)
+			s.Jaccard, s.Supershingles, s.Fingerprints, s.LengthRatio, s.LCS, s.Central, s.CoverageA, s.CoverageB, s.Divergence, s.PageDivergence, s.Bag, sp.Verdict, sp.Group.Probability, sp.Remove.Probability)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -291,7 +292,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"compare", "one"}, 2, "compare takes two files"},
 		{[]string{"-set", "decision.method=cosine", "dedup"}, 2, "decision.method"},
 		{[]string{"sig", "/nonexistent/page.html"}, 1, "no such file"},
-		{[]string{"eval", "/nonexistent"}, 1, "neither"},
+		{[]string{"eval", "/nonexistent"}, 1, "eval: /nonexistent does not exist"},
+		{[]string{"eval", t.TempDir()}, 1, "folder holds neither"},
 		{[]string{"compare", text, bin}, 1, bin + ": page: canon: input is binary"},
 		{[]string{"sig", bin}, 1, bin + ": page: canon: input is binary"},
 	}
@@ -333,11 +335,16 @@ func TestEval(t *testing.T) {
 		Mode    string
 		Default struct{ Precision, Recall, F1 float64 }
 		Results []struct {
-			Decisions map[string]struct{ Precision, Recall, F1 float64 }
+			Decisions map[string]struct{ Threshold, Precision, Recall, F1 float64 }
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("winnow eval -json: %v\n%s", err, out)
+	}
+	for _, r := range rep.Results {
+		if g, rm := r.Decisions["group"].Threshold, r.Decisions["remove"].Threshold; g != 0.7 || rm != 0.9 {
+			t.Errorf("winnow eval -json: decisions' thresholds %v (group), %v (remove); want their min_confidence 0.7, 0.9", g, rm)
+		}
 	}
 	if rep.Mode != "corpus" || rep.Default.F1 != 1 {
 		t.Errorf("winnow eval: mode %q, default %+v; want corpus mode and F1 1", rep.Mode, rep.Default)
@@ -353,7 +360,7 @@ func TestEval(t *testing.T) {
 	// the header says.
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	header := strings.Split(lines[0], "\t")
-	for _, col := range []string{"label", "lcs", "divergence", "page_divergence", "bag", "verdict"} {
+	for _, col := range []string{"label", "lcs", "divergence", "page_divergence", "bag", "verdict", "p_group", "p_remove"} {
 		if !slices.Contains(header, col) {
 			t.Errorf("scores header %q has no column %q", lines[0], col)
 		}
@@ -367,9 +374,40 @@ func TestEval(t *testing.T) {
 		if v := f[slices.Index(header, "verdict")]; v != "true" && v != "false" {
 			t.Errorf("scores line %q: verdict %q, want true or false", l, v)
 		}
+		// The mode decisions' probabilities: every pair of these pages
+		// has one (a model decision), in [0, 1].
+		for _, col := range []string{"p_group", "p_remove"} {
+			if i := slices.Index(header, col); i >= 0 {
+				if p, err := strconv.ParseFloat(f[i], 64); err != nil || !(p >= 0 && p <= 1) {
+					t.Errorf("scores line %q: %s %q, want a probability", l, col, f[i])
+				}
+			}
+		}
+	}
+	// Under a paper method the decisions give no probability: NaN.
+	if code, _, errs := winnow(t, "", "-set", "decision.method=lcs", "eval", "-scores", scores, dir); code != 0 {
+		t.Fatalf("winnow -set decision.method=lcs eval -scores = exit %d: %s", code, errs)
+	}
+	b, _ = os.ReadFile(scores)
+	lines = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		for _, col := range []string{"p_group", "p_remove"} {
+			if i := slices.Index(header, col); i < 0 || i >= len(f) || f[i] != "NaN" {
+				t.Errorf("decision.method=lcs: scores line %q: %s is not NaN", l, col)
+			}
+		}
 	}
 	if m, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(m) != 4 {
 		t.Errorf("plots: %v, want a PR chart, a histogram and the two mode decisions' reliability diagrams", m)
+	}
+	// The thresholds follow -set.
+	code, out, errs = winnow(t, "", "-set", "decision.min_confidence.group=0.55", "-set", "decision.min_confidence.remove=0.8", "eval", "-json", dir)
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("winnow -set ... eval -json = exit %d, %v: %s", code, err, errs)
+	}
+	if g, rm := rep.Results[0].Decisions["group"].Threshold, rep.Results[0].Decisions["remove"].Threshold; g != 0.55 || rm != 0.8 {
+		t.Errorf("winnow -set ... eval -json: decisions' thresholds %v (group), %v (remove); want 0.55, 0.8 as set", g, rm)
 	}
 	code, out, _ = winnow(t, "", "eval", dir)
 	if code != 0 || !strings.Contains(out, "winnow         decision: default") || !strings.Contains(out, "B-cubed") {
