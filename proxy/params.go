@@ -21,7 +21,21 @@ type params struct {
 	mode     engine.Mode
 	decision similarity.Decision // near-duplicates: the clusters
 	remove   similarity.Decision // content-equivalence: what remove mode drops
-	explain  bool
+	// explain asks for every result annotated as the mode treats it
+	// (see render).
+	explain bool
+}
+
+// render is the mode the answer is rendered in: the request's, except
+// that explain in remove mode annotates every result as remove mode
+// treats it (the duplicates the content-equivalence decision accepts,
+// which remove mode drops, and the near-duplicates it keeps), dropping
+// none.
+func (p params) render() engine.Mode {
+	if p.explain && p.mode == engine.Remove {
+		return engine.Annotate
+	}
+	return p.mode
 }
 
 func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
@@ -100,9 +114,6 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		return p, conflict
 	}
 	p.explain = explain == "1" || explain == "true"
-	if p.explain && p.mode == engine.Remove {
-		p.mode = engine.Annotate
-	}
 	return p, nil
 }
 

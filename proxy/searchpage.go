@@ -192,7 +192,7 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 		for j := range gs[k].Similar {
 			gs[k].Similar[j].Rank = 0
 		}
-		if p.mode == engine.Remove {
+		if p.mode == engine.Remove && !p.explain {
 			// Only what the content-equivalence decision accepted goes;
 			// a near-duplicate it did not stays, explained.
 			gs[k].Similar = slices.DeleteFunc(gs[k].Similar, func(it ui.Item) bool { return !it.Kept })
