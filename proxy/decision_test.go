@@ -42,6 +42,15 @@ func decisionParams(t *testing.T, q string) {
 		{"parameter repeated with two values", "&winnow_min_confidence=0.5&winnow_min_confidence=0.6", 400, "winnow_min_confidence"},
 		{"mode repeated with two values", "&winnow_mode=remove&winnow_mode=group", 400, "winnow_mode"},
 		{"parameter repeated with one value", "&winnow_min_confidence=0.5&winnow_min_confidence=0.5", 200, ""},
+		// An unknown winnow_ parameter is a typo that would change
+		// nothing: a 400 naming it and the known ones.
+		{"unknown parameter", "&winnow_minconfidence=5", 400, "unknown parameter winnow_minconfidence"},
+		{"unknown parameter lists the known", "&winnow_minconfidence=5", 400, "winnow_mode, winnow_method, winnow_threshold, winnow_min_confidence, winnow_explain"},
+		{"unknown parameter among known ones", "&winnow_mode=remove&winnow_explian=1", 400, "winnow_explian"},
+		// winnow_explain is a boolean as config reads them.
+		{"explain not a boolean", "&winnow_explain=maybe", 400, "winnow_explain"},
+		{"explain true", "&winnow_explain=true", 200, ""},
+		{"explain 0", "&winnow_explain=0", 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +66,13 @@ func decisionParams(t *testing.T, q string) {
 	// The header form is the same setting; the error names the header.
 	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "X-Winnow-Threshold") || !strings.Contains(body, "X-Winnow-Min-Confidence") {
 		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming X-Winnow-Threshold and its knob X-Winnow-Min-Confidence", code, body)
+	}
+	// An unknown X-Winnow- header is refused like an unknown parameter.
+	if code, body := get(t, q, "X-Winnow-Minconfidence", "0.5"); code != 400 || !strings.Contains(body, "X-Winnow-Minconfidence") || !strings.Contains(body, "X-Winnow-Min-Confidence") {
+		t.Errorf("X-Winnow-Minconfidence: %d %s; want 400 naming it and the known X-Winnow-Min-Confidence", code, body)
+	}
+	if code, body := get(t, q, "X-Winnow-Explain", "maybe"); code != 400 || !strings.Contains(body, "X-Winnow-Explain") {
+		t.Errorf("X-Winnow-Explain: maybe: %d %s; want 400 naming it", code, body)
 	}
 	// A parameter and a header that disagree are an error naming both;
 	// that agree, the one setting.
