@@ -100,12 +100,15 @@ func decisionParams(t *testing.T, q string) {
 func TestSearchPageDecisions(t *testing.T) {
 	d := startDemo(t, demo.Options{})
 	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	type item struct {
+		URL, Explain string
+		Kept         bool
+		Scores       []struct{ Name, Value, Threshold string }
+	}
 	type page struct {
-		Groups []struct {
-			Duplicates []struct {
-				URL, Explain string
-				Kept         bool
-			}
+		Removed *int
+		Groups  []struct {
+			Duplicates, Removed []item
 		}
 	}
 	read := func(mode string) (page, int) {
@@ -138,5 +141,42 @@ func TestSearchPageDecisions(t *testing.T) {
 	}
 	if grouped == 0 || shown >= grouped {
 		t.Errorf("group mode shows %d duplicates, remove mode %d; want some, and fewer in remove mode", grouped, shown)
+	}
+	// The page counts what remove mode dropped and lists it apart, each
+	// with the content-equivalence verdict's probability in its table,
+	// as the kept ones have theirs (a bound where the decision stopped
+	// early), not the near-duplicate decision's.
+	removed := 0
+	probability := func(it item, removedOne bool) {
+		for _, sc := range it.Scores {
+			if strings.HasPrefix(sc.Name, "P(near-duplicate)") {
+				t.Errorf("remove: %s's table shows the near-duplicate decision: %+v", it.URL, sc)
+			}
+			if !strings.HasPrefix(sc.Name, "P(content-equivalent)") {
+				continue
+			}
+			bound := strings.HasPrefix(sc.Value, "<= ")
+			if removedOne && (bound || !strings.HasPrefix(sc.Threshold, ">= ")) || !removedOne && !strings.HasPrefix(sc.Threshold, "< ") ||
+				bound != strings.Contains(sc.Name, "exited early") || !strings.Contains(it.Explain, sc.Value+" "+sc.Threshold) {
+				t.Errorf("remove: %s (removed %v) shows %+v for %q", it.URL, removedOne, sc, it.Explain)
+			}
+			return
+		}
+		t.Errorf("remove: %s (removed %v) has no P(content-equivalent) row: %+v", it.URL, removedOne, it.Scores)
+	}
+	for _, g := range remove.Groups {
+		for _, it := range g.Removed {
+			removed++
+			if !strings.HasPrefix(it.Explain, "removed by the content-equivalence decision: ") {
+				t.Errorf("remove: %s listed as removed with %q", it.URL, it.Explain)
+			}
+			probability(it, true)
+		}
+		for _, it := range g.Duplicates {
+			probability(it, false)
+		}
+	}
+	if remove.Removed == nil || *remove.Removed != removed || removed != grouped-shown {
+		t.Errorf("remove: the page says %v removed, lists %d; group mode shows %d duplicates, remove mode %d", remove.Removed, removed, grouped, shown)
 	}
 }
