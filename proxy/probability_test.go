@@ -218,3 +218,28 @@ func TestExplainRemove(t *testing.T) {
 		t.Errorf("explain shows %d results, remove mode %d of which %d removed: explain must drop none", len(a.Hits.Hits), len(shown), removed)
 	}
 }
+
+// TestAnnotateWinnerNote: in annotate mode a winner's _winnow names its
+// cluster and winner and has no empty "relation" or "explain" members;
+// its duplicates have both.
+func TestAnnotateWinnerNote(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	_, body := get(t, base+"/llvm/_search?q=benchmark+tips+code+review&size=10&winnow_mode=annotate")
+	winners, dups := 0, 0
+	for _, w := range winnowNotes(t, body) {
+		for _, k := range []string{"relation", "explain"} {
+			if v, ok := w[k]; ok && v == "" {
+				t.Errorf("annotate: a note with an empty %q: %v", k, w)
+			}
+		}
+		if _, ok := w["relation"]; ok {
+			dups++
+		} else if w["cluster"] != "" && w["winner"] != "" {
+			winners++
+		}
+	}
+	if winners == 0 || dups == 0 {
+		t.Errorf("annotate: %d winners, %d duplicates annotated; want some of each\n%s", winners, dups, body)
+	}
+}
