@@ -249,10 +249,10 @@ type Signature struct {
 // (similarity.ParseDecision reads all three). A setting that cannot apply
 // to the method is an error naming it.
 type Decision struct {
-	// Method is "default": the fitted models, one per purpose (the
-	// near-duplicate decision for group and annotate modes, the
-	// content-equivalence decision for remove mode and for what dedup may
-	// delete), or a single paper method for every purpose: "simhash",
+	// Method is "default" (also written "model"): the fitted models, one
+	// per purpose (the near-duplicate decision for group and annotate
+	// modes, the content-equivalence decision for remove mode and for
+	// what dedup may delete), or a single paper method for every purpose: "simhash",
 	// "bloom", "containment", "supershingles", "jaccard", "fingerprints",
 	// "lcs", "lcs-central", "lcs-local". Default "default".
 	Method string `yaml:"method"`

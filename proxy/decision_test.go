@@ -33,6 +33,8 @@ func decisionParams(t *testing.T, q string) {
 		{"confidence out of range", "&winnow_min_confidence=1.5", 400, "winnow_min_confidence"},
 		{"simhash threshold out of range", "&winnow_method=simhash&winnow_threshold=65", 400, "winnow_threshold"},
 		{"unknown method", "&winnow_method=cosine", 400, "winnow_method"},
+		// "model" is config's other name of the default method.
+		{"model is the default method", "&winnow_method=model&winnow_min_confidence=0.8", 200, ""},
 		// The hint names the knob as the client writes its settings: a
 		// parameter, not the header it did not use.
 		{"threshold's hint names the parameter", "&winnow_threshold=0.8", 400, "knob is winnow_min_confidence"},
