@@ -249,10 +249,10 @@ type Signature struct {
 // (similarity.ParseDecision reads all three). A setting that cannot apply
 // to the method is an error naming it.
 type Decision struct {
-	// Method is "default": the fitted models, one per purpose (the
-	// near-duplicate decision for group and annotate modes, the
-	// content-equivalence decision for remove mode and for what dedup may
-	// delete), or a single paper method for every purpose: "simhash",
+	// Method is "default" (also written "model"): the fitted models, one
+	// per purpose (the near-duplicate decision for group and annotate
+	// modes, the content-equivalence decision for remove mode and for
+	// what dedup may delete), or a single paper method for every purpose: "simhash",
 	// "bloom", "containment", "supershingles", "jaccard", "fingerprints",
 	// "lcs", "lcs-central", "lcs-local". Default "default".
 	Method string `yaml:"method"`
@@ -527,10 +527,12 @@ func (c Config) Validate() error {
 const EnvPrefix = "WINNOW_"
 
 // Load builds the configuration: defaults, then the YAML file at path (if
-// path is not empty; unknown keys are errors), then environment variables
-// read through getenv (nil: none), then sets, each "section.field=value"
-// as given by a command-line flag. The result is validated.
-func Load(path string, getenv func(string) string, sets []string) (Config, error) {
+// path is not empty; unknown keys are errors), then the environment
+// variables of environ ("NAME=value", as os.Environ gives them; nil:
+// none), then sets, each "section.field=value" as given by a command-line
+// flag. A variable that names a config section but no key of it is an
+// error (see [CheckEnviron]). The result is validated.
+func Load(path string, environ []string, sets []string) (Config, error) {
 	var c Config
 	if path != "" {
 		b, err := os.ReadFile(path)
@@ -541,13 +543,21 @@ func Load(path string, getenv func(string) string, sets []string) (Config, error
 			return Config{}, fmt.Errorf("config: %s: %w", path, err)
 		}
 	}
-	if getenv != nil {
-		for _, key := range Keys() {
-			name := EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
-			if v := getenv(name); v != "" {
-				if err := c.Set(key, v); err != nil {
-					return Config{}, fmt.Errorf("config: environment %s: %w", name, err)
-				}
+	if err := CheckEnviron(environ); err != nil {
+		return Config{}, err
+	}
+	env := map[string]string{}
+	for _, kv := range environ {
+		name, v, _ := strings.Cut(kv, "=")
+		if _, seen := env[name]; !seen { // the first, as os.Getenv reads it
+			env[name] = v
+		}
+	}
+	for _, key := range Keys() {
+		name := envName(key)
+		if v := env[name]; v != "" {
+			if err := c.Set(key, v); err != nil {
+				return Config{}, fmt.Errorf("config: environment %s: %w", name, err)
 			}
 		}
 	}
@@ -562,6 +572,46 @@ func Load(path string, getenv func(string) string, sets []string) (Config, error
 	}
 	c = c.WithDefaults()
 	return c, c.Validate()
+}
+
+// envName is the environment variable of a dotted key:
+// decision.min_confidence_group is WINNOW_DECISION_MIN_CONFIDENCE_GROUP.
+func envName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// CheckEnviron returns an error naming every variable of environ
+// ("NAME=value") that starts with the prefix of a config section
+// (WINNOW_DECISION_, WINNOW_SERVE_, ...) but is no key of it, such as
+// WINNOW_DECISION_MIN_CONFIDENCE for WINNOW_DECISION_MIN_CONFIDENCE_GROUP:
+// it would change nothing, silently, where -set and the YAML file refuse
+// an unknown key. A variable whose first part is no section
+// (WINNOW_LLVM_DOCS, read by tests) is not config's and passes.
+func CheckEnviron(environ []string) error {
+	known := map[string]bool{}
+	sections := map[string][]string{} // WINNOW_DECISION_ -> its variables
+	for _, key := range Keys() {
+		name := envName(key)
+		known[name] = true
+		section, _, _ := strings.Cut(key, ".")
+		prefix := envName(section) + "_"
+		sections[prefix] = append(sections[prefix], name)
+	}
+	var errs []error
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) || known[name] {
+			continue
+		}
+		for prefix, names := range sections {
+			if strings.HasPrefix(name, prefix) {
+				errs = append(errs, fmt.Errorf("config: environment %s: unknown key of section %s (its variables are %s)",
+					name, strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(prefix, EnvPrefix), "_")), strings.Join(names, ", ")))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Parse decodes YAML into c, refusing unknown keys.

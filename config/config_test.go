@@ -22,8 +22,8 @@ func TestLoadLayers(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"WINNOW_DECISION_THRESHOLD": "4", "WINNOW_DEDUP_WORKERS": "3"}
-	c, err := Load(path, func(k string) string { return env[k] }, []string{"dedup.workers=2"})
+	env := []string{"WINNOW_DECISION_THRESHOLD=4", "WINNOW_DEDUP_WORKERS=3", "WINNOW_LLVM_DOCS=/tmp/llvm-docs"}
+	c, err := Load(path, env, []string{"dedup.workers=2"})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -227,5 +227,43 @@ func TestBackendLeaseDefaults(t *testing.T) {
 			t.Errorf("Load(%q) lease = %s, %s, %s, want %s, %s, %s", tt.sets,
 				time.Duration(b.LeaseTTL), time.Duration(b.LeaseRenew), time.Duration(b.LeaseWait), tt.ttl, tt.renew, tt.wait)
 		}
+	}
+}
+
+// TestEnvironUnknownKey: a variable under a config section's prefix that
+// is no key of it is an error naming it, as -set refuses an unknown key;
+// a variable whose first part is no section is not config's.
+func TestEnvironUnknownKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ []string
+		want    []string // named in the error; nil: no error
+	}{
+		{"a typo of a key", []string{"WINNOW_DECISION_MIN_CONFIDENCE=0.99"}, []string{"WINNOW_DECISION_MIN_CONFIDENCE", "WINNOW_DECISION_MIN_CONFIDENCE_GROUP", "WINNOW_DECISION_MIN_CONFIDENCE_REMOVE"}},
+		{"under serve", []string{"WINNOW_SERVE_LISTN=:1"}, []string{"WINNOW_SERVE_LISTN", "serve"}},
+		{"under a nested section", []string{"WINNOW_SERVE_FETCH_ALLOWED=10.0.0.0/8"}, []string{"WINNOW_SERVE_FETCH_ALLOWED"}},
+		{"every one", []string{"WINNOW_DEDUP_WORKER=2", "WINNOW_BACKEND_STOR=x"}, []string{"WINNOW_DEDUP_WORKER", "WINNOW_BACKEND_STOR"}},
+		{"empty value too", []string{"WINNOW_DECISION_METOD="}, []string{"WINNOW_DECISION_METOD"}},
+		{"known keys", []string{"WINNOW_DECISION_MIN_CONFIDENCE_GROUP=0.8", "WINNOW_SERVE_FETCH_ALLOW=10.0.0.0/8"}, nil},
+		{"not a section", []string{"WINNOW_LLVM_DOCS=/tmp/llvm-docs", "WINNOW_=1", "WINNOW=1", "HOME=/root", "WINNOW_DECISIONS=1"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load("", tt.environ, nil)
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("Load(environ %q) = %v, want no error", tt.environ, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load(environ %q) = nil error, want one naming %q", tt.environ, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Load(environ %q) = %v, want it to name %s", tt.environ, err, w)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -101,5 +102,70 @@ func TestSearchPageInChromium(t *testing.T) {
 	}
 	if !strings.HasPrefix(s.ExplainLine, "duplicate: ") && !strings.Contains(s.ExplainLine, "duplicate: ") {
 		t.Errorf("explain view: %q, want an explanation", s.ExplainLine)
+	}
+
+	// Remove mode: the page says how many duplicates it removed, and
+	// "why?" lists them with the content-equivalence probability that
+	// removed them, not the near-duplicate decision's.
+	if resp, err := chromedp.RunResponse(ctx, chromedp.Navigate(base+"/?q=benchmark+tips+code+review&mode=remove")); err != nil || resp.Status != http.StatusOK {
+		t.Fatalf("opening the search page in remove mode: %v (status %v)", err, resp)
+	}
+	type removedState struct {
+		Totals       string
+		Summary      string
+		RowsShown    bool
+		Rows         []string
+		KeptRows     []string
+		RemovedCount int
+	}
+	const removedJS = `(() => {
+		const shown = el => !!el && el.offsetHeight > 0 && el.checkVisibility();
+		const d = document.querySelector('details.removed');
+		const row = tr => [...tr.children].map(c => c.textContent.trim()).join(' ');
+		return {
+			Totals: document.querySelector('.totals').textContent,
+			Summary: d ? d.querySelector('summary').textContent.trim() : '',
+			RowsShown: shown(d && d.querySelector('table.scores')),
+			Rows: d ? [...d.querySelectorAll('table.scores tbody tr')].map(row) : [],
+			KeptRows: [...document.querySelectorAll('details.explain table.scores tbody tr')].map(row),
+			RemovedCount: [...document.querySelectorAll('details.removed .explain-item')].length,
+		};
+	})()`
+	r, err := chromedp.Run(ctx, chromedp.Evaluate[removedState](removedJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary == "" || r.RowsShown {
+		t.Fatalf("remove mode: removed list %q, rows shown %v before opening; want a closed \"why?\" list", r.Summary, r.RowsShown)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("details.removed > summary"))); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = chromedp.Run(ctx, chromedp.Evaluate[removedState](removedJS)); err != nil {
+		t.Fatal(err)
+	}
+	var total int
+	for _, f := range strings.Split(r.Totals, ", ") {
+		if n, ok := strings.CutSuffix(f, " removed as content-equivalent"); ok {
+			fmt.Sscan(n, &total)
+		}
+	}
+	if total == 0 || total < r.RemovedCount {
+		t.Errorf("remove mode: totals %q, %d listed as removed; want the count of what was removed", r.Totals, r.RemovedCount)
+	}
+	if !r.RowsShown {
+		t.Errorf("remove mode: the removed duplicates' scores are not shown after opening %q", r.Summary)
+	}
+	ce := 0
+	for _, row := range append(r.Rows, r.KeptRows...) {
+		if strings.HasPrefix(row, "P(near-duplicate)") {
+			t.Errorf("remove mode: a score row shows the near-duplicate decision: %q", row)
+		}
+		if strings.HasPrefix(row, "P(content-equivalent)") {
+			ce++
+		}
+	}
+	if ce == 0 {
+		t.Errorf("remove mode: no P(content-equivalent) row among %q and %q", r.Rows, r.KeptRows)
 	}
 }

@@ -33,6 +33,8 @@ func decisionParams(t *testing.T, q string) {
 		{"confidence out of range", "&winnow_min_confidence=1.5", 400, "winnow_min_confidence"},
 		{"simhash threshold out of range", "&winnow_method=simhash&winnow_threshold=65", 400, "winnow_threshold"},
 		{"unknown method", "&winnow_method=cosine", 400, "winnow_method"},
+		// "model" is config's other name of the default method.
+		{"model is the default method", "&winnow_method=model&winnow_min_confidence=0.8", 200, ""},
 		// The hint names the knob as the client writes its settings: a
 		// parameter, not the header it did not use.
 		{"threshold's hint names the parameter", "&winnow_threshold=0.8", 400, "knob is winnow_min_confidence"},
@@ -42,6 +44,15 @@ func decisionParams(t *testing.T, q string) {
 		{"parameter repeated with two values", "&winnow_min_confidence=0.5&winnow_min_confidence=0.6", 400, "winnow_min_confidence"},
 		{"mode repeated with two values", "&winnow_mode=remove&winnow_mode=group", 400, "winnow_mode"},
 		{"parameter repeated with one value", "&winnow_min_confidence=0.5&winnow_min_confidence=0.5", 200, ""},
+		// An unknown winnow_ parameter is a typo that would change
+		// nothing: a 400 naming it and the known ones.
+		{"unknown parameter", "&winnow_minconfidence=5", 400, "unknown parameter winnow_minconfidence"},
+		{"unknown parameter lists the known", "&winnow_minconfidence=5", 400, "winnow_mode, winnow_method, winnow_threshold, winnow_min_confidence, winnow_explain"},
+		{"unknown parameter among known ones", "&winnow_mode=remove&winnow_explian=1", 400, "winnow_explian"},
+		// winnow_explain is a boolean as config reads them.
+		{"explain not a boolean", "&winnow_explain=maybe", 400, "winnow_explain"},
+		{"explain true", "&winnow_explain=true", 200, ""},
+		{"explain 0", "&winnow_explain=0", 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +68,13 @@ func decisionParams(t *testing.T, q string) {
 	// The header form is the same setting; the error names the header.
 	if code, body := get(t, q, "X-Winnow-Threshold", "0.8"); code != 400 || !strings.Contains(body, "X-Winnow-Threshold") || !strings.Contains(body, "X-Winnow-Min-Confidence") {
 		t.Errorf("X-Winnow-Threshold under the default decision: %d %s; want 400 naming X-Winnow-Threshold and its knob X-Winnow-Min-Confidence", code, body)
+	}
+	// An unknown X-Winnow- header is refused like an unknown parameter.
+	if code, body := get(t, q, "X-Winnow-Minconfidence", "0.5"); code != 400 || !strings.Contains(body, "X-Winnow-Minconfidence") || !strings.Contains(body, "X-Winnow-Min-Confidence") {
+		t.Errorf("X-Winnow-Minconfidence: %d %s; want 400 naming it and the known X-Winnow-Min-Confidence", code, body)
+	}
+	if code, body := get(t, q, "X-Winnow-Explain", "maybe"); code != 400 || !strings.Contains(body, "X-Winnow-Explain") {
+		t.Errorf("X-Winnow-Explain: maybe: %d %s; want 400 naming it", code, body)
 	}
 	// A parameter and a header that disagree are an error naming both;
 	// that agree, the one setting.
@@ -84,12 +102,15 @@ func decisionParams(t *testing.T, q string) {
 func TestSearchPageDecisions(t *testing.T) {
 	d := startDemo(t, demo.Options{})
 	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	type item struct {
+		URL, Explain string
+		Kept         bool
+		Scores       []struct{ Name, Value, Threshold string }
+	}
 	type page struct {
-		Groups []struct {
-			Duplicates []struct {
-				URL, Explain string
-				Kept         bool
-			}
+		Removed *int
+		Groups  []struct {
+			Duplicates, Removed []item
 		}
 	}
 	read := func(mode string) (page, int) {
@@ -122,5 +143,42 @@ func TestSearchPageDecisions(t *testing.T) {
 	}
 	if grouped == 0 || shown >= grouped {
 		t.Errorf("group mode shows %d duplicates, remove mode %d; want some, and fewer in remove mode", grouped, shown)
+	}
+	// The page counts what remove mode dropped and lists it apart, each
+	// with the content-equivalence verdict's probability in its table,
+	// as the kept ones have theirs (a bound where the decision stopped
+	// early), not the near-duplicate decision's.
+	removed := 0
+	probability := func(it item, removedOne bool) {
+		for _, sc := range it.Scores {
+			if strings.HasPrefix(sc.Name, "P(near-duplicate)") {
+				t.Errorf("remove: %s's table shows the near-duplicate decision: %+v", it.URL, sc)
+			}
+			if !strings.HasPrefix(sc.Name, "P(content-equivalent)") {
+				continue
+			}
+			bound := strings.HasPrefix(sc.Value, "<= ")
+			if removedOne && (bound || !strings.HasPrefix(sc.Threshold, ">= ")) || !removedOne && !strings.HasPrefix(sc.Threshold, "< ") ||
+				bound != strings.Contains(sc.Name, "exited early") || !strings.Contains(it.Explain, sc.Value+" "+sc.Threshold) {
+				t.Errorf("remove: %s (removed %v) shows %+v for %q", it.URL, removedOne, sc, it.Explain)
+			}
+			return
+		}
+		t.Errorf("remove: %s (removed %v) has no P(content-equivalent) row: %+v", it.URL, removedOne, it.Scores)
+	}
+	for _, g := range remove.Groups {
+		for _, it := range g.Removed {
+			removed++
+			if !strings.HasPrefix(it.Explain, "removed by the content-equivalence decision: ") {
+				t.Errorf("remove: %s listed as removed with %q", it.URL, it.Explain)
+			}
+			probability(it, true)
+		}
+		for _, it := range g.Duplicates {
+			probability(it, false)
+		}
+	}
+	if remove.Removed == nil || *remove.Removed != removed || removed != grouped-shown {
+		t.Errorf("remove: the page says %v removed, lists %d; group mode shows %d duplicates, remove mode %d", remove.Removed, removed, grouped, shown)
 	}
 }

@@ -3,6 +3,8 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -14,20 +16,88 @@ import (
 // parameters winnow_mode, winnow_method, winnow_threshold,
 // winnow_min_confidence, winnow_explain (stripped before forwarding) or
 // headers X-Winnow-Mode, X-Winnow-Method, ... The decision settings mean
-// what config's decision.* keys mean (similarity.ParseDecision).
+// what config's decision.* keys mean (similarity.ParseDecision). Any
+// other winnow_ parameter or X-Winnow- header is an error.
 type params struct {
 	custom   bool // the request overrides the decision
 	off      bool
 	mode     engine.Mode
 	decision similarity.Decision // near-duplicates: the clusters
 	remove   similarity.Decision // content-equivalence: what remove mode drops
-	explain  bool
+	// explain asks for every result annotated as the mode treats it
+	// (see render).
+	explain bool
+}
+
+// render is the mode the answer is rendered in: the request's, except
+// that explain in remove mode annotates every result as remove mode
+// treats it (the duplicates the content-equivalence decision accepts,
+// which remove mode drops, and the near-duplicates it keeps), dropping
+// none.
+func (p params) render() engine.Mode {
+	if p.explain && p.mode == engine.Remove {
+		return engine.Annotate
+	}
+	return p.mode
+}
+
+// settings are the per-request settings, each as a query parameter and
+// as a header; a request naming another winnow_ parameter or X-Winnow-
+// header is refused (unknownSetting), as config refuses an unknown key.
+var settings = [...]struct{ arg, header string }{
+	{"winnow_mode", "X-Winnow-Mode"},
+	{"winnow_method", "X-Winnow-Method"},
+	{"winnow_threshold", "X-Winnow-Threshold"},
+	{"winnow_min_confidence", "X-Winnow-Min-Confidence"},
+	{"winnow_explain", "X-Winnow-Explain"},
+}
+
+// unknownSetting returns an error naming a winnow_ query parameter or an
+// X-Winnow- header of the request that is not one of the settings, and
+// listing those; nil when there is none. Such a parameter is a typo
+// (winnow_minconfidence) that would otherwise change nothing silently:
+// winnow strips both before forwarding.
+func unknownSetting(ctx *fasthttp.RequestCtx, hasArgs bool) error {
+	known := func(k []byte, header bool) bool {
+		for _, st := range settings {
+			if header && strings.EqualFold(string(k), st.header) || !header && string(k) == st.arg {
+				return true
+			}
+		}
+		return false
+	}
+	list := func(header bool) string {
+		names := make([]string, len(settings))
+		for i, st := range settings {
+			names[i] = st.arg
+			if header {
+				names[i] = st.header
+			}
+		}
+		return strings.Join(names, ", ")
+	}
+	if hasArgs {
+		for k := range ctx.QueryArgs().All() {
+			if bytes.HasPrefix(k, []byte("winnow_")) && !known(k, false) {
+				return fmt.Errorf("unknown parameter %s: winnow's parameters are %s", k, list(false))
+			}
+		}
+	}
+	for k := range ctx.Request.Header.All() {
+		if len(k) >= len(ownHeader) && strings.EqualFold(string(k[:len(ownHeader)]), ownHeader) && !known(k, true) {
+			return fmt.Errorf("unknown header %s: winnow's headers are %s", k, list(true))
+		}
+	}
+	return nil
 }
 
 func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	p := params{mode: s.o.Mode, decision: s.o.Decision, remove: s.o.Remove}
 	args := ctx.QueryArgs()
 	hasArgs := bytes.Contains(ctx.URI().QueryString(), []byte("winnow_"))
+	if err := unknownSetting(ctx, hasArgs); err != nil {
+		return p, err
+	}
 	// get returns a setting and the name it was given under, so an error
 	// names what the client wrote; a setting it did not give is named as
 	// the request gives its others (a parameter when it has winnow_
@@ -95,13 +165,17 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		}
 		p.custom = true
 	}
-	explain, _ := get("winnow_explain", "X-Winnow-Explain")
+	explain, explainName := get("winnow_explain", "X-Winnow-Explain")
 	if conflict != nil {
 		return p, conflict
 	}
-	p.explain = explain == "1" || explain == "true"
-	if p.explain && p.mode == engine.Remove {
-		p.mode = engine.Annotate
+	if explain != "" {
+		// The booleans config reads (strconv.ParseBool): 1, 0, true,
+		// false, ...; anything else is a 400, never false silently.
+		var err error
+		if p.explain, err = strconv.ParseBool(explain); err != nil {
+			return p, fmt.Errorf("%s %q is not a boolean (1, 0, true or false)", explainName, explain)
+		}
 	}
 	return p, nil
 }

@@ -146,3 +146,100 @@ func TestRemoveVerdictsCached(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainRemove: winnow_explain=1 in remove mode annotates every
+// result as remove mode treats it, dropping none: each duplicate remove
+// mode drops is explained by the content-equivalence decision that
+// accepted it, with its probability, each near-duplicate it keeps says
+// so, and together they are exactly what remove mode drops and keeps.
+func TestExplainRemove(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	q := base + "/llvm/_search?q=benchmark+tips+code+review&size=30"
+	ids := func(body string) map[string]bool {
+		set := map[string]bool{}
+		for _, h := range decodeES(t, body).Hits.Hits {
+			set[h.ID] = true
+		}
+		return set
+	}
+	_, body := get(t, q+"&winnow_mode=remove")
+	shown := ids(body)
+	code, body := get(t, q+"&winnow_mode=remove&winnow_explain=1")
+	if code != 200 {
+		t.Fatalf("explain: %d %s", code, body)
+	}
+	var a struct {
+		Hits struct {
+			Hits []struct {
+				ID     string         `json:"_id"`
+				Winnow map[string]any `json:"_winnow"`
+			} `json:"hits"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(body), &a); err != nil {
+		t.Fatal(err)
+	}
+	minConf := similarity.DefaultModel(similarity.PurposeRemove).MinConfidence
+	removed, kept := 0, 0
+	for _, h := range a.Hits.Hits {
+		w := h.Winnow
+		explain, _ := w["explain"].(string)
+		switch {
+		case strings.HasPrefix(explain, "removed by the content-equivalence decision: "):
+			removed++
+			p, bound, ok := noteProbability(w)
+			if !ok || bound || w["decision"] != "remove" || p < minConf-1e-4 {
+				t.Errorf("%s would be removed, but its note does not give the content-equivalence probability >= %v: %v", h.ID, minConf, w)
+			}
+			if shown[h.ID] {
+				t.Errorf("%s: explain says remove mode drops it, but remove mode shows it", h.ID)
+			}
+		case strings.HasPrefix(explain, "kept: "):
+			kept++
+			if _, _, ok := noteProbability(w); !ok || w["decision"] != "remove" {
+				t.Errorf("%s is kept, but its note lacks the content-equivalence decision: %v", h.ID, w)
+			}
+			if !shown[h.ID] {
+				t.Errorf("%s: explain says remove mode keeps it, but remove mode drops it", h.ID)
+			}
+		case w != nil && w["decision"] != nil:
+			t.Errorf("%s: a duplicate explained by another decision: %v", h.ID, w)
+		default:
+			if !shown[h.ID] {
+				t.Errorf("%s: not a duplicate in explain, but remove mode drops it (%v)", h.ID, w)
+			}
+		}
+	}
+	if removed == 0 || kept == 0 {
+		t.Errorf("explain in remove mode: %d duplicates removed, %d kept; want some of each\n%s", removed, kept, body)
+	}
+	if len(a.Hits.Hits) != len(shown)+removed {
+		t.Errorf("explain shows %d results, remove mode %d of which %d removed: explain must drop none", len(a.Hits.Hits), len(shown), removed)
+	}
+}
+
+// TestAnnotateWinnerNote: in annotate mode a winner's _winnow names its
+// cluster and winner and has no empty "relation" or "explain" members;
+// its duplicates have both.
+func TestAnnotateWinnerNote(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	_, body := get(t, base+"/llvm/_search?q=benchmark+tips+code+review&size=10&winnow_mode=annotate")
+	winners, dups := 0, 0
+	for _, w := range winnowNotes(t, body) {
+		for _, k := range []string{"relation", "explain"} {
+			if v, ok := w[k]; ok && v == "" {
+				t.Errorf("annotate: a note with an empty %q: %v", k, w)
+			}
+		}
+		if _, ok := w["relation"]; ok {
+			dups++
+		} else if w["cluster"] != "" && w["winner"] != "" {
+			winners++
+		}
+	}
+	if winners == 0 || dups == 0 {
+		t.Errorf("annotate: %d winners, %d duplicates annotated; want some of each\n%s", winners, dups, body)
+	}
+}

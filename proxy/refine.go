@@ -93,6 +93,9 @@ type refined struct {
 	// serviceDups are the (duplicate, winner) pairs the cluster service
 	// decided.
 	serviceDups [][2]int
+	// removeVerdicts are remove mode's content-equivalence verdicts, by
+	// the duplicate's index (keepUnequal); nil in the other modes.
+	removeVerdicts map[int]similarity.Verdict
 	// counts by source, and the results left unmarked
 	cached, text, fetched, service, unrefined int
 	// internal counts the results left unmarked because the SSRF guard
@@ -532,6 +535,10 @@ func keepUnequal(ref *refined, results []engine.Result, remove similarity.Decisi
 			}
 		}
 		setProbability(&ref.marks[i], v)
+		if ref.removeVerdicts == nil {
+			ref.removeVerdicts = map[int]similarity.Verdict{}
+		}
+		ref.removeVerdicts[i] = v
 		if v.Duplicate {
 			ref.marks[i].Explain = "removed by the content-equivalence decision: " + v.Explain()
 			continue

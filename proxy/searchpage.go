@@ -23,7 +23,9 @@ import (
 // groups reads the page's groups from the marks, in rank order: a
 // result that is its own winner, or is unmarked, opens a group; one marked
 // with another winner joins that winner's group. The clusters are read
-// only for the scores of the verdicts the marks explain.
+// only for the scores of the verdicts the marks explain: in remove mode
+// the content-equivalence verdict that removed or kept a duplicate, else
+// the near-duplicate one.
 func (o *metaOutcome) groups() []ui.Group {
 	marks := o.ref.marks
 	verdicts := map[int]similarity.Verdict{}
@@ -31,6 +33,9 @@ func (o *metaOutcome) groups() []ui.Group {
 		for _, m := range c.Members[1:] {
 			verdicts[m.Index] = m.Verdict
 		}
+	}
+	for i, v := range o.ref.removeVerdicts {
+		verdicts[i] = v
 	}
 	item := func(i int) ui.Item {
 		r := o.results[i]
@@ -101,6 +106,27 @@ func scoresOf(v similarity.Verdict) []ui.Score {
 	var out []ui.Score
 	add := func(t similarity.TestResult, deciding bool) {
 		if t.Method == similarity.MethodNone || math.IsNaN(t.Value) {
+			return
+		}
+		if t.Method == similarity.MethodModel {
+			// "P(content-equivalent) 0.42 < 0.90", or where the
+			// decision stopped aligning the pair its bound, "P(...)
+			// <= 0.55 < 0.90 (LCS exited early)": the table names the
+			// decision and shows the bound as one.
+			name, rest, _ := strings.Cut(t.String(), " ")
+			rest, cut := strings.CutSuffix(rest, " (LCS exited early)")
+			f := strings.Fields(rest)
+			if len(f) < 3 {
+				return
+			}
+			sc := ui.Score{Name: name, Value: strings.Join(f[:len(f)-2], " ")}
+			if cut {
+				sc.Name += " (LCS exited early)"
+			}
+			if deciding {
+				sc.Threshold = f[len(f)-2] + " " + f[len(f)-1]
+			}
+			out = append(out, sc)
 			return
 		}
 		f := strings.Fields(t.String()) // "... value op threshold"
@@ -192,9 +218,16 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 		for j := range gs[k].Similar {
 			gs[k].Similar[j].Rank = 0
 		}
-		if p.mode == engine.Remove {
+		if p.mode == engine.Remove && !p.explain {
 			// Only what the content-equivalence decision accepted goes;
-			// a near-duplicate it did not stays, explained.
+			// a near-duplicate it did not stays, explained. What went is
+			// counted and listed with its verdict, out of the results.
+			for _, it := range gs[k].Similar {
+				if !it.Kept {
+					gs[k].Removed = append(gs[k].Removed, it)
+				}
+			}
+			view.Removed += len(gs[k].Removed)
 			gs[k].Similar = slices.DeleteFunc(gs[k].Similar, func(it ui.Item) bool { return !it.Kept })
 		}
 	}
@@ -271,11 +304,18 @@ func jsonPage(p *ui.Page) map[string]any {
 	}
 	var results []map[string]any
 	for _, g := range p.Groups {
-		var dups []item
+		var dups, removed []item
 		for _, it := range g.Similar {
 			dups = append(dups, conv(it))
 		}
-		results = append(results, map[string]any{"cluster": g.ID, "result": conv(g.Winner), "duplicates": dups})
+		for _, it := range g.Removed {
+			removed = append(removed, conv(it))
+		}
+		gm := map[string]any{"cluster": g.ID, "result": conv(g.Winner), "duplicates": dups}
+		if removed != nil {
+			gm["removed"] = removed
+		}
+		results = append(results, gm)
 	}
 	var engines []map[string]any
 	for _, e := range p.Engines {
@@ -285,9 +325,13 @@ func jsonPage(p *ui.Page) map[string]any {
 		}
 		engines = append(engines, m)
 	}
-	return map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
+	out := map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
 		"refined": p.Refined, "notice": p.Notice, "engines": engines, "groups": results,
 		"prev": p.PrevURL, "next": p.NextURL}
+	if p.Mode == "remove" {
+		out["removed"] = p.Removed
+	}
+	return out
 }
 
 // notice tells why results are shown unmarked: pages the SSRF guard

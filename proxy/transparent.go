@@ -85,7 +85,10 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 	defer s.inflight.give(held)
 	defer fasthttp.ReleaseResponse(resp)
 	var key uint64
-	if s.memo.answers != nil && !p.custom {
+	// The answer cache holds the server's own decisions in the plain
+	// modes; explain is a view of its own.
+	cacheable := s.memo.answers != nil && !p.custom && !p.explain
+	if cacheable {
 		key = answerKey(orig.Method, orig.Path, orig.Body, p.mode, win)
 		if s.answerFromCache(ctx, key, orig, p, win, resp, b, start) {
 			return
@@ -105,7 +108,7 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
-	if s.memo.answers != nil && !p.custom && ref.hot != nil {
+	if cacheable && ref.hot != nil {
 		s.rememberAnswer(key, orig, p, win, parsed, ref, ctx.Response.Body())
 	}
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
@@ -261,7 +264,7 @@ func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b 
 	// The rendering is about the answer's size: one buffer of that size,
 	// not a series of doublings, keeps it within what the budget counts.
 	buf := slices.Grow(ctx.Response.SwapBody(nil)[:0], len(parsed.Body()))
-	out, err := b.light.Render(buf, parsed, ref.marks, p.mode, win)
+	out, err := b.light.Render(buf, parsed, ref.marks, p.render(), win)
 	if err != nil {
 		ctx.Response.SwapBody(buf)
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)

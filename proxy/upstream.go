@@ -109,11 +109,14 @@ func isHop(k []byte) bool {
 	return hopHeaders[string(lower[:len(k)])]
 }
 
+// ownHeader starts winnow's own request headers (X-Winnow-Mode, ...),
+// never forwarded.
+const ownHeader = "x-winnow-"
+
 // forwardable reports whether a client's request header goes on to the
 // backend: not hop-by-hop, not one of winnow's own X-Winnow-*.
 func forwardable(k []byte) bool {
-	const own = "x-winnow-"
-	if len(k) >= len(own) && strings.EqualFold(string(k[:len(own)]), own) {
+	if len(k) >= len(ownHeader) && strings.EqualFold(string(k[:len(ownHeader)]), ownHeader) {
 		return false
 	}
 	return !isHop(k)

@@ -29,7 +29,7 @@ func startBackend(t *testing.T, args ...string) (base string, stop func() (int, 
 	done := make(chan int, 1)
 	go func() {
 		args := append(args, "backend", "-listen", addr)
-		done <- run(ctx, args, strings.NewReader(""), &out, &errb, func(string) string { return "" })
+		done <- run(ctx, args, strings.NewReader(""), &out, &errb, nil)
 	}()
 	base = "http://" + addr
 	deadline := time.Now().Add(10 * time.Second)

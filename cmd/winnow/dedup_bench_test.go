@@ -61,7 +61,7 @@ func BenchmarkDedup(b *testing.B) {
 		measure(b, func(b *testing.B) {
 			var stderr bytes.Buffer
 			args := []string{"-set", "dedup.progress=never", "dedup", "-o", os.DevNull, dir}
-			if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr, func(string) string { return "" }); code != 0 {
+			if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr, nil); code != 0 {
 				b.Fatalf("winnow dedup = exit %d: %s", code, stderr.String())
 			}
 		})
@@ -121,7 +121,7 @@ func BenchmarkDedupWARC(b *testing.B) {
 		measureDedup(b, total, docs, func(b *testing.B) {
 			var stderr bytes.Buffer
 			args := []string{"-set", "dedup.progress=never", "dedup", "-o", os.DevNull, path}
-			if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr, func(string) string { return "" }); code != 0 {
+			if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr, nil); code != 0 {
 				b.Fatalf("winnow dedup = exit %d: %s", code, stderr.String())
 			}
 		})

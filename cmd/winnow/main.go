@@ -78,7 +78,7 @@ var errUsage = errors.New("usage")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)
 }
@@ -89,7 +89,7 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
 	fs := flag.NewFlagSet("winnow", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "YAML configuration `file`")
@@ -123,7 +123,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
 
-	cfg, err := config.Load(*cfgPath, getenv, sets)
+	cfg, err := config.Load(*cfgPath, environ, sets)
 	if err != nil {
 		fmt.Fprintln(stderr, "winnow:", err)
 		return 2

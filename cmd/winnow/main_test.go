@@ -23,8 +23,7 @@ import (
 func winnow(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	noEnv := func(string) string { return "" }
-	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, noEnv)
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, nil)
 	return code, out.String(), errb.String()
 }
 
@@ -528,5 +527,22 @@ func TestReport(t *testing.T) {
 	}
 	if code, _, errs = winnow(t, "", "report", "mirrors", filepath.Join(dir, "missing.jsonl")); code != 1 {
 		t.Errorf("report mirrors (missing file) = exit %d: %s", code, errs)
+	}
+}
+
+// TestEnvironTypo: a WINNOW_ variable of a config section that names no
+// key stops winnow at start-up, naming it (exit 2, as a bad -set does).
+func TestEnvironTypo(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"sig", "-"}, strings.NewReader("<p>a page</p>"), &out, &errb,
+		[]string{"WINNOW_DECISION_MIN_CONFIDENCE=0.99", "WINNOW_LLVM_DOCS=/tmp/llvm-docs"})
+	if code != 2 || !strings.Contains(errb.String(), "WINNOW_DECISION_MIN_CONFIDENCE") || strings.Contains(errb.String(), "WINNOW_LLVM_DOCS") {
+		t.Errorf("run with WINNOW_DECISION_MIN_CONFIDENCE set: exit %d, stderr %q; want 2 naming it alone", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"sig", "-"}, strings.NewReader("<p>a page</p>"), &out, &errb,
+		[]string{"WINNOW_LLVM_DOCS=/tmp/llvm-docs", "WINNOW_DECISION_MIN_CONFIDENCE_GROUP=0.8"}); code != 0 {
+		t.Errorf("run with known and foreign WINNOW_ variables: exit %d, stderr %q; want 0", code, errb.String())
 	}
 }

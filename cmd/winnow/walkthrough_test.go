@@ -36,7 +36,7 @@ func startServe(t *testing.T, addr string, args ...string) {
 	var out, errb bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, append(args, "serve", "-listen", addr), strings.NewReader(""), &out, &errb, func(string) string { return "" })
+		done <- run(ctx, append(args, "serve", "-listen", addr), strings.NewReader(""), &out, &errb, nil)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -343,16 +343,22 @@ func solrExpanded(out []byte, p *Parsed, marks []Mark, winners []int) []byte {
 }
 
 // annotationJSON appends the "_winnow" value of a result in Annotate mode.
+// A winner has no relation, and an explanation only when it is declared
+// canonical: the empty members are left out, not written as "".
 func annotationJSON(dst []byte, p *Parsed, m Mark) []byte {
 	dst = append(dst, `{"cluster":`...)
 	dst = appendString(dst, m.Cluster)
 	dst = append(dst, `,"winner":`...)
 	dst = appendString(dst, p.Results[m.Winner].URL)
-	dst = append(dst, `,"relation":`...)
-	dst = appendString(dst, m.Relation)
+	if m.Relation != "" {
+		dst = append(dst, `,"relation":`...)
+		dst = appendString(dst, m.Relation)
+	}
 	dst = appendProbability(dst, m)
-	dst = append(dst, `,"explain":`...)
-	dst = appendString(dst, m.Explain)
+	if m.Explain != "" {
+		dst = append(dst, `,"explain":`...)
+		dst = appendString(dst, m.Explain)
+	}
 	return append(dst, '}')
 }
 

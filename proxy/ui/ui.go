@@ -30,6 +30,9 @@ type Page struct {
 	// Refined counts the results that were signed and compared; Total
 	// counts the results shown, similar ones included.
 	Refined, Total int
+	// Removed counts, in Mode "remove", the duplicates removed (the
+	// groups' Removed); the page says it in that mode only.
+	Removed int
 	// PrevURL and NextURL link to the previous and next page of results;
 	// "" means there is none. Relative URLs are allowed.
 	PrevURL, NextURL string
@@ -60,6 +63,10 @@ type Group struct {
 	// Similar holds the winner's near-duplicates, best first; nil shows the
 	// winner alone.
 	Similar []Item
+	// Removed holds, in remove mode, the duplicates removed as
+	// content-equivalent to the winner: not results, but listed with
+	// their explanation under "why removed?"; nil lists none.
+	Removed []Item
 }
 
 // Item is one search result.

@@ -576,3 +576,27 @@ func TestRenderHighlight(t *testing.T) {
 		t.Errorf("page lacks %s:\n%s", want, b.String())
 	}
 }
+
+// TestRenderRemoved: in remove mode the status line counts the
+// duplicates removed and each group lists its removed ones, closed,
+// with their scores; the other modes say nothing of removal.
+func TestRenderRemoved(t *testing.T) {
+	removed := Item{URL: "https://c.example/", Title: "C", Explain: "removed by the content-equivalence decision: ...",
+		Scores: []Score{{Name: "P(content-equivalent)", Value: "0.97", Threshold: ">= 0.90"}}}
+	g := Group{ID: "c", Winner: Item{URL: "https://a.example/", Title: "A"}, Removed: []Item{removed}}
+	doc := parse(t, render(t, &Page{Query: "q", Mode: "remove", Groups: []Group{g}, Total: 1, Removed: 1}))
+	if got := text(findAll(doc, "p", "totals")[0]); !strings.Contains(got, "1 duplicate removed as content-equivalent") {
+		t.Errorf("remove mode: totals %q, want the count removed", got)
+	}
+	ds := findAll(doc, "details", "removed")
+	if len(ds) != 1 {
+		t.Fatalf("remove mode: %d details.removed, want 1", len(ds))
+	}
+	if _, open := attr(ds[0], "open"); open || !strings.Contains(text(ds[0]), "1 duplicate removed: why?") || !strings.Contains(text(ds[0]), "P(content-equivalent)0.97>= 0.90") {
+		t.Errorf("remove mode: details.removed open %v, text %q", open, text(ds[0]))
+	}
+	doc = parse(t, render(t, &Page{Query: "q", Mode: "group", Groups: []Group{{ID: "c", Winner: g.Winner}}, Total: 1}))
+	if got := text(findAll(doc, "p", "totals")[0]); strings.Contains(got, "removed") {
+		t.Errorf("group mode: totals %q speak of removal", got)
+	}
+}

@@ -110,7 +110,7 @@ func (c *common) parse(args []string) (config.Config, error) {
 		return config.Config{}, err
 	}
 	beam.Init()
-	return config.Load(c.cfgPath, os.Getenv, c.sets)
+	return config.Load(c.cfgPath, os.Environ(), c.sets)
 }
 
 // output returns the path the pipeline writes and a function that, after
