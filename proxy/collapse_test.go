@@ -3,12 +3,14 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -334,5 +336,57 @@ func TestClientsRecordedModes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSolrErrorFormat checks that a request winnow refuses gets Solr's
+// error in the format the request asked for: XML for wt=xml (as Solr
+// writes it, readable by an XML client), JSON otherwise.
+func TestSolrErrorFormat(t *testing.T) {
+	engineSrv := serveRecorded(t, []byte(`{"responseHeader":{"status":0,"QTime":1},"response":{"numFound":0,"start":0,"docs":[]}}`))
+	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "solr", URL: engineSrv.URL,
+		Adapter: engine.Config{Kind: "solr", Path: "/solr/articles/select"}}}})
+	bad := "/solr/articles/select?q=*:*&winnow_minconfidence=5&wt="
+	code, out := get(t, base+bad+"xml")
+	var x struct {
+		XMLName xml.Name `xml:"response"`
+		Lists   []struct {
+			Name string `xml:"name,attr"`
+			Ints []struct {
+				Name  string `xml:"name,attr"`
+				Value int    `xml:",chardata"`
+			} `xml:"int"`
+			Strs []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:",chardata"`
+			} `xml:"str"`
+		} `xml:"lst"`
+	}
+	if err := xml.Unmarshal([]byte(out), &x); code != 400 || err != nil || len(x.Lists) != 2 || x.Lists[1].Name != "error" {
+		t.Fatalf("wt=xml, bad parameter: %d, %v\n%s; want 400 and Solr's XML error", code, err, out)
+	}
+	msg, status := "", 0
+	for _, s := range x.Lists[1].Strs {
+		if s.Name == "msg" {
+			msg = s.Value
+		}
+	}
+	for _, i := range x.Lists[0].Ints {
+		if i.Name == "status" {
+			status = i.Value
+		}
+	}
+	if !strings.Contains(msg, "winnow_minconfidence") || status != 400 {
+		t.Errorf("XML error msg %q, status %d; want the parameter named and status 400", msg, status)
+	}
+	code, out = get(t, base+bad+"json")
+	var j struct {
+		Error struct {
+			Msg  string `json:"msg"`
+			Code int    `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); code != 400 || err != nil || j.Error.Code != 400 || !strings.Contains(j.Error.Msg, "winnow_minconfidence") {
+		t.Errorf("wt=json, bad parameter: %d, %v, %+v\n%s; want Solr's JSON error", code, err, j, out)
 	}
 }

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"bytes"
+	"encoding/xml"
 	"path"
 	"strings"
 
@@ -51,7 +53,8 @@ func (u *upstream) allows(r engine.Request) bool {
 
 // engineError answers status with reason in the shape of the engine's own
 // errors, so a client library reports it as it reports its engine's:
-// Elasticsearch's error object, Solr's error and responseHeader, a JSON
+// Elasticsearch's error object, Solr's error and responseHeader (in XML
+// when the request asked wt=xml), a JSON
 // error member for the other JSON kinds, plain text for feeds. typ is the
 // Elasticsearch error type.
 func (u *upstream) engineError(ctx *fasthttp.RequestCtx, status int, typ, reason string) {
@@ -74,6 +77,21 @@ func (u *upstream) engineError(ctx *fasthttp.RequestCtx, status int, typ, reason
 		b = fasthttp.AppendUint(b, status)
 		b = append(b, '}')
 	case "solr":
+		if solrWantsXML(ctx) {
+			// A client that asked for XML parses XML, errors included.
+			var msg bytes.Buffer
+			xml.EscapeText(&msg, []byte(reason)) // a bytes.Buffer never fails
+			b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<response><lst name="responseHeader"><int name="status">`...)
+			b = fasthttp.AppendUint(b, status)
+			b = append(b, `</int><int name="QTime">0</int></lst><lst name="error"><arr name="metadata"><str>error-class</str><str>org.apache.solr.common.SolrException</str></arr><str name="msg">`...)
+			b = append(b, msg.Bytes()...)
+			b = append(b, `</str><int name="code">`...)
+			b = fasthttp.AppendUint(b, status)
+			b = append(b, "</int></lst></response>\n"...)
+			ctx.SetContentType("application/xml; charset=UTF-8")
+			ctx.SetBody(b)
+			return
+		}
 		b = append(b, `{"responseHeader":{"status":`...)
 		b = fasthttp.AppendUint(b, status)
 		b = append(b, `,"QTime":0},"error":{"metadata":["error-class","org.apache.solr.common.SolrException"],"msg":`...)
@@ -92,6 +110,17 @@ func (u *upstream) engineError(ctx *fasthttp.RequestCtx, status int, typ, reason
 	}
 	ctx.SetContentType("application/json; charset=UTF-8")
 	ctx.SetBody(b)
+}
+
+// solrWantsXML reports that a Solr request asks for an XML answer
+// (wt=xml in its query or form): Solr writes its errors in the format the
+// request asked for.
+func solrWantsXML(ctx *fasthttp.RequestCtx) bool {
+	wt := ctx.QueryArgs().Peek("wt")
+	if wt == nil && ctx.Request.Header.IsPost() {
+		wt = ctx.PostArgs().Peek("wt")
+	}
+	return string(wt) == "xml"
 }
 
 // appendJSONString appends s as a JSON string.
