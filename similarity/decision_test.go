@@ -429,4 +429,15 @@ func TestDecideExact(t *testing.T) {
 	if g := (Decision{Exact: true}).Decide(page, near); !g.Duplicate || g.Probability != (Decision{}).Decide(page, near).Probability {
 		t.Errorf("group decision exact %s, want the default's accepted verdict", g.Explain())
 	}
+	// A paper LCS method reports the pair's ratio too, not the early
+	// exit's bound.
+	lcs := SingleMethod(MethodLCS, 0.99)
+	fastLCS := lcs.Decide(page, near)
+	lcs.Exact = true
+	exactLCS := lcs.Decide(page, near)
+	whole := Compare(page, near, CompareOptions{LCS: true})
+	if !fastLCS.Scores.LCSCut || exactLCS.Scores.LCSCut || exactLCS.Scores.LCS != whole.LCS || exactLCS.Duplicate {
+		t.Errorf("LCS 0.99 exact: ratio %v (cut %v), want the whole alignment's %v, rejected; without Exact cut %v",
+			exactLCS.Scores.LCS, exactLCS.Scores.LCSCut, whole.LCS, fastLCS.Scores.LCSCut)
+	}
 }

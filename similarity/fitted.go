@@ -40,8 +40,8 @@ func DefaultModel(p Purpose) *PurposeModel {
 // groupModel: `winnow eval -cv` (README.md) on the three dev sets. Its
 // min_confidence is the smallest of eval.Confidences whose
 // cross-validated precision on webis-ecir20-dev is at least 0.95, read
-// over 20 repeats of the 5 folds on a grid of 0.05 (0.01 from 0.9 to
-// 0.95): 0.65, precision 0.957 (round 8; 0.7 on the 0.1 grid before).
+// over 20 repeats of the 5 folds on a grid of 0.05 from 0.6 (0.01 from
+// 0.9 to 0.95): 0.65, precision 0.957 (round 8; 0.7 on the 0.1 grid before).
 var groupModel = PurposeModel{
 	Seq: Model{
 		Features:  []Feature{FeatureLCS, FeatureDivergence},

@@ -94,3 +94,24 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// TestExampleFileDefaults: the example configuration writes out the
+// decisions' default confidences, so a deployment that starts from it
+// gets the shipped ones, not those of an earlier round.
+func TestExampleFileDefaults(t *testing.T) {
+	c, err := config.Load("../../winnow.example.yaml", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		p    similarity.Purpose
+		file float64
+	}{
+		{similarity.PurposeGroup, c.Decision.MinConfidence.Group},
+		{similarity.PurposeRemove, c.Decision.MinConfidence.Remove},
+	} {
+		if want := similarity.DefaultModel(tt.p).MinConfidence; tt.file != want {
+			t.Errorf("winnow.example.yaml: decision.min_confidence.%v = %v, want the default %v", tt.p, tt.file, want)
+		}
+	}
+}
