@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -574,6 +575,13 @@ func Load(path string, environ []string, sets []string) (Config, error) {
 	return c, c.Validate()
 }
 
+// platformVariable matches the variables platforms derive from a service
+// or container name: Kubernetes' service links (NAME_SERVICE_HOST,
+// NAME_SERVICE_PORT[_PORTNAME], NAME_PORT, NAME_PORT_8080_TCP[_PROTO,
+// _PORT, _ADDR]) and Docker's legacy links (NAME_NAME, NAME_ENV_VAR, and
+// the same _PORT forms). No config key ends like these.
+var platformVariable = regexp.MustCompile(`_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_[0-9]+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?)?|NAME|ENV_[A-Za-z0-9_]+)$`)
+
 // envName is the environment variable of a dotted key:
 // decision.min_confidence_group is WINNOW_DECISION_MIN_CONFIDENCE_GROUP.
 func envName(key string) string {
@@ -586,7 +594,11 @@ func envName(key string) string {
 // WINNOW_DECISION_MIN_CONFIDENCE for WINNOW_DECISION_MIN_CONFIDENCE_GROUP:
 // it would change nothing, silently, where -set and the YAML file refuse
 // an unknown key. A variable whose first part is no section
-// (WINNOW_LLVM_DOCS, read by tests) is not config's and passes.
+// (WINNOW_LLVM_DOCS, read by tests) is not config's and passes, and so is
+// one a platform sets by the name of a service or container
+// (platformVariable): a Kubernetes Service named winnow-backend gives
+// every pod of its namespace WINNOW_BACKEND_SERVICE_HOST and
+// WINNOW_BACKEND_PORT, which must not stop winnow from starting.
 func CheckEnviron(environ []string) error {
 	known := map[string]bool{}
 	sections := map[string][]string{} // WINNOW_DECISION_ -> its variables
@@ -600,7 +612,7 @@ func CheckEnviron(environ []string) error {
 	var errs []error
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, EnvPrefix) || known[name] {
+		if !strings.HasPrefix(name, EnvPrefix) || known[name] || platformVariable.MatchString(name) {
 			continue
 		}
 		for prefix, names := range sections {

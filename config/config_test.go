@@ -234,6 +234,13 @@ func TestBackendLeaseDefaults(t *testing.T) {
 // is no key of it is an error naming it, as -set refuses an unknown key;
 // a variable whose first part is no section is not config's.
 func TestEnvironUnknownKey(t *testing.T) {
+	// No key's variable looks like a platform's, so skipping those never
+	// hides a real key's typo-free name.
+	for _, key := range Keys() {
+		if n := envName(key); platformVariable.MatchString(n) {
+			t.Errorf("key %s: its variable %s looks like a platform's service or link variable", key, n)
+		}
+	}
 	tests := []struct {
 		name    string
 		environ []string
@@ -246,6 +253,15 @@ func TestEnvironUnknownKey(t *testing.T) {
 		{"empty value too", []string{"WINNOW_DECISION_METOD="}, []string{"WINNOW_DECISION_METOD"}},
 		{"known keys", []string{"WINNOW_DECISION_MIN_CONFIDENCE_GROUP=0.8", "WINNOW_SERVE_FETCH_ALLOW=10.0.0.0/8"}, nil},
 		{"not a section", []string{"WINNOW_LLVM_DOCS=/tmp/llvm-docs", "WINNOW_=1", "WINNOW=1", "HOME=/root", "WINNOW_DECISIONS=1"}, nil},
+		// What Kubernetes sets in every pod for a Service named
+		// winnow-backend (or winnow-serve), and Docker's legacy links for
+		// a container linked as winnow-dedup: a platform's, not config's.
+		{"kubernetes service links", []string{"WINNOW_BACKEND_SERVICE_HOST=10.96.0.12", "WINNOW_BACKEND_SERVICE_PORT=8081",
+			"WINNOW_BACKEND_SERVICE_PORT_HTTP=8081", "WINNOW_BACKEND_PORT=tcp://10.96.0.12:8081", "WINNOW_BACKEND_PORT_8081_TCP=tcp://10.96.0.12:8081",
+			"WINNOW_BACKEND_PORT_8081_TCP_PROTO=tcp", "WINNOW_BACKEND_PORT_8081_TCP_PORT=8081", "WINNOW_BACKEND_PORT_8081_TCP_ADDR=10.96.0.12",
+			"WINNOW_SERVE_SERVICE_HOST=10.96.0.13", "WINNOW_SERVE_PORT=tcp://10.96.0.13:8080"}, nil},
+		{"docker links", []string{"WINNOW_DEDUP_NAME=/web/winnow-dedup", "WINNOW_DEDUP_ENV_GOMAXPROCS=2", "WINNOW_DEDUP_PORT_9000_UDP_ADDR=172.17.0.2"}, nil},
+		{"a typo beside service links", []string{"WINNOW_BACKEND_SERVICE_HOST=10.96.0.12", "WINNOW_BACKEND_STOR=x"}, []string{"WINNOW_BACKEND_STOR"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
