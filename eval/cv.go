@@ -194,6 +194,11 @@ type CVFigure struct {
 	// the same fold: a rule wins when DeltaF1 > SDDelta.
 	DeltaF1 float64 `json:"delta_f1_vs_lcs"`
 	SDDelta float64 `json:"sd_delta"`
+	// Better and Worse count the test folds whose F1 is above and below
+	// the reference's on the same fold (the reference of DeltaF1): a gain
+	// inside the spread may still be consistent, fold after fold.
+	Better int `json:"folds_better"`
+	Worse  int `json:"folds_worse"`
 	// ECE is the expected calibration error of a model's out-of-fold
 	// probabilities on candidate pairs (10 equal-width bins), NaN for
 	// other candidates.
@@ -463,7 +468,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			lcs := slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == "lcs" })
 			for ci, c := range cands {
 				fig := summarize(c.Name, c.Params, scores[si][ci])
-				fig.DeltaF1, fig.SDDelta = pairedDelta(scores[si][ci], scores[si][lcs])
+				fig.pairTo(scores[si][ci], scores[si][lcs])
 				fig.ECE = math.NaN()
 				if c.Features != nil {
 					bins := reliability(s.Scored, oofProb[si][mi], oofCount[si], isDup)
@@ -478,7 +483,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			if shippedKI >= 0 {
 				for mi, m := range models {
 					fig := summarize(m.Name, m.Params, byConf[si][mi][shippedKI])
-					fig.DeltaF1, fig.SDDelta = pairedDelta(byConf[si][mi][shippedKI], byConf[si][shipped][shippedKI])
+					fig.pairTo(byConf[si][mi][shippedKI], byConf[si][shipped][shippedKI])
 					fig.ECE = math.NaN()
 					tab.AtShipped = append(tab.AtShipped, fig)
 				}
@@ -499,7 +504,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			for mi, m := range models {
 				own := byConf[si][mi][ownKI[mi]]
 				fig := summarize(m.Name, m.Params, own)
-				fig.DeltaF1, fig.SDDelta = pairedDelta(own, byConf[si][shipped][ownKI[shipped]])
+				fig.pairTo(own, byConf[si][shipped][ownKI[shipped]])
 				fig.ECE = math.NaN()
 				tab.AtOwn = append(tab.AtOwn, fig)
 				tab.OwnConfidences = append(tab.OwnConfidences, Confidences[ownKI[mi]])
@@ -628,6 +633,21 @@ func pairedDelta(a, b []foldScore) (mean, sd float64) {
 		d[i] = a[i].f - b[i].f
 	}
 	return meanSD(d)
+}
+
+// pairTo sets f's DeltaF1, SDDelta, Better and Worse against the
+// reference's folds ref.
+func (f *CVFigure) pairTo(folds, ref []foldScore) {
+	f.DeltaF1, f.SDDelta = pairedDelta(folds, ref)
+	f.Better, f.Worse = 0, 0
+	for i := range folds {
+		switch d := folds[i].f - ref[i].f; {
+		case d > 1e-12:
+			f.Better++
+		case d < -1e-12:
+			f.Worse++
+		}
+	}
 }
 
 // meanSD returns the mean and the sample standard deviation of xs.

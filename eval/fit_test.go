@@ -316,6 +316,25 @@ func TestCrossValidateOwnConfidence(t *testing.T) {
 		if f, c := tab.AtOwn[shipped], tab.Confidence[ki]; f.F1 != c.F1 || f.Precision != c.Precision || f.Recall != c.Recall || f.DeltaF1 != 0 {
 			t.Errorf("%s, %s: the shipped model at its own confidence %+v, want its confidence row %+v and ΔF1 0", tab.Set, tab.Truth, f, c)
 		}
+		// Folds better and worse, counted from the per-fold F1 against
+		// the shipped model's.
+		ref := tab.AtOwn[shipped].FoldF1
+		for _, f := range tab.AtOwn {
+			better, worse := 0, 0
+			for i, v := range f.FoldF1 {
+				if v > ref[i]+1e-12 {
+					better++
+				} else if v < ref[i]-1e-12 {
+					worse++
+				}
+			}
+			if f.Better != better || f.Worse != worse {
+				t.Errorf("%s, %s, %s: folds better/worse %d/%d, the folds say %d/%d", tab.Set, tab.Truth, f.Candidate, f.Better, f.Worse, better, worse)
+			}
+			if better+worse == 0 && f.Candidate != tab.AtOwn[shipped].Candidate && f.DeltaF1 != 0 {
+				t.Errorf("%s, %s, %s: ΔF1 %v with no fold better or worse", tab.Set, tab.Truth, f.Candidate, f.DeltaF1)
+			}
+		}
 	}
 	checkCoefSpread(t, rep, true)
 }

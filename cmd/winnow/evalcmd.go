@@ -211,15 +211,15 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 			fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %6s\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, fmtNaN(f.ECE))
 		}
 		if len(t.AtShipped) > 0 {
-			fmt.Fprintf(w, "  every model at the shipped min_confidence %.2f (ΔF1 against the shipped model, same folds):\n", t.ShippedConfidence)
+			fmt.Fprintf(w, "  every model at the shipped min_confidence %.2f (ΔF1 against the shipped model, same folds; folds better/worse):\n", t.ShippedConfidence)
 			for _, f := range t.AtShipped {
-				fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta)
+				fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %3d/%d\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, f.Better, f.Worse)
 			}
 		}
 		if len(t.AtOwn) > 0 && len(rep.Tables) > 0 {
-			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (the smallest with P >= %.2f on %s; ΔF1 against the shipped model at its own, same folds):\n", eval.PrecisionFloor, rep.Tables[0].Set)
+			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (the smallest with P >= %.2f on %s; ΔF1 against the shipped model at its own, same folds; folds better/worse):\n", eval.PrecisionFloor, rep.Tables[0].Set)
 			for i, f := range t.AtOwn {
-				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta)
+				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %3d/%d\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, f.Better, f.Worse)
 			}
 		}
 		fmt.Fprintf(w, "  the shipped model by min_confidence (* best F1 on this set, the operator's choice for pages like these):\n")
