@@ -2,7 +2,12 @@ package proxy
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +38,10 @@ func decisionParams(t *testing.T, q string) {
 		{"confidence out of range", "&winnow_min_confidence=1.5", 400, "winnow_min_confidence"},
 		{"simhash threshold out of range", "&winnow_method=simhash&winnow_threshold=65", 400, "winnow_threshold"},
 		{"unknown method", "&winnow_method=cosine", 400, "winnow_method"},
+		// A percent-encoded key is the same key, read and checked.
+		{"encoded key, bad value", "&winnow%5Fmethod=cosine", 400, "winnow_method"},
+		{"encoded unknown key", "&winnow%5fminconfidence=5", 400, "winnow_minconfidence"},
+		{"encoded key", "&winnow%5Fmode=remove", 200, ""},
 		// "model" is config's other name of the default method.
 		{"model is the default method", "&winnow_method=model&winnow_min_confidence=0.8", 200, ""},
 		// The hint names the knob as the client writes its settings: a
@@ -180,5 +189,43 @@ func TestSearchPageDecisions(t *testing.T) {
 	}
 	if remove.Removed == nil || *remove.Removed != removed || removed != grouped-shown {
 		t.Errorf("remove: the page says %v removed, lists %d; group mode shows %d duplicates, remove mode %d", remove.Removed, removed, grouped, shown)
+	}
+}
+
+// TestOwnArgsNotForwarded checks that winnow's parameters never reach the
+// backend, plain or percent-encoded, while the others reach it as sent.
+func TestOwnArgsNotForwarded(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.RawQuery)
+		mu.Unlock()
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"took":1,"timed_out":false,"hits":{"total":{"value":0,"relation":"eq"},"max_score":null,"hits":[]}}`))
+	}))
+	t.Cleanup(backend.Close)
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, Budget: 3 * time.Second})
+	for _, q := range []string{"q=code%20review&winnow_mode=annotate&size=3", "q=code%20review&winnow%5Fmode=annotate&size=3", "q=code%20review&winnow%5fexplain=1&size=3"} {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		if code, body := get(t, base+"/llvm/_search?"+q); code != 200 {
+			t.Fatalf("%s: %d %s", q, code, body)
+		}
+		mu.Lock()
+		got := slices.Clone(seen)
+		mu.Unlock()
+		if len(got) == 0 {
+			t.Fatalf("%s: the backend was not asked", q)
+		}
+		for _, fwd := range got {
+			if v, err := url.ParseQuery(fwd); err != nil || v.Get("q") != "code review" || strings.Contains(strings.ToLower(fwd), "winnow") {
+				t.Errorf("%s: the backend got %q; want q and no winnow parameter", q, fwd)
+			}
+		}
 	}
 }

@@ -94,7 +94,7 @@ func unknownSetting(ctx *fasthttp.RequestCtx, hasArgs bool) error {
 func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	p := params{mode: s.o.Mode, decision: s.o.Decision, remove: s.o.Remove}
 	args := ctx.QueryArgs()
-	hasArgs := bytes.Contains(ctx.URI().QueryString(), []byte("winnow_"))
+	hasArgs := hasOwnArgs(ctx)
 	if err := unknownSetting(ctx, hasArgs); err != nil {
 		return p, err
 	}
@@ -199,6 +199,26 @@ func DecisionFor(p similarity.Purpose, s similarity.DecisionSettings, f similari
 	return similarity.ParseDecision(p, s, f, def.MinTokens)
 }
 
+// hasOwnArgs reports whether the request's query holds a winnow_
+// parameter. The raw query settles most requests; one with a percent
+// escape is read key by key, so an encoded key (winnow%5Fmode) is read
+// and stripped like a plain one, not forwarded to the backend unread.
+func hasOwnArgs(ctx *fasthttp.RequestCtx) bool {
+	qs := ctx.URI().QueryString()
+	if bytes.Contains(qs, []byte("winnow_")) {
+		return true
+	}
+	if bytes.IndexByte(qs, '%') < 0 {
+		return false
+	}
+	for k := range ctx.QueryArgs().All() {
+		if bytes.HasPrefix(k, []byte("winnow_")) {
+			return true
+		}
+	}
+	return false
+}
+
 // clientRequest is the client's request as the adapters rewrite it: the
 // path with winnow's own query parameters stripped, and the body. Its
 // headers stay in ctx: [backend.do] copies them from there.
@@ -207,7 +227,7 @@ func clientRequest(ctx *fasthttp.RequestCtx) engine.Request {
 	uri := ctx.Request.URI()
 	r.Path = string(uri.Path())
 	if qs := uri.QueryString(); len(qs) > 0 {
-		if !bytes.Contains(qs, []byte("winnow_")) {
+		if !hasOwnArgs(ctx) {
 			r.Path += "?" + string(qs)
 		} else {
 			var q fasthttp.Args
