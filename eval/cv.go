@@ -174,6 +174,9 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureBagGap}},
 		{Name: "model: lcs gap + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureBagGap}},
 		{Name: "model: lcs + page divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeaturePageDivergence}},
+		{Name: "model: lcs gap", Params: 2, Features: []similarity.Feature{similarity.FeatureLCSGap}},
+		{Name: "model: lcs + jaccard", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureJaccard}},
+		{Name: "model: lcs gap + jaccard", Params: 3, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureJaccard}},
 		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }
@@ -210,7 +213,26 @@ type CVFigure struct {
 	// one run cannot hold as two candidates).
 	FoldPrecision []float64 `json:"fold_precision"`
 	FoldF1        []float64 `json:"fold_f1"`
+	// VsPaper and VsFloor pair a model at its own confidence (in
+	// [CVTable.AtOwn]) with the two readings of the LCS ratio the
+	// selection rule compares against ([Select]): the paper method at its
+	// F1-best threshold and [FloorReference] at its own confidence.
+	VsPaper *Paired `json:"vs_paper_lcs,omitempty"`
+	VsFloor *Paired `json:"vs_lcs_at_floor,omitempty"`
 }
+
+// Paired is a candidate's F1 against a reference's, fold by fold: the
+// mean and standard deviation of the difference, and the folds it is
+// better and worse in.
+type Paired struct {
+	DeltaF1 float64 `json:"delta_f1"`
+	SD      float64 `json:"sd"`
+	Better  int     `json:"folds_better"`
+	Worse   int     `json:"folds_worse"`
+}
+
+// Beyond reports whether the gain exceeds the fold-to-fold spread.
+func (p *Paired) Beyond() bool { return p.DeltaF1 > p.SD }
 
 // MarshalJSON writes ECE as null when it is NaN (a paper method), which
 // JSON has no number for.
@@ -284,6 +306,11 @@ type CVReport struct {
 	// Fitted are the models fitted on every pair of every set, one per
 	// truth, as the default decisions carry them.
 	Fitted []FittedModel `json:"fitted"`
+	// Selected is the selection rule's choice for each truth ([Select]).
+	Selected []Selection `json:"selected"`
+	// Across is the selection read over this report's seed and others
+	// ([SelectAcross], `winnow eval -cv -seeds N`); nil for one seed.
+	Across *AcrossSeeds `json:"across_seeds,omitempty"`
 }
 
 // FittedModel is a purpose's model fitted on all the data.
@@ -501,10 +528,15 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				}
 				ownKI[mi] = OwnConfidence(first)
 			}
+			floor := slices.IndexFunc(models, func(c Candidate) bool { return c.Name == FloorReference })
 			for mi, m := range models {
 				own := byConf[si][mi][ownKI[mi]]
 				fig := summarize(m.Name, m.Params, own)
 				fig.pairTo(own, byConf[si][shipped][ownKI[shipped]])
+				fig.VsPaper = paired(own, scores[si][lcs])
+				if floor >= 0 {
+					fig.VsFloor = paired(own, byConf[si][floor][ownKI[floor]])
+				}
 				fig.ECE = math.NaN()
 				tab.AtOwn = append(tab.AtOwn, fig)
 				tab.OwnConfidences = append(tab.OwnConfidences, Confidences[ownKI[mi]])
@@ -516,6 +548,9 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			fm.SeqFolds = coefSpread(shippedFits)
 		}
 		rep.Fitted = append(rep.Fitted, fm)
+		if sel, err := Select(rep.Tables, truth.Name); err == nil {
+			rep.Selected = append(rep.Selected, sel)
+		}
 	}
 	return rep
 }
@@ -648,6 +683,13 @@ func (f *CVFigure) pairTo(folds, ref []foldScore) {
 			f.Worse++
 		}
 	}
+}
+
+// paired returns folds' F1 against the reference's ref, fold by fold.
+func paired(folds, ref []foldScore) *Paired {
+	var f CVFigure
+	f.pairTo(folds, ref)
+	return &Paired{DeltaF1: f.DeltaF1, SD: f.SDDelta, Better: f.Better, Worse: f.Worse}
 }
 
 // meanSD returns the mean and the sample standard deviation of xs.

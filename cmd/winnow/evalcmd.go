@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -10,6 +11,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/winnow-search/winnow/cluster"
@@ -34,6 +38,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	folds := fs.Int("folds", 5, "-cv: folds")
 	repeats := fs.Int("repeats", 20, "-cv: repeats (20: the precision the confidence rule reads moves by about 0.005 between seeds at 5)")
 	seed := fs.Uint64("seed", 0, "-cv: seed of the fold shuffles (another seed deals other folds: whether a rule's gain survives it)")
+	seeds := fs.Int("seeds", 1, "-cv: also run the seeds after -seed, N in all, and apply the selection rule across them (the tables are the first seed's)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
@@ -56,7 +61,10 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		if len(dirs) == 0 {
 			return usagef("eval -cv takes one or more data DIRs")
 		}
-		return runCV(ctx, e, dirs, eval.CVOptions{Folds: *folds, Repeats: *repeats, Seed: *seed}, *asJSON, *plots)
+		if *seeds < 1 {
+			return usagef("-seeds must be at least 1")
+		}
+		return runCV(ctx, e, dirs, eval.CVOptions{Folds: *folds, Repeats: *repeats, Seed: *seed}, *seeds, *asJSON, *plots)
 	}
 	dir := *data
 	if dir == "" && fs.NArg() == 1 {
@@ -120,8 +128,10 @@ func evalOptions(e *env) (eval.Options, error) {
 	return eval.Options{Signer: offline.Signer(e.cfg), Decision: dec, Group: group, Remove: remove, Workers: e.cfg.Dedup.Workers}, nil
 }
 
-// runCV scores every set, cross-validates and prints the tables.
-func runCV(ctx context.Context, e *env, dirs []string, cvo eval.CVOptions, asJSON bool, plots string) error {
+// runCV scores every set, cross-validates under seeds seeds from
+// cvo.Seed on (concurrently: each reads the sets only) and prints the
+// first seed's tables and the selection across them.
+func runCV(ctx context.Context, e *env, dirs []string, cvo eval.CVOptions, seeds int, asJSON bool, plots string) error {
 	o, err := evalOptions(e)
 	if err != nil {
 		return err
@@ -139,8 +149,27 @@ func runCV(ctx context.Context, e *env, dirs []string, cvo eval.CVOptions, asJSO
 		sets = append(sets, eval.NewCVSet(filepath.Base(filepath.Clean(dir)), set, rep))
 	}
 	start := time.Now()
-	rep := eval.CrossValidate(sets, cvo)
-	e.log.Info("eval_cv", "sets", len(sets), "folds", rep.Folds, "repeats", rep.Repeats, "seed", rep.Seed, "took", time.Since(start).Round(time.Millisecond))
+	reps := make([]*eval.CVReport, seeds)
+	var wg sync.WaitGroup
+	for i := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := cvo
+			o.Seed = cvo.Seed + uint64(i)
+			reps[i] = eval.CrossValidate(sets, o)
+		}()
+	}
+	wg.Wait()
+	rep := reps[0]
+	if seeds > 1 {
+		across, err := eval.SelectAcross(reps)
+		if err != nil {
+			return err
+		}
+		rep.Across = across
+	}
+	e.log.Info("eval_cv", "sets", len(sets), "folds", rep.Folds, "repeats", rep.Repeats, "seed", rep.Seed, "seeds", seeds, "took", time.Since(start).Round(time.Millisecond))
 	if plots != "" {
 		files, err := eval.PlotReliability(rep, plots)
 		if err != nil {
@@ -217,9 +246,10 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 			}
 		}
 		if len(t.AtOwn) > 0 && len(rep.Tables) > 0 {
-			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (the smallest with P >= %.2f on %s; ΔF1 against the shipped model at its own, same folds; folds better/worse):\n", eval.PrecisionFloor, rep.Tables[0].Set)
+			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (the smallest with P >= %.2f on %s); ΔF1 fold by fold against the LCS ratio at its F1-best threshold (paper), against the LCS ratio alone held to the same floor (%s), and against the shipped model at its own (folds better/worse); * beyond the spread:\n", eval.PrecisionFloor, rep.Tables[0].Set, eval.FloorReference)
+			fmt.Fprintf(w, "  %-36s %6s %6s %6s %6s %6s %15s %15s %15s %7s\n", "", "conf", "P", "R", "F1", "sd", "vs paper lcs", "vs lcs at floor", "vs shipped", "")
 			for i, f := range t.AtOwn {
-				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %3d/%d\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, f.Better, f.Worse)
+				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %s %s %+7.3f %6.3f %3d/%d\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.Recall, f.F1, f.SDF1, fmtPaired(f.VsPaper), fmtPaired(f.VsFloor), f.DeltaF1, f.SDDelta, f.Better, f.Worse)
 			}
 		}
 		fmt.Fprintf(w, "  the shipped model by min_confidence (* best F1 on this set, the operator's choice for pages like these):\n")
@@ -230,6 +260,37 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 				mark = "*"
 			}
 			fmt.Fprintf(w, "  %-36s %6s %6.3f %6.3f %6.3f %6.3f %6.3f\n", f.Candidate, mark, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1)
+		}
+	}
+	if len(rep.Selected) > 0 {
+		fmt.Fprintf(w, "\nthe selection rule (a model must beat the LCS ratio, read either way, by more than the spread on a set and lose to it by more on none; fewest parameters, then more sets beaten, then mean F1; a larger model must beat the chosen one in turn):\n")
+	}
+	for _, s := range rep.Selected {
+		fmt.Fprintf(w, "  %-12s selects %s (%d parameters) at min_confidence %.2f\n", s.Truth, s.Candidate, s.Params, s.MinConfidence)
+		for _, e := range s.Eligible {
+			fmt.Fprintf(w, "  %-12s   eligible: %s (%d): beats %s on %s; mean F1 %.3f\n", "", e.Candidate, e.Params, e.Beat, strings.Join(e.Sets, ", "), e.MeanF1)
+		}
+		if len(s.Eligible) == 0 {
+			fmt.Fprintf(w, "  %-12s   no model beats the LCS ratio by more than the spread: the ratio alone stands\n", "")
+		}
+		if rep.Across == nil {
+			writeShippedCheck(w, s)
+		}
+	}
+	if a := rep.Across; a != nil {
+		fmt.Fprintf(w, "\nthe selection rule across seeds %v (what every seed selects; where they differ, the fewest parameters among the models eligible under every seed; the highest of their own confidences):\n", a.Seeds)
+		for ti, s := range a.Selected {
+			var per []string
+			for si, ps := range a.PerSeed {
+				per = append(per, fmt.Sprintf("seed %d: %s at %.2f", a.Seeds[si], ps[ti].Candidate, ps[ti].MinConfidence))
+			}
+			fmt.Fprintf(w, "  %-12s selects %s (%d parameters) at min_confidence %.2f (%s)\n", s.Truth, s.Candidate, s.Params, s.MinConfidence, strings.Join(per, "; "))
+			var names []string
+			for _, e := range s.Eligible {
+				names = append(names, e.Candidate)
+			}
+			fmt.Fprintf(w, "  %-12s   eligible under every seed: %s\n", "", cmp.Or(strings.Join(names, ", "), "none"))
+			writeShippedCheck(w, s)
 		}
 	}
 	fmt.Fprintf(w, "\nmodels fitted on all pairs of every set (similarity/fitted.go holds these):\n")
@@ -250,6 +311,54 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		}
 		fmt.Fprintf(w, "\n  %-12s non-candidate rate %.4f\n", "", m.NonCandidate)
 	}
+}
+
+// writeShippedCheck says when the default decision of the selection's
+// truth is not what the rule selected.
+func writeShippedCheck(w io.Writer, s eval.Selection) {
+	if shipped := shippedName(s.Truth); shipped != "" && (shipped != s.Candidate || shippedConfidence(s.Truth) != s.MinConfidence) {
+		fmt.Fprintf(w, "  %-12s   NOT what ships: %s at %.2f (similarity/fitted.go)\n", "", shipped, shippedConfidence(s.Truth))
+	}
+}
+
+// fmtPaired formats a paired comparison as "+0.012 ± 0.034*", the star
+// marking a gain beyond the spread.
+func fmtPaired(p *eval.Paired) string {
+	if p == nil {
+		return fmt.Sprintf("%15s", "-")
+	}
+	mark := " "
+	if p.Beyond() {
+		mark = "*"
+	}
+	return fmt.Sprintf("%+7.3f ± %5.3f%s", p.DeltaF1, p.SD, mark)
+}
+
+// shippedName returns the name of the -cv candidate whose features the
+// default decision of the truth named truth carries, "" when none does.
+func shippedName(truth string) string {
+	for _, tr := range eval.Truths() {
+		if tr.Name != truth {
+			continue
+		}
+		for _, c := range eval.ModelCandidates() {
+			if slices.Equal(c.Features, similarity.DefaultModel(tr.Purpose).Seq.Features) {
+				return c.Name
+			}
+		}
+	}
+	return ""
+}
+
+// shippedConfidence returns the default min_confidence of the truth
+// named truth.
+func shippedConfidence(truth string) float64 {
+	for _, tr := range eval.Truths() {
+		if tr.Name == truth {
+			return similarity.DefaultModel(tr.Purpose).MinConfidence
+		}
+	}
+	return 0
 }
 
 func fmtNaN(x float64) string {

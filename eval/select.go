@@ -1,0 +1,259 @@
+package eval
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The selection rule (issue 9, README "Cross-validated"): a model earns
+// its features only when it beats the plain LCS ratio by more than the
+// fold-to-fold spread. Every candidate is read at its own operating point
+// (the confidence [OwnConfidence] gives it on the web pairs, where the
+// decision ships), and the LCS ratio is read two ways, since either is
+// how an operator could use it instead:
+//
+//   - as the paper method, at the threshold of best F1 on the training
+//     folds (the issue's held-out table sets it so), and
+//   - as a model of the ratio alone ([FloorReference]) at its own
+//     operating point: the same score held to the same precision floor.
+//
+// The second matters for the remove decision, whose precision floor the
+// paper method's F1-best threshold misses by far (webis-ecir20-dev label
+// 3: precision 0.78), so no admissible decision beats it there on every
+// set; the first for the group decision, where the ratio held to the
+// floor loses the recall the divergence brings back.
+
+// PaperReference and FloorReference name the two readings of the LCS
+// ratio the selection rule compares against.
+const (
+	PaperReference = "lcs"
+	FloorReference = "model: lcs"
+)
+
+// Beats reports whether the folds a beat the reference's ref by more than
+// the fold-to-fold spread on at least one set, and lose to it by more
+// than the spread on none; won lists the sets it beats it on. a and ref
+// hold one slice of per-fold F1 per set, paired fold by fold.
+func Beats(a, ref [][]float64) (ok bool, won []int) {
+	for si := range a {
+		d := make([]float64, len(a[si]))
+		for i := range d {
+			d[i] = a[si][i] - ref[si][i]
+		}
+		mean, sd := meanSD(d)
+		switch {
+		case mean < -sd:
+			return false, nil
+		case mean > sd:
+			won = append(won, si)
+		}
+	}
+	return len(won) > 0, won
+}
+
+// Selection is what the selection rule chose for one truth.
+type Selection struct {
+	Truth string `json:"truth"`
+	// Candidate is the chosen model, Params its fitted numbers and
+	// MinConfidence its operating point.
+	Candidate     string  `json:"candidate"`
+	Params        int     `json:"params"`
+	MinConfidence float64 `json:"min_confidence"`
+	// Eligible are the models that beat a reading of the LCS ratio by
+	// more than the spread (and lose by more on no set), fewest
+	// parameters first; empty when none does and FloorReference stands.
+	Eligible []Eligible `json:"eligible"`
+}
+
+// Eligible is one model the selection rule let through, with the
+// reference it beat and the sets it beat it on.
+type Eligible struct {
+	Candidate string   `json:"candidate"`
+	Params    int      `json:"params"`
+	Beat      string   `json:"beat"`
+	Sets      []string `json:"sets"`
+	MeanF1    float64  `json:"mean_f1"`
+}
+
+// Select applies the selection rule to the tables of one truth (every set
+// scored under it, as [CrossValidate] writes them): the models that beat
+// either reading of the LCS ratio by more than the spread are eligible;
+// of those the one with the fewest parameters is chosen (ties: more sets
+// beaten, then the higher mean F1 over the sets), and a larger eligible
+// model replaces it only when it beats the chosen one by more than the
+// spread in turn. When no model is eligible, FloorReference (the ratio
+// alone) is chosen. It returns an error when the tables lack a
+// reference or disagree on the candidates.
+func Select(tables []CVTable, truth string) (Selection, error) {
+	var tabs []CVTable
+	for _, t := range tables {
+		if t.Truth == truth || strings.HasPrefix(t.Truth, truth+" (") {
+			tabs = append(tabs, t)
+		}
+	}
+	sel := Selection{Truth: truth}
+	if len(tabs) == 0 || len(tabs[0].AtOwn) == 0 {
+		return sel, fmt.Errorf("eval: no table of every model at its own confidence under %q", truth)
+	}
+	own := tabs[0].AtOwn
+	for _, t := range tabs[1:] {
+		if len(t.AtOwn) != len(own) {
+			return sel, fmt.Errorf("eval: %s and %s hold different candidates", tabs[0].Set, t.Set)
+		}
+	}
+	// folds[c][set] are candidate c's per-fold F1 at its own point.
+	folds := make([][][]float64, len(own))
+	for ci := range own {
+		for _, t := range tabs {
+			if t.AtOwn[ci].Candidate != own[ci].Candidate {
+				return sel, fmt.Errorf("eval: %s and %s hold different candidates", tabs[0].Set, t.Set)
+			}
+			folds[ci] = append(folds[ci], t.AtOwn[ci].FoldF1)
+		}
+	}
+	floor := slices.IndexFunc(own, func(f CVFigure) bool { return f.Candidate == FloorReference })
+	var paper [][]float64
+	for _, t := range tabs {
+		i := slices.IndexFunc(t.Figures, func(f CVFigure) bool { return f.Candidate == PaperReference })
+		if i < 0 || floor < 0 {
+			return sel, fmt.Errorf("eval: %s under %q lacks %q or %q", t.Set, truth, PaperReference, FloorReference)
+		}
+		paper = append(paper, t.Figures[i].FoldF1)
+	}
+	for ci := range own {
+		for ri, ref := range [][][]float64{paper, folds[floor]} {
+			if ci == floor && ri == 1 {
+				continue
+			}
+			ok, won := Beats(folds[ci], ref)
+			if !ok {
+				continue
+			}
+			e := Eligible{Candidate: own[ci].Candidate, Params: own[ci].Params, Beat: []string{PaperReference + " (its F1-best threshold)", FloorReference + " (held to the precision floor)"}[ri]}
+			for _, si := range won {
+				e.Sets = append(e.Sets, tabs[si].Set)
+			}
+			for _, t := range tabs {
+				e.MeanF1 += t.AtOwn[ci].F1 / float64(len(tabs))
+			}
+			sel.Eligible = append(sel.Eligible, e)
+			break // one reference beaten is enough
+		}
+	}
+	slices.SortStableFunc(sel.Eligible, func(a, b Eligible) int {
+		return cmp.Or(cmp.Compare(a.Params, b.Params), cmp.Compare(len(b.Sets), len(a.Sets)), cmp.Compare(b.MeanF1, a.MeanF1))
+	})
+	index := func(name string) int {
+		return slices.IndexFunc(own, func(f CVFigure) bool { return f.Candidate == name })
+	}
+	chosen := floor
+	if len(sel.Eligible) > 0 {
+		chosen = index(sel.Eligible[0].Candidate)
+		for _, e := range sel.Eligible[1:] {
+			if ci := index(e.Candidate); own[ci].Params > own[chosen].Params {
+				if ok, _ := Beats(folds[ci], folds[chosen]); ok {
+					chosen = ci
+				}
+			}
+		}
+	}
+	sel.Candidate, sel.Params = own[chosen].Candidate, own[chosen].Params
+	sel.MinConfidence = tabs[0].OwnConfidences[chosen]
+	return sel, nil
+}
+
+// AcrossSeeds is the selection rule read over several fold shuffles: a
+// gain that one shuffle shows and another does not is not one to ship.
+type AcrossSeeds struct {
+	Seeds []uint64 `json:"seeds"`
+	// PerSeed are each shuffle's selections, in the order of Seeds.
+	PerSeed [][]Selection `json:"per_seed"`
+	// Selected is the choice for each truth: what every shuffle selects
+	// when they agree; else, of the models eligible under every shuffle,
+	// the one with the fewest parameters (then more sets beaten, then the
+	// higher mean F1, summed over the shuffles); else FloorReference. Its
+	// MinConfidence is the highest of the shuffles' own confidences for
+	// it, so the precision floor holds under each; Eligible lists the
+	// models eligible under every shuffle.
+	Selected []Selection `json:"selected"`
+}
+
+// SelectAcross combines the selections of reports that differ only in
+// their seed ([CVOptions.Seed]).
+func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("eval: no report to select across")
+	}
+	out := &AcrossSeeds{}
+	for _, r := range reps {
+		if len(r.Selected) != len(reps[0].Selected) {
+			return nil, fmt.Errorf("eval: seeds %d and %d selected for different truths", reps[0].Seed, r.Seed)
+		}
+		out.Seeds = append(out.Seeds, r.Seed)
+		out.PerSeed = append(out.PerSeed, r.Selected)
+	}
+	for ti, first := range reps[0].Selected {
+		sel := Selection{Truth: first.Truth}
+		// every[name] sums an eligible model's figures over the seeds
+		// that let it through.
+		every := map[string]*Eligible{}
+		seen := map[string]int{}
+		agree := true
+		for _, r := range reps {
+			s := r.Selected[ti]
+			if s.Truth != first.Truth {
+				return nil, fmt.Errorf("eval: seeds %d and %d selected for different truths", reps[0].Seed, r.Seed)
+			}
+			agree = agree && s.Candidate == first.Candidate
+			for _, e := range s.Eligible {
+				seen[e.Candidate]++
+				if every[e.Candidate] == nil {
+					every[e.Candidate] = &Eligible{Candidate: e.Candidate, Params: e.Params, Beat: e.Beat, Sets: e.Sets}
+				}
+				every[e.Candidate].MeanF1 += e.MeanF1 / float64(len(reps))
+			}
+		}
+		for name, e := range every {
+			if seen[name] == len(reps) {
+				sel.Eligible = append(sel.Eligible, *e)
+			}
+		}
+		slices.SortFunc(sel.Eligible, func(a, b Eligible) int {
+			return cmp.Or(cmp.Compare(a.Params, b.Params), cmp.Compare(len(b.Sets), len(a.Sets)), cmp.Compare(b.MeanF1, a.MeanF1), cmp.Compare(a.Candidate, b.Candidate))
+		})
+		switch {
+		case agree:
+			sel.Candidate, sel.Params = first.Candidate, first.Params
+		case len(sel.Eligible) > 0:
+			sel.Candidate, sel.Params = sel.Eligible[0].Candidate, sel.Eligible[0].Params
+		default:
+			sel.Candidate = FloorReference
+		}
+		for _, r := range reps {
+			if f, c, ok := ownFigure(r, first.Truth, sel.Candidate); ok {
+				sel.Params, sel.MinConfidence = f.Params, max(sel.MinConfidence, c)
+			}
+		}
+		out.Selected = append(out.Selected, sel)
+	}
+	return out, nil
+}
+
+// ownFigure returns the figures and the own confidence of the candidate
+// named name in the report's first table of the truth.
+func ownFigure(r *CVReport, truth, name string) (CVFigure, float64, bool) {
+	for _, t := range r.Tables {
+		if t.Truth != truth && !strings.HasPrefix(t.Truth, truth+" (") {
+			continue
+		}
+		for i, f := range t.AtOwn {
+			if f.Candidate == name {
+				return f, t.OwnConfidences[i], true
+			}
+		}
+		return CVFigure{}, 0, false
+	}
+	return CVFigure{}, 0, false
+}

@@ -1,0 +1,245 @@
+package eval
+
+import (
+	"slices"
+	"testing"
+)
+
+// shift returns ref with each fold moved by d[i % len(d)].
+func shift(ref []float64, d ...float64) []float64 {
+	out := make([]float64, len(ref))
+	for i, x := range ref {
+		out[i] = x + d[i%len(d)]
+	}
+	return out
+}
+
+var refFolds = []float64{0.70, 0.80, 0.75, 0.90, 0.65, 0.85, 0.72, 0.78}
+
+// Gains in F1, fold by fold: clearly beyond the spread, inside it, and a
+// loss beyond it.
+var (
+	clearGain = []float64{0.10, 0.12, 0.09, 0.11}   // mean 0.105, sd ≈ 0.013
+	noisyGain = []float64{0.10, -0.08, 0.09, -0.07} // mean 0.01, sd ≈ 0.097
+	clearLoss = []float64{-0.10, -0.12, -0.09, -0.11}
+	noChange  = []float64{0}
+)
+
+func TestBeats(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a    [][]float64
+		ok   bool
+		won  []int
+	}{
+		{"gain on one set, tie on the other", [][]float64{shift(refFolds, clearGain...), shift(refFolds, noisyGain...)}, true, []int{0}},
+		{"gain on both", [][]float64{shift(refFolds, clearGain...), shift(refFolds, clearGain...)}, true, []int{0, 1}},
+		{"ties everywhere", [][]float64{shift(refFolds, noisyGain...), shift(refFolds, noChange...)}, false, nil},
+		{"a gain does not buy a loss", [][]float64{shift(refFolds, clearGain...), shift(refFolds, clearLoss...)}, false, nil},
+	} {
+		ok, won := Beats(c.a, [][]float64{refFolds, refFolds})
+		if ok != c.ok || !slices.Equal(won, c.won) {
+			t.Errorf("%s: Beats = %v, %v; want %v, %v", c.name, ok, won, c.ok, c.won)
+		}
+	}
+}
+
+// selTables builds the tables of one truth on two sets: the paper LCS
+// ratio at paper[si] and each model at its own confidence with the folds
+// given, the FloorReference's being refFolds.
+func selTables(paper [2][]float64, models map[string][2][]float64, params map[string]int) []CVTable {
+	names := []string{FloorReference}
+	for n := range models {
+		names = append(names, n)
+	}
+	slices.Sort(names[1:])
+	var tabs []CVTable
+	for si, set := range []string{"web", "docs (corpus)"} {
+		tab := CVTable{Set: set, Truth: "label = 3", Figures: []CVFigure{{Candidate: PaperReference, Params: 1, FoldF1: paper[si]}}}
+		if si == 1 {
+			tab.Truth = "label = 3 (corpus: dup)"
+		}
+		for i, n := range names {
+			folds, p := refFolds, 2
+			if n != FloorReference {
+				folds, p = models[n][si], params[n]
+			}
+			f1, _ := meanSD(folds)
+			tab.AtOwn = append(tab.AtOwn, CVFigure{Candidate: n, Params: p, F1: f1, FoldF1: folds})
+			tab.OwnConfidences = append(tab.OwnConfidences, 0.8+0.01*float64(i))
+		}
+		tabs = append(tabs, tab)
+	}
+	// A table of another truth, which Select must leave out.
+	tabs = append(tabs, CVTable{Set: "web", Truth: "label >= 1", AtOwn: []CVFigure{{Candidate: "model: other"}}})
+	return tabs
+}
+
+func TestSelect(t *testing.T) {
+	low := shift(refFolds, 0.2, 0.3) // a paper method far above every model
+	params := map[string]int{"model: three": 3, "model: four": 4, "model: five": 5, "model: loser": 3}
+	for _, c := range []struct {
+		name     string
+		paper    [2][]float64
+		models   map[string][2][]float64
+		want     string
+		eligible []string
+	}{
+		{
+			name:   "nothing beats the ratio: it stands alone",
+			paper:  [2][]float64{low, low},
+			models: map[string][2][]float64{"model: three": {shift(refFolds, noisyGain...), refFolds}},
+			want:   FloorReference,
+		},
+		{
+			name:  "fewest parameters among the eligible",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, clearGain...), shift(refFolds, clearGain...)},
+				"model: four":  {shift(refFolds, 0.12, 0.10, 0.11, 0.09), shift(refFolds, 0.12, 0.10, 0.11, 0.09)},
+			},
+			want:     "model: three",
+			eligible: []string{"model: three", "model: four"},
+		},
+		{
+			name:  "a larger model replaces the chosen one only by beating it beyond the spread",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, clearGain...), refFolds},
+				"model: four":  {shift(refFolds, 0.25, 0.27, 0.24, 0.26), refFolds},
+			},
+			want:     "model: four",
+			eligible: []string{"model: three", "model: four"},
+		},
+		{
+			name:  "a loss beyond the spread on one set rules a model out",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: loser": {shift(refFolds, 0.3, 0.32, 0.29, 0.31), shift(refFolds, clearLoss...)},
+				"model: five":  {shift(refFolds, clearGain...), refFolds},
+			},
+			want:     "model: five",
+			eligible: []string{"model: five"},
+		},
+		{
+			name: "beating the paper method's F1-best threshold is enough",
+			// The ratio held to the floor ties with the paper method (a
+			// noisy gain); the model beats the paper method clearly and
+			// ties with the ratio at the floor.
+			paper: [2][]float64{shift(refFolds, -0.10, 0.08, -0.09, 0.07), refFolds},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, 0.0, 0.20, 0.0, 0.18), refFolds},
+			},
+			want:     "model: three",
+			eligible: []string{"model: three"},
+		},
+		{
+			name:  "equal parameters: more sets beaten first",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, 0.2, 0.21, 0.19, 0.2), refFolds},
+				"model: loser": {shift(refFolds, clearGain...), shift(refFolds, clearGain...)},
+			},
+			want:     "model: loser",
+			eligible: []string{"model: loser", "model: three"},
+		},
+	} {
+		tabs := selTables(c.paper, c.models, params)
+		sel, err := Select(tabs, "label = 3")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var eligible []string
+		for _, e := range sel.Eligible {
+			eligible = append(eligible, e.Candidate)
+		}
+		if sel.Candidate != c.want || !slices.Equal(eligible, c.eligible) {
+			t.Errorf("%s: selected %s, eligible %v; want %s, %v", c.name, sel.Candidate, eligible, c.want, c.eligible)
+		}
+		i := slices.IndexFunc(tabs[0].AtOwn, func(f CVFigure) bool { return f.Candidate == sel.Candidate })
+		if sel.MinConfidence != tabs[0].OwnConfidences[i] || sel.Params != tabs[0].AtOwn[i].Params {
+			t.Errorf("%s: selection %+v, want the candidate's own confidence %.2f and %d parameters", c.name, sel, tabs[0].OwnConfidences[i], tabs[0].AtOwn[i].Params)
+		}
+	}
+	if _, err := Select(selTables([2][]float64{low, low}, nil, params), "label >= 2"); err == nil {
+		t.Error("Select on a truth without tables: no error")
+	}
+	tabs := selTables([2][]float64{low, low}, nil, params)
+	tabs[1].Figures = nil
+	if _, err := Select(tabs, "label = 3"); err == nil {
+		t.Error("Select without the paper method's figures: no error")
+	}
+}
+
+func TestSelectAcross(t *testing.T) {
+	params := map[string]int{"model: three": 3, "model: four": 4}
+	low := shift(refFolds, 0.2, 0.3)
+	// Under one seed both models beat the ratio and the larger beats the
+	// smaller; under the other only the smaller is eligible.
+	seedA := selTables([2][]float64{low, low}, map[string][2][]float64{
+		"model: three": {shift(refFolds, clearGain...), refFolds},
+		"model: four":  {shift(refFolds, 0.25, 0.27, 0.24, 0.26), refFolds},
+	}, params)
+	seedB := selTables([2][]float64{low, low}, map[string][2][]float64{
+		"model: three": {shift(refFolds, clearGain...), refFolds},
+		"model: four":  {shift(refFolds, noisyGain...), refFolds},
+	}, params)
+	// A seed under which the own confidence of the smaller is higher.
+	seedC := selTables([2][]float64{low, low}, map[string][2][]float64{
+		"model: three": {shift(refFolds, clearGain...), refFolds},
+		"model: four":  {shift(refFolds, noisyGain...), refFolds},
+	}, params)
+	for i := range seedC {
+		for j := range seedC[i].OwnConfidences {
+			seedC[i].OwnConfidences[j] += 0.05
+		}
+	}
+	report := func(seed uint64, tabs []CVTable) *CVReport {
+		sel, err := Select(tabs, "label = 3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &CVReport{Seed: seed, Tables: tabs, Selected: []Selection{sel}}
+	}
+	a, b, c := report(0, seedA), report(1, seedB), report(2, seedC)
+	if a.Selected[0].Candidate != "model: four" || b.Selected[0].Candidate != "model: three" {
+		t.Fatalf("the seeds select %s and %s, want the fixture's four and three", a.Selected[0].Candidate, b.Selected[0].Candidate)
+	}
+	for _, cs := range []struct {
+		name     string
+		reps     []*CVReport
+		want     string
+		conf     float64
+		eligible []string
+	}{
+		{"one seed", []*CVReport{a}, "model: four", seedA[0].OwnConfidences[1], []string{"model: three", "model: four"}},
+		{"seeds agree", []*CVReport{b, b}, "model: three", seedB[0].OwnConfidences[2], []string{"model: three"}},
+		{"seeds differ: the fewest parameters eligible under both", []*CVReport{a, b}, "model: three", seedA[0].OwnConfidences[2], []string{"model: three"}},
+		{"the highest own confidence of the seeds", []*CVReport{b, c}, "model: three", seedC[0].OwnConfidences[2], []string{"model: three"}},
+	} {
+		got, err := SelectAcross(cs.reps)
+		if err != nil {
+			t.Fatalf("%s: %v", cs.name, err)
+		}
+		s := got.Selected[0]
+		var eligible []string
+		for _, e := range s.Eligible {
+			eligible = append(eligible, e.Candidate)
+		}
+		if s.Candidate != cs.want || s.MinConfidence != cs.conf || s.Params != params[cs.want] || !slices.Equal(eligible, cs.eligible) || len(got.PerSeed) != len(cs.reps) {
+			t.Errorf("%s: %+v (eligible %v), want %s at %.2f, eligible %v", cs.name, s, eligible, cs.want, cs.conf, cs.eligible)
+		}
+	}
+	// No model eligible under every seed: the ratio alone.
+	none := selTables([2][]float64{low, low}, map[string][2][]float64{
+		"model: three": {shift(refFolds, noisyGain...), refFolds},
+		"model: four":  {shift(refFolds, 0.25, 0.27, 0.24, 0.26), refFolds},
+	}, params)
+	got, err := SelectAcross([]*CVReport{b, report(3, none)})
+	if err != nil || got.Selected[0].Candidate != FloorReference || got.Selected[0].Params != 2 {
+		t.Errorf("no model eligible under both seeds: %+v, %v; want %s", got, err, FloorReference)
+	}
+	if _, err := SelectAcross(nil); err == nil {
+		t.Error("SelectAcross of no report: no error")
+	}
+}
