@@ -16,7 +16,7 @@ func TestParseDecision(t *testing.T) {
 		want    Test
 		wantErr string
 	}{
-		{"nothing set", PurposeRemove, DecisionSettings{}, Test{MethodModel, 0.91}, ""},
+		{"nothing set", PurposeRemove, DecisionSettings{}, Test{MethodModel, 0.9}, ""},
 		{"default with confidence", PurposeGroup, DecisionSettings{Method: "default", MinConfidence: "0.6"}, Test{MethodModel, 0.6}, ""},
 		{"model is default", PurposeGroup, DecisionSettings{Method: "model"}, Test{MethodModel, 0.65}, ""},
 		{"simhash paper threshold", PurposeGroup, DecisionSettings{Method: "simhash"}, Test{Method: MethodNone}, ""},

@@ -23,7 +23,7 @@ func TestDecisionSettings(t *testing.T) {
 		remove  similarity.Test
 		wantErr string // the field the error names
 	}{
-		{name: "defaults", group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.65}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.91}},
+		{name: "defaults", group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.65}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.9}},
 		{name: "min_confidence by flag", sets: []string{"decision.min_confidence.group=0.5", "decision.min_confidence.remove=0.95"},
 			group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.5}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.95}},
 		{name: "min_confidence in file", yaml: "decision:\n  min_confidence:\n    remove: 0.8\n",
