@@ -258,7 +258,7 @@ type CVTable struct {
 	Confidence []CVFigure `json:"confidence"`
 	// AtShipped holds every candidate model's figures at the shipped
 	// min_confidence of the truth's purpose, where the decision works
-	// (remove mode at 0.91 is a high-precision point, not the F1 optimum);
+	// (remove mode at 0.9 is a high-precision point, not the F1 optimum);
 	// DeltaF1 and SDDelta are then against the shipped model at the same
 	// confidence, fold by fold.
 	AtShipped []CVFigure `json:"at_shipped_confidence"`
@@ -548,9 +548,11 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			fm.SeqFolds = coefSpread(shippedFits)
 		}
 		rep.Fitted = append(rep.Fitted, fm)
-		if sel, err := Select(rep.Tables, truth.Name); err == nil {
-			rep.Selected = append(rep.Selected, sel)
+		sel, err := Select(rep.Tables, truth.Name)
+		if err != nil {
+			sel = Selection{Truth: truth.Name, Error: err.Error()}
 		}
+		rep.Selected = append(rep.Selected, sel)
 	}
 	return rep
 }

@@ -3,6 +3,7 @@ package eval
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -35,22 +36,33 @@ const (
 // Beats reports whether the folds a beat the reference's ref by more than
 // the fold-to-fold spread on at least one set, and lose to it by more
 // than the spread on none; won lists the sets it beats it on. a and ref
-// hold one slice of per-fold F1 per set, paired fold by fold.
-func Beats(a, ref [][]float64) (ok bool, won []int) {
+// hold one slice of per-fold F1 per set, paired fold by fold. Sets or
+// folds that do not pair up, and F1 that is not a number, are an error:
+// a NaN would read as a tie and hide a loss.
+func Beats(a, ref [][]float64) (ok bool, won []int, err error) {
+	if len(a) != len(ref) {
+		return false, nil, fmt.Errorf("eval: %d sets against %d", len(a), len(ref))
+	}
 	for si := range a {
+		if len(a[si]) != len(ref[si]) || len(a[si]) < 2 {
+			return false, nil, fmt.Errorf("eval: set %d: %d folds against %d (at least 2 needed)", si, len(a[si]), len(ref[si]))
+		}
 		d := make([]float64, len(a[si]))
 		for i := range d {
 			d[i] = a[si][i] - ref[si][i]
+			if math.IsNaN(d[i]) || math.IsInf(d[i], 0) {
+				return false, nil, fmt.Errorf("eval: set %d, fold %d: F1 %v against %v", si, i, a[si][i], ref[si][i])
+			}
 		}
 		mean, sd := meanSD(d)
 		switch {
 		case mean < -sd:
-			return false, nil
+			return false, nil, nil
 		case mean > sd:
 			won = append(won, si)
 		}
 	}
-	return len(won) > 0, won
+	return len(won) > 0, won, nil
 }
 
 // Selection is what the selection rule chose for one truth.
@@ -65,6 +77,9 @@ type Selection struct {
 	// more than the spread (and lose by more on no set), fewest
 	// parameters first; empty when none does and FloorReference stands.
 	Eligible []Eligible `json:"eligible"`
+	// Error says why the rule could not be applied (a reference missing,
+	// a fold that is not a number); the other fields are then empty.
+	Error string `json:"error,omitempty"`
 }
 
 // Eligible is one model the selection rule let through, with the
@@ -78,7 +93,9 @@ type Eligible struct {
 }
 
 // Select applies the selection rule to the tables of one truth (every set
-// scored under it, as [CrossValidate] writes them): the models that beat
+// scored under it, as [CrossValidate] writes them): a model whose
+// precision on the first set stays under [PrecisionFloor] at every
+// confidence is left out; of the others, the models that beat
 // either reading of the LCS ratio by more than the spread are eligible;
 // of those the one with the fewest parameters is chosen (ties: more sets
 // beaten, then the higher mean F1 over the sets), and a larger eligible
@@ -123,11 +140,17 @@ func Select(tables []CVTable, truth string) (Selection, error) {
 		paper = append(paper, t.Figures[i].FoldF1)
 	}
 	for ci := range own {
+		if own[ci].Precision < PrecisionFloor {
+			continue // never reaches the floor on the first set: not a decision that could ship
+		}
 		for ri, ref := range [][][]float64{paper, folds[floor]} {
 			if ci == floor && ri == 1 {
 				continue
 			}
-			ok, won := Beats(folds[ci], ref)
+			ok, won, err := Beats(folds[ci], ref)
+			if err != nil {
+				return sel, fmt.Errorf("eval: %s under %q: %w", own[ci].Candidate, truth, err)
+			}
 			if !ok {
 				continue
 			}
@@ -153,7 +176,11 @@ func Select(tables []CVTable, truth string) (Selection, error) {
 		chosen = index(sel.Eligible[0].Candidate)
 		for _, e := range sel.Eligible[1:] {
 			if ci := index(e.Candidate); own[ci].Params > own[chosen].Params {
-				if ok, _ := Beats(folds[ci], folds[chosen]); ok {
+				ok, _, err := Beats(folds[ci], folds[chosen])
+				if err != nil {
+					return sel, fmt.Errorf("eval: %s under %q: %w", own[ci].Candidate, truth, err)
+				}
+				if ok {
 					chosen = ci
 				}
 			}
@@ -173,10 +200,13 @@ type AcrossSeeds struct {
 	// Selected is the choice for each truth: what every shuffle selects
 	// when they agree; else, of the models eligible under every shuffle,
 	// the one with the fewest parameters (then more sets beaten, then the
-	// higher mean F1, summed over the shuffles); else FloorReference. Its
-	// MinConfidence is the highest of the shuffles' own confidences for
-	// it, so the precision floor holds under each; Eligible lists the
-	// models eligible under every shuffle.
+	// higher mean F1, summed over the shuffles) unless a larger one beats
+	// it by more than the spread under every shuffle; else
+	// FloorReference. Its MinConfidence is the highest of the shuffles'
+	// own confidences for it (each the smallest at which its precision
+	// reached the floor under that shuffle; precision need not rise with
+	// the confidence, so this is not a re-check at the higher one);
+	// Eligible lists the models eligible under every shuffle.
 	Selected []Selection `json:"selected"`
 }
 
@@ -203,6 +233,9 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 		agree := true
 		for _, r := range reps {
 			s := r.Selected[ti]
+			if s.Error != "" {
+				return nil, fmt.Errorf("eval: seed %d, %s: %s", r.Seed, s.Truth, s.Error)
+			}
 			if s.Truth != first.Truth {
 				return nil, fmt.Errorf("eval: seeds %d and %d selected for different truths", reps[0].Seed, r.Seed)
 			}
@@ -225,9 +258,33 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 		})
 		switch {
 		case agree:
-			sel.Candidate, sel.Params = first.Candidate, first.Params
+			sel.Candidate = first.Candidate
 		case len(sel.Eligible) > 0:
-			sel.Candidate, sel.Params = sel.Eligible[0].Candidate, sel.Eligible[0].Params
+			// The fewest parameters, unless a larger model eligible under
+			// every seed beats it by more than the spread under every
+			// seed, as Select asks of one seed.
+			sel.Candidate = sel.Eligible[0].Candidate
+			for _, e := range sel.Eligible[1:] {
+				if e.Params <= sel.Eligible[0].Params {
+					continue
+				}
+				all := true
+				for _, r := range reps {
+					a, errA := ownFolds(r, first.Truth, e.Candidate)
+					b, errB := ownFolds(r, first.Truth, sel.Candidate)
+					if err := cmp.Or(errA, errB); err != nil {
+						return nil, err
+					}
+					ok, _, err := Beats(a, b)
+					if err != nil {
+						return nil, err
+					}
+					all = all && ok
+				}
+				if all {
+					sel.Candidate = e.Candidate
+				}
+			}
 		default:
 			sel.Candidate = FloorReference
 		}
@@ -237,6 +294,23 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 			}
 		}
 		out.Selected = append(out.Selected, sel)
+	}
+	return out, nil
+}
+
+// ownFolds returns the per-fold F1 of the candidate named name at its own
+// confidence in every table of the truth, set by set.
+func ownFolds(r *CVReport, truth, name string) ([][]float64, error) {
+	var out [][]float64
+	for _, t := range r.Tables {
+		if t.Truth != truth && !strings.HasPrefix(t.Truth, truth+" (") {
+			continue
+		}
+		i := slices.IndexFunc(t.AtOwn, func(f CVFigure) bool { return f.Candidate == name })
+		if i < 0 {
+			return nil, fmt.Errorf("eval: seed %d: no %s under %q in %s", r.Seed, name, truth, t.Set)
+		}
+		out = append(out, t.AtOwn[i].FoldF1)
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -37,9 +38,22 @@ func TestBeats(t *testing.T) {
 		{"ties everywhere", [][]float64{shift(refFolds, noisyGain...), shift(refFolds, noChange...)}, false, nil},
 		{"a gain does not buy a loss", [][]float64{shift(refFolds, clearGain...), shift(refFolds, clearLoss...)}, false, nil},
 	} {
-		ok, won := Beats(c.a, [][]float64{refFolds, refFolds})
-		if ok != c.ok || !slices.Equal(won, c.won) {
-			t.Errorf("%s: Beats = %v, %v; want %v, %v", c.name, ok, won, c.ok, c.won)
+		ok, won, err := Beats(c.a, [][]float64{refFolds, refFolds})
+		if err != nil || ok != c.ok || !slices.Equal(won, c.won) {
+			t.Errorf("%s: Beats = %v, %v, %v; want %v, %v", c.name, ok, won, err, c.ok, c.won)
+		}
+	}
+	// A fold that is not a number would read as a tie and hide a loss;
+	// folds that do not pair up are no comparison.
+	nan := shift(refFolds, clearLoss...)
+	nan[3] = math.NaN()
+	for name, a := range map[string][][]float64{
+		"a NaN fold":     {shift(refFolds, clearGain...), nan},
+		"unpaired folds": {shift(refFolds, clearGain...), refFolds[:4]},
+		"a set missing":  {shift(refFolds, clearGain...)},
+	} {
+		if _, _, err := Beats(a, [][]float64{refFolds, refFolds}); err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 }
@@ -65,7 +79,7 @@ func selTables(paper [2][]float64, models map[string][2][]float64, params map[st
 				folds, p = models[n][si], params[n]
 			}
 			f1, _ := meanSD(folds)
-			tab.AtOwn = append(tab.AtOwn, CVFigure{Candidate: n, Params: p, F1: f1, FoldF1: folds})
+			tab.AtOwn = append(tab.AtOwn, CVFigure{Candidate: n, Params: p, F1: f1, Precision: PrecisionFloor, FoldF1: folds})
 			tab.OwnConfidences = append(tab.OwnConfidences, 0.8+0.01*float64(i))
 		}
 		tabs = append(tabs, tab)
@@ -77,13 +91,18 @@ func selTables(paper [2][]float64, models map[string][2][]float64, params map[st
 
 func TestSelect(t *testing.T) {
 	low := shift(refFolds, 0.2, 0.3) // a paper method far above every model
-	params := map[string]int{"model: three": 3, "model: four": 4, "model: five": 5, "model: loser": 3}
+	params := map[string]int{"model: three": 3, "model: four": 4, "model: five": 5, "model: loser": 3, "model: zz": 3}
 	for _, c := range []struct {
 		name     string
 		paper    [2][]float64
 		models   map[string][2][]float64
 		want     string
 		eligible []string
+		// beat, when set, is what the first eligible model beat;
+		// lowPrecision names a model whose precision stays under the
+		// floor.
+		beat         string
+		lowPrecision string
 	}{
 		{
 			name:   "nothing beats the ratio: it stands alone",
@@ -134,6 +153,39 @@ func TestSelect(t *testing.T) {
 			eligible: []string{"model: three"},
 		},
 		{
+			// Beating both readings lists the model once, under the
+			// paper method's.
+			name:  "a model that beats both readings is listed once",
+			paper: [2][]float64{shift(refFolds, -0.10, 0.08, -0.09, 0.07), refFolds},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, 0.2, 0.21, 0.19, 0.2), refFolds},
+			},
+			want:     "model: three",
+			eligible: []string{"model: three"},
+			beat:     PaperReference + " (its F1-best threshold)",
+		},
+		{
+			name:  "equal parameters: more sets beaten before a higher mean F1",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				// One gains a little more over both sets, on one set; the
+				// other beats the ratio on two.
+				"model: three": {shift(refFolds, 0.21, 0.23, 0.20, 0.22), refFolds},
+				"model: zz":    {shift(refFolds, 0.10, 0.12, 0.09, 0.11), shift(refFolds, 0.10, 0.12, 0.09, 0.11)},
+			},
+			want:     "model: zz",
+			eligible: []string{"model: zz", "model: three"},
+		},
+		{
+			name:  "a model that never reaches the precision floor is left out",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: five": {shift(refFolds, clearGain...), refFolds},
+			},
+			lowPrecision: "model: five",
+			want:         FloorReference,
+		},
+		{
 			name:  "equal parameters: more sets beaten first",
 			paper: [2][]float64{low, low},
 			models: map[string][2][]float64{
@@ -145,6 +197,12 @@ func TestSelect(t *testing.T) {
 		},
 	} {
 		tabs := selTables(c.paper, c.models, params)
+		for i := range tabs[0].AtOwn {
+			tabs[0].AtOwn[i].Precision = PrecisionFloor
+			if tabs[0].AtOwn[i].Candidate == c.lowPrecision {
+				tabs[0].AtOwn[i].Precision = PrecisionFloor - 0.01
+			}
+		}
 		sel, err := Select(tabs, "label = 3")
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -155,6 +213,9 @@ func TestSelect(t *testing.T) {
 		}
 		if sel.Candidate != c.want || !slices.Equal(eligible, c.eligible) {
 			t.Errorf("%s: selected %s, eligible %v; want %s, %v", c.name, sel.Candidate, eligible, c.want, c.eligible)
+		}
+		if c.beat != "" && (len(sel.Eligible) == 0 || sel.Eligible[0].Beat != c.beat) {
+			t.Errorf("%s: eligible %+v, want the first to have beaten %s", c.name, sel.Eligible, c.beat)
 		}
 		i := slices.IndexFunc(tabs[0].AtOwn, func(f CVFigure) bool { return f.Candidate == sel.Candidate })
 		if sel.MinConfidence != tabs[0].OwnConfidences[i] || sel.Params != tabs[0].AtOwn[i].Params {
@@ -230,12 +291,35 @@ func TestSelectAcross(t *testing.T) {
 			t.Errorf("%s: %+v (eligible %v), want %s at %.2f, eligible %v", cs.name, s, eligible, cs.want, cs.conf, cs.eligible)
 		}
 	}
+	// The seeds disagree (a third model wins under one), but a larger
+	// model eligible under both beats the fewest-parameter one under
+	// both: it replaces it, as Select's own step does.
+	params["model: zz"] = 3
+	withZZ := selTables([2][]float64{low, low}, map[string][2][]float64{
+		"model: three": {shift(refFolds, clearGain...), refFolds},
+		"model: four":  {shift(refFolds, 0.25, 0.27, 0.24, 0.26), refFolds},
+		"model: zz":    {shift(refFolds, clearGain...), shift(refFolds, clearGain...)},
+	}, params)
+	z := report(4, withZZ)
+	if z.Selected[0].Candidate != "model: zz" {
+		t.Fatalf("the fixture's third seed selects %s, want model: zz", z.Selected[0].Candidate)
+	}
+	got, err := SelectAcross([]*CVReport{a, z})
+	if err != nil || got.Selected[0].Candidate != "model: four" {
+		t.Errorf("a larger model beating the fewest-parameter one under every seed: %+v, %v; want model: four", got, err)
+	}
+	// A seed whose rule could not be applied is an error, not a skip.
+	bad := report(5, seedB)
+	bad.Selected[0] = Selection{Truth: "label = 3", Error: "no reference"}
+	if _, err := SelectAcross([]*CVReport{a, bad}); err == nil {
+		t.Error("SelectAcross over a failed selection: no error")
+	}
 	// No model eligible under every seed: the ratio alone.
 	none := selTables([2][]float64{low, low}, map[string][2][]float64{
 		"model: three": {shift(refFolds, noisyGain...), refFolds},
 		"model: four":  {shift(refFolds, 0.25, 0.27, 0.24, 0.26), refFolds},
 	}, params)
-	got, err := SelectAcross([]*CVReport{b, report(3, none)})
+	got, err = SelectAcross([]*CVReport{b, report(3, none)})
 	if err != nil || got.Selected[0].Candidate != FloorReference || got.Selected[0].Params != 2 {
 		t.Errorf("no model eligible under both seeds: %+v, %v; want %s", got, err, FloorReference)
 	}

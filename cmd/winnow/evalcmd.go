@@ -247,7 +247,7 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		}
 		if len(t.AtOwn) > 0 && len(rep.Tables) > 0 {
 			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (the smallest with P >= %.2f on %s); ΔF1 fold by fold against the LCS ratio at its F1-best threshold (paper), against the LCS ratio alone held to the same floor (%s), and against the shipped model at its own (folds better/worse); * beyond the spread:\n", eval.PrecisionFloor, rep.Tables[0].Set, eval.FloorReference)
-			fmt.Fprintf(w, "  %-36s %6s %6s %6s %6s %6s %15s %15s %15s %7s\n", "", "conf", "P", "R", "F1", "sd", "vs paper lcs", "vs lcs at floor", "vs shipped", "")
+			fmt.Fprintf(w, "  %-36s %6s %6s %6s %6s %6s %-23s %-23s %s\n", "", "conf", "P", "R", "F1", "sd", "vs paper lcs (b/w)", "vs lcs at floor (b/w)", "vs shipped (b/w)")
 			for i, f := range t.AtOwn {
 				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %s %s %+7.3f %6.3f %3d/%d\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.Recall, f.F1, f.SDF1, fmtPaired(f.VsPaper), fmtPaired(f.VsFloor), f.DeltaF1, f.SDDelta, f.Better, f.Worse)
 			}
@@ -266,6 +266,10 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		fmt.Fprintf(w, "\nthe selection rule (a model must beat the LCS ratio, read either way, by more than the spread on a set and lose to it by more on none; fewest parameters, then more sets beaten, then mean F1; a larger model must beat the chosen one in turn):\n")
 	}
 	for _, s := range rep.Selected {
+		if s.Error != "" {
+			fmt.Fprintf(w, "  %-12s the rule could not be applied: %s\n", s.Truth, s.Error)
+			continue
+		}
 		fmt.Fprintf(w, "  %-12s selects %s (%d parameters) at min_confidence %.2f\n", s.Truth, s.Candidate, s.Params, s.MinConfidence)
 		for _, e := range s.Eligible {
 			fmt.Fprintf(w, "  %-12s   eligible: %s (%d): beats %s on %s; mean F1 %.3f\n", "", e.Candidate, e.Params, e.Beat, strings.Join(e.Sets, ", "), e.MeanF1)
@@ -321,17 +325,17 @@ func writeShippedCheck(w io.Writer, s eval.Selection) {
 	}
 }
 
-// fmtPaired formats a paired comparison as "+0.012 ± 0.034*", the star
-// marking a gain beyond the spread.
+// fmtPaired formats a paired comparison as "+0.012 ± 0.034*  75/2 ", the
+// star marking a gain beyond the spread, then the folds better and worse.
 func fmtPaired(p *eval.Paired) string {
 	if p == nil {
-		return fmt.Sprintf("%15s", "-")
+		return fmt.Sprintf("%23s", "-")
 	}
 	mark := " "
 	if p.Beyond() {
 		mark = "*"
 	}
-	return fmt.Sprintf("%+7.3f ± %5.3f%s", p.DeltaF1, p.SD, mark)
+	return fmt.Sprintf("%+7.3f ± %5.3f%s %3d/%-3d", p.DeltaF1, p.SD, mark, p.Better, p.Worse)
 }
 
 // shippedName returns the name of the -cv candidate whose features the
