@@ -273,6 +273,16 @@ type CVTable struct {
 	// fold by fold.
 	AtOwn          []CVFigure `json:"at_own_confidence"`
 	OwnConfidences []float64  `json:"own_confidences"`
+	// InFold holds every candidate model with its confidence set on each
+	// fold's training part by the rule that sets the shipped one (the
+	// smallest of [Confidences] whose precision on the first set's
+	// training pairs reaches [PrecisionFloor]) and applied unchanged to
+	// the test part: the held-out protocol, fit and operating point both
+	// chosen without the pairs scored, where AtOwn reads the operating
+	// point off the test folds' own mean precision. DeltaF1 and SDDelta
+	// are against the paper LCS ratio at its in-fold threshold, fold by
+	// fold, as the issue's held-out table compares them.
+	InFold []CVFigure `json:"in_fold_floor"`
 	// Reliability is the shipped model's out-of-fold reliability diagram:
 	// per bin, the mean probability and the share of duplicates.
 	Reliability []ReliabilityBin `json:"reliability"`
@@ -395,10 +405,12 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		shippedConf := similarity.DefaultModel(truth.Purpose).MinConfidence
 		shippedKI := slices.Index(Confidences, shippedConf)
 		byConf := make([][][][]foldScore, len(sets)) // [set][model][confidence]
+		inFold := make([][][]foldScore, len(sets))   // [set][model]: the in-fold floor confidence
 		oofProb := make([][][]float64, len(sets))    // [set][model][pair], summed over repeats
 		for si := range sets {
 			scores[si] = make([][]foldScore, len(cands))
 			byConf[si] = make([][][]foldScore, len(models))
+			inFold[si] = make([][]foldScore, len(models))
 			oofProb[si] = make([][]float64, len(models))
 			for mi := range models {
 				byConf[si][mi] = make([][]foldScore, len(Confidences))
@@ -432,9 +444,11 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				}
 				fitted := make([]similarity.Model, len(models))
 				conf := make([]float64, len(models))
+				floorConf := make([]float64, len(models))
 				for mi, m := range models {
 					fitted[mi] = fitPooled(sets, train, m.Features, truth, penalty)
 					conf[mi] = chooseConfidence(sets, train, fitted[mi], truth)
+					floorConf[mi] = floorConfidence(sets[0], train[0], fitted[mi], truth)
 				}
 				shippedFits = append(shippedFits, fitted[shipped])
 				for si, s := range sets {
@@ -444,6 +458,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 						gold[j] = isDup(&s.Scored[i])
 					}
 					pred := make([]bool, len(tests[si]))
+					held := make([]bool, len(tests[si]))
 					mi := 0
 					for ci, c := range cands {
 						switch {
@@ -473,7 +488,10 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 									}
 								}
 								pred[j] = sp.Candidate && p >= conf[mi]
+								held[j] = sp.Candidate && p >= floorConf[mi]
 							}
+							ht := Verdicts(held, gold)
+							inFold[si][mi] = append(inFold[si][mi], foldScore{ht.Precision, ht.Recall, ht.F1})
 							for ki, fs := range scoreAtEach(s, tests[si], gold, &fitted[mi]) {
 								byConf[si][mi][ki] = append(byConf[si][mi][ki], fs)
 							}
@@ -540,6 +558,10 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				fig.ECE = math.NaN()
 				tab.AtOwn = append(tab.AtOwn, fig)
 				tab.OwnConfidences = append(tab.OwnConfidences, Confidences[ownKI[mi]])
+				held := summarize(m.Name, m.Params, inFold[si][mi])
+				held.pairTo(inFold[si][mi], scores[si][lcs])
+				held.ECE = math.NaN()
+				tab.InFold = append(tab.InFold, held)
 			}
 			rep.Tables = append(rep.Tables, tab)
 		}
@@ -599,6 +621,37 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 // chooseConfidence returns the confidence of [Confidences] with the best
 // F1 on the training pairs, averaged over the sets: one confidence for
 // every set, as the shipped decision has.
+// floorConfidence applies the rule that sets the shipped confidences to
+// the training pairs of the set whose precision it bounds: the smallest of
+// [Confidences] at which m's pooled precision there reaches
+// [PrecisionFloor], the last when none does.
+func floorConfidence(s *CVSet, train []ScoredPair, m similarity.Model, t Truth) float64 {
+	isDup := s.isDup(t)
+	prob := make([]float64, len(train))
+	for i := range train {
+		prob[i] = -1
+		if sp := &train[i]; sp.Candidate {
+			prob[i] = m.Probability(&sp.Scores)
+		}
+	}
+	for _, c := range Confidences {
+		tp, fp := 0, 0
+		for i := range train {
+			if prob[i] >= c {
+				if isDup(&train[i]) {
+					tp++
+				} else {
+					fp++
+				}
+			}
+		}
+		if tp+fp > 0 && float64(tp) >= PrecisionFloor*float64(tp+fp) {
+			return c
+		}
+	}
+	return Confidences[len(Confidences)-1]
+}
+
 func chooseConfidence(sets []*CVSet, train [][]ScoredPair, m similarity.Model, t Truth) float64 {
 	best, bestF1 := Confidences[0], -1.0
 	for _, c := range Confidences {

@@ -211,6 +211,18 @@ func TestCrossValidate(t *testing.T) {
 			t.Errorf("%s, %s: no model at its own confidence is the reference with its confidence row's figures", tab.Set, tab.Truth)
 		}
 	}
+	// The held-out protocol's rows: one per model, paired with the paper
+	// LCS ratio on the same folds.
+	for _, tab := range rep.Tables {
+		if len(tab.InFold) != len(ModelCandidates()) {
+			t.Fatalf("%s, %s: %d in-fold rows, want one per model", tab.Set, tab.Truth, len(tab.InFold))
+		}
+		for _, f := range tab.InFold {
+			if len(f.FoldF1) != rep.Folds*rep.Repeats || math.IsNaN(f.F1) || f.F1 < 0 || f.F1 > 1 || math.IsNaN(f.SDDelta) {
+				t.Errorf("%s, %s, %s in-fold: %+v", tab.Set, tab.Truth, f.Candidate, f)
+			}
+		}
+	}
 	// Every table of one truth puts each model at the same confidence:
 	// the rule reads the first set only. Tables run truth by truth, set
 	// by set.

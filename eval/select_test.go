@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/winnow-search/winnow/similarity"
 )
 
 // shift returns ref with each fold moved by d[i % len(d)].
@@ -325,5 +327,41 @@ func TestSelectAcross(t *testing.T) {
 	}
 	if _, err := SelectAcross(nil); err == nil {
 		t.Error("SelectAcross of no report: no error")
+	}
+}
+
+// TestFloorConfidence: the smallest confidence whose pooled precision on
+// the training pairs reaches the floor, and the last when none does.
+func TestFloorConfidence(t *testing.T) {
+	cs := &CVSet{Name: "web", Mode: PairMode}
+	m := similarity.Model{Features: []similarity.Feature{similarity.FeatureLCS}, Weights: []float64{20}, Intercept: -10}
+	pair := func(lcs float64, label int) ScoredPair {
+		return ScoredPair{Label: label, Candidate: true, Scores: similarity.Scores{LCS: lcs, HasLCS: true}}
+	}
+	// Probabilities rise with the LCS ratio: the distinct pair at 0.55
+	// has P ≈ 0.73, the duplicates at 0.7 P ≈ 0.98. Up to 0.73 one
+	// distinct pair in 19 is accepted (precision 0.947, under the floor);
+	// above it, duplicates only.
+	var train []ScoredPair
+	for range 18 {
+		train = append(train, pair(0.7, 2))
+	}
+	train = append(train, pair(0.55, 0))
+	train = append(train, ScoredPair{Label: 0, Candidate: false}) // never predicted
+	got := floorConfidence(cs, train, m, Truths()[0])
+	want := Confidences[slices.IndexFunc(Confidences, func(c float64) bool { return c > m.Probability(&train[18].Scores) })]
+	if got != want {
+		t.Errorf("floorConfidence = %v, want %v (the first above the distinct pair's probability %.3f)", got, want, m.Probability(&train[18].Scores))
+	}
+	// One more duplicate: 19 in 20 is precision 0.95, the floor itself,
+	// so the smallest confidence holds it.
+	train = append(train, pair(0.7, 3))
+	if got := floorConfidence(cs, train, m, Truths()[0]); got != Confidences[0] {
+		t.Errorf("floorConfidence at precision 0.95 = %v, want the smallest, %v", got, Confidences[0])
+	}
+	// No confidence reaches the floor: the last.
+	bad := []ScoredPair{pair(0.9, 0), pair(0.9, 2)}
+	if got := floorConfidence(cs, bad, m, Truths()[0]); got != Confidences[len(Confidences)-1] {
+		t.Errorf("floorConfidence with no confidence reaching the floor = %v, want the last, %v", got, Confidences[len(Confidences)-1])
 	}
 }

@@ -252,6 +252,12 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %s %s %+7.3f %6.3f %3d/%d\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.Recall, f.F1, f.SDF1, fmtPaired(f.VsPaper), fmtPaired(f.VsFloor), f.DeltaF1, f.SDDelta, f.Better, f.Worse)
 			}
 		}
+		if len(t.InFold) > 0 {
+			fmt.Fprintf(w, "  every model with its min_confidence set on each fold's training part by the same rule (P >= %.2f on %s's training pairs) and applied unchanged: the held-out protocol (ΔF1 against the LCS ratio at its in-fold threshold; folds better/worse):\n", eval.PrecisionFloor, rep.Tables[0].Set)
+			for _, f := range t.InFold {
+				fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %3d/%d\n", f.Candidate, f.Params, f.Precision, f.SDP, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, f.Better, f.Worse)
+			}
+		}
 		fmt.Fprintf(w, "  the shipped model by min_confidence (* best F1 on this set, the operator's choice for pages like these):\n")
 		best := bestF1(t.Confidence)
 		for i, f := range t.Confidence {
