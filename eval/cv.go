@@ -618,9 +618,6 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 	}
 }
 
-// chooseConfidence returns the confidence of [Confidences] with the best
-// F1 on the training pairs, averaged over the sets: one confidence for
-// every set, as the shipped decision has.
 // floorConfidence applies the rule that sets the shipped confidences to
 // the training pairs of the set whose precision it bounds: the smallest of
 // [Confidences] at which m's pooled precision there reaches
@@ -652,6 +649,9 @@ func floorConfidence(s *CVSet, train []ScoredPair, m similarity.Model, t Truth) 
 	return Confidences[len(Confidences)-1]
 }
 
+// chooseConfidence returns the confidence of [Confidences] with the best
+// F1 on the training pairs, averaged over the sets: one confidence for
+// every set, as the shipped decision has.
 func chooseConfidence(sets []*CVSet, train [][]ScoredPair, m similarity.Model, t Truth) float64 {
 	best, bestF1 := Confidences[0], -1.0
 	for _, c := range Confidences {
