@@ -457,6 +457,40 @@ func TestEval(t *testing.T) {
 	}
 }
 
+// TestEvalCVSeeds runs the cross-validation under two seeds and applies
+// the selection rule across them.
+func TestEvalCVSeeds(t *testing.T) {
+	pairs := filepath.Join("..", "..", "eval", "testdata", "pairs")
+	code, out, errs := winnow(t, "", "eval", "-cv", "-json", "-folds", "2", "-repeats", "2", "-seeds", "2", pairs)
+	if code != 0 {
+		t.Fatalf("eval -cv -seeds 2 = exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Seed     uint64 `json:"seed"`
+		Selected []struct {
+			Truth, Candidate string
+		} `json:"selected"`
+		Across *struct {
+			Seeds    []uint64          `json:"seeds"`
+			PerSeed  [][]any           `json:"per_seed"`
+			Selected []json.RawMessage `json:"selected"`
+		} `json:"across_seeds"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval -cv -seeds 2 -json: %v", err)
+	}
+	if rep.Across == nil || !slices.Equal(rep.Across.Seeds, []uint64{0, 1}) || len(rep.Across.PerSeed) != 2 || len(rep.Across.Selected) != len(rep.Selected) || len(rep.Selected) == 0 {
+		t.Errorf("eval -cv -seeds 2: seed %d, %d selections, across %+v; want seeds 0 and 1 with one selection per truth", rep.Seed, len(rep.Selected), rep.Across)
+	}
+	code, out, _ = winnow(t, "", "eval", "-cv", "-folds", "2", "-repeats", "2", "-seeds", "2", pairs)
+	if code != 0 || !strings.Contains(out, "the selection rule across seeds [0 1]") {
+		t.Errorf("eval -cv -seeds 2 (text) = exit %d, want the selection across seeds printed:\n%s", code, out)
+	}
+	if code, _, errs := winnow(t, "", "eval", "-cv", "-seeds", "0", pairs); code != 2 || !strings.Contains(errs, "-seeds") {
+		t.Errorf("eval -cv -seeds 0 = exit %d, stderr %q; want a usage error naming -seeds", code, errs)
+	}
+}
+
 // TestEvalCVCompare pairs two cross-validations written by eval -cv -json:
 // the same run twice changes nothing; other folds cannot be paired.
 func TestEvalCVCompare(t *testing.T) {
