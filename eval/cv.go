@@ -248,6 +248,10 @@ func (f CVFigure) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// corpusSuffix follows the truth's name in a corpus set's [CVTable]: the
+// set's own labels (dup) stand for both definitions.
+const corpusSuffix = " (corpus: dup)"
+
 // CVTable is the figures of every candidate on one set under one truth.
 type CVTable struct {
 	Set     string     `json:"set"`
@@ -395,9 +399,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 	for _, truth := range Truths() {
 		// shipped is the model the default decision of this truth uses:
 		// the confidence table is its.
-		shipped := slices.IndexFunc(models, func(c Candidate) bool {
-			return slices.Equal(c.Features, similarity.DefaultModel(truth.Purpose).Seq.Features)
-		})
+		shipped := shippedIndex(models, truth.Purpose)
 		shippedFound := shipped >= 0
 		shipped = max(shipped, 0)
 		// scores[set][candidate] are the per-fold figures.
@@ -506,7 +508,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		for si, s := range sets {
 			tab := CVTable{Set: s.Name, Truth: truth.Name, ShippedConfidence: shippedConf}
 			if s.Mode == CorpusMode {
-				tab.Truth = truth.Name + " (corpus: dup)"
+				tab.Truth = truth.Name + corpusSuffix
 			}
 			isDup := s.isDup(truth)
 			mi := 0

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/winnow-search/winnow/similarity"
 )
 
 // The selection rule (issue 9, README "Cross-validated"): a model earns
@@ -104,12 +106,7 @@ type Eligible struct {
 // alone) is chosen. It returns an error when the tables lack a
 // reference or disagree on the candidates.
 func Select(tables []CVTable, truth string) (Selection, error) {
-	var tabs []CVTable
-	for _, t := range tables {
-		if t.Truth == truth || strings.HasPrefix(t.Truth, truth+" (") {
-			tabs = append(tabs, t)
-		}
-	}
+	tabs := tablesOf(tables, truth)
 	sel := Selection{Truth: truth}
 	if len(tabs) == 0 || len(tabs[0].AtOwn) == 0 {
 		return sel, fmt.Errorf("eval: no table of every model at its own confidence under %q", truth)
@@ -298,14 +295,23 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 	return out, nil
 }
 
+// tablesOf returns the tables scored under the truth named truth, set by
+// set: a corpus set's table names it with a suffix (see [CrossValidate]).
+func tablesOf(tables []CVTable, truth string) []CVTable {
+	var out []CVTable
+	for _, t := range tables {
+		if t.Truth == truth || strings.HasPrefix(t.Truth, truth+corpusSuffix) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // ownFolds returns the per-fold F1 of the candidate named name at its own
 // confidence in every table of the truth, set by set.
 func ownFolds(r *CVReport, truth, name string) ([][]float64, error) {
 	var out [][]float64
-	for _, t := range r.Tables {
-		if t.Truth != truth && !strings.HasPrefix(t.Truth, truth+" (") {
-			continue
-		}
+	for _, t := range tablesOf(r.Tables, truth) {
 		i := slices.IndexFunc(t.AtOwn, func(f CVFigure) bool { return f.Candidate == name })
 		if i < 0 {
 			return nil, fmt.Errorf("eval: seed %d: no %s under %q in %s", r.Seed, name, truth, t.Set)
@@ -318,16 +324,37 @@ func ownFolds(r *CVReport, truth, name string) ([][]float64, error) {
 // ownFigure returns the figures and the own confidence of the candidate
 // named name in the report's first table of the truth.
 func ownFigure(r *CVReport, truth, name string) (CVFigure, float64, bool) {
-	for _, t := range r.Tables {
-		if t.Truth != truth && !strings.HasPrefix(t.Truth, truth+" (") {
-			continue
-		}
-		for i, f := range t.AtOwn {
-			if f.Candidate == name {
-				return f, t.OwnConfidences[i], true
-			}
-		}
+	tabs := tablesOf(r.Tables, truth)
+	if len(tabs) == 0 {
 		return CVFigure{}, 0, false
 	}
-	return CVFigure{}, 0, false
+	i := slices.IndexFunc(tabs[0].AtOwn, func(f CVFigure) bool { return f.Candidate == name })
+	if i < 0 {
+		return CVFigure{}, 0, false
+	}
+	return tabs[0].AtOwn[i], tabs[0].OwnConfidences[i], true
+}
+
+// Shipped returns the name of the -cv candidate whose features the
+// default decision of the truth named truth carries ("" when none does)
+// and that decision's min_confidence.
+func Shipped(truth string) (name string, minConfidence float64) {
+	for _, tr := range Truths() {
+		if tr.Name == truth {
+			pm := similarity.DefaultModel(tr.Purpose)
+			if i := shippedIndex(ModelCandidates(), tr.Purpose); i >= 0 {
+				name = ModelCandidates()[i].Name
+			}
+			return name, pm.MinConfidence
+		}
+	}
+	return "", 0
+}
+
+// shippedIndex returns the index in models of the candidate whose
+// features the default decision of purpose p carries, -1 when none does.
+func shippedIndex(models []Candidate, p similarity.Purpose) int {
+	return slices.IndexFunc(models, func(c Candidate) bool {
+		return slices.Equal(c.Features, similarity.DefaultModel(p).Seq.Features)
+	})
 }

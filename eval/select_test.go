@@ -73,7 +73,7 @@ func selTables(paper [2][]float64, models map[string][2][]float64, params map[st
 	for si, set := range []string{"web", "docs (corpus)"} {
 		tab := CVTable{Set: set, Truth: "label = 3", Figures: []CVFigure{{Candidate: PaperReference, Params: 1, FoldF1: paper[si]}}}
 		if si == 1 {
-			tab.Truth = "label = 3 (corpus: dup)"
+			tab.Truth = "label = 3" + corpusSuffix
 		}
 		for i, n := range names {
 			folds, p := refFolds, 2

@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -328,8 +327,8 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 // writeShippedCheck says when the default decision of the selection's
 // truth is not what the rule selected.
 func writeShippedCheck(w io.Writer, s eval.Selection) {
-	if shipped := shippedName(s.Truth); shipped != "" && (shipped != s.Candidate || shippedConfidence(s.Truth) != s.MinConfidence) {
-		fmt.Fprintf(w, "  %-12s   NOT what ships: %s at %.2f (similarity/fitted.go)\n", "", shipped, shippedConfidence(s.Truth))
+	if shipped, conf := eval.Shipped(s.Truth); shipped != "" && (shipped != s.Candidate || conf != s.MinConfidence) {
+		fmt.Fprintf(w, "  %-12s   NOT what ships: %s at %.2f (similarity/fitted.go)\n", "", shipped, conf)
 	}
 }
 
@@ -344,33 +343,6 @@ func fmtPaired(p *eval.Paired) string {
 		mark = "*"
 	}
 	return fmt.Sprintf("%+7.3f ± %5.3f%s %3d/%-3d", p.DeltaF1, p.SD, mark, p.Better, p.Worse)
-}
-
-// shippedName returns the name of the -cv candidate whose features the
-// default decision of the truth named truth carries, "" when none does.
-func shippedName(truth string) string {
-	for _, tr := range eval.Truths() {
-		if tr.Name != truth {
-			continue
-		}
-		for _, c := range eval.ModelCandidates() {
-			if slices.Equal(c.Features, similarity.DefaultModel(tr.Purpose).Seq.Features) {
-				return c.Name
-			}
-		}
-	}
-	return ""
-}
-
-// shippedConfidence returns the default min_confidence of the truth
-// named truth.
-func shippedConfidence(truth string) float64 {
-	for _, tr := range eval.Truths() {
-		if tr.Name == truth {
-			return similarity.DefaultModel(tr.Purpose).MinConfidence
-		}
-	}
-	return 0
 }
 
 func fmtNaN(x float64) string {
