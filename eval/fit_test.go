@@ -130,16 +130,20 @@ func TestFittedModels(t *testing.T) {
 }
 
 // TestOwnConfidence checks the rule that set the shipped confidences: the
-// smallest confidence whose precision reaches the floor, the strictest
-// when none does.
+// smallest confidence whose pooled precision reaches the floor and that
+// accepts a pair, the strictest when none does.
 func TestOwnConfidence(t *testing.T) {
 	figs := func(ps ...float64) []CVFigure {
 		out := make([]CVFigure, len(ps))
 		for i, p := range ps {
-			out[i] = CVFigure{Precision: p}
+			out[i] = CVFigure{Precision: p, PooledPrecision: p, Recall: 0.5}
 		}
 		return out
 	}
+	foldMeanAbove := figs(0.9, 0.94, 0.97)
+	foldMeanAbove[1].Precision = 0.96 // folds that accept nothing count 1 in the mean
+	acceptsNothing := figs(0.9, 1, 0.97)
+	acceptsNothing[1].Recall = 0 // precision 1 by convention
 	for _, c := range []struct {
 		name string
 		figs []CVFigure
@@ -149,6 +153,8 @@ func TestOwnConfidence(t *testing.T) {
 		{"not the best precision", figs(0.96, 0.99, 1), 0},
 		{"precision may fall again", figs(0.9, 0.96, 0.93, 1), 1},
 		{"none reaches it", figs(0.5, 0.7, 0.9), 2},
+		{"the pooled precision, not the fold mean", foldMeanAbove, 2},
+		{"a confidence that accepts nothing is not at the floor", acceptsNothing, 2},
 	} {
 		if got := OwnConfidence(c.figs); got != c.want {
 			t.Errorf("%s: OwnConfidence = %d, want %d", c.name, got, c.want)
@@ -328,7 +334,7 @@ func TestCrossValidateOwnConfidence(t *testing.T) {
 		if ki == 0 || ki == len(Confidences)-1 {
 			var ps []float64
 			for _, f := range first.Confidence {
-				ps = append(ps, f.Precision)
+				ps = append(ps, f.PooledPrecision)
 			}
 			t.Fatalf("%s, %s: the rule picks confidence %v from precisions %.3f; the test needs a set where it has a choice", tab.Set, tab.Truth, Confidences[ki], ps)
 		}

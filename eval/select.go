@@ -137,7 +137,7 @@ func Select(tables []CVTable, truth string) (Selection, error) {
 		paper = append(paper, t.Figures[i].FoldF1)
 	}
 	for ci := range own {
-		if own[ci].Precision < PrecisionFloor {
+		if own[ci].Recall == 0 || own[ci].PooledPrecision < PrecisionFloor {
 			continue // never reaches the floor on the first set: not a decision that could ship
 		}
 		for ri, ref := range [][][]float64{paper, folds[floor]} {

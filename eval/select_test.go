@@ -81,7 +81,7 @@ func selTables(paper [2][]float64, models map[string][2][]float64, params map[st
 				folds, p = models[n][si], params[n]
 			}
 			f1, _ := meanSD(folds)
-			tab.AtOwn = append(tab.AtOwn, CVFigure{Candidate: n, Params: p, F1: f1, Precision: PrecisionFloor, FoldF1: folds})
+			tab.AtOwn = append(tab.AtOwn, CVFigure{Candidate: n, Params: p, F1: f1, Recall: 0.7, PooledPrecision: PrecisionFloor, FoldF1: folds})
 			tab.OwnConfidences = append(tab.OwnConfidences, 0.8+0.01*float64(i))
 		}
 		tabs = append(tabs, tab)
@@ -200,9 +200,13 @@ func TestSelect(t *testing.T) {
 	} {
 		tabs := selTables(c.paper, c.models, params)
 		for i := range tabs[0].AtOwn {
-			tabs[0].AtOwn[i].Precision = PrecisionFloor
+			tabs[0].AtOwn[i].PooledPrecision = PrecisionFloor
 			if tabs[0].AtOwn[i].Candidate == c.lowPrecision {
-				tabs[0].AtOwn[i].Precision = PrecisionFloor - 0.01
+				// Its fold mean reaches the floor (a fold that accepts
+				// nothing counts 1); the pooled precision the rule reads
+				// does not.
+				tabs[0].AtOwn[i].Precision = 1
+				tabs[0].AtOwn[i].PooledPrecision = PrecisionFloor - 0.01
 			}
 		}
 		sel, err := Select(tabs, "label = 3")
