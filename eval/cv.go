@@ -138,7 +138,7 @@ const PrecisionFloor = 0.95
 // for the remove decision reached 0.954 at 0.85, pooled 0.947).
 func OwnConfidence(byConfidence []CVFigure) int {
 	for i, f := range byConfidence {
-		if f.Recall > 0 && f.PooledPrecision >= PrecisionFloor {
+		if reachesFloor(f) {
 			return i
 		}
 	}
@@ -591,7 +591,11 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 			fm.SeqFolds = coefSpread(shippedFits)
 		}
 		rep.Fitted = append(rep.Fitted, fm)
-		sel, err := Select(rep.Tables, truth.Name)
+		incumbent := ""
+		if shippedFound {
+			incumbent = models[shipped].Name
+		}
+		sel, err := Select(rep.Tables, truth.Name, incumbent)
 		if err != nil {
 			sel = Selection{Truth: truth.Name, Error: err.Error()}
 		}

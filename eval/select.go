@@ -79,6 +79,15 @@ type Selection struct {
 	// more than the spread (and lose by more on no set), fewest
 	// parameters first; empty when none does and FloorReference stands.
 	Eligible []Eligible `json:"eligible"`
+	// Incumbent is the model that ships (similarity/fitted.go), when the
+	// tables hold it. Challenger is the model the rule would take
+	// instead, when it does not beat the incumbent by more than the
+	// spread on a set without losing to it by more on another: the
+	// incumbent then stays (Candidate), since a change to what ships must
+	// win as a rule must. Empty when the rule takes the incumbent itself
+	// or a challenger beats it.
+	Incumbent  string `json:"incumbent,omitempty"`
+	Challenger string `json:"challenger,omitempty"`
 	// Error says why the rule could not be applied (a reference missing,
 	// a fold that is not a number); the other fields are then empty.
 	Error string `json:"error,omitempty"`
@@ -103,9 +112,14 @@ type Eligible struct {
 // beaten, then the higher mean F1 over the sets), and a larger eligible
 // model replaces it only when it beats the chosen one by more than the
 // spread in turn. When no model is eligible, FloorReference (the ratio
-// alone) is chosen. It returns an error when the tables lack a
-// reference or disagree on the candidates.
-func Select(tables []CVTable, truth string) (Selection, error) {
+// alone) is chosen. Last, the incumbent (the model that ships, named by
+// incumbent; "" for none) stays unless the choice beats it by more than
+// the spread on a set and loses to it by more on none, the incumbent at
+// its own point reaching the floor: models this close trade places with
+// the seed and the repeats (README, "What the rule selects"), and what
+// ships should not move on that. It returns an error when the tables
+// lack a reference or disagree on the candidates.
+func Select(tables []CVTable, truth, incumbent string) (Selection, error) {
 	tabs := tablesOf(tables, truth)
 	sel := Selection{Truth: truth}
 	if len(tabs) == 0 || len(tabs[0].AtOwn) == 0 {
@@ -137,7 +151,7 @@ func Select(tables []CVTable, truth string) (Selection, error) {
 		paper = append(paper, t.Figures[i].FoldF1)
 	}
 	for ci := range own {
-		if own[ci].Recall == 0 || own[ci].PooledPrecision < PrecisionFloor {
+		if !reachesFloor(own[ci]) {
 			continue // never reaches the floor on the first set: not a decision that could ship
 		}
 		for ri, ref := range [][][]float64{paper, folds[floor]} {
@@ -183,9 +197,30 @@ func Select(tables []CVTable, truth string) (Selection, error) {
 			}
 		}
 	}
+	if inc := index(incumbent); inc >= 0 && reachesFloor(own[inc]) {
+		sel.Incumbent = incumbent
+		if inc != chosen {
+			ok, _, err := Beats(folds[chosen], folds[inc])
+			if err != nil {
+				return sel, fmt.Errorf("eval: %s against %s under %q: %w", own[chosen].Candidate, incumbent, truth, err)
+			}
+			if !ok {
+				sel.Challenger = own[chosen].Candidate
+				chosen = inc
+			}
+		}
+	}
 	sel.Candidate, sel.Params = own[chosen].Candidate, own[chosen].Params
 	sel.MinConfidence = tabs[0].OwnConfidences[chosen]
 	return sel, nil
+}
+
+// reachesFloor reports whether a model at its own point on the first set
+// accepts a pair at pooled precision [PrecisionFloor] or more
+// ([OwnConfidence] falls back to the strictest confidence when none
+// does).
+func reachesFloor(f CVFigure) bool {
+	return f.Recall > 0 && f.PooledPrecision >= PrecisionFloor
 }
 
 // AcrossSeeds is the selection rule read over several fold shuffles: a
@@ -199,11 +234,13 @@ type AcrossSeeds struct {
 	// the one with the fewest parameters (then more sets beaten, then the
 	// higher mean F1, summed over the shuffles) unless a larger one beats
 	// it by more than the spread under every shuffle; else
-	// FloorReference. Its MinConfidence is the highest of the shuffles'
-	// own confidences for it (each the smallest at which its precision
-	// reached the floor under that shuffle; precision need not rise with
-	// the confidence, so this is not a re-check at the higher one);
-	// Eligible lists the models eligible under every shuffle.
+	// FloorReference; and the incumbent of every shuffle instead, unless
+	// that choice beats it under every shuffle. Its MinConfidence is the
+	// highest of the shuffles' own confidences for it (each the smallest
+	// at which its precision reached the floor under that shuffle;
+	// precision need not rise with the confidence, so this is not a
+	// re-check at the higher one); Eligible lists the models eligible
+	// under every shuffle.
 	Selected []Selection `json:"selected"`
 }
 
@@ -284,6 +321,34 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 			}
 		default:
 			sel.Candidate = FloorReference
+		}
+		// The incumbent stays unless the choice beats it under every seed,
+		// as Select asks under one; it must reach the floor under every
+		// seed to have a standing.
+		inc := first.Incumbent
+		for _, r := range reps {
+			if r.Selected[ti].Incumbent != inc {
+				inc = ""
+			}
+		}
+		sel.Incumbent = inc
+		if inc != "" && sel.Candidate != inc {
+			all := true
+			for _, r := range reps {
+				a, errA := ownFolds(r, first.Truth, sel.Candidate)
+				b, errB := ownFolds(r, first.Truth, inc)
+				if err := cmp.Or(errA, errB); err != nil {
+					return nil, err
+				}
+				ok, _, err := Beats(a, b)
+				if err != nil {
+					return nil, err
+				}
+				all = all && ok
+			}
+			if !all {
+				sel.Challenger, sel.Candidate = sel.Candidate, inc
+			}
 		}
 		for _, r := range reps {
 			if f, c, ok := ownFigure(r, first.Truth, sel.Candidate); ok {

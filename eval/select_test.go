@@ -105,6 +105,12 @@ func TestSelect(t *testing.T) {
 		// floor.
 		beat         string
 		lowPrecision string
+		// incumbent names the model that ships; challenger is the
+		// model the rule would take instead when the incumbent stays,
+		// hasIncumbent whether the incumbent has a standing (reaches
+		// the floor).
+		incumbent, challenger string
+		hasIncumbent          bool
 	}{
 		{
 			name:   "nothing beats the ratio: it stands alone",
@@ -197,6 +203,43 @@ func TestSelect(t *testing.T) {
 			want:     "model: loser",
 			eligible: []string{"model: loser", "model: three"},
 		},
+		{
+			name:  "the incumbent stays against a choice inside the spread",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, clearGain...), refFolds},
+				"model: four":  {shift(refFolds, 0.10, 0.13, 0.08, 0.11), refFolds},
+			},
+			incumbent:    "model: four",
+			hasIncumbent: true,
+			want:         "model: four",
+			challenger:   "model: three",
+			eligible:     []string{"model: three", "model: four"},
+		},
+		{
+			name:  "a choice beyond the spread replaces the incumbent",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, clearGain...), refFolds},
+				"model: five":  {refFolds, refFolds},
+			},
+			incumbent:    "model: five",
+			hasIncumbent: true,
+			want:         "model: three",
+			eligible:     []string{"model: three"},
+		},
+		{
+			name:  "an incumbent under the floor has no standing",
+			paper: [2][]float64{low, low},
+			models: map[string][2][]float64{
+				"model: three": {shift(refFolds, clearGain...), refFolds},
+				"model: five":  {shift(refFolds, clearGain...), refFolds},
+			},
+			incumbent:    "model: five",
+			lowPrecision: "model: five",
+			want:         "model: three",
+			eligible:     []string{"model: three"},
+		},
 	} {
 		tabs := selTables(c.paper, c.models, params)
 		for i := range tabs[0].AtOwn {
@@ -209,9 +252,12 @@ func TestSelect(t *testing.T) {
 				tabs[0].AtOwn[i].PooledPrecision = PrecisionFloor - 0.01
 			}
 		}
-		sel, err := Select(tabs, "label = 3")
+		sel, err := Select(tabs, "label = 3", c.incumbent)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		if sel.Challenger != c.challenger || (sel.Incumbent != "") != c.hasIncumbent || c.hasIncumbent && sel.Incumbent != c.incumbent {
+			t.Errorf("%s: incumbent %q, challenger %q; want %q (standing %v), %q", c.name, sel.Incumbent, sel.Challenger, c.incumbent, c.hasIncumbent, c.challenger)
 		}
 		var eligible []string
 		for _, e := range sel.Eligible {
@@ -228,12 +274,12 @@ func TestSelect(t *testing.T) {
 			t.Errorf("%s: selection %+v, want the candidate's own confidence %.2f and %d parameters", c.name, sel, tabs[0].OwnConfidences[i], tabs[0].AtOwn[i].Params)
 		}
 	}
-	if _, err := Select(selTables([2][]float64{low, low}, nil, params), "label >= 2"); err == nil {
+	if _, err := Select(selTables([2][]float64{low, low}, nil, params), "label >= 2", ""); err == nil {
 		t.Error("Select on a truth without tables: no error")
 	}
 	tabs := selTables([2][]float64{low, low}, nil, params)
 	tabs[1].Figures = nil
-	if _, err := Select(tabs, "label = 3"); err == nil {
+	if _, err := Select(tabs, "label = 3", ""); err == nil {
 		t.Error("Select without the paper method's figures: no error")
 	}
 }
@@ -262,7 +308,7 @@ func TestSelectAcross(t *testing.T) {
 		}
 	}
 	report := func(seed uint64, tabs []CVTable) *CVReport {
-		sel, err := Select(tabs, "label = 3")
+		sel, err := Select(tabs, "label = 3", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,6 +359,32 @@ func TestSelectAcross(t *testing.T) {
 	got, err := SelectAcross([]*CVReport{a, z})
 	if err != nil || got.Selected[0].Candidate != "model: four" {
 		t.Errorf("a larger model beating the fewest-parameter one under every seed: %+v, %v; want model: four", got, err)
+	}
+	// The incumbent stays across seeds unless the choice beats it under
+	// every seed: under one seed the smaller model beats it, under the
+	// other it ties with it.
+	withIncumbent := func(seed uint64, three []float64) *CVReport {
+		tabs := selTables([2][]float64{low, low}, map[string][2][]float64{
+			"model: three": {three, refFolds},
+			"model: four":  {shift(refFolds, clearGain...), refFolds},
+		}, params)
+		sel, err := Select(tabs, "label = 3", "model: four")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &CVReport{Seed: seed, Tables: tabs, Selected: []Selection{sel}}
+	}
+	beatsIt, tiesIt := withIncumbent(6, shift(refFolds, 0.3, 0.32, 0.29, 0.31)), withIncumbent(7, shift(refFolds, clearGain...))
+	if beatsIt.Selected[0].Candidate != "model: three" || tiesIt.Selected[0].Candidate != "model: four" || tiesIt.Selected[0].Challenger != "model: three" {
+		t.Fatalf("the incumbent fixture's seeds select %+v and %+v, want three, and four kept against three", beatsIt.Selected[0], tiesIt.Selected[0])
+	}
+	got, err = SelectAcross([]*CVReport{beatsIt, tiesIt})
+	if s := got.Selected[0]; err != nil || s.Candidate != "model: four" || s.Challenger != "model: three" || s.Incumbent != "model: four" {
+		t.Errorf("a choice that beats the incumbent under one seed only: %+v, %v; want model: four kept against model: three", s, err)
+	}
+	got, err = SelectAcross([]*CVReport{beatsIt, beatsIt})
+	if s := got.Selected[0]; err != nil || s.Candidate != "model: three" || s.Challenger != "" {
+		t.Errorf("a choice that beats the incumbent under every seed: %+v, %v; want model: three", s, err)
 	}
 	// A seed whose rule could not be applied is an error, not a skip.
 	bad := report(5, seedB)

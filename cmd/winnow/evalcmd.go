@@ -231,6 +231,14 @@ func runCVCompare(e *env, beforePath, afterPath string, asJSON bool) error {
 	return nil
 }
 
+// writeChallenger says when the shipped model stays against the rule's
+// choice ([eval.Selection.Challenger]).
+func writeChallenger(w io.Writer, s eval.Selection) {
+	if s.Challenger != "" {
+		fmt.Fprintf(w, "  %-12s   the shipped model stays: %s, the rule's choice before this step, does not beat it by more than the spread on a set without losing to it by more on another\n", "", s.Challenger)
+	}
+}
+
 func writeCVText(w io.Writer, rep *eval.CVReport) {
 	fmt.Fprintf(w, "cross-validation: %d repeats of stratified %d-fold (mean over %d test folds; sd = fold-to-fold standard deviation)\n",
 		rep.Repeats, rep.Folds, rep.Repeats*rep.Folds)
@@ -270,7 +278,7 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		}
 	}
 	if len(rep.Selected) > 0 {
-		fmt.Fprintf(w, "\nthe selection rule (a model must beat the LCS ratio, read either way, by more than the spread on a set and lose to it by more on none; fewest parameters, then more sets beaten, then mean F1; a larger model must beat the chosen one in turn):\n")
+		fmt.Fprintf(w, "\nthe selection rule (a model must beat the LCS ratio, read either way, by more than the spread on a set and lose to it by more on none; fewest parameters, then more sets beaten, then mean F1; a larger model must beat the chosen one in turn; the shipped model stays unless the choice beats it by more than the spread on a set and loses to it by more on none):\n")
 	}
 	for _, s := range rep.Selected {
 		if s.Error != "" {
@@ -284,12 +292,13 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 		if len(s.Eligible) == 0 {
 			fmt.Fprintf(w, "  %-12s   no model beats the LCS ratio by more than the spread: the ratio alone stands\n", "")
 		}
+		writeChallenger(w, s)
 		if rep.Across == nil {
 			writeShippedCheck(w, s)
 		}
 	}
 	if a := rep.Across; a != nil {
-		fmt.Fprintf(w, "\nthe selection rule across seeds %v (what every seed selects; where they differ, the fewest parameters among the models eligible under every seed; the highest of their own confidences):\n", a.Seeds)
+		fmt.Fprintf(w, "\nthe selection rule across seeds %v (what every seed selects; where they differ, the fewest parameters among the models eligible under every seed; the shipped model unless that beats it under every seed; the highest of their own confidences):\n", a.Seeds)
 		for ti, s := range a.Selected {
 			var per []string
 			for si, ps := range a.PerSeed {
@@ -301,6 +310,7 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 				names = append(names, e.Candidate)
 			}
 			fmt.Fprintf(w, "  %-12s   eligible under every seed: %s\n", "", cmp.Or(strings.Join(names, ", "), "none"))
+			writeChallenger(w, s)
 			writeShippedCheck(w, s)
 		}
 	}
