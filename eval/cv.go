@@ -605,40 +605,61 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 }
 
 // scoreAtEach scores the model m at each confidence of [Confidences] on
-// the test pairs of s, computing each pair's probability once. Only
-// candidate pairs can be accepted, so the confidences sweep those alone
-// (on llvm-docs a few thousand of a fold's tens of thousands of pairs).
+// the test pairs of s.
 func scoreAtEach(s *CVSet, tests []int, gold []bool, m *similarity.Model) []foldScore {
-	type judged struct {
-		prob float64
-		dup  bool
-	}
-	dups := 0
-	var cands []judged
-	for j, i := range tests {
-		if gold[j] {
-			dups++
-		}
-		if sp := &s.Scored[i]; sp.Candidate {
-			cands = append(cands, judged{m.Probability(&sp.Scores), gold[j]})
-		}
-	}
+	js, dups := judgeCandidates(len(tests), func(j int) (*ScoredPair, bool) { return &s.Scored[tests[j]], gold[j] }, m)
 	out := make([]foldScore, len(Confidences))
 	for ki, c := range Confidences {
-		tp, fp := 0, 0
-		for _, x := range cands {
-			if x.prob >= c {
-				if x.dup {
-					tp++
-				} else {
-					fp++
-				}
-			}
-		}
-		pt := pointOf(c, tp, fp, dups-tp)
-		out[ki] = foldScore{pt.Precision, pt.Recall, pt.F1, tp, fp}
+		pt := js.at(c, dups)
+		out[ki] = foldScore{pt.Precision, pt.Recall, pt.F1, pt.TP, pt.FP}
 	}
 	return out
+}
+
+// judgedPair is a candidate pair's probability under a model and its
+// truth.
+type judgedPair struct {
+	prob float64
+	dup  bool
+}
+
+// judgedPairs are the candidate pairs of a set of pairs, each probability
+// computed once: only candidate pairs can be accepted, so a sweep over
+// the confidences reads these alone (on llvm-docs a few thousand of a
+// fold's tens of thousands of pairs).
+type judgedPairs []judgedPair
+
+// judgeCandidates returns the candidate pairs among n pairs, pair(i)
+// giving the i-th and its truth, and the count of duplicates among all n.
+func judgeCandidates(n int, pair func(int) (*ScoredPair, bool), m *similarity.Model) (judgedPairs, int) {
+	var js judgedPairs
+	dups := 0
+	for i := range n {
+		sp, dup := pair(i)
+		if dup {
+			dups++
+		}
+		if sp.Candidate {
+			js = append(js, judgedPair{m.Probability(&sp.Scores), dup})
+		}
+	}
+	return js, dups
+}
+
+// at returns the figures of accepting the pairs whose probability reaches
+// c, of dups duplicates in all.
+func (js judgedPairs) at(c float64, dups int) Point {
+	tp, fp := 0, 0
+	for _, x := range js {
+		if x.prob >= c {
+			if x.dup {
+				tp++
+			} else {
+				fp++
+			}
+		}
+	}
+	return pointOf(c, tp, fp, dups-tp)
 }
 
 // FitDefault fits a purpose's models on every pair of the sets, as
@@ -664,25 +685,9 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 // [PrecisionFloor], the last when none does.
 func floorConfidence(s *CVSet, train []ScoredPair, m similarity.Model, t Truth) float64 {
 	isDup := s.isDup(t)
-	prob := make([]float64, len(train))
-	for i := range train {
-		prob[i] = -1
-		if sp := &train[i]; sp.Candidate {
-			prob[i] = m.Probability(&sp.Scores)
-		}
-	}
+	js, dups := judgeCandidates(len(train), func(i int) (*ScoredPair, bool) { return &train[i], isDup(&train[i]) }, &m)
 	for _, c := range Confidences {
-		tp, fp := 0, 0
-		for i := range train {
-			if prob[i] >= c {
-				if isDup(&train[i]) {
-					tp++
-				} else {
-					fp++
-				}
-			}
-		}
-		if tp+fp > 0 && float64(tp) >= PrecisionFloor*float64(tp+fp) {
+		if pt := js.at(c, dups); pt.TP+pt.FP > 0 && float64(pt.TP) >= PrecisionFloor*float64(pt.TP+pt.FP) {
 			return c
 		}
 	}
@@ -693,19 +698,17 @@ func floorConfidence(s *CVSet, train []ScoredPair, m similarity.Model, t Truth) 
 // F1 on the training pairs, averaged over the sets: one confidence for
 // every set, as the shipped decision has.
 func chooseConfidence(sets []*CVSet, train [][]ScoredPair, m similarity.Model, t Truth) float64 {
+	judged := make([]judgedPairs, len(sets))
+	dups := make([]int, len(sets))
+	for si, s := range sets {
+		isDup := s.isDup(t)
+		judged[si], dups[si] = judgeCandidates(len(train[si]), func(i int) (*ScoredPair, bool) { return &train[si][i], isDup(&train[si][i]) }, &m)
+	}
 	best, bestF1 := Confidences[0], -1.0
 	for _, c := range Confidences {
 		f1 := 0.0
-		for si, s := range sets {
-			isDup := s.isDup(t)
-			pred := make([]bool, len(train[si]))
-			gold := make([]bool, len(train[si]))
-			for i := range train[si] {
-				sp := &train[si][i]
-				gold[i] = isDup(sp)
-				pred[i] = sp.Candidate && m.Probability(&sp.Scores) >= c
-			}
-			f1 += Verdicts(pred, gold).F1 / float64(len(sets))
+		for si := range sets {
+			f1 += judged[si].at(c, dups[si]).F1 / float64(len(sets))
 		}
 		if f1 > bestF1 {
 			best, bestF1 = c, f1
