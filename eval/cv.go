@@ -111,7 +111,7 @@ func (cs *CVSet) folds(k int, r *rand.Rand) []int {
 // CVOptions sets a cross-validation.
 type CVOptions struct {
 	// Folds and Repeats: repeated k-fold; zero means 5 and 20 (at 5
-	// repeats the mean precision the confidence rule reads moves by about
+	// repeats the precision the confidence rule reads moves by about
 	// 0.005 from one seed to another).
 	Folds, Repeats int
 	// Seed seeds the shuffles; runs with the same seed are identical.

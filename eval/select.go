@@ -104,9 +104,9 @@ type Eligible struct {
 }
 
 // Select applies the selection rule to the tables of one truth (every set
-// scored under it, as [CrossValidate] writes them): a model whose
+// scored under it, as [CrossValidate] writes them): a model whose pooled
 // precision on the first set stays under [PrecisionFloor] at every
-// confidence is left out; of the others, the models that beat
+// confidence that accepts a pair is left out; of the others, the models that beat
 // either reading of the LCS ratio by more than the spread are eligible;
 // of those the one with the fewest parameters is chosen (ties: more sets
 // beaten, then the higher mean F1 over the sets), and a larger eligible

@@ -386,6 +386,23 @@ func TestSelectAcross(t *testing.T) {
 	if s := got.Selected[0]; err != nil || s.Candidate != "model: three" || s.Challenger != "" {
 		t.Errorf("a choice that beats the incumbent under every seed: %+v, %v; want model: three", s, err)
 	}
+	// An incumbent under the floor under one seed has no standing across
+	// the seeds: the rule's choice stands.
+	underFloor := withIncumbent(8, shift(refFolds, clearGain...))
+	for i, f := range underFloor.Tables[0].AtOwn {
+		if f.Candidate == "model: four" {
+			underFloor.Tables[0].AtOwn[i].PooledPrecision = PrecisionFloor - 0.01
+		}
+	}
+	sel, err := Select(underFloor.Tables, "label = 3", "model: four")
+	if err != nil || sel.Incumbent != "" || sel.Candidate != "model: three" {
+		t.Fatalf("an incumbent under the floor: %+v, %v; want model: three and no incumbent", sel, err)
+	}
+	underFloor.Selected = []Selection{sel}
+	got, err = SelectAcross([]*CVReport{tiesIt, underFloor})
+	if s := got.Selected[0]; err != nil || s.Candidate != "model: three" || s.Incumbent != "" || s.Challenger != "" {
+		t.Errorf("an incumbent under the floor under one seed: %+v, %v; want model: three, no incumbent", s, err)
+	}
 	// A seed whose rule could not be applied is an error, not a skip.
 	bad := report(5, seedB)
 	bad.Selected[0] = Selection{Truth: "label = 3", Error: "no reference"}
@@ -435,9 +452,60 @@ func TestFloorConfidence(t *testing.T) {
 	if got := floorConfidence(cs, train, m, Truths()[0]); got != Confidences[0] {
 		t.Errorf("floorConfidence at precision 0.95 = %v, want the smallest, %v", got, Confidences[0])
 	}
+	// A confidence that accepts nothing is not at the floor: with the
+	// pairs' probability 0.88, precision is 0.5 up to 0.88 and nothing
+	// is accepted from 0.89; the rule falls back to the last.
+	none := []ScoredPair{pair(0.6, 0), pair(0.6, 2)}
+	if got := floorConfidence(cs, none, m, Truths()[0]); got != Confidences[len(Confidences)-1] {
+		t.Errorf("floorConfidence where the first confidence above the pairs accepts nothing = %v, want the last, %v", got, Confidences[len(Confidences)-1])
+	}
 	// No confidence reaches the floor: the last.
 	bad := []ScoredPair{pair(0.9, 0), pair(0.9, 2)}
 	if got := floorConfidence(cs, bad, m, Truths()[0]); got != Confidences[len(Confidences)-1] {
 		t.Errorf("floorConfidence with no confidence reaching the floor = %v, want the last, %v", got, Confidences[len(Confidences)-1])
+	}
+}
+
+// TestJudgedPairs checks the confidence sweep's counts: a pair whose
+// probability equals the confidence is accepted, a pair that is not a
+// candidate never is, and its duplicates count as missed.
+func TestJudgedPairs(t *testing.T) {
+	m := similarity.Model{Features: []similarity.Feature{similarity.FeatureLCS}, Weights: []float64{20}, Intercept: -10}
+	pairs := []ScoredPair{
+		{Candidate: true, Scores: similarity.Scores{LCS: 0.7, HasLCS: true}},  // duplicate
+		{Candidate: true, Scores: similarity.Scores{LCS: 0.55, HasLCS: true}}, // distinct
+		{Candidate: false, Scores: similarity.Scores{LCS: 1, HasLCS: true}},   // duplicate, never accepted
+	}
+	dup := []bool{true, false, true}
+	js, dups := judgeCandidates(len(pairs), func(i int) (*ScoredPair, bool) { return &pairs[i], dup[i] }, &m)
+	if len(js) != 2 || dups != 2 {
+		t.Fatalf("judgeCandidates: %d candidates, %d duplicates; want 2, 2", len(js), dups)
+	}
+	at := js[1].prob // the distinct pair's probability: accepted at it
+	if pt := js.at(at, dups); pt.TP != 1 || pt.FP != 1 || pt.FN != 1 || pt.Precision != 0.5 || pt.Recall != 0.5 {
+		t.Errorf("at the distinct pair's probability: %+v, want tp 1, fp 1, fn 1", pt)
+	}
+	if pt := js.at(math.Nextafter(at, 1), dups); pt.TP != 1 || pt.FP != 0 || pt.FN != 1 {
+		t.Errorf("just above it: %+v, want tp 1, fp 0, fn 1", pt)
+	}
+	if pt := js.at(0.999999, dups); pt.TP != 0 || pt.FP != 0 || pt.FN != 2 || pt.Precision != 1 || pt.Recall != 0 {
+		t.Errorf("above every pair: %+v, want nothing accepted, both duplicates missed", pt)
+	}
+}
+
+// TestSummarizePooled checks the pooled precision against the fold mean:
+// a fold that accepts nothing counts 1 in the mean and nothing in the
+// pool.
+func TestSummarizePooled(t *testing.T) {
+	f := summarize("m", 2, []foldScore{
+		{p: 1, r: 0, f: 0},                     // accepts nothing
+		{p: 0.9, r: 0.9, f: 0.9, tp: 9, fp: 1}, // 9 of 10
+		{p: 0.5, r: 0.5, f: 0.5, tp: 1, fp: 1}, // 1 of 2
+	})
+	if math.Abs(f.Precision-0.8) > 1e-12 || math.Abs(f.PooledPrecision-10.0/12) > 1e-12 {
+		t.Errorf("precision %.4f, pooled %.4f; want the mean 0.8 and the pooled 10/12", f.Precision, f.PooledPrecision)
+	}
+	if none := summarize("m", 2, []foldScore{{p: 1}, {p: 1}}); none.PooledPrecision != 1 {
+		t.Errorf("nothing accepted in any fold: pooled %v, want 1 (as a fold's precision)", none.PooledPrecision)
 	}
 }

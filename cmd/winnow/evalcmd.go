@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -234,8 +235,12 @@ func runCVCompare(e *env, beforePath, afterPath string, asJSON bool) error {
 // writeChallenger says when the shipped model stays against the rule's
 // choice ([eval.Selection.Challenger]).
 func writeChallenger(w io.Writer, s eval.Selection) {
-	if s.Challenger != "" {
-		fmt.Fprintf(w, "  %-12s   the shipped model stays: %s, the rule's choice before this step, does not beat it by more than the spread on a set without losing to it by more on another\n", "", s.Challenger)
+	if s.Challenger == "" {
+		return
+	}
+	fmt.Fprintf(w, "  %-12s   the shipped model stays: %s, the rule's choice before this step, does not beat it by more than the spread on a set without losing to it by more on another\n", "", s.Challenger)
+	if !slices.ContainsFunc(s.Eligible, func(e eval.Eligible) bool { return e.Candidate == s.Candidate }) {
+		fmt.Fprintf(w, "  %-12s   (%s is not eligible itself here: it stands only because nothing beats it)\n", "", s.Candidate)
 	}
 }
 
@@ -290,7 +295,7 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 			fmt.Fprintf(w, "  %-12s   eligible: %s (%d): beats %s on %s; mean F1 %.3f\n", "", e.Candidate, e.Params, e.Beat, strings.Join(e.Sets, ", "), e.MeanF1)
 		}
 		if len(s.Eligible) == 0 {
-			fmt.Fprintf(w, "  %-12s   no model beats the LCS ratio by more than the spread: the ratio alone stands\n", "")
+			fmt.Fprintf(w, "  %-12s   no model beats the LCS ratio by more than the spread: the rule's choice is the ratio alone\n", "")
 		}
 		writeChallenger(w, s)
 		if rep.Across == nil {
