@@ -302,18 +302,9 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 				if e.Params <= sel.Eligible[0].Params {
 					continue
 				}
-				all := true
-				for _, r := range reps {
-					a, errA := ownFolds(r, first.Truth, e.Candidate)
-					b, errB := ownFolds(r, first.Truth, sel.Candidate)
-					if err := cmp.Or(errA, errB); err != nil {
-						return nil, err
-					}
-					ok, _, err := Beats(a, b)
-					if err != nil {
-						return nil, err
-					}
-					all = all && ok
+				all, err := beatsUnderEvery(reps, first.Truth, e.Candidate, sel.Candidate)
+				if err != nil {
+					return nil, err
 				}
 				if all {
 					sel.Candidate = e.Candidate
@@ -333,18 +324,9 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 		}
 		sel.Incumbent = inc
 		if inc != "" && sel.Candidate != inc {
-			all := true
-			for _, r := range reps {
-				a, errA := ownFolds(r, first.Truth, sel.Candidate)
-				b, errB := ownFolds(r, first.Truth, inc)
-				if err := cmp.Or(errA, errB); err != nil {
-					return nil, err
-				}
-				ok, _, err := Beats(a, b)
-				if err != nil {
-					return nil, err
-				}
-				all = all && ok
+			all, err := beatsUnderEvery(reps, first.Truth, sel.Candidate, inc)
+			if err != nil {
+				return nil, err
 			}
 			if !all {
 				sel.Challenger, sel.Candidate = sel.Candidate, inc
@@ -358,6 +340,28 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 		out.Selected = append(out.Selected, sel)
 	}
 	return out, nil
+}
+
+// beatsUnderEvery reports whether the candidate named a beats the one
+// named b ([Beats], each at its own confidence) under every report's
+// seed.
+// Every seed is read, so a malformed one is an error even after a seed
+// where a does not win.
+func beatsUnderEvery(reps []*CVReport, truth, a, b string) (bool, error) {
+	all := true
+	for _, r := range reps {
+		fa, errA := ownFolds(r, truth, a)
+		fb, errB := ownFolds(r, truth, b)
+		if err := cmp.Or(errA, errB); err != nil {
+			return false, err
+		}
+		ok, _, err := Beats(fa, fb)
+		if err != nil {
+			return false, err
+		}
+		all = all && ok
+	}
+	return all, nil
 }
 
 // tablesOf returns the tables scored under the truth named truth, set by
