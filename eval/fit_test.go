@@ -129,34 +129,47 @@ func TestFittedModels(t *testing.T) {
 	}
 }
 
-// TestOwnConfidence checks the rule that set the shipped confidences: the
-// smallest confidence whose pooled precision reaches the floor and that
-// accepts a pair, the strictest when none does.
+// TestOwnConfidence checks the rule that set the shipped confidences:
+// among the confidences that accept a pair on the first set at a pooled
+// precision that reaches the floor, the one of best F1 averaged over the
+// sets; the strictest when none reaches the floor.
 func TestOwnConfidence(t *testing.T) {
 	figs := func(ps ...float64) []CVFigure {
 		out := make([]CVFigure, len(ps))
 		for i, p := range ps {
-			out[i] = CVFigure{Precision: p, PooledPrecision: p, Recall: 0.5}
+			out[i] = CVFigure{Precision: p, PooledPrecision: p, Recall: 0.5, F1: 0.5}
 		}
 		return out
+	}
+	withF1 := func(fs []CVFigure, f1 ...float64) []CVFigure {
+		for i := range fs {
+			fs[i].F1 = f1[i]
+		}
+		return fs
 	}
 	foldMeanAbove := figs(0.9, 0.94, 0.97)
 	foldMeanAbove[1].Precision = 0.96 // folds that accept nothing count 1 in the mean
 	acceptsNothing := figs(0.9, 1, 0.97)
 	acceptsNothing[1].Recall = 0 // precision 1 by convention
 	for _, c := range []struct {
-		name string
-		figs []CVFigure
-		want int
+		name  string
+		bySet [][]CVFigure
+		want  int
 	}{
-		{"first to reach the floor", figs(0.8, 0.94, 0.95, 0.97, 0.99), 2},
-		{"not the best precision", figs(0.96, 0.99, 1), 0},
-		{"precision may fall again", figs(0.9, 0.96, 0.93, 1), 1},
-		{"none reaches it", figs(0.5, 0.7, 0.9), 2},
-		{"the pooled precision, not the fold mean", foldMeanAbove, 2},
-		{"a confidence that accepts nothing is not at the floor", acceptsNothing, 2},
+		{"equal F1: the first to reach the floor", [][]CVFigure{figs(0.8, 0.94, 0.95, 0.97, 0.99)}, 2},
+		{"the best F1 above the floor", [][]CVFigure{withF1(figs(0.8, 0.95, 0.96, 0.97), 0.9, 0.7, 0.8, 0.75)}, 2},
+		{"not the best F1 under the floor", [][]CVFigure{withF1(figs(0.94, 0.96, 0.99), 0.9, 0.7, 0.6)}, 1},
+		{"F1 averaged over the sets", [][]CVFigure{
+			withF1(figs(0.96, 0.97, 0.99), 0.80, 0.78, 0.70),
+			withF1(figs(0.5, 0.5, 0.5), 0.60, 0.66, 0.90),
+		}, 2},
+		{"the other sets' precision does not bound it", [][]CVFigure{figs(0.96, 0.99), figs(0.2, 0.3)}, 0},
+		{"precision may fall again", [][]CVFigure{withF1(figs(0.9, 0.96, 0.93, 1), 0.9, 0.8, 0.9, 0.6)}, 1},
+		{"none reaches it", [][]CVFigure{figs(0.5, 0.7, 0.9)}, 2},
+		{"the pooled precision, not the fold mean", [][]CVFigure{foldMeanAbove}, 2},
+		{"a confidence that accepts nothing is not at the floor", [][]CVFigure{acceptsNothing}, 2},
 	} {
-		if got := OwnConfidence(c.figs); got != c.want {
+		if got := OwnConfidence(c.bySet); got != c.want {
 			t.Errorf("%s: OwnConfidence = %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -320,7 +333,7 @@ func synthSet(name string, n int, seed uint64) *CVSet {
 
 // TestCrossValidateOwnConfidence checks each model's own operating point
 // where the rule has a choice to make: the shipped model's is the one
-// OwnConfidence picks from its figures on the first set, strictly inside
+// OwnConfidence picks from its figures on the sets, strictly inside
 // the range, and its row there is its confidence table's.
 func TestCrossValidateOwnConfidence(t *testing.T) {
 	sets := []*CVSet{synthSet("first", 400, 1), synthSet("second", 300, 2)}
@@ -330,7 +343,11 @@ func TestCrossValidateOwnConfidence(t *testing.T) {
 		shipped := slices.IndexFunc(ModelCandidates(), func(c Candidate) bool {
 			return slices.Equal(c.Features, similarity.DefaultModel(purposeOf(t, tab.Truth)).Seq.Features)
 		})
-		ki := OwnConfidence(first.Confidence)
+		var bySet [][]CVFigure
+		for _, other := range rep.Tables[ti-ti%len(sets) : ti-ti%len(sets)+len(sets)] {
+			bySet = append(bySet, other.Confidence)
+		}
+		ki := OwnConfidence(bySet)
 		if ki == 0 || ki == len(Confidences)-1 {
 			var ps []float64
 			for _, f := range first.Confidence {

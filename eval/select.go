@@ -13,7 +13,8 @@ import (
 // The selection rule (issue 9, README "Cross-validated"): a model earns
 // its features only when it beats the plain LCS ratio by more than the
 // fold-to-fold spread. Every candidate is read at its own operating point
-// (the confidence [OwnConfidence] gives it on the web pairs, where the
+// (the confidence [OwnConfidence] gives it: best F1 over the sets while
+// it holds the precision floor on the web pairs, where the
 // decision ships), and the LCS ratio is read two ways, since either is
 // how an operator could use it instead:
 //

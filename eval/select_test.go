@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -423,49 +424,6 @@ func TestSelectAcross(t *testing.T) {
 	}
 }
 
-// TestFloorConfidence: the smallest confidence whose pooled precision on
-// the training pairs reaches the floor, and the last when none does.
-func TestFloorConfidence(t *testing.T) {
-	cs := &CVSet{Name: "web", Mode: PairMode}
-	m := similarity.Model{Features: []similarity.Feature{similarity.FeatureLCS}, Weights: []float64{20}, Intercept: -10}
-	pair := func(lcs float64, label int) ScoredPair {
-		return ScoredPair{Label: label, Candidate: true, Scores: similarity.Scores{LCS: lcs, HasLCS: true}}
-	}
-	// Probabilities rise with the LCS ratio: the distinct pair at 0.55
-	// has P ≈ 0.73, the duplicates at 0.7 P ≈ 0.98. Up to 0.73 one
-	// distinct pair in 19 is accepted (precision 0.947, under the floor);
-	// above it, duplicates only.
-	var train []ScoredPair
-	for range 18 {
-		train = append(train, pair(0.7, 2))
-	}
-	train = append(train, pair(0.55, 0))
-	train = append(train, ScoredPair{Label: 0, Candidate: false}) // never predicted
-	got := floorConfidence(cs, train, m, Truths()[0])
-	want := Confidences[slices.IndexFunc(Confidences, func(c float64) bool { return c > m.Probability(&train[18].Scores) })]
-	if got != want {
-		t.Errorf("floorConfidence = %v, want %v (the first above the distinct pair's probability %.3f)", got, want, m.Probability(&train[18].Scores))
-	}
-	// One more duplicate: 19 in 20 is precision 0.95, the floor itself,
-	// so the smallest confidence holds it.
-	train = append(train, pair(0.7, 3))
-	if got := floorConfidence(cs, train, m, Truths()[0]); got != Confidences[0] {
-		t.Errorf("floorConfidence at precision 0.95 = %v, want the smallest, %v", got, Confidences[0])
-	}
-	// A confidence that accepts nothing is not at the floor: with the
-	// pairs' probability 0.88, precision is 0.5 up to 0.88 and nothing
-	// is accepted from 0.89; the rule falls back to the last.
-	none := []ScoredPair{pair(0.6, 0), pair(0.6, 2)}
-	if got := floorConfidence(cs, none, m, Truths()[0]); got != Confidences[len(Confidences)-1] {
-		t.Errorf("floorConfidence where the first confidence above the pairs accepts nothing = %v, want the last, %v", got, Confidences[len(Confidences)-1])
-	}
-	// No confidence reaches the floor: the last.
-	bad := []ScoredPair{pair(0.9, 0), pair(0.9, 2)}
-	if got := floorConfidence(cs, bad, m, Truths()[0]); got != Confidences[len(Confidences)-1] {
-		t.Errorf("floorConfidence with no confidence reaching the floor = %v, want the last, %v", got, Confidences[len(Confidences)-1])
-	}
-}
-
 // TestJudgedPairs checks the confidence sweep's counts: a pair whose
 // probability equals the confidence is accepted, a pair that is not a
 // candidate never is, and its duplicates count as missed.
@@ -507,5 +465,136 @@ func TestSummarizePooled(t *testing.T) {
 	}
 	if none := summarize("m", 2, []foldScore{{p: 1}, {p: 1}}); none.PooledPrecision != 1 {
 		t.Errorf("nothing accepted in any fold: pooled %v, want 1 (as a fold's precision)", none.PooledPrecision)
+	}
+}
+
+// TestInnerSplits: every candidate training pair is judged in the inner
+// split that holds its group and fitted on in the others; test pairs
+// never appear, and pairs that are not candidates are neither fitted nor
+// judged, only counted as missed when they are duplicates.
+func TestInnerSplits(t *testing.T) {
+	web := &CVSet{Name: "web", Mode: PairMode}
+	other := &CVSet{Name: "other", Mode: PairMode}
+	for i := range 30 {
+		web.Scored = append(web.Scored, ScoredPair{Label: i % 4, Candidate: i%7 != 0, Scores: similarity.Scores{LCS: float64(i)}})
+		other.Scored = append(other.Scored, ScoredPair{Label: i % 4, Candidate: true, Scores: similarity.Scores{LCS: float64(100 + i)}})
+	}
+	for _, s := range []*CVSet{web, other} {
+		s.groupA, s.groupB = make([]int, len(s.Scored)), make([]int, len(s.Scored))
+		for i := range s.Scored {
+			s.groupA[i], s.groupB[i] = i, i
+		}
+		s.groups = len(s.Scored)
+	}
+	// Pairs 0-5 are the outer test part.
+	var trainIdx [][]int
+	for range 2 {
+		var idx []int
+		for i := 6; i < 30; i++ {
+			idx = append(idx, i)
+		}
+		trainIdx = append(trainIdx, idx)
+	}
+	const k = 5
+	splits := innerSplits([]*CVSet{web, other}, trainIdx, Truths()[0], k, rand.New(rand.NewPCG(1, 2)))
+	if len(splits) != k {
+		t.Fatalf("%d splits, want %d", len(splits), k)
+	}
+	judged := map[int]int{}
+	for g, sp := range splits {
+		fitted := map[float64]bool{}
+		for _, p := range sp.fitOn[0] {
+			if !p.Candidate {
+				t.Errorf("split %d fits on a pair that is not a candidate (LCS %v)", g, p.Scores.LCS)
+			}
+			fitted[p.Scores.LCS] = true
+		}
+		for _, i := range sp.judge[0] {
+			judged[i]++
+			if i < 6 {
+				t.Errorf("split %d judges outer test pair %d", g, i)
+			}
+			if fitted[float64(i)] {
+				t.Errorf("split %d fits on pair %d, which it judges", g, i)
+			}
+		}
+		if len(sp.fitOn[1])+len(sp.judge[1]) != 24 || len(sp.judge[1]) == 0 {
+			t.Errorf("split %d fits on %d and judges %d of the other set's 24 training pairs, want each once and some judged", g, len(sp.fitOn[1]), len(sp.judge[1]))
+		}
+		if len(sp.fitOn[1]) == 0 || len(sp.fitOn[1]) >= 24 {
+			t.Errorf("split %d fits on %d of the other set's 24 training pairs, want some held out", g, len(sp.fitOn[1]))
+		}
+		for _, p := range sp.fitOn[1] {
+			if p.Scores.LCS < 106 {
+				t.Errorf("split %d fits on the other set's outer test pair (LCS %v)", g, p.Scores.LCS)
+			}
+		}
+	}
+	missed := 0
+	for _, sp := range splits {
+		missed += sp.missed[0]
+	}
+	for i := 6; i < 30; i++ {
+		want := 1
+		if i%7 == 0 {
+			want = 0 // not a candidate: counted as missed, never judged
+		}
+		if judged[i] != want {
+			t.Errorf("training pair %d judged %d times, want %d", i, judged[i], want)
+		}
+	}
+	// Pairs 7, 14 and 21 are duplicates (labels 3, 2, 1) that are not
+	// candidates; 28 (label 0) is not a duplicate.
+	if missed != 3 {
+		t.Errorf("%d duplicates counted missed, want 3", missed)
+	}
+}
+
+// TestNestedOwnConfidence: the floor is read on the first set's
+// out-of-fold judgements only; distinct pairs the other sets hold at the
+// duplicates' scores move the fit and their F1, not the precision the
+// floor bounds.
+func TestNestedOwnConfidence(t *testing.T) {
+	mk := func(name string, extraDistinct int) *CVSet {
+		s := &CVSet{Name: name, Mode: PairMode}
+		add := func(lcs float64, label, n int) {
+			for range n {
+				s.Scored = append(s.Scored, ScoredPair{Label: label, Candidate: true, Scores: similarity.Scores{LCS: lcs, HasLCS: true}})
+			}
+		}
+		add(0.95, 3, 20)
+		add(0.1, 0, 20)
+		add(0.95, 0, extraDistinct)
+		s.groupA, s.groupB = make([]int, len(s.Scored)), make([]int, len(s.Scored))
+		for i := range s.Scored {
+			s.groupA[i], s.groupB[i] = i, i
+		}
+		s.groups = len(s.Scored)
+		return s
+	}
+	all := func(sets []*CVSet) [][]int {
+		idx := make([][]int, len(sets))
+		for si, s := range sets {
+			for i := range s.Scored {
+				idx[si] = append(idx[si], i)
+			}
+		}
+		return idx
+	}
+	fs := []similarity.Feature{similarity.FeatureLCS}
+	truth := Truths()[0]
+	// The web pairs separate cleanly: the smallest confidence that keeps
+	// the distinct pairs out holds the floor.
+	sets := []*CVSet{mk("web", 0), mk("other", 3)}
+	got := nestedOwnConfidence(sets, innerSplits(sets, all(sets), truth, 5, rand.New(rand.NewPCG(3, 4))), fs, truth, FitPenalty)
+	if got >= 0.9 {
+		t.Errorf("nestedOwnConfidence with separable web pairs = %v, want a low confidence", got)
+	}
+	// Three distinct web pairs among the duplicates' 20: precision 0.87
+	// wherever a duplicate is accepted, so no confidence reaches the
+	// floor and the rule falls back to the last.
+	sets = []*CVSet{mk("web", 3), mk("other", 0)}
+	if got := nestedOwnConfidence(sets, innerSplits(sets, all(sets), truth, 5, rand.New(rand.NewPCG(3, 4))), fs, truth, FitPenalty); got != Confidences[len(Confidences)-1] {
+		t.Errorf("nestedOwnConfidence with web precision 0.87 = %v, want the last, %v", got, Confidences[len(Confidences)-1])
 	}
 }

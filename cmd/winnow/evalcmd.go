@@ -260,14 +260,14 @@ func writeCVText(w io.Writer, rep *eval.CVReport) {
 			}
 		}
 		if len(t.AtOwn) > 0 && len(rep.Tables) > 0 {
-			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (the smallest with pooled P >= %.2f on %s: precision over every test fold's accepted pairs together, where P is the mean over folds and counts a fold that accepts nothing as 1); ΔF1 fold by fold against the LCS ratio at its F1-best threshold (paper), against the LCS ratio alone held to the same floor (%s), and against the shipped model at its own (folds better/worse); * beyond the spread:\n", eval.PrecisionFloor, rep.Tables[0].Set, eval.FloorReference)
+			fmt.Fprintf(w, "  every model at its own min_confidence, set by the rule that set the shipped one (of the confidences with pooled P >= %.2f on %s, the one of best F1 averaged over the sets; pooled P is precision over every test fold's accepted pairs together, where P is the mean over folds and counts a fold that accepts nothing as 1); ΔF1 fold by fold against the LCS ratio at its F1-best threshold (paper), against the LCS ratio alone held to the same floor (%s), and against the shipped model at its own (folds better/worse); * beyond the spread:\n", eval.PrecisionFloor, rep.Tables[0].Set, eval.FloorReference)
 			fmt.Fprintf(w, "  %-36s %6s %6s %6s %6s %6s %6s %-23s %-23s %s\n", "", "conf", "P", "pooled", "R", "F1", "sd", "vs paper lcs (b/w)", "vs lcs at floor (b/w)", "vs shipped (b/w)")
 			for i, f := range t.AtOwn {
 				fmt.Fprintf(w, "  %-36s %6.2f %6.3f %6.3f %6.3f %6.3f %6.3f %s %s %+7.3f %6.3f %3d/%d\n", f.Candidate, t.OwnConfidences[i], f.Precision, f.PooledPrecision, f.Recall, f.F1, f.SDF1, fmtPaired(f.VsPaper), fmtPaired(f.VsFloor), f.DeltaF1, f.SDDelta, f.Better, f.Worse)
 			}
 		}
 		if len(t.InFold) > 0 {
-			fmt.Fprintf(w, "  every model with its min_confidence set on each fold's training part by the same rule (pooled P >= %.2f on %s's training pairs) and applied unchanged: the held-out protocol (P, its sd, pooled P, R, F1, its sd; ΔF1 against the LCS ratio at its in-fold threshold; folds better/worse):\n", eval.PrecisionFloor, rep.Tables[0].Set)
+			fmt.Fprintf(w, "  every model with its min_confidence set on each fold's training part by the same rule (pooled P >= %.2f on %s, read on an inner 5-fold cross-validation of the training part) and applied unchanged: the held-out protocol (P, its sd, pooled P, R, F1, its sd; ΔF1 against the LCS ratio at its in-fold threshold; folds better/worse):\n", eval.PrecisionFloor, rep.Tables[0].Set)
 			for _, f := range t.InFold {
 				fmt.Fprintf(w, "  %-36s %6d %6.3f %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %6.3f %3d/%d\n", f.Candidate, f.Params, f.Precision, f.SDP, f.PooledPrecision, f.Recall, f.F1, f.SDF1, f.DeltaF1, f.SDDelta, f.Better, f.Worse)
 			}
