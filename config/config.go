@@ -264,7 +264,7 @@ type Decision struct {
 	Threshold float64 `yaml:"threshold"`
 	// MinConfidence is the probability a pair needs under the default
 	// method, per mode, in (0, 1). Zero keeps the value chosen by
-	// cross-validation (group 0.65, remove 0.9; `winnow eval` prints the
+	// cross-validation (group 0.68, remove 0.9; `winnow eval` prints the
 	// precision and recall each gives). Setting it under a single method,
 	// or above the highest probability the model gives any pair
 	// (similarity.PurposeModel.Ceiling), is an error.

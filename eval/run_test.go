@@ -222,7 +222,7 @@ func TestDecisionThreshold(t *testing.T) {
 		o             Options
 		group, remove float64
 	}{
-		{"defaults", Options{}, 0.65, 0.9},
+		{"defaults", Options{}, 0.68, 0.9},
 		{"set", Options{Group: mc(similarity.PurposeGroup, "0.55"), Remove: mc(similarity.PurposeRemove, "0.8")}, 0.55, 0.8},
 		{"paper method", Options{Group: similarity.SingleMethod(similarity.MethodLCS, 0.77), Remove: similarity.SingleMethod(similarity.MethodSimhash, 5)}, 0.77, 5},
 	}

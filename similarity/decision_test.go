@@ -57,8 +57,8 @@ func TestDecide(t *testing.T) {
 		{"default near-duplicate", Decision{}, page, near, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance"},
 		{"default mirror accepted", Decision{}, page, mirror, true, StepAccept, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.95 [jaccard 0.98 (+8.4), intercept -5.3] (accepted without LCS)"},
 		{"default mirror without seq accepted", Decision{}, noSeq(page), mirror, true, StepAccept, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.95"},
-		{"accept disabled verifies mirror", Decision{Accept: Test{Method: MethodNone}}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.65 [lcs 1.00 (+8.6), divergence 0.00 (-0.0), intercept -5.0] (verified)"},
-		{"accept disabled, no seq, cheap model", Decision{Accept: Test{Method: MethodNone}}, noSeq(page), mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.65 [jaccard 0.98 (+8.4), intercept -5.3] (verified; no token sequence for LCS)"},
+		{"accept disabled verifies mirror", Decision{Accept: Test{Method: MethodNone}}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.97 >= 0.68 [lcs 1.00 (+8.6), divergence 0.00 (-0.0), intercept -5.0] (verified)"},
+		{"accept disabled, no seq, cheap model", Decision{Accept: Test{Method: MethodNone}}, noSeq(page), mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(near-duplicate) 0.96 >= 0.68 [jaccard 0.98 (+8.4), intercept -5.3] (verified; no token sequence for LCS)"},
 		{"remove mirror", Decision{Purpose: PurposeRemove}, page, mirror, true, StepVerify, MethodModel, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), P(content-equivalent) 0.98 >= 0.90 [lcs_gap 0.98 (+5.4), jaccard 0.98 (+3.8), divergence 0.00 (-0.0), intercept -5.4] (verified)"},
 		{"remove keeps the edited copy", Decision{Purpose: PurposeRemove}, page, near, false, StepVerify, MethodModel, RelationNone, "not duplicate: simhash distance"},
 		{"legacy accepts mirror", legacyDecision, page, mirror, true, StepAccept, MethodJaccard, RelationDuplicate, "duplicate: simhash distance 2 <= 16 (candidate), jaccard 0.98 >= 0.90 (accepted without LCS)"},
@@ -162,7 +162,7 @@ func TestExplainExact(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	v = Decision{}.Decide(a, b)
-	want = "duplicate: simhash distance 3 <= 16 (candidate), P(near-duplicate) 0.91 >= 0.65 [jaccard 0.88 (+7.6), intercept -5.3] (verified; no token sequence for LCS)"
+	want = "duplicate: simhash distance 3 <= 16 (candidate), P(near-duplicate) 0.91 >= 0.68 [jaccard 0.88 (+7.6), intercept -5.3] (verified; no token sequence for LCS)"
 	if got := v.Explain(); got != want {
 		t.Errorf("Explain() = %q, want %q", got, want)
 	}

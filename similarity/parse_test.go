@@ -18,7 +18,7 @@ func TestParseDecision(t *testing.T) {
 	}{
 		{"nothing set", PurposeRemove, DecisionSettings{}, Test{MethodModel, 0.9}, ""},
 		{"default with confidence", PurposeGroup, DecisionSettings{Method: "default", MinConfidence: "0.6"}, Test{MethodModel, 0.6}, ""},
-		{"model is default", PurposeGroup, DecisionSettings{Method: "model"}, Test{MethodModel, 0.65}, ""},
+		{"model is default", PurposeGroup, DecisionSettings{Method: "model"}, Test{MethodModel, 0.68}, ""},
 		{"simhash paper threshold", PurposeGroup, DecisionSettings{Method: "simhash"}, Test{Method: MethodNone}, ""},
 		{"lcs threshold", PurposeRemove, DecisionSettings{Method: "lcs", Threshold: "0.9"}, Test{MethodLCS, 0.9}, ""},
 		{"threshold under default", PurposeGroup, DecisionSettings{Threshold: "0.8"}, Test{}, "winnow_threshold"},

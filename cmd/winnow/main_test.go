@@ -341,8 +341,8 @@ func TestEval(t *testing.T) {
 		t.Fatalf("winnow eval -json: %v\n%s", err, out)
 	}
 	for _, r := range rep.Results {
-		if g, rm := r.Decisions["group"].Threshold, r.Decisions["remove"].Threshold; g != 0.65 || rm != 0.9 {
-			t.Errorf("winnow eval -json: decisions' thresholds %v (group), %v (remove); want their min_confidence 0.65, 0.9", g, rm)
+		if g, rm := r.Decisions["group"].Threshold, r.Decisions["remove"].Threshold; g != 0.68 || rm != 0.9 {
+			t.Errorf("winnow eval -json: decisions' thresholds %v (group), %v (remove); want their min_confidence 0.68, 0.9", g, rm)
 		}
 	}
 	if rep.Mode != "corpus" || rep.Default.F1 != 1 {

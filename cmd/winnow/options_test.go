@@ -23,11 +23,11 @@ func TestDecisionSettings(t *testing.T) {
 		remove  similarity.Test
 		wantErr string // the field the error names
 	}{
-		{name: "defaults", group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.65}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.9}},
+		{name: "defaults", group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.68}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.9}},
 		{name: "min_confidence by flag", sets: []string{"decision.min_confidence.group=0.5", "decision.min_confidence.remove=0.95"},
 			group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.5}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.95}},
 		{name: "min_confidence in file", yaml: "decision:\n  min_confidence:\n    remove: 0.8\n",
-			group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.65}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.8}},
+			group: similarity.Test{Method: similarity.MethodModel, Threshold: 0.68}, remove: similarity.Test{Method: similarity.MethodModel, Threshold: 0.8}},
 		{name: "lcs with threshold", sets: []string{"decision.method=lcs", "decision.threshold=0.8"},
 			group: similarity.Test{Method: similarity.MethodLCS, Threshold: 0.8}, remove: similarity.Test{Method: similarity.MethodLCS, Threshold: 0.8}},
 		{name: "jaccard in file, paper threshold", yaml: "decision:\n  method: jaccard\n",
