@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -129,8 +131,8 @@ const PrecisionFloor = 0.95
 
 // OwnConfidence applies the rule that set the shipped confidences to one
 // model's figures by confidence (bySet[set][i], i in the order of
-// [Confidences]; the first set is the one whose precision the floor
-// bounds): among the confidences that accept a pair on the first set at
+// [Confidences]; at least one set, the first being the one whose
+// precision the floor bounds, each with a figure per confidence): among the confidences that accept a pair on the first set at
 // a pooled precision ([CVFigure.PooledPrecision]) of at least
 // [PrecisionFloor], the one of best F1 averaged over the sets (the
 // smallest of equals), and the last when none reaches the floor.
@@ -144,7 +146,7 @@ const PrecisionFloor = 0.95
 // on the edge: chosen on a training part, it fell under the floor on the
 // test part (pooled precision 0.947 on the web pairs for the group
 // decision, README "Cross-validated"), where the best F1 above the floor
-// kept 0.960-0.962 at the same F1.
+// kept 0.961-0.962 at the same F1.
 func OwnConfidence(bySet [][]CVFigure) int {
 	best, bestF1 := -1, -1.0
 	for i, f := range bySet[0] {
@@ -487,15 +489,18 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				}
 				// The inner folds draw from their own stream, so the
 				// outer folds are the same as without them.
-				inner := innerSplits(sets, trainIdx, truth, k, rand.New(rand.NewPCG(^o.Seed, uint64(r*k+f))))
+				inner := innerSplits(sets, trainIdx, truth, innerFolds, rand.New(rand.NewPCG(^o.Seed, uint64(r*k+f))))
 				fitted := make([]similarity.Model, len(models))
 				conf := make([]float64, len(models))
 				heldConf := make([]float64, len(models))
-				for mi, m := range models {
-					fitted[mi] = fitPooled(sets, train, m.Features, truth, penalty)
+				// The models fit independently, each into its own
+				// slots: one goroutine per core (a run of one seed
+				// otherwise uses one core; -seeds runs them side by side).
+				parallelEach(len(models), func(mi int) {
+					fitted[mi] = fitPooled(sets, train, models[mi].Features, truth, penalty)
 					conf[mi] = chooseConfidence(sets, train, fitted[mi], truth)
-					heldConf[mi] = nestedOwnConfidence(sets, inner, m.Features, truth, penalty)
-				}
+					heldConf[mi] = nestedOwnConfidence(sets, inner, models[mi].Features, truth, penalty)
+				})
 				shippedFits = append(shippedFits, fitted[shipped])
 				for si, s := range sets {
 					isDup := s.isDup(truth)
@@ -708,6 +713,31 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 	}
 }
 
+// parallelEach calls f(0) … f(n-1) on up to GOMAXPROCS goroutines and
+// returns when every call has.
+func parallelEach(n int, f func(int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// innerFolds is the number of inner folds the held-out protocol deals
+// each training part into to set a model's confidence there.
+const innerFolds = 5
+
 // innerSplit is one inner fold of a training part: the candidate pairs of
 // every set to fit on, each set's candidate pairs to judge, and the
 // duplicates among the pairs it judges that are not candidates (missed
@@ -719,9 +749,10 @@ type innerSplit struct {
 }
 
 // innerSplits deals the training part (trainIdx, per set, indexes into
-// its Scored) into k inner folds, as the outer folds are dealt: a pair is
-// judged in the inner fold that holds either of its groups and fitted on
-// in the others. Only candidate pairs are kept, since only they are
+// its Scored) into k inner folds: every group of the set is shuffled and
+// dealt as for the outer folds (stratified over the whole set; the outer
+// test part's groups go unused), and a pair is judged in each inner fold
+// that holds either of its groups and fitted on in the others. Only candidate pairs are kept, since only they are
 // fitted and only they can be accepted; the others count as missed
 // duplicates under t.
 func innerSplits(sets []*CVSet, trainIdx [][]int, t Truth, k int, rng *rand.Rand) []innerSplit {
@@ -758,36 +789,45 @@ func innerSplits(sets []*CVSet, trainIdx [][]int, t Truth, k int, rng *rand.Rand
 }
 
 // nestedOwnConfidence sets a model's confidence on a training part the
-// way the shipped confidences are set on all the data ([OwnConfidence]):
-// the model is fitted on each inner split's pairs of every set and judges
-// that split's pairs, and the rule reads the pooled out-of-fold
-// judgements of each set (precision and F1 over all the inner folds'
-// pairs together). Read on the pairs the model was fitted on (round 10's
-// held-out protocol) the precision is optimistic.
+// way the shipped confidences are set on all the data: [OwnConfidence]
+// on the model's out-of-fold figures over the inner splits
+// ([nestedFigures]). Read on the pairs the model was fitted on (round
+// 10's held-out protocol) the precision is optimistic.
 func nestedOwnConfidence(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, t Truth, penalty float64) float64 {
-	judged := make([]judgedPairs, len(sets))
-	dups := make([]int, len(sets))
+	return Confidences[OwnConfidence(nestedFigures(sets, splits, fs, t, penalty))]
+}
+
+// nestedFigures fits the model on each inner split's pairs of every set,
+// judges that split's pairs, and returns each set's figures at each of
+// [Confidences] as the outer cross-validation summarizes its test folds:
+// the mean over the inner splits, and the pooled precision.
+func nestedFigures(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, t Truth, penalty float64) [][]CVFigure {
+	byConf := make([][][]foldScore, len(sets)) // [set][confidence][split]
+	for si := range sets {
+		byConf[si] = make([][]foldScore, len(Confidences))
+	}
 	for _, sp := range splits {
 		m := fitPooled(sets, sp.fitOn, fs, t, penalty)
 		for si, s := range sets {
 			isDup := s.isDup(t)
-			part, d := judgeCandidates(len(sp.judge[si]), func(j int) (*ScoredPair, bool) {
+			judged, dups := judgeCandidates(len(sp.judge[si]), func(j int) (*ScoredPair, bool) {
 				p := &s.Scored[sp.judge[si][j]]
 				return p, isDup(p)
 			}, &m)
-			judged[si] = append(judged[si], part...)
-			dups[si] += d + sp.missed[si]
+			for ki, c := range Confidences {
+				pt := judged.at(c, dups+sp.missed[si])
+				byConf[si][ki] = append(byConf[si][ki], foldScore{pt.Precision, pt.Recall, pt.F1, pt.TP, pt.FP})
+			}
 		}
 	}
 	bySet := make([][]CVFigure, len(sets))
 	for si := range sets {
 		bySet[si] = make([]CVFigure, len(Confidences))
-		for ki, c := range Confidences {
-			pt := judged[si].at(c, dups[si])
-			bySet[si][ki] = CVFigure{Precision: pt.Precision, PooledPrecision: pt.Precision, Recall: pt.Recall, F1: pt.F1}
+		for ki := range Confidences {
+			bySet[si][ki] = summarize("", len(fs)+1, byConf[si][ki])
 		}
 	}
-	return Confidences[OwnConfidence(bySet)]
+	return bySet
 }
 
 // chooseConfidence returns the confidence of [Confidences] with the best

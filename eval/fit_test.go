@@ -209,7 +209,7 @@ func TestCrossValidate(t *testing.T) {
 			t.Errorf("%s, %s: no model at the shipped confidence %.2f is the reference with its confidence row's figures", tab.Set, tab.Truth, tab.ShippedConfidence)
 		}
 		// At its own operating point every model sits at the confidence
-		// the rule picks from its figures on the first set; the shipped
+		// the rule picks from its figures on the sets; the shipped
 		// model's row is its confidence table's row there.
 		if len(tab.AtOwn) != len(ModelCandidates()) || len(tab.OwnConfidences) != len(tab.AtOwn) {
 			t.Fatalf("%s, %s: %d rows at their own confidence (%d confidences), want one per model", tab.Set, tab.Truth, len(tab.AtOwn), len(tab.OwnConfidences))
@@ -243,8 +243,8 @@ func TestCrossValidate(t *testing.T) {
 		}
 	}
 	// Every table of one truth puts each model at the same confidence:
-	// the rule reads the first set only. Tables run truth by truth, set
-	// by set.
+	// one confidence for every set, as a decision ships. Tables run
+	// truth by truth, set by set.
 	for i, tab := range rep.Tables {
 		first := rep.Tables[i-i%len(sets)]
 		if !slices.Equal(first.OwnConfidences, tab.OwnConfidences) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/winnow-search/winnow/similarity"
@@ -550,21 +551,83 @@ func TestInnerSplits(t *testing.T) {
 	}
 }
 
+// TestInnerSplitsCorpus: in corpus mode a pair joins two pages, and it is
+// judged in the inner fold of each (twice when they fall apart) and
+// fitted on in every other fold; a duplicate that is not a candidate is
+// counted missed each time it is judged.
+func TestInnerSplitsCorpus(t *testing.T) {
+	cs := &CVSet{Name: "corpus", Mode: CorpusMode, groups: 12}
+	for a := range 12 {
+		for b := a + 1; b < 12; b++ {
+			i := len(cs.Scored)
+			cs.Scored = append(cs.Scored, ScoredPair{Label: (a + b) % 2, Candidate: i%5 != 0, Scores: similarity.Scores{LCS: float64(i)}})
+			cs.groupA, cs.groupB = append(cs.groupA, a), append(cs.groupB, b)
+		}
+	}
+	var idx []int
+	for i := range cs.Scored {
+		idx = append(idx, i)
+	}
+	splits := innerSplits([]*CVSet{cs}, [][]int{idx}, Truths()[0], innerFolds, rand.New(rand.NewPCG(5, 6)))
+	judged, fitted := map[int]int{}, map[int]int{}
+	missed, wantMissed, twice := 0, 0, 0
+	for _, sp := range splits {
+		for _, i := range sp.judge[0] {
+			judged[i]++
+		}
+		for _, p := range sp.fitOn[0] {
+			fitted[int(p.Scores.LCS)]++
+		}
+		missed += sp.missed[0]
+	}
+	for i, sp := range cs.Scored {
+		if !sp.Candidate {
+			if judged[i]+fitted[i] != 0 {
+				t.Errorf("pair %d is not a candidate but judged %d and fitted %d times", i, judged[i], fitted[i])
+			}
+			continue
+		}
+		if judged[i] < 1 || judged[i] > 2 || judged[i]+fitted[i] != innerFolds {
+			t.Errorf("pair %d judged %d and fitted %d times, want judged once or twice and fitted in every other of %d folds", i, judged[i], fitted[i], innerFolds)
+		}
+		if judged[i] == 2 {
+			twice++
+		}
+	}
+	if twice == 0 {
+		t.Error("no pair judged twice, want the pairs whose pages fall in two folds")
+	}
+	// Each non-candidate duplicate is counted once per fold that judges
+	// it: once or twice.
+	for _, sp := range cs.Scored {
+		if !sp.Candidate && sp.Label == 1 {
+			wantMissed++
+		}
+	}
+	if missed < wantMissed || missed > 2*wantMissed {
+		t.Errorf("%d missed judgings of %d non-candidate duplicates, want each counted once or twice", missed, wantMissed)
+	}
+}
+
 // TestNestedOwnConfidence: the floor is read on the first set's
-// out-of-fold judgements only; distinct pairs the other sets hold at the
-// duplicates' scores move the fit and their F1, not the precision the
-// floor bounds.
+// out-of-fold judgements only, and F1 on every set's: distinct pairs
+// another set holds at the duplicates' scores move the fit and that
+// set's F1, not the precision the floor bounds; a set whose F1 asks for
+// a higher confidence moves the choice; and duplicates that are not
+// candidates count as missed.
 func TestNestedOwnConfidence(t *testing.T) {
-	mk := func(name string, extraDistinct int) *CVSet {
+	type group struct {
+		lcs          float64
+		label, n     int
+		notCandidate bool
+	}
+	mk := func(name string, gs ...group) *CVSet {
 		s := &CVSet{Name: name, Mode: PairMode}
-		add := func(lcs float64, label, n int) {
-			for range n {
-				s.Scored = append(s.Scored, ScoredPair{Label: label, Candidate: true, Scores: similarity.Scores{LCS: lcs, HasLCS: true}})
+		for _, g := range gs {
+			for range g.n {
+				s.Scored = append(s.Scored, ScoredPair{Label: g.label, Candidate: !g.notCandidate, Scores: similarity.Scores{LCS: g.lcs, HasLCS: true}})
 			}
 		}
-		add(0.95, 3, 20)
-		add(0.1, 0, 20)
-		add(0.95, 0, extraDistinct)
 		s.groupA, s.groupB = make([]int, len(s.Scored)), make([]int, len(s.Scored))
 		for i := range s.Scored {
 			s.groupA[i], s.groupB[i] = i, i
@@ -583,18 +646,65 @@ func TestNestedOwnConfidence(t *testing.T) {
 	}
 	fs := []similarity.Feature{similarity.FeatureLCS}
 	truth := Truths()[0]
-	// The web pairs separate cleanly: the smallest confidence that keeps
-	// the distinct pairs out holds the floor.
-	sets := []*CVSet{mk("web", 0), mk("other", 3)}
-	got := nestedOwnConfidence(sets, innerSplits(sets, all(sets), truth, 5, rand.New(rand.NewPCG(3, 4))), fs, truth, FitPenalty)
+	run := func(sets []*CVSet) ([][]CVFigure, float64) {
+		splits := innerSplits(sets, all(sets), truth, innerFolds, rand.New(rand.NewPCG(3, 4)))
+		return nestedFigures(sets, splits, fs, truth, FitPenalty), nestedOwnConfidence(sets, splits, fs, truth, FitPenalty)
+	}
+	dups, distinct := group{lcs: 0.95, label: 3, n: 20}, group{lcs: 0.1, label: 0, n: 20}
+
+	// The web pairs separate cleanly; the other set's three distinct
+	// pairs among its duplicates hold its precision at 20 in 23 but not
+	// the web's, so the smallest confidence that keeps the distinct web
+	// pairs out holds the floor.
+	sets := []*CVSet{mk("web", dups, distinct), mk("other", dups, distinct, group{lcs: 0.95, label: 0, n: 3})}
+	figs, got := run(sets)
 	if got >= 0.9 {
 		t.Errorf("nestedOwnConfidence with separable web pairs = %v, want a low confidence", got)
 	}
+	if p := figs[0][0].PooledPrecision; p != 1 {
+		t.Errorf("web pooled precision at %v = %v, want 1", Confidences[0], p)
+	}
+	if p := figs[1][0].PooledPrecision; math.Abs(p-20.0/23) > 1e-9 {
+		t.Errorf("other set's pooled precision at %v = %v, want 20/23", Confidences[0], p)
+	}
+
 	// Three distinct web pairs among the duplicates' 20: precision 0.87
 	// wherever a duplicate is accepted, so no confidence reaches the
 	// floor and the rule falls back to the last.
-	sets = []*CVSet{mk("web", 3), mk("other", 0)}
-	if got := nestedOwnConfidence(sets, innerSplits(sets, all(sets), truth, 5, rand.New(rand.NewPCG(3, 4))), fs, truth, FitPenalty); got != Confidences[len(Confidences)-1] {
+	sets = []*CVSet{mk("web", dups, distinct, group{lcs: 0.95, label: 0, n: 3}), mk("other", dups, distinct)}
+	if _, got := run(sets); got != Confidences[len(Confidences)-1] {
 		t.Errorf("nestedOwnConfidence with web precision 0.87 = %v, want the last, %v", got, Confidences[len(Confidences)-1])
+	}
+
+	// Five web duplicates that are not candidates: missed at every
+	// confidence, recall 20 in 25.
+	sets = []*CVSet{mk("web", dups, distinct, group{lcs: 0.95, label: 3, n: 5, notCandidate: true}), mk("other", dups, distinct)}
+	if figs, _ := run(sets); math.Abs(figs[0][0].Recall-0.8) > 0.05 {
+		t.Errorf("web recall with 5 of 25 duplicates not candidates = %v, want about 0.8", figs[0][0].Recall)
+	}
+
+	// The other set's distinct pairs at a high ratio (0.85) ask for a
+	// higher confidence than the web pairs, which separate anywhere
+	// between: the choice is the other set's.
+	sets = []*CVSet{mk("web", dups, distinct), mk("other", dups, group{lcs: 0.85, label: 0, n: 20})}
+	figs, got = run(sets)
+	webOnly := Confidences[OwnConfidence(figs[:1])]
+	t.Logf("web alone %v, both %v", webOnly, got)
+	if got <= webOnly {
+		t.Errorf("nestedOwnConfidence = %v, want above %v, the web pairs' own choice, where the other set's F1 is lower", got, webOnly)
+	}
+}
+
+// TestParallelEach: every index is called once, whatever the count
+// against the cores.
+func TestParallelEach(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 64} {
+		calls := make([]int32, n)
+		parallelEach(n, func(i int) { atomic.AddInt32(&calls[i], 1) })
+		for i, c := range calls {
+			if c != 1 {
+				t.Errorf("n=%d: index %d called %d times, want once", n, i, c)
+			}
+		}
 	}
 }
