@@ -752,9 +752,9 @@ type innerSplit struct {
 // its Scored) into k inner folds: every group of the set is shuffled and
 // dealt as for the outer folds (stratified over the whole set; the outer
 // test part's groups go unused), and a pair is judged in each inner fold
-// that holds either of its groups and fitted on in the others. Only candidate pairs are kept, since only they are
-// fitted and only they can be accepted; the others count as missed
-// duplicates under t.
+// that holds either of its groups and fitted on in the others. Only
+// candidate pairs are kept, since only they are fitted and only they can
+// be accepted; the others count as missed duplicates under t.
 func innerSplits(sets []*CVSet, trainIdx [][]int, t Truth, k int, rng *rand.Rand) []innerSplit {
 	folds := make([][]int, len(sets))
 	for si, s := range sets {
