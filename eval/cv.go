@@ -466,7 +466,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		}
 		var shippedFits []similarity.Model // the shipped features' fit on each training part
 		for r := range repeats {
-			rng := rand.New(rand.NewPCG(o.Seed, uint64(r)))
+			rng := outerRand(o.Seed, r)
 			folds := make([][]int, len(sets))
 			for si, s := range sets {
 				folds[si] = s.folds(k, rng)
@@ -487,9 +487,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 						}
 					}
 				}
-				// The inner folds draw from their own stream, so the
-				// outer folds are the same as without them.
-				inner := innerSplits(sets, trainIdx, truth, innerFolds, rand.New(rand.NewPCG(^o.Seed, uint64(r*k+f))))
+				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(o.Seed, r, k, f))
 				fitted := make([]similarity.Model, len(models))
 				conf := make([]float64, len(models))
 				heldConf := make([]float64, len(models))
@@ -732,6 +730,19 @@ func parallelEach(n int, f func(int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// outerRand is the stream that deals repeat r's outer folds.
+func outerRand(seed uint64, r int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(r)))
+}
+
+// innerRand is the stream that deals the inner folds of repeat r's outer
+// fold f (of k): a stream of its own, so the outer folds are the same as
+// without the inner ones, and the inner folds are not the outer ones
+// again.
+func innerRand(seed uint64, r, k, f int) *rand.Rand {
+	return rand.New(rand.NewPCG(^seed, uint64(r*k+f)))
 }
 
 // innerFolds is the number of inner folds the held-out protocol deals

@@ -708,3 +708,28 @@ func TestParallelEach(t *testing.T) {
 		}
 	}
 }
+
+// TestInnerFoldsAreNotOuterFolds: the inner folds of an outer fold's
+// training part are dealt afresh, so every inner fold judges some of its
+// pairs; dealt by the outer stream again, one inner fold would hold only
+// the outer test part's groups and judge nothing.
+func TestInnerFoldsAreNotOuterFolds(t *testing.T) {
+	const k, seed = 5, 7
+	web := synthSet("web", 200, 3)
+	for r := range 3 {
+		folds := web.folds(k, outerRand(seed, r))
+		for f := range k {
+			var trainIdx []int
+			for i := range web.Scored {
+				if folds[web.groupA[i]] != f && folds[web.groupB[i]] != f {
+					trainIdx = append(trainIdx, i)
+				}
+			}
+			for g, sp := range innerSplits([]*CVSet{web}, [][]int{trainIdx}, Truths()[0], innerFolds, innerRand(seed, r, k, f)) {
+				if len(sp.judge[0]) == 0 {
+					t.Errorf("repeat %d, fold %d: inner fold %d judges none of the %d training pairs", r, f, g, len(trainIdx))
+				}
+			}
+		}
+	}
+}
