@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/winnow-search/winnow/internal/parallel"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -494,7 +494,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				// The models fit independently, each into its own
 				// slots: one goroutine per core (a run of one seed
 				// otherwise uses one core; -seeds runs them side by side).
-				parallelEach(len(models), func(mi int) {
+				parallel.For(len(models), runtime.GOMAXPROCS(0), 1, func(mi int) {
 					fitted[mi] = fitPooled(sets, train, models[mi].Features, truth, penalty)
 					conf[mi] = chooseConfidence(sets, train, fitted[mi], truth)
 					heldConf[mi] = nestedOwnConfidence(sets, inner, models[mi].Features, truth, penalty)
@@ -709,27 +709,6 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 		NoSeq:        fitPooled(sets, all, []similarity.Feature{similarity.FeatureJaccard}, truth, penalty),
 		NonCandidate: pooledNonCandidate(sets, all, truth),
 	}
-}
-
-// parallelEach calls f(0) … f(n-1) on up to GOMAXPROCS goroutines and
-// returns when every call has.
-func parallelEach(n int, f func(int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // outerRand is the stream that deals repeat r's outer folds.

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/winnow-search/winnow/similarity"
@@ -474,19 +473,13 @@ func TestSummarizePooled(t *testing.T) {
 // never appear, and pairs that are not candidates are neither fitted nor
 // judged, only counted as missed when they are duplicates.
 func TestInnerSplits(t *testing.T) {
-	web := &CVSet{Name: "web", Mode: PairMode}
-	other := &CVSet{Name: "other", Mode: PairMode}
+	var webPairs, otherPairs []ScoredPair
 	for i := range 30 {
-		web.Scored = append(web.Scored, ScoredPair{Label: i % 4, Candidate: i%7 != 0, Scores: similarity.Scores{LCS: float64(i)}})
-		other.Scored = append(other.Scored, ScoredPair{Label: i % 4, Candidate: true, Scores: similarity.Scores{LCS: float64(100 + i)}})
+		webPairs = append(webPairs, ScoredPair{Label: i % 4, Candidate: i%7 != 0, Scores: similarity.Scores{LCS: float64(i)}})
+		otherPairs = append(otherPairs, ScoredPair{Label: i % 4, Candidate: true, Scores: similarity.Scores{LCS: float64(100 + i)}})
 	}
-	for _, s := range []*CVSet{web, other} {
-		s.groupA, s.groupB = make([]int, len(s.Scored)), make([]int, len(s.Scored))
-		for i := range s.Scored {
-			s.groupA[i], s.groupB[i] = i, i
-		}
-		s.groups = len(s.Scored)
-	}
+	web := NewCVSet("web", &Set{Mode: PairMode}, &Report{Scored: webPairs})
+	other := NewCVSet("other", &Set{Mode: PairMode}, &Report{Scored: otherPairs})
 	// Pairs 0-5 are the outer test part.
 	var trainIdx [][]int
 	for range 2 {
@@ -622,18 +615,13 @@ func TestNestedOwnConfidence(t *testing.T) {
 		notCandidate bool
 	}
 	mk := func(name string, gs ...group) *CVSet {
-		s := &CVSet{Name: name, Mode: PairMode}
+		var pairs []ScoredPair
 		for _, g := range gs {
 			for range g.n {
-				s.Scored = append(s.Scored, ScoredPair{Label: g.label, Candidate: !g.notCandidate, Scores: similarity.Scores{LCS: g.lcs, HasLCS: true}})
+				pairs = append(pairs, ScoredPair{Label: g.label, Candidate: !g.notCandidate, Scores: similarity.Scores{LCS: g.lcs, HasLCS: true}})
 			}
 		}
-		s.groupA, s.groupB = make([]int, len(s.Scored)), make([]int, len(s.Scored))
-		for i := range s.Scored {
-			s.groupA[i], s.groupB[i] = i, i
-		}
-		s.groups = len(s.Scored)
-		return s
+		return NewCVSet(name, &Set{Mode: PairMode}, &Report{Scored: pairs})
 	}
 	all := func(sets []*CVSet) [][]int {
 		idx := make([][]int, len(sets))
@@ -692,20 +680,6 @@ func TestNestedOwnConfidence(t *testing.T) {
 	t.Logf("web alone %v, both %v", webOnly, got)
 	if got <= webOnly {
 		t.Errorf("nestedOwnConfidence = %v, want above %v, the web pairs' own choice, where the other set's F1 is lower", got, webOnly)
-	}
-}
-
-// TestParallelEach: every index is called once, whatever the count
-// against the cores.
-func TestParallelEach(t *testing.T) {
-	for _, n := range []int{0, 1, 3, 64} {
-		calls := make([]int32, n)
-		parallelEach(n, func(i int) { atomic.AddInt32(&calls[i], 1) })
-		for i, c := range calls {
-			if c != 1 {
-				t.Errorf("n=%d: index %d called %d times, want once", n, i, c)
-			}
-		}
 	}
 }
 

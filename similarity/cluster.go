@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bits-and-blooms/bloom/v3"
+	"github.com/winnow-search/winnow/internal/parallel"
 )
 
 // Member is one document of a [Cluster].
@@ -468,7 +469,7 @@ func (m *matcher) prefetch(pairs [][2]int32) {
 		}
 	}
 	vs := make([]Verdict, len(todo))
-	parallelFor(len(todo), m.workers, 1, func(k int) {
+	parallel.For(len(todo), m.workers, 1, func(k int) {
 		vs[k] = m.verdict(int(todo[k][0]), int(todo[k][1]))
 	})
 	if m.verdicts == nil {
@@ -813,12 +814,12 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 	flush := func() {
 		t0 := time.Now()
 		results = slices.Grow(results[:0], len(batch))[:len(batch)]
-		parallelFor(len(batch), workers, 64, func(k int) {
+		parallel.For(len(batch), workers, 64, func(k int) {
 			results[k] = pairResult{cand: m.candidate(int(batch[k][0]), int(batch[k][1]))}
 		})
 		t1 := time.Now()
 		st.CandidateTime += t1.Sub(t0)
-		parallelFor(len(batch), workers, 1, func(k int) {
+		parallel.For(len(batch), workers, 1, func(k int) {
 			if results[k].cand {
 				m.verify(int(batch[k][0]), int(batch[k][1]), &results[k])
 			}
