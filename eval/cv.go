@@ -472,21 +472,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				folds[si] = s.folds(k, rng)
 			}
 			for f := range k {
-				train := make([][]ScoredPair, len(sets))
-				trainIdx := make([][]int, len(sets))
-				tests := make([][]int, len(sets))
-				for si, s := range sets {
-					for i := range s.Scored {
-						fa, fb := folds[si][s.groupA[i]], folds[si][s.groupB[i]]
-						switch {
-						case fa == f || fb == f:
-							tests[si] = append(tests[si], i)
-						default:
-							train[si] = append(train[si], s.Scored[i])
-							trainIdx[si] = append(trainIdx[si], i)
-						}
-					}
-				}
+				train, trainIdx, tests := splitFold(sets, folds, f)
 				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(o.Seed, r, k, f))
 				fitted := make([]similarity.Model, len(models))
 				conf := make([]float64, len(models))
@@ -634,6 +620,29 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		rep.Selected = append(rep.Selected, sel)
 	}
 	return rep
+}
+
+// splitFold splits every set's pairs by outer fold f of folds (each
+// set's fold per group): a pair is tested when either of its documents'
+// groups is in f and trained on when neither is. train holds copies of
+// the training pairs, which the fits read; trainIdx their indexes into
+// the set's Scored, which the inner splits need; tests the tested pairs'
+// indexes.
+func splitFold(sets []*CVSet, folds [][]int, f int) (train [][]ScoredPair, trainIdx, tests [][]int) {
+	train = make([][]ScoredPair, len(sets))
+	trainIdx = make([][]int, len(sets))
+	tests = make([][]int, len(sets))
+	for si, s := range sets {
+		for i := range s.Scored {
+			if folds[si][s.groupA[i]] == f || folds[si][s.groupB[i]] == f {
+				tests[si] = append(tests[si], i)
+				continue
+			}
+			train[si] = append(train[si], s.Scored[i])
+			trainIdx[si] = append(trainIdx[si], i)
+		}
+	}
+	return train, trainIdx, tests
 }
 
 // scoreAtEach scores the model m at each confidence of [Confidences] on

@@ -414,3 +414,55 @@ func purposeOf(t *testing.T, truth string) similarity.Purpose {
 	t.Fatalf("no truth named %q", truth)
 	return 0
 }
+
+// TestCrossValidateHeldOut checks the held-out protocol's wiring inside
+// CrossValidate, fold by fold: the shipped model's held-out F1 on each
+// test fold is the one of the model fitted on that fold's training part
+// at the confidence the rule sets on an inner cross-validation of that
+// training part alone (innerFolds folds from innerRand), not the in-fold
+// F1-best confidence, not inner folds over the test part too.
+func TestCrossValidateHeldOut(t *testing.T) {
+	const k, repeats, seed = 3, 2, 1
+	sets := []*CVSet{synthSet("first", 400, 1), synthSet("second", 300, 2)}
+	rep := CrossValidate(sets, CVOptions{Folds: k, Repeats: repeats, Seed: seed})
+	for ti, truth := range Truths() {
+		shipped := shippedIndex(ModelCandidates(), truth.Purpose)
+		fs := ModelCandidates()[shipped].Features
+		differs := 0 // folds where the held-out confidence is not the in-fold one
+		for r := range repeats {
+			rng := outerRand(seed, r)
+			folds := make([][]int, len(sets))
+			for si, s := range sets {
+				folds[si] = s.folds(k, rng)
+			}
+			for f := range k {
+				train, trainIdx, tests := splitFold(sets, folds, f)
+				m := fitPooled(sets, train, fs, truth, FitPenalty)
+				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(seed, r, k, f))
+				held := nestedOwnConfidence(sets, inner, fs, truth, FitPenalty)
+				if held != chooseConfidence(sets, train, m, truth) {
+					differs++
+				}
+				for si, s := range sets {
+					isDup := s.isDup(truth)
+					pred, gold := make([]bool, len(tests[si])), make([]bool, len(tests[si]))
+					for j, i := range tests[si] {
+						sp := &s.Scored[i]
+						gold[j] = isDup(sp)
+						pred[j] = sp.Candidate && m.Probability(&sp.Scores) >= held
+					}
+					want := Verdicts(pred, gold).F1
+					tab := rep.Tables[ti*len(sets)+si]
+					if got := tab.InFold[shipped].FoldF1[r*k+f]; got != want {
+						t.Errorf("%s, %s, repeat %d fold %d: held-out F1 %.4f, want %.4f (the model of the training part at the inner cross-validation's confidence %.2f)", tab.Set, tab.Truth, r, f, got, want, held)
+					}
+				}
+			}
+		}
+		// Without folds where the two confidences differ, the test could
+		// not tell the held-out confidence from the in-fold one.
+		if differs == 0 {
+			t.Errorf("%s: the inner cross-validation's confidence is the in-fold one in every fold; the test needs data where they differ", truth.Name)
+		}
+	}
+}

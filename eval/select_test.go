@@ -693,17 +693,35 @@ func TestInnerFoldsAreNotOuterFolds(t *testing.T) {
 	for r := range 3 {
 		folds := web.folds(k, outerRand(seed, r))
 		for f := range k {
-			var trainIdx []int
-			for i := range web.Scored {
-				if folds[web.groupA[i]] != f && folds[web.groupB[i]] != f {
-					trainIdx = append(trainIdx, i)
-				}
-			}
-			for g, sp := range innerSplits([]*CVSet{web}, [][]int{trainIdx}, Truths()[0], innerFolds, innerRand(seed, r, k, f)) {
+			_, trainIdx, _ := splitFold([]*CVSet{web}, [][]int{folds}, f)
+			for g, sp := range innerSplits([]*CVSet{web}, trainIdx, Truths()[0], innerFolds, innerRand(seed, r, k, f)) {
 				if len(sp.judge[0]) == 0 {
-					t.Errorf("repeat %d, fold %d: inner fold %d judges none of the %d training pairs", r, f, g, len(trainIdx))
+					t.Errorf("repeat %d, fold %d: inner fold %d judges none of the %d training pairs", r, f, g, len(trainIdx[0]))
 				}
 			}
 		}
+	}
+}
+
+// TestSplitFold checks the outer split: a pair is tested when either of
+// its groups is in the fold, trained on (as a copy and as an index) when
+// neither is, and every pair is one or the other.
+func TestSplitFold(t *testing.T) {
+	s := &CVSet{Name: "web", Mode: PairMode, groups: 3}
+	for i, g := range [][2]int{{0, 0}, {0, 1}, {1, 2}, {2, 2}} {
+		s.Scored = append(s.Scored, ScoredPair{A: 2 * i, B: 2*i + 1, Label: i})
+		s.groupA, s.groupB = append(s.groupA, g[0]), append(s.groupB, g[1])
+	}
+	folds := [][]int{{0, 1, 1}} // group 0 in fold 0, groups 1 and 2 in fold 1
+	train, trainIdx, tests := splitFold([]*CVSet{s}, folds, 0)
+	if !slices.Equal(tests[0], []int{0, 1}) || !slices.Equal(trainIdx[0], []int{2, 3}) {
+		t.Errorf("fold 0: tested %v, trained on %v; want [0 1] and [2 3]", tests[0], trainIdx[0])
+	}
+	if len(train[0]) != 2 || train[0][0].Label != 2 || train[0][1].Label != 3 {
+		t.Errorf("fold 0: training copies %+v, want pairs 2 and 3", train[0])
+	}
+	_, trainIdx, tests = splitFold([]*CVSet{s}, folds, 1)
+	if !slices.Equal(tests[0], []int{1, 2, 3}) || !slices.Equal(trainIdx[0], []int{0}) {
+		t.Errorf("fold 1: tested %v, trained on %v; want [1 2 3] and [0]", tests[0], trainIdx[0])
 	}
 }
