@@ -247,6 +247,11 @@ func writeChallenger(w io.Writer, s eval.Selection) {
 func writeCVText(w io.Writer, rep *eval.CVReport) {
 	fmt.Fprintf(w, "cross-validation: %d repeats of stratified %d-fold (mean over %d test folds; sd = fold-to-fold standard deviation)\n",
 		rep.Repeats, rep.Folds, rep.Repeats*rep.Folds)
+	if a := rep.Across; a != nil {
+		// -seeds N: the tables are the first shuffle's alone; each seed's
+		// choice is named in the selection across seeds.
+		fmt.Fprintf(w, "the tables below are seed %d's, one of seeds %v; the selection across them is at the end\n", rep.Seed, a.Seeds)
+	}
 	for _, t := range rep.Tables {
 		fmt.Fprintf(w, "\n%s, duplicate = %s\n", t.Set, t.Truth)
 		fmt.Fprintf(w, "  %-36s %6s %6s %6s %6s %6s %6s %7s %6s %6s\n", "candidate", "params", "P", "sd", "R", "F1", "sd", "ΔF1 lcs", "sd", "ECE")

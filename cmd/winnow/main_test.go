@@ -483,8 +483,8 @@ func TestEvalCVSeeds(t *testing.T) {
 		t.Errorf("eval -cv -seeds 2: seed %d, %d selections, across %+v; want seeds 0 and 1 with one selection per truth", rep.Seed, len(rep.Selected), rep.Across)
 	}
 	code, out, _ = winnow(t, "", "eval", "-cv", "-folds", "2", "-repeats", "2", "-seeds", "2", pairs)
-	if code != 0 || !strings.Contains(out, "the selection rule across seeds [0 1]") {
-		t.Errorf("eval -cv -seeds 2 (text) = exit %d, want the selection across seeds printed:\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "the selection rule across seeds [0 1]") || !strings.Contains(out, "the tables below are seed 0's, one of seeds [0 1]") {
+		t.Errorf("eval -cv -seeds 2 (text) = exit %d, want the tables' seed named and the selection across seeds printed:\n%s", code, out)
 	}
 	if code, _, errs := winnow(t, "", "eval", "-cv", "-seeds", "0", pairs); code != 2 || !strings.Contains(errs, "-seeds") {
 		t.Errorf("eval -cv -seeds 0 = exit %d, stderr %q; want a usage error naming -seeds", code, errs)
