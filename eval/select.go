@@ -232,16 +232,18 @@ type AcrossSeeds struct {
 	PerSeed [][]Selection `json:"per_seed"`
 	// Selected is the choice for each truth: what every shuffle selects
 	// when they agree; else, of the models eligible under every shuffle,
-	// the one with the fewest parameters (then more sets beaten, then the
-	// higher mean F1, summed over the shuffles) unless a larger one beats
+	// the one with the fewest parameters (then more sets beaten under
+	// every shuffle, then the higher mean F1, averaged over the
+	// shuffles) unless a larger one beats
 	// it by more than the spread under every shuffle; else
 	// FloorReference; and the incumbent of every shuffle instead, unless
 	// that choice beats it under every shuffle. Its MinConfidence is the
-	// highest of the shuffles' own confidences for it (each the smallest
-	// at which its precision reached the floor under that shuffle;
-	// precision need not rise with the confidence, so this is not a
-	// re-check at the higher one); Eligible lists the models eligible
-	// under every shuffle.
+	// highest of the shuffles' own confidences for it (each the one
+	// [OwnConfidence] picks under that shuffle; precision need not rise
+	// with the confidence, so this is not a re-check at the higher one);
+	// Eligible lists the models eligible under every shuffle, each with
+	// the sets it beats the ratio on under every shuffle and the
+	// readings of the ratio it beat ("… or …" when the shuffles differ).
 	Selected []Selection `json:"selected"`
 }
 
@@ -277,10 +279,19 @@ func SelectAcross(reps []*CVReport) (*AcrossSeeds, error) {
 			agree = agree && s.Candidate == first.Candidate
 			for _, e := range s.Eligible {
 				seen[e.Candidate]++
-				if every[e.Candidate] == nil {
-					every[e.Candidate] = &Eligible{Candidate: e.Candidate, Params: e.Params, Beat: e.Beat, Sets: e.Sets}
+				acc := every[e.Candidate]
+				if acc == nil {
+					acc = &Eligible{Candidate: e.Candidate, Params: e.Params, Beat: e.Beat, Sets: slices.Clone(e.Sets)}
+					every[e.Candidate] = acc
 				}
-				every[e.Candidate].MeanF1 += e.MeanF1 / float64(len(reps))
+				// Across seeds a model beats what it beats under every
+				// seed: the sets beaten under all of them (the tie-break
+				// counts them), and the readings of the ratio it beat.
+				acc.Sets = slices.DeleteFunc(acc.Sets, func(set string) bool { return !slices.Contains(e.Sets, set) })
+				if !slices.Contains(strings.Split(acc.Beat, " or "), e.Beat) {
+					acc.Beat += " or " + e.Beat
+				}
+				acc.MeanF1 += e.MeanF1 / float64(len(reps))
 			}
 		}
 		for name, e := range every {

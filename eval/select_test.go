@@ -344,6 +344,22 @@ func TestSelectAcross(t *testing.T) {
 			t.Errorf("%s: %+v (eligible %v), want %s at %.2f, eligible %v", cs.name, s, eligible, cs.want, cs.conf, cs.eligible)
 		}
 	}
+	// Across seeds a model is credited with the sets it beats the ratio
+	// on under every seed: here both sets under one, the first under the
+	// other.
+	both := report(9, selTables([2][]float64{low, low}, map[string][2][]float64{
+		"model: three": {shift(refFolds, clearGain...), shift(refFolds, clearGain...)},
+		"model: four":  {shift(refFolds, noisyGain...), refFolds},
+	}, params))
+	if e := both.Selected[0].Eligible; len(e) != 1 || len(e[0].Sets) != 2 {
+		t.Fatalf("the two-set fixture: eligible %+v, want model: three beating on both sets", e)
+	}
+	for _, reps := range [][]*CVReport{{both, b}, {b, both}} {
+		got, err := SelectAcross(reps)
+		if err != nil || len(got.Selected[0].Eligible) != 1 || !slices.Equal(got.Selected[0].Eligible[0].Sets, []string{"web"}) {
+			t.Errorf("a model beating on two sets under seed %d and one under seed %d: %+v, %v; want it credited with web alone", reps[0].Seed, reps[1].Seed, got, err)
+		}
+	}
 	// The seeds disagree (a third model wins under one), but a larger
 	// model eligible under both beats the fewest-parameter one under
 	// both: it replaces it, as Select's own step does.
