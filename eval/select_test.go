@@ -360,6 +360,19 @@ func TestSelectAcross(t *testing.T) {
 			t.Errorf("a model beating on two sets under seed %d and one under seed %d: %+v, %v; want it credited with web alone", reps[0].Seed, reps[1].Seed, got, err)
 		}
 	}
+	// A model that beats one reading of the ratio under one seed and the
+	// other under another is said to beat either.
+	paperLow := report(10, selTables([2][]float64{refFolds, refFolds}, map[string][2][]float64{
+		"model: three": {shift(refFolds, clearGain...), refFolds},
+		"model: four":  {shift(refFolds, noisyGain...), refFolds},
+	}, params))
+	if e, f := paperLow.Selected[0].Eligible, b.Selected[0].Eligible; len(e) != 1 || len(f) != 1 || e[0].Beat == f[0].Beat {
+		t.Fatalf("the readings fixture: eligible %+v and %+v, want model: three beating another reading under each", e, f)
+	}
+	if got, err := SelectAcross([]*CVReport{paperLow, b}); err != nil || len(got.Selected[0].Eligible) != 1 ||
+		got.Selected[0].Eligible[0].Beat != paperLow.Selected[0].Eligible[0].Beat+" or "+b.Selected[0].Eligible[0].Beat {
+		t.Errorf("a model beating a different reading under each seed: %+v, %v; want both readings named", got, err)
+	}
 	// The seeds disagree (a third model wins under one), but a larger
 	// model eligible under both beats the fewest-parameter one under
 	// both: it replaces it, as Select's own step does.
