@@ -472,7 +472,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				folds[si] = s.folds(k, rng)
 			}
 			for f := range k {
-				train, trainIdx, tests := splitFold(sets, folds, f)
+				trainIdx, tests := splitFold(sets, folds, f)
 				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(o.Seed, r, k, f))
 				fitted := make([]similarity.Model, len(models))
 				conf := make([]float64, len(models))
@@ -481,8 +481,8 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				// slots: one goroutine per core (a run of one seed
 				// otherwise uses one core; -seeds runs them side by side).
 				parallel.For(len(models), runtime.GOMAXPROCS(0), 1, func(mi int) {
-					fitted[mi] = fitPooled(sets, train, models[mi].Features, truth, penalty)
-					conf[mi] = chooseConfidence(sets, train, fitted[mi], truth)
+					fitted[mi] = fitPooled(sets, trainIdx, models[mi].Features, truth, penalty)
+					conf[mi] = chooseConfidence(sets, trainIdx, fitted[mi], truth)
 					heldConf[mi] = nestedOwnConfidence(sets, inner, models[mi].Features, truth, penalty)
 				})
 				shippedFits = append(shippedFits, fitted[shipped])
@@ -498,9 +498,9 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 					for ci, c := range cands {
 						switch {
 						case c.method != nil:
-							js := make([]Judged, len(train[si]))
-							for j := range train[si] {
-								js[j] = Judged{Score: c.method.Score(&train[si][j].Scores), Dup: isDup(&train[si][j])}
+							js := make([]Judged, len(trainIdx[si]))
+							for j, i := range trainIdx[si] {
+								js[j] = Judged{Score: c.method.Score(&s.Scored[i].Scores), Dup: isDup(&s.Scored[i])}
 							}
 							t := Best(Curve(js, c.method.LowerIsDup)).Threshold
 							for j, i := range tests[si] {
@@ -623,13 +623,10 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 }
 
 // splitFold splits every set's pairs by outer fold f of folds (each
-// set's fold per group): a pair is tested when either of its documents'
-// groups is in f and trained on when neither is. train holds copies of
-// the training pairs, which the fits read; trainIdx their indexes into
-// the set's Scored, which the inner splits need; tests the tested pairs'
-// indexes.
-func splitFold(sets []*CVSet, folds [][]int, f int) (train [][]ScoredPair, trainIdx, tests [][]int) {
-	train = make([][]ScoredPair, len(sets))
+// set's fold per group), as indexes into each set's Scored: a pair is
+// tested when either of its documents' groups is in f and trained on
+// when neither is.
+func splitFold(sets []*CVSet, folds [][]int, f int) (trainIdx, tests [][]int) {
 	trainIdx = make([][]int, len(sets))
 	tests = make([][]int, len(sets))
 	for si, s := range sets {
@@ -638,11 +635,10 @@ func splitFold(sets []*CVSet, folds [][]int, f int) (train [][]ScoredPair, train
 				tests[si] = append(tests[si], i)
 				continue
 			}
-			train[si] = append(train[si], s.Scored[i])
 			trainIdx[si] = append(trainIdx[si], i)
 		}
 	}
-	return train, trainIdx, tests
+	return trainIdx, tests
 }
 
 // scoreAtEach scores the model m at each confidence of [Confidences] on
@@ -708,9 +704,12 @@ func (js judgedPairs) at(c float64, dups int) Point {
 // similarity.DefaultModel on the alignment, Jaccard alone for pairs
 // without a token sequence.
 func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
-	all := make([][]ScoredPair, len(sets))
+	all := make([][]int, len(sets))
 	for si, s := range sets {
-		all[si] = s.Scored
+		all[si] = make([]int, len(s.Scored))
+		for i := range all[si] {
+			all[si][i] = i
+		}
 	}
 	return FittedModel{
 		Truth:        truth.Name,
@@ -738,11 +737,12 @@ func innerRand(seed uint64, r, k, f int) *rand.Rand {
 const innerFolds = 5
 
 // innerSplit is one inner fold of a training part: the candidate pairs of
-// every set to fit on, each set's candidate pairs to judge, and the
+// every set to fit on, each set's candidate pairs to judge (indexes into
+// the set's Scored), and the
 // duplicates among the pairs it judges that are not candidates (missed
 // whatever the confidence).
 type innerSplit struct {
-	fitOn  [][]ScoredPair
+	fitOn  [][]int
 	judge  [][]int
 	missed []int
 }
@@ -761,7 +761,7 @@ func innerSplits(sets []*CVSet, trainIdx [][]int, t Truth, k int, rng *rand.Rand
 	}
 	out := make([]innerSplit, k)
 	for g := range out {
-		out[g].fitOn = make([][]ScoredPair, len(sets))
+		out[g].fitOn = make([][]int, len(sets))
 		out[g].judge = make([][]int, len(sets))
 		out[g].missed = make([]int, len(sets))
 	}
@@ -779,7 +779,7 @@ func innerSplits(sets []*CVSet, trainIdx [][]int, t Truth, k int, rng *rand.Rand
 						out[g].missed[si]++
 					}
 				case sp.Candidate:
-					out[g].fitOn[si] = append(out[g].fitOn[si], *sp)
+					out[g].fitOn[si] = append(out[g].fitOn[si], i)
 				}
 			}
 		}
@@ -832,12 +832,15 @@ func nestedFigures(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, 
 // chooseConfidence returns the confidence of [Confidences] with the best
 // F1 on the training pairs, averaged over the sets: one confidence for
 // every set, as the shipped decision has.
-func chooseConfidence(sets []*CVSet, train [][]ScoredPair, m similarity.Model, t Truth) float64 {
+func chooseConfidence(sets []*CVSet, train [][]int, m similarity.Model, t Truth) float64 {
 	judged := make([]judgedPairs, len(sets))
 	dups := make([]int, len(sets))
 	for si, s := range sets {
 		isDup := s.isDup(t)
-		judged[si], dups[si] = judgeCandidates(len(train[si]), func(i int) (*ScoredPair, bool) { return &train[si][i], isDup(&train[si][i]) }, &m)
+		judged[si], dups[si] = judgeCandidates(len(train[si]), func(j int) (*ScoredPair, bool) {
+			sp := &s.Scored[train[si][j]]
+			return sp, isDup(sp)
+		}, &m)
 	}
 	best, bestF1 := Confidences[0], -1.0
 	for _, c := range Confidences {
@@ -852,14 +855,15 @@ func chooseConfidence(sets []*CVSet, train [][]ScoredPair, m similarity.Model, t
 	return best
 }
 
-// fitPooled fits one model on the given pairs of every set, the truth
-// read per set's mode.
-func fitPooled(sets []*CVSet, pairs [][]ScoredPair, fs []similarity.Feature, t Truth, penalty float64) similarity.Model {
+// fitPooled fits one model on the given pairs of every set (indexes into
+// its Scored), the truth read per set's mode.
+func fitPooled(sets []*CVSet, pairs [][]int, fs []similarity.Feature, t Truth, penalty float64) similarity.Model {
 	relabelled := make([][]ScoredPair, len(sets))
 	for si, s := range sets {
 		isDup := s.isDup(t)
 		relabelled[si] = make([]ScoredPair, 0, len(pairs[si]))
-		for _, sp := range pairs[si] {
+		for _, i := range pairs[si] {
+			sp := s.Scored[i]
 			if !sp.Candidate {
 				continue
 			}
@@ -874,11 +878,15 @@ func fitPooled(sets []*CVSet, pairs [][]ScoredPair, fs []similarity.Feature, t T
 	return FitModel(relabelled, fs, func(sp *ScoredPair) bool { return sp.Label == 1 }, penalty)
 }
 
-func pooledNonCandidate(sets []*CVSet, pairs [][]ScoredPair, t Truth) float64 {
+// pooledNonCandidate is [nonCandidateRate] over the given pairs of every
+// set (indexes into its Scored), the truth read per set's mode: the share
+// of duplicates among the pairs that fail the candidate test.
+func pooledNonCandidate(sets []*CVSet, pairs [][]int, t Truth) float64 {
 	relabelled := make([][]ScoredPair, len(sets))
 	for si, s := range sets {
 		isDup := s.isDup(t)
-		for _, sp := range pairs[si] {
+		for _, i := range pairs[si] {
+			sp := s.Scored[i]
 			if sp.Candidate {
 				continue
 			}

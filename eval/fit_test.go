@@ -436,11 +436,11 @@ func TestCrossValidateHeldOut(t *testing.T) {
 				folds[si] = s.folds(k, rng)
 			}
 			for f := range k {
-				train, trainIdx, tests := splitFold(sets, folds, f)
-				m := fitPooled(sets, train, fs, truth, FitPenalty)
+				trainIdx, tests := splitFold(sets, folds, f)
+				m := fitPooled(sets, trainIdx, fs, truth, FitPenalty)
 				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(seed, r, k, f))
 				held := nestedOwnConfidence(sets, inner, fs, truth, FitPenalty)
-				if held != chooseConfidence(sets, train, m, truth) {
+				if held != chooseConfidence(sets, trainIdx, m, truth) {
 					differs++
 				}
 				for si, s := range sets {
