@@ -38,9 +38,10 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	folds := fs.Int("folds", 5, "-cv: folds")
 	repeats := fs.Int("repeats", 20, "-cv: repeats (20: the precision the confidence rule reads moves by about 0.005 between seeds at 5)")
 	seed := fs.Uint64("seed", 0, "-cv: seed of the fold shuffles (another seed deals other folds: whether a rule's gain survives it)")
+	bound := fs.Bool("bound", false, "on the DIRs given (the first the web pairs, as in -cv): the best in-sample F1 of any rule \"LCS ratio >= f(divergence)\", f nondecreasing, fitted on each set under the targets' precision floors, beside the LCS ratio's best")
 	seeds := fs.Int("seeds", 1, "-cv: also run the seeds after -seed, N in all, and apply the selection rule across them (the tables are the first seed's)")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n       winnow eval -bound [-json] DIR...\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
 		fs.PrintDefaults()
 	}
@@ -52,6 +53,16 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			return usagef("eval -cv -compare takes two files written by eval -cv -json")
 		}
 		return runCVCompare(e, fs.Arg(0), fs.Arg(1), *asJSON)
+	}
+	if *bound {
+		dirs := fs.Args()
+		if *data != "" {
+			dirs = append([]string{*data}, dirs...)
+		}
+		if *cv || len(dirs) == 0 {
+			return usagef("eval -bound takes one or more data DIRs, the web pairs first")
+		}
+		return runBound(ctx, e, dirs, *asJSON)
 	}
 	if *cv {
 		dirs := fs.Args()
@@ -132,21 +143,9 @@ func evalOptions(e *env) (eval.Options, error) {
 // cvo.Seed on (concurrently: each reads the sets only) and prints the
 // first seed's tables and the selection across them.
 func runCV(ctx context.Context, e *env, dirs []string, cvo eval.CVOptions, seeds int, asJSON bool, plots string) error {
-	o, err := evalOptions(e)
+	sets, err := loadCVSets(ctx, e, dirs)
 	if err != nil {
 		return err
-	}
-	var sets []*eval.CVSet
-	for _, dir := range dirs {
-		set, err := eval.Load(dir)
-		if err != nil {
-			return err
-		}
-		rep, err := eval.Run(ctx, set, o)
-		if err != nil {
-			return err
-		}
-		sets = append(sets, eval.NewCVSet(filepath.Base(filepath.Clean(dir)), set, rep))
 	}
 	start := time.Now()
 	reps := make([]*eval.CVReport, seeds)
@@ -185,6 +184,43 @@ func runCV(ctx context.Context, e *env, dirs []string, cvo eval.CVOptions, seeds
 		return writeIndentedJSON(e.stdout, rep)
 	}
 	writeCVText(e.stdout, rep)
+	return nil
+}
+
+// loadCVSets loads and scores every set, named by its folder.
+func loadCVSets(ctx context.Context, e *env, dirs []string) ([]*eval.CVSet, error) {
+	o, err := evalOptions(e)
+	if err != nil {
+		return nil, err
+	}
+	var sets []*eval.CVSet
+	for _, dir := range dirs {
+		set, err := eval.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := eval.Run(ctx, set, o)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, eval.NewCVSet(filepath.Base(filepath.Clean(dir)), set, rep))
+	}
+	return sets, nil
+}
+
+// runBound prints, per set and truth, the best in-sample F1 of the
+// monotone rules over the LCS ratio and the divergence under the
+// targets' floors ([eval.Bounds]).
+func runBound(ctx context.Context, e *env, dirs []string, asJSON bool) error {
+	sets, err := loadCVSets(ctx, e, dirs)
+	if err != nil {
+		return err
+	}
+	figs := eval.Bounds(sets)
+	if asJSON {
+		return writeIndentedJSON(e.stdout, figs)
+	}
+	writeBoundText(e.stdout, figs)
 	return nil
 }
 
@@ -512,4 +548,22 @@ func bestF1(fs []eval.CVFigure) int {
 		}
 	}
 	return best
+}
+
+// writeBoundText prints eval -bound's table.
+func writeBoundText(w io.Writer, figs []eval.BoundFigure) {
+	fmt.Fprintf(w, "bound: the best F1 of any rule \"LCS ratio >= f(divergence)\", f nondecreasing (every model over the two scores that rises with the ratio and falls with the divergence, the shipped group decision's among them), fitted on the set itself (in-sample: what no such decision can beat on new pages of the kind), under the targets' precision floor; beside the best of the same rules with no floor, and the LCS ratio alone at its own best threshold on the set (the paper method the targets compare with)\n\n")
+	fmt.Fprintf(w, "  %-10s %-18s %-31s %-24s %-8s %-30s %s\n", "truth", "set", "floor", "rule under it P / R / F1", "free F1", "LCS ratio P / R / F1 (at)", "rule beats ratio")
+	for _, f := range figs {
+		rule := "none keeps it"
+		if f.Feasible {
+			rule = fmt.Sprintf("%.3f / %.3f / %.3f", f.Rule.Precision, f.Rule.Recall, f.Rule.F1)
+		}
+		ratio := fmt.Sprintf("%.3f / %.3f / %.3f (%.3f)", f.Ratio.Precision, f.Ratio.Recall, f.Ratio.F1, f.Ratio.Threshold)
+		beats := "no"
+		if f.Beats() {
+			beats = fmt.Sprintf("yes, by %.3f", f.Rule.F1-f.Ratio.F1)
+		}
+		fmt.Fprintf(w, "  %-10s %-18s %-31s %-24s %-8.3f %-30s %s\n", f.Truth, f.Set, fmt.Sprintf("P >= %.2f on %s", f.Floor, f.FloorSet), rule, f.Free.F1, ratio, beats)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/eval"
 )
 
 // winnow runs the command line in-process and returns its exit code,
@@ -578,5 +579,35 @@ func TestEnvironTypo(t *testing.T) {
 	if code := run(context.Background(), []string{"sig", "-"}, strings.NewReader("<p>a page</p>"), &out, &errb,
 		[]string{"WINNOW_LLVM_DOCS=/tmp/llvm-docs", "WINNOW_DECISION_MIN_CONFIDENCE_GROUP=0.8"}); code != 0 {
 		t.Errorf("run with known and foreign WINNOW_ variables: exit %d, stderr %q; want 0", code, errb.String())
+	}
+}
+
+// TestEvalBound runs eval -bound on the test pairs: one figure per
+// truth, the floor read on the first set, and the ratio alone never
+// better than the widest search (it is one of its rules).
+func TestEvalBound(t *testing.T) {
+	pairs := filepath.Join("..", "..", "eval", "testdata", "pairs")
+	code, out, errs := winnow(t, "", "eval", "-bound", "-json", pairs)
+	if code != 0 {
+		t.Fatalf("eval -bound -json = exit %d: %s", code, errs)
+	}
+	var figs []eval.BoundFigure
+	if err := json.Unmarshal([]byte(out), &figs); err != nil {
+		t.Fatalf("eval -bound -json: %v\n%s", err, out)
+	}
+	if len(figs) != len(eval.Truths()) {
+		t.Fatalf("%d figures, want one per truth: %s", len(figs), out)
+	}
+	for _, f := range figs {
+		if f.FloorSet != "pairs" || f.Floor != eval.PrecisionFloor || f.Free.F1+1e-12 < f.Ratio.F1 || f.Ratio.F1 == 0 {
+			t.Errorf("%s: floor %v on %q, free F1 %v, ratio %+v; want the web floor on the only set and the ratio within the search", f.Truth, f.Floor, f.FloorSet, f.Free.F1, f.Ratio)
+		}
+	}
+	code, out, _ = winnow(t, "", "eval", "-bound", pairs)
+	if code != 0 || !strings.Contains(out, "label >= 1") || !strings.Contains(out, "rule beats ratio") {
+		t.Errorf("eval -bound (text) = exit %d:\n%s", code, out)
+	}
+	if code, _, errs := winnow(t, "", "eval", "-bound", "-cv", pairs); code != 2 || !strings.Contains(errs, "-bound") {
+		t.Errorf("eval -bound -cv = exit %d, stderr %q; want a usage error naming -bound", code, errs)
 	}
 }
