@@ -2,7 +2,12 @@ package eval
 
 import (
 	"math"
+	"runtime"
 	"slices"
+	"strconv"
+
+	"github.com/winnow-search/winnow/internal/parallel"
+	"github.com/winnow-search/winnow/similarity"
 )
 
 // This file answers a question the cross-validation cannot: whether any
@@ -76,7 +81,7 @@ func Bounds(sets []*CVSet) []BoundFigure {
 	for _, t := range Truths() {
 		tallies := make([]*boundTally, len(sets))
 		for i, s := range sets {
-			tallies[i] = newBoundTally(s, t, defaultBoundGrid)
+			tallies[i] = newBoundTally(s, t, defaultBoundGrid, nil)
 		}
 		for i, s := range sets {
 			fs, p := BoundFloor(sets, t, i)
@@ -102,16 +107,37 @@ type boundTally struct {
 	grid boundGrid
 	dups int
 	bins map[int][]dupOther
+	// always counts the pairs every rule accepts (a cut with "or"),
+	// outside the bins.
+	always dupOther
 }
 
 type dupOther struct{ dup, other int }
 
-func newBoundTally(s *CVSet, t Truth, g boundGrid) *boundTally {
+func newBoundTally(s *CVSet, t Truth, g boundGrid, c *boundCut) *boundTally {
 	isDup := s.isDup(t)
 	bt := &boundTally{grid: g, bins: map[int][]dupOther{}}
 	levels := g.levels()
 	for i := range s.Scored {
 		sp := &s.Scored[i]
+		dup := isDup(sp)
+		if dup {
+			bt.dups++
+		}
+		if c != nil {
+			passes := c.score.value(&sp.Scores) >= c.at
+			if c.or && passes {
+				if dup {
+					bt.always.dup++
+				} else {
+					bt.always.other++
+				}
+				continue
+			}
+			if !c.or && !passes {
+				continue // no rule accepts it
+			}
+		}
 		lcs, div := sp.Scores.LCS, sp.Scores.Divergence
 		// A score not computed argues least for a duplicate, as in the
 		// models ([similarity.Feature]).
@@ -128,8 +154,7 @@ func newBoundTally(s *CVSet, t Truth, g boundGrid) *boundTally {
 			bt.bins[bin] = counts
 		}
 		level := min(int(math.Floor(lcs/g.lcsStep+1e-9)), levels-1)
-		if isDup(sp) {
-			bt.dups++
+		if dup {
 			counts[level].dup++
 		} else {
 			counts[level].other++
@@ -207,8 +232,12 @@ func bestStaircase(obj *boundTally, selfFloor float64, floored *boundTally, floo
 	cur := make([][]outcome, levels+1)
 	next := make([][]outcome, levels+1)
 	var prefix, merged []outcome
+	first := outcome{dup: int32(obj.always.dup), other: int32(obj.always.other)}
+	if floored != nil {
+		first.slack = floorSlack(floor, floored.always.dup, floored.always.other)
+	}
 	for bi, bin := range bins {
-		prefix = append(prefix[:0], outcome{})
+		prefix = append(prefix[:0], first)
 		for l := 0; l <= levels; l++ {
 			if bi > 0 {
 				if l == 0 {
@@ -230,6 +259,10 @@ func bestStaircase(obj *boundTally, selfFloor float64, floored *boundTally, floo
 			next[l] = n
 		}
 		cur, next = next, cur
+	}
+	if len(bins) == 0 {
+		// Every pair is accepted by the cut alone or by no rule.
+		cur = [][]outcome{{first}}
 	}
 	best, ok := pointOf(0, 0, 0, obj.dups), false
 	for _, outcomes := range cur {
@@ -298,4 +331,153 @@ func mergeOutcomes(dst, a, b []outcome) []outcome {
 func floorSlack(p float64, dup, other int) int64 {
 	q := int64(math.Round(p * 10000))
 	return q*int64(other) - (10000-q)*int64(dup)
+}
+
+// cutScore is a score a cut reads, higher meaning more alike.
+type cutScore struct {
+	name  string
+	value func(*similarity.Scores) float64
+}
+
+// cutScores are the scores beside the LCS ratio and the divergence that
+// [BoundCuts] tries, each read symmetrically (the order of a pair's two
+// documents is arbitrary) and so that higher means more alike. A score
+// not computed reads as 0 (NaN compares false with every cut).
+var cutScores = []cutScore{
+	{"jaccard", func(s *similarity.Scores) float64 { return s.Jaccard }},
+	{"length ratio", func(s *similarity.Scores) float64 { return s.LengthRatio }},
+	{"containment, larger", func(s *similarity.Scores) float64 { return max(s.ContainAB, s.ContainBA) }},
+	{"containment, smaller", func(s *similarity.Scores) float64 { return min(s.ContainAB, s.ContainBA) }},
+	{"bloom match, larger", func(s *similarity.Scores) float64 { return max(s.BloomAB, s.BloomBA) }},
+	{"bloom match, smaller", func(s *similarity.Scores) float64 { return min(s.BloomAB, s.BloomBA) }},
+	{"simhash, 64 - distance", func(s *similarity.Scores) float64 { return float64(64 - s.SimhashDistance) }},
+	{"supershingles", func(s *similarity.Scores) float64 { return float64(s.Supershingles) }},
+	{"fingerprints", func(s *similarity.Scores) float64 { return float64(s.Fingerprints) }},
+	{"central part", func(s *similarity.Scores) float64 { return s.Central }},
+	{"coverage, larger", func(s *similarity.Scores) float64 { return max(s.CoverageA, s.CoverageB) }},
+	{"coverage, smaller", func(s *similarity.Scores) float64 { return min(s.CoverageA, s.CoverageB) }},
+	{"1 - page divergence", func(s *similarity.Scores) float64 { return 1 - s.PageDivergence }},
+	{"word-multiset overlap", func(s *similarity.Scores) float64 { return s.Bag }},
+}
+
+// boundCut is one cut on a score: with or, a pair at or above at is
+// accepted whatever its LCS ratio and divergence; without, a pair under
+// it is accepted by no rule.
+type boundCut struct {
+	score cutScore
+	at    float64
+	or    bool
+}
+
+// String names the cut as -bound prints it.
+func (c boundCut) String() string {
+	op := "and"
+	if c.or {
+		op = "or"
+	}
+	return op + " " + c.score.name + " >= " + strconv.FormatFloat(c.at, 'g', 4, 64)
+}
+
+// BoundCut is the best rule of the family widened by one cut on one
+// more score, on one set under one truth.
+type BoundCut struct {
+	Set   string `json:"set"`
+	Truth string `json:"truth"`
+	Score string `json:"score"`
+	// Cut names the best cut ("and length ratio >= 0.9"); empty when no
+	// cut keeps the floor.
+	Cut      string `json:"cut"`
+	Rule     Point  `json:"rule"`
+	Feasible bool   `json:"feasible"`
+}
+
+// boundCutGrid is the coarser grid the cut search runs on (a search per
+// score, cut point and operator).
+var boundCutGrid = boundGrid{lcsStep: 0.005, divStep: 0.01}
+
+// boundCutPoints is how many cut points a score is tried at: its
+// quantiles over the pairs of LCS ratio 0.5 or more of the sets read.
+const boundCutPoints = 20
+
+// BoundCuts widens the family of [Bounds] by one cut on one more score
+// at a time ("lcs >= f(divergence) and score >= c", or "… or score >=
+// c"): for every set, truth and score of cutScores, the best F1 of such
+// a rule fitted on the set under the same floor, over boundCutPoints cut
+// points and both operators, on a grid of 0.005 in the LCS ratio. It
+// tells whether another score could lift a bound that the family misses,
+// not whether the lift holds on new pages: each cut is chosen in-sample
+// among 40, and only cross-validation can say that.
+func BoundCuts(sets []*CVSet) []BoundCut {
+	type job struct {
+		t       Truth
+		set, sc int
+		fs      int
+		p       float64
+		cuts    []float64
+		out     *BoundCut
+	}
+	var jobs []job
+	out := make([]BoundCut, 0, len(Truths())*len(sets)*len(cutScores))
+	for _, t := range Truths() {
+		for i, s := range sets {
+			fs, p := BoundFloor(sets, t, i)
+			for sc := range cutScores {
+				out = append(out, BoundCut{Set: s.Name, Truth: t.Name, Score: cutScores[sc].name})
+				jobs = append(jobs, job{t: t, set: i, sc: sc, fs: fs, p: p, cuts: cutPoints(sets[i], sets[fs], cutScores[sc])})
+			}
+		}
+	}
+	for k := range jobs {
+		jobs[k].out = &out[k]
+	}
+	parallel.For(len(jobs), runtime.GOMAXPROCS(0), 1, func(k int) {
+		j := jobs[k]
+		for _, at := range j.cuts {
+			for _, or := range []bool{false, true} {
+				c := &boundCut{score: cutScores[j.sc], at: at, or: or}
+				obj := newBoundTally(sets[j.set], j.t, boundCutGrid, c)
+				var rule Point
+				var ok bool
+				if j.fs == j.set {
+					rule, ok = bestStaircase(obj, j.p, nil, 0)
+				} else {
+					rule, ok = bestStaircase(obj, 0, newBoundTally(sets[j.fs], j.t, boundCutGrid, c), j.p)
+				}
+				if ok && (!j.out.Feasible || rule.F1 > j.out.Rule.F1) {
+					j.out.Rule, j.out.Feasible, j.out.Cut = rule, true, c.String()
+				}
+			}
+		}
+	})
+	return out
+}
+
+// cutPoints returns up to boundCutPoints distinct quantiles of the
+// score over the pairs of LCS ratio 0.5 or more of the two sets.
+func cutPoints(a, b *CVSet, sc cutScore) []float64 {
+	var vs []float64
+	for _, s := range []*CVSet{a, b} {
+		for i := range s.Scored {
+			if sp := &s.Scored[i]; sp.Scores.LCS >= 0.5 {
+				if v := sc.value(&sp.Scores); !math.IsNaN(v) {
+					vs = append(vs, v)
+				}
+			}
+		}
+		if a == b {
+			break
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	slices.Sort(vs)
+	var cuts []float64
+	for q := range boundCutPoints {
+		v := vs[q*len(vs)/boundCutPoints]
+		if len(cuts) == 0 || cuts[len(cuts)-1] != v {
+			cuts = append(cuts, v)
+		}
+	}
+	return cuts
 }

@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/winnow-search/winnow/similarity"
@@ -18,44 +19,77 @@ func pairSet(name string, pairs [][3]float64) *CVSet {
 }
 
 // bruteStaircase tries every nondecreasing threshold per divergence step
-// of the grid (the last level accepting nothing) and returns the best F1
-// on obj under the floors, and whether any rule accepting a duplicate
-// keeps them.
-func bruteStaircase(obj *boundTally, selfFloor float64, floored *boundTally, floor float64) (float64, bool) {
-	bins := map[int]bool{}
-	for bin := range obj.bins {
-		bins[bin] = true
-	}
-	if floored != nil {
-		for bin := range floored.bins {
-			bins[bin] = true
+// of the grid (the last level accepting nothing), judging each pair from
+// its scores and the cut (nil: none) as the rules are defined, and
+// returns the best F1 on obj with precision at least selfFloor on obj
+// and floor on floored (nil: none), and whether any rule accepting a
+// duplicate keeps them.
+func bruteStaircase(g boundGrid, t Truth, c *boundCut, obj *CVSet, selfFloor float64, floored *CVSet, floor float64) (float64, bool) {
+	levels := g.levels()
+	place := func(sp *ScoredPair) (bin, level int) {
+		lcs, div := sp.Scores.LCS, sp.Scores.Divergence
+		if math.IsNaN(lcs) {
+			lcs = 0
 		}
+		if math.IsNaN(div) {
+			div = 1
+		}
+		return int(math.Floor(div/g.divStep + 1e-9)), min(int(math.Floor(lcs/g.lcsStep+1e-9)), levels-1)
 	}
 	maxBin := 0
-	for bin := range bins {
-		maxBin = max(maxBin, bin)
+	for _, s := range []*CVSet{obj, floored} {
+		if s != nil {
+			for i := range s.Scored {
+				b, _ := place(&s.Scored[i])
+				maxBin = max(maxBin, b)
+			}
+		}
 	}
-	levels := obj.grid.levels()
+	accepts := func(f []int, sp *ScoredPair) bool {
+		b, l := place(sp)
+		ok := l >= f[b]
+		if c != nil {
+			pass := c.score.value(&sp.Scores) >= c.at
+			if c.or {
+				ok = ok || pass
+			} else {
+				ok = ok && pass
+			}
+		}
+		return ok
+	}
+	count := func(f []int, s *CVSet) (tp, fp, fn int) {
+		isDup := s.isDup(t)
+		for i := range s.Scored {
+			sp := &s.Scored[i]
+			switch a, d := accepts(f, sp), isDup(sp); {
+			case a && d:
+				tp++
+			case a:
+				fp++
+			case d:
+				fn++
+			}
+		}
+		return
+	}
 	best, ok := 0.0, false
 	f := make([]int, maxBin+1)
 	var walk func(bin, lowest int)
 	walk = func(bin, lowest int) {
 		if bin > maxBin {
-			var o, c dupOther
-			for b, l := range f {
-				x := obj.at(b, l)
-				o.dup, o.other = o.dup+x.dup, o.other+x.other
-				if floored != nil {
-					y := floored.at(b, l)
-					c.dup, c.other = c.dup+y.dup, c.other+y.other
+			tp, fp, fn := count(f, obj)
+			if tp == 0 {
+				return
+			}
+			p := pointOf(0, tp, fp, fn)
+			if p.Precision < selfFloor {
+				return
+			}
+			if floored != nil {
+				if ftp, ffp, _ := count(f, floored); pointOf(0, ftp, ffp, 0).Precision < floor {
+					return
 				}
-			}
-			if o.dup == 0 {
-				return
-			}
-			p := pointOf(0, o.dup, o.other, obj.dups-o.dup)
-			if p.Precision < selfFloor || pointOf(0, c.dup, c.other, 0).Precision < floor {
-				return
 			}
 			if !ok || p.F1 > best {
 				best, ok = p.F1, true
@@ -78,31 +112,40 @@ func TestBestStaircaseMatchesBruteForce(t *testing.T) {
 	g := boundGrid{lcsStep: 0.25, divStep: 0.25}
 	rng := rand.New(rand.NewPCG(1, 2))
 	randomSet := func(name string) *CVSet {
-		var pairs [][3]float64
+		s := &CVSet{Name: name, Mode: PairMode}
 		for range 2 + rng.IntN(12) {
-			div := rng.Float64()
+			sc := similarity.Scores{LCS: rng.Float64(), Divergence: rng.Float64(), Jaccard: rng.Float64()}
 			if rng.IntN(8) == 0 {
-				div = math.NaN()
+				sc.Divergence = math.NaN()
 			}
-			pairs = append(pairs, [3]float64{rng.Float64(), div, float64(rng.IntN(2))})
+			s.Scored = append(s.Scored, ScoredPair{Label: rng.IntN(2), Scores: sc})
 		}
-		return pairSet(name, pairs)
+		return s
 	}
 	label := Truths()[0]
-	for trial := range 300 {
-		obj := newBoundTally(randomSet("obj"), label, g)
-		var floored *boundTally
+	jaccard := cutScores[slices.IndexFunc(cutScores, func(c cutScore) bool { return c.name == "jaccard" })]
+	for trial := range 600 {
+		objSet := randomSet("obj")
+		var c *boundCut
+		if trial%2 == 1 {
+			c = &boundCut{score: jaccard, at: rng.Float64(), or: rng.IntN(2) == 0}
+		}
+		var flooredSet *CVSet
 		selfFloor, floor := 0.0, 0.0
 		switch trial % 3 {
 		case 1:
-			floored, floor = newBoundTally(randomSet("web"), label, g), 0.6+0.1*float64(rng.IntN(4))
+			flooredSet, floor = randomSet("web"), 0.6+0.1*float64(rng.IntN(4))
 		case 2:
 			selfFloor = 0.6 + 0.1*float64(rng.IntN(4))
 		}
-		got, gotOK := bestStaircase(obj, selfFloor, floored, floor)
-		want, wantOK := bruteStaircase(obj, selfFloor, floored, floor)
+		var floored *boundTally
+		if flooredSet != nil {
+			floored = newBoundTally(flooredSet, label, g, c)
+		}
+		got, gotOK := bestStaircase(newBoundTally(objSet, label, g, c), selfFloor, floored, floor)
+		want, wantOK := bruteStaircase(g, label, c, objSet, selfFloor, flooredSet, floor)
 		if gotOK != wantOK || (wantOK && math.Abs(got.F1-want) > 1e-12) {
-			t.Fatalf("trial %d: bestStaircase F1 %.4f (feasible %v), every rule %.4f (feasible %v)", trial, got.F1, gotOK, want, wantOK)
+			t.Fatalf("trial %d (cut %v): bestStaircase F1 %.4f (feasible %v), every rule %.4f (feasible %v)", trial, c, got.F1, gotOK, want, wantOK)
 		}
 	}
 }

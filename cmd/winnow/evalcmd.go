@@ -39,6 +39,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	repeats := fs.Int("repeats", 20, "-cv: repeats (20: the precision the confidence rule reads moves by about 0.005 between seeds at 5)")
 	seed := fs.Uint64("seed", 0, "-cv: seed of the fold shuffles (another seed deals other folds: whether a rule's gain survives it)")
 	bound := fs.Bool("bound", false, "on the DIRs given (the first the web pairs, as in -cv): the best in-sample F1 of any rule \"LCS ratio >= f(divergence)\", f nondecreasing, fitted on each set under the targets' precision floors, beside the LCS ratio's best")
+	cuts := fs.Bool("cuts", false, "-bound: also widen the rules by one cut on one more score at a time (\"and\" or \"or\" score >= c, 20 cut points per score; about a minute on llvm-docs)")
 	seeds := fs.Int("seeds", 1, "-cv: also run the seeds after -seed, N in all, and apply the selection rule across them (the tables are the first seed's)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n       winnow eval -bound [-json] DIR...\n\n"+
@@ -62,7 +63,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		if *cv || len(dirs) == 0 {
 			return usagef("eval -bound takes one or more data DIRs, the web pairs first")
 		}
-		return runBound(ctx, e, dirs, *asJSON)
+		return runBound(ctx, e, dirs, *cuts, *asJSON)
 	}
 	if *cv {
 		dirs := fs.Args()
@@ -211,16 +212,29 @@ func loadCVSets(ctx context.Context, e *env, dirs []string) ([]*eval.CVSet, erro
 // runBound prints, per set and truth, the best in-sample F1 of the
 // monotone rules over the LCS ratio and the divergence under the
 // targets' floors ([eval.Bounds]).
-func runBound(ctx context.Context, e *env, dirs []string, asJSON bool) error {
+func runBound(ctx context.Context, e *env, dirs []string, withCuts, asJSON bool) error {
 	sets, err := loadCVSets(ctx, e, dirs)
 	if err != nil {
 		return err
 	}
 	figs := eval.Bounds(sets)
+	var cuts []eval.BoundCut
+	if withCuts {
+		cuts = eval.BoundCuts(sets)
+	}
 	if asJSON {
-		return writeIndentedJSON(e.stdout, figs)
+		if !withCuts {
+			return writeIndentedJSON(e.stdout, figs)
+		}
+		return writeIndentedJSON(e.stdout, struct {
+			Bounds []eval.BoundFigure `json:"bounds"`
+			Cuts   []eval.BoundCut    `json:"cuts"`
+		}{figs, cuts})
 	}
 	writeBoundText(e.stdout, figs)
+	if withCuts {
+		writeBoundCutsText(e.stdout, figs, cuts)
+	}
 	return nil
 }
 
@@ -565,5 +579,29 @@ func writeBoundText(w io.Writer, figs []eval.BoundFigure) {
 			beats = fmt.Sprintf("yes, by %.3f", f.Rule.F1-f.Ratio.F1)
 		}
 		fmt.Fprintf(w, "  %-10s %-18s %-31s %-24s %-8.3f %-30s %s\n", f.Truth, f.Set, fmt.Sprintf("P >= %.2f on %s", f.Floor, f.FloorSet), rule, f.Free.F1, ratio, beats)
+	}
+}
+
+// writeBoundCutsText prints eval -bound -cuts' table: per set and truth,
+// the scores whose best cut lifts the rule above the family's own bound.
+func writeBoundCutsText(w io.Writer, figs []eval.BoundFigure, cuts []eval.BoundCut) {
+	fmt.Fprintf(w, "\nwith one cut on one more score (the family widened by \"and score >= c\" or \"or score >= c\", c one of 20 quantiles, on LCS steps of 0.005; chosen in-sample among 40 cuts a score, so a lift here is a lead for cross-validation, not a result); the cuts that lift the rule over the family's bound above:\n\n")
+	fmt.Fprintf(w, "  %-10s %-18s %-24s %-44s %-24s %s\n", "truth", "set", "family's bound F1", "best cut", "rule with it P / R / F1", "beats ratio")
+	for _, f := range figs {
+		lifted := false
+		for _, c := range cuts {
+			if c.Set != f.Set || c.Truth != f.Truth || !c.Feasible || (f.Feasible && c.Rule.F1 <= f.Rule.F1+1e-9) {
+				continue
+			}
+			lifted = true
+			beats := "no"
+			if c.Rule.F1 > f.Ratio.F1 {
+				beats = fmt.Sprintf("yes, by %.3f", c.Rule.F1-f.Ratio.F1)
+			}
+			fmt.Fprintf(w, "  %-10s %-18s %-24.3f %-44s %-24s %s\n", f.Truth, f.Set, f.Rule.F1, c.Cut, fmt.Sprintf("%.3f / %.3f / %.3f", c.Rule.Precision, c.Rule.Recall, c.Rule.F1), beats)
+		}
+		if !lifted {
+			fmt.Fprintf(w, "  %-10s %-18s %-24.3f %s\n", f.Truth, f.Set, f.Rule.F1, "no cut lifts it")
+		}
 	}
 }
