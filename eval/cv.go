@@ -201,6 +201,7 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureBagGap}},
 		{Name: "model: lcs gap + divergence + bag gap", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureBagGap}},
 		{Name: "model: lcs + page divergence", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeaturePageDivergence}},
+		{Name: "model: lcs + divergence + whole page", Params: 4, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureDivergence, similarity.FeatureWholePage}},
 		{Name: "model: lcs gap", Params: 2, Features: []similarity.Feature{similarity.FeatureLCSGap}},
 		{Name: "model: lcs + jaccard", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureJaccard}},
 		{Name: "model: lcs gap + jaccard", Params: 3, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureJaccard}},

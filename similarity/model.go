@@ -84,10 +84,17 @@ const (
 	// rewritten section of a long manual weighs as the small part of it
 	// that it is. A -cv candidate (README), not in a default model.
 	FeaturePageDivergence
+	// FeatureWholePage is 1 when the central part of the alignment
+	// ([CentralLCS]) spans one of the two pages whole, so that page lies
+	// coherently inside the other (a copy, or one page under the same
+	// template), else 0. A -cv candidate (README), not in a default
+	// model: on the dev sets no web pair of label 0 has it, but it
+	// hinges on a page's last few tokens.
+	FeatureWholePage
 	numFeatures
 )
 
-var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "page_divergence"}
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "page_divergence", "whole_page"}
 
 // String returns the feature's short name, e.g. "lcs", "divergence".
 func (f Feature) String() string {
@@ -127,7 +134,7 @@ func Features() []Feature {
 
 // needsSeq reports whether the feature comes from the LCS alignment.
 func (f Feature) needsSeq() bool {
-	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral || f == FeatureLCSGap || f == FeatureBagGap || f == FeaturePageDivergence
+	return f == FeatureLCS || f == FeatureDivergence || f == FeatureCentral || f == FeatureLCSGap || f == FeatureBagGap || f == FeaturePageDivergence || f == FeatureWholePage
 }
 
 // lcsGap maps an LCS ratio onto FeatureLCSGap's scale; lcsFromGap is its
@@ -171,6 +178,13 @@ func (f Feature) Value(s *Scores) float64 {
 			return 0
 		}
 		return lcsGap(min(max(s.Bag, 0), 1))
+	case FeatureWholePage:
+		// A coverage is a span over the sequence's length, 1 exactly
+		// when the span is the whole sequence; NaN (no LCS) is not 1.
+		if max(s.CoverageA, s.CoverageB) == 1 {
+			return 1
+		}
+		return 0
 	}
 	if math.IsNaN(v) {
 		return 0

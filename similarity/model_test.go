@@ -218,3 +218,40 @@ func TestFeatureJSON(t *testing.T) {
 		t.Error("json.Unmarshal of an unknown feature: no error")
 	}
 }
+
+// TestFeatureWholePage: 1 when the alignment's central part spans one
+// page whole (a page and the same page inside another template), 0 when
+// both pages keep text outside it (one template around two articles),
+// when a few tokens at an edge fall outside, and when there is no LCS.
+func TestFeatureWholePage(t *testing.T) {
+	gpl := lcsReadWords(t, "gpl-3.txt", 1300)
+	apache := lcsReadWords(t, "apache-2.0.txt", 1300)
+	article, other := gpl[300:900], apache[300:900]
+	head, tail := gpl[:150], gpl[1100:1250]
+	framed := func(body []string) *Signature {
+		return clSign(slices.Concat(apache[:200], body, apache[1000:1200]))
+	}
+	templated := func(body []string) *Signature { return clSign(slices.Concat(head, body, tail)) }
+	o := CompareOptions{LCS: true}
+	for _, c := range []struct {
+		name string
+		a, b *Signature
+		want float64
+	}{
+		{"a page and the page inside another template", clSign(article), framed(article), 1},
+		{"one template around two articles", templated(article), templated(other), 0},
+	} {
+		s := Compare(c.a, c.b, o)
+		if got := FeatureWholePage.Value(&s); got != c.want {
+			t.Errorf("%s: whole page %v (coverages %.4f, %.4f), want %v", c.name, got, s.CoverageA, s.CoverageB, c.want)
+		}
+	}
+	for _, s := range []Scores{
+		{CoverageA: 0.9995, CoverageB: 0.98},
+		{CoverageA: math.NaN(), CoverageB: math.NaN()},
+	} {
+		if got := FeatureWholePage.Value(&s); got != 0 {
+			t.Errorf("coverages %v, %v: whole page %v, want 0", s.CoverageA, s.CoverageB, got)
+		}
+	}
+}
