@@ -21,7 +21,7 @@ import (
 // [Bounds] finds, exactly, the best F1 of every such rule on a step grid
 // under the targets' precision floors, fitted in-sample; when even that
 // does not beat the LCS ratio at its own best threshold on the same set,
-// no decision of the family will on new pages of its kind.
+// no decision of the family can be expected to on new pages of its kind.
 
 // boundGrid is the grid of the rules searched: a threshold per
 // divergence step, on LCS steps.

@@ -566,7 +566,7 @@ func bestF1(fs []eval.CVFigure) int {
 
 // writeBoundText prints eval -bound's table.
 func writeBoundText(w io.Writer, figs []eval.BoundFigure) {
-	fmt.Fprintf(w, "bound: the best F1 of any rule \"LCS ratio >= f(divergence)\", f nondecreasing (every model over the two scores that rises with the ratio and falls with the divergence, the shipped group decision's among them), fitted on the set itself (in-sample: what no such decision can beat on new pages of the kind), under the targets' precision floor; beside the best of the same rules with no floor, and the LCS ratio alone at its own best threshold on the set (the paper method the targets compare with)\n\n")
+	fmt.Fprintf(w, "bound: the best F1 of any rule \"LCS ratio >= f(divergence)\", f nondecreasing (every model over the two scores that rises with the ratio and falls with the divergence, the shipped group decision's among them), fitted on the set itself (in-sample, so optimistic for the family: where even it does not beat the ratio, no such decision can be expected to on new pages of the kind), under the targets' precision floor; beside the best of the same rules with no floor, and the LCS ratio alone at its own best threshold on the set (the paper method the targets compare with)\n\n")
 	fmt.Fprintf(w, "  %-10s %-18s %-31s %-24s %-8s %-30s %s\n", "truth", "set", "floor", "rule under it P / R / F1", "free F1", "LCS ratio P / R / F1 (at)", "rule beats ratio")
 	for _, f := range figs {
 		rule := "none keeps it"
