@@ -67,7 +67,7 @@ func (b BoundFigure) Beats() bool { return b.Feasible && b.Rule.F1 > b.Ratio.F1 
 // every decision shares. Dropping the web floor on LLVM pages leaves a
 // weaker constraint, so the bound still holds.
 func BoundFloor(sets []*CVSet, t Truth, set int) (floorSet int, precision float64) {
-	if sets[set].Mode == CorpusMode && t.Purpose == Truths()[0].Purpose {
+	if sets[set].Mode == CorpusMode && t.Purpose == similarity.PurposeGroup {
 		return set, 0.99
 	}
 	return 0, PrecisionFloor

@@ -198,3 +198,29 @@ func TestBoundsFloorCanBind(t *testing.T) {
 		t.Errorf("rule %+v: no rule accepting a duplicate of the second set keeps web precision %.2f", s.Rule, PrecisionFloor)
 	}
 }
+
+// TestBoundCuts checks the widened search where only another score
+// separates: duplicates and other pairs at the same LCS ratio and
+// divergence, told apart by the Jaccard alone.
+func TestBoundCuts(t *testing.T) {
+	web := &CVSet{Name: "web", Mode: PairMode}
+	for _, p := range [][2]float64{{0.9, 1}, {0.9, 1}, {0.2, 0}, {0.2, 0}} {
+		web.Scored = append(web.Scored, ScoredPair{Label: int(p[1]), Scores: similarity.Scores{LCS: 0.8, Divergence: 0.1, Jaccard: p[0]}})
+	}
+	if fig := Bounds([]*CVSet{web})[0]; fig.Feasible {
+		t.Fatalf("family bound %+v feasible: the LCS ratio and divergence cannot separate these pairs", fig.Rule)
+	}
+	var found bool
+	for _, c := range BoundCuts([]*CVSet{web}) {
+		if c.Truth != Truths()[0].Name || c.Score != "jaccard" {
+			continue
+		}
+		found = true
+		if !c.Feasible || c.Rule.F1 != 1 || c.Cut != "and jaccard >= 0.9" {
+			t.Errorf("jaccard cut %q: rule %+v (feasible %v); want \"and jaccard >= 0.9\" taking both duplicates alone", c.Cut, c.Rule, c.Feasible)
+		}
+	}
+	if !found {
+		t.Error("no jaccard figure for label >= 1")
+	}
+}

@@ -39,10 +39,10 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	repeats := fs.Int("repeats", 20, "-cv: repeats (20: the precision the confidence rule reads moves by about 0.005 between seeds at 5)")
 	seed := fs.Uint64("seed", 0, "-cv: seed of the fold shuffles (another seed deals other folds: whether a rule's gain survives it)")
 	bound := fs.Bool("bound", false, "on the DIRs given (the first the web pairs, as in -cv): the best in-sample F1 of any rule \"LCS ratio >= f(divergence)\", f nondecreasing, fitted on each set under the targets' precision floors, beside the LCS ratio's best")
-	cuts := fs.Bool("cuts", false, "-bound: also widen the rules by one cut on one more score at a time (\"and\" or \"or\" score >= c, 20 cut points per score; about a minute on llvm-docs)")
+	cuts := fs.Bool("cuts", false, "-bound: also widen the rules by one cut on one more score at a time (\"and\" or \"or\" score >= c, 20 cut points per score; 5 s on the three dev sets)")
 	seeds := fs.Int("seeds", 1, "-cv: also run the seeds after -seed, N in all, and apply the selection rule across them (the tables are the first seed's)")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n       winnow eval -bound [-json] DIR...\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow eval [-json] [-plots DIR] [-thresholds-from DEV] DIR\n       winnow eval -cv [-json] [-plots DIR] DIR...\n       winnow eval -cv -compare [-json] BEFORE.json AFTER.json\n       winnow eval -bound [-cuts] [-json] DIR...\n\n"+
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
 		fs.PrintDefaults()
 	}
@@ -54,6 +54,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			return usagef("eval -cv -compare takes two files written by eval -cv -json")
 		}
 		return runCVCompare(e, fs.Arg(0), fs.Arg(1), *asJSON)
+	}
+	if *cuts && !*bound {
+		return usagef("-cuts widens -bound's rules; give it with -bound")
 	}
 	if *bound {
 		dirs := fs.Args()

@@ -603,11 +603,22 @@ func TestEvalBound(t *testing.T) {
 			t.Errorf("%s: floor %v on %q, free F1 %v, ratio %+v; want the web floor on the only set and the ratio within the search", f.Truth, f.Floor, f.FloorSet, f.Free.F1, f.Ratio)
 		}
 	}
+	code, out, errs = winnow(t, "", "eval", "-bound", "-cuts", "-json", pairs)
+	var withCuts struct {
+		Bounds []eval.BoundFigure `json:"bounds"`
+		Cuts   []eval.BoundCut    `json:"cuts"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &withCuts) != nil || len(withCuts.Bounds) != len(figs) || len(withCuts.Cuts) == 0 {
+		t.Errorf("eval -bound -cuts -json = exit %d (%s), want the bounds and a figure per score:\n%s", code, errs, out)
+	}
 	code, out, _ = winnow(t, "", "eval", "-bound", pairs)
 	if code != 0 || !strings.Contains(out, "label >= 1") || !strings.Contains(out, "rule beats ratio") {
 		t.Errorf("eval -bound (text) = exit %d:\n%s", code, out)
 	}
 	if code, _, errs := winnow(t, "", "eval", "-bound", "-cv", pairs); code != 2 || !strings.Contains(errs, "-bound") {
 		t.Errorf("eval -bound -cv = exit %d, stderr %q; want a usage error naming -bound", code, errs)
+	}
+	if code, _, errs := winnow(t, "", "eval", "-cuts", pairs); code != 2 || !strings.Contains(errs, "-bound") {
+		t.Errorf("eval -cuts without -bound = exit %d, stderr %q; want a usage error naming -bound", code, errs)
 	}
 }
