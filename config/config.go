@@ -201,9 +201,9 @@ type Fetch struct {
 	MaxBodyBytes int `yaml:"max_body_bytes"`
 	// MaxRedirects is the number of redirects followed. Default 5.
 	MaxRedirects int `yaml:"max_redirects"`
-	// MaxConns and MaxConnsPerHost bound fetches in flight. Defaults 64
-	// and 4.
-	MaxConns        int `yaml:"max_conns"`
+	// MaxConns bounds fetches in flight, all hosts. Default 64.
+	MaxConns int `yaml:"max_conns"`
+	// MaxConnsPerHost bounds fetches in flight to one host. Default 4.
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
 	// UserAgent is sent with every fetch.
 	UserAgent string `yaml:"user_agent"`
@@ -311,10 +311,19 @@ type Dedup struct {
 
 // DedupFields names the fields of a JSON Lines record for winnow dedup.
 type DedupFields struct {
-	ID         []string `yaml:"id"`
-	URL        []string `yaml:"url"`
-	Text       []string `yaml:"text"`
-	HTML       []string `yaml:"html"`
+	// ID names the record's identifier (a string or a number). Empty:
+	// "id"; a record without one is known by its line or row number.
+	ID []string `yaml:"id"`
+	// URL names the page's address (winner rules, cluster service keys).
+	// Empty: "url".
+	URL []string `yaml:"url"`
+	// Text names the page's text, read as HTML when it starts with a
+	// doctype or <html>. Empty: "text", "content", "raw_content", "body".
+	Text []string `yaml:"text"`
+	// HTML names the page's HTML. Empty: "html".
+	HTML []string `yaml:"html"`
+	// Popularity names a number the winner rules prefer higher. Empty:
+	// "popularity".
 	Popularity []string `yaml:"popularity"`
 }
 
