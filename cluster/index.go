@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"math"
 	"math/bits"
 	"strconv"
@@ -126,17 +127,8 @@ func newIndex(p *partition.Partitioner, tau float64, gate, reach, groups int) *i
 	}
 }
 
-func mix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
 func tableKey(table int, v uint64) uint32 {
-	k := uint32(mix64(v ^ mix64(uint64(table)<<8|1)))
+	k := uint32(hashmix.Mix64(v ^ hashmix.Mix64(uint64(table)<<8|1)))
 	if k == 0 {
 		k = 1 // 0 marks an empty entry; a collision only adds candidates
 	}
@@ -148,7 +140,7 @@ func appendBandHashes(out []uint32, s *similarity.Signature) []uint32 {
 	for b := range n {
 		h := uint64(b + 1)
 		for _, v := range s.MinHash[b*bandRows : (b+1)*bandRows] {
-			h = mix64(h ^ uint64(v))
+			h = hashmix.Mix64(h ^ uint64(v))
 		}
 		out = append(out, uint32(h))
 	}
@@ -233,7 +225,7 @@ func (x *index) groupName(n uint64) string {
 // the empty position where it belongs and -1.
 func (x *index) findID(n uint64) (int, int32) {
 	mask := len(x.ids) - 1
-	for p := int(mix64(n)) & mask; ; p = (p + 1) & mask {
+	for p := int(hashmix.Mix64(n)) & mask; ; p = (p + 1) & mask {
 		e := x.ids[p]
 		if e == 0 {
 			return p, -1
@@ -265,7 +257,7 @@ func (x *index) deleteID(p int) {
 	mask := len(x.ids) - 1
 	j := p
 	for q := (p + 1) & mask; x.ids[q] != 0; q = (q + 1) & mask {
-		h := int(mix64(x.slots[x.ids[q]-1].gid)) & mask
+		h := int(hashmix.Mix64(x.slots[x.ids[q]-1].gid)) & mask
 		if (j-h)&mask < (q-h)&mask {
 			x.ids[j] = x.ids[q]
 			j = q

@@ -1,13 +1,15 @@
 package similarity
 
+import "github.com/winnow-search/winnow/internal/hashmix"
+
 // BandHash is the key of band band (rows min-hash values from
 // band·rows) of minHash in [BatchCluster]'s band tables, for jobs that
 // build the same tables elsewhere (the Beam pipeline). The caller checks
 // that (band+1)·rows <= len(minHash).
 func BandHash(minHash []uint16, band, rows int) uint64 {
-	h := mix64(uint64(band) + 1)
+	h := hashmix.Mix64(uint64(band) + 1)
 	for _, v := range minHash[band*rows : (band+1)*rows] {
-		h = mix64(h ^ uint64(v))
+		h = hashmix.Mix64(h ^ uint64(v))
 	}
 	return h
 }

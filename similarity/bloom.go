@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"encoding/binary"
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"math"
 	"slices"
 
@@ -34,7 +35,7 @@ func chunkFilter(text []byte, o Options, hashes []uint64) (*bloom.BloomFilter, i
 		} else {
 			occ = 0
 		}
-		binary.LittleEndian.PutUint64(key[:], mix64(h+occ*0x9e3779b97f4a7c15))
+		binary.LittleEndian.PutUint64(key[:], hashmix.Mix64(h+occ*0x9e3779b97f4a7c15))
 		f.Add(key[:])
 	}
 	return f, len(hashes), hashes

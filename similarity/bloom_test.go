@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"encoding/binary"
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,7 +15,7 @@ func sigFilter(keys []uint64) *bloom.BloomFilter {
 	f := bloom.New(DefaultBloomBits, 6)
 	var b [8]byte
 	for _, k := range keys {
-		binary.LittleEndian.PutUint64(b[:], mix64(k))
+		binary.LittleEndian.PutUint64(b[:], hashmix.Mix64(k))
 		f.Add(b[:])
 	}
 	return f

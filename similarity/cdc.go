@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"iter"
 	"math/bits"
 )
@@ -35,7 +36,7 @@ var gear = func() (t [256]uint64) {
 	x := uint64(0x5157_4e4e_4f57_4344) // "WNNOWCD" seed; any fixed value works
 	for i := range t {
 		x += 0x9e3779b97f4a7c15
-		t[i] = mix64(x)
+		t[i] = hashmix.Mix64(x)
 	}
 	return t
 }()
@@ -140,16 +141,6 @@ func Chunks(data []byte, o Options) iter.Seq[[]byte] {
 			data = data[n:]
 		}
 	}
-}
-
-// mix64 is the murmur3 64-bit finalizer: a bijection with full avalanche.
-func mix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
 }
 
 // fastRange maps the high 32 bits of x uniformly onto [0, n) without a

@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"fmt"
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -122,7 +123,7 @@ func synthSupershingles(s *Signature) {
 	for i := range s.Supershingles {
 		h := uint64(i + 1)
 		for _, v := range s.MinHash[i*14 : (i+1)*14] {
-			h = mix64(h ^ uint64(v))
+			h = hashmix.Mix64(h ^ uint64(v))
 		}
 		s.Supershingles[i] = h
 	}

@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"slices"
 
 	"github.com/zeebo/xxh3"
@@ -100,11 +101,11 @@ func BucketFingerprints(fp []uint32, m int) []uint64 {
 	}
 	var out []uint64
 	for b := range m {
-		h := mix64(uint64(b) + 1)
+		h := hashmix.Mix64(uint64(b) + 1)
 		seen := false
 		for _, v := range fp {
 			if int(v%uint32(m)) == b {
-				h = mix64(h*shingleBase + uint64(v))
+				h = hashmix.Mix64(h*shingleBase + uint64(v))
 				seen = true
 			}
 		}

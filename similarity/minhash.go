@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"encoding/binary"
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"math/bits"
 	"unsafe"
 
@@ -40,7 +41,7 @@ func minhash(h []uint64, w int, mins []uint64) {
 		if i >= w {
 			s -= h[i-w] * bw
 		}
-		x := mix64(s)
+		x := hashmix.Mix64(s)
 		b := fastRange(x, k)
 		filled[b] = true
 		if x < mins[b] {
@@ -52,7 +53,7 @@ func minhash(h []uint64, w int, mins []uint64) {
 		if i >= w {
 			s -= h[(i-w)%n] * bw
 		}
-		x := mix64(s)
+		x := hashmix.Mix64(s)
 		b := fastRange(x, k)
 		filled[b] = true
 		if x < mins[b] {
@@ -73,7 +74,7 @@ func minhash(h []uint64, w int, mins []uint64) {
 			continue
 		}
 		for attempt := uint64(1); ; attempt++ {
-			j := fastRange(mix64(uint64(i)<<32|attempt), k)
+			j := fastRange(hashmix.Mix64(uint64(i)<<32|attempt), k)
 			if filled[j] {
 				mins[i] = mins[j]
 				break
@@ -190,7 +191,7 @@ func (s *Signature) AppendMegashingles(dst []uint64) []uint64 {
 	p := uint64(0)
 	for i := range ss {
 		for j := i + 1; j < len(ss); j++ {
-			dst = append(dst, mix64(ss[i]^mix64(ss[j]+p*shingleBase)))
+			dst = append(dst, hashmix.Mix64(ss[i]^hashmix.Mix64(ss[j]+p*shingleBase)))
 			p++
 		}
 	}

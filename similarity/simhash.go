@@ -1,10 +1,14 @@
 package similarity
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/winnow-search/winnow/internal/hashmix"
+)
 
 // Shingle hashes are built from per-token xxh3 hashes with a rolling
 // polynomial over the last w token hashes, S = Σ h[i+j]·B^(w−1−j) mod 2^64,
-// updated with two multiplications per word, then finished with [mix64]. No
+// updated with two multiplications per word, then finished with [hashmix.Mix64]. No
 // shingle is materialized and nothing is allocated per shingle.
 
 // shingleBase is the odd multiplier B of the rolling shingle hash.
@@ -59,7 +63,7 @@ func simhash(h []uint64, w int) uint64 {
 		if i >= w {
 			s -= h[i-w] * bw
 		}
-		return mix64(s)
+		return hashmix.Mix64(s)
 	}
 	var count [64]uint32
 	// Byte lane l of sixteens[j] counts the carries of weight 16 into bit

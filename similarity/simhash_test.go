@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"github.com/winnow-search/winnow/internal/hashmix"
 	"math/rand/v2"
 	"testing"
 
@@ -36,7 +37,7 @@ func simhashSlow(h []uint64, w int) uint64 {
 		for _, x := range h[i : i+w] {
 			s = s*shingleBase + x
 		}
-		f := mix64(s)
+		f := hashmix.Mix64(s)
 		for b := range 64 {
 			if f>>b&1 == 1 {
 				v[b]++

@@ -13,7 +13,7 @@ const module = "github.com/winnow-search/winnow"
 // test, so a new package must take its place in the table.
 var allowed = map[string][]string{
 	"canon":              nil,
-	"similarity":         {"internal/parallel"},
+	"similarity":         {"internal/parallel", "internal/hashmix"},
 	"config":             nil,
 	"warc":               nil,
 	"corpus":             {"warc"},
@@ -21,7 +21,7 @@ var allowed = map[string][]string{
 	"fetch":              {"canon"},
 	"page":               {"canon", "similarity"},
 	"eval":               {"page", "canon", "similarity", "cluster", "cluster/client", "internal/parallel"},
-	"cluster":            {"fetch", "canon", "similarity", "page", "cluster/client", "cluster/partition"},
+	"cluster":            {"fetch", "canon", "similarity", "page", "cluster/client", "cluster/partition", "internal/hashmix"},
 	"cluster/client":     nil,
 	"cluster/partition":  {"similarity"},
 	"cluster/report":     {"similarity", "canon", "cluster/partition"},
@@ -34,6 +34,7 @@ var allowed = map[string][]string{
 	"internal/crawltest": nil,
 	"internal/renumber":  nil,
 	"internal/parallel":  nil,
+	"internal/hashmix":   nil,
 	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "corpus/sample"},
 	"offline":            {"config", "page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
 	"cmd/winnow":         {"*"},
