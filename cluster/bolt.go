@@ -36,7 +36,7 @@ type BoltStore struct {
 func OpenBolt(path string) (*BoltStore, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
 	if err != nil {
-		return nil, fmt.Errorf("backend: open store: %w", err)
+		return nil, fmt.Errorf("cluster: open store: %w", err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketPages, bucketGroups, bucketRedirects, bucketMeta} {
@@ -59,7 +59,7 @@ func OpenBolt(path string) (*BoltStore, error) {
 		if errors.Is(err, ErrFormat) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("backend: open store: %w", err)
+		return nil, fmt.Errorf("cluster: open store: %w", err)
 	}
 	return &BoltStore{db: db}, nil
 }
@@ -222,7 +222,7 @@ func (s *BoltStore) Apply(b *Batch) error {
 		if errors.Is(err, bolt.ErrDatabaseNotOpen) {
 			return ErrClosed
 		}
-		return fmt.Errorf("backend: store: %w", err)
+		return fmt.Errorf("cluster: store: %w", err)
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func (s *Service) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		if errors.As(err, &mbe) {
 			status = http.StatusRequestEntityTooLarge
 		}
-		s.writeError(w, status, -1, "", fmt.Errorf("backend: invalid JSON: %v", err))
+		s.writeError(w, status, -1, "", fmt.Errorf("cluster: invalid JSON: %v", err))
 		return false
 	}
 	return true
@@ -95,7 +95,7 @@ func (s *Service) handleGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g == nil {
-		s.writeError(w, http.StatusNotFound, -1, "", fmt.Errorf("backend: no group %q", id))
+		s.writeError(w, http.StatusNotFound, -1, "", fmt.Errorf("cluster: no group %q", id))
 		return
 	}
 	writeJSON(w, http.StatusOK, g)
@@ -111,7 +111,7 @@ func (s *Service) fail(w http.ResponseWriter, err error) {
 		s.writeError(w, status, ie.Item, ie.URL, ie.Err)
 		return
 	}
-	s.o.Logger.Error("backend_request_failed", "err", err)
+	s.o.Logger.Error("cluster_service_request_failed", "err", err)
 	s.writeError(w, http.StatusInternalServerError, -1, "", err)
 }
 

@@ -74,7 +74,8 @@ func TestHTTPErrors(t *testing.T) {
 		{"unknown group", "GET", "/v1/groups/g99", "", 404, "no group"},
 		{"wrong method", "GET", "/v1/ingest", "", 405, ""},
 		{"health", "GET", "/healthz", "", 200, "ok"},
-		{"metrics", "GET", "/metrics", "", 200, "winnow_backend_ingest_rejected_total"},
+		{"metrics", "GET", "/metrics", "", 200, "winnow_cluster_service_ingest_rejected_total"},
+		{"metrics, deprecated alias", "GET", "/metrics", "", 200, "# HELP winnow_backend_ingest_rejected_total Deprecated alias of winnow_cluster_service_ingest_rejected_total"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

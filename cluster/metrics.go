@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/winnow-search/winnow/cluster/client"
@@ -64,22 +66,22 @@ func newServiceMetrics(s *Service) serviceMetrics {
 	m := serviceMetrics{
 		reg:            reg,
 		statuses:       map[string]*counter{},
-		rejected:       newCounter("winnow_backend_ingest_rejected_total", "Ingest requests rejected.", nil),
-		lookups:        newCounter("winnow_backend_lookup_urls_total", "URLs looked up.", nil),
-		lookupKnown:    newCounter("winnow_backend_lookup_results_total", "URLs looked up, by whether the service knew them.", prometheus.Labels{"result": "known"}),
-		lookupUnknown:  newCounter("winnow_backend_lookup_results_total", "URLs looked up, by whether the service knew them.", prometheus.Labels{"result": "unknown"}),
-		comparisons:    newCounter("winnow_backend_tier2_comparisons_total", "Signature comparisons of the second tier.", nil),
-		verifyFailures: newCounter("winnow_backend_verify_failures_total", "Group members that failed verification against their winner.", nil),
-		repairs:        newCounter("winnow_backend_group_repairs_total", "Groups repaired.", nil),
-		merges:         newCounter("winnow_backend_group_merges_total", "Groups merged.", nil),
-		ingestDuration: newHistogram("winnow_backend_ingest_batch_duration_seconds", "Time to ingest one batch."),
-		lookupDuration: newHistogram("winnow_backend_lookup_batch_duration_seconds", "Time to look up one batch."),
+		rejected:       newCounter("winnow_cluster_service_ingest_rejected_total", "Ingest requests rejected.", nil),
+		lookups:        newCounter("winnow_cluster_service_lookup_urls_total", "URLs looked up.", nil),
+		lookupKnown:    newCounter("winnow_cluster_service_lookup_results_total", "URLs looked up, by whether the service knew them.", prometheus.Labels{"result": "known"}),
+		lookupUnknown:  newCounter("winnow_cluster_service_lookup_results_total", "URLs looked up, by whether the service knew them.", prometheus.Labels{"result": "unknown"}),
+		comparisons:    newCounter("winnow_cluster_service_tier2_comparisons_total", "Signature comparisons of the second tier.", nil),
+		verifyFailures: newCounter("winnow_cluster_service_verify_failures_total", "Group members that failed verification against their winner.", nil),
+		repairs:        newCounter("winnow_cluster_service_group_repairs_total", "Groups repaired.", nil),
+		merges:         newCounter("winnow_cluster_service_group_merges_total", "Groups merged.", nil),
+		ingestDuration: newHistogram("winnow_cluster_service_ingest_batch_duration_seconds", "Time to ingest one batch."),
+		lookupDuration: newHistogram("winnow_cluster_service_lookup_batch_duration_seconds", "Time to look up one batch."),
 	}
 	for _, st := range []string{client.StatusNew, client.StatusJoined, client.StatusStayed, client.StatusMoved,
 		client.StatusWinnerChanged, client.StatusRedirect, client.StatusDeleted} {
-		m.statuses[st] = newCounter("winnow_backend_ingest_pages_total", "Pages ingested, by outcome.", prometheus.Labels{"status": st})
+		m.statuses[st] = newCounter("winnow_cluster_service_ingest_pages_total", "Pages ingested, by outcome.", prometheus.Labels{"status": st})
 	}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "winnow_backend_groups_indexed", Help: "Groups in the index."},
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "winnow_cluster_service_groups_indexed", Help: "Groups in the index."},
 		func() float64 { return float64(s.Stats().Groups) }))
 	return m
 }
@@ -88,7 +90,18 @@ func (m *serviceMetrics) status(s string) *counter { return m.statuses[s] }
 
 func (m *serviceMetrics) now() time.Time { return time.Now() }
 
-// WriteMetrics writes the service's metrics in Prometheus text format.
+// Metric name prefixes: the service's metrics are
+// winnow_cluster_service_*; the same values are also written under their
+// earlier names, winnow_backend_*, as deprecated aliases for one release,
+// so dashboards and alerts can move over (their HELP says which name
+// replaces them).
+const (
+	metricPrefix           = "winnow_cluster_service_"
+	deprecatedMetricPrefix = "winnow_backend_"
+)
+
+// WriteMetrics writes the service's metrics in Prometheus text format,
+// each also under its deprecated alias.
 func (s *Service) WriteMetrics(w io.Writer) {
 	mfs, err := s.m.reg.Gather()
 	if err != nil {
@@ -97,6 +110,18 @@ func (s *Service) WriteMetrics(w io.Writer) {
 	enc := expfmt.NewEncoder(w, expfmt.FmtText)
 	for _, mf := range mfs {
 		if enc.Encode(mf) != nil {
+			return
+		}
+	}
+	for _, mf := range mfs {
+		name := mf.GetName()
+		if !strings.HasPrefix(name, metricPrefix) {
+			continue
+		}
+		aliasName := deprecatedMetricPrefix + strings.TrimPrefix(name, metricPrefix)
+		help := "Deprecated alias of " + name + ": " + mf.GetHelp()
+		alias := &dto.MetricFamily{Name: &aliasName, Help: &help, Type: mf.Type, Metric: mf.Metric}
+		if enc.Encode(alias) != nil {
 			return
 		}
 	}

@@ -76,7 +76,7 @@ func OpenPebble(dir string, o PebbleOptions) (*PebbleStore, error) {
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
-		return nil, fmt.Errorf("backend: open store: %w", err)
+		return nil, fmt.Errorf("cluster: open store: %w", err)
 	}
 	if err := pebbleFormat(db); err != nil {
 		db.Close()
@@ -97,21 +97,21 @@ func pebbleFormat(db *pebble.DB) error {
 		}
 		return nil
 	case !errors.Is(err, pebble.ErrNotFound):
-		return fmt.Errorf("backend: open store: %w", err)
+		return fmt.Errorf("cluster: open store: %w", err)
 	}
 	it, err := db.NewIter(nil)
 	if err != nil {
-		return fmt.Errorf("backend: open store: %w", err)
+		return fmt.Errorf("cluster: open store: %w", err)
 	}
 	empty := !it.First()
 	if err := it.Close(); err != nil {
-		return fmt.Errorf("backend: open store: %w", err)
+		return fmt.Errorf("cluster: open store: %w", err)
 	}
 	if !empty {
 		return fmt.Errorf("%w: no format key", ErrFormat)
 	}
 	if err := db.Set(key, []byte(storeFormat), pebble.Sync); err != nil {
-		return fmt.Errorf("backend: open store: %w", err)
+		return fmt.Errorf("cluster: open store: %w", err)
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func (s *PebbleStore) get(key []byte, fn func(v []byte) error) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("backend: store: %w", err)
+		return false, fmt.Errorf("cluster: store: %w", err)
 	}
 	defer c.Close()
 	return true, fn(v)
@@ -187,7 +187,7 @@ func (s *PebbleStore) scan(prefix []byte, fn func(k, v []byte) error) error {
 	upper[len(upper)-1]++ // every prefix used ends below 0xff
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
 	if err != nil {
-		return fmt.Errorf("backend: store: %w", err)
+		return fmt.Errorf("cluster: store: %w", err)
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		v, err := it.ValueAndErr()
@@ -200,7 +200,7 @@ func (s *PebbleStore) scan(prefix []byte, fn func(k, v []byte) error) error {
 		}
 	}
 	if err := it.Close(); err != nil {
-		return fmt.Errorf("backend: store: %w", err)
+		return fmt.Errorf("cluster: store: %w", err)
 	}
 	return nil
 }
@@ -269,7 +269,7 @@ func (s *PebbleStore) Apply(b *Batch) error {
 			err = wb.Set(pebbleKey(pebblePage, u), encodePage(p), nil)
 		}
 		if err != nil {
-			return fmt.Errorf("backend: store: %w", err)
+			return fmt.Errorf("cluster: store: %w", err)
 		}
 	}
 	for id, g := range b.Groups {
@@ -279,7 +279,7 @@ func (s *PebbleStore) Apply(b *Batch) error {
 			err = wb.Set(pebbleKey(pebbleGroup, id), encodeGroup(g), nil)
 		}
 		if err != nil {
-			return fmt.Errorf("backend: store: %w", err)
+			return fmt.Errorf("cluster: store: %w", err)
 		}
 	}
 	for r, add := range b.Redirects {
@@ -289,7 +289,7 @@ func (s *PebbleStore) Apply(b *Batch) error {
 			err = wb.Delete(pebbleRedirectKey(r), nil)
 		}
 		if err != nil {
-			return fmt.Errorf("backend: store: %w", err)
+			return fmt.Errorf("cluster: store: %w", err)
 		}
 	}
 	if b.Meta != nil {
@@ -298,11 +298,11 @@ func (s *PebbleStore) Apply(b *Batch) error {
 			err = wb.Set(pebbleKey(pebbleMeta, "partitioner"), b.Meta.Partitioner, nil)
 		}
 		if err != nil {
-			return fmt.Errorf("backend: store: %w", err)
+			return fmt.Errorf("cluster: store: %w", err)
 		}
 	}
 	if err := wb.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("backend: store: %w", err)
+		return fmt.Errorf("cluster: store: %w", err)
 	}
 	return nil
 }
@@ -328,7 +328,7 @@ func (s *PebbleStore) Close() error {
 	}
 	s.closed = true
 	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("backend: close store: %w", err)
+		return fmt.Errorf("cluster: close store: %w", err)
 	}
 	return nil
 }
@@ -349,5 +349,5 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error("pebble_fatal", "detail", msg)
-	panic("backend: pebble: " + msg)
+	panic("cluster: pebble: " + msg)
 }

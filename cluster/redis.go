@@ -106,10 +106,10 @@ var (
 	// ErrFenced reports a write refused because another replica took the
 	// lease since this one's was granted. The batch may have been applied
 	// by that replica's replay of the journal; sending it again is safe.
-	ErrFenced = errors.New("backend: redis: lease lost to another replica")
+	ErrFenced = errors.New("cluster: redis: lease lost to another replica")
 	// ErrLeaseTimeout reports that the lease stayed held by another
 	// replica for RedisOptions.LeaseWait.
-	ErrLeaseTimeout = errors.New("backend: redis: timed out waiting for the writer lease")
+	ErrLeaseTimeout = errors.New("cluster: redis: timed out waiting for the writer lease")
 )
 
 const (
@@ -176,13 +176,13 @@ func OpenRedis(addrs []string, o RedisOptions) (*RedisStore, error) {
 	o.LeaseRenew = cmp.Or(o.LeaseRenew, o.LeaseTTL/3)
 	o.LogLength = cmp.Or(o.LogLength, DefaultLogLength)
 	if o.LeaseTTL < time.Millisecond || o.LeaseWait < 0 || o.LogLength < 1 || o.LeaseRenew >= o.LeaseTTL {
-		return nil, errors.New("backend: redis: invalid options")
+		return nil, errors.New("cluster: redis: invalid options")
 	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	ctx := context.Background()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("backend: redis: %w", err)
+		return nil, fmt.Errorf("cluster: redis: %w", err)
 	}
 	s := &RedisStore{c: c, o: o}
 	if _, err := s.lease(ctx, 0); err != nil {
@@ -225,7 +225,7 @@ func (s *RedisStore) logSeq(ctx context.Context) (uint64, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("backend: redis: %w", err)
+		return 0, fmt.Errorf("cluster: redis: %w", err)
 	}
 	return n, nil
 }
@@ -241,7 +241,7 @@ func (s *RedisStore) lease(ctx context.Context, since uint64) (logChanges, error
 			break
 		}
 		if !errors.Is(err, redis.Nil) {
-			return logChanges{}, fmt.Errorf("backend: redis: lease: %w", err)
+			return logChanges{}, fmt.Errorf("cluster: redis: lease: %w", err)
 		}
 		if time.Now().After(deadline) {
 			return logChanges{}, ErrLeaseTimeout
@@ -271,7 +271,7 @@ func (s *RedisStore) catchUp(ctx context.Context, since uint64) (logChanges, err
 	switch {
 	case errors.Is(err, redis.Nil):
 	case err != nil:
-		return logChanges{}, fmt.Errorf("backend: redis: %w", err)
+		return logChanges{}, fmt.Errorf("cluster: redis: %w", err)
 	default:
 		b, err := decodeBatch(j)
 		if err == nil {
@@ -281,7 +281,7 @@ func (s *RedisStore) catchUp(ctx context.Context, since uint64) (logChanges, err
 			_, err = s.finish(ctx, b)
 		}
 		if err != nil {
-			return logChanges{}, fmt.Errorf("backend: redis: replaying the journal: %w", err)
+			return logChanges{}, fmt.Errorf("cluster: redis: replaying the journal: %w", err)
 		}
 	}
 	n, err := s.logSeq(ctx)
@@ -298,19 +298,19 @@ func (s *RedisStore) catchUp(ctx context.Context, since uint64) (logChanges, err
 	}
 	k := n - since
 	if l, err := s.c.LLen(ctx, redisLog).Uint64(); err != nil {
-		return logChanges{}, fmt.Errorf("backend: redis: %w", err)
+		return logChanges{}, fmt.Errorf("cluster: redis: %w", err)
 	} else if k > l {
 		ch.all = true
 		return ch, nil
 	}
 	entries, err := s.c.LRange(ctx, redisLog, -int64(k), -1).Result()
 	if err != nil {
-		return logChanges{}, fmt.Errorf("backend: redis: %w", err)
+		return logChanges{}, fmt.Errorf("cluster: redis: %w", err)
 	}
 	for _, e := range entries {
 		touched, founded, err := decodeLogEntry([]byte(e))
 		if err != nil {
-			return logChanges{}, fmt.Errorf("backend: redis: log: %w", err)
+			return logChanges{}, fmt.Errorf("cluster: redis: log: %w", err)
 		}
 		ch.touched = append(ch.touched, touched...)
 		ch.founded = append(ch.founded, founded...)
@@ -362,7 +362,7 @@ func (s *RedisStore) release(ctx context.Context) error {
 		return nil
 	}
 	if err := s.c.Eval(ctx, scriptRelease, []string{redisLease}, token).Err(); err != nil {
-		return fmt.Errorf("backend: redis: release: %w", err)
+		return fmt.Errorf("cluster: redis: release: %w", err)
 	}
 	return nil
 }
@@ -377,7 +377,7 @@ func (s *RedisStore) currentToken() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.token == "" {
-		return "", errors.New("backend: redis: write without the writer lease")
+		return "", errors.New("cluster: redis: write without the writer lease")
 	}
 	return s.token, nil
 }
@@ -390,9 +390,9 @@ func (s *RedisStore) get(key string) ([]byte, bool, error) {
 	case errors.Is(err, redis.Nil):
 		return nil, false, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("backend: redis: %w", err)
+		return nil, false, fmt.Errorf("cluster: redis: %w", err)
 	case len(v) < tokenLen:
-		return nil, false, fmt.Errorf("backend: redis: %s: %w", key, errRecord)
+		return nil, false, fmt.Errorf("cluster: redis: %s: %w", key, errRecord)
 	case len(v) == tokenLen:
 		return nil, false, nil
 	}
@@ -433,7 +433,7 @@ func (s *RedisStore) GroupSize(id string) (string, int, bool, error) {
 func (s *RedisStore) Redirectors(target string) ([]string, error) {
 	out, err := s.c.SMembers(context.Background(), redisRedir(target)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("backend: redis: %w", err)
+		return nil, fmt.Errorf("cluster: redis: %w", err)
 	}
 	slices.Sort(out)
 	return out, nil
@@ -470,7 +470,7 @@ func (s *RedisStore) Groups(fn func(id string, g GroupRecord) error) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("backend: redis: %w", err)
+		return fmt.Errorf("cluster: redis: %w", err)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
@@ -500,7 +500,7 @@ func (s *RedisStore) Apply(b *Batch) error {
 	}
 	ok, err := s.c.Eval(ctx, scriptJournal, []string{redisLease, redisJournal}, token, encodeBatch(b)).Int()
 	if err != nil {
-		return fmt.Errorf("backend: redis: %w", err)
+		return fmt.Errorf("cluster: redis: %w", err)
 	}
 	if ok == 0 {
 		return ErrFenced
@@ -528,7 +528,7 @@ func (s *RedisStore) finish(ctx context.Context, b *Batch) (uint64, error) {
 	n, err := s.c.Eval(ctx, scriptFinish, []string{redisLease, redisJournal, redisSeq, redisLog},
 		token, encodeLogEntry(b.Touched, b.Founded), s.o.LogLength).Int64()
 	if err != nil {
-		return 0, fmt.Errorf("backend: redis: %w", err)
+		return 0, fmt.Errorf("cluster: redis: %w", err)
 	}
 	if n < 0 {
 		return 0, ErrFenced
@@ -573,11 +573,11 @@ func (s *RedisStore) write(ctx context.Context, b *Batch) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("backend: redis: %w", err)
+		return fmt.Errorf("cluster: redis: %w", err)
 	}
 	for _, c := range cmds {
 		if n, err := c.(*redis.Cmd).Int(); err != nil {
-			return fmt.Errorf("backend: redis: %w", err)
+			return fmt.Errorf("cluster: redis: %w", err)
 		} else if n == 0 {
 			return ErrFenced
 		}

@@ -84,7 +84,7 @@ func (e *InputError) Error() string {
 	if e.Item < 0 {
 		return e.Err.Error()
 	}
-	return fmt.Sprintf("backend: item %d (%s): %v", e.Item, e.URL, e.Err)
+	return fmt.Sprintf("cluster: item %d (%s): %v", e.Item, e.URL, e.Err)
 }
 
 // Unwrap returns the reason.
@@ -92,10 +92,10 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // Errors of invalid input, wrapped in an [InputError].
 var (
-	ErrBatchSize = errors.New("backend: batch too large")
-	ErrURL       = errors.New("backend: invalid URL")
-	ErrSignature = errors.New("backend: invalid signature")
-	ErrPage      = errors.New("backend: invalid page")
+	ErrBatchSize = errors.New("cluster: batch too large")
+	ErrURL       = errors.New("cluster: invalid URL")
+	ErrSignature = errors.New("cluster: invalid signature")
+	ErrPage      = errors.New("cluster: invalid page")
 )
 
 // Service is the cluster service of Zhu et al. §5: tier 1 keeps every URL
@@ -132,7 +132,7 @@ func New(st Store, o Options) (*Service, error) {
 		o.Logger = slog.Default()
 	}
 	if o.Parts < 1 || o.Dims < 1 || o.SampleSize < 1 || o.MaxBatch < 1 || o.Tau < 0 || o.Tau > 1 {
-		return nil, errors.New("backend: invalid options")
+		return nil, errors.New("cluster: invalid options")
 	}
 	s := &Service{o: o, st: st, reach: simhashReach}
 	if sh, ok := st.(sharedStore); ok {
@@ -162,7 +162,7 @@ func (s *Service) load() error {
 	if meta.Partitioner != nil {
 		p := new(partition.Partitioner)
 		if err := p.UnmarshalBinary(meta.Partitioner); err != nil {
-			return fmt.Errorf("backend: stored partitioner: %w", err)
+			return fmt.Errorf("cluster: stored partitioner: %w", err)
 		}
 		s.part = p
 	}
@@ -184,7 +184,7 @@ func (s *Service) load() error {
 		}
 		var sig similarity.Signature
 		if err := sig.UnmarshalBinary(p.Sig); err != nil {
-			return fmt.Errorf("backend: stored signature of %s: %w", g.winner, err)
+			return fmt.Errorf("cluster: stored signature of %s: %w", g.winner, err)
 		}
 		s.idx.addSlot(g.id, &sig)
 		if s.part == nil {
@@ -258,7 +258,7 @@ func (s *Service) catchUpLocked(ch logChanges) error {
 	case s.part == nil && meta.Partitioner != nil:
 		p := new(partition.Partitioner)
 		if err := p.UnmarshalBinary(meta.Partitioner); err != nil {
-			return fmt.Errorf("backend: stored partitioner: %w", err)
+			return fmt.Errorf("cluster: stored partitioner: %w", err)
 		}
 		s.part, s.sample = p, nil
 		s.idx.repartition(p)
@@ -288,7 +288,7 @@ func (s *Service) catchUpLocked(ch logChanges) error {
 		}
 		sig := new(similarity.Signature)
 		if err := sig.UnmarshalBinary(p.Sig); err != nil {
-			return fmt.Errorf("backend: stored signature of %s: %w", w, err)
+			return fmt.Errorf("cluster: stored signature of %s: %w", w, err)
 		}
 		s.idx.add(id, sig)
 	}
@@ -526,11 +526,11 @@ func (s *Service) commit(t *txn) error {
 		sample := append(slices.Clip(s.sample), t.lengths...)
 		p, err := partition.New(s.o.Dims, s.o.Parts, sample)
 		if err != nil {
-			return fmt.Errorf("backend: partitioner: %w", err)
+			return fmt.Errorf("cluster: partitioner: %w", err)
 		}
 		enc, err := p.MarshalBinary()
 		if err != nil {
-			return fmt.Errorf("backend: partitioner: %w", err)
+			return fmt.Errorf("cluster: partitioner: %w", err)
 		}
 		t.meta.Partitioner, newPart = enc, p
 	}

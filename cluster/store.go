@@ -95,7 +95,7 @@ type pageScanner interface {
 }
 
 // ErrClosed is returned by a closed store.
-var ErrClosed = errors.New("backend: store closed")
+var ErrClosed = errors.New("cluster: store closed")
 
 // MemStore is a [Store] in memory, for tests and for a service that
 // rebuilds its state on start. The zero value is not usable; use
@@ -244,9 +244,9 @@ const storeFormat = "winnow-store/1"
 
 // ErrFormat is returned when a store was written in a format this version
 // does not read.
-var ErrFormat = errors.New("backend: unsupported store format")
+var ErrFormat = errors.New("cluster: unsupported store format")
 
-var errRecord = errors.New("backend: corrupt store record")
+var errRecord = errors.New("cluster: corrupt store record")
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))

@@ -126,8 +126,8 @@ func TestPrometheus(t *testing.T) {
 	queries := map[string]string{
 		"proxy p99":           `histogram_quantile(0.99, sum by (le) (rate(winnow_request_duration_seconds_bucket{job="winnow"}[1m])))`,
 		"proxy rate":          `sum(rate(winnow_requests_total{job="winnow",route="proxy"}[1m]))`,
-		"cluster lookup p99":  `histogram_quantile(0.99, sum by (le) (rate(winnow_backend_lookup_batch_duration_seconds_bucket{job="cluster"}[1m])))`,
-		"cluster lookup rate": `sum(rate(winnow_backend_lookup_urls_total{job="cluster"}[1m]))`,
+		"cluster lookup p99":  `histogram_quantile(0.99, sum by (le) (rate(winnow_cluster_service_lookup_batch_duration_seconds_bucket{job="cluster"}[1m])))`,
+		"cluster lookup rate": `sum(rate(winnow_cluster_service_lookup_urls_total{job="cluster"}[1m]))`,
 	}
 	got := map[string]float64{}
 	deadline := time.Now().Add(90 * time.Second)

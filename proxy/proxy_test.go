@@ -318,7 +318,7 @@ func TestBackendErrorsPassThrough(t *testing.T) {
 		{"400", 400, "parsing_exception"},
 		{"500", 500, "internal trouble"},
 		{"garbage", 200, ",, oops"}, // an answer winnow cannot parse is relayed as it is
-		{"hang", 504, "winnow: backend es"},
+		{"hang", 504, "winnow: engine es"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

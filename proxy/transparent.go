@@ -288,7 +288,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *up
 		if errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
 			code = fasthttp.StatusGatewayTimeout
 		}
-		ctx.Error(fmt.Sprintf("winnow: backend %s: %v", b.Name, err), code)
+		ctx.Error(fmt.Sprintf("winnow: engine %s: %v", b.Name, err), code)
 		return
 	}
 	s.m.engine(b.Name, "passthrough", time.Since(start))

@@ -26,7 +26,7 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 			"serve.cluster: URL.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	c := e.cfg.Backend
@@ -72,7 +72,7 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return err
+		return listenError(err, c.Listen, "backend.listen")
 	}
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

@@ -32,7 +32,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			"embedded demo engine, all in this process on 127.0.0.1, with warm signatures.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	rate, fraction, err := parseRate(*rateArg)

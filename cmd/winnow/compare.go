@@ -3,37 +3,83 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/winnow-search/winnow/fetch"
 
 	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
 )
 
-func runCompare(_ context.Context, e *env, args []string) error {
+// runCompare explains whether B is a near-duplicate of A. Its exit
+// status answers the question as cmp(1) does, for scripts: 0 when the
+// group decision calls B a near-duplicate of A, 1 when it does not, 2 on
+// an error (a page that cannot be read or signed, a bad flag).
+func runCompare(ctx context.Context, e *env, args []string) error {
+	err := compare(ctx, e, args)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, errNotDuplicate):
+		return err
+	case errors.Is(err, errUsage):
+		return err // exit 2 already
+	}
+	return exitError{code: 2, err: err}
+}
+
+// errNotDuplicate is compare's answer "no": exit status 1, no message.
+var errNotDuplicate = exitError{code: 1}
+
+func compare(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow compare [-json] A B   (files; - for stdin once)")
+		fmt.Fprintln(e.stderr, "usage: winnow compare [-json] A B   (files, http(s) URLs, or - for stdin once)\n\n"+
+			"Exit status: 0 when B is a near-duplicate of A, 1 when not, 2 on an error.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usagef("compare takes two files")
+		return usagef("compare takes two pages (files or URLs)")
 	}
 	dec, err := decision(e.cfg)
 	if err != nil {
 		return err
 	}
 	sg := offline.Signer(e.cfg)
+	var fc *fetch.Client
+	defer func() {
+		if fc != nil {
+			fc.Close()
+		}
+	}()
 	var sigs [2]similarity.Signature
 	for i := range sigs {
-		body, ct, err := readPage(e, fs.Arg(i))
-		if err != nil {
+		var body []byte
+		var ct string
+		if name := fs.Arg(i); strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") {
+			if fc == nil {
+				if fc, err = compareFetcher(e); err != nil {
+					return err
+				}
+			}
+			p, err := fc.Get(ctx, name, fetch.Validators{})
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if p.Status != 200 {
+				return fmt.Errorf("%s: HTTP status %d", name, p.Status)
+			}
+			body, ct = p.Body, p.ContentType
+		} else if body, ct, err = readPage(e, name); err != nil {
 			return err
 		}
 		res, err := sg.Sign(body, ct)
@@ -62,7 +108,10 @@ func runCompare(_ context.Context, e *env, args []string) error {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(out)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+		return verdictStatus(v)
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "a  %s (%d tokens)\nb  %s (%d tokens)\n\n", fs.Arg(0), sigs[0].Tokens, fs.Arg(1), sigs[1].Tokens)
@@ -73,7 +122,37 @@ func runCompare(_ context.Context, e *env, args []string) error {
 	for _, kv := range scoresList(&all) {
 		fmt.Fprintf(w, "  %-18s %s\n", kv[0], kv[1])
 	}
-	return nil
+	return verdictStatus(v)
+}
+
+// verdictStatus is compare's exit status for the group decision's verdict.
+func verdictStatus(v similarity.Verdict) error {
+	if v.Duplicate {
+		return nil
+	}
+	return errNotDuplicate
+}
+
+// compareFetcher fetches the pages compare is given as URLs the way
+// winnow serve fetches result pages: SSRF-safe unless serve.fetch.allow
+// opens a network, with the same caps and timeout.
+func compareFetcher(e *env) (*fetch.Client, error) {
+	f := e.cfg.Serve.Fetch
+	o := fetch.Options{
+		Timeout:      time.Duration(f.Timeout),
+		MaxBodyBytes: int64(f.MaxBodyBytes),
+		MaxRedirects: f.MaxRedirects,
+		UserAgent:    f.UserAgent,
+		Logger:       e.log,
+	}
+	for _, a := range f.Allow {
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			return nil, fmt.Errorf("serve.fetch.allow: %w", err)
+		}
+		o.Allow = append(o.Allow, p)
+	}
+	return fetch.New(o)
 }
 
 // scoresList returns every score as name and formatted value, in a stable

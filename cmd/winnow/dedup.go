@@ -63,7 +63,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
 	verbose := fs.Bool("v", false, "print the time of each stage, the pairs reaching each stage of the verification, and the memory held")
 	fs.Usage = func() { fmt.Fprintln(e.stderr, dedupUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	dec, err := decision(e.cfg)

@@ -46,7 +46,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			"DIR is a labelled set: pair mode (pairs.tsv + pairs/) or corpus mode (docs.tsv + pairs.tsv + html/).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if *compare {

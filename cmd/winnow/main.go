@@ -168,6 +168,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "winnow %s: %v\n", name, err)
 			return 2
+		case errors.As(err, new(exitError)):
+			var x exitError
+			errors.As(err, &x)
+			if x.err != nil {
+				fmt.Fprintf(stderr, "winnow %s: %v\n", name, x.err)
+			}
+			return x.code
 		default:
 			fmt.Fprintf(stderr, "winnow %s: %v\n", name, err)
 			return 1
@@ -186,6 +193,22 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// exitError ends a command with its own exit status (compare's 1 for
+// "not a duplicate"); err, when set, is printed as any error is.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (x exitError) Error() string {
+	if x.err == nil {
+		return fmt.Sprintf("exit status %d", x.code)
+	}
+	return x.err.Error()
+}
+
+func (x exitError) Unwrap() error { return x.err }
 
 // usagef returns a usage error.
 func usagef(format string, args ...any) error {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -262,8 +264,22 @@ func TestSigAndCompare(t *testing.T) {
 		Duplicate bool
 		Explain   string
 	}
-	if err := json.Unmarshal([]byte(out), &c); err != nil || code != 0 || c.Duplicate || !strings.HasPrefix(c.Explain, "not duplicate: ") {
-		t.Errorf("winnow compare (different pages) = exit %d, %+v, %v", code, c, err)
+	if err := json.Unmarshal([]byte(out), &c); err != nil || code != 1 || c.Duplicate || !strings.HasPrefix(c.Explain, "not duplicate: ") {
+		t.Errorf("winnow compare (different pages) = exit %d, %+v, %v; want exit 1, as cmp answers no", code, c, err)
+	}
+	// Pages by URL, fetched as winnow serve fetches: SSRF-safe, so a
+	// loopback server is refused (exit 2) until serve.fetch.allow opens it.
+	srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Dir(filepath.Dir(a)))))
+	defer srv.Close()
+	rel := func(p string) string {
+		r, _ := filepath.Rel(filepath.Dir(filepath.Dir(a)), p)
+		return srv.URL + "/" + filepath.ToSlash(r)
+	}
+	if code, _, errs := winnow(t, "", "compare", rel(a), rel(b)); code != 2 || !strings.Contains(errs, "fetch") {
+		t.Errorf("winnow compare of loopback URLs without serve.fetch.allow = exit %d %q, want 2 (SSRF guard)", code, errs)
+	}
+	if code, out, errs := winnow(t, "", "-set", "serve.fetch.allow=127.0.0.0/8", "compare", rel(a), rel(b)); code != 0 || !strings.Contains(out, "group    duplicate") {
+		t.Errorf("winnow compare of two URLs = exit %d:\n%s%s", code, out, errs)
 	}
 	// Text from stdin.
 	code, out, _ = winnow(t, "just a few words", "sig", "-")
@@ -289,12 +305,13 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, 2, "usage: winnow"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"compare", "one"}, 2, "compare takes two files"},
+		{[]string{"compare", "one"}, 2, "compare takes two pages"},
 		{[]string{"-set", "decision.method=cosine", "dedup"}, 2, "decision.method"},
 		{[]string{"sig", "/nonexistent/page.html"}, 1, "no such file"},
 		{[]string{"eval", "/nonexistent"}, 1, "eval: /nonexistent does not exist"},
 		{[]string{"eval", t.TempDir()}, 1, "folder holds neither"},
-		{[]string{"compare", text, bin}, 1, bin + ": page: canon: input is binary"},
+		{[]string{"compare", text, bin}, 2, bin + ": page: canon: input is binary"},
+		{[]string{"compare", text, "/nonexistent/b.html"}, 2, "no such file"},
 		{[]string{"sig", bin}, 1, bin + ": page: canon: input is binary"},
 	}
 	for _, tt := range tests {

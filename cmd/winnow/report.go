@@ -41,7 +41,7 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "usage: winnow report balance [-max N] [-plot FILE] [INPUT...]   (no INPUT: the embedded sample)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	inputs, sources, tally := openInputs(e, fs.Args())
@@ -103,7 +103,7 @@ func reportMirrors(e *env, args []string) error {
 	fs := flag.NewFlagSet("report mirrors", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	minShared := fs.Int("min", report.DefaultMinShared, "fewest shared clusters of a host pair")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -120,7 +120,7 @@ func reportEvolution(e *env, args []string) error {
 	fs := flag.NewFlagSet("report evolution", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fetterly := fs.Bool("fetterly-ranges", false, "use Fetterly's cluster-size ranges (1, 2-10, ...)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

@@ -152,7 +152,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			"embedded demo search engine over the sample corpus on loopback and proxies it.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -184,7 +184,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	ln, err := net.Listen("tcp", cfg.Serve.Listen)
 	if err != nil {
-		return err
+		return listenError(err, cfg.Serve.Listen, "serve.listen")
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -79,7 +79,7 @@ func runSig(_ context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stderr, "usage: winnow sig [-json] [-seq] FILE|-")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

@@ -121,7 +121,7 @@ func TestWalkthrough(t *testing.T) {
 	}
 }
 
-var lookupResult = regexp.MustCompile(`(?m)^winnow_backend_lookup_results_total\{result="(known|unknown)"\} (\d+)$`)
+var lookupResult = regexp.MustCompile(`(?m)^winnow_cluster_service_lookup_results_total\{result="(known|unknown)"\} (\d+)$`)
 
 // lookupCounts reads the cluster service's lookups known and unknown from
 // its /metrics.
