@@ -73,3 +73,28 @@ func TestMainFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestContentsPageKeepsLinks: clang's index.html (Debian clang-14-doc and
+// clang-15-doc) is a table of contents of about 250 words under an
+// introduction of 18; main content kept the introduction alone (18 of
+// 265 words) until a container whose link lists hold three times its
+// prose counted as a contents page.
+func TestContentsPageKeepsLinks(t *testing.T) {
+	for _, release := range []string{"14", "15"} {
+		body, err := os.ReadFile("testdata/pages/debian.clang-" + release + "-doc.index.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := HTML(body, "", Options{Content: ContentAll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := HTML(body, "", Options{Content: ContentMain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.MainFallback || len(d.Tokens) < len(all.Tokens)*3/4 {
+			t.Errorf("clang-%s index.html: main content keeps %d of %d tokens (fallback %v); want at least three quarters, its contents", release, len(d.Tokens), len(all.Tokens), d.MainFallback)
+		}
+	}
+}

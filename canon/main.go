@@ -263,6 +263,11 @@ const (
 	// container's link lists are kept too (a list page): about ten
 	// words, what a page needs to be compared at all.
 	listPageProse = 64
+	// listPageLinks is how many times the container's prose its link
+	// lists must hold for the page to be a contents page whose links are
+	// kept however much prose it has (clang's index.html: an
+	// introduction of 18 words above a table of contents of 250).
+	listPageLinks = 3
 )
 
 // mainText selects the main-content blocks and writes them to x.out.
@@ -292,19 +297,25 @@ func (x *extractor) mainText() {
 	keep := make([]bool, len(x.blocks))
 	n := 0
 	if inMain > 0 && float64(inMain) >= mainShare*float64(total) {
-		prose := 0
+		prose, links := 0, 0
 		for i, b := range x.blocks {
-			if b.flags&fMain != 0 && b.flags&fBoiler == 0 && (b.density() <= containerLinkDn || b.end-b.start >= goodLen) {
+			if b.flags&fMain == 0 || b.flags&fBoiler != 0 {
+				continue
+			}
+			if b.density() <= containerLinkDn || b.end-b.start >= goodLen {
 				keep[i] = true
 				n++
 				prose += b.end - b.start
+			} else {
+				links += b.end - b.start
 			}
 		}
-		if prose < listPageProse {
+		if prose < listPageProse || links >= listPageLinks*prose {
 			// A list page (a table of contents, an index): the container
 			// holds links and little else, and its links are what it
 			// says. Without them it would be too short to match anything,
-			// even its own copy in another release.
+			// even its own copy in another release, or would be known by
+			// its introduction alone.
 			for i, b := range x.blocks {
 				if b.flags&fMain != 0 && b.flags&fBoiler == 0 && !keep[i] {
 					keep[i] = true
