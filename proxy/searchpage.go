@@ -65,6 +65,7 @@ func (o *metaOutcome) groups() []ui.Group {
 		it.Explain = mk.Explain
 		it.Kept = mk.Keep
 		if v, ok := verdicts[i]; ok {
+			it.Reason = plainReason(v.Scores)
 			it.Scores = scoresOf(v)
 		}
 		g := &gs[at[mk.Winner]]
@@ -151,10 +152,37 @@ func scoresOf(v similarity.Verdict) []ui.Score {
 	if len(out) > n && v.Step == similarity.StepAccept {
 		out[n].Name += " (accept)"
 	}
-	if d := v.Scores.Divergence; !math.IsNaN(d) {
+	// An alignment that stopped early leaves divergence at its worst
+	// value, 1, as a placeholder: not the pair's (winnow compare aligns
+	// to the end and gives it), so it is not shown as if measured.
+	if d := v.Scores.Divergence; !math.IsNaN(d) && !v.Scores.LCSCut {
 		out = append(out, ui.Score{Name: "divergence", Value: strconv.FormatFloat(d, 'f', 2, 64)})
 	}
 	return out
+}
+
+// plainReason says in one sentence, for a reader who does not know the
+// scores, what makes two results alike: the share of words in the same
+// order and how the rest is spread when the pair was aligned, else the
+// share of shared phrases, else how close their word fingerprints are.
+func plainReason(sc similarity.Scores) string {
+	pct := func(f float64) int { return int(math.Floor(f*100 + 1e-9)) }
+	switch {
+	case sc.HasLCS && !sc.LCSCut && !math.IsNaN(sc.LCS):
+		r := fmt.Sprintf("%d %% of the words appear in the same order in both pages", pct(sc.LCS))
+		switch d := sc.Divergence; {
+		case math.IsNaN(d) || sc.LCS >= 0.995:
+		case d <= 0.2:
+			r += fmt.Sprintf("; the differences are spread thin (at most %d %% of any passage)", max(pct(d), 1))
+		default:
+			r += fmt.Sprintf("; the differences gather in one passage (%d %% of it differs)", pct(d))
+		}
+		return r
+	case !math.IsNaN(sc.Jaccard):
+		return fmt.Sprintf("about %d %% of their five-word phrases are shared", pct(sc.Jaccard))
+	default:
+		return fmt.Sprintf("their word fingerprints (simhash) differ in %d of 64 bits", sc.SimhashDistance)
+	}
 }
 
 // searchPage answers the built-in search page (HTML) and its JSON form

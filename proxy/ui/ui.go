@@ -92,6 +92,11 @@ type Item struct {
 	// simhash distance 3 <= 16 (candidate), LCS ratio 0.91 >= 0.77
 	// (verified)". Unused for a winner.
 	Explain string
+	// Reason is one plain sentence that says why the item was grouped
+	// with its winner, before the expert's scores, e.g. "92 % of the
+	// words appear in the same order in both pages; the differences are
+	// spread thin (at most 9 % of any passage)". "" shows none.
+	Reason string
 	// Scores lists the scores behind the decision. Unused for a winner.
 	Scores []Score
 	// Unrefined marks a result that could not be fetched or signed in
@@ -149,6 +154,7 @@ func parsePage() *template.Template {
 		"join":          strings.Join,
 		"mode":          normalMode,
 		"relationTitle": relationTitle,
+		"breakURL":      breakURL,
 	}).Parse(pageHTML))
 	template.Must(t.New("style").Parse(styleCSS))
 	return t
@@ -288,4 +294,27 @@ func normalMode(m string) string {
 		}
 	}
 	return modes[0]
+}
+
+// breakURL writes a URL for display with a line-break opportunity (<wbr>)
+// after each of its separators (/ ? & = # and, inside long segments, . - _),
+// so a long URL wraps between its parts instead of mid-word or off the
+// page. Every part is HTML-escaped.
+func breakURL(u string) template.HTML {
+	var b strings.Builder
+	b.Grow(len(u) + len(u)/8)
+	start := 0
+	for i := 0; i < len(u); i++ {
+		switch u[i] {
+		case '/', '?', '&', '=', '#', '.', '-', '_':
+			// Not between the two slashes of "//", nor at the end.
+			if i+1 < len(u) && u[i+1] != '/' {
+				b.WriteString(template.HTMLEscapeString(u[start : i+1]))
+				b.WriteString("<wbr>")
+				start = i + 1
+			}
+		}
+	}
+	b.WriteString(template.HTMLEscapeString(u[start:]))
+	return template.HTML(b.String())
 }

@@ -201,9 +201,14 @@ func TestRenderStructure(t *testing.T) {
 			continue
 		}
 		lines := texts(findAll(g, "p", "explain-line"))
+		details := texts(findAll(g, "p", "explain-detail"))
 		for j, s := range want.Similar {
-			if j >= len(lines) || !strings.HasSuffix(lines[j], s.Explain) {
-				t.Errorf("group %d explain lines = %q, want line %d ending %q", i, lines, j, s.Explain)
+			if j >= len(details) || details[j] != s.Explain {
+				t.Errorf("group %d explain details = %q, want line %d %q", i, details, j, s.Explain)
+			}
+			// The plain sentence comes first, on the title's line.
+			if j >= len(lines) || s.Reason != "" && !strings.HasSuffix(lines[j], ": "+s.Reason+".") {
+				t.Errorf("group %d explain lines = %q, want line %d ending %q", i, lines, j, s.Reason)
 			}
 		}
 		rows := findAll(g, "tr", "")
