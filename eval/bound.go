@@ -60,7 +60,7 @@ type BoundFigure struct {
 // than the LCS ratio at its own best threshold.
 func (b BoundFigure) Beats() bool { return b.Feasible && b.Rule.F1 > b.Ratio.F1 }
 
-// BoundFloor is the precision floor issue 9's targets set for a
+// BoundFloor is the precision floor the decisions' targets set for a
 // decision on sets[set], and the set it is read on: 0.99 on the set
 // itself for the near-duplicate decision on a corpus-mode set (LLVM
 // pages), else [PrecisionFloor] on the first set (the web pairs), which

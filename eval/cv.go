@@ -125,7 +125,7 @@ type CVOptions struct {
 // PrecisionFloor is the precision the shipped confidences keep on web
 // pages: each default decision's min_confidence is, among the
 // [Confidences] whose cross-validated pooled precision on the first set
-// (the web pairs, webis-ecir20-dev, in README's command) is at least
+// (the web pairs, webis-ecir20-dev, in docs/quality.md's command) is at least
 // this, the one of best mean F1 over the sets ([OwnConfidence]).
 const PrecisionFloor = 0.95
 
@@ -139,13 +139,13 @@ const PrecisionFloor = 0.95
 //
 // It reads the pooled precision, not the mean over folds, because near
 // the floor many folds accept one or two pairs or none, and a fold that
-// accepts none counts as precision 1 in the mean (round 9 read the mean:
+// accepts none counts as precision 1 in the mean (read as the mean,
 // the LCS ratio alone for the remove decision reached 0.954 at 0.85,
 // pooled 0.947). It maximizes F1 under the floor instead of taking the
-// smallest confidence at it (until round 11), because the smallest sits
+// smallest confidence at it (as it once did), because the smallest sits
 // on the edge: chosen on a training part, it fell under the floor on the
 // test part (pooled precision 0.947 on the web pairs for the group
-// decision, README "Cross-validated"), where the best F1 above the floor
+// decision, docs/quality.md "Cross-validated"), where the best F1 above the floor
 // kept 0.961-0.962 at the same F1.
 func OwnConfidence(bySet [][]CVFigure) int {
 	best, bestF1 := -1, -1.0
@@ -340,9 +340,9 @@ type ReliabilityBin struct {
 // and the rule that sets the shipped ones reads ([OwnConfidence]): steps
 // of 0.1 to 0.6, then of 0.01 from 0.6 to 0.7 and from 0.8 to 0.95, where
 // the models' precision on the web pairs crosses the floor, and of 0.05
-// between. Round 8 found the remove model's precision crossing the floor
+// between. The remove model's precision was found crossing the floor
 // between two points of a coarser grid (0.948 at 0.9, 0.961 at 0.95) and
-// added 0.91–0.94; round 10 added 0.61–0.69 and 0.81–0.89, where the
+// added 0.91–0.94; 0.61–0.69 and 0.81–0.89 were added later, where the
 // group models and the LCS ratio alone cross it (the ratio alone, for the
 // remove decision, went from pooled precision 0.947 at 0.85 to accepting
 // nothing at 0.9).

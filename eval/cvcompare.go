@@ -36,7 +36,7 @@ type CVDelta struct {
 }
 
 // Beyond reports whether the change exceeds its fold-to-fold spread, the
-// bar a rule must clear to be kept (README.md, "Cross-validated").
+// bar a rule must clear to be kept (docs/quality.md, "Cross-validated").
 func (d CVDelta) Beyond() bool { return math.Abs(d.DeltaF1) > d.SDDelta }
 
 // ErrOtherFolds is returned by [CompareCV] for two reports whose folds

@@ -10,7 +10,7 @@ import (
 	"github.com/winnow-search/winnow/similarity"
 )
 
-// The selection rule (issue 9, README "Cross-validated"): a model earns
+// The selection rule (docs/quality.md, "Cross-validated"): a model earns
 // its features only when it beats the plain LCS ratio by more than the
 // fold-to-fold spread. Every candidate is read at its own operating point
 // (the confidence [OwnConfidence] gives it: best F1 over the sets while
@@ -117,7 +117,7 @@ type Eligible struct {
 // incumbent; "" for none) stays unless the choice beats it by more than
 // the spread on a set and loses to it by more on none, the incumbent at
 // its own point reaching the floor: models this close trade places with
-// the seed and the repeats (README, "What the rule selects"), and what
+// the seed and the repeats (docs/decisions.md, "What the rule selects"), and what
 // ships should not move on that. It returns an error when the tables
 // lack a reference or disagree on the candidates.
 func Select(tables []CVTable, truth, incumbent string) (Selection, error) {

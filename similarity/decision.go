@@ -43,7 +43,7 @@ const (
 	// DefaultVerifyLCS is the smallest LCS ratio of a pair verified by
 	// [MethodLCSLocal], the default verification, when its divergence is
 	// at most DefaultMaxDivergence. Tuned on webis-ecir20-dev and
-	// llvm-docs (dev splits): see README.md.
+	// llvm-docs (dev splits): see docs/quality.md.
 	DefaultVerifyLCS = 0.56
 	// DefaultStrongLCS is the LCS ratio from which a pair is verified
 	// whatever its divergence.

@@ -6,7 +6,7 @@ package similarity
 // L2 penalty eval.FitPenalty, over word sequences of signature version 4
 // (every number one token). The features and the default confidences
 // were chosen by repeated, stratified 5-fold cross-validation (`winnow
-// eval -cv`, README.md, eval.Select): the LCS ratio (on a log scale for
+// eval -cv`, docs/quality.md, eval.Select): the LCS ratio (on a log scale for
 // the remove decision) and the divergence, and the min-hash Jaccard for
 // the remove decision; larger feature sets tie with more parameters. eval's TestFittedModels refits them from the data and fails
 // when they drift.
@@ -37,13 +37,13 @@ func DefaultModel(p Purpose) *PurposeModel {
 	return &groupModel
 }
 
-// groupModel: `winnow eval -cv` (README.md) on the three dev sets. Its
+// groupModel: `winnow eval -cv` (docs/quality.md) on the three dev sets. Its
 // min_confidence is, of eval.Confidences whose cross-validated pooled
 // precision on webis-ecir20-dev is at least 0.95, the one of best F1
 // averaged over the three sets (eval.OwnConfidence), read over 20
 // repeats of the 5 folds under seeds 0 and 1: 0.68, pooled precision
-// 0.967 (round 11; 0.65, the smallest at the floor with pooled precision
-// 0.954, from round 8; 0.7 on the 0.1 grid before).
+// 0.967 (before: 0.65, the smallest at the floor with pooled precision
+// 0.954; earlier 0.7 on the 0.1 grid; docs/decisions.md).
 var groupModel = PurposeModel{
 	Seq: Model{
 		Features:  []Feature{FeatureLCS, FeatureDivergence},
@@ -67,11 +67,11 @@ var groupModel = PurposeModel{
 // ratio; the divergence; and the min-hash Jaccard, whose 5-word shingles
 // weigh how much of the wording the changes touched (edits spread over
 // the page break many shingles and few LCS tokens). The selection rule
-// (eval.Select, README "Cross-validated") took it in round 9: held to
+// (eval.Select, docs/quality.md "Cross-validated") took it: held to
 // the web precision floor, it beats the LCS ratio alone held there by
 // more than the fold-to-fold spread on webis-ecir20-dev and llvm-docs,
-// and the LCS gap with the divergence (shipped until round 9) beats it
-// nowhere; since round 10 no challenger beats it under any of the seeds
+// and the LCS gap with the divergence (shipped before it) beats it
+// nowhere; no challenger since beats it under any of the seeds
 // and repeats tried, so it stays (at 80 repeats under seed 1 it is not
 // eligible itself and stands on that alone). At
 // min_confidence 0.9: pooled precision 0.959, recall 0.771 on the web

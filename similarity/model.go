@@ -82,12 +82,12 @@ const (
 	// FeaturePageDivergence is [Scores.PageDivergence]: the divergence
 	// over a window that grows with the page (a twentieth of it), so one
 	// rewritten section of a long manual weighs as the small part of it
-	// that it is. A -cv candidate (README), not in a default model.
+	// that it is. A -cv candidate (docs/decisions.md), not in a default model.
 	FeaturePageDivergence
 	// FeatureWholePage is 1 when the central part of the alignment
 	// ([CentralLCS]) spans one of the two pages whole, so that page lies
 	// coherently inside the other (a copy, or one page under the same
-	// template), else 0. A -cv candidate (README), not in a default
+	// template), else 0. A -cv candidate (docs/decisions.md), not in a default
 	// model: on the dev sets no web pair of label 0 has it, but it
 	// hinges on a page's last few tokens.
 	FeatureWholePage

@@ -137,7 +137,7 @@ func Sign(in Input, o Options) Signature {
 // same text. Prices, counters, scores, dates and times change between two
 // fetches or two URLs of one page; people judge such pages the same
 // (copycat-dev's content-equivalent pairs that differ only in a stats
-// table, README.md), while pages that differ in their words keep their
+// table, docs/decisions.md), while pages that differ in their words keep their
 // distance. The other families hash numbers as words: their paper methods
 // stay as published. Any fixed value serves; this one is xxh3 of "0".
 const numberHash uint32 = 0xbb241055

@@ -87,7 +87,7 @@ func measureDedup(b *testing.B, total int64, pages int, f func(b *testing.B)) {
 // tokenizing them with the x/net tokenizer on every core. Bytes and pages
 // are those of the documents the WARC holds. Without -dedup.warc it
 // crawls the embedded sample with wget, as TestDedupWgetCrawl does; the
-// README's figures use wget's crawl of the llvm-docs pages:
+// figures in docs/performance.md use wget's crawl of the llvm-docs pages:
 //
 //	go test -run '^$' -bench DedupWARC -benchtime=3x -count=3 ./cmd/winnow/ -dedup.warc /tmp/crawl/llvm-docs.warc.gz
 func BenchmarkDedupWARC(b *testing.B) {

@@ -423,7 +423,7 @@ func xmlAnnotation(dst []byte, p *Parsed, m Mark) []byte {
 }
 
 // xmlProbability appends a duplicate's decision and calibrated
-// probability as attributes when its verdict has one (issue 9);
+// probability as attributes when its verdict has one;
 // probability_at_most when the verdict only bounds it.
 func xmlProbability(dst []byte, m Mark) []byte {
 	if m.Decision == "" || math.IsNaN(m.Probability) {

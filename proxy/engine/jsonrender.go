@@ -366,7 +366,7 @@ func annotationJSON(dst []byte, p *Parsed, m Mark) []byte {
 const markProbabilitySize = len(`,"decision":"remove","probability_at_most":0.1234`)
 
 // appendProbability appends a duplicate's "decision" and calibrated
-// "probability" members when its verdict has one (issue 9), or
+// "probability" members when its verdict has one, or
 // "probability_at_most" when the verdict only bounds it
 // ([Mark.ProbabilityAtMost]).
 func appendProbability(dst []byte, m Mark) []byte {
