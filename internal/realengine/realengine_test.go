@@ -24,8 +24,8 @@ func sampleDocs(t *testing.T) []Doc {
 	return docs
 }
 
-// wantFaultMaps are the releases of the sample's FaultMaps page, the
-// documents a search for "fault maps" has to find, in whatever order.
+// wantPage is the sorted IDs of page's releases in docs: for FaultMaps,
+// the documents a search for "fault maps" has to find.
 func wantPage(docs []Doc, page string) []string {
 	var ids []string
 	for _, d := range docs {
@@ -97,6 +97,17 @@ func TestEngines(t *testing.T) {
 			}
 			if !seen["FaultMaps"] || len(collapsed) >= len(hits) {
 				t.Errorf("collapse: %d hits (pages %v) against %d without; want one FaultMaps and fewer hits", len(collapsed), keys(seen), len(hits))
+			}
+			if kind == "solr" {
+				// The expand component returns the rest of each group.
+				v := url.Values{"q": {"body:fault"}, "fq": {"{!collapse field=page}"}, "expand": {"true"}, "expand.rows": {"10"}, "rows": {"50"}, "fl": {"id"}}
+				var r struct {
+					Expanded map[string]struct{ NumFound int } `json:"expanded"`
+				}
+				decode(t, Do(t, http.MethodGet, base+"/"+index+"/select?"+v.Encode(), "", nil), &r)
+				if n := r.Expanded["FaultMaps"].NumFound; n != len(want)-1 {
+					t.Errorf("expand: FaultMaps group has %d more documents, want %d", n, len(want)-1)
+				}
 			}
 		})
 	}

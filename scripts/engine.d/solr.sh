@@ -7,7 +7,7 @@
 #   curl 'http://127.0.0.1:18983/solr/admin/cores?action=CREATE&name=llvm&configSet=winnow'
 # Heap: WINNOW_SOLR_HEAP (default 512m). Solr home: DIR/home (solr.xml and
 # configsets/winnow are copied from scripts/solr-launcher on every start;
-# cores under DIR/home/cores stay between starts).
+# cores under DIR/home stay between starts).
 solr_launcher="$here/solr-launcher"
 
 engine_port() { echo 18983; }
@@ -33,7 +33,7 @@ engine_fetch() {
 
 engine_launch() {
   local dir="$1" port="$2" heap="${WINNOW_SOLR_HEAP:-512m}"
-  mkdir -p "$dir/home/configsets/winnow" "$dir/home/cores" "$dir/logs"
+  mkdir -p "$dir/home/configsets/winnow" "$dir/logs"
   cp "$solr_launcher/solr.xml" "$dir/home/solr.xml"
   rm -rf "$dir/home/configsets/winnow/conf"
   cp -r "$solr_launcher/configset/conf" "$dir/home/configsets/winnow/conf"

@@ -33,7 +33,17 @@ public final class SolrLauncher {
     System.setProperty("jetty.host", "127.0.0.1");
     JettyConfig config = JettyConfig.builder().setPort(port).setContext("/solr").stopAtShutdown(true).build();
     JettySolrRunner solr = new JettySolrRunner(home.toString(), new Properties(), config);
-    solr.start();
+    try {
+      solr.start();
+      if (solr.getCoreContainer() == null || solr.getCoreContainer().isShutDown()) {
+        throw new IllegalStateException("Solr's CoreContainer did not start");
+      }
+    } catch (Throwable e) {
+      // Jetty's threads would keep a node that cannot serve alive.
+      System.err.println("solr-launcher: could not start Solr");
+      e.printStackTrace();
+      System.exit(1);
+    }
     System.out.println("solr-launcher: serving " + solr.getBaseUrl());
     CountDownLatch done = new CountDownLatch(1);
     Runtime.getRuntime()
