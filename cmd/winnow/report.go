@@ -44,7 +44,7 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	inputs, sources, tally := openInputs(e, fs.Args())
+	inputs, sources, tally := openInputs(ctx, e, fs.Args())
 	docs, _, err := signInputs(ctx, e, inputs, sources, offline.Signer(e.cfg), tally)
 	fmt.Fprint(e.stderr, tally.summary())
 	if err != nil {
