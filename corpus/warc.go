@@ -273,6 +273,14 @@ func (o Options) warc(r io.Reader, input string, ra io.ReaderAt, base, end int64
 			default:
 				doc, skip, err = o.warcDoc(rec)
 			}
+			if err == nil && skip == "" {
+				// The block's end is checked when it is read to its
+				// end: a record whose Content-Length is false is an
+				// error, not a page cut at a wrong place.
+				if _, derr := io.Copy(io.Discard, rec.Content); derr != nil {
+					doc, err = Doc{}, derr
+				}
+			}
 			switch {
 			case err != nil:
 				if !yield(Doc{}, &Error{Input: input, Offset: rec.Offset, RecordID: rec.RecordID, Err: err}) {

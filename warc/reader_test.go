@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -549,5 +551,89 @@ func TestTruncatedMemberResync(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") && strings.Join(got, " ") != strings.Replace(strings.Join(want, " "), "!truncated", "!malformed", 1) {
 		t.Errorf("read %q, want %q", got, want)
+	}
+}
+
+// TestLyingContentLength reads wget's WARC file with the Content-Length of
+// its first response record made false: 700 bytes too large (the block
+// runs into the next record), 2 GB (it runs to the end of the file), 100
+// bytes too small (the block ends inside the record). In plain,
+// whole-file gzip and per-record gzip form, every other record is read
+// whole, and the damaged one gives exactly one error.
+func TestLyingContentLength(t *testing.T) {
+	plain := gunzip(t, readFile(t, "testdata/wget.warc.gz"))
+	// The records' bytes, split at their offsets.
+	var starts []int
+	r, err := NewReader(bytes.NewReader(plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, int(rec.Offset))
+	}
+	starts = append(starts, len(plain))
+	want := map[string]string{}
+	for _, line := range readAll(t, plain, true) {
+		id, block, _ := strings.Cut(line, " ")
+		want[id] = block
+	}
+	const victim = 2 // the first response
+	rec := plain[starts[victim]:starts[victim+1]]
+	cl := regexp.MustCompile(`Content-Length: (\d+)\r\n`)
+	n, _ := strconv.Atoi(string(cl.FindSubmatch(rec)[1]))
+	victimID := string(regexp.MustCompile(`WARC-Record-ID: (\S+)\r\n`).FindSubmatch(rec)[1])
+	for _, lie := range []struct {
+		name string
+		cl   int
+	}{{"700 too large", n + 700}, {"2 GB", 2_000_000_000}, {"100 too small", n - 100}} {
+		bad := cl.ReplaceAll(rec, fmt.Appendf(nil, "Content-Length: %d\r\n", lie.cl))
+		records := [][]byte{}
+		for i := range len(starts) - 1 {
+			if i == victim {
+				records = append(records, bad)
+			} else {
+				records = append(records, plain[starts[i]:starts[i+1]])
+			}
+		}
+		var perRecord []byte
+		for _, b := range records {
+			perRecord = append(perRecord, gzipMember(b)...)
+		}
+		for _, form := range []struct {
+			name string
+			data []byte
+		}{{"plain", bytes.Join(records, nil)}, {"whole-file gzip", gzipMember(bytes.Join(records, nil))}, {"gzip per record", perRecord}} {
+			t.Run(lie.name+"/"+form.name, func(t *testing.T) {
+				got := readAll(t, form.data, true)
+				var errs []string
+				read := 0
+				for _, line := range got {
+					id, block, _ := strings.Cut(line, " ")
+					switch {
+					case strings.HasPrefix(id, "!") || strings.HasPrefix(block, "!"):
+						errs = append(errs, line)
+					case id == victimID:
+						t.Errorf("the damaged record was read as whole (%d bytes)", len(block))
+					case block != want[id]:
+						t.Errorf("record %s: %d bytes, want %d", id, len(block), len(want[id]))
+					default:
+						read++
+					}
+				}
+				if read != len(want)-1 {
+					t.Errorf("%d of the %d other records read whole; got %.200q", read, len(want)-1, got)
+				}
+				if len(errs) != 1 {
+					t.Errorf("errors %q, want one for the damaged record", errs)
+				}
+			})
+		}
 	}
 }
