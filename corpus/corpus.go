@@ -224,10 +224,11 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 // Symbolic links are followed once: a link to a document file yields it
 // under the link's path; a link to a directory is walked under the link's
 // path unless that directory was walked already or holds the link (a
-// loop), which is skipped as "symlink loop". A broken link is skipped as
-// "symlink broken", and anything that is neither a file nor a directory
-// (a named pipe, a socket, a device) as "not a regular file": every entry
-// of the tree is a document, an error or a counted [Skip].
+// loop), and is then skipped as "symlink to a walked folder". A broken
+// link (or one to itself) is skipped as "symlink broken", and anything
+// that is neither a file nor a directory (a named pipe, a socket, a
+// device) as "not a regular file": every entry of the tree is a
+// document, an error or a counted [Skip].
 func (o Options) Dir(root string) iter.Seq2[Doc, error] {
 	return o.dir(context.Background(), root)
 }
@@ -290,7 +291,7 @@ func (o Options) walk(ctx context.Context, fsys fs.FS, dir, input string) iter.S
 						o.skip(Skip{Input: input, Kind: "symlink broken", Offset: -1, ID: rel})
 						return nil
 					case fi.IsDir() && walked[dirKey(fi, p)]:
-						o.skip(Skip{Input: input, Kind: "symlink loop", Offset: -1, ID: rel})
+						o.skip(Skip{Input: input, Kind: "symlink to a walked folder", Offset: -1, ID: rel})
 						return nil
 					case fi.IsDir():
 						if err := walkFrom(p); err != nil || stopped {

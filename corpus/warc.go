@@ -32,7 +32,8 @@ type Skip struct {
 	// not an http(s) URL, by scheme, such as wget's log and arguments),
 	// "revisit unresolved" (a revisit whose target was not read before
 	// it), "file .css" (a file of a directory walk that is no document,
-	// by extension).
+	// by extension), "symlink broken", "symlink to a walked folder" and
+	// "not a regular file" (a named pipe, socket or device in a walk).
 	Kind string
 	// Offset is the WARC record's offset (see warc.Record.Offset), or -1.
 	Offset int64

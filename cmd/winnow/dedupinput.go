@@ -88,6 +88,8 @@ func errorKind(err error) string {
 		return "malformed record"
 	case errors.Is(err, corpus.ErrTooLarge):
 		return "over the size cap"
+	case errors.Is(err, corpus.ErrCorrupt):
+		return "checksum mismatch"
 	}
 	var ce *corpus.Error
 	if errors.As(err, &ce) {
