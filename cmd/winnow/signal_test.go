@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,34 @@ func blockedIn(pid int, fn string) bool {
 	return false
 }
 
+// stopWithin signals cmd and waits for it to exit within the bound; it
+// checks status 130, the summary line that begins with stopped and the
+// absence of any file at the output's name or beside it.
+func stopWithin(t *testing.T, cmd *exec.Cmd, exited chan error, sig syscall.Signal, stderr *bytes.Buffer, stopped, out string) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-exited:
+		exited <- err // for the deferred wait
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10 s after %v; stderr:\n%s", sig, stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit: %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "winnow dedup: "+stopped) ||
+		!strings.Contains(stderr.String(), filepath.Base(out)+" not written") {
+		t.Errorf("stderr has no summary of the interrupted run (%q):\n%s", stopped, stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*"+filepath.Base(out)+"*")); len(left) > 0 {
+		t.Errorf("output files left after the signal: %v", left)
+	}
+}
+
 // TestDedupStopsOnSignal: winnow dedup stops within the bound of a
 // SIGINT or SIGTERM wherever it waits: opening a named pipe no program
 // writes to, reading a pipe whose writer is silent, skipping an endless
@@ -129,27 +158,60 @@ func TestDedupStopsOnSignal(t *testing.T) {
 			if tt.wchan != "" {
 				waitFor(t, 30*time.Second, "a thread in "+tt.wchan, func() bool { return blockedIn(cmd.Process.Pid, tt.wchan) })
 			}
-			if err := cmd.Process.Signal(tt.sig); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			select {
-			case err = <-exited:
-				exited <- err // for the deferred wait
-			case <-time.After(10 * time.Second):
-				t.Fatalf("still running 10 s after %v; stderr:\n%s", tt.sig, stderr.String())
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-				t.Errorf("exit: %v, want status 130; stderr:\n%s", err, stderr.String())
-			}
-			if !strings.Contains(stderr.String(), "winnow dedup: stopped while reading and signing") ||
-				!strings.Contains(stderr.String(), "good.jsonl not written") {
-				t.Errorf("stderr has no summary of the interrupted run:\n%s", stderr.String())
-			}
-			if left, _ := filepath.Glob(filepath.Join(dir, "*good.jsonl*")); len(left) > 0 {
-				t.Errorf("output files left after the signal: %v", left)
-			}
+			stopWithin(t, cmd, exited, tt.sig, &stderr, "stopped while reading and signing", out)
 		})
 	}
+}
+
+// TestDedupBackendStopsOnSignal: winnow dedup -backend stops within the
+// bound of a SIGINT while the cluster service it loads into holds its
+// request without an answer.
+func TestDedupBackendStopsOnSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := buildWinnow(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never answered
+		}
+	}()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "pages.jsonl")
+	page := `{"id": "a", "url": "https://example.org/a", "text": "one small page of text that is long enough to be signed by the job and loaded"}` + "\n"
+	if err := os.WriteFile(in, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "good.jsonl")
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "-set", "dedup.progress=never", "dedup", "-backend", "http://"+ln.Addr().String(), "-o", out, in)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case err := <-exited:
+		t.Fatalf("exited before loading: %v\n%s", err, stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no connection to the cluster service in 60 s; stderr:\n%s", stderr.String())
+	}
+	stopWithin(t, cmd, exited, syscall.SIGINT, &stderr, "stopped while loading into the cluster service", out)
 }
