@@ -781,20 +781,22 @@ func (b *block) keep(p []byte) {
 
 func (b *block) fail(err error) {
 	got := b.rec.ContentLength - b.left
-	if err == io.EOF && b.resync() {
-		b.err = b.overrun(got)
-		return
+	if err == io.EOF {
+		if at, ok := b.resync(); ok {
+			b.err = b.overrun(at)
+			return
+		}
 	}
 	b.err = b.r.classify(err, b.start, b.rec.RecordID, fmt.Sprintf("block has %d of %d bytes", got, b.rec.ContentLength))
 }
 
 // overrun is the error of a record whose Content-Length reaches past the
-// next record, found got bytes into its block.
-func (b *block) overrun(got int64) error {
+// next record, found at bytes into its block.
+func (b *block) overrun(at int) error {
 	r := b.r
 	r.quiet = true
 	return &Error{Offset: r.offset(b.start), RecordID: b.rec.RecordID, Kind: ErrMalformed,
-		Msg: fmt.Sprintf("Content-Length %d runs past the next record, which starts %d bytes into the block; record dropped", b.rec.ContentLength, got)}
+		Msg: fmt.Sprintf("Content-Length %d runs past the next record, which starts %d bytes into the block; record dropped", b.rec.ContentLength, at)}
 }
 
 // end checks, once, that the block is followed by blank lines and then
@@ -829,8 +831,8 @@ func (b *block) end() error {
 		len(rest) < len(versionPrefix) && bytes.HasPrefix(versionPrefix, rest) && err == io.EOF:
 		return nil
 	}
-	if b.resync() {
-		b.err = b.overrun(b.rec.ContentLength)
+	if at, ok := b.resync(); ok {
+		b.err = b.overrun(at)
 		return b.err
 	}
 	r.quiet = true
@@ -841,12 +843,13 @@ func (b *block) end() error {
 
 // resync looks for a version line at the start of a line of the kept
 // block; if one is there and every byte from it up to the read position
-// was kept, the reader goes back to it and resync returns true.
-func (b *block) resync() bool {
+// was kept, the reader goes back to it and resync returns its position
+// in the block and true.
+func (b *block) resync() (int, bool) {
 	r := b.r
 	got := b.rec.ContentLength - b.left
 	if int64(len(r.body)) != got || r.pos() != b.bodyStart+got {
-		return false // bytes were not kept
+		return 0, false // bytes were not kept
 	}
 	at := -1
 	for i := 0; i < len(r.body); {
@@ -861,7 +864,7 @@ func (b *block) resync() bool {
 		i += j + 1
 	}
 	if at < 0 {
-		return false
+		return 0, false
 	}
 	back := slices.Clip(r.body[at:])
 	if n := r.br.Buffered(); n > 0 {
@@ -877,7 +880,7 @@ func (b *block) resync() bool {
 	}
 	r.body = nil // back holds it now
 	b.left = 0
-	return true
+	return at, true
 }
 
 // isVersionLine reports whether b starts with a WARC/1.0 or WARC/1.1
