@@ -338,15 +338,16 @@ type Reader struct {
 	// peekErr is an input error that a look ahead met, for the next fill.
 	peekErr error
 
-	// body keeps the first maxResync bytes of the current block, to find
-	// the records a block that overruns its record swallowed.
+	// body keeps maxResync bytes of the current block from the first line
+	// that may start a version line on, to find the records a block that
+	// overruns its record swallowed.
 	body []byte
 }
 
 // maxResync bounds the bytes of one block kept to recover the records
 // that a too large Content-Length swallowed: the record after a lying one
-// is found when it starts within this many bytes of the lying block's
-// start.
+// is found when it starts within this many bytes of the first line in
+// the lying block that starts with "WARC/1.".
 const maxResync = 8 << 20
 
 // NewReader returns a Reader of the WARC file that r yields, plain or
@@ -517,7 +518,8 @@ func (r *Reader) Next() (*Record, error) {
 	}
 	r.quiet = false
 	r.body = r.body[:0]
-	r.blk = &block{r: r, rec: rec, start: start, bodyStart: r.pos(), left: rec.ContentLength, checked: start}
+	r.blk = &block{r: r, rec: rec, start: start, bodyStart: r.pos(), left: rec.ContentLength, checked: start,
+		keepFrom: -1, lineStart: true}
 	rec.Content = r.blk
 	return rec, nil
 }
@@ -723,6 +725,10 @@ type block struct {
 	// bodyStart is the stream offset of the block's first byte.
 	bodyStart int64
 	left      int64 // bytes of the block not yet read
+	// keepFrom is where in the block the Reader's body starts, -1 until
+	// a line of the block may start a version line.
+	keepFrom  int64
+	lineStart bool  // the next byte of the block starts a line
 	ended     bool  // the bytes after the block were checked
 	checked   int64 // last member start checked for a new record
 	err       error // error returned once left could not reach 0
@@ -771,12 +777,50 @@ func (b *block) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// keep adds bytes of the block to the Reader's body, up to maxResync.
+// keep adds p, the next bytes of the block, to the Reader's body, up to
+// maxResync, from the first line that starts with "WARC/1." (or with a
+// part of it that p ends in) on; blocks without one are only scanned.
 func (b *block) keep(p []byte) {
+	if len(p) == 0 {
+		return
+	}
 	r := b.r
+	served := b.rec.ContentLength - b.left // block bytes before p
+	if b.keepFrom < 0 {
+		i := versionCandidate(p, b.lineStart)
+		b.lineStart = p[len(p)-1] == '\n'
+		if i < 0 {
+			return
+		}
+		b.keepFrom, p = served+int64(i), p[i:]
+	}
 	if k := min(len(p), maxResync-len(r.body)); k > 0 {
 		r.body = append(r.body, p[:k]...)
 	}
+}
+
+// versionCandidate returns the first position in p that starts a line
+// (p starts one when lineStart) and a version line, or the part of one
+// that p ends in; -1 if none.
+func versionCandidate(p []byte, lineStart bool) int {
+	for off := 0; off < len(p); {
+		i := bytes.Index(p[off:], versionPrefix)
+		if i < 0 {
+			break
+		}
+		i += off
+		if i == 0 && lineStart || i > 0 && p[i-1] == '\n' {
+			return i
+		}
+		off = i + 1
+	}
+	for k := min(len(versionPrefix)-1, len(p)); k > 0; k-- {
+		i := len(p) - k
+		if bytes.HasPrefix(versionPrefix, p[i:]) && (i == 0 && lineStart || i > 0 && p[i-1] == '\n') {
+			return i
+		}
+	}
+	return -1
 }
 
 func (b *block) fail(err error) {
@@ -848,8 +892,8 @@ func (b *block) end() error {
 func (b *block) resync() (int, bool) {
 	r := b.r
 	got := b.rec.ContentLength - b.left
-	if int64(len(r.body)) != got || r.pos() != b.bodyStart+got {
-		return 0, false // bytes were not kept
+	if b.keepFrom < 0 || int64(len(r.body)) != got-b.keepFrom || r.pos() != b.bodyStart+got {
+		return 0, false // no version line, or bytes were not kept
 	}
 	at := -1
 	for i := 0; i < len(r.body); {
@@ -880,7 +924,7 @@ func (b *block) resync() (int, bool) {
 	}
 	r.body = nil // back holds it now
 	b.left = 0
-	return at, true
+	return int(b.keepFrom) + at, true
 }
 
 // isVersionLine reports whether b starts with a WARC/1.0 or WARC/1.1

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -69,7 +70,14 @@ type result []string
 
 func readAll(t testing.TB, data []byte, readContent bool) result {
 	t.Helper()
-	r, err := NewReader(bytes.NewReader(data))
+	return readAllFrom(t, bytes.NewReader(data), len(data), readContent)
+}
+
+// readAllFrom is readAll of the n bytes that in yields.
+func readAllFrom(t testing.TB, in io.Reader, n int, readContent bool) result {
+	t.Helper()
+	data := make([]byte, n) // for the progress bound only
+	r, err := NewReader(in)
 	if err != nil {
 		t.Fatalf("NewReader: %v", err)
 	}
@@ -607,11 +615,17 @@ func TestLyingContentLength(t *testing.T) {
 			perRecord = append(perRecord, gzipMember(b)...)
 		}
 		for _, form := range []struct {
-			name string
-			data []byte
-		}{{"plain", bytes.Join(records, nil)}, {"whole-file gzip", gzipMember(bytes.Join(records, nil))}, {"gzip per record", perRecord}} {
+			name    string
+			data    []byte
+			oneByte bool // read one byte a call: version lines split across reads
+		}{{"plain", bytes.Join(records, nil), false}, {"plain one byte a read", bytes.Join(records, nil), true},
+			{"whole-file gzip", gzipMember(bytes.Join(records, nil)), false}, {"gzip per record", perRecord, false}} {
 			t.Run(lie.name+"/"+form.name, func(t *testing.T) {
-				got := readAll(t, form.data, true)
+				var in io.Reader = bytes.NewReader(form.data)
+				if form.oneByte {
+					in = iotest.OneByteReader(in)
+				}
+				got := readAllFrom(t, in, len(form.data), true)
 				var errs []string
 				read := 0
 				for _, line := range got {
