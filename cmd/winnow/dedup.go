@@ -163,12 +163,12 @@ func interrupted(ctx context.Context, e *env, stage, out string, stats dedupStat
 	where := out + " not written"
 	switch {
 	case out == "-" && stats.Clusters > 0:
-		where = "the clusters on stdout are incomplete"
+		where = fmt.Sprintf("%d clusters written to stdout, an incomplete output", stats.Clusters)
 	case out == "-":
 		where = "nothing written to stdout"
 	}
-	fmt.Fprintf(e.stderr, "winnow dedup: stopped while %s after %s: %d documents (%.1f MiB) read and signed, %d skipped with errors, %d clusters written; %s\n",
-		stage, time.Since(start).Round(time.Millisecond), stats.Docs, float64(stats.Bytes)/(1<<20), stats.Errors, stats.Clusters, where)
+	fmt.Fprintf(e.stderr, "winnow dedup: stopped while %s after %s: %d documents (%.1f MiB) read and signed, %d skipped with errors; %s\n",
+		stage, time.Since(start).Round(time.Millisecond), stats.Docs, float64(stats.Bytes)/(1<<20), stats.Errors, where)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%w: dedup.timeout %s reached", errInterrupted, time.Duration(e.cfg.Dedup.Timeout))
 	}
