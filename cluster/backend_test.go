@@ -130,7 +130,7 @@ func TestSampleReleasesGroup(t *testing.T) {
 		batch = append(batch, client.Page{URL: p.url, Signature: p.sig})
 		urls = append(urls, p.url)
 	}
-	one := newTestService(t, Options{KeepSeq: true})
+	one := newTestService(t, Options{})
 	mustIngest(t, one, batch...)
 
 	// The same page of several releases ends in one group; different
@@ -155,7 +155,7 @@ func TestSampleReleasesGroup(t *testing.T) {
 	}
 
 	// One by one gives the same groups as one batch.
-	seq := newTestService(t, Options{KeepSeq: true})
+	seq := newTestService(t, Options{})
 	for _, p := range batch {
 		mustIngest(t, seq, p)
 	}
@@ -529,12 +529,12 @@ func TestOldSignatureVersion(t *testing.T) {
 		current = append(current, client.Page{URL: p.url, Signature: p.sig})
 		urls = append(urls, p.url)
 	}
-	s := newTestService(t, Options{KeepSeq: true})
+	s := newTestService(t, Options{})
 	mustIngest(t, s, old...)
 	checkNoMixedGroups(t, s, pages, urls)
 
 	mustIngest(t, s, current...)
-	fresh := newTestService(t, Options{KeepSeq: true})
+	fresh := newTestService(t, Options{})
 	mustIngest(t, fresh, current...)
 	got, err := s.Lookup(urls)
 	if err != nil {

@@ -33,9 +33,11 @@
 // the replicas replay each other's changed groups from a log into their
 // candidate tables, and a batch is all-or-nothing through a journal that
 // the next writer replays, not isolated from concurrent readers) or [MemStore]. The embedded stores record their
-// format and refuse another ([ErrFormat]). Signatures are stored without
-// their word sequence (about 400 bytes a page), so verification against
-// a winner uses the decision's min-hash fallback. The candidate tables
+// format and refuse another ([ErrFormat]). Signatures are stored with
+// their word sequence, so verification against a winner is the LCS that
+// winnow compare uses; [Options.DropSeq] stores about 400 bytes a page
+// instead and verifies by the decision's min-hash fallback, which keeps
+// drifted copies of a page apart. The candidate tables
 // are held in memory and rebuilt from the store at start (one pass over
 // the pages where the store allows it): flat slices without pointers, one
 // 8-byte posting per key in one open-addressing table over all

@@ -33,16 +33,17 @@ const (
 // Options configures a Service. The zero value uses the defaults.
 type Options struct {
 	// Decision decides whether a page matches a group winner; the zero
-	// value is similarity's default decision. Stored signatures carry no
-	// word sequence, so its verification falls back to min-hash Jaccard
-	// (similarity.DefaultVerifyJaccard) unless the strong accept passes.
+	// value is similarity's default decision.
 	Decision similarity.Decision
-	// KeepSeq stores each page's word sequence (similarity.Signature.Seq,
-	// up to 4 bytes a word, 32 KiB) so that verification against a winner
-	// uses the LCS. Off by default: a page then takes under 1 KB of store,
-	// and the verification falls back to min-hash Jaccard, which misses
-	// drifted versions of a page (on the LLVM sample, 2 of 12 pages split).
-	KeepSeq bool
+	// DropSeq stores pages without their word sequence
+	// (similarity.Signature.Seq, 4 bytes a word, at most 32 KiB): a page
+	// then takes under 1 KB of store, but verification against a winner
+	// falls back to min-hash Jaccard (similarity.DefaultVerifyJaccard)
+	// unless the strong accept passes, and that fallback refuses drifted
+	// copies that the LCS accepts: families of such copies split, in
+	// every ingest order (docs/reliability.md). Off by default: the
+	// service verifies as winnow compare and dedup do.
+	DropSeq bool
 	// Winner holds the winner rules.
 	Winner WinnerRules
 	// RepairRatio is the fraction of a group's members that may fail
@@ -351,7 +352,7 @@ func (s *Service) validate(pages []client.Page) ([]item, error) {
 			if err := sig.UnmarshalBinary(p.Signature); err != nil {
 				return fail(fmt.Errorf("%w: %w", ErrSignature, err))
 			}
-			if !s.o.KeepSeq {
+			if s.o.DropSeq {
 				sig.Seq = nil
 			}
 			enc, err := sig.MarshalBinary()

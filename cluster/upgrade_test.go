@@ -38,7 +38,7 @@ func TestSignedAgainWithSeqMergesGroups(t *testing.T) {
 
 	urls := []string{"https://shop.example/trixie", "https://shop.example/trixie?ref=feed"}
 	old := func(enc []byte) []byte { b := slices.Clone(enc); b[0] = 3; return b }
-	s := newTestService(t, Options{KeepSeq: true, Decision: group})
+	s := newTestService(t, Options{Decision: group})
 	mustIngest(t, s, client.Page{URL: urls[0], Signature: old(encs[0]), Popularity: 2},
 		client.Page{URL: urls[1], Signature: old(encs[1]), Popularity: 1})
 	if g := groupsOf(t, s, urls); len(g) != 2 {
@@ -84,7 +84,7 @@ func TestSignedAgainWithSeqOnlyOnce(t *testing.T) {
 	}
 	between := (pReworded + pShifted) / 2
 	group := similarity.Decision{Purpose: similarity.PurposeGroup, Verify: similarity.Test{Method: similarity.MethodModel, Threshold: between}}
-	s := newTestService(t, Options{KeepSeq: true, Decision: group})
+	s := newTestService(t, Options{Decision: group})
 	urls := []string{"https://shop.example/sidamo", "https://shop.example/sidamo-reworded"}
 	mustIngest(t, s, client.Page{URL: urls[0], Signature: encs[0]}, client.Page{URL: urls[1], Signature: encs[1]})
 	if g := groupsOf(t, s, urls); len(g) != 2 {

@@ -37,6 +37,10 @@ type Config struct {
 	Backend   Backend   `yaml:"backend"`
 }
 
+// Seq reports whether the cluster service keeps word sequences
+// (keep_seq; default true).
+func (b Backend) Seq() bool { return b.KeepSeq == nil || *b.KeepSeq }
+
 // Backend configures the cluster service (winnow backend).
 type Backend struct {
 	// Listen is the address of its HTTP API. Default "127.0.0.1:8090".
@@ -64,9 +68,11 @@ type Backend struct {
 	// Default "winnow-groups.db" (bolt) or "winnow-groups.pebble" (pebble).
 	Path string `yaml:"path"`
 	// KeepSeq stores each page's word sequence so verification against a
-	// winner uses the LCS (up to 32 KiB a page). Default false: under 1 KB
-	// a page, verified by min-hash Jaccard.
-	KeepSeq bool `yaml:"keep_seq"`
+	// winner uses the LCS, as winnow compare and dedup do (4 bytes a word,
+	// at most 32 KiB a page). nil means true. False: under 1 KB a page,
+	// verified by min-hash Jaccard, which splits families of drifted
+	// copies that compare calls duplicates. Read it with [Backend.Seq].
+	KeepSeq *bool `yaml:"keep_seq"`
 	// Parts and Dims shape the length partitioning of tier 2 (Zhu §4).
 	// Defaults 64 and 3.
 	Parts int `yaml:"parts"`
@@ -705,6 +711,12 @@ func (c *Config) Set(key, value string) error {
 			return fmt.Errorf("%s: %q is not a boolean", key, value)
 		}
 		found.SetBool(b)
+	case reflect.Pointer: // *bool: a boolean whose default is not false
+		b, err := strconv.ParseBool(value)
+		if err != nil || found.Type().Elem().Kind() != reflect.Bool {
+			return fmt.Errorf("%s: %q is not a boolean", key, value)
+		}
+		found.Set(reflect.ValueOf(&b))
 	default:
 		return fmt.Errorf("%s: cannot be set from text", key)
 	}

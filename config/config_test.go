@@ -283,3 +283,35 @@ func TestEnvironUnknownKey(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepSeq: backend.keep_seq is true unless the file, the environment
+// or a flag says false.
+func TestKeepSeq(t *testing.T) {
+	dir := t.TempDir()
+	off := filepath.Join(dir, "off.yaml")
+	if err := os.WriteFile(off, []byte("backend:\n  keep_seq: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		env, sets  []string
+		want       bool
+	}{
+		{"default", "", nil, nil, true},
+		{"file", off, nil, nil, false},
+		{"environment", "", []string{"WINNOW_BACKEND_KEEP_SEQ=false"}, nil, false},
+		{"flag", "", nil, []string{"backend.keep_seq=false"}, false},
+		{"flag over file", off, nil, []string{"backend.keep_seq=true"}, true},
+	} {
+		c, err := Load(tt.path, tt.env, tt.sets)
+		if err != nil {
+			t.Fatalf("%s: Load: %v", tt.name, err)
+		}
+		if got := c.Backend.Seq(); got != tt.want {
+			t.Errorf("%s: backend.keep_seq = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if _, err := Load("", nil, []string{"backend.keep_seq=maybe"}); err == nil || !strings.Contains(err.Error(), "not a boolean") {
+		t.Errorf("backend.keep_seq=maybe: error %v, want not a boolean", err)
+	}
+}

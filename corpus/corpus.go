@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/winnow-search/winnow/warc"
 )
@@ -206,6 +208,11 @@ func WARC(r io.Reader) iter.Seq2[Doc, error] { return Options{}.WARC(r) }
 // Open reads the input at path with the default [Options]; see [Options.Open].
 func Open(path string) iter.Seq2[Doc, error] { return Options{}.Open(path) }
 
+// Open is [Options.OpenContext] with a context that is never done.
+func (o Options) Open(path string) iter.Seq2[Doc, error] {
+	return o.OpenContext(context.Background(), path)
+}
+
 // Dir yields the documents under the directory root: files named *.html,
 // *.htm, *.xhtml (as text/html), *.txt and *.text (as text/plain), in
 // lexical order within each directory (the order of fs.WalkDir); other
@@ -213,55 +220,112 @@ func Open(path string) iter.Seq2[Doc, error] { return Options{}.Open(path) }
 // URL is "". A file over MaxFileSize, or one that cannot be read, yields an
 // error and the walk goes on; a directory that cannot be read yields an
 // error and is skipped.
+//
+// Symbolic links are followed once: a link to a document file yields it
+// under the link's path; a link to a directory is walked under the link's
+// path unless that directory was walked already or holds the link (a
+// loop), and is then skipped as "symlink to a walked folder". A broken
+// link (or one to itself) is skipped as "symlink broken", and anything
+// that is neither a file nor a directory (a named pipe, a socket, a
+// device) as "not a regular file": every entry of the tree is a
+// document, an error or a counted [Skip].
 func (o Options) Dir(root string) iter.Seq2[Doc, error] {
-	return o.walk(os.DirFS(root), ".", root)
+	return o.dir(context.Background(), root)
+}
+
+func (o Options) dir(ctx context.Context, root string) iter.Seq2[Doc, error] {
+	return o.walk(ctx, os.DirFS(root), ".", root)
 }
 
 // FS is like [Options.Dir] on the tree under dir in fsys (an embed.FS,
 // say). IDs are relative to dir.
 func (o Options) FS(fsys fs.FS, dir string) iter.Seq2[Doc, error] {
-	return o.walk(fsys, dir, dir)
+	return o.walk(context.Background(), fsys, dir, dir)
 }
 
-func (o Options) walk(fsys fs.FS, dir, input string) iter.Seq2[Doc, error] {
+// dirKey identifies a directory for loop detection: its device and inode
+// where the file system gives them, else its path.
+func dirKey(fi fs.FileInfo, p string) any {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+	}
+	return p
+}
+
+func (o Options) walk(ctx context.Context, fsys fs.FS, dir, input string) iter.Seq2[Doc, error] {
 	return func(yield func(Doc, error) bool) {
 		stopped := false
-		err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-			rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
-			if dir == "." {
-				rel = p
-			}
-			if err != nil {
-				if !yield(Doc{}, &Error{Input: input, Path: rel, Offset: -1, Err: err}) {
+		walked := map[any]bool{} // directories walked, by dirKey
+		var walkFrom func(start string) error
+		walkFrom = func(start string) error {
+			return fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
+				rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+				if dir == "." {
+					rel = p
+				}
+				if ctx.Err() != nil {
+					yield(Doc{}, &Error{Input: input, Offset: -1, Err: ctx.Err()})
 					stopped = true
 					return fs.SkipAll
 				}
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
+				if err != nil {
+					if !yield(Doc{}, &Error{Input: input, Path: rel, Offset: -1, Err: err}) {
+						stopped = true
+						return fs.SkipAll
+					}
+					if d != nil && d.IsDir() {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				if d.IsDir() {
+					if fi, err := fs.Stat(fsys, p); err == nil {
+						walked[dirKey(fi, p)] = true
+					}
+					return nil
+				}
+				if d.Type()&fs.ModeSymlink != 0 {
+					fi, err := fs.Stat(fsys, p) // follows the link
+					switch {
+					case err != nil:
+						o.skip(Skip{Input: input, Kind: "symlink broken", Offset: -1, ID: rel})
+						return nil
+					case fi.IsDir() && walked[dirKey(fi, p)]:
+						o.skip(Skip{Input: input, Kind: "symlink to a walked folder", Offset: -1, ID: rel})
+						return nil
+					case fi.IsDir():
+						if err := walkFrom(p); err != nil || stopped {
+							return cmp.Or(err, fs.SkipAll)
+						}
+						return nil
+					case !fi.Mode().IsRegular():
+						o.skip(Skip{Input: input, Kind: "not a regular file", Offset: -1, ID: rel})
+						return nil
+					}
+				} else if !d.Type().IsRegular() {
+					o.skip(Skip{Input: input, Kind: "not a regular file", Offset: -1, ID: rel})
+					return nil
+				}
+				ct := fileKind(p)
+				if ct == "" {
+					o.skip(Skip{Input: input, Kind: "file " + cmp.Or(strings.ToLower(path.Ext(p)), "without extension"), Offset: -1, ID: rel})
+					return nil
+				}
+				body, err := o.readFile(fsys, p)
+				var doc Doc
+				if err != nil {
+					err = &Error{Input: input, Path: rel, Offset: -1, Err: err}
+				} else {
+					doc = Doc{ID: rel, Body: body, ContentType: ct}
+				}
+				if !yield(doc, err) {
+					stopped = true
+					return fs.SkipAll
 				}
 				return nil
-			}
-			ct := fileKind(p)
-			if d.IsDir() || !d.Type().IsRegular() {
-				return nil
-			}
-			if ct == "" {
-				o.skip(Skip{Input: input, Kind: "file " + cmp.Or(strings.ToLower(path.Ext(p)), "without extension"), Offset: -1, ID: rel})
-				return nil
-			}
-			body, err := o.readFile(fsys, p)
-			var doc Doc
-			if err != nil {
-				err = &Error{Input: input, Path: rel, Offset: -1, Err: err}
-			} else {
-				doc = Doc{ID: rel, Body: body, ContentType: ct}
-			}
-			if !yield(doc, err) {
-				stopped = true
-				return fs.SkipAll
-			}
-			return nil
-		})
+			})
+		}
+		err := walkFrom(dir)
 		if err != nil && !stopped {
 			yield(Doc{}, &Error{Input: input, Offset: -1, Err: err})
 		}
@@ -467,7 +531,7 @@ func looksLikeHTML(s string) bool {
 	return strings.HasPrefix(s, "<!doctype html") || strings.HasPrefix(s, "<html")
 }
 
-// Open yields the documents of the input at path, by its kind: a
+// OpenContext yields the documents of the input at path, by its kind: a
 // directory as [Options.Dir]; *.jsonl, *.ndjson and the same with .gz as
 // [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
 // with the Fields of o; *.warc and *.warc.gz as
@@ -475,7 +539,13 @@ func looksLikeHTML(s string) bool {
 // from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
 // Doc whose ID is path. Errors name path. The file is closed when the walk
 // ends.
-func (o Options) Open(path string) iter.Seq2[Doc, error] {
+//
+// When ctx is done the walk yields one error wrapping ctx's error and
+// ends, wherever it is: opening a named pipe that has no writer yet,
+// waiting for a pipe's next bytes, or skipping lines that hold no
+// document. The caller may stop on ctx itself instead of reading that
+// error.
+func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, error] {
 	return func(yield func(Doc, error) bool) {
 		fail := func(err error) { yield(Doc{}, &Error{Input: path, Offset: -1, Err: err}) }
 		fi, err := os.Stat(path)
@@ -484,7 +554,7 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			return
 		}
 		if fi.IsDir() {
-			for doc, err := range o.Dir(path) {
+			for doc, err := range o.dir(ctx, path) {
 				if !yield(doc, err) {
 					return
 				}
@@ -499,14 +569,17 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson"):
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.jsonl(r, o.Fields, path) }
 		case !gz && strings.HasSuffix(base, ".parquet"):
-			f, err := os.Open(path)
+			f, err := openInput(ctx, path, fi)
 			if err != nil {
 				fail(err)
 				return
 			}
 			defer f.Close()
 			for doc, err := range o.parquet(f, fi.Size(), o.Fields, path) {
-				if !yield(doc, err) {
+				if err == nil && ctx.Err() != nil {
+					err = &Error{Input: path, Offset: -1, Err: ctx.Err()}
+				}
+				if !yield(doc, err) || ctx.Err() != nil {
 					return
 				}
 			}
@@ -515,7 +588,16 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			gz = false // package warc detects gzip itself
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra, 0, math.MaxInt64) }
 		case !gz && fileKind(name) != "":
-			body, err := o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
+			var body []byte
+			if fi.Mode().IsRegular() {
+				body, err = o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
+			} else {
+				var f *os.File
+				if f, err = openInput(ctx, path, fi); err == nil {
+					body, err = readCapped(ctxReader{ctx, f}, o.maxFile())
+					f.Close()
+				}
+			}
 			if err != nil {
 				fail(err)
 				return
@@ -526,14 +608,14 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson, .parquet, .warc, .html or .txt)"))
 			return
 		}
-		f, err := os.Open(path)
+		f, err := openInput(ctx, path, fi)
 		if err != nil {
 			fail(err)
 			return
 		}
 		defer f.Close()
 		ra = f
-		var r io.Reader = bufio.NewReaderSize(f, 256<<10)
+		var r io.Reader = bufio.NewReaderSize(ctxReader{ctx, f}, 256<<10)
 		if gz {
 			zr, err := gzip.NewReader(r)
 			if err != nil {

@@ -9,6 +9,9 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -384,6 +387,38 @@ func BenchmarkJSONL(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		for range JSONL(bytes.NewReader(data), JSONLFields{}) {
+		}
+	}
+}
+
+// TestWARCLyingLength: in wget's file, uncompressed, the first response's
+// Content-Length is made 700 bytes too large, 2 GB, or 100 bytes too
+// small: the two other pages are read, and the damaged record is one
+// error naming it, not a page.
+func TestWARCLyingLength(t *testing.T) {
+	members, ids := records(t)
+	var plain [][]byte
+	for _, m := range members {
+		zr, err := gzip.NewReader(bytes.NewReader(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain = append(plain, b)
+	}
+	cl := regexp.MustCompile(`Content-Length: (\d+)\r\n`)
+	n, _ := strconv.Atoi(string(cl.FindSubmatch(plain[2])[1]))
+	for _, lie := range []int{n + 700, 2_000_000_000, n - 100} {
+		recs := slices.Clone(plain)
+		recs[2] = cl.ReplaceAll(plain[2], fmt.Appendf(nil, "Content-Length: %d\r\n", lie))
+		got := summary(WARC(bytes.NewReader(bytes.Join(recs, nil))))
+		want := wgetDocs(t, ids)[1:]
+		if len(got) != 3 || !slices.Equal(got[1:], want) || !strings.Contains(got[0], "record "+ids["llvm13/FAQ"]) ||
+			!strings.Contains(got[0], "warc: malformed record") {
+			t.Errorf("Content-Length %d (true %d): got %q, want one error naming %s then %q", lie, n, got, ids["llvm13/FAQ"], want)
 		}
 	}
 }

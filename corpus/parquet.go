@@ -12,6 +12,11 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
+// ErrCorrupt is wrapped by the error for data whose checksum does not
+// match: a Parquet page whose CRC, written by pyarrow's
+// write_page_checksum or parquet-go's writer, differs from its bytes.
+var ErrCorrupt = errors.New("corpus: checksum mismatch")
+
 // parquetBatch is how many rows are read at a time.
 const parquetBatch = 64
 
@@ -96,6 +101,9 @@ func (o Options) parquet(r io.ReaderAt, size int64, f JSONLFields, input string)
 				if err != nil {
 					rows.Close()
 					row = start + int(rg.NumRows())
+					if errors.Is(err, parquet.ErrCorrupted) && strings.Contains(err.Error(), "checksum") {
+						err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+					}
 					if !yield(Doc{}, &Error{Input: input, Row: start + 1, Offset: -1, Err: fmt.Errorf("parquet: row group: %w", err)}) {
 						return
 					}

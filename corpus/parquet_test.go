@@ -2,7 +2,9 @@ package corpus
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,45 @@ func TestParquet(t *testing.T) {
 		if n == 0 {
 			t.Errorf("damaged Parquet file of %d bytes: no error", len(bad))
 		}
+	}
+}
+
+// TestParquetChecksum reads testdata/pages-crc.parquet, which pyarrow
+// wrote with page checksums (see testdata/README.md), and a copy with one
+// byte of a page's text changed: the damaged row group is one error
+// naming the file and wrapping ErrCorrupt, and the other row group is
+// read.
+func TestParquetChecksum(t *testing.T) {
+	data, err := os.ReadFile("testdata/pages-crc.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(Open("testdata/pages-crc.parquet")); len(got) != 3 || strings.HasPrefix(got[0], "error") {
+		t.Fatalf("Open(pages-crc.parquet) = %q, want 3 documents", got)
+	}
+	i := bytes.Index(data, []byte("LLVM bitcode linker"))
+	if i < 0 {
+		t.Fatal("no page text found")
+	}
+	bad := bytes.Clone(data)
+	bad[i] = 'X' // "XLVM": still text, only the checksum tells
+	path := filepath.Join(t.TempDir(), "damaged.parquet")
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	var errs []error
+	for doc, err := range Open(path) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		docs = append(docs, doc.ID)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) || !strings.Contains(errs[0].Error(), path) {
+		t.Errorf("errors %v, want one wrapping ErrCorrupt and naming %s", errs, path)
+	}
+	if len(docs) != 1 {
+		t.Errorf("documents %q, want the one of the undamaged row group", docs)
 	}
 }

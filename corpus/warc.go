@@ -32,7 +32,8 @@ type Skip struct {
 	// not an http(s) URL, by scheme, such as wget's log and arguments),
 	// "revisit unresolved" (a revisit whose target was not read before
 	// it), "file .css" (a file of a directory walk that is no document,
-	// by extension).
+	// by extension), "symlink broken", "symlink to a walked folder" and
+	// "not a regular file" (a named pipe, socket or device in a walk).
 	Kind string
 	// Offset is the WARC record's offset (see warc.Record.Offset), or -1.
 	Offset int64
@@ -272,6 +273,14 @@ func (o Options) warc(r io.Reader, input string, ra io.ReaderAt, base, end int64
 				fallthrough
 			default:
 				doc, skip, err = o.warcDoc(rec)
+			}
+			if err == nil && skip == "" {
+				// The block's end is checked when it is read to its
+				// end: a record whose Content-Length is false is an
+				// error, not a page cut at a wrong place.
+				if _, derr := io.Copy(io.Discard, rec.Content); derr != nil {
+					doc, err = Doc{}, derr
+				}
 			}
 			switch {
 			case err != nil:

@@ -186,7 +186,7 @@ func TestIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := cluster.New(cluster.NewMemStore(), cluster.Options{KeepSeq: true, Logger: slog.New(slog.DiscardHandler)})
+	svc, err := cluster.New(cluster.NewMemStore(), cluster.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,6 +139,10 @@ type stream struct {
 	open    bool          // a gzip member is being read
 	dec     int64         // bytes returned so far
 	members []member
+	// back holds decompressed bytes to return again before any new
+	// ones, after a block that overran its record (see Reader.resync);
+	// they were counted in dec when first returned.
+	back []byte
 	// garbage counts input bytes skipped between gzip members; garbageAt is
 	// the offset of the first.
 	garbage, garbageAt int64
@@ -212,6 +217,11 @@ func (s *stream) rawPos() int64 {
 }
 
 func (s *stream) Read(p []byte) (int, error) {
+	if len(s.back) > 0 {
+		n := copy(p, s.back)
+		s.back = s.back[n:]
+		return n, nil
+	}
 	if s.gz == nil {
 		n, err := s.raw.Read(p)
 		s.dec += int64(n)
@@ -324,7 +334,21 @@ type Reader struct {
 	// quiet is set after a damaged record, so the rest of that record is
 	// skipped silently rather than reported as garbage.
 	quiet bool
+
+	// peekErr is an input error that a look ahead met, for the next fill.
+	peekErr error
+
+	// body keeps maxResync bytes of the current block from the first line
+	// that may start a version line on, to find the records a block that
+	// overruns its record swallowed.
+	body []byte
 }
+
+// maxResync bounds the bytes of one block kept to recover the records
+// that a too large Content-Length swallowed: the record after a lying one
+// is found when it starts within this many bytes of the first line in
+// the lying block that starts with "WARC/1.".
+const maxResync = 8 << 20
 
 // NewReader returns a Reader of the WARC file that r yields, plain or
 // gzip-compressed (detected from the first bytes). It reads the first
@@ -352,9 +376,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 // pos is the decompressed stream offset of the next byte to be read.
 func (r *Reader) pos() int64 {
 	if r.s.gz == nil {
-		return r.s.cr.n - int64(r.br.Buffered())
+		return r.s.rawPos()
 	}
-	return r.s.dec - int64(r.br.Buffered())
+	return r.s.dec - int64(r.br.Buffered()) - int64(len(r.s.back))
 }
 
 // boundaryAfter returns the first gzip member start strictly after pos.
@@ -398,6 +422,10 @@ func (r *Reader) prune(pos int64) {
 func (r *Reader) fill() error {
 	if r.br.Buffered() > 0 {
 		return nil
+	}
+	if err := r.peekErr; err != nil {
+		r.peekErr = nil
+		return err
 	}
 	_, err := r.br.Peek(1)
 	return err
@@ -489,7 +517,9 @@ func (r *Reader) Next() (*Record, error) {
 		return nil, err
 	}
 	r.quiet = false
-	r.blk = &block{r: r, rec: rec, start: start, left: rec.ContentLength, checked: start}
+	r.body = r.body[:0]
+	r.blk = &block{r: r, rec: rec, start: start, bodyStart: r.pos(), left: rec.ContentLength, checked: start,
+		keepFrom: -1, lineStart: true}
 	rec.Content = r.blk
 	return rec, nil
 }
@@ -689,13 +719,20 @@ func addField(h textproto.MIMEHeader, prev string, line []byte) (string, error) 
 
 // block reads a record's block from the Reader's stream.
 type block struct {
-	r        *Reader
-	rec      *Record
-	start    int64 // stream offset of the record
-	left     int64 // bytes of the block not yet read
-	checked  int64 // last member start checked for a new record
-	err      error // error returned once left could not reach 0
-	reported bool  // err was returned by Read
+	r     *Reader
+	rec   *Record
+	start int64 // stream offset of the record
+	// bodyStart is the stream offset of the block's first byte.
+	bodyStart int64
+	left      int64 // bytes of the block not yet read
+	// keepFrom is where in the block the Reader's body starts, -1 until
+	// a line of the block may start a version line.
+	keepFrom  int64
+	lineStart bool  // the next byte of the block starts a line
+	ended     bool  // the bytes after the block were checked
+	checked   int64 // last member start checked for a new record
+	err       error // error returned once left could not reach 0
+	reported  bool  // err was returned by Read
 }
 
 // Read reads from the block; see [Record.Content].
@@ -705,6 +742,10 @@ func (b *block) Read(p []byte) (int, error) {
 		return 0, b.err
 	}
 	if b.left == 0 {
+		if err := b.end(); err != nil {
+			b.reported = true
+			return 0, err
+		}
 		return 0, io.EOF
 	}
 	if b.r.blk != b {
@@ -730,14 +771,171 @@ func (b *block) Read(p []byte) (int, error) {
 	}
 	buf := r.chunk()
 	n := copy(p[:min(int64(len(p)), b.left)], buf)
+	b.keep(buf[:n])
 	r.br.Discard(n)
 	b.left -= int64(n)
 	return n, nil
 }
 
+// keep adds p, the next bytes of the block, to the Reader's body, up to
+// maxResync, from the first line that starts with "WARC/1." (or with a
+// part of it that p ends in) on; blocks without one are only scanned.
+func (b *block) keep(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	r := b.r
+	served := b.rec.ContentLength - b.left // block bytes before p
+	if b.keepFrom < 0 {
+		i := versionCandidate(p, b.lineStart)
+		b.lineStart = p[len(p)-1] == '\n'
+		if i < 0 {
+			return
+		}
+		b.keepFrom, p = served+int64(i), p[i:]
+	}
+	if k := min(len(p), maxResync-len(r.body)); k > 0 {
+		r.body = append(r.body, p[:k]...)
+	}
+}
+
+// versionCandidate returns the first position in p that starts a line
+// (p starts one when lineStart) and a version line, or the part of one
+// that p ends in; -1 if none.
+func versionCandidate(p []byte, lineStart bool) int {
+	for off := 0; off < len(p); {
+		i := bytes.Index(p[off:], versionPrefix)
+		if i < 0 {
+			break
+		}
+		i += off
+		if i == 0 && lineStart || i > 0 && p[i-1] == '\n' {
+			return i
+		}
+		off = i + 1
+	}
+	for k := min(len(versionPrefix)-1, len(p)); k > 0; k-- {
+		i := len(p) - k
+		if bytes.HasPrefix(versionPrefix, p[i:]) && (i == 0 && lineStart || i > 0 && p[i-1] == '\n') {
+			return i
+		}
+	}
+	return -1
+}
+
 func (b *block) fail(err error) {
 	got := b.rec.ContentLength - b.left
+	if err == io.EOF {
+		if at, ok := b.resync(); ok {
+			b.err = b.overrun(at)
+			return
+		}
+	}
 	b.err = b.r.classify(err, b.start, b.rec.RecordID, fmt.Sprintf("block has %d of %d bytes", got, b.rec.ContentLength))
+}
+
+// overrun is the error of a record whose Content-Length reaches past the
+// next record, found at bytes into its block.
+func (b *block) overrun(at int) error {
+	r := b.r
+	r.quiet = true
+	return &Error{Offset: r.offset(b.start), RecordID: b.rec.RecordID, Kind: ErrMalformed,
+		Msg: fmt.Sprintf("Content-Length %d runs past the next record, which starts %d bytes into the block; record dropped", b.rec.ContentLength, at)}
+}
+
+// end checks, once, that the block is followed by blank lines and then
+// the next record or the end of the input. If it is not, the record's
+// Content-Length is false: too large, and the reader goes back to the
+// first record that starts inside the block; too small, and the rest of
+// the record is skipped to the next version line.
+func (b *block) end() error {
+	if b.ended || b.err != nil {
+		return b.err
+	}
+	b.ended = true
+	r := b.r
+	const look = 64
+	buf, err := r.br.Peek(look)
+	if err != nil && err != io.EOF {
+		// Keep the error for the next fill: bufio returns it only once.
+		r.peekErr = err
+	}
+	i, newlines := 0, 0
+	for i < len(buf) && (buf[i] == '\r' || buf[i] == '\n' || buf[i] == ' ' || buf[i] == '\t' || buf[i] == 0) {
+		if buf[i] == '\n' {
+			newlines++
+		}
+		i++
+	}
+	rest := buf[i:]
+	switch {
+	case len(rest) == 0, // the end of the input, or blank padding
+		newlines >= 2, // the record's end: what follows is a record or garbage that sync reports
+		bytes.HasPrefix(rest, versionPrefix),
+		len(rest) < len(versionPrefix) && bytes.HasPrefix(versionPrefix, rest) && err == io.EOF:
+		return nil
+	}
+	if at, ok := b.resync(); ok {
+		b.err = b.overrun(at)
+		return b.err
+	}
+	r.quiet = true
+	b.err = &Error{Offset: r.offset(b.start), RecordID: b.rec.RecordID, Kind: ErrMalformed,
+		Msg: fmt.Sprintf("Content-Length %d ends the block inside the record, not before the next one; record dropped", b.rec.ContentLength)}
+	return b.err
+}
+
+// resync looks for a version line at the start of a line of the kept
+// block; if one is there and every byte from it up to the read position
+// was kept, the reader goes back to it and resync returns its position
+// in the block and true.
+func (b *block) resync() (int, bool) {
+	r := b.r
+	got := b.rec.ContentLength - b.left
+	if b.keepFrom < 0 || int64(len(r.body)) != got-b.keepFrom || r.pos() != b.bodyStart+got {
+		return 0, false // no version line, or bytes were not kept
+	}
+	at := -1
+	for i := 0; i < len(r.body); {
+		if isVersionLine(r.body[i:]) {
+			at = i
+			break
+		}
+		j := bytes.IndexByte(r.body[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	if at < 0 {
+		return 0, false
+	}
+	back := slices.Clip(r.body[at:])
+	if n := r.br.Buffered(); n > 0 {
+		buffered, _ := r.br.Peek(n)
+		back = append(back, buffered...)
+	}
+	if r.s.gz == nil {
+		r.s.src.pending = append(back, r.s.src.pending...)
+		r.br.Reset(r.s.src)
+	} else {
+		r.s.back = append(back, r.s.back...)
+		r.br.Reset(&r.s)
+	}
+	r.body = nil // back holds it now
+	b.left = 0
+	return int(b.keepFrom) + at, true
+}
+
+// isVersionLine reports whether b starts with a WARC/1.0 or WARC/1.1
+// version line.
+func isVersionLine(b []byte) bool {
+	for _, v := range []string{"WARC/1.0\r\n", "WARC/1.1\r\n", "WARC/1.0\n", "WARC/1.1\n"} {
+		if bytes.HasPrefix(b, []byte(v)) {
+			return true
+		}
+	}
+	return false
 }
 
 // skip discards the rest of the block.
@@ -756,9 +954,14 @@ func (b *block) skip() error {
 				break
 			}
 		}
-		n := min(int64(len(r.chunk())), b.left)
+		buf := r.chunk()
+		n := min(int64(len(buf)), b.left)
+		b.keep(buf[:n])
 		r.br.Discard(int(n))
 		b.left -= n
+	}
+	if b.err == nil && b.left == 0 {
+		return b.end()
 	}
 	return b.err
 }

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -67,7 +70,14 @@ type result []string
 
 func readAll(t testing.TB, data []byte, readContent bool) result {
 	t.Helper()
-	r, err := NewReader(bytes.NewReader(data))
+	return readAllFrom(t, bytes.NewReader(data), len(data), readContent)
+}
+
+// readAllFrom is readAll of the n bytes that in yields.
+func readAllFrom(t testing.TB, in io.Reader, n int, readContent bool) result {
+	t.Helper()
+	data := make([]byte, n) // for the progress bound only
+	r, err := NewReader(in)
 	if err != nil {
 		t.Fatalf("NewReader: %v", err)
 	}
@@ -549,5 +559,95 @@ func TestTruncatedMemberResync(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") && strings.Join(got, " ") != strings.Replace(strings.Join(want, " "), "!truncated", "!malformed", 1) {
 		t.Errorf("read %q, want %q", got, want)
+	}
+}
+
+// TestLyingContentLength reads wget's WARC file with the Content-Length of
+// its first response record made false: 700 bytes too large (the block
+// runs into the next record), 2 GB (it runs to the end of the file), 100
+// bytes too small (the block ends inside the record). In plain,
+// whole-file gzip and per-record gzip form, every other record is read
+// whole, and the damaged one gives exactly one error.
+func TestLyingContentLength(t *testing.T) {
+	plain := gunzip(t, readFile(t, "testdata/wget.warc.gz"))
+	// The records' bytes, split at their offsets.
+	var starts []int
+	r, err := NewReader(bytes.NewReader(plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, int(rec.Offset))
+	}
+	starts = append(starts, len(plain))
+	want := map[string]string{}
+	for _, line := range readAll(t, plain, true) {
+		id, block, _ := strings.Cut(line, " ")
+		want[id] = block
+	}
+	const victim = 2 // the first response
+	rec := plain[starts[victim]:starts[victim+1]]
+	cl := regexp.MustCompile(`Content-Length: (\d+)\r\n`)
+	n, _ := strconv.Atoi(string(cl.FindSubmatch(rec)[1]))
+	victimID := string(regexp.MustCompile(`WARC-Record-ID: (\S+)\r\n`).FindSubmatch(rec)[1])
+	for _, lie := range []struct {
+		name string
+		cl   int
+	}{{"700 too large", n + 700}, {"2 GB", 2_000_000_000}, {"100 too small", n - 100}} {
+		bad := cl.ReplaceAll(rec, fmt.Appendf(nil, "Content-Length: %d\r\n", lie.cl))
+		records := [][]byte{}
+		for i := range len(starts) - 1 {
+			if i == victim {
+				records = append(records, bad)
+			} else {
+				records = append(records, plain[starts[i]:starts[i+1]])
+			}
+		}
+		var perRecord []byte
+		for _, b := range records {
+			perRecord = append(perRecord, gzipMember(b)...)
+		}
+		for _, form := range []struct {
+			name    string
+			data    []byte
+			oneByte bool // read one byte a call: version lines split across reads
+		}{{"plain", bytes.Join(records, nil), false}, {"plain one byte a read", bytes.Join(records, nil), true},
+			{"whole-file gzip", gzipMember(bytes.Join(records, nil)), false}, {"gzip per record", perRecord, false}} {
+			t.Run(lie.name+"/"+form.name, func(t *testing.T) {
+				var in io.Reader = bytes.NewReader(form.data)
+				if form.oneByte {
+					in = iotest.OneByteReader(in)
+				}
+				got := readAllFrom(t, in, len(form.data), true)
+				var errs []string
+				read := 0
+				for _, line := range got {
+					id, block, _ := strings.Cut(line, " ")
+					switch {
+					case strings.HasPrefix(id, "!") || strings.HasPrefix(block, "!"):
+						errs = append(errs, line)
+					case id == victimID:
+						t.Errorf("the damaged record was read as whole (%d bytes)", len(block))
+					case block != want[id]:
+						t.Errorf("record %s: %d bytes, want %d", id, len(block), len(want[id]))
+					default:
+						read++
+					}
+				}
+				if read != len(want)-1 {
+					t.Errorf("%d of the %d other records read whole; got %.200q", read, len(want)-1, got)
+				}
+				if len(errs) != 1 {
+					t.Errorf("errors %q, want one for the damaged record", errs)
+				}
+			})
+		}
 	}
 }

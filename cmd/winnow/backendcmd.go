@@ -64,7 +64,7 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	svc, err := cluster.New(st, cluster.Options{
-		Decision: dec, KeepSeq: c.KeepSeq, Parts: c.Parts, Dims: c.Dims, MaxBatch: c.MaxBatch,
+		Decision: dec, DropSeq: !c.Seq(), Parts: c.Parts, Dims: c.Dims, MaxBatch: c.MaxBatch,
 		Winner: cluster.WinnerRules{MarketTLDs: c.MarketTLDs}, Logger: e.log,
 	})
 	if err != nil {

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"iter"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -76,23 +76,26 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		defer cancel()
 	}
 	w := e.stdout
+	var outFile *atomicFile
 	if *out != "-" {
-		f, err := os.Create(*out)
-		if err != nil {
+		if outFile, err = createAtomic(*out); err != nil {
 			return err
 		}
-		defer f.Close()
-		w = f
+		defer outFile.abort()
+		w = outFile
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(e.stderr, "winnow dedup: no input given, using the embedded sample (LLVM docs of several releases)")
 	}
-	inputs, sources, report := openInputs(e, fs.Args())
+	inputs, sources, report := openInputs(ctx, e, fs.Args())
 
 	start, cpu0 := time.Now(), processCPU()
 	docs, stats, err := signInputs(ctx, e, inputs, sources, offline.Signer(e.cfg), report)
 	stats.Stages.cpu0, stats.Stages.signWall = cpu0, time.Since(start)
 	fmt.Fprint(e.stderr, report.summary())
+	if ctx.Err() != nil {
+		return interrupted(ctx, e, "reading and signing", *out, stats, start)
+	}
 	if err != nil {
 		return err
 	}
@@ -106,17 +109,36 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	sigs, lineDocs, keys := docTables(e, docs, rank, &stats)
 	if *backendURL != "" {
 		loaded, err := ingestDocs(ctx, e, *backendURL, docs)
+		if err != nil || ctx.Err() != nil {
+			fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s before it stopped: %s\n", *backendURL, cmp.Or(offline.FormatCounts(loaded.Statuses), "nothing"))
+		}
+		if ctx.Err() != nil {
+			return interrupted(ctx, e, "loading into the cluster service", *out, stats, start)
+		}
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, offline.FormatCounts(loaded.Statuses), cmp.Or(offline.FormatCounts(loaded.Skipped), "none"))
 	}
-	clusters := similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
-		Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})
+	clusters, ok := untilDone(ctx, func() []similarity.Cluster {
+		return similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,
+			Workers: e.cfg.Dedup.Workers, Stats: &stats.Stages.batch})
+	})
+	if !ok {
+		return interrupted(ctx, e, "clustering", *out, stats, start)
+	}
 	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
 	writeStart := time.Now()
-	if err := writeClusters(w, clusters, lineDocs, sigs, rank, remove, &stats); err != nil {
+	if err := writeClusters(ctx, w, clusters, lineDocs, sigs, rank, remove, &stats); err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx, e, "writing", *out, stats, start)
+		}
 		return err
+	}
+	if outFile != nil {
+		if err := outFile.commit(); err != nil {
+			return err
+		}
 	}
 	stats.Stages.write = time.Since(writeStart)
 	stats.Elapsed = time.Since(start)
@@ -128,7 +150,45 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if *verbose {
 		stats.Stages.report(e.stderr, stats.Elapsed)
 	}
-	return ctx.Err()
+	return nil
+}
+
+// errInterrupted is wrapped by the error of a command stopped by SIGINT or
+// SIGTERM (or dedup.timeout): the process exits with status 130.
+var errInterrupted = errors.New("interrupted")
+
+// interrupted prints what dedup did before ctx ended it, in stage, and
+// returns the error that ends the command. No output file is left at out.
+func interrupted(ctx context.Context, e *env, stage, out string, stats dedupStats, start time.Time) error {
+	where := out + " not written"
+	switch {
+	case out == "-" && stats.Clusters > 0:
+		where = fmt.Sprintf("%d clusters written to stdout, an incomplete output", stats.Clusters)
+	case out == "-":
+		where = "nothing written to stdout"
+	}
+	fmt.Fprintf(e.stderr, "winnow dedup: stopped while %s after %s: %d documents (%.1f MiB) read and signed, %d skipped with errors; %s\n",
+		stage, time.Since(start).Round(time.Millisecond), stats.Docs, float64(stats.Bytes)/(1<<20), stats.Errors, where)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: dedup.timeout %s reached", errInterrupted, time.Duration(e.cfg.Dedup.Timeout))
+	}
+	return fmt.Errorf("%w: %w", errInterrupted, context.Cause(ctx))
+}
+
+// untilDone runs f in a goroutine and returns its result, or false as
+// soon as ctx is done. An abandoned f runs on to its end in the
+// background (the process exits before then): the clustering takes no
+// context.
+func untilDone[T any](ctx context.Context, f func() T) (T, bool) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, true
+	case <-ctx.Done():
+		var zero T
+		return zero, false
+	}
 }
 
 // docTables lays the signed documents out as BatchCluster and the output
@@ -156,9 +216,12 @@ func docTables(e *env, docs []signedDoc, rank offline.Ranking, stats *dedupStats
 
 // writeClusters writes one JSON line a cluster to w and counts the
 // clusters and their duplicates.
-func writeClusters(w io.Writer, clusters []similarity.Cluster, lineDocs []offline.Doc, sigs []*similarity.Signature, rank offline.Ranking, remove similarity.Decision, stats *dedupStats) error {
+func writeClusters(ctx context.Context, w io.Writer, clusters []similarity.Cluster, lineDocs []offline.Doc, sigs []*similarity.Signature, rank offline.Ranking, remove similarity.Decision, stats *dedupStats) error {
 	bw := bufio.NewWriter(w)
 	for _, c := range clusters {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		stats.Clusters++
 		stats.Duplicates += len(c.Members) - 1
 		line := offline.NewLine(c, lineDocs, sigs, rank, remove)
@@ -220,14 +283,22 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 			for doc, err := range src {
 				stats.Stages.addRead(time.Since(t))
 				if ctx.Err() != nil {
-					return
+					return // a source's error after ctx is done is ctx's
 				}
 				if err != nil {
-					results <- signDone{seq: -1, input: i, err: err}
+					select {
+					case results <- signDone{seq: -1, input: i, err: err}:
+					case <-ctx.Done():
+						return
+					}
 					continue
 				}
 				stats.Bytes += int64(len(doc.Body))
-				jobs <- signJob{seq: seq, input: i, doc: doc}
+				select {
+				case jobs <- signJob{seq: seq, input: i, doc: doc}:
+				case <-ctx.Done():
+					return
+				}
 				seq++
 				t = time.Now()
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -87,6 +88,8 @@ func errorKind(err error) string {
 		return "malformed record"
 	case errors.Is(err, corpus.ErrTooLarge):
 		return "over the size cap"
+	case errors.Is(err, corpus.ErrCorrupt):
+		return "checksum mismatch"
 	}
 	var ce *corpus.Error
 	if errors.As(err, &ce) {
@@ -146,9 +149,9 @@ func (r *inputReport) err() error {
 
 // openInputs returns the document sources of the offline commands' INPUT
 // arguments (no argument: the embedded sample) and the report that counts
-// what they skip. WARC inputs share one revisit index, so a revisit
+// what they skip. The sources stop when ctx is done, wherever they are. WARC inputs share one revisit index, so a revisit
 // resolves to a record of an earlier input.
-func openInputs(e *env, args []string) ([]string, []iter.Seq2[corpus.Doc, error], *inputReport) {
+func openInputs(ctx context.Context, e *env, args []string) ([]string, []iter.Seq2[corpus.Doc, error], *inputReport) {
 	var inputs []string
 	var sources []iter.Seq2[corpus.Doc, error]
 	if len(args) == 0 {
@@ -163,7 +166,7 @@ func openInputs(e *env, args []string) ([]string, []iter.Seq2[corpus.Doc, error]
 	opts := offline.CorpusOptions(e.cfg)
 	opts.OnSkip, opts.Targets = tally.skip, &corpus.Targets{}
 	for _, in := range args {
-		sources = append(sources, opts.Open(in))
+		sources = append(sources, opts.OpenContext(ctx, in))
 	}
 	return inputs, sources, tally
 }

@@ -530,7 +530,7 @@ func writeScores(path string, set *eval.Set, rep *eval.Report) error {
 // (Zhu Fig. 7).
 func runIncremental(ctx context.Context, e *env, set *eval.Set, o eval.Options, asJSON bool) error {
 	c := e.cfg.Backend
-	svc, err := cluster.New(cluster.NewMemStore(), cluster.Options{Decision: o.Decision, KeepSeq: c.KeepSeq,
+	svc, err := cluster.New(cluster.NewMemStore(), cluster.Options{Decision: o.Decision, DropSeq: !c.Seq(),
 		Parts: c.Parts, Dims: c.Dims, Logger: e.log})
 	if err != nil {
 		return err
@@ -543,7 +543,7 @@ func runIncremental(ctx context.Context, e *env, set *eval.Set, o eval.Options, 
 		return writeIndentedJSON(e.stdout, rep)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "data  %s: %d documents fed one by one (keep_seq %v)\n\n", set.Dir, rep.Docs, c.KeepSeq)
+	fmt.Fprintf(w, "data  %s: %d documents fed one by one (keep_seq %v)\n\n", set.Dir, rep.Docs, c.Seq())
 	fmt.Fprintf(w, "  %-12s %6s %6s %6s\n", "", "P", "R", "F1")
 	fmt.Fprintf(w, "  %-12s %6.3f %6.3f %6.3f   ingest %v\n", "incremental", rep.Incremental.Precision, rep.Incremental.Recall, rep.Incremental.F1, rep.IngestTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "  %-12s %6.3f %6.3f %6.3f   batch %v\n", "batch", rep.Batch.Precision, rep.Batch.Recall, rep.Batch.F1, rep.BatchTime.Round(time.Millisecond))

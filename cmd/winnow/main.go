@@ -78,6 +78,9 @@ var errUsage = errors.New("usage")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels ctx and the command winds down; a second
+	// one kills the process as the default action does.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)
@@ -168,6 +171,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "winnow %s: %v\n", name, err)
 			return 2
+		case errors.Is(err, errInterrupted):
+			fmt.Fprintf(stderr, "winnow %s: %v\n", name, err)
+			return 130
 		case errors.As(err, new(exitError)):
 			var x exitError
 			errors.As(err, &x)

@@ -44,9 +44,12 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	inputs, sources, tally := openInputs(e, fs.Args())
+	inputs, sources, tally := openInputs(ctx, e, fs.Args())
 	docs, _, err := signInputs(ctx, e, inputs, sources, offline.Signer(e.cfg), tally)
 	fmt.Fprint(e.stderr, tally.summary())
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %d documents read and signed: %w", errInterrupted, len(docs), context.Cause(ctx))
+	}
 	if err != nil {
 		return err
 	}
