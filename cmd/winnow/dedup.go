@@ -33,7 +33,7 @@ type signedDoc struct {
 
 // dedupStats is the summary printed at the end of a run.
 type dedupStats struct {
-	Docs, Errors, Empty, Cut, Clusters, Duplicates int
+	Docs, Errors, Empty, Cut, Clusters, Duplicates, Removable int
 	Bytes                                          int64
 	Elapsed                                        time.Duration
 	Stages                                         stageTimes
@@ -147,10 +147,28 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		"%d clusters holding %d duplicates; %s (%.1f MiB/s, %.0f pages/s, CPU %.0f %%)\n",
 		stats.Docs, mb, stats.Errors, stats.Empty, stats.Cut, stats.Clusters, stats.Duplicates,
 		stats.Elapsed.Round(time.Millisecond), mb/stats.Elapsed.Seconds(), float64(stats.Docs)/stats.Elapsed.Seconds(), stats.Stages.cpuPercent(stats.Elapsed))
+	fmt.Fprint(e.stderr, nextSteps(stats, *out))
 	if *verbose {
 		stats.Stages.report(e.stderr, stats.Elapsed)
 	}
 	return nil
+}
+
+// nextSteps says what the duplicates found mean and what an operator does
+// with them: how many may be deleted (the remove decision accepts them
+// against their winner) and how many stay grouped, and where to read them.
+func nextSteps(stats dedupStats, out string) string {
+	if stats.Duplicates == 0 {
+		return "winnow dedup: no near-duplicates: nothing to remove or group.\n"
+	}
+	where := "the output"
+	if out != "" && out != "-" {
+		where = out
+	}
+	return fmt.Sprintf("winnow dedup: %d of the %d duplicates are removable (content-equivalent to their winner: safe to delete or drop from an index); "+
+		"the other %d are near-duplicates to keep grouped under their winner. In %s, members with \"removable\": true are the ones to delete; "+
+		"winnow compare WINNER MEMBER explains any pair.\n",
+		stats.Removable, stats.Duplicates, stats.Duplicates-stats.Removable, where)
 }
 
 // errInterrupted is wrapped by the error of a command stopped by SIGINT or
@@ -225,6 +243,11 @@ func writeClusters(ctx context.Context, w io.Writer, clusters []similarity.Clust
 		stats.Clusters++
 		stats.Duplicates += len(c.Members) - 1
 		line := offline.NewLine(c, lineDocs, sigs, rank, remove)
+		for _, m := range line.Members {
+			if m.Removal != nil && m.Removal.Removable {
+				stats.Removable++
+			}
+		}
 		if err := line.Write(bw); err != nil {
 			return err
 		}

@@ -121,6 +121,11 @@ func TestDedupSample(t *testing.T) {
 	if !strings.Contains(errs, "53 documents") {
 		t.Errorf("summary on stderr = %q, want 53 documents", errs)
 	}
+	// The summary says what to do next: how many duplicates may be
+	// deleted, the same count as the lines' removable flags.
+	if want := fmt.Sprintf("%d of the ", removable); !strings.Contains(errs, want+"") || !strings.Contains(errs, "duplicates are removable") || !strings.Contains(errs, `"removable": true`) {
+		t.Errorf("summary on stderr = %q, want %q… duplicates are removable and how to find them", errs, want)
+	}
 	// Stable IDs: a second run gives the same output.
 	if _, again, _ := winnow(t, "", "dedup"); again != out {
 		t.Error("winnow dedup output differs between two runs")
