@@ -26,10 +26,16 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	useWrk := fs.Bool("wrk", false, "then cross-check with wrk (if installed): one query, duration/4 on each target")
 	rateArg := fs.String("rate", "0", "load both targets at this fixed `rate` in req/s, or at Fx: F times the pass-through's closed-loop req/s measured first "+
 		"(open loop, latency counted from each request's due time; -conns caps the requests in flight; the soak stays closed loop); 0: closed loop")
+	engineURL := fs.String("engine", "", "stand in front of the real engine at this `URL` (as scripts/engine start prints it) instead of the demo engine; "+
+		"the sample is loaded into -index there, and the engine's own collapse is measured too")
+	kind := fs.String("kind", "", "the -engine's `kind`: opensearch, elasticsearch or solr")
+	index := fs.String("index", "", "the -engine's `index` (Solr core) to load the sample into, replaced (default winnow_bench)")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-rate 0|N|Fx] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-json]\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-rate 0|N|Fx] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-json]\n"+
+			"                    [-engine URL -kind opensearch|elasticsearch|solr [-index winnow_bench]]\n\n"+
 			"Measures the proxy against a plain fasthttp pass-through in front of the same\n"+
-			"embedded demo engine, all in this process on 127.0.0.1, with warm signatures.")
+			"embedded demo engine, all in this process on 127.0.0.1, with warm signatures;\n"+
+			"with -engine, in front of that real engine, the demo engine serving the pages.")
 		fs.PrintDefaults()
 	}
 	if err := parseArgs(fs, args); err != nil {
@@ -50,6 +56,12 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return usagef("-soak must not be negative")
 	case *churn < 0 || *churn > 1e9:
 		return usagef("-churn must be in [0, 1e9]")
+	case *engineURL != "" && *kind != "opensearch" && *kind != "elasticsearch" && *kind != "solr":
+		return usagef("-engine needs -kind opensearch, elasticsearch or solr")
+	case *engineURL == "" && (*kind != "" || *index != ""):
+		return usagef("-kind and -index need -engine")
+	case *engineURL != "" && *churn > 0:
+		return usagef("-churn needs the demo engine (its x_variant), not -engine")
 	}
 	po, err := proxyOptions(e.cfg, e)
 	if err != nil {
@@ -60,6 +72,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	o := bench.Options{
 		Proxy: po, Duration: *duration, Conns: *conns, Results: *results, Rounds: *rounds,
 		Rate: rate, RateFraction: fraction, Soak: *soak, Churn: *churn, Wrk: *useWrk,
+		Engine: *engineURL, Kind: *kind, Index: *index,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if !*asJSON {

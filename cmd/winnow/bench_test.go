@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/winnow-search/winnow/internal/bench"
+	"github.com/winnow-search/winnow/internal/realengine"
 )
 
 func TestBench(t *testing.T) {
@@ -42,6 +43,43 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchRealEngine runs a short bench in front of each real engine
+// (started by realengine): the sample is loaded there, winnow marks the
+// top 50 of every query, and the engine's own collapse answers too.
+func TestBenchRealEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real engines and loads them for seconds")
+	}
+	for _, kind := range realengine.Kinds {
+		t.Run(kind, func(t *testing.T) {
+			base := realengine.Start(t, kind)
+			code, out, errs := winnow(t, "", "bench", "-engine", base, "-kind", kind, "-index", "winnow_bench_test",
+				"-duration", "1500ms", "-rounds", "1", "-conns", "4", "-json")
+			if code != 0 {
+				t.Fatalf("winnow bench -engine = %d, stderr:\n%s", code, errs)
+			}
+			var r bench.Report
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("bench -json output: %v\n%s", err, out)
+			}
+			if r.Kind != kind || r.Engine != base || r.Collapse == nil {
+				t.Fatalf("report engine %q at %q, collapse %v; want %s at %s with a collapse phase", r.Kind, r.Engine, r.Collapse, kind, base)
+			}
+			for name, p := range map[string]bench.Phase{"passthrough": r.Passthrough, "winnow": r.Winnow, "collapse": *r.Collapse} {
+				if p.Requests == 0 || p.Errors != 0 || p.Non2xx != 0 {
+					t.Errorf("%s = %+v, want requests, no errors", name, p)
+				}
+			}
+			if want := len(bench.Queries) * 50; r.MarkedHits != want {
+				t.Errorf("marked results = %d of %d, want %d (the top 50 of each query)", r.MarkedHits, r.CheckedHits, want)
+			}
+			if n := realengine.DocCount(t, kind, base, "winnow_bench_test"); n != 53 {
+				t.Errorf("the engine holds %d documents, want the sample's 53", n)
+			}
+		})
+	}
+}
+
 func TestBenchUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "-results", "60"},
@@ -49,6 +87,10 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "extra"},
 		{"bench", "-rate", "-5"},
 		{"bench", "-rate", "0x"},
+		{"bench", "-engine", "http://127.0.0.1:19200"},
+		{"bench", "-engine", "http://127.0.0.1:19200", "-kind", "xapian"},
+		{"bench", "-kind", "solr"},
+		{"bench", "-engine", "http://127.0.0.1:18983/solr", "-kind", "solr", "-churn", "3"},
 	} {
 		if code, _, errs := winnow(t, "", args...); code != 2 {
 			t.Errorf("winnow %q = %d, want 2 (stderr %q)", args, code, errs)

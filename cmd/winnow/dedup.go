@@ -34,9 +34,9 @@ type signedDoc struct {
 // dedupStats is the summary printed at the end of a run.
 type dedupStats struct {
 	Docs, Errors, Empty, Cut, Clusters, Duplicates, Removable int
-	Bytes                                          int64
-	Elapsed                                        time.Duration
-	Stages                                         stageTimes
+	Bytes                                                     int64
+	Elapsed                                                   time.Duration
+	Stages                                                    stageTimes
 }
 
 // dedupUsage is the head of winnow dedup's usage, before its flags.

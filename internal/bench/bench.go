@@ -9,10 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"net/url"
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -21,7 +21,6 @@ import (
 	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/internal/loadgen"
 	"github.com/winnow-search/winnow/proxy"
-	"github.com/winnow-search/winnow/proxy/engine"
 )
 
 // Options configure [Run]. Zero fields take the defaults named.
@@ -57,6 +56,14 @@ type Options struct {
 	// Logger receives the servers' logs (`winnow bench` passes one at
 	// warning level); nil: slog.Default().
 	Logger *slog.Logger
+	// Engine, when set, is a real engine's base address (as
+	// scripts/engine prints it) that the pass-through and winnow stand in
+	// front of instead of the demo engine; Kind is its kind
+	// ("opensearch", "elasticsearch" or "solr"). Run loads the sample into
+	// Index there (default "winnow_bench", replaced), with page URLs on
+	// the demo engine, which still serves the pages, and measures the
+	// engine's own collapse on the page field as a third target.
+	Engine, Kind, Index string
 }
 
 func (o Options) withDefaults() Options {
@@ -84,6 +91,16 @@ func (o Options) validate() error {
 	if o.Soak < 0 || o.Churn < 0 || o.Rate < 0 || o.RateFraction < 0 {
 		errs = append(errs, errors.New("bench: soak, churn and rate must not be negative"))
 	}
+	if o.Engine != "" {
+		if _, err := realBackend(o.Kind, o.Engine, cmpOr(o.Index, defaultIndex)); err != nil {
+			errs = append(errs, err)
+		}
+		if o.Churn > 0 {
+			errs = append(errs, errors.New("bench: churn needs the demo engine (its x_variant), not a real engine"))
+		}
+	} else if o.Kind != "" || o.Index != "" {
+		errs = append(errs, errors.New("bench: an engine kind or index without an engine address"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -106,16 +123,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	o = o.withDefaults()
 	mem := newRSSSampler()
 	defer mem.stop()
-	be, err := start(o)
+	be, err := start(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer be.close(o.Logger)
-	passURLs := queryURLs(be.pass.URL(), o.Results)
-	winURLs := queryURLs("http://"+be.winLn.Addr().String(), o.Results)
+	passURLs := be.backend.queryURLs(be.pass.URL(), o.Results)
+	winURLs := be.backend.queryURLs("http://"+be.winLn.Addr().String(), o.Results)
 	// The pass-through must give full pages, or the comparison is moot.
 	for _, u := range passURLs {
-		hits, _, err := countHits(u)
+		hits, _, err := be.countHits(u)
 		if err == nil && hits != o.Results {
 			err = fmt.Errorf("%s gave %d hits, want %d", u, hits, o.Results)
 		}
@@ -124,7 +141,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	fmt.Fprintf(o.Progress, "bench: warming winnow's signature cache over %d queries\n", len(winURLs))
-	if err := warm(ctx, be.win, winURLs, min(o.Results, be.topK)); err != nil {
+	if err := be.warm(ctx, winURLs, min(o.Results, be.topK)); err != nil {
 		return nil, err
 	}
 	rep, err := measure(ctx, o, be, mem, passURLs, winURLs)
@@ -156,6 +173,7 @@ func measure(ctx context.Context, o Options, be *env, mem *rssSampler, passURLs,
 		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
 		Conns: o.Conns, Results: o.Results, Rounds: o.Rounds, SliceSeconds: slice.Seconds(),
 		Queries: Queries, Load: LoadClosed, RateRPS: o.Rate, RateFraction: o.RateFraction,
+		Engine: o.Engine, Kind: cmpOr(be.backend.kind, "demo"), Index: be.backend.index,
 	}
 	// A short unmeasured run on each target opens the connections and
 	// fills the pools.
@@ -172,7 +190,12 @@ func measure(ctx context.Context, o Options, be *env, mem *rssSampler, passURLs,
 		o.Rounds, slice, loadName(rep), o.Conns, o.Results, rep.GOMAXPROCS)
 	before := be.win.Stats().Signatures
 	mem.mark()
-	got, err := loadgen.Compare(ctx, []loadgen.Target{{Name: "passthrough", URLs: passURLs}, {Name: "winnow", URLs: winURLs}},
+	targets := []loadgen.Target{{Name: "passthrough", URLs: passURLs}, {Name: "winnow", URLs: winURLs}}
+	if be.backend.kind != "" {
+		// The engine's own collapse, through the same pass-through.
+		targets = append(targets, loadgen.Target{Name: "collapse", URLs: be.backend.collapseURLs(be.pass.URL(), o.Results)})
+	}
+	got, err := loadgen.Compare(ctx, targets,
 		loadgen.CompareOptions{Conns: o.Conns, Rate: rep.RateRPS, Rounds: o.Rounds, Slice: slice, OnRound: func(r int, so []loadgen.Measured) {
 			fmt.Fprintf(o.Progress, "bench: round %d/%d: pass-through %.0f req/s p99 %.3f ms, winnow %.0f req/s p99 %.3f ms so far\n",
 				r+1, o.Rounds, so[0].RPS(), ms(so[0].Latency.Quantile(0.99)), so[1].RPS(), ms(so[1].Latency.Quantile(0.99)))
@@ -181,11 +204,15 @@ func measure(ctx context.Context, o Options, be *env, mem *rssSampler, passURLs,
 		return nil, err
 	}
 	rep.Signatures = signatureDelta(before, be.win.Stats().Signatures)
-	if rep.MarkedHits, rep.CheckedHits, _, err = checkMarks(winURLs); err != nil {
+	if rep.MarkedHits, rep.CheckedHits, _, err = be.checkMarks(winURLs); err != nil {
 		return nil, err
 	}
 	rep.Passthrough = phase(&got[0])
 	rep.Winnow = phase(&got[1])
+	if len(got) > 2 {
+		c := phase(&got[2])
+		rep.Collapse = &c
+	}
 	rep.compare()
 	rep.Memory = mem.report(be)
 	return rep, nil
@@ -256,8 +283,10 @@ func runWrk(ctx context.Context, o Options, passURL, winURL string) (pass, win s
 	return pass, win, nil
 }
 
-// start starts the demo engine, the pass-through and winnow on loopback.
-func start(o Options) (*env, error) {
+// start starts the demo engine, the pass-through and winnow on loopback;
+// with o.Engine it loads the sample into that engine and puts the
+// pass-through and winnow in front of it.
+func start(ctx context.Context, o Options) (*env, error) {
 	quiet := o.Logger // the servers' warnings only: the caller's level
 	eng, err := demo.New(sample.Docs(), demo.Options{Logger: quiet})
 	if err != nil {
@@ -267,15 +296,26 @@ func start(o Options) (*env, error) {
 	if be.demo, err = demo.Start("127.0.0.1:0", eng); err != nil {
 		return nil, fmt.Errorf("bench: demo engine: %w", err)
 	}
-	if be.pass, err = loadgen.StartPassthrough(be.demo.Addr().String()); err != nil {
+	be.backend = demoBackend(be.demo.URL())
+	if o.Engine != "" {
+		if be.backend, err = realBackend(o.Kind, o.Engine, cmpOr(o.Index, defaultIndex)); err != nil {
+			be.close(quiet)
+			return nil, err
+		}
+		fmt.Fprintf(o.Progress, "bench: loading the sample into %s %s at %s\n", o.Kind, be.backend.index, o.Engine)
+		if err := be.backend.load(ctx, o.Engine, be.demo.URL()); err != nil {
+			be.close(quiet)
+			return nil, err
+		}
+	}
+	if be.pass, err = loadgen.StartPassthrough(strings.TrimPrefix(strings.TrimPrefix(be.backend.origin, "http://"), "https://")); err != nil {
 		be.close(quiet)
 		return nil, err
 	}
 	po := o.Proxy.WithDefaults()
 	po.Logger = quiet
 	po.Fetch.Logger = quiet
-	po.Engines = []proxy.Engine{{Name: "demo-es", URL: be.demo.URL(),
-		Adapter: engine.Config{Kind: "elasticsearch", Path: "/llvm/_search"}}}
+	po.Engines = []proxy.Engine{{Name: cmpOr(be.backend.kind, "demo-es"), URL: be.backend.origin, Adapter: be.backend.adapter()}}
 	po.Transparent = ""
 	po.Fetch.Allow = append(po.Fetch.Allow, netip.MustParsePrefix("127.0.0.0/8"))
 	// Warm-up fetches every page; a generous budget lets the first pass
@@ -317,6 +357,7 @@ func (be *env) close(log *slog.Logger) {
 
 // env holds the servers a bench runs against.
 type env struct {
+	backend    backend
 	demo       *demo.Server
 	pass       *loadgen.Passthrough
 	win        *proxy.Server
@@ -341,14 +382,6 @@ func churnURLs(urls []string, n int) []string {
 	return out
 }
 
-func queryURLs(base string, size int) []string {
-	urls := make([]string, len(Queries))
-	for i, q := range Queries {
-		urls[i] = base + "/llvm/_search?q=" + url.QueryEscape(q) + "&size=" + strconv.Itoa(size)
-	}
-	return urls
-}
-
 // esHits is the part of an Elasticsearch answer the bench checks. In
 // group mode a winner's duplicates are its inner_hits named "winnow".
 type esHits struct {
@@ -366,16 +399,22 @@ type esHits struct {
 	} `json:"hits"`
 }
 
-// countHits returns the number of results in an Elasticsearch answer
-// (hits, and the duplicates grouped under them) and how many carry a
-// _winnow mark.
-func countHits(u string) (results, marked int, err error) {
+// countHits returns the number of results in an Elasticsearch or Solr
+// answer (hits, and the duplicates grouped under them) and how many carry
+// a _winnow mark.
+func (be *env) countHits(u string) (results, marked int, err error) {
 	status, body, err := fasthttp.GetTimeout(nil, u, 10*time.Second)
 	if err != nil {
 		return 0, 0, err
 	}
 	if status != fasthttp.StatusOK {
 		return 0, 0, fmt.Errorf("%s: status %d", u, status)
+	}
+	if be.backend.solr() {
+		if results, marked, err = countSolr(body); err != nil {
+			return 0, 0, fmt.Errorf("%s: %v", u, err)
+		}
+		return results, marked, nil
 	}
 	var a esHits
 	if err := json.Unmarshal(body, &a); err != nil {
@@ -394,10 +433,10 @@ func countHits(u string) (results, marked int, err error) {
 
 // checkMarks returns, over every URL, the results winnow marked, the
 // results it returned, and the fewest results marked in one answer.
-func checkMarks(urls []string) (marked, results, fewest int, err error) {
+func (be *env) checkMarks(urls []string) (marked, results, fewest int, err error) {
 	fewest = -1
 	for _, u := range urls {
-		r, m, err := countHits(u)
+		r, m, err := be.countHits(u)
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("bench: winnow: %w", err)
 		}
@@ -412,11 +451,12 @@ func checkMarks(urls []string) (marked, results, fewest int, err error) {
 
 // warm sends the queries through winnow until a whole pass finds every
 // signature in the cache (no page fetched, every hit marked).
-func warm(ctx context.Context, win *proxy.Server, urls []string, want int) error {
+func (be *env) warm(ctx context.Context, urls []string, want int) error {
+	win := be.win
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		before := win.Stats().Signatures
-		_, _, fewest, err := checkMarks(urls)
+		_, _, fewest, err := be.checkMarks(urls)
 		if err != nil {
 			return err
 		}

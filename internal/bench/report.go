@@ -97,6 +97,11 @@ const (
 
 // Report is the whole report of [Run].
 type Report struct {
+	// Kind is the engine behind the targets: "demo" (the embedded demo
+	// engine) or a real one's kind, at Engine, the sample in Index.
+	Kind         string   `json:"engine_kind"`
+	Engine       string   `json:"engine,omitempty"`
+	Index        string   `json:"index,omitempty"`
 	Mode         string   `json:"mode"`
 	TopK         int      `json:"top_k"`
 	GOMAXPROCS   int      `json:"gomaxprocs"`
@@ -120,8 +125,12 @@ type Report struct {
 	CalibrationSeconds float64 `json:"calibration_seconds,omitempty"`
 	Passthrough        Phase   `json:"passthrough"`
 	Winnow             Phase   `json:"winnow"`
-	AddedP99Ms         float64 `json:"added_p99_ms"`
-	AddedP50Ms         float64 `json:"added_p50_ms"`
+	// Collapse, on a real engine, is the engine's own collapse on the
+	// page field (the sample's near-duplicate clusters), the same
+	// queries through the same pass-through.
+	Collapse   *Phase  `json:"collapse,omitempty"`
+	AddedP99Ms float64 `json:"added_p99_ms"`
+	AddedP50Ms float64 `json:"added_p50_ms"`
 	// ThroughputRatio and ThroughputOK are nil at a fixed rate, where
 	// both targets are sent the same requests.
 	ThroughputRatio *float64 `json:"throughput_ratio"`
@@ -182,12 +191,22 @@ func (r *Report) WriteJSON(w io.Writer) error {
 }
 
 func (r *Report) writeBench(w io.Writer) {
+	if r.Engine != "" {
+		fmt.Fprintf(w, "engine: %s at %s, the sample in %s (pages served by the demo engine)\n", r.Kind, r.Engine, r.Index)
+	}
 	fmt.Fprintf(w, "%-12s %9s %9s %8s %8s %8s %8s %8s %7s %7s %9s\n",
 		"target", "requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "non2xx", "CPU/req")
-	for _, t := range []struct {
+	targets := []struct {
 		name string
 		p    Phase
-	}{{"passthrough", r.Passthrough}, {"winnow", r.Winnow}} {
+	}{{"passthrough", r.Passthrough}, {"winnow", r.Winnow}}
+	if r.Collapse != nil {
+		targets = append(targets, struct {
+			name string
+			p    Phase
+		}{"collapse", *r.Collapse})
+	}
+	for _, t := range targets {
 		fmt.Fprintf(w, "%-12s %9d %9.0f %8.3f %8.3f %8.3f %8.3f %8.2f %7d %7d %7.1fus\n",
 			t.name, t.p.Requests, t.p.RPS, t.p.P50Ms, t.p.P90Ms, t.p.P99Ms, t.p.P999Ms, t.p.MaxMs, t.p.Errors, t.p.Non2xx, t.p.CPUPerReqUs)
 	}
@@ -211,6 +230,9 @@ func (r *Report) writeBench(w io.Writer) {
 		fmt.Fprintf(w, "added latency in a closed loop (%s): p50 %+.3f ms, p99 %+.3f ms (target < 1 ms: %s)\n", how, r.AddedP50Ms, r.AddedP99Ms, okWord(r.P99OK))
 		if r.ThroughputRatio != nil && r.ThroughputOK != nil {
 			fmt.Fprintf(w, "throughput ratio winnow/passthrough: %.3f (target >= %.2f: %s)\n", *r.ThroughputRatio, targetThroughput, okWord(*r.ThroughputOK))
+		}
+		if r.Collapse != nil && r.Collapse.RPS > 0 {
+			fmt.Fprintf(w, "throughput ratio winnow/%s's own collapse on page: %.3f\n", r.Kind, r.Winnow.RPS/r.Collapse.RPS)
 		}
 	}
 	fmt.Fprintf(w, "added CPU per query (process CPU per request, winnow slices - passthrough slices): %.1f us\n", r.AddedCPUUs)

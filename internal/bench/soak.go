@@ -43,7 +43,7 @@ func runSoak(ctx context.Context, out io.Writer, be *env, mem *rssSampler, urls 
 	rep.SigsCached = float64(after.Cached - before.Cached)
 	rep.SigsFetched = float64(after.Fetched - before.Fetched)
 	var err error
-	if rep.MarkedHits, rep.CheckedHits, _, err = checkMarks(urls[:min(len(urls), len(Queries))]); err != nil {
+	if rep.MarkedHits, rep.CheckedHits, _, err = be.checkMarks(urls[:min(len(urls), len(Queries))]); err != nil {
 		return nil, err
 	}
 	rep.URLs = len(urls)

@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/renumber":  nil,
 	"internal/parallel":  nil,
 	"internal/hashmix":   nil,
-	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "corpus/sample"},
+	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "internal/realengine", "corpus/sample"},
 	"offline":            {"config", "page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
 	"cmd/winnow":         {"*"},
 

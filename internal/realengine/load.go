@@ -2,6 +2,7 @@ package realengine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -106,59 +107,91 @@ const solrConfigSet = "winnow"
 // returns. Any error fails the test.
 func Load(t testing.TB, kind, base, index string, docs []Doc) {
 	t.Helper()
+	if err := Index(context.Background(), kind, base, index, docs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Index is [Load] for callers without a test: `winnow bench -engine`
+// loads the sample with it.
+func Index(ctx context.Context, kind, base, index string, docs []Doc) error {
 	if index == "" || strings.ContainsAny(index, "/?#&% ") {
-		t.Fatalf("realengine: index name %q: want a plain name", index)
+		return fmt.Errorf("realengine: index name %q: want a plain name", index)
 	}
 	base = strings.TrimSuffix(base, "/")
 	switch kind {
 	case "opensearch", "elasticsearch":
-		if _, status := request(t, http.MethodDelete, base+"/"+index, "", nil); status != http.StatusOK && status != http.StatusNotFound {
-			t.Fatalf("realengine: delete index %s: status %d", index, status)
+		_, status, err := call(ctx, http.MethodDelete, base+"/"+index, "", nil)
+		if err != nil {
+			return err
 		}
-		Do(t, http.MethodPut, base+"/"+index, "application/json", []byte(indexDefinition))
+		if status != http.StatusOK && status != http.StatusNotFound {
+			return fmt.Errorf("realengine: delete index %s: status %d", index, status)
+		}
+		if _, err := do(ctx, http.MethodPut, base+"/"+index, "application/json", []byte(indexDefinition)); err != nil {
+			return err
+		}
 		var nd bytes.Buffer
 		enc := json.NewEncoder(&nd)
 		for _, d := range docs {
-			must(t, enc.Encode(map[string]any{"index": map[string]string{"_index": index, "_id": d.ID}}))
-			must(t, enc.Encode(d.fields()))
+			if err := enc.Encode(map[string]any{"index": map[string]string{"_index": index, "_id": d.ID}}); err != nil {
+				return err
+			}
+			if err := enc.Encode(d.fields()); err != nil {
+				return err
+			}
 		}
 		if len(docs) > 0 {
+			b, err := do(ctx, http.MethodPost, base+"/_bulk", "application/x-ndjson", nd.Bytes())
+			if err != nil {
+				return err
+			}
 			var r struct {
 				Errors bool              `json:"errors"`
 				Items  []json.RawMessage `json:"items"`
 			}
-			decode(t, Do(t, http.MethodPost, base+"/_bulk", "application/x-ndjson", nd.Bytes()), &r)
+			if err := json.Unmarshal(b, &r); err != nil {
+				return fmt.Errorf("realengine: bulk answer %s: %v", trim(b), err)
+			}
 			if r.Errors {
-				t.Fatalf("realengine: bulk load into %s: errors, first item %s", index, firstError(r.Items))
+				return fmt.Errorf("realengine: bulk load into %s: errors, first item %s", index, firstError(r.Items))
 			}
 		}
-		Do(t, http.MethodPost, base+"/"+index+"/_refresh", "", nil)
+		_, err = do(ctx, http.MethodPost, base+"/"+index+"/_refresh", "", nil)
+		return err
 	case "solr":
-		q := url.Values{"action": {"UNLOAD"}, "core": {index}, "deleteInstanceDir": {"true"}}
-		if exists := solrCoreExists(t, base, index); exists {
-			Do(t, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil)
+		b, err := do(ctx, http.MethodGet, base+"/admin/cores?"+url.Values{"action": {"STATUS"}, "core": {index}}.Encode(), "", nil)
+		if err != nil {
+			return err
 		}
-		q = url.Values{"action": {"CREATE"}, "name": {index}, "configSet": {solrConfigSet}}
-		Do(t, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil)
+		var st struct {
+			Status map[string]map[string]any `json:"status"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fmt.Errorf("realengine: core status %s: %v", trim(b), err)
+		}
+		if len(st.Status[index]) > 0 {
+			q := url.Values{"action": {"UNLOAD"}, "core": {index}, "deleteInstanceDir": {"true"}}
+			if _, err := do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil); err != nil {
+				return err
+			}
+		}
+		q := url.Values{"action": {"CREATE"}, "name": {index}, "configSet": {solrConfigSet}}
+		if _, err := do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil); err != nil {
+			return err
+		}
 		all := make([]map[string]any, len(docs))
 		for i, d := range docs {
 			all[i] = d.fields()
 		}
-		b, err := json.Marshal(all)
-		must(t, err)
-		Do(t, http.MethodPost, base+"/"+index+"/update?commit=true", "application/json", b)
-	default:
-		t.Fatalf("realengine: unknown kind %q", kind)
+		b, err = json.Marshal(all)
+		if err != nil {
+			return err
+		}
+		_, err = do(ctx, http.MethodPost, base+"/"+index+"/update?commit=true", "application/json", b)
+		return err
 	}
-}
-
-func solrCoreExists(t testing.TB, base, core string) bool {
-	t.Helper()
-	var r struct {
-		Status map[string]map[string]any `json:"status"`
-	}
-	decode(t, Do(t, http.MethodGet, base+"/admin/cores?"+url.Values{"action": {"STATUS"}, "core": {core}}.Encode(), "", nil), &r)
-	return len(r.Status[core]) > 0
+	return fmt.Errorf("realengine: unknown kind %q", kind)
 }
 
 // firstError is the first bulk item that reports an error.
@@ -225,31 +258,41 @@ var client = &http.Client{Timeout: 2 * time.Minute}
 // request and quoting the body. contentType may be empty when body is nil.
 func Do(t testing.TB, method, u, contentType string, body []byte) []byte {
 	t.Helper()
-	b, status := request(t, method, u, contentType, body)
-	if status/100 != 2 {
-		t.Fatalf("realengine: %s %s: status %d: %s", method, u, status, trim(b))
+	b, err := do(context.Background(), method, u, contentType, body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return b
 }
 
-// request sends a request and returns the body and the status.
-func request(t testing.TB, method, u, contentType string, body []byte) ([]byte, int) {
-	t.Helper()
-	req, err := http.NewRequest(method, u, bytes.NewReader(body))
-	must(t, err)
+// do is [Do] returning the error.
+func do(ctx context.Context, method, u, contentType string, body []byte) ([]byte, error) {
+	b, status, err := call(ctx, method, u, contentType, body)
+	if err == nil && status/100 != 2 {
+		err = fmt.Errorf("realengine: %s %s: status %d: %s", method, u, status, trim(b))
+	}
+	return b, err
+}
+
+// call sends a request and returns the body and the status.
+func call(ctx context.Context, method, u, contentType string, body []byte) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, fmt.Errorf("realengine: %v", err)
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("realengine: %s %s: %v", method, u, err)
+		return nil, 0, fmt.Errorf("realengine: %s %s: %v", method, u, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("realengine: %s %s: reading the body: %v", method, u, err)
+		return nil, 0, fmt.Errorf("realengine: %s %s: reading the body: %v", method, u, err)
 	}
-	return b, resp.StatusCode
+	return b, resp.StatusCode, nil
 }
 
 func decode(t testing.TB, b []byte, v any) {

@@ -20,6 +20,7 @@ engine_fetch() {
   if [ ! -s "$dir/classpath" ] || [ "$solr_launcher/pom.xml" -nt "$dir/classpath" ]; then
     echo "engine: resolving Solr's classpath (scripts/solr-launcher/pom.xml)" >&2
     mvn -q -B -f "$solr_launcher/pom.xml" dependency:build-classpath \
+      -Dmaven.repo.local="${WINNOW_M2_REPO:-$HOME/.m2/repository}" \
       -Dmdep.outputFile="$dir/classpath.tmp" >&2 || die "could not resolve Solr's classpath"
     mv "$dir/classpath.tmp" "$dir/classpath"
   fi
