@@ -450,7 +450,7 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	case text != "":
 		doc.Body, doc.ContentType = []byte(text), "text/plain"
 	default:
-		return Doc{}, fmt.Errorf("no non-empty string in %s", strings.Join(slices.Concat(f.HTML, f.Text), ", "))
+		return Doc{ID: doc.ID, URL: doc.URL}, fmt.Errorf("%w in %s", ErrNoBody, strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}
 	return doc, nil
 }
