@@ -130,10 +130,19 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, fields []string, sl
 		return err
 	}
 	defer e.closePIT(pit)
+	// A probe for the _shard_doc sort, which OpenSearch 2.x lacks ("No
+	// mapping found for [_shard_doc]"): refused, the scan scrolls instead.
+	probe, _ := json.Marshal(map[string]any{"size": 0, "pit": map[string]any{"id": pit, "keep_alive": keepAlive},
+		"sort": []any{map[string]any{"_shard_doc": "asc"}}, "track_total_hits": false})
+	if err := e.c.do(ctx, "POST", "/_search", nil, probe, "", nil); err != nil {
+		if statusOf(err) == 400 {
+			return fmt.Errorf("%w: %v", errNoPIT, err)
+		}
+		return err
+	}
 	return runSlices(ctx, slices, func(ctx context.Context, slice int) error {
 		var after []any
 		id := pit
-		read := 0
 		for {
 			req := map[string]any{
 				"size":                pageSize,
@@ -153,9 +162,6 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, fields []string, sl
 			body, _ := json.Marshal(req)
 			var ans searchAnswer
 			if err := e.c.do(ctx, "POST", "/_search", nil, body, "", &ans); err != nil {
-				if st := statusOf(err); read == 0 && slice == 0 && st == 400 {
-					return fmt.Errorf("%w: %v", errNoPIT, err)
-				}
 				return err
 			}
 			id = cmpOr(ans.PitID, id)
@@ -165,7 +171,6 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, fields []string, sl
 					return err
 				}
 			}
-			read += len(hs)
 			if len(hs) < pageSize {
 				return nil
 			}

@@ -592,6 +592,16 @@ func (j *job) planAll(ctx context.Context, es []entry, report bool) (map[string]
 			lines = append(lines, line)
 		}
 	}
+	// Pages that match none are groups of their own, with the ID winnow
+	// dedup would give them, so that a collapse on the group keeps them.
+	for i := range es {
+		if _, ok := tags[es[i].id]; !ok {
+			tags[es[i].id] = Tags{Group: fmt.Sprintf("%016x", offline.ClusterID(es[i].id)), Winner: true, Probability: &one}
+			if report {
+				j.rep.Singletons++
+			}
+		}
+	}
 	if report {
 		j.reportLines(lines)
 	}
