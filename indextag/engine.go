@@ -258,3 +258,6 @@ func open(t Target, o Options) store {
 	}
 	return &elastic{c: c, index: t.Index, opensearch: t.Kind == KindOpenSearch}
 }
+
+func (e *elastic) retryCounts() map[string]int { return e.c.retryCounts() }
+func (s *solr) retryCounts() map[string]int    { return s.c.retryCounts() }
