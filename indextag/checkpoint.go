@@ -63,6 +63,8 @@ type checkpoint struct {
 	resumed bool
 	entries []entry
 	written map[string]bool
+	// valid is the length of the file's complete lines.
+	valid int64
 }
 
 // openCheckpoint opens the checkpoint at path: a finished one or none
@@ -83,8 +85,15 @@ func openCheckpoint(path string, h ckptHeader) (*checkpoint, error) {
 			return nil, err
 		}
 		if ok {
-			// Resume: append to the file as it is.
-			if ck.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			// Resume: append after the last complete line (a torn one is
+			// cut off).
+			if ck.f, err = os.OpenFile(path, os.O_WRONLY, 0o644); err != nil {
+				return nil, fmt.Errorf("indextag: checkpoint: %w", err)
+			}
+			if err := ck.f.Truncate(ck.valid); err != nil {
+				return nil, fmt.Errorf("indextag: checkpoint: %w", err)
+			}
+			if _, err := ck.f.Seek(ck.valid, io.SeekStart); err != nil {
 				return nil, fmt.Errorf("indextag: checkpoint: %w", err)
 			}
 			ck.w = bufio.NewWriterSize(ck.f, 256<<10)
@@ -120,6 +129,7 @@ func (ck *checkpoint) load(r io.Reader, want ckptHeader) (bool, error) {
 	}
 	read := false
 	ck.written = map[string]bool{}
+	ck.valid = int64(len(first))
 	for {
 		b, err := br.ReadBytes('\n')
 		if err != nil {
@@ -129,6 +139,7 @@ func (ck *checkpoint) load(r io.Reader, want ckptHeader) (bool, error) {
 		if json.Unmarshal(b, &l) != nil {
 			break
 		}
+		ck.valid += int64(len(b))
 		switch l.K {
 		case "doc":
 			e := entry{id: l.ID, url: l.URL, popularity: l.Pop, ver: l.Ver, cut: l.Cut, role: l.Role, tagged: l.Tagged}

@@ -680,3 +680,66 @@ func TestSince(t *testing.T) {
 		}
 	})
 }
+
+// TestInterrupt stops winnow index -apply with SIGINT (Ctrl-C): it exits
+// non-zero with its summary, its checkpoint ends on a complete line, and
+// the same command resumes it.
+func TestInterrupt(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind string) {
+		e := load(t, kind)
+		dir := t.TempDir()
+		ck := filepath.Join(dir, "ck")
+		cmd := exec.Command(winnowBin(t), "index", "-kind", kind, "-apply", "-checkpoint", ck, "-rate", "8", "-batch", "4", e.indexURL())
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(3 * time.Minute)
+		for wroteLines(ck) < 1 {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("no batch written within 3 minutes: %s", stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute): // far beyond the second it takes; a hang fails
+			cmd.Process.Kill()
+			t.Fatalf("still running a minute after SIGINT: %s", stderr.String())
+		}
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("exit after SIGINT: %v, want status 1", err)
+		}
+		for _, want := range []string{"winnow index: wrote ", "pages/s", "the checkpoint " + ck + " resumes the run"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+			}
+		}
+		b, _ := os.ReadFile(ck)
+		if len(b) == 0 || b[len(b)-1] != '\n' || bytes.Contains(b, []byte(`{"k":"done"}`)) {
+			t.Errorf("checkpoint after SIGINT does not end on a complete line, or says done")
+		}
+		logged := len(wroteIDs(t, ck))
+		out := filepath.Join(dir, "rerun.json")
+		if b, err := exec.Command(winnowBin(t), "index", "-kind", kind, "-apply", "-checkpoint", ck, "-o", out, e.indexURL()).CombinedOutput(); err != nil {
+			t.Fatalf("rerun: %v: %s", err, b)
+		}
+		var rep indextag.Report
+		rb, _ := os.ReadFile(out)
+		decode(t, rb, &rep)
+		if w := rep.Writes; w.Resumed != logged || w.Resumed+w.Written+w.Unchanged != len(e.docs) {
+			t.Errorf("rerun: resumed %d (logged %d), written %d, unchanged %d; want the %d documents", w.Resumed, logged, w.Written, w.Unchanged, len(e.docs))
+		}
+		st := e.state(t)
+		checkGroups(t, e, st, dedupGroups(t, e, st))
+	})
+}
