@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -564,7 +565,7 @@ func TestBackPressure(t *testing.T) {
 		target, _ := url.Parse(e.base)
 		target.Path = ""
 		rp := httputil.NewSingleHostReverseProxy(target)
-		var refused atomic.Int64
+		var refused, itemsRejected atomic.Int64
 		storm := map[string]int{} // requests refused by route
 		var mu sync.Mutex
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -578,6 +579,25 @@ func TestBackPressure(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusTooManyRequests)
 				fmt.Fprint(w, `{"error":{"type":"es_rejected_execution_exception","reason":"test storm"},"status":429}`)
+				return
+			}
+			if n == 3 && lastSegment(r.URL.Path) == "_bulk" {
+				// Then every item of one bulk request rejected, as a busy
+				// write pool answers.
+				body, _ := io.ReadAll(r.Body)
+				items := (bytes.Count(body, []byte("\n")) + 1) / 2
+				itemsRejected.Add(int64(items))
+				var b strings.Builder
+				b.WriteString(`{"took":1,"errors":true,"items":[`)
+				for i := range items {
+					if i > 0 {
+						b.WriteString(",")
+					}
+					b.WriteString(`{"update":{"status":429,"error":{"type":"es_rejected_execution_exception","reason":"rejected execution (queue capacity 1)"}}}`)
+				}
+				b.WriteString("]}")
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, b.String())
 				return
 			}
 			rp.ServeHTTP(w, r)
@@ -596,6 +616,11 @@ func TestBackPressure(t *testing.T) {
 		}
 		if got := rep.Writes.Retries["HTTP 429"]; got != int(refused.Load()) || got < 6 {
 			t.Errorf("retries %v; the proxy refused %d requests", rep.Writes.Retries, refused.Load())
+		}
+		if !e.solr() {
+			if got := rep.Writes.Retries["rejected or re-read item"]; got < int(itemsRejected.Load()) || got == 0 {
+				t.Errorf("item retries %d; the proxy rejected %d bulk items", got, itemsRejected.Load())
+			}
 		}
 		st := e.state(t)
 		checkGroups(t, e, st, dedupGroups(t, e, st))
