@@ -389,6 +389,11 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
+	return objectDoc(obj, f, n)
+}
+
+// objectDoc is the document of a decoded JSON object (see parseJSONLine).
+func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error) {
 	// first returns the first of keys that the record holds, not null.
 	first := func(keys []string) (string, json.RawMessage) {
 		for _, k := range keys {

@@ -1,6 +1,9 @@
 package corpus
 
-import "errors"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // ErrNoBody is wrapped by the error for a record that has none of the
 // HTML and text fields as a non-empty string; the Doc returned with it
@@ -14,4 +17,10 @@ var ErrNoBody = errors.New("no non-empty string")
 // `winnow index` and `winnow dedup` take the same fields.
 func (f JSONLFields) Record(obj []byte, n int) (Doc, error) {
 	return parseJSONLine(obj, f.withDefaults(), n)
+}
+
+// Object is [JSONLFields.Record] of an object already decoded, its
+// fields' values as they stand in the JSON.
+func (f JSONLFields) Object(obj map[string]json.RawMessage, n int) (Doc, error) {
+	return objectDoc(obj, f.withDefaults(), n)
 }

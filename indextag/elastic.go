@@ -12,7 +12,7 @@ import (
 )
 
 // pageSize is the documents a read request asks for.
-const pageSize = 500
+const pageSize = 100
 
 // keepAlive is how long a point in time or scroll lives between requests.
 const keepAlive = "5m"
@@ -62,11 +62,11 @@ type searchAnswer struct {
 	ScrollID string `json:"_scroll_id"`
 	Hits     struct {
 		Hits []struct {
-			ID          string          `json:"_id"`
-			Source      json.RawMessage `json:"_source"`
-			SeqNo       int64           `json:"_seq_no"`
-			PrimaryTerm int64           `json:"_primary_term"`
-			Sort        []any           `json:"sort"`
+			ID          string                     `json:"_id"`
+			Source      map[string]json.RawMessage `json:"_source"`
+			SeqNo       int64                      `json:"_seq_no"`
+			PrimaryTerm int64                      `json:"_primary_term"`
+			Sort        []any                      `json:"sort"`
 		} `json:"hits"`
 	} `json:"hits"`
 }
@@ -262,11 +262,11 @@ func (e *elastic) get(ctx context.Context, ids []string, fields []string) ([]hit
 	body, _ := json.Marshal(req)
 	var out struct {
 		Docs []struct {
-			ID          string          `json:"_id"`
-			Found       bool            `json:"found"`
-			Source      json.RawMessage `json:"_source"`
-			SeqNo       int64           `json:"_seq_no"`
-			PrimaryTerm int64           `json:"_primary_term"`
+			ID          string                     `json:"_id"`
+			Found       bool                       `json:"found"`
+			Source      map[string]json.RawMessage `json:"_source"`
+			SeqNo       int64                      `json:"_seq_no"`
+			PrimaryTerm int64                      `json:"_primary_term"`
 		} `json:"docs"`
 	}
 	if err := e.c.do(ctx, "POST", e.path("/_mget"), q, body, "", &out); err != nil {

@@ -29,7 +29,7 @@ var tagFields = []string{FieldGroup, FieldWinner, FieldRemovable, FieldProbabili
 // hit is one stored document as read.
 type hit struct {
 	id     string
-	source json.RawMessage // the stored fields as one JSON object
+	source map[string]json.RawMessage // the stored fields, decoded as one JSON object
 	ver    version
 }
 
@@ -70,17 +70,14 @@ func (t Tags) equal(u Tags) bool {
 
 // storedTags reads the tags a document's source carries; ok is false when
 // it carries no group.
-func storedTags(src json.RawMessage) (Tags, bool) {
-	var s struct {
-		Group       any      `json:"winnow_group"`
-		Winner      any      `json:"winnow_winner"`
-		Removable   any      `json:"winnow_removable"`
-		Probability *float64 `json:"winnow_probability"`
-	}
-	if json.Unmarshal(src, &s) != nil {
-		return Tags{}, false
-	}
-	t := Tags{Group: firstString(s.Group), Winner: truthy(s.Winner), Removable: truthy(s.Removable), Probability: s.Probability}
+func storedTags(src map[string]json.RawMessage) (Tags, bool) {
+	var group, winner, removable any
+	var t Tags
+	json.Unmarshal(src[FieldGroup], &group)
+	json.Unmarshal(src[FieldWinner], &winner)
+	json.Unmarshal(src[FieldRemovable], &removable)
+	json.Unmarshal(src[FieldProbability], &t.Probability)
+	t.Group, t.Winner, t.Removable = firstString(group), truthy(winner), truthy(removable)
 	return t, t.Group != ""
 }
 
@@ -222,8 +219,11 @@ func ParseTarget(raw, kind string) (Target, error) {
 	return t, nil
 }
 
-// Detect fills t.Kind when it is empty: GET / on Elasticsearch and
-// OpenSearch tells version.distribution (OpenSearch) or not.
+// Detect fills t.Kind when it is empty. Elasticsearch 7.14 and later
+// send X-Elastic-Product: Elasticsearch on every answer (even an error:
+// a build without the root endpoint answers GET / with 405); otherwise
+// GET / tells version.distribution (OpenSearch) or an Elasticsearch
+// version.
 func Detect(ctx context.Context, t Target, o Options) (Target, error) {
 	if t.Kind != "" {
 		return t, nil
@@ -234,12 +234,13 @@ func Detect(ctx context.Context, t Target, o Options) (Target, error) {
 			Distribution string `json:"distribution"`
 			Number       string `json:"number"`
 		} `json:"version"`
-		Tagline string `json:"tagline"`
 	}
-	if err := c.do(ctx, "GET", "/", nil, nil, "", &root); err != nil {
-		return t, fmt.Errorf("indextag: detecting the engine at %s (or give -kind): %w", t.Base, err)
-	}
+	h, err := c.doHeader(ctx, "GET", "/", &root)
 	switch {
+	case h.Get("X-Elastic-Product") == "Elasticsearch":
+		t.Kind = KindElasticsearch
+	case err != nil:
+		return t, fmt.Errorf("indextag: detecting the engine at %s (or give -kind): %w", t.Base, err)
 	case root.Version.Distribution == "opensearch":
 		t.Kind = KindOpenSearch
 	case root.Version.Number != "":

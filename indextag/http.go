@@ -65,6 +65,9 @@ type conn struct {
 	retryFor time.Duration
 	retries  atomic.Int64 // requests retried after back-pressure or a transient failure
 	backoffs sync.Map     // status or error kind -> *atomic.Int64, for the report
+	// onHeader, if not nil, sees each answer's header; set only by
+	// doHeader, before the connection is shared.
+	onHeader func(http.Header)
 }
 
 func newConn(base *url.URL, o Options) *conn {
@@ -159,6 +162,16 @@ func isConnError(err error) bool {
 	return errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// doHeader sends a GET without a body, with the retries of do, and
+// returns the last answer's header (nil when none came) with its error.
+func (c *conn) doHeader(ctx context.Context, method, path string, out any) (http.Header, error) {
+	var h http.Header
+	c.onHeader = func(got http.Header) { h = got }
+	defer func() { c.onHeader = nil }()
+	err := c.do(ctx, method, path, nil, nil, "", out)
+	return h, err
+}
+
 func (c *conn) once(ctx context.Context, method, path string, query url.Values, body []byte, contentType string, out any) error {
 	u := *c.base
 	u.Path += path
@@ -175,11 +188,18 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 		req.Header.Set("Content-Type", cmpOr(contentType, "application/json"))
 	}
 	req.Header.Set("Accept", "application/json")
+	// Compression would cost both ends CPU for nothing on a local
+	// network; an engine may still compress, and then the body is read
+	// as sent.
+	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if c.onHeader != nil {
+		c.onHeader(resp.Header)
+	}
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
 		return &statusError{method: method, path: path, status: resp.StatusCode, body: strings.TrimSpace(string(msg))}

@@ -69,7 +69,7 @@ type Options struct {
 	// (at most Rate, so that a slow rate writes steadily).
 	Batch int
 	// Slices is the parallel read slices of Elasticsearch and OpenSearch;
-	// 0 means GOMAXPROCS (one for an index under 10,000 documents).
+	// 0 means GOMAXPROCS (one for an index under 1,000 documents).
 	Slices int
 	// HTTPClient talks to the engine; nil: a client with a 2-minute
 	// timeout.
@@ -376,7 +376,7 @@ type signed struct {
 // sign turns one stored document into an entry: its fields as a JSON
 // Lines record gives them (or its URL fetched), signed.
 func (j *job) sign(ctx context.Context, h hit, r role) signed {
-	doc, err := j.o.Fields.Record(h.source, 0)
+	doc, err := j.o.Fields.Object(h.source, 0)
 	var fetched bool
 	if errors.Is(err, corpus.ErrNoBody) && j.o.Fetch != nil && doc.URL != "" {
 		p, ferr := j.o.Fetch.Get(ctx, doc.URL, fetch.Validators{})
@@ -416,7 +416,9 @@ func fetchReason(err error) string {
 // readInto scans the documents sel selects, signs them on the workers as
 // they stream and hands each result to keep, one at a time.
 func (j *job) readInto(ctx context.Context, r role, scan func(ctx context.Context, fn func(hit) error) error, keep func(signed) error) error {
-	hits := make(chan hit, j.o.Workers*4)
+	// Two pages in flight: the engine serves the next page while the
+	// workers sign this one, and memory stays bounded by the page size.
+	hits := make(chan hit, 2*pageSize)
 	results := make(chan signed, j.o.Workers*4)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -482,7 +484,7 @@ func (j *job) read(ctx context.Context, ck *checkpoint) error {
 		slicesN = runtime.GOMAXPROCS(0)
 		if n, err := j.st.count(ctx, selector{}); err != nil {
 			return err
-		} else if n < 10000 {
+		} else if n < 1000 {
 			slicesN = 1
 		}
 	}

@@ -346,6 +346,15 @@ func TestApplyGivesDedupGroups(t *testing.T) {
 		e := load(t, kind)
 		before := e.state(t)
 		o := options(t, e)
+		if !e.solr() {
+			// The kind is told by the engine itself.
+			tg := o.Target
+			tg.Kind = ""
+			got, err := indextag.Detect(context.Background(), tg, o)
+			if err != nil || got.Kind != kind {
+				t.Errorf("Detect = %q, %v; want %q", got.Kind, err, kind)
+			}
+		}
 
 		// A dry run writes nothing.
 		rep, err := indextag.Run(context.Background(), o)

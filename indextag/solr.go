@@ -121,7 +121,7 @@ func solrHit(key string, raw json.RawMessage) (hit, error) {
 			}
 		}
 	}
-	h.source, _ = json.Marshal(obj)
+	h.source = obj
 	return h, nil
 }
 

@@ -49,7 +49,7 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 	checkpoint := fs.String("checkpoint", "", "the checkpoint `file` of -apply (default winnow-index-INDEX.checkpoint; none: no checkpoint)")
 	rate := fs.Float64("rate", 0, "write at most `N` documents a second (0: unbounded)")
 	batch := fs.Int("batch", 0, "documents a write request (default 500)")
-	slices := fs.Int("slices", 0, "parallel read slices on Elasticsearch and OpenSearch (default: the CPUs; 1 under 10,000 documents)")
+	slices := fs.Int("slices", 0, "parallel read slices on Elasticsearch and OpenSearch (default: the CPUs; 1 under 1,000 documents)")
 	retryFor := fs.Duration("retry-for", indextag.DefaultRetryFor, "retry an engine's back-pressure (429, 503) this long before giving up a request")
 	doFetch := fs.Bool("fetch", false, "fetch the URL of a document that has no text or HTML field (serve.fetch.*; SSRF guard on)")
 	var fields struct{ id, url, html, text, popularity string }
