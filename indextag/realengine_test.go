@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/indextag"
 	"github.com/winnow-search/winnow/internal/realengine"
 	"github.com/winnow-search/winnow/offline"
@@ -776,4 +778,91 @@ func TestInterrupt(t *testing.T) {
 		st := e.state(t)
 		checkGroups(t, e, st, dedupGroups(t, e, st))
 	})
+}
+
+// TestFetch indexes only the pages' addresses: with a fetcher the pages
+// are fetched (from a loopback site the fetcher is opened to) and grouped
+// as winnow dedup groups the pages themselves; with the SSRF guard closed,
+// as it is by default, every fetch is refused and counted.
+func TestFetch(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind string) {
+		base := realengine.Start(t, kind)
+		pages := map[string]string{}
+		site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			html, ok := pages[r.URL.Path]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, html)
+		}))
+		defer site.Close()
+		docs, err := realengine.Sample(site.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := make([]realengine.Doc, len(docs))
+		for i, d := range docs {
+			u, _ := url.Parse(d.URL)
+			pages[u.Path] = d.HTML
+			bare[i] = realengine.Doc{ID: d.ID, URL: d.URL}
+		}
+		name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+		e := &engine{kind: kind, base: strings.TrimSuffix(base, "/"), index: name, docs: docs}
+		realengine.Load(t, kind, e.base, name, bare)
+
+		o := options(t, e)
+		guarded, err := fetch.New(fetch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer guarded.Close()
+		o.Fetch = guarded
+		rep, err := indextag.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Docs != 0 || rep.Skipped["fetch: refused by SSRF guard"] != len(docs) {
+			t.Errorf("behind the SSRF guard: %d signed, skipped %v; want every fetch refused", rep.Docs, rep.Skipped)
+		}
+
+		open, err := fetch.New(fetch.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer open.Close()
+		o.Fetch, o.Apply = open, true
+		if rep, err = indextag.Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Fetched != len(docs) || rep.Writes.Written != len(docs) {
+			t.Errorf("fetched %d, wrote %d; want %d", rep.Fetched, rep.Writes.Written, len(docs))
+		}
+		st := e.state(t)
+		for id := range st {
+			s := st[id]
+			s.html = pages[mustPath(t, docURL(docs, id))] // dedup reads the pages as fetched
+			st[id] = s
+		}
+		checkGroups(t, e, st, dedupGroups(t, e, st))
+	})
+}
+
+func docURL(docs []realengine.Doc, id string) string {
+	for _, d := range docs {
+		if d.ID == id {
+			return d.URL
+		}
+	}
+	return ""
+}
+
+func mustPath(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Path
 }
