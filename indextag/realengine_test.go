@@ -866,3 +866,60 @@ func mustPath(t *testing.T, raw string) string {
 	}
 	return u.Path
 }
+
+// TestMapping: -apply adds the fields to a mapping that lacks them, and
+// refuses an index where a field of that name has another type, before
+// writing anything.
+func TestMapping(t *testing.T) {
+	for _, kind := range []string{"opensearch", "elasticsearch"} {
+		t.Run(kind, func(t *testing.T) {
+			base := strings.TrimSuffix(realengine.Start(t, kind), "/")
+			docs, err := realengine.Sample("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				name, mapping, wantErr string
+			}{
+				{"bare", `{"properties":{"id":{"type":"keyword"},"html":{"type":"text","index":false}}}`, ""},
+				{"clash", `{"properties":{"id":{"type":"keyword"},"html":{"type":"text","index":false},"winnow_group":{"type":"long"}}}`, "not winnow's field"},
+			} {
+				index := "mapping-" + tc.name + "-" + kind
+				realengine.Do(t, "DELETE", base+"/"+index+"?ignore_unavailable=true", "", nil)
+				realengine.Do(t, "PUT", base+"/"+index, "application/json", []byte(`{"settings":{"number_of_shards":1,"number_of_replicas":0},"mappings":`+tc.mapping+`}`))
+				var nd bytes.Buffer
+				for _, d := range docs[:10] {
+					b1, _ := json.Marshal(map[string]any{"index": map[string]any{"_index": index, "_id": d.ID}})
+					b2, _ := json.Marshal(map[string]any{"id": d.ID, "html": d.HTML})
+					nd.Write(append(append(b1, '\n'), append(b2, '\n')...))
+				}
+				realengine.Do(t, "POST", base+"/_bulk?refresh=true", "application/x-ndjson", nd.Bytes())
+				e := &engine{kind: kind, base: base, index: index}
+				o := options(t, e)
+				o.Apply = true
+				rep, err := indextag.Run(context.Background(), o)
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) || rep.Writes.Written != 0 {
+						t.Errorf("%s: err %v, wrote %d; want %q and nothing written", tc.name, err, rep.Writes.Written, tc.wantErr)
+					}
+					continue
+				}
+				if err != nil || rep.Writes.Written != 10 {
+					t.Fatalf("%s: %v, wrote %d", tc.name, err, rep.Writes.Written)
+				}
+				var m map[string]struct {
+					Mappings struct {
+						Properties map[string]struct{ Type string } `json:"properties"`
+					} `json:"mappings"`
+				}
+				decode(t, realengine.Do(t, "GET", base+"/"+index+"/_mapping", "", nil), &m)
+				want := map[string]string{"winnow_group": "keyword", "winnow_winner": "boolean", "winnow_removable": "boolean", "winnow_probability": "float"}
+				for f, typ := range want {
+					if got := m[index].Mappings.Properties[f].Type; got != typ {
+						t.Errorf("%s: %s mapped as %q, want %q", tc.name, f, got, typ)
+					}
+				}
+			}
+		})
+	}
+}
