@@ -27,14 +27,6 @@ type elastic struct {
 	scrolled bool
 }
 
-func (e *elastic) describe() string {
-	kind := "Elasticsearch"
-	if e.opensearch {
-		kind = "OpenSearch"
-	}
-	return fmt.Sprintf("%s index %s at %s", kind, e.index, e.c.base)
-}
-
 func (e *elastic) path(p string) string { return "/" + url.PathEscape(e.index) + p }
 
 func (e *elastic) query(sel selector) any {

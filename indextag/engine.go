@@ -130,8 +130,6 @@ type result struct {
 
 // store is one engine's index (Elasticsearch and OpenSearch, or Solr).
 type store interface {
-	// describe names the engine and index for messages.
-	describe() string
 	// count returns the number of documents sel selects.
 	count(ctx context.Context, sel selector) (int64, error)
 	// scan calls fn with every document sel selects, with
@@ -240,13 +238,13 @@ func Detect(ctx context.Context, t Target, o Options) (Target, error) {
 	case h.Get("X-Elastic-Product") == "Elasticsearch":
 		t.Kind = KindElasticsearch
 	case err != nil:
-		return t, fmt.Errorf("indextag: detecting the engine at %s (or give -kind): %w", t.Base, err)
+		return t, fmt.Errorf("indextag: detecting the engine at %s (or give -kind): %w", t.Base.Redacted(), err)
 	case root.Version.Distribution == "opensearch":
 		t.Kind = KindOpenSearch
 	case root.Version.Number != "":
 		t.Kind = KindElasticsearch
 	default:
-		return t, fmt.Errorf("indextag: %s answers GET / without a version: not Elasticsearch or OpenSearch (give -kind)", t.Base)
+		return t, fmt.Errorf("indextag: %s answers GET / without a version: not Elasticsearch or OpenSearch (give -kind)", t.Base.Redacted())
 	}
 	return t, nil
 }

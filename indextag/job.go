@@ -258,7 +258,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	o = o.withDefaults()
 	start := time.Now()
 	t, err := Detect(ctx, o.Target, o)
-	rep := &Report{Engine: t.Base.String(), Kind: t.Kind, Index: t.Index, Applied: o.Apply, Incremental: o.Since != nil, Skipped: map[string]int{}}
+	rep := &Report{Engine: t.Base.Redacted(), Kind: t.Kind, Index: t.Index, Applied: o.Apply, Incremental: o.Since != nil, Skipped: map[string]int{}}
 	rep.Writes.Failed = map[string]int{}
 	defer func() { rep.Elapsed = time.Since(start) }()
 	if err != nil {
@@ -345,7 +345,7 @@ func (j *job) run(ctx context.Context) error {
 }
 
 func (j *job) header() ckptHeader {
-	h := ckptHeader{Engine: j.o.Target.Base.String(), Kind: j.o.Target.Kind, Index: j.o.Target.Index, Fingerprint: j.o.Fingerprint}
+	h := ckptHeader{Engine: j.o.Target.Base.Redacted(), Kind: j.o.Target.Kind, Index: j.o.Target.Index, Fingerprint: j.o.Fingerprint}
 	if j.o.Since != nil {
 		h.Since = j.o.Since.Field + ":" + j.o.Since.Value
 	}
@@ -688,11 +688,13 @@ func (j *job) write(ctx context.Context, ups []update, ck *checkpoint) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				// The request itself failed past its retries: count the
-				// batch by reason and go on with the next.
+				// The request itself failed past its retries (the
+				// engine refuses or is gone): the batch and every one
+				// after it are counted by the reason, and the run ends;
+				// the checkpoint resumes it.
 				j.o.Logger.Warn("index_write_failed", "docs", len(pending), "err", err)
-				j.rep.Writes.Failed[writeReason(err)] += len(pending)
-				break
+				j.rep.Writes.Failed[writeReason(err)] += len(pending) + len(ups) - end
+				return nil
 			}
 			var ok []string
 			var retry, reread []update

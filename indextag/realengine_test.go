@@ -923,3 +923,31 @@ func TestMapping(t *testing.T) {
 		})
 	}
 }
+
+// TestWritesRefused: an engine that refuses every write past the retry
+// time ends the run without an error (the index was read), every
+// document counted as failed by the reason.
+func TestWritesRefused(t *testing.T) {
+	e := load(t, "opensearch")
+	target, _ := url.Parse(e.base)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lastSegment(r.URL.Path) == "_bulk" {
+			http.Error(w, `{"error":"busy"}`, http.StatusServiceUnavailable)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	proxied := *e
+	proxied.base = srv.URL
+	o := options(t, &proxied)
+	o.Apply, o.RetryFor, o.Batch = true, time.Second, 10
+	rep, err := indextag.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v; want no error, the index was read", err)
+	}
+	if got := rep.Writes.Failed["HTTP 503"]; got != len(e.docs) || rep.Writes.Written != 0 {
+		t.Errorf("failed %v, written %d; want all %d failed with HTTP 503", rep.Writes.Failed, rep.Writes.Written, len(e.docs))
+	}
+}

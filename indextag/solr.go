@@ -19,8 +19,6 @@ type solr struct {
 	key string // the uniqueKey field; guarded by mu
 }
 
-func (s *solr) describe() string { return fmt.Sprintf("Solr core %s at %s", s.core, s.c.base) }
-
 func (s *solr) path(p string) string { return "/" + url.PathEscape(s.core) + p }
 
 // uniqueKey returns the schema's unique key field, read once.
