@@ -10,17 +10,11 @@ import (
 // carries the record's ID and URL, so a caller may fetch the page.
 var ErrNoBody = errors.New("no non-empty string")
 
-// Record returns the document of one JSON object as a line of
+// Object returns the document of one decoded JSON object as a line of
 // [Options.JSONL] gives it, under the fields f (nil lists: the defaults);
 // n is its ID when it has no ID field. A search engine's stored document
 // (an Elasticsearch _source, a Solr document) is read this way, so that
 // `winnow index` and `winnow dedup` take the same fields.
-func (f JSONLFields) Record(obj []byte, n int) (Doc, error) {
-	return parseJSONLine(obj, f.withDefaults(), n)
-}
-
-// Object is [JSONLFields.Record] of an object already decoded, its
-// fields' values as they stand in the JSON.
 func (f JSONLFields) Object(obj map[string]json.RawMessage, n int) (Doc, error) {
 	return objectDoc(obj, f.withDefaults(), n)
 }

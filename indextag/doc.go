@@ -4,7 +4,7 @@
 // _shard_doc (a scroll where the engine has no point in time), in
 // parallel slices, or a Solr core through cursorMark on its unique key;
 // each stored document becomes a page as a JSON Lines record does for
-// `winnow dedup` (corpus.JSONLFields.Record), or is fetched from its URL
+// `winnow dedup` (corpus.JSONLFields.Object), or is fetched from its URL
 // field, and is signed as it streams (page.Signer); only the signatures
 // stay in memory. The pages are then clustered and their winners elected
 // exactly as `winnow dedup` does (similarity.BatchCluster under the rank
