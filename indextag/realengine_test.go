@@ -235,9 +235,11 @@ func decode(t *testing.T, b []byte, v any) {
 	}
 }
 
-// options are the run options of the default configuration, as
+// options (benchOptions) are the run options of the default configuration, as
 // cmd/winnow builds them.
-func options(t *testing.T, e *engine) indextag.Options {
+func options(t *testing.T, e *engine) indextag.Options { return benchOptions(t, e) }
+
+func benchOptions(t testing.TB, e *engine) indextag.Options {
 	t.Helper()
 	c := config.Default()
 	group, remove, err := offline.Decisions(c)
