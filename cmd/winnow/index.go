@@ -24,7 +24,7 @@ import (
 const indexUsage = "usage: winnow index [-apply] [-o REPORT.json] [-since FIELD:VALUE] [flags] URL\n\n" +
 	"Groups the near-duplicates of a search engine's index as winnow dedup groups JSON Lines records, and tags\n" +
 	"every document with its group. URL names the engine and index:\n" +
-	"  http://HOST:9200/INDEX          Elasticsearch or OpenSearch (told apart by GET /; or -kind)\n" +
+	"  http://HOST:9200/INDEX          Elasticsearch or OpenSearch (told apart by the engine's answers; or -kind)\n" +
 	"  http://HOST:8983/solr/CORE      Solr\n" +
 	"Without -apply it is a dry run: it prints what it would write and writes nothing.\n" +
 	"With -apply it adds to the mapping (Solr: the schema) and writes to each document:\n" +
@@ -37,7 +37,7 @@ const indexUsage = "usage: winnow index [-apply] [-o REPORT.json] [-since FIELD:
 	"Stored fields read as the page (each a list tried in order, as dedup.fields.*): -id, -url, -html, -text, -popularity;\n" +
 	"a document without text or HTML is fetched from its URL with -fetch (serve.fetch.*, SSRF guard on).\n" +
 	"Exit status: 0 when the index was read (failed writes are counted by reason in the summary), 1 when it could not be\n" +
-	"read or the run was stopped, 2 for a usage error."
+	"read, its mapping (schema) could not take the fields, or the run was stopped, 2 for a usage error."
 
 func runIndex(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("index", flag.ContinueOnError)
