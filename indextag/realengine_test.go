@@ -33,12 +33,16 @@ import (
 // loads the demo's 53 LLVM pages into an index of its own, tags it and
 // reads back what the engine holds.
 
+// builtDir holds the binary built by binary, "" until then.
+var builtDir string
+
 // binary builds cmd/winnow once for the tests that run it as a process.
 var binary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "winnow-index-test")
 	if err != nil {
 		return "", err
 	}
+	builtDir = dir
 	bin := filepath.Join(dir, "winnow")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/winnow-search/winnow/cmd/winnow").CombinedOutput()
 	if err != nil {
@@ -46,6 +50,15 @@ var binary = sync.OnceValues(func() (string, error) {
 	}
 	return bin, nil
 })
+
+// TestMain removes the binary built for the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
 
 func winnowBin(t *testing.T) string {
 	t.Helper()
