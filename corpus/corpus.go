@@ -453,6 +453,11 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
+	return objectDoc(obj, f, n)
+}
+
+// objectDoc is the document of a decoded JSON object (see parseJSONLine).
+func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error) {
 	// first returns the first of keys that the record holds, not null.
 	first := func(keys []string) (string, json.RawMessage) {
 		for _, k := range keys {
@@ -514,7 +519,7 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	case text != "":
 		doc.Body, doc.ContentType = []byte(text), "text/plain"
 	default:
-		return Doc{}, fmt.Errorf("no non-empty string in %s", strings.Join(slices.Concat(f.HTML, f.Text), ", "))
+		return Doc{ID: doc.ID, URL: doc.URL}, fmt.Errorf("%w in %s", ErrNoBody, strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}
 	return doc, nil
 }

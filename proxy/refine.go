@@ -93,6 +93,9 @@ type refined struct {
 	// serviceDups are the (duplicate, winner) pairs the cluster service
 	// decided.
 	serviceDups [][2]int
+	// taggedDups are the (duplicate, winner) pairs of serviceDups that the
+	// hits' tags gave (tags.go).
+	taggedDups [][2]int
 	// removeVerdicts are remove mode's content-equivalence verdicts, by
 	// the duplicate's index (keepUnequal); nil in the other modes.
 	removeVerdicts map[int]similarity.Verdict
@@ -130,6 +133,7 @@ func (s *Server) refine(ctx context.Context, results []engine.Result, p params) 
 			cache = s.ref.removeVerdicts // the server's decision: its verdicts hold across queries
 		}
 		keepUnequal(ref, results, p.remove, cache)
+		removeTagged(ref, results) // tags.go
 	}
 	clusters, dups := ref.clusterCounts()
 	s.m.clustered(clusters, dups, p.mode.String())
@@ -293,9 +297,15 @@ func (out *refined) joinKnown(results []engine.Result, known map[int]knownDup) {
 		if out.marks[w].Winner < 0 {
 			out.marks[w] = engine.Mark{Cluster: cluster, Winner: w}
 		}
-		out.marks[i] = engine.Mark{Cluster: cluster, Winner: w, Relation: "duplicate",
-			Explain: "duplicate: the cluster service groups it under " + results[k.winner].URL + " (group " + k.group + ", verified against its winner)"}
+		explain := "duplicate: the cluster service groups it under " + results[k.winner].URL + " (group " + k.group + ", verified against its winner)"
+		if k.tagged {
+			explain = taggedExplain(results, i, k.winner)
+		}
+		out.marks[i] = engine.Mark{Cluster: cluster, Winner: w, Relation: "duplicate", Explain: explain}
 		out.serviceDups = append(out.serviceDups, [2]int{i, w})
+		if k.tagged {
+			out.taggedDups = append(out.taggedDups, [2]int{i, w})
+		}
 	}
 }
 
@@ -317,12 +327,13 @@ func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refi
 	// duplicates of another result in the list need no online work, and
 	// the winners it knows win online clusters too.
 	known, winners := r.askCluster(ctx, out.keys)
+	known, winners, presigned := taggedGroups(results, known, winners) // tags.go
 	pending := 0
 	var done chan signed
 	for i := range n {
 		res := &results[i]
 		key, err := out.keys[i], keyErr[i]
-		if _, ok := known[i]; ok {
+		if _, ok := known[i]; ok || (presigned != nil && presigned[i]) {
 			out.sources[i] = srcService
 			continue
 		}
@@ -455,6 +466,9 @@ func declaredWinners(keys, declared []string, service []bool) ([]bool, []int) {
 type knownDup struct {
 	winner int // index of the winner in the list
 	group  string
+	// tagged: the group is the hit's winnow_group tag (tags.go), not the
+	// cluster service's.
+	tagged bool
 }
 
 // askCluster looks the keys up in the cluster service within its

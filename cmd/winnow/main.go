@@ -13,6 +13,7 @@
 //	backend  the cluster service: incremental groups for a whole index
 //	dedup    cluster near-duplicates in folders, JSONL or WARC files
 //	         (no argument: the embedded sample corpus)
+//	index    tag the near-duplicate groups of an Elasticsearch, OpenSearch or Solr index
 //	sig      print the signature of one page
 //	compare  explain whether two pages are near-duplicates, and why
 //	eval     precision, recall and F1 on a labelled data set
@@ -65,6 +66,7 @@ func commands() []command {
 		{"serve", "run the refinement proxy (no config: in front of an embedded demo engine)", runServe},
 		{"backend", "run the cluster service (incremental near-duplicate groups of a whole index)", runBackend},
 		{"dedup", "cluster near-duplicates in folders, JSONL or WARC files (no argument: the embedded sample)", runDedup},
+		{"index", "group the near-duplicates of an Elasticsearch, OpenSearch or Solr index and tag its documents (dry run unless -apply)", runIndex},
 		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
 		{"compare", "explain whether two pages are near-duplicates, and why", runCompare},
 		{"eval", "precision, recall and F1 on a labelled data set", runEval},

@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"internal/hashmix":   nil,
 	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "internal/realengine", "corpus/sample"},
 	"offline":            {"config", "page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
+	"indextag":           {"corpus", "fetch", "offline", "page", "similarity", "internal/parallel"},
 	"cmd/winnow":         {"*"},
 
 	// Test helpers that start real engines.

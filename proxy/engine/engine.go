@@ -17,6 +17,12 @@ type Result struct {
 	Score float64
 	// Rank is the 0-based position in the backend's answer.
 	Rank int
+	// Group, GroupWinner and Removable are the tags winnow index wrote
+	// to the hit's document (winnow_group, winnow_winner,
+	// winnow_removable; Elasticsearch, OpenSearch and Solr answers);
+	// Group is "" for an untagged hit.
+	Group                  string
+	GroupWinner, Removable bool
 }
 
 // Query is a metasearch query: free text and a page of Size results

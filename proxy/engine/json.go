@@ -43,6 +43,9 @@ const (
 	hTitle
 	hSnippet
 	hText
+	hGroup     // winnow_group, written by winnow index
+	hWinner    // winnow_winner
+	hRemovable // winnow_removable
 	hSlots
 )
 
@@ -200,6 +203,12 @@ func (pl *plan) planHit(cfg Config, k kind) {
 			doc(hText, f.Text)
 		}
 	}
+	if k == kindES || k == kindSolr {
+		// The tags winnow index writes, when the index carries them.
+		doc(hGroup, "winnow_group")
+		doc(hWinner, "winnow_winner")
+		doc(hRemovable, "winnow_removable")
+	}
 }
 
 func clearList(s *selector) {
@@ -330,6 +339,11 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		}
 		if !pl.textIsSnip || !snip || hc[hSnippet].end == 0 {
 			ar.add(&r.Text, hc[hText])
+		}
+		if hc[hGroup].end != 0 {
+			ar.add(&r.Group, hc[hGroup])
+			r.GroupWinner = string(b[hc[hWinner].start:hc[hWinner].end]) == "true"
+			r.Removable = string(b[hc[hRemovable].start:hc[hRemovable].end]) == "true"
 		}
 	}
 	ar.finish()

@@ -1,0 +1,374 @@
+package indextag
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// pageSize is the documents a read request asks for.
+const pageSize = 100
+
+// keepAlive is how long a point in time or scroll lives between requests.
+const keepAlive = "5m"
+
+// elastic is an Elasticsearch or OpenSearch index.
+type elastic struct {
+	c          *conn
+	index      string
+	opensearch bool
+	// scrolled reports that the last scan fell back to a scroll (no
+	// point in time, or no _shard_doc sort).
+	scrolled bool
+}
+
+func (e *elastic) path(p string) string { return "/" + url.PathEscape(e.index) + p }
+
+func (e *elastic) query(sel selector) any {
+	switch {
+	case sel.winners:
+		return map[string]any{"term": map[string]any{FieldWinner: true}}
+	case sel.since != nil:
+		return map[string]any{"range": map[string]any{sel.since.Field: map[string]any{"gt": sel.since.Value}}}
+	}
+	return map[string]any{"match_all": map[string]any{}}
+}
+
+func (e *elastic) count(ctx context.Context, sel selector) (int64, error) {
+	body, _ := json.Marshal(map[string]any{"query": e.query(sel)})
+	var out struct {
+		Count int64 `json:"count"`
+	}
+	err := e.c.do(ctx, "POST", e.path("/_count"), nil, body, "", &out)
+	return out.Count, err
+}
+
+// searchAnswer is the part of a search answer read here.
+type searchAnswer struct {
+	PitID    string `json:"pit_id"`
+	ScrollID string `json:"_scroll_id"`
+	Hits     struct {
+		Hits []struct {
+			ID          string                     `json:"_id"`
+			Source      map[string]json.RawMessage `json:"_source"`
+			SeqNo       int64                      `json:"_seq_no"`
+			PrimaryTerm int64                      `json:"_primary_term"`
+			Sort        []any                      `json:"sort"`
+		} `json:"hits"`
+	} `json:"hits"`
+}
+
+// errNoPIT marks a point-in-time read the engine refused before any
+// document was read: the scan falls back to a scroll.
+var errNoPIT = errors.New("indextag: no point in time")
+
+func (e *elastic) scan(ctx context.Context, sel selector, fields []string, slices int, fn func(hit) error) error {
+	slices = max(slices, 1)
+	err := e.scanPIT(ctx, sel, fields, slices, fn)
+	if !errors.Is(err, errNoPIT) {
+		return err
+	}
+	e.scrolled = true
+	return e.scanScroll(ctx, sel, fields, slices, fn)
+}
+
+// openPIT opens a point in time: POST /{index}/_pit on Elasticsearch,
+// POST /{index}/_search/point_in_time on OpenSearch 2.x.
+func (e *elastic) openPIT(ctx context.Context) (string, error) {
+	q := url.Values{"keep_alive": {keepAlive}}
+	var out struct {
+		ID    string `json:"id"`
+		PitID string `json:"pit_id"`
+	}
+	p := "/_pit"
+	if e.opensearch {
+		p = "/_search/point_in_time"
+	}
+	err := e.c.do(ctx, "POST", e.path(p), q, nil, "", &out)
+	switch st := statusOf(err); {
+	case err == nil:
+	case st == 400 || st == 404 || st == 405:
+		return "", fmt.Errorf("%w: %v", errNoPIT, err)
+	default:
+		return "", err
+	}
+	if id := cmpOr(out.ID, out.PitID); id != "" {
+		return id, nil
+	}
+	return "", fmt.Errorf("%w: the answer has no id", errNoPIT)
+}
+
+func (e *elastic) closePIT(id string) {
+	ctx := context.WithoutCancel(context.Background())
+	if e.opensearch {
+		body, _ := json.Marshal(map[string]any{"pit_id": []string{id}})
+		e.c.once(ctx, "DELETE", "/_search/point_in_time", nil, body, "", nil)
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"id": id})
+	e.c.once(ctx, "DELETE", "/_pit", nil, body, "", nil)
+}
+
+// scanPIT reads through a point in time with search_after on
+// _shard_doc, one goroutine a slice.
+func (e *elastic) scanPIT(ctx context.Context, sel selector, fields []string, slices int, fn func(hit) error) error {
+	pit, err := e.openPIT(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.closePIT(pit)
+	// A probe for the _shard_doc sort, which OpenSearch 2.x lacks ("No
+	// mapping found for [_shard_doc]"): refused, the scan scrolls instead.
+	probe, _ := json.Marshal(map[string]any{"size": 0, "pit": map[string]any{"id": pit, "keep_alive": keepAlive},
+		"sort": []any{map[string]any{"_shard_doc": "asc"}}, "track_total_hits": false})
+	if err := e.c.do(ctx, "POST", "/_search", nil, probe, "", nil); err != nil {
+		if statusOf(err) == 400 {
+			return fmt.Errorf("%w: %v", errNoPIT, err)
+		}
+		return err
+	}
+	return runSlices(ctx, slices, func(ctx context.Context, slice int) error {
+		var after []any
+		id := pit
+		for {
+			req := map[string]any{
+				"size":                pageSize,
+				"pit":                 map[string]any{"id": id, "keep_alive": keepAlive},
+				"sort":                []any{map[string]any{"_shard_doc": "asc"}},
+				"seq_no_primary_term": true,
+				"query":               e.query(sel),
+				"track_total_hits":    false,
+				"_source":             sourceFilter(fields),
+			}
+			if slices > 1 {
+				req["slice"] = map[string]any{"id": slice, "max": slices}
+			}
+			if after != nil {
+				req["search_after"] = after
+			}
+			body, _ := json.Marshal(req)
+			var ans searchAnswer
+			if err := e.c.do(ctx, "POST", "/_search", nil, body, "", &ans); err != nil {
+				return err
+			}
+			id = cmpOr(ans.PitID, id)
+			hs := ans.Hits.Hits
+			for _, h := range hs {
+				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
+					return err
+				}
+			}
+			if len(hs) < pageSize {
+				return nil
+			}
+			after = hs[len(hs)-1].Sort
+		}
+	})
+}
+
+// scanScroll reads through a scroll sorted on _doc, one goroutine a
+// slice: the engines without a point in time.
+func (e *elastic) scanScroll(ctx context.Context, sel selector, fields []string, slices int, fn func(hit) error) error {
+	return runSlices(ctx, slices, func(ctx context.Context, slice int) error {
+		req := map[string]any{
+			"size":                pageSize,
+			"sort":                []string{"_doc"},
+			"seq_no_primary_term": true,
+			"query":               e.query(sel),
+			"_source":             sourceFilter(fields),
+		}
+		if slices > 1 {
+			req["slice"] = map[string]any{"id": slice, "max": slices}
+		}
+		body, _ := json.Marshal(req)
+		var ans searchAnswer
+		if err := e.c.do(ctx, "POST", e.path("/_search"), url.Values{"scroll": {keepAlive}}, body, "", &ans); err != nil {
+			return err
+		}
+		scrollID := ans.ScrollID
+		defer func() {
+			body, _ := json.Marshal(map[string]any{"scroll_id": []string{scrollID}})
+			e.c.once(context.WithoutCancel(ctx), "DELETE", "/_search/scroll", nil, body, "", nil)
+		}()
+		for {
+			hs := ans.Hits.Hits
+			for _, h := range hs {
+				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
+					return err
+				}
+			}
+			if len(hs) == 0 {
+				return nil
+			}
+			body, _ := json.Marshal(map[string]any{"scroll": keepAlive, "scroll_id": scrollID})
+			ans = searchAnswer{}
+			if err := e.c.do(ctx, "POST", "/_search/scroll", nil, body, "", &ans); err != nil {
+				return err
+			}
+			scrollID = cmpOr(ans.ScrollID, scrollID)
+		}
+	})
+}
+
+// sourceFilter is the _source of a request: the fields, or all.
+func sourceFilter(fields []string) any {
+	if fields == nil {
+		return true
+	}
+	return fields
+}
+
+// runSlices runs fn for slices 0..n-1 on n goroutines and returns the
+// first error; the others are stopped through their context.
+func runSlices(ctx context.Context, n int, fn func(ctx context.Context, slice int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := range n {
+		wg.Go(func() {
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+func (e *elastic) get(ctx context.Context, ids []string, fields []string) ([]hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	req := map[string]any{"ids": ids}
+	var q url.Values
+	if fields != nil {
+		q = url.Values{"_source_includes": {strings.Join(fields, ",")}}
+	}
+	body, _ := json.Marshal(req)
+	var out struct {
+		Docs []struct {
+			ID          string                     `json:"_id"`
+			Found       bool                       `json:"found"`
+			Source      map[string]json.RawMessage `json:"_source"`
+			SeqNo       int64                      `json:"_seq_no"`
+			PrimaryTerm int64                      `json:"_primary_term"`
+		} `json:"docs"`
+	}
+	if err := e.c.do(ctx, "POST", e.path("/_mget"), q, body, "", &out); err != nil {
+		return nil, err
+	}
+	var hs []hit
+	for _, d := range out.Docs {
+		if d.Found {
+			hs = append(hs, hit{id: d.ID, source: d.Source, ver: version{SeqNo: d.SeqNo, PrimaryTerm: d.PrimaryTerm}})
+		}
+	}
+	return hs, nil
+}
+
+// esTypes are the mapping types of the tag fields.
+var esTypes = map[string]string{FieldGroup: "keyword", FieldWinner: "boolean", FieldRemovable: "boolean", FieldProbability: "float"}
+
+func (e *elastic) prepare(ctx context.Context) error {
+	var m map[string]struct {
+		Mappings struct {
+			Properties map[string]struct {
+				Type string `json:"type"`
+			} `json:"properties"`
+		} `json:"mappings"`
+	}
+	if err := e.c.do(ctx, "GET", e.path("/_mapping"), nil, nil, "", &m); err != nil {
+		return fmt.Errorf("indextag: reading the mapping of %s: %w", e.index, err)
+	}
+	missing := map[string]any{}
+	for _, f := range tagFields {
+		want := esTypes[f]
+		found := false
+		for idx, im := range m {
+			p, ok := im.Mappings.Properties[f]
+			if !ok {
+				continue
+			}
+			found = true
+			if p.Type != want && !(f == FieldProbability && (p.Type == "double" || p.Type == "half_float")) {
+				return fmt.Errorf("indextag: index %s maps %s as %q, not %q: it is not winnow's field (rename it or use another index)", idx, f, p.Type, want)
+			}
+		}
+		if !found {
+			missing[f] = map[string]string{"type": want}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	body, _ := json.Marshal(map[string]any{"properties": missing})
+	if err := e.c.do(ctx, "PUT", e.path("/_mapping"), nil, body, "", nil); err != nil {
+		return fmt.Errorf("indextag: adding the winnow fields to the mapping of %s: %w", e.index, err)
+	}
+	return nil
+}
+
+func (e *elastic) write(ctx context.Context, ups []update) ([]result, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, u := range ups {
+		meta := map[string]any{"_index": e.index, "_id": u.id}
+		if u.ver.PrimaryTerm > 0 {
+			meta["if_seq_no"], meta["if_primary_term"] = u.ver.SeqNo, u.ver.PrimaryTerm
+		}
+		enc.Encode(map[string]any{"update": meta})
+		enc.Encode(map[string]any{"doc": u.tags})
+	}
+	var out struct {
+		Items []map[string]struct {
+			ID          string `json:"_id"`
+			Status      int    `json:"status"`
+			SeqNo       int64  `json:"_seq_no"`
+			PrimaryTerm int64  `json:"_primary_term"`
+			Error       *struct {
+				Type   string `json:"type"`
+				Reason string `json:"reason"`
+			} `json:"error"`
+		} `json:"items"`
+	}
+	if err := e.c.do(ctx, "POST", "/_bulk", nil, buf.Bytes(), "application/x-ndjson", &out); err != nil {
+		return nil, err
+	}
+	if len(out.Items) != len(ups) {
+		return nil, fmt.Errorf("indextag: _bulk answered %d items for %d updates", len(out.Items), len(ups))
+	}
+	res := make([]result, len(ups))
+	for i, it := range out.Items {
+		item := it["update"]
+		r := result{ver: version{SeqNo: item.SeqNo, PrimaryTerm: item.PrimaryTerm}}
+		typ := ""
+		if item.Error != nil {
+			typ = item.Error.Type
+		}
+		switch {
+		case item.Status/100 == 2:
+			r.outcome = outcomeOK
+		case item.Status == 409 || typ == "version_conflict_engine_exception":
+			r.outcome = outcomeConflict
+		case item.Status == 404 || typ == "document_missing_exception":
+			r.outcome = outcomeMissing
+		case item.Status == 429 || typ == "es_rejected_execution_exception" || typ == "rejected_execution_exception":
+			r.outcome = outcomeRejected
+		default:
+			r.outcome = cmpOr(typ, fmt.Sprintf("HTTP %d", item.Status))
+		}
+		res[i] = r
+	}
+	return res, nil
+}
+
+func (e *elastic) flush(ctx context.Context) error {
+	return e.c.do(ctx, "POST", e.path("/_refresh"), nil, nil, "", nil)
+}

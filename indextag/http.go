@@ -1,0 +1,266 @@
+package indextag
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Retry defaults of [Options].
+const (
+	DefaultMaxBackoff = 10 * time.Second
+	DefaultRetryFor   = 10 * time.Minute
+	firstBackoff      = 100 * time.Millisecond
+)
+
+// ErrStatus is wrapped by the error of an engine answer with an
+// unexpected status.
+var ErrStatus = errors.New("indextag: engine status")
+
+// statusError is an engine answer with an unexpected status.
+type statusError struct {
+	method, path string
+	status       int
+	body         string
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("indextag: %s %s: %v %d: %s", e.method, e.path, ErrStatus, e.status, e.body)
+}
+
+func (e *statusError) Unwrap() error { return ErrStatus }
+
+// statusOf returns the HTTP status of err, 0 if it is not an answer.
+func statusOf(err error) int {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.status
+	}
+	return 0
+}
+
+// retryable reports whether an HTTP status is the engine's back-pressure
+// or a transient failure that a retry may get past.
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+		status == http.StatusBadGateway || status == http.StatusGatewayTimeout
+}
+
+// conn is an engine's HTTP endpoint with back-pressure handling. It is
+// safe for concurrent use.
+type conn struct {
+	base     *url.URL // scheme, host and any path prefix, no trailing slash
+	hc       *http.Client
+	maxWait  time.Duration
+	retryFor time.Duration
+	retries  atomic.Int64 // requests retried after back-pressure or a transient failure
+	backoffs sync.Map     // status or error kind -> *atomic.Int64, for the report
+	// onHeader, if not nil, sees each answer's header; set only by
+	// doHeader, before the connection is shared.
+	onHeader func(http.Header)
+}
+
+func newConn(base *url.URL, o Options) *conn {
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 2 * time.Minute}
+	}
+	b := *base
+	b.Path = strings.TrimSuffix(b.Path, "/")
+	b.RawQuery, b.Fragment = "", ""
+	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor}
+}
+
+// count adds one to the retries by reason.
+func (c *conn) count(reason string) {
+	c.retries.Add(1)
+	v, _ := c.backoffs.LoadOrStore(reason, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+// retryCounts returns the retries by reason.
+func (c *conn) retryCounts() map[string]int {
+	m := map[string]int{}
+	c.backoffs.Range(func(k, v any) bool {
+		m[k.(string)] = int(v.(*atomic.Int64).Load())
+		return true
+	})
+	return m
+}
+
+// backoff is an exponential backoff with full jitter, capped at max.
+type backoff struct {
+	next, max time.Duration
+	start     time.Time
+}
+
+// wait sleeps before the next attempt, or returns ctx's error, or an
+// error once giving up: more than retryFor since the first attempt.
+func (b *backoff) wait(ctx context.Context, retryFor time.Duration, cause error) error {
+	if b.start.IsZero() {
+		b.start, b.next = time.Now(), firstBackoff
+	}
+	if retryFor > 0 && time.Since(b.start) > retryFor {
+		return fmt.Errorf("indextag: gave up after %s of retries: %w", retryFor, cause)
+	}
+	d := time.Duration(rand.Int64N(int64(b.next))) + b.next/2
+	b.next = min(2*b.next, b.max)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// do sends a request with a JSON (or NDJSON) body and decodes a 2xx
+// answer into out (nil: discarded). Back-pressure and transient failures
+// (429, 502, 503, 504, connection errors) are retried with backoff for up
+// to retryFor; any other status is a *statusError.
+func (c *conn) do(ctx context.Context, method, path string, query url.Values, body []byte, contentType string, out any) error {
+	var b backoff
+	b.max = c.maxWait
+	for {
+		err := c.once(ctx, method, path, query, body, contentType, out)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		st := statusOf(err)
+		reason := fmt.Sprintf("HTTP %d", st)
+		if st == 0 {
+			var ne interface{ Timeout() bool }
+			if !errors.As(err, &ne) && !isConnError(err) {
+				return err
+			}
+			reason = "connection"
+		} else if !retryable(st) {
+			return err
+		}
+		c.count(reason)
+		if werr := b.wait(ctx, c.retryFor, err); werr != nil {
+			return werr
+		}
+	}
+}
+
+// isConnError reports a failure to reach the engine or a connection cut
+// mid-answer.
+func isConnError(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// doHeader sends a GET without a body, with the retries of do, and
+// returns the last answer's header (nil when none came) with its error.
+func (c *conn) doHeader(ctx context.Context, method, path string, out any) (http.Header, error) {
+	var h http.Header
+	c.onHeader = func(got http.Header) { h = got }
+	defer func() { c.onHeader = nil }()
+	err := c.do(ctx, method, path, nil, nil, "", out)
+	return h, err
+}
+
+func (c *conn) once(ctx context.Context, method, path string, query url.Values, body []byte, contentType string, out any) error {
+	u := *c.base
+	u.Path += path
+	u.RawQuery = query.Encode()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", cmpOr(contentType, "application/json"))
+	}
+	req.Header.Set("Accept", "application/json")
+	// Compression would cost both ends CPU for nothing on a local
+	// network; an engine may still compress, and then the body is read
+	// as sent.
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if c.onHeader != nil {
+		c.onHeader(resp.Header)
+	}
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		return &statusError{method: method, path: path, status: resp.StatusCode, body: strings.TrimSpace(string(msg))}
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	dec := json.NewDecoder(resp.Body)
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("indextag: %s %s: bad answer: %w", method, path, err)
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// pacer bounds a rate of items a second across goroutines; nil or a rate
+// of 0 is unbounded.
+type pacer struct {
+	mu    sync.Mutex
+	rate  float64
+	start time.Time
+	sent  float64 // items admitted since start; guarded by mu
+}
+
+func newPacer(rate float64) *pacer {
+	if rate <= 0 {
+		return nil
+	}
+	return &pacer{rate: rate}
+}
+
+// take waits until n more items fit the rate, or ctx is done.
+func (p *pacer) take(ctx context.Context, n int) error {
+	if p == nil {
+		return ctx.Err()
+	}
+	p.mu.Lock()
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
+	due := p.start.Add(time.Duration(p.sent / p.rate * float64(time.Second)))
+	p.sent += float64(n)
+	p.mu.Unlock()
+	d := time.Until(due)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

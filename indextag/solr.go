@@ -1,0 +1,306 @@
+package indextag
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// solr is a Solr core or collection.
+type solr struct {
+	c    *conn
+	core string
+
+	mu  sync.Mutex
+	key string // the uniqueKey field; guarded by mu
+}
+
+func (s *solr) path(p string) string { return "/" + url.PathEscape(s.core) + p }
+
+// uniqueKey returns the schema's unique key field, read once.
+func (s *solr) uniqueKey(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.key != "" {
+		return s.key, nil
+	}
+	var out struct {
+		UniqueKey string `json:"uniqueKey"`
+	}
+	if err := s.c.do(ctx, "GET", s.path("/schema/uniquekey"), nil, nil, "", &out); err != nil {
+		return "", fmt.Errorf("indextag: reading the unique key of %s: %w", s.core, err)
+	}
+	if out.UniqueKey == "" {
+		return "", fmt.Errorf("indextag: core %s has no uniqueKey: its documents cannot be updated", s.core)
+	}
+	s.key = out.UniqueKey
+	return s.key, nil
+}
+
+func (s *solr) filter(sel selector) url.Values {
+	q := url.Values{"q": {"*:*"}, "wt": {"json"}}
+	switch {
+	case sel.winners:
+		q.Set("fq", FieldWinner+":true")
+	case sel.since != nil:
+		q.Set("fq", fmt.Sprintf("%s:{%s TO *]", sel.since.Field, solrEscape(sel.since.Value)))
+	}
+	return q
+}
+
+// solrEscape escapes the query syntax characters of a range bound.
+func solrEscape(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		if strings.ContainsRune(`\+-!():^[]"{}~*?|&;/ `, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+type solrAnswer struct {
+	Response struct {
+		NumFound int64             `json:"numFound"`
+		Docs     []json.RawMessage `json:"docs"`
+	} `json:"response"`
+	NextCursorMark string `json:"nextCursorMark"`
+}
+
+func (s *solr) count(ctx context.Context, sel selector) (int64, error) {
+	q := s.filter(sel)
+	q.Set("rows", "0")
+	var ans solrAnswer
+	err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans)
+	return ans.Response.NumFound, err
+}
+
+// fl is the field list of a read: the fields, the unique key and
+// _version_.
+func fl(key string, fields []string) string {
+	if fields == nil {
+		return "*,_version_"
+	}
+	return strings.Join(append([]string{key, "_version_"}, fields...), ",")
+}
+
+// solrHit turns a returned document into a hit: its unique key, its
+// _version_, and its fields with single-element lists unwrapped (a
+// multi-valued field holding one value reads as that value).
+func solrHit(key string, raw json.RawMessage) (hit, error) {
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return hit{}, fmt.Errorf("indextag: Solr document: %w", err)
+	}
+	var h hit
+	var id any
+	d := json.NewDecoder(bytes.NewReader(obj[key]))
+	d.UseNumber()
+	if err := d.Decode(&id); err != nil {
+		return hit{}, fmt.Errorf("indextag: Solr document without its unique key %s", key)
+	}
+	h.id = fmt.Sprint(id)
+	var v json.Number
+	if err := json.Unmarshal(obj["_version_"], &v); err == nil {
+		h.ver.Version, _ = v.Int64()
+	}
+	for k, val := range obj {
+		if len(val) > 0 && val[0] == '[' {
+			var list []json.RawMessage
+			if json.Unmarshal(val, &list) == nil && len(list) == 1 {
+				obj[k] = list[0]
+			}
+		}
+	}
+	h.source = obj
+	return h, nil
+}
+
+// scan reads with cursorMark, sorted on the unique key; Solr's cursor is
+// one stream, so slices is not used.
+func (s *solr) scan(ctx context.Context, sel selector, fields []string, _ int, fn func(hit) error) error {
+	key, err := s.uniqueKey(ctx)
+	if err != nil {
+		return err
+	}
+	q := s.filter(sel)
+	q.Set("rows", fmt.Sprint(pageSize))
+	q.Set("sort", key+" asc")
+	q.Set("fl", fl(key, fields))
+	mark := "*"
+	for {
+		q.Set("cursorMark", mark)
+		var ans solrAnswer
+		if err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans); err != nil {
+			return err
+		}
+		for _, raw := range ans.Response.Docs {
+			h, err := solrHit(key, raw)
+			if err != nil {
+				return err
+			}
+			if err := fn(h); err != nil {
+				return err
+			}
+		}
+		if ans.NextCursorMark == "" || ans.NextCursorMark == mark {
+			return nil
+		}
+		mark = ans.NextCursorMark
+	}
+}
+
+func (s *solr) get(ctx context.Context, ids []string, fields []string) ([]hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	key, err := s.uniqueKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var hs []hit
+	for start := 0; start < len(ids); start += pageSize {
+		part := ids[start:min(start+pageSize, len(ids))]
+		q := url.Values{"ids": {strings.Join(part, ",")}, "fl": {fl(key, fields)}, "wt": {"json"}}
+		var ans solrAnswer
+		if err := s.c.do(ctx, "GET", s.path("/get"), q, nil, "", &ans); err != nil {
+			return nil, err
+		}
+		for _, raw := range ans.Response.Docs {
+			h, err := solrHit(key, raw)
+			if err != nil {
+				return nil, err
+			}
+			hs = append(hs, h)
+		}
+	}
+	return hs, nil
+}
+
+// solrTypes are the schema types of the tag fields, and the types an
+// existing field may have.
+var solrTypes = map[string][]string{
+	FieldGroup:       {"string"},
+	FieldWinner:      {"boolean"},
+	FieldRemovable:   {"boolean"},
+	FieldProbability: {"pfloat", "pdouble", "float", "double"},
+}
+
+func (s *solr) prepare(ctx context.Context) error {
+	var add []map[string]any
+	for _, f := range tagFields {
+		var out struct {
+			Field struct {
+				Type        string `json:"type"`
+				MultiValued bool   `json:"multiValued"`
+			} `json:"field"`
+		}
+		err := s.c.do(ctx, "GET", s.path("/schema/fields/"+f), nil, nil, "", &out)
+		switch {
+		case statusOf(err) == 404:
+			add = append(add, map[string]any{"name": f, "type": solrTypes[f][0], "indexed": true, "stored": true, "docValues": true, "multiValued": false})
+			continue
+		case err != nil:
+			return fmt.Errorf("indextag: reading the schema of %s: %w", s.core, err)
+		}
+		want := solrTypes[f]
+		ok := false
+		for _, t := range want {
+			ok = ok || out.Field.Type == t
+		}
+		if !ok || out.Field.MultiValued {
+			return fmt.Errorf("indextag: core %s defines %s as %q (multiValued %v), not a single %q: it is not winnow's field", s.core, f, out.Field.Type, out.Field.MultiValued, want[0])
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	body, _ := json.Marshal(map[string]any{"add-field": add})
+	if err := s.c.do(ctx, "POST", s.path("/schema"), nil, body, "", nil); err != nil {
+		return fmt.Errorf("indextag: adding the winnow fields to the schema of %s (a managed schema is needed): %w", s.core, err)
+	}
+	return nil
+}
+
+// solrDoc is the atomic update of one document, conditioned on its
+// _version_.
+func solrDoc(key string, u update) map[string]any {
+	d := map[string]any{key: u.id}
+	if u.ver.Version != 0 {
+		d["_version_"] = u.ver.Version
+	}
+	d[FieldGroup] = map[string]any{"set": u.tags.Group}
+	d[FieldWinner] = map[string]any{"set": u.tags.Winner}
+	d[FieldRemovable] = map[string]any{"set": u.tags.Removable}
+	d[FieldProbability] = map[string]any{"set": u.tags.Probability}
+	return d
+}
+
+// write sends the updates as one request; when Solr refuses it for a
+// version conflict (the whole request fails with 409), the updates are
+// sent one by one so that each gets its own outcome (those applied before
+// the conflict then conflict with themselves and are re-read).
+func (s *solr) write(ctx context.Context, ups []update) ([]result, error) {
+	key, err := s.uniqueKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.send(ctx, key, ups)
+	if statusOf(err) != 409 || len(ups) == 1 {
+		if st := statusOf(err); len(ups) == 1 && (st == 409 || st == 404) {
+			return []result{{outcome: outcomeConflict}}, nil
+		}
+		return res, err
+	}
+	res = make([]result, len(ups))
+	for i, u := range ups {
+		r, err := s.send(ctx, key, []update{u})
+		switch st := statusOf(err); {
+		case err == nil:
+			res[i] = r[0]
+		case st == 409 || st == 404:
+			res[i] = result{outcome: outcomeConflict}
+		case st != 0:
+			res[i] = result{outcome: fmt.Sprintf("HTTP %d", st)}
+		default:
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (s *solr) send(ctx context.Context, key string, ups []update) ([]result, error) {
+	docs := make([]map[string]any, len(ups))
+	for i, u := range ups {
+		docs[i] = solrDoc(key, u)
+	}
+	body, _ := json.Marshal(docs)
+	var out struct {
+		Adds []any `json:"adds"`
+	}
+	if err := s.c.do(ctx, "POST", s.path("/update"), url.Values{"versions": {"true"}, "wt": {"json"}}, body, "", &out); err != nil {
+		return nil, err
+	}
+	vers := map[string]int64{}
+	for i := 0; i+1 < len(out.Adds); i += 2 {
+		if n, ok := out.Adds[i+1].(json.Number); ok {
+			vers[fmt.Sprint(out.Adds[i])], _ = n.Int64()
+		}
+	}
+	res := make([]result, len(ups))
+	for i, u := range ups {
+		res[i] = result{outcome: outcomeOK, ver: version{Version: vers[u.id]}}
+	}
+	return res, nil
+}
+
+func (s *solr) flush(ctx context.Context) error {
+	return s.c.do(ctx, "POST", s.path("/update"), url.Values{"commit": {"true"}, "wt": {"json"}}, []byte("[]"), "", nil)
+}
