@@ -180,7 +180,7 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 	candidate, legacy := similarity.Decision{}, LegacyDecision()
 	// LCS ratios below MinLCSScored are reported as bounds: no decision
 	// turns there, and exact alignments of dissimilar pairs cost O(D²).
-	cmpOpts := similarity.CompareOptions{LCS: true, MinRatio: MinLCSScored, Bag: true, Central: similarity.CentralOptions{PageShare: similarity.DefaultPageShare}}
+	cmpOpts := similarity.CompareOptions{LCS: true, MinRatio: MinLCSScored, Bag: true, Numbers: true, Central: similarity.CentralOptions{PageShare: similarity.DefaultPageShare}}
 	score := func(a, b, label int) ScoredPair {
 		sp := ScoredPair{A: a, B: b, Label: label}
 		sp.Candidate = candidate.IsCandidate(sigs[a], sigs[b])
