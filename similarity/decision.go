@@ -670,6 +670,9 @@ type Verdict struct {
 	// Model is the model that gave Probability to a candidate pair, nil
 	// otherwise.
 	Model *Model
+	// Calibration is the model's [PurposeModel.Calibration] under a
+	// calibrated model decision, else empty.
+	Calibration string
 	// NumberPairs are the numbers that differ between the pages
 	// ([NumberPairs]), for the explanation: kept by an Exact decision
 	// when [Scores.NumbersDiffer] is positive, else nil (the count alone
@@ -690,6 +693,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	isModel := vt.Method == MethodModel
 	if isModel {
 		v.Probability = 0
+		v.Calibration = d.models().Calibration
 	}
 	switch {
 	case a.Empty() || a.Tokens < v.MinTokens:
@@ -970,6 +974,10 @@ func (v Verdict) Explain() string {
 	if v.Scores.HasNumbers && v.Scores.NumbersDiffer > 0 || v.Model != nil && v.Model.vetoed(&v.Scores) {
 		b.WriteString("; ")
 		b.WriteString(numbersExplained(&v.Scores, v.NumberPairs))
+	}
+	if v.Calibration != "" && (v.Step == StepVerify || v.Step == StepAccept) {
+		b.WriteString("; ")
+		b.WriteString(v.Calibration)
 	}
 	if v.Capped != 0 {
 		fmt.Fprintf(&b, "; but %c was cut at the size cap and its end is unread, so it is not content-equivalent", v.Capped)

@@ -68,6 +68,7 @@ func commands() []command {
 		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
 		{"compare", "explain whether two pages are near-duplicates, and why", runCompare},
 		{"eval", "precision, recall and F1 on a labelled data set", runEval},
+		{"calibrate", "fit the group or remove decision to a site's labelled pairs or search-page feedback; writes the YAML -config reads", runCalibrate},
 		{"report", "partition balance of a corpus; mirrors and cluster evolution from dedup outputs", runReport},
 		{"bench", "measure the proxy against a plain fasthttp pass-through on loopback (latency, throughput, CPU, memory)", runBench},
 	}
