@@ -150,6 +150,14 @@ type Serve struct {
 	// service in the background, so it learns pages the index pipeline
 	// has not fed it. Needs Cluster. Default false.
 	ClusterFeed bool `yaml:"cluster_feed"`
+	// FeedbackLog is the file (JSON Lines) where the search page's "not
+	// a duplicate" and "same page" buttons write the pairs readers judge
+	// (both URLs, their signatures' scores, the verdict, the time), for
+	// `winnow calibrate`. Default "": no buttons, no log.
+	FeedbackLog string `yaml:"feedback_log"`
+	// FeedbackLogBytes bounds the feedback log: past it the file moves to
+	// feedback_log + ".1" and a new one begins. Default 16 MiB.
+	FeedbackLogBytes int64 `yaml:"feedback_log_bytes"`
 }
 
 // Engine is one search backend of the proxy.
@@ -880,6 +888,9 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 		}
 	} else if v.ClusterFeed {
 		bad("serve.cluster_feed", "needs serve.cluster")
+	}
+	if v.FeedbackLogBytes < 0 {
+		bad("serve.feedback_log_bytes", "%d is negative", v.FeedbackLogBytes)
 	}
 	if t := v.Transparent; t != "" && t != "-" && len(v.Engines) > 0 && !names[t] {
 		bad("serve.transparent", "%q names no engine", t)

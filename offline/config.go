@@ -108,7 +108,7 @@ func Calibrated(p similarity.Purpose, cal config.Calibrated, key string) (*simil
 	if pm.MinConfidence > pm.Ceiling() {
 		return nil, fmt.Errorf("config: %s.min_confidence: %g is above the highest probability the calibrated model gives any pair (%.4f)", key, cal.MinConfidence, pm.Ceiling())
 	}
-	pm.Calibration = CalibrationNote(cal)
+	pm.Calibration, pm.CalibrationFlagged = CalibrationNote(cal), !cal.HoldsTarget
 	return &pm, nil
 }
 

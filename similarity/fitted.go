@@ -32,6 +32,9 @@ type PurposeModel struct {
 	// precision 0.962"), and every verdict's explanation says it; empty
 	// for the shipped models.
 	Calibration string
+	// CalibrationFlagged reports a calibration whose cross-validated
+	// precision did not hold the target it was fitted for.
+	CalibrationFlagged bool
 }
 
 // DefaultModel returns the fitted models of the purpose p.

@@ -178,8 +178,12 @@ func calibrationYAML(frag config.Calibration, inputs []string, mode string, minP
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	head := fmt.Sprintf("# winnow calibrate -mode %s -min-precision %g %s\n# read by winnow -config FILE (serve, dedup, eval, compare); docs/calibration.md\n",
-		mode, minPrecision, strings.Join(inputs, " "))
+	mp := ""
+	if minPrecision != -1 {
+		mp = fmt.Sprintf(" -min-precision %g", minPrecision)
+	}
+	head := fmt.Sprintf("# winnow calibrate -mode %s%s %s\n# read by winnow -config FILE (serve, dedup, eval, compare); docs/calibration.md\n",
+		mode, mp, strings.Join(inputs, " "))
 	return append([]byte(head), b...), nil
 }
 
