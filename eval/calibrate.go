@@ -63,8 +63,12 @@ type Calibration struct {
 	// confidence (remove only; zero otherwise).
 	Veto *CVFigure `json:"numbers_veto,omitempty"`
 	// LCS is the LCS ratio with its threshold chosen on each training
-	// part (best F1).
-	LCS CVFigure `json:"lcs_ratio"`
+	// part (best F1); LCSAtTarget the same held to the target (the best
+	// F1 among the thresholds whose precision there, at the lower end of
+	// its Wilson interval, reaches it; the strictest threshold when none
+	// does), nil without a target.
+	LCS         CVFigure  `json:"lcs_ratio"`
+	LCSAtTarget *CVFigure `json:"lcs_ratio_at_target,omitempty"`
 	// RefitVsConfidence and VetoVsConfidence pair the refit and the veto
 	// with the calibrated confidence, fold by fold.
 	RefitVsConfidence Paired  `json:"refit_vs_confidence"`
@@ -165,7 +169,7 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	veto := start.Seq
 	veto.NumbersVeto = true
 	withVeto := o.Purpose == similarity.PurposeRemove && !start.Seq.NumbersVeto
-	var shipped, conf, refit, vetoed, ratio []foldScore
+	var shipped, conf, refit, vetoed, ratio, ratioFloor []foldScore
 	for r := range repeats {
 		rng := outerRand(o.Seed, r)
 		folds := make([][]int, len(sets))
@@ -188,15 +192,18 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 				for j, i := range trainIdx[si] {
 					js[j] = Judged{Score: lcs.Score(&s.Scored[i].Scores), Dup: isDup(&s.Scored[i])}
 				}
-				t := Best(Curve(js, false)).Threshold
+				curve := Curve(js, false)
+				t := Best(curve).Threshold
+				tf := atFloor(curve, floor)
 				n := len(tests[si])
 				gold := make([]bool, n)
-				pS, pC, pR, pV, pL := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+				pS, pC, pR, pV, pL, pF := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 				for j, i := range tests[si] {
 					sp := &s.Scored[i]
 					gold[j] = isDup(sp)
 					v := lcs.Score(&sp.Scores)
 					pL[j] = !math.IsNaN(v) && v >= t
+					pF[j] = !math.IsNaN(v) && v >= tf
 					if !sp.Candidate || o.Purpose == similarity.PurposeRemove && sp.Remove.Refused {
 						continue
 					}
@@ -215,6 +222,7 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 				add(&refit, pR)
 				add(&vetoed, pV)
 				add(&ratio, pL)
+				add(&ratioFloor, pF)
 			}
 		}
 	}
@@ -222,6 +230,10 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	c.Confidence = summarize("calibrated confidence", len(start.Seq.Features)+2, conf)
 	c.Refit = summarize("refit coefficients", 2*len(start.Seq.Features)+2, refit)
 	c.LCS = summarize("LCS ratio (own threshold)", 1, ratio)
+	if floor > 0 {
+		f := summarize("LCS ratio (held to the target)", 1, ratioFloor)
+		c.LCSAtTarget = &f
+	}
 	c.RefitVsConfidence = *paired(refit, conf)
 	if withVeto {
 		v := summarize("numbers veto", len(start.Seq.Features)+2, vetoed)
@@ -342,6 +354,25 @@ func pickAtFloor(judged []judgedPairs, dups []int, floor float64) (float64, bool
 		return Confidences[len(Confidences)-1], false
 	}
 	return Confidences[best], true
+}
+
+// atFloor returns the threshold of curve (a [Curve], loosest last) of
+// best F1 among those whose precision, at the lower end of its Wilson
+// interval, reaches floor; the strictest threshold when none does.
+func atFloor(curve []Point, floor float64) float64 {
+	if len(curve) == 0 {
+		return math.Inf(1)
+	}
+	best := -1
+	for i, p := range curve {
+		if p.TP > 0 && wilsonLower(p.TP, p.TP+p.FP) >= floor && (best < 0 || p.F1 > curve[best].F1) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return math.Inf(1)
+	}
+	return curve[best].Threshold
 }
 
 // wilsonLower is the lower end of the Wilson score interval of a

@@ -203,6 +203,9 @@ func writeCalibrationText(w io.Writer, c *eval.Calibration, names []string) {
 		row("numbers veto", *c.Veto)
 	}
 	row("LCS ratio (own threshold)", c.LCS)
+	if c.LCSAtTarget != nil {
+		row("LCS ratio (held to the target)", *c.LCSAtTarget)
+	}
 	fmt.Fprintf(w, "  refit vs calibrated confidence: F1 %+.3f ± %.3f (%d folds better, %d worse)\n",
 		c.RefitVsConfidence.DeltaF1, c.RefitVsConfidence.SD, c.RefitVsConfidence.Better, c.RefitVsConfidence.Worse)
 	if c.VetoVsConfidence != nil {

@@ -130,6 +130,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, cfg: cfg, log: logger, stderrTTY: isTerminal(stderr)}
+	for _, cal := range []struct {
+		purpose string
+		c       config.Calibrated
+	}{{"group", cfg.Decision.Calibration.Group}, {"remove", cfg.Decision.Calibration.Remove}} {
+		// A calibration whose cross-validated precision did not hold its
+		// target is applied as configured, and said at every start.
+		if cal.c.Set() && !cal.c.HoldsTarget {
+			logger.Warn("calibration_not_holding", "purpose", cal.purpose, "source", cal.c.Source,
+				"precision", cal.c.Precision, "target", cal.c.TargetPrecision)
+		}
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
