@@ -381,7 +381,7 @@ func atFloor(curve []Point, floor float64) float64 {
 // only just reaches the target on the pairs it is chosen on falls under
 // it on new ones about half the time; one chosen a margin above holds
 // more often, and the margin grows as the pairs get fewer (30 of 30
-// give 0.992, 29 of 30 0.935). One standard error cost the dev sets
+// give 0.992, 29 of 30 0.946). One standard error cost the dev sets
 // half their recall.
 func wilsonLower(k, n int) float64 {
 	const z = 0.5

@@ -116,3 +116,22 @@ func TestRemoveExplainsNumbers(t *testing.T) {
 		t.Errorf("with the numbers veto, an identical page: %s, want a duplicate", v.Explain())
 	}
 }
+
+// TestScoresRecordRoundTrip: every feature reads a pair's scores written
+// by Record and read back as it read them, computed or not.
+func TestScoresRecordRoundTrip(t *testing.T) {
+	a := numbersSig(fill(numbersPage, "1", "12", "4471"))
+	b := numbersSig(fill(numbersPage, "6", "21", "9032") + " and one sentence more")
+	for _, o := range []CompareOptions{{}, {LCS: true, Numbers: true, Bag: true, Central: CentralOptions{PageShare: DefaultPageShare}}} {
+		s := Compare(&a, &b, o)
+		got := ScoresFromRecord(s.Record())
+		for _, f := range Features() {
+			if x, y := f.Value(&s), f.Value(&got); x != y {
+				t.Errorf("options %+v: feature %s = %v from the record, want %v", o, f, y, x)
+			}
+		}
+		if got.HasLCS != s.HasLCS || got.HasNumbers != s.HasNumbers || got.NumbersDiffer != s.NumbersDiffer {
+			t.Errorf("options %+v: HasLCS %v HasNumbers %v %d from the record, want %v %v %d", o, got.HasLCS, got.HasNumbers, got.NumbersDiffer, s.HasLCS, s.HasNumbers, s.NumbersDiffer)
+		}
+	}
+}
