@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/winnow-search/winnow/internal/chromiumtest"
 	"github.com/winnow-search/winnow/proxy"
 )
 
@@ -25,29 +25,11 @@ import (
 // and that winnow calibrate reads the log. On CI (CI=true) a missing
 // chromium fails the test.
 func TestFeedbackInChromium(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium not found on CI: .ci/run installs Debian's chromium")
-		}
-		t.Skip("chromium not found: apt-get install chromium")
-	}
 	log := filepath.Join(t.TempDir(), "feedback.jsonl")
 	addr := freeAddr(t)
 	startServe(t, addr, "-set", "serve.feedback_log="+log)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	ctx, cancel = chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1000, 900))
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
-
+	ctx := chromiumtest.Start(t, 90*time.Second, 1000, 900)
 	if _, err := chromedp.RunResponse(ctx, chromedp.Navigate("http://"+addr+"/_winnow/search?q=clang")); err != nil {
 		t.Fatalf("opening the search page: %v", err)
 	}
