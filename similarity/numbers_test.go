@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -133,5 +134,24 @@ func TestScoresRecordRoundTrip(t *testing.T) {
 		if got.HasLCS != s.HasLCS || got.HasNumbers != s.HasNumbers || got.NumbersDiffer != s.NumbersDiffer {
 			t.Errorf("options %+v: HasLCS %v HasNumbers %v %d from the record, want %v %v %d", o, got.HasLCS, got.HasNumbers, got.NumbersDiffer, s.HasLCS, s.HasNumbers, s.NumbersDiffer)
 		}
+	}
+}
+
+// BenchmarkNumbersDiffer: the cost a remove decision adds to a candidate
+// pair, for pages of 128 numbers each (the cap) that differ in a third.
+func BenchmarkNumbersDiffer(b *testing.B) {
+	var ta, tb strings.Builder
+	for i := range MaxNumbers {
+		ta.WriteString("price " + strconv.Itoa(i*37%1000) + " item ")
+		if i%3 == 0 {
+			tb.WriteString("price " + strconv.Itoa(i*41%1000+1) + " item ")
+		} else {
+			tb.WriteString("price " + strconv.Itoa(i*37%1000) + " item ")
+		}
+	}
+	x, y := numbersSig(ta.String()), numbersSig(tb.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		NumbersDiffer(&x, &y)
 	}
 }

@@ -238,9 +238,13 @@ func loadCalibrationInput(ctx context.Context, e *env, in string) (*eval.CVSet, 
 		}
 		return sets[0], nil
 	}
-	rows, err := readPairRows(in)
+	rows, skipped, err := readPairRows(in)
 	if err != nil {
 		return nil, err
+	}
+	if skipped > 0 {
+		e.log.Warn("calibrate_feedback_unscored", "file", in, "skipped", skipped,
+			"why", "the proxy no longer held both pages' signatures when the reader judged them")
 	}
 	scored := make([]eval.ScoredPair, 0, len(rows))
 	var signer *pairSigner
@@ -299,14 +303,16 @@ func parseLabel(s string) (int, error) {
 }
 
 // readPairRows reads a TSV (a, b, label; a header line) or JSONL list of
-// labelled pairs, or the feedback log (JSONL with verdict and scores).
-func readPairRows(path string) ([]pairRow, error) {
+// labelled pairs, or the feedback log (JSONL with verdict and scores),
+// and counts the feedback records it skips for want of scores.
+func readPairRows(path string) ([]pairRow, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("calibrate: %w", err)
+		return nil, 0, fmt.Errorf("calibrate: %w", err)
 	}
 	defer f.Close()
 	var rows []pairRow
+	skipped := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	n := 0
@@ -326,51 +332,54 @@ func readPairRows(path string) ([]pairRow, error) {
 				Candidate bool               `json:"candidate"`
 			}
 			if err := json.Unmarshal([]byte(line), &rec); err != nil {
-				return nil, bad(err)
+				return nil, 0, bad(err)
 			}
 			r := pairRow{line: n, a: rec.A, b: rec.B, scores: rec.Scores, candidate: rec.Candidate}
 			switch {
 			case rec.Verdict != "":
 				l, ok := feedbackVerdicts[rec.Verdict]
 				if !ok {
-					return nil, bad(fmt.Errorf("verdict %q is not same_page or not_duplicate", rec.Verdict))
+					return nil, 0, bad(fmt.Errorf("verdict %q is not same_page or not_duplicate", rec.Verdict))
 				}
 				if rec.Scores == nil {
-					return nil, bad(errors.New("a feedback record without scores"))
+					// The proxy no longer held both signatures: the
+					// pair cannot be scored from the log alone.
+					skipped++
+					continue
 				}
 				r.label = l
 			case len(rec.Label) > 0:
 				l, err := parseLabel(strings.Trim(string(rec.Label), `"`))
 				if err != nil {
-					return nil, bad(err)
+					return nil, 0, bad(err)
 				}
 				r.label = l
 			default:
-				return nil, bad(errors.New("no label and no verdict"))
+				return nil, 0, bad(errors.New("no label and no verdict"))
 			}
 			if r.scores == nil && (r.a == "" || r.b == "") {
-				return nil, bad(errors.New("a pair needs a and b"))
+				return nil, 0, bad(errors.New("a pair needs a and b"))
 			}
 			rows = append(rows, r)
 			continue
 		}
 		cols := strings.Split(line, "\t")
 		if len(cols) < 3 {
-			return nil, bad(fmt.Errorf("%d columns, want a, b, label (tab-separated)", len(cols)))
+			return nil, 0, bad(fmt.Errorf("%d columns, want a, b, label (tab-separated)", len(cols)))
 		}
 		l, err := parseLabel(cols[2])
 		if err != nil {
 			if len(rows) == 0 && n == 1 {
 				continue // a header
 			}
-			return nil, bad(err)
+			return nil, 0, bad(err)
 		}
 		rows = append(rows, pairRow{line: n, a: cols[0], b: cols[1], label: l})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("calibrate: %s: %w", path, err)
+		return nil, 0, fmt.Errorf("calibrate: %s: %w", path, err)
 	}
-	return rows, nil
+	return rows, skipped, nil
 }
 
 // pairSigner signs the pages of a pair list: files (relative to the
