@@ -73,12 +73,13 @@ type Calibration struct {
 	// with the calibrated confidence, fold by fold.
 	RefitVsConfidence Paired  `json:"refit_vs_confidence"`
 	VetoVsConfidence  *Paired `json:"veto_vs_confidence,omitempty"`
-	// Chosen names the row chosen: "calibrated confidence", "refit" or
-	// "numbers veto"; ChosenFigure is its figures.
+	// Chosen names the row chosen: "shipped", "calibrated confidence",
+	// "refit" or "numbers veto"; ChosenFigure is its figures.
 	Chosen       string   `json:"chosen"`
 	ChosenFigure CVFigure `json:"chosen_figure"`
-	// MinConfidence is the chosen decision's confidence, chosen on every
-	// pair the way each training part chose it.
+	// MinConfidence is the chosen decision's confidence: the start
+	// model's when Chosen is "shipped", else chosen on every pair the way
+	// each training part chose it.
 	MinConfidence float64 `json:"min_confidence"`
 	// Model is the chosen decision's model (the start model, refitted on
 	// every pair when Chosen is "refit", with NumbersVeto when "numbers
