@@ -3,7 +3,6 @@ package cluster
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/winnow-search/winnow/canon"
@@ -37,7 +36,7 @@ func TestSignedAgainWithSeqMergesGroups(t *testing.T) {
 	}
 
 	urls := []string{"https://shop.example/trixie", "https://shop.example/trixie?ref=feed"}
-	old := func(enc []byte) []byte { b := slices.Clone(enc); b[0] = 3; return b }
+	old := func(enc []byte) []byte { return asVersion3(t, enc) }
 	s := newTestService(t, Options{Decision: group})
 	mustIngest(t, s, client.Page{URL: urls[0], Signature: old(encs[0]), Popularity: 2},
 		client.Page{URL: urls[1], Signature: old(encs[1]), Popularity: 1})

@@ -156,6 +156,14 @@ type Serve struct {
 	// service in the background, so it learns pages the index pipeline
 	// has not fed it. Needs Cluster. Default false.
 	ClusterFeed bool `yaml:"cluster_feed"`
+	// FeedbackLog is the file (JSON Lines) where the search page's "not
+	// a duplicate" and "same page" buttons write the pairs readers judge
+	// (both URLs, their signatures' scores, the verdict, the time), for
+	// `winnow calibrate`. Default "": no buttons, no log.
+	FeedbackLog string `yaml:"feedback_log"`
+	// FeedbackLogBytes bounds the feedback log: past it the file moves to
+	// feedback_log + ".1" and a new one begins. Default 16 MiB.
+	FeedbackLogBytes int64 `yaml:"feedback_log_bytes"`
 }
 
 // Engine is one search backend of the proxy.
@@ -278,7 +286,56 @@ type Decision struct {
 	// MinTokens is the token count below which a page never matches
 	// (default 10).
 	MinTokens int `yaml:"min_tokens"`
+	// Calibration holds each purpose's decision as `winnow calibrate`
+	// fitted it to a site's labelled pairs (docs/calibration.md); it
+	// needs the default method, and a purpose calibrated here takes its
+	// confidence from here, not from MinConfidence. Empty: the shipped
+	// decisions.
+	Calibration Calibration `yaml:"calibration"`
 }
+
+// Calibration is the calibrated decision of each purpose.
+type Calibration struct {
+	// Group is the near-duplicate decision's calibration.
+	Group Calibrated `yaml:"group"`
+	// Remove is the content-equivalence decision's calibration.
+	Remove Calibrated `yaml:"remove"`
+}
+
+// Calibrated is one purpose's decision fitted by `winnow calibrate`. It
+// is in force when MinConfidence is set; the cross-validated figures
+// are what calibrate measured on Source, kept so that every command
+// applying it can say where it came from and whether it held.
+type Calibrated struct {
+	// Source names the pairs it was fitted on (the inputs' names).
+	Source string `yaml:"source"`
+	// MinConfidence is the calibrated confidence, in (0, 1); zero means
+	// not calibrated.
+	MinConfidence float64 `yaml:"min_confidence"`
+	// Features, Weights and Intercept are the model's coefficients
+	// (similarity.Model; feature names as `winnow eval -cv` prints them),
+	// or empty to keep the shipped model's.
+	Features  []string  `yaml:"features"`
+	Weights   []float64 `yaml:"weights"`
+	Intercept float64   `yaml:"intercept"`
+	// NumbersVeto refuses every pair whose numbers differ (remove).
+	NumbersVeto bool `yaml:"numbers_veto"`
+	// TargetPrecision is the precision calibrate was asked to hold, and
+	// Precision, Recall and F1 the cross-validated figures it measured
+	// (pooled precision); Pairs the labelled pairs it read.
+	TargetPrecision float64 `yaml:"target_precision"`
+	Precision       float64 `yaml:"precision"`
+	Recall          float64 `yaml:"recall"`
+	F1              float64 `yaml:"f1"`
+	Pairs           int     `yaml:"pairs"`
+	// HoldsTarget reports that the cross-validated precision reached
+	// TargetPrecision. False flags the decision wherever it is applied
+	// (a warning at start, the explanation, /metrics).
+	HoldsTarget bool `yaml:"holds_target"`
+}
+
+// Set reports whether the purpose is calibrated.
+func (c Calibrated) Set() bool { return c.MinConfidence != 0 }
 
 // MinConfidence is the default decision's confidence per mode.
 type MinConfidence struct {
@@ -488,6 +545,35 @@ func (c Config) Validate() error {
 	}
 	if c.Decision.MinTokens < 0 {
 		bad("decision.min_tokens", "%d is negative", c.Decision.MinTokens)
+	}
+	for _, cal := range []struct {
+		field string
+		c     Calibrated
+		conf  float64
+	}{{"decision.calibration.group", c.Decision.Calibration.Group, c.Decision.MinConfidence.Group},
+		{"decision.calibration.remove", c.Decision.Calibration.Remove, c.Decision.MinConfidence.Remove}} {
+		cc := cal.c
+		if !cc.Set() {
+			if len(cc.Features) > 0 || len(cc.Weights) > 0 || cc.Intercept != 0 || cc.NumbersVeto {
+				bad(cal.field+".min_confidence", "missing: a calibration without its confidence")
+			}
+			continue
+		}
+		if cc.MinConfidence < 0 || cc.MinConfidence >= 1 {
+			bad(cal.field+".min_confidence", "%g is not a probability in (0, 1)", cc.MinConfidence)
+		}
+		if c.Decision.Method != "default" && c.Decision.Method != "model" {
+			bad(cal.field, "needs decision.method default, not %q", c.Decision.Method)
+		}
+		if cal.conf != 0 {
+			bad(cal.field, "and %s both set the confidence", strings.Replace(cal.field, "calibration", "min_confidence", 1))
+		}
+		if len(cc.Features) != len(cc.Weights) {
+			bad(cal.field+".weights", "%d weights for %d features", len(cc.Weights), len(cc.Features))
+		}
+		if cc.TargetPrecision < 0 || cc.TargetPrecision > 1 {
+			bad(cal.field+".target_precision", "%g is not in [0, 1]", cc.TargetPrecision)
+		}
 	}
 	if c.Dedup.Workers < 0 {
 		bad("dedup.workers", "%d is negative", c.Dedup.Workers)
@@ -823,6 +909,9 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 		}
 	} else if v.ClusterFeed {
 		bad("serve.cluster_feed", "needs serve.cluster")
+	}
+	if v.FeedbackLogBytes < 0 {
+		bad("serve.feedback_log_bytes", "%d is negative", v.FeedbackLogBytes)
 	}
 	if t := v.Transparent; t != "" && t != "-" && len(v.Engines) > 0 && !names[t] {
 		bad("serve.transparent", "%q names no engine", t)

@@ -175,6 +175,9 @@ type Candidate struct {
 	// Features are the model's inputs; nil for a paper method or a fixed
 	// rule.
 	Features []similarity.Feature
+	// Veto sets the fitted model's [similarity.Model.NumbersVeto]: a
+	// pair whose numbers differ is refused whatever its probability.
+	Veto bool
 	// method is the paper method, when this is one.
 	method *Method
 	// fixed is a rule with nothing fitted (the legacy decision).
@@ -205,6 +208,8 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs gap", Params: 2, Features: []similarity.Feature{similarity.FeatureLCSGap}},
 		{Name: "model: lcs + jaccard", Params: 3, Features: []similarity.Feature{similarity.FeatureLCS, similarity.FeatureJaccard}},
 		{Name: "model: lcs gap + jaccard", Params: 3, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureJaccard}},
+		{Name: "model: lcs gap + divergence + jaccard + numbers", Params: 5, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard, similarity.FeatureNumbers}},
+		{Name: "model: lcs gap + divergence + jaccard, numbers veto", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard}, Veto: true},
 		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }
@@ -483,8 +488,9 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				// otherwise uses one core; -seeds runs them side by side).
 				parallel.For(len(models), runtime.GOMAXPROCS(0), 1, func(mi int) {
 					fitted[mi] = fitPooled(sets, trainIdx, models[mi].Features, truth, penalty)
+					fitted[mi].NumbersVeto = models[mi].Veto
 					conf[mi] = chooseConfidence(sets, trainIdx, fitted[mi], truth)
-					heldConf[mi] = nestedOwnConfidence(sets, inner, models[mi].Features, truth, penalty)
+					heldConf[mi] = nestedOwnConfidence(sets, inner, models[mi].Features, models[mi].Veto, truth, penalty)
 				})
 				shippedFits = append(shippedFits, fitted[shipped])
 				for si, s := range sets {
@@ -712,9 +718,12 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 			all[si][i] = i
 		}
 	}
+	shipped := similarity.DefaultModel(truth.Purpose)
+	seq := fitPooled(sets, all, shipped.Seq.Features, truth, penalty)
+	seq.NumbersVeto = shipped.Seq.NumbersVeto
 	return FittedModel{
 		Truth:        truth.Name,
-		Seq:          fitPooled(sets, all, similarity.DefaultModel(truth.Purpose).Seq.Features, truth, penalty),
+		Seq:          seq,
 		NoSeq:        fitPooled(sets, all, []similarity.Feature{similarity.FeatureJaccard}, truth, penalty),
 		NonCandidate: pooledNonCandidate(sets, all, truth),
 	}
@@ -793,21 +802,22 @@ func innerSplits(sets []*CVSet, trainIdx [][]int, t Truth, k int, rng *rand.Rand
 // on the model's out-of-fold figures over the inner splits
 // ([nestedFigures]). Read on the pairs the model was fitted on (round
 // 10's held-out protocol) the precision is optimistic.
-func nestedOwnConfidence(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, t Truth, penalty float64) float64 {
-	return Confidences[OwnConfidence(nestedFigures(sets, splits, fs, t, penalty))]
+func nestedOwnConfidence(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, veto bool, t Truth, penalty float64) float64 {
+	return Confidences[OwnConfidence(nestedFigures(sets, splits, fs, veto, t, penalty))]
 }
 
 // nestedFigures fits the model on each inner split's pairs of every set,
 // judges that split's pairs, and returns each set's figures at each of
 // [Confidences] as the outer cross-validation summarizes its test folds:
 // the mean over the inner splits, and the pooled precision.
-func nestedFigures(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, t Truth, penalty float64) [][]CVFigure {
+func nestedFigures(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, veto bool, t Truth, penalty float64) [][]CVFigure {
 	byConf := make([][][]foldScore, len(sets)) // [set][confidence][split]
 	for si := range sets {
 		byConf[si] = make([][]foldScore, len(Confidences))
 	}
 	for _, sp := range splits {
 		m := fitPooled(sets, sp.fitOn, fs, t, penalty)
+		m.NumbersVeto = veto
 		for si, s := range sets {
 			isDup := s.isDup(t)
 			judged, dups := judgeCandidates(len(sp.judge[si]), func(j int) (*ScoredPair, bool) {

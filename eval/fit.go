@@ -32,6 +32,14 @@ type fitExample struct {
 // not depend on a starting point or on the order of the examples beyond
 // rounding: a refit gives the same coefficients.
 func fitLogistic(ex []fitExample, dims int, penalty float64) []float64 {
+	return fitLogisticToward(ex, dims, penalty, nil)
+}
+
+// fitLogisticToward is fitLogistic with the L2 penalty on the distance
+// of the weights from prior (prior[0] the intercept, not penalized; nil:
+// zero), so that few examples move a model little from where it was:
+// calibration refits the shipped coefficients toward a site's pairs.
+func fitLogisticToward(ex []fitExample, dims int, penalty float64, prior []float64) []float64 {
 	d := dims + 1
 	beta := make([]float64, d)
 	grad := make([]float64, d)
@@ -65,7 +73,11 @@ func fitLogistic(ex []fitExample, dims int, penalty float64) []float64 {
 			}
 		}
 		for j := 1; j < d; j++ {
-			grad[j] += penalty * beta[j]
+			p0 := 0.0
+			if prior != nil {
+				p0 = prior[j]
+			}
+			grad[j] += penalty * (beta[j] - p0)
 			hess[j][j] += penalty
 		}
 		step := solveLinear(hess, grad)
@@ -146,6 +158,37 @@ func FitModel(sets [][]ScoredPair, fs []similarity.Feature, isDup func(*ScoredPa
 	}
 	beta := fitLogistic(ex, len(fs), penalty)
 	return similarity.Model{Features: fs, Weights: beta[1:], Intercept: beta[0]}
+}
+
+// fitToward fits prior's features to the candidate pairs of the given
+// pairs of every set (indexes into its Scored), the truth read per set's
+// mode, with the weights' L2 penalty on their distance from prior's, and
+// keeps prior's NumbersVeto.
+func fitToward(sets []*CVSet, pairs [][]int, prior similarity.Model, t Truth, penalty float64) similarity.Model {
+	var ex []fitExample
+	for si, s := range sets {
+		isDup := s.isDup(t)
+		n := 0
+		for _, i := range pairs[si] {
+			if s.Scored[i].Candidate {
+				n++
+			}
+		}
+		for _, i := range pairs[si] {
+			sp := &s.Scored[i]
+			if !sp.Candidate {
+				continue
+			}
+			x := make([]float64, len(prior.Features))
+			for j, f := range prior.Features {
+				x[j] = f.Value(&sp.Scores)
+			}
+			ex = append(ex, fitExample{x: x, y: isDup(sp), w: fitSetWeight / float64(n)})
+		}
+	}
+	p := append([]float64{prior.Intercept}, prior.Weights...)
+	beta := fitLogisticToward(ex, len(prior.Features), penalty, p)
+	return similarity.Model{Features: prior.Features, Weights: beta[1:], Intercept: beta[0], NumbersVeto: prior.NumbersVeto}
 }
 
 // nonCandidateRate is the share of duplicates among the pairs that fail

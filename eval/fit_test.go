@@ -439,7 +439,7 @@ func TestCrossValidateHeldOut(t *testing.T) {
 				trainIdx, tests := splitFold(sets, folds, f)
 				m := fitPooled(sets, trainIdx, fs, truth, FitPenalty)
 				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(seed, r, k, f))
-				held := nestedOwnConfidence(sets, inner, fs, truth, FitPenalty)
+				held := nestedOwnConfidence(sets, inner, fs, false, truth, FitPenalty)
 				if held != chooseConfidence(sets, trainIdx, m, truth) {
 					differs++
 				}

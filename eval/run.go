@@ -169,6 +169,14 @@ func LegacyDecision() similarity.Decision {
 	return similarity.Decision{Verify: similarity.Test{Method: similarity.MethodLCSLocal, Threshold: similarity.DefaultVerifyLCS}}
 }
 
+// ScoreOptions returns the scores Run computes for a pair it scores in full
+// (every pair in pair mode, candidates and perhaps-similar pairs in
+// corpus mode): every score a -cv candidate reads, LCS ratios below
+// [MinLCSScored] as bounds.
+func ScoreOptions() similarity.CompareOptions {
+	return similarity.CompareOptions{LCS: true, MinRatio: MinLCSScored, Bag: true, Numbers: true, Central: similarity.CentralOptions{PageShare: similarity.DefaultPageShare}}
+}
+
 // Run evaluates the set.
 func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 	sigs, err := signAll(ctx, set, o)
@@ -180,7 +188,7 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 	candidate, legacy := similarity.Decision{}, LegacyDecision()
 	// LCS ratios below MinLCSScored are reported as bounds: no decision
 	// turns there, and exact alignments of dissimilar pairs cost O(D²).
-	cmpOpts := similarity.CompareOptions{LCS: true, MinRatio: MinLCSScored, Bag: true, Central: similarity.CentralOptions{PageShare: similarity.DefaultPageShare}}
+	cmpOpts := ScoreOptions()
 	score := func(a, b, label int) ScoredPair {
 		sp := ScoredPair{A: a, B: b, Label: label}
 		sp.Candidate = candidate.IsCandidate(sigs[a], sigs[b])

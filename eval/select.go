@@ -436,6 +436,6 @@ func Shipped(truth string) (name string, minConfidence float64) {
 // features the default decision of purpose p carries, -1 when none does.
 func shippedIndex(models []Candidate, p similarity.Purpose) int {
 	return slices.IndexFunc(models, func(c Candidate) bool {
-		return slices.Equal(c.Features, similarity.DefaultModel(p).Seq.Features)
+		return slices.Equal(c.Features, similarity.DefaultModel(p).Seq.Features) && c.Veto == similarity.DefaultModel(p).Seq.NumbersVeto
 	})
 }

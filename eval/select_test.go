@@ -668,7 +668,7 @@ func TestNestedOwnConfidence(t *testing.T) {
 	truth := Truths()[0]
 	run := func(sets []*CVSet) ([][]CVFigure, float64) {
 		splits := innerSplits(sets, all(sets), truth, innerFolds, rand.New(rand.NewPCG(3, 4)))
-		return nestedFigures(sets, splits, fs, truth, FitPenalty), nestedOwnConfidence(sets, splits, fs, truth, FitPenalty)
+		return nestedFigures(sets, splits, fs, false, truth, FitPenalty), nestedOwnConfidence(sets, splits, fs, false, truth, FitPenalty)
 	}
 	dups, distinct := group{lcs: 0.95, label: 3, n: 20}, group{lcs: 0.1, label: 0, n: 20}
 

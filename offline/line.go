@@ -106,6 +106,9 @@ func ScoresMap(s *similarity.Scores) map[string]any {
 		"fingerprints":  s.Fingerprints,
 		"length_ratio":  s.LengthRatio,
 	}
+	if s.HasNumbers {
+		m["numbers_differ"] = s.NumbersDiffer
+	}
 	for k, v := range map[string]float64{"lcs": s.LCS, "lcs_central": s.Central, "coverage_a": s.CoverageA, "coverage_b": s.CoverageB, "divergence": s.Divergence} {
 		if !math.IsNaN(v) {
 			m[k] = v

@@ -1,17 +1,15 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/winnow-search/winnow/internal/chromiumtest"
 	"github.com/winnow-search/winnow/internal/demo"
 )
 
@@ -20,30 +18,13 @@ import (
 // grouped results and the expand action. On CI (CI=true) a missing
 // chromium fails the test.
 func TestSearchPageInChromium(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium not found on CI: .ci/run installs Debian's chromium")
-		}
-		t.Skip("chromium not found: apt-get install chromium")
-	}
 	d := startDemo(t, demo.Options{})
 	_, base := startProxy(t, Options{Engines: []Engine{
 		esEngine(d.URL()),
 		{Name: "searx", URL: d.URL(), Adapter: engineConfig("searxng", "/searxng/search")},
 	}, Budget: 5 * time.Second})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	ctx, cancel = chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1000, 900))
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
+	ctx := chromiumtest.Start(t, 60*time.Second, 1000, 900)
 
 	resp, err := chromedp.RunResponse(ctx, chromedp.Navigate(base+"/?q=benchmark"))
 	if err != nil || resp.Status != http.StatusOK {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/similarity"
 )
 
 // latencyBuckets are the upper bounds, in seconds, of the latency
@@ -124,6 +125,25 @@ func newMetrics(s *Server) *metrics {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, f))
 	}
 	total("winnow_cache_hits_total", "Signature cache hits.", nil, func() float64 { return float64(s.cache.hits.Load()) })
+	if s.fb != nil {
+		total("winnow_feedback_records_total", "Pairs the search page's readers judged, written to the feedback log.", nil,
+			func() float64 { return float64(s.fb.written.Load()) })
+	}
+	for _, d := range []similarity.Decision{s.o.Decision, s.o.Remove} {
+		if !d.IsModel() {
+			continue
+		}
+		pm := d.PurposeModels()
+		calibrated := "false"
+		if pm.Calibration != "" {
+			calibrated = "true"
+		}
+		conf := d.MinConfidence()
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "winnow_decision_min_confidence",
+			Help:        "The min_confidence of each purpose's decision; calibrated is true for one fitted by winnow calibrate (decision.calibration), holds_target false for one whose cross-validated precision did not hold its target.",
+			ConstLabels: prometheus.Labels{"purpose": d.Purpose.String(), "calibrated": calibrated, "holds_target": strconv.FormatBool(!pm.CalibrationFlagged)}},
+			func() float64 { return conf }))
+	}
 	total("winnow_cache_misses_total", "Signature cache misses.", nil, func() float64 { return float64(s.cache.miss.Load()) })
 	gauge("winnow_cache_cost_bytes", "Bytes the signature cache holds (its cost estimate).", func() float64 {
 		return float64(s.cache.c.MaxCost() - s.cache.c.RemainingCost())

@@ -195,6 +195,13 @@ func DecisionFor(p similarity.Purpose, s similarity.DecisionSettings, f similari
 		if !def.IsModel() {
 			return def, fmt.Errorf("%s: %q does not apply to the server's method, which gives no calibrated probability", f.MinConfidence, s.MinConfidence)
 		}
+		d, err := similarity.ParseDecision(p, s, f, def.MinTokens)
+		if err == nil {
+			// A calibrated decision (decision.calibration) keeps its
+			// models under the request's confidence.
+			d.Models = def.Models
+		}
+		return d, err
 	}
 	return similarity.ParseDecision(p, s, f, def.MinTokens)
 }

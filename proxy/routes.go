@@ -43,6 +43,9 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		if err := s.m.write(ctx); err != nil {
 			s.log.Warn("metrics_write_failed", "err", err)
 		}
+	case p == FeedbackPath:
+		route = "feedback"
+		s.feedback(ctx)
 	case p == "/_winnow/search" || p == "/_winnow/search.json" || (p == "/" && s.wantsPage(ctx)):
 		route = "search"
 		s.searchPage(ctx)

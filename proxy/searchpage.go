@@ -213,6 +213,13 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 		out := s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
 		fillPage(view, out, p, pageNo, size)
 	}
+	if s.fb != nil {
+		view.FeedbackURL = FeedbackPath
+		thanks := map[string]string{"not_duplicate": "Thank you: recorded as not a duplicate.", "same_page": "Thank you: recorded as the same page."}
+		if t := thanks[string(args.Peek("feedback"))]; t != "" {
+			view.Notice = strings.TrimSpace(t + " " + view.Notice)
+		}
+	}
 	if asJSON {
 		ctx.SetContentType("application/json; charset=utf-8")
 		enc := json.NewEncoder(ctx)

@@ -124,6 +124,14 @@ type Options struct {
 	// gets a large answer whole), an idle keep-alive connection. Defaults
 	// 10s, 30s, 60s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// FeedbackLog is the file (JSON Lines) where the search page's
+	// "not a duplicate" and "same page" buttons write the pairs a reader
+	// judged ([FeedbackRecord]), for `winnow calibrate`; "" (the
+	// default) turns the buttons and the log off.
+	FeedbackLog string
+	// FeedbackLogBytes bounds the feedback log: past it the file moves
+	// to FeedbackLog + ".1" and a new one begins. Default 16 MiB.
+	FeedbackLogBytes int64
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -140,6 +148,7 @@ type Server struct {
 	memo     *memo // shared with ref
 	inflight byteBudget
 	ref      *refiner
+	fb       *feedbackLog // nil: feedback off
 	m        *metrics
 	log      *slog.Logger
 	srv      *fasthttp.Server
@@ -173,6 +182,7 @@ func (o Options) WithDefaults() Options {
 	o.WriteTimeout = cmp.Or(o.WriteTimeout, 30*time.Second)
 	o.IdleTimeout = cmp.Or(o.IdleTimeout, 60*time.Second)
 	o.Remove.Purpose = similarity.PurposeRemove
+	o.FeedbackLogBytes = cmp.Or(o.FeedbackLogBytes, defaultFeedbackLogBytes)
 	o.Engines = slices.Clone(o.Engines)
 	for i := range o.Engines {
 		o.Engines[i].Timeout = cmp.Or(o.Engines[i].Timeout, defaultEngineTimeout)
@@ -211,6 +221,11 @@ func New(o Options) (*Server, error) {
 		answerBytes = 0
 	}
 	s.memo = newMemo(answerBytes)
+	if o.FeedbackLog != "" {
+		if s.fb, err = openFeedbackLog(o.FeedbackLog, o.FeedbackLogBytes); err != nil {
+			return nil, err
+		}
+	}
 	s.m = newMetrics(s)
 	life, stop := context.WithCancel(context.Background())
 	s.stopLife = stop
@@ -345,5 +360,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.fetcher.Close()
 	s.cache.close()
+	if s.fb != nil {
+		err = cmp.Or(err, s.fb.close())
+	}
 	return err
 }

@@ -127,6 +127,16 @@ type Scores struct {
 	// LCS ratio without the order; NaN unless [CompareOptions.Bag] and
 	// both signatures have a Seq.
 	Bag float64
+
+	// HasNumbers reports that NumbersDiffer was computed: with
+	// [CompareOptions.Numbers] (and always by a remove decision) when
+	// both signatures recorded their numbers ([Signature.Numbers]).
+	HasNumbers bool
+	// NumbersDiffer is how many numbers differ between the pages
+	// ([NumbersDiffer]): the word sequence holds every number as one
+	// token, so two pages that differ only in prices, counts or
+	// catalogue numbers have LCS ratio 1 and this tells them apart.
+	NumbersDiffer int
 }
 
 // LCSStage is how far the LCS of [Compare] went, cheapest first.
@@ -174,6 +184,9 @@ type CompareOptions struct {
 	// Bag computes [Scores.Bag] (one hashed pass over each sequence)
 	// when both signatures have a Seq.
 	Bag bool
+	// Numbers computes [Scores.NumbersDiffer] (a sort of each side's
+	// numbers) when both signatures recorded them.
+	Numbers bool
 }
 
 // maxD returns the edit distance bound for sequences of lengths n and m.
@@ -245,6 +258,9 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	s.Bag = math.NaN()
 	if o.Bag && len(a.Seq) > 0 && len(b.Seq) > 0 {
 		s.Bag = BagRatio(a.Seq, b.Seq)
+	}
+	if o.Numbers {
+		s.NumbersDiffer, s.HasNumbers = NumbersDiffer(a, b)
 	}
 	return s
 }

@@ -538,6 +538,21 @@ func (d Decision) IsCandidate(a, b *Signature) bool {
 	return d.quickCandidate(a, b, &ia, &ib)
 }
 
+// wantsNumbers reports whether Decide compares the pages' numbers
+// ([Scores.NumbersDiffer]) on a candidate pair: for a remove decision,
+// whose explanation says what numbers differ, a model that reads them,
+// and an Exact decision (reports).
+func (d *Decision) wantsNumbers() bool {
+	if d.Purpose == PurposeRemove || d.Exact {
+		return true
+	}
+	if d.verify().Method != MethodModel {
+		return false
+	}
+	pm := d.models()
+	return pm.Seq.usesNumbers() || pm.NoSeq.usesNumbers()
+}
+
 func (d *Decision) minTokens() int {
 	if d.MinTokens <= 0 {
 		return DefaultDecisionMinTokens
@@ -655,6 +670,14 @@ type Verdict struct {
 	// Model is the model that gave Probability to a candidate pair, nil
 	// otherwise.
 	Model *Model
+	// Calibration is the model's [PurposeModel.Calibration] under a
+	// calibrated model decision, else empty.
+	Calibration string
+	// NumberPairs are the numbers that differ between the pages
+	// ([NumberPairs]), for the explanation: kept by an Exact decision
+	// when [Scores.NumbersDiffer] is positive, else nil (the count alone
+	// is explained).
+	NumberPairs []NumberPair
 }
 
 // Decide compares a and b and decides whether they are near-duplicates.
@@ -670,6 +693,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	isModel := vt.Method == MethodModel
 	if isModel {
 		v.Probability = 0
+		v.Calibration = d.models().Calibration
 	}
 	switch {
 	case a.Empty() || a.Tokens < v.MinTokens:
@@ -702,6 +726,12 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		return v
 	}
 	v.Relation = v.Scores.Containment
+	if d.wantsNumbers() {
+		v.Scores.NumbersDiffer, v.Scores.HasNumbers = NumbersDiffer(a, b)
+		if d.Exact && v.Scores.NumbersDiffer > 0 {
+			v.NumberPairs = NumberPairs(a, b)
+		}
+	}
 	var accept TestResult // Pass only when the strong-accept test ran and passed
 	if at := d.accept(); vt.Method != MethodNone && at.Method != MethodNone && !at.Method.needsSeq() {
 		accept = at.eval(&v.Scores, params)
@@ -940,6 +970,14 @@ func (v Verdict) Explain() string {
 				b.WriteString(" (rejected)")
 			}
 		}
+	}
+	if v.Scores.HasNumbers && v.Scores.NumbersDiffer > 0 || v.Model != nil && v.Model.vetoed(&v.Scores) {
+		b.WriteString("; ")
+		b.WriteString(numbersExplained(&v.Scores, v.NumberPairs))
+	}
+	if v.Calibration != "" && (v.Step == StepVerify || v.Step == StepAccept) {
+		b.WriteString("; ")
+		b.WriteString(v.Calibration)
 	}
 	if v.Capped != 0 {
 		fmt.Fprintf(&b, "; but %c was cut at the size cap and its end is unread, so it is not content-equivalent", v.Capped)

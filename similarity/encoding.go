@@ -12,7 +12,7 @@ import (
 
 // ErrVersion is returned by [Signature.UnmarshalBinary] for data written
 // with a [SignatureVersion] it cannot read (every version but this one and
-// versions 2 and 3, see [Signature.UnmarshalBinary]).
+// versions 2 to 4, see [Signature.UnmarshalBinary]).
 var ErrVersion = errors.New("similarity: signature encoding of another version")
 
 // ErrCorrupt is returned by [Signature.UnmarshalBinary] for data that is
@@ -25,14 +25,15 @@ var ErrCorrupt = errors.New("similarity: corrupt signature encoding")
 // it: false for an encoding of an older version, which is read without
 // its sequence.
 func EncodedWithSeq(data []byte) bool {
-	return len(data) >= 2 && data[0] == SignatureVersion && data[1]&flagSeq != 0
+	return len(data) >= 2 && (data[0] == SignatureVersion || data[0] == signatureVersionNoNumbers) && data[1]&flagSeq != 0
 }
 
 // Encoding, version 1. Integers are unsigned varints unless a width is
 // given; fixed-width values are little endian.
 //
 //	version  byte = SignatureVersion
-//	flags    byte: 1 Capped, 2 Bloom present, 4 Bloom dense, 8 Seq present
+//	flags    byte: 1 Capped, 2 Bloom present, 4 Bloom dense, 8 Seq present,
+//	         16 Numbers present (version 5)
 //	Tokens, Bytes
 //	Simhash  8 bytes
 //	Bloom    (if flag 2) m, k, Chunks, then
@@ -48,6 +49,8 @@ func EncodedWithSeq(data []byte) bool {
 //	Fingerprints  count, 4 bytes each
 //	Lengths  count, varint each
 //	Seq      (if flag 8) count, 4 bytes each
+//	Numbers  (if flag 16) count, varint each (a value v as 2v, most
+//	         numbers of a page in 1–3 bytes)
 //
 // A typical 8 KB page takes about 400 bytes without Seq.
 const (
@@ -55,7 +58,8 @@ const (
 	flagBloom      = 2
 	flagBloomDense = 4
 	flagSeq        = 8
-	flagsKnown     = flagCapped | flagBloom | flagBloomDense | flagSeq
+	flagNumbers    = 16
+	flagsKnown     = flagCapped | flagBloom | flagBloomDense | flagSeq | flagNumbers
 	maxRice        = 16
 )
 
@@ -79,6 +83,9 @@ func (s *Signature) AppendBinary(b []byte) ([]byte, error) {
 	}
 	if s.Seq != nil {
 		flags |= flagSeq
+	}
+	if s.Numbers != nil {
+		flags |= flagNumbers
 	}
 	b = append(b, SignatureVersion, 0)
 	b = binary.AppendUvarint(b, uint64(s.Tokens))
@@ -115,6 +122,12 @@ func (s *Signature) AppendBinary(b []byte) ([]byte, error) {
 			b = binary.LittleEndian.AppendUint32(b, v)
 		}
 	}
+	if s.Numbers != nil {
+		b = binary.AppendUvarint(b, uint64(len(s.Numbers)))
+		for _, v := range s.Numbers {
+			b = binary.AppendUvarint(b, v)
+		}
+	}
 	return b, nil
 }
 
@@ -131,6 +144,9 @@ func (s *Signature) checkLimits() error {
 	}
 	if len(s.Fingerprints) > MaxFingerprints || len(s.Lengths) > MaxLengthDims {
 		errs = append(errs, fmt.Errorf("similarity: cannot encode %d fingerprints, %d lengths", len(s.Fingerprints), len(s.Lengths)))
+	}
+	if len(s.Numbers) > MaxNumbers {
+		errs = append(errs, fmt.Errorf("similarity: cannot encode %d numbers", len(s.Numbers)))
 	}
 	return errors.Join(errs...)
 }
@@ -321,8 +337,10 @@ func (d *decoder) count(size, limit int) int {
 // (plus a Bloom filter of at most [MaxBloomBits]). On error s is unchanged.
 // s does not retain data.
 //
-// Versions 2 and 3 have this version's layout, and each is read without
+// Versions 2, 3 and 4 have this version's layout, and each is read without
 // what has changed since, so that no score compares values of two rules.
+// Version 4 had no numbers section: it is read with Numbers nil, and a
+// pair with such a page has no [Scores.NumbersDiffer].
 // Version 3 hashed numbers as words in the word sequence: it is read
 // without Seq (nil), and a pair with such a page is decided on the scores
 // without a sequence ([PurposeModel.NoSeq]) until the page is signed
@@ -334,10 +352,10 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return ErrCorrupt
 	}
-	if data[0] != SignatureVersion && data[0] != signatureVersionOldSeq && data[0] != signatureVersionOldChunks {
+	if data[0] != SignatureVersion && data[0] != signatureVersionNoNumbers && data[0] != signatureVersionOldSeq && data[0] != signatureVersionOldChunks {
 		return fmt.Errorf("%w: version %d, want %d", ErrVersion, data[0], SignatureVersion)
 	}
-	if len(data) < 2 || data[1]&^flagsKnown != 0 {
+	if len(data) < 2 || data[1]&^flagsKnown != 0 || data[0] != SignatureVersion && data[1]&flagNumbers != 0 {
 		return ErrCorrupt
 	}
 	flags := data[1]
@@ -387,6 +405,13 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 		p := d.bytes(4 * n)
 		for i := range t.Seq {
 			t.Seq[i] = binary.LittleEndian.Uint32(p[4*i:])
+		}
+	}
+	if flags&flagNumbers != 0 {
+		n := d.count(1, MaxNumbers)
+		t.Numbers = make([]uint64, n)
+		for i := range t.Numbers {
+			t.Numbers[i] = d.uvarint()
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {

@@ -88,7 +88,8 @@ func TestEncodingErrors(t *testing.T) {
 		{"nil", nil, ErrCorrupt},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"version 1 (MD5 fingerprints)", append([]byte{1}, good[1:]...), ErrVersion},
-		{"version 5", append([]byte{5}, good[1:]...), ErrVersion},
+		{"version 6", append([]byte{6}, good[1:]...), ErrVersion},
+		{"version 4 with numbers", append([]byte{4}, good[1:]...), ErrCorrupt},
 		{"unknown flag", append([]byte{SignatureVersion, 0x80}, good[2:]...), ErrCorrupt},
 		{"trailing byte", append(slices.Clone(good), 0), ErrCorrupt},
 		{"dense without bloom", []byte{SignatureVersion, flagBloomDense, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrCorrupt},
@@ -210,19 +211,22 @@ func TestEncodingLimits(t *testing.T) {
 	}
 }
 
-// TestUnmarshalOldVersions reads signatures of versions 2 and 3 (the same
-// layout) as everything but what changed since: version 3 without its word
+// TestUnmarshalOldVersions reads signatures of versions 2 to 4 (the same
+// layout without the numbers section) as everything but what changed
+// since: version 4 without its numbers, version 3 also without its word
 // sequence (numbers hashed as words), version 2 also without its Bloom
 // filter (CDC chunks cut by the old rule), so a store written before
-// either change stays usable and no score mixes two rules.
+// any change stays usable and no score mixes two rules.
 func TestUnmarshalOldVersions(t *testing.T) {
 	s := Sign(sigCorpus(t), Options{})
 	sig := &s
-	if sig.Bloom == nil || sig.Chunks == 0 || len(sig.Seq) == 0 {
-		t.Fatal("test signature has no Bloom filter or no sequence")
+	if sig.Bloom == nil || sig.Chunks == 0 || len(sig.Seq) == 0 || len(sig.Numbers) == 0 {
+		t.Fatal("test signature has no Bloom filter, no sequence or no numbers")
 	}
-	for _, version := range []byte{2, 3} {
-		data, err := sig.MarshalBinary()
+	for _, version := range []byte{2, 3, 4} {
+		old := *sig
+		old.Numbers = nil // not in the layout of versions before 5
+		data, err := old.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +235,16 @@ func TestUnmarshalOldVersions(t *testing.T) {
 		if err := got.UnmarshalBinary(data); err != nil {
 			t.Fatalf("UnmarshalBinary(version %d) = %v", version, err)
 		}
-		want := *sig
+		want := old
+		if version == 4 {
+			if !sigEqual(&got, &want) {
+				t.Errorf("version 4 decoded as %+v, want %+v", got, want)
+			}
+			if sc := Compare(&got, sig, CompareOptions{Numbers: true}); sc.HasNumbers {
+				t.Errorf("version 4 against a new signature: HasNumbers, want numbers unknown")
+			}
+			continue
+		}
 		want.Seq = nil
 		if version == 2 {
 			want.Bloom, want.Chunks = nil, 0

@@ -27,6 +27,14 @@ type PurposeModel struct {
 	// candidate test: the share of duplicates among such pairs of the
 	// dev sets, each set weighted equally.
 	NonCandidate float64
+	// Calibration names where a calibrated model comes from (`winnow
+	// calibrate`, e.g. "calibrated on shop-pairs, cross-validated
+	// precision 0.962"), and every verdict's explanation says it; empty
+	// for the shipped models.
+	Calibration string
+	// CalibrationFlagged reports a calibration whose cross-validated
+	// precision did not hold the target it was fitted for.
+	CalibrationFlagged bool
 }
 
 // DefaultModel returns the fitted models of the purpose p.

@@ -91,10 +91,17 @@ const (
 	// model: on the dev sets no web pair of label 0 has it, but it
 	// hinges on a page's last few tokens.
 	FeatureWholePage
+	// FeatureNumbers is 1 − 2^−n for n numbers that differ
+	// ([Scores.NumbersDiffer]): 0 when every number is the same, 0.5 for
+	// one, 0.75 for two; 1 when the numbers were not compared. The word
+	// sequence holds every number as one token, so two pages that differ
+	// only in prices or counts have LCS ratio 1; this reads what they
+	// say. A -cv candidate for the remove decision (docs/calibration.md).
+	FeatureNumbers
 	numFeatures
 )
 
-var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "page_divergence", "whole_page"}
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "page_divergence", "whole_page", "numbers"}
 
 // String returns the feature's short name, e.g. "lcs", "divergence".
 func (f Feature) String() string {
@@ -178,6 +185,11 @@ func (f Feature) Value(s *Scores) float64 {
 			return 0
 		}
 		return lcsGap(min(max(s.Bag, 0), 1))
+	case FeatureNumbers:
+		if !s.HasNumbers {
+			return 1
+		}
+		return 1 - math.Ldexp(1, -min(s.NumbersDiffer, 60))
 	case FeatureWholePage:
 		// A coverage is a span over the sequence's length, 1 exactly
 		// when the span is the whole sequence; NaN (no LCS) is not 1.
@@ -204,10 +216,29 @@ type Model struct {
 	Weights  []float64
 	// Intercept is the log-odds of a duplicate when every feature is 0.
 	Intercept float64
+	// NumbersVeto gives probability 0 to a pair whose numbers differ, or
+	// were not compared ([Scores.NumbersDiffer]): "numbers differ, so not
+	// removable", a fixed rule over the fitted model. A -cv candidate for
+	// the remove decision (docs/calibration.md).
+	NumbersVeto bool `json:",omitempty"`
 }
 
-// Logit returns the model's log-odds for s.
+// vetoed reports whether the model's NumbersVeto refuses s.
+func (m *Model) vetoed(s *Scores) bool {
+	return m.NumbersVeto && (!s.HasNumbers || s.NumbersDiffer > 0)
+}
+
+// usesNumbers reports whether the model reads [Scores.NumbersDiffer].
+func (m *Model) usesNumbers() bool {
+	return m.NumbersVeto || m.uses(FeatureNumbers)
+}
+
+// Logit returns the model's log-odds for s, -Inf when its NumbersVeto
+// refuses s.
 func (m *Model) Logit(s *Scores) float64 {
+	if m.vetoed(s) {
+		return math.Inf(-1)
+	}
 	z := m.Intercept
 	for i, f := range m.Features {
 		z += m.Weights[i] * f.Value(s)
@@ -285,6 +316,9 @@ func (m *Model) usesSeq() bool {
 // none can. An LCS below it can be cut early ([CompareOptions.MinRatio]):
 // the pair is rejected whatever the alignment.
 func (m *Model) MinLCS(s *Scores, p float64) float64 {
+	if m.vetoed(s) {
+		return 1.01 // unreachable
+	}
 	need := logit(p) - m.Intercept
 	wLCS, wGap := 0.0, 0.0
 	for i, f := range m.Features {
@@ -331,6 +365,9 @@ func (m *Model) Explain(s *Scores) string {
 		fmt.Fprintf(&b, "%s %.2f (%+.1f), ", c.Feature, c.Value, c.LogOdds())
 	}
 	fmt.Fprintf(&b, "intercept %+.1f", m.Intercept)
+	if m.vetoed(s) {
+		b.WriteString(", numbers veto (-Inf)")
+	}
 	return b.String()
 }
 
@@ -338,6 +375,9 @@ func (m *Model) Explain(s *Scores) string {
 // feature but the LCS ratio at its most favourable value: a bound for a
 // pair whose alignment exited early.
 func (m *Model) upperBound(s *Scores) float64 {
+	if m.vetoed(s) {
+		return 0
+	}
 	z := m.Intercept
 	for i, f := range m.Features {
 		w := m.Weights[i]

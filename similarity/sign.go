@@ -61,6 +61,8 @@ func Sign(in Input, o Options) Signature {
 
 	var fpBuf [MaxFingerprints]uint32
 	fp := appendFingerprints(fpBuf[:0], sentences, o.Fingerprints, o.FingerprintBuckets)
+	var numBuf [MaxNumbers]uint64
+	nums := appendNumbers(numBuf[:0], tokens)
 
 	// One allocation for every family but the Bloom filter: a block of
 	// words holding the supershingles, then the min-hashes and the uint32
@@ -72,7 +74,12 @@ func Sign(in Input, o Options) Signature {
 		nseq = min(o.MaxSeq, len(tokens))
 	}
 	nss, nmh, n32 := o.Supershingles, o.MinHashes, len(fp)+o.LengthDims+nseq
-	block := make([]uint64, nss+(nmh+3)/4+(n32+1)/2)
+	block := make([]uint64, len(nums)+nss+(nmh+3)/4+(n32+1)/2)
+	// Numbers first, non-nil even when empty: the signature recorded
+	// them.
+	sig.Numbers = block[:len(nums):len(nums)]
+	copy(sig.Numbers, nums)
+	block = block[len(nums):]
 	if nss > 0 {
 		sig.Supershingles = block[:nss:nss]
 	}
@@ -141,6 +148,20 @@ func Sign(in Input, o Options) Signature {
 // distance. The other families hash numbers as words: their paper methods
 // stay as published. Any fixed value serves; this one is xxh3 of "0".
 const numberHash uint32 = 0xbb241055
+
+// appendNumbers appends the codes ([numberCode]) of the first
+// [MaxNumbers] number tokens of tokens to dst.
+func appendNumbers(dst []uint64, tokens []string) []uint64 {
+	for _, t := range tokens {
+		if t != "" && (t[0] < 'a' || t[0] >= utf8.RuneSelf) && isNumber(t) {
+			if len(dst) == MaxNumbers {
+				break
+			}
+			dst = append(dst, numberCode(t))
+		}
+	}
+	return dst
+}
 
 // isNumber reports whether the token t is a number: digits (and the marks
 // that may follow them) and no letter, as [canon.Tokenize] splits "19.99"

@@ -12,13 +12,16 @@ import (
 // Version 2 changed the sentence fingerprints from MD5 to xxh3; version 3
 // the chunk boundaries of the Bloom filter (a 16-byte gear window with
 // jumps, see cdc.go); version 4 the word sequence, where every number is
-// one token (numberHash in sign.go).
-const SignatureVersion = 4
+// one token (numberHash in sign.go); version 5 added the numbers
+// themselves ([Signature.Numbers]).
+const SignatureVersion = 5
 
-// signatureVersionOldSeq is the version whose encoding is this one's with
+// signatureVersionNoNumbers is the version whose encoding is this one's
+// without the numbers section; signatureVersionOldSeq has, besides,
 // numbers hashed as words in Seq; signatureVersionOldChunks has, besides,
 // other CDC chunk boundaries.
 const (
+	signatureVersionNoNumbers = 4
 	signatureVersionOldSeq    = 3
 	signatureVersionOldChunks = 2
 )
@@ -89,6 +92,14 @@ type Signature struct {
 	// dates still align. It is optional: nil when Options.MaxSeq < 0 or
 	// read from a version-3 encoding, and then LCS is not computed.
 	Seq []uint32
+
+	// Numbers are the first [MaxNumbers] number tokens of the page in
+	// order, each as a value (a hash for leading zeros, more than 18
+	// digits or other scripts' digits): what Seq holds as one token, kept
+	// as evidence for the remove decision ([Scores.NumbersDiffer]) and
+	// its explanation. nil when not recorded (read from an encoding older
+	// than version 5); [Sign] sets it, empty when the page has no number.
+	Numbers []uint64
 }
 
 // MinTokens is the fewest word tokens a document needs for a signature;

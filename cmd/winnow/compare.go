@@ -95,7 +95,7 @@ func compare(ctx context.Context, e *env, args []string) error {
 	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
 	remove.Exact = true
 	rv := remove.Decide(&sigs[0], &sigs[1])
-	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true})
+	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true, Numbers: true})
 	if *asJSON {
 		out := map[string]any{
 			"a": fs.Arg(0), "b": fs.Arg(1),
@@ -155,6 +155,15 @@ func compareFetcher(e *env) (*fetch.Client, error) {
 	return fetch.New(o)
 }
 
+// numbersDiffer formats [similarity.Scores.NumbersDiffer], "-" when the
+// numbers were not compared.
+func numbersDiffer(s *similarity.Scores) string {
+	if !s.HasNumbers {
+		return "-"
+	}
+	return fmt.Sprint(s.NumbersDiffer)
+}
+
 // scoresList returns every score as name and formatted value, in a stable
 // order, with the paper threshold in brackets where there is one.
 func scoresList(s *similarity.Scores) [][2]string {
@@ -179,5 +188,6 @@ func scoresList(s *similarity.Scores) [][2]string {
 		{"lcs central", f(s.Central)},
 		{"coverage a, b", f(s.CoverageA) + ", " + f(s.CoverageB)},
 		{"divergence", f(s.Divergence)},
+		{"numbers differ", numbersDiffer(s)},
 	}
 }

@@ -70,6 +70,7 @@ func commands() []command {
 		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
 		{"compare", "explain whether two pages are near-duplicates, and why", runCompare},
 		{"eval", "precision, recall and F1 on a labelled data set", runEval},
+		{"calibrate", "fit the group or remove decision to a site's labelled pairs or search-page feedback; writes the YAML -config reads", runCalibrate},
 		{"report", "partition balance of a corpus; mirrors and cluster evolution from dedup outputs", runReport},
 		{"bench", "measure the proxy against a plain fasthttp pass-through on loopback (latency, throughput, CPU, memory)", runBench},
 	}
@@ -134,6 +135,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, cfg: cfg, log: logger, stderrTTY: isTerminal(stderr)}
+	for _, cal := range []struct {
+		purpose string
+		c       config.Calibrated
+	}{{"group", cfg.Decision.Calibration.Group}, {"remove", cfg.Decision.Calibration.Remove}} {
+		// A calibration whose cross-validated precision did not hold its
+		// target is applied as configured, and said at every start.
+		if cal.c.Set() && !cal.c.HoldsTarget {
+			logger.Warn("calibration_not_holding", "purpose", cal.purpose, "source", cal.c.Source,
+				"precision", cal.c.Precision, "target", cal.c.TargetPrecision)
+		}
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {

@@ -87,6 +87,7 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		}
 		o.Cluster, o.ClusterTimeout, o.ClusterFeed = cl, time.Duration(v.ClusterTimeout), v.ClusterFeed
 	}
+	o.FeedbackLog, o.FeedbackLogBytes = v.FeedbackLog, v.FeedbackLogBytes
 	for _, a := range v.Fetch.Allow {
 		p, err := netip.ParsePrefix(a)
 		if err != nil {

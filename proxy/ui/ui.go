@@ -39,6 +39,12 @@ type Page struct {
 	// Notice is a message shown above the results, e.g. "3 results could
 	// not be fetched in time and are shown unmarked"; "" shows none.
 	Notice string
+	// FeedbackURL, when not "", is where the page posts a reader's
+	// verdict (fields a, b, verdict, q, mode): a "not a duplicate"
+	// button on every grouped or removed result (a: its winner, b: it)
+	// and a "same page as above" button on every winner after the first
+	// (a: the winner above, b: it). "" shows no buttons.
+	FeedbackURL string
 }
 
 // EngineStatus is what one engine answered.
@@ -155,6 +161,8 @@ func parsePage() *template.Template {
 		"mode":          normalMode,
 		"relationTitle": relationTitle,
 		"breakURL":      breakURL,
+		"above":         above,
+		"feedback":      feedbackForm,
 	}).Parse(pageHTML))
 	template.Must(t.New("style").Parse(styleCSS))
 	return t
@@ -271,6 +279,24 @@ func formatDuration(d time.Duration) string {
 	default:
 		return d.Round(time.Microsecond).String()
 	}
+}
+
+// feedbackView is what the feedback form shows.
+type feedbackView struct {
+	Action, A, B, Verdict, Label, Query, Mode string
+}
+
+func feedbackForm(action, a, b, verdict, label, query, mode string) feedbackView {
+	return feedbackView{Action: action, A: a, B: b, Verdict: verdict, Label: label, Query: query, Mode: normalMode(mode)}
+}
+
+// above returns the URL of the winner of the group before groups[i], ""
+// for the first.
+func above(groups []Group, i int) string {
+	if i <= 0 || i > len(groups) {
+		return ""
+	}
+	return groups[i-1].Winner.URL
 }
 
 // relationTitle describes a relation for a tooltip.
