@@ -60,7 +60,7 @@ const stateJS = `(() => {
 	const shown = el => !!el && el.offsetHeight > 0 && el.checkVisibility({visibilityProperty: true});
 	const all = sel => [...document.querySelectorAll(sel)];
 	const g = document.querySelector('.group');
-	const line = g && g.querySelector('details.explain .explain-line');
+	const line = g && g.querySelector('details.explain .explain-item');
 	return {
 		Title: document.title,
 		Groups: all('.group').length,
