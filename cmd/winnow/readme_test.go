@@ -97,9 +97,26 @@ func TestReadmeCommands(t *testing.T) {
 			}
 			script = strings.ReplaceAll(script, "127.0.0.1:8080", serveAddr)
 		}
-		dir := t.TempDir()
+		// A scratch checkout (dir) with the repository's files it reads,
+		// and the labelled sets beside it as ../shared, as in the
+		// project's own layout.
+		scratch := t.TempDir()
+		dir := filepath.Join(scratch, "repo")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for _, name := range []string{"corpus", "canon", "winnow.example.yaml"} {
 			if err := os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if strings.Contains(script, "../shared/") {
+			shared := filepath.Join(root, "..", "shared")
+			if _, err := os.Stat(shared); err != nil {
+				t.Logf("README.md:%d: skipped: it reads ../shared (the labelled sets), not beside this checkout", b.line)
+				continue
+			}
+			if err := os.Symlink(shared, filepath.Join(scratch, "shared")); err != nil {
 				t.Fatal(err)
 			}
 		}
