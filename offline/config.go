@@ -3,7 +3,6 @@ package offline
 import (
 	"fmt"
 	"iter"
-	"strconv"
 
 	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/config"
@@ -38,9 +37,10 @@ func Signer(c config.Config) page.Signer {
 
 // Decisions returns the decisions of the modes: group (also for annotate
 // and for clustering) and remove (whether a duplicate may be deleted). It
-// reads the decision.* keys through similarity.ParseDecision, so config,
-// -set and the proxy's request parameters mean the same; an error names
-// the field at fault.
+// builds the decision.* keys' typed values with similarity.NewDecision,
+// the check the proxy's request parameters also go through
+// (similarity.ParseDecision), so both mean the same; an error names the
+// field at fault.
 func Decisions(c config.Config) (group, remove similarity.Decision, err error) {
 	if group, err = purposeDecision(c, similarity.PurposeGroup); err != nil {
 		return group, remove, err
@@ -51,18 +51,14 @@ func Decisions(c config.Config) (group, remove similarity.Decision, err error) {
 
 func purposeDecision(c config.Config, p similarity.Purpose) (similarity.Decision, error) {
 	d := c.Decision
-	num := func(v float64) string {
-		if v == 0 {
-			return "" // zero keeps the default
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
 	conf, confKey := d.MinConfidence.Group, "decision.min_confidence.group"
 	if p == similarity.PurposeRemove {
 		conf, confKey = d.MinConfidence.Remove, "decision.min_confidence.remove"
 	}
-	dec, err := similarity.ParseDecision(p,
-		similarity.DecisionSettings{Method: d.Method, Threshold: num(d.Threshold), MinConfidence: num(conf)},
+	// Zero keeps the default, as every config key's zero does.
+	dec, err := similarity.NewDecision(p,
+		similarity.DecisionSpec{Method: d.Method, Threshold: d.Threshold, HasThreshold: d.Threshold != 0,
+			MinConfidence: conf, HasMinConfidence: conf != 0},
 		similarity.DecisionFields{Method: "decision.method", Threshold: "decision.threshold", MinConfidence: confKey},
 		d.MinTokens)
 	if err != nil {

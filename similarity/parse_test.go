@@ -1,6 +1,8 @@
 package similarity
 
 import (
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,4 +52,47 @@ func TestParseDecision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNewDecisionMatchesParse: the typed path the configuration takes and
+// the text path of request parameters build the same decision, and refuse
+// the same settings with the same message.
+func TestNewDecisionMatchesParse(t *testing.T) {
+	f := DecisionFields{Method: "m", Threshold: "t", MinConfidence: "c"}
+	for _, c := range []struct {
+		method    string
+		threshold string
+		conf      string
+	}{
+		{"", "", ""}, {"default", "", "0.8"}, {"model", "", "0.999999"}, {"", "", "1.5"}, {"", "0.5", ""},
+		{"simhash", "3", ""}, {"simhash", "3.5", ""}, {"jaccard", "0.7", ""}, {"jaccard", "", "0.9"}, {"lcs", "", ""},
+	} {
+		for _, p := range []Purpose{PurposeGroup, PurposeRemove} {
+			want, werr := ParseDecision(p, DecisionSettings{Method: c.method, Threshold: c.threshold, MinConfidence: c.conf}, f, 10)
+			spec := DecisionSpec{Method: c.method}
+			if c.threshold != "" {
+				spec.Threshold, spec.HasThreshold = mustFloat(t, c.threshold), true
+			}
+			if c.conf != "" {
+				spec.MinConfidence, spec.HasMinConfidence = mustFloat(t, c.conf), true
+			}
+			got, gerr := NewDecision(p, spec, f, 10)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Errorf("%+v %v: ParseDecision error %v, NewDecision error %v", c, p, werr, gerr)
+				continue
+			}
+			if werr == nil && (got.Verify != want.Verify || got.Purpose != want.Purpose || got.MinTokens != want.MinTokens || !reflect.DeepEqual(got, want)) {
+				t.Errorf("%+v %v: NewDecision %+v, ParseDecision %+v", c, p, got, want)
+			}
+		}
+	}
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
