@@ -237,13 +237,16 @@ type Canon struct {
 }
 
 // Signature configures the signature families. Zero fields take the
-// papers' defaults (see package similarity).
+// defaults of package similarity (similarity.Options.WithDefaults), the
+// papers' values, declared there only.
 type Signature struct {
 	// ChunkSize is the expected CDC chunk size in bytes (Jain: 256).
 	ChunkSize int `yaml:"chunk_size"`
 	// BloomBits is the fixed Bloom filter size m in bits (Jain: 2048).
 	BloomBits int `yaml:"bloom_bits"`
-	// BloomHashes is the number of Bloom hash functions k (default 6).
+	// BloomHashes is the number of Bloom hash functions k (default: the
+	// optimum for the filter size and the expected chunks, 6 at the
+	// defaults).
 	BloomHashes int `yaml:"bloom_hashes"`
 	// MinHashes is the number of min-hash values (Fetterly: 84).
 	MinHashes int `yaml:"minhashes"`
@@ -439,14 +442,8 @@ func Default() Config { return Config{}.WithDefaults() }
 func (c Config) WithDefaults() Config {
 	c.Canon.MaxBytes = cmpOr(c.Canon.MaxBytes, 8<<20)
 	c.Canon.Content = cmpOr(c.Canon.Content, "main")
-	c.Signature.ChunkSize = cmpOr(c.Signature.ChunkSize, 256)
-	c.Signature.BloomBits = cmpOr(c.Signature.BloomBits, 2048)
-	c.Signature.BloomHashes = cmpOr(c.Signature.BloomHashes, 6)
-	c.Signature.MinHashes = cmpOr(c.Signature.MinHashes, 84)
-	c.Signature.ShingleWords = cmpOr(c.Signature.ShingleWords, 5)
-	c.Signature.Fingerprints = cmpOr(c.Signature.Fingerprints, 8)
-	c.Signature.LengthDims = cmpOr(c.Signature.LengthDims, 3)
-	c.Signature.MaxSeq = cmpOr(c.Signature.MaxSeq, 8192)
+	// signature.* stay zero: the library's defaults (similarity.Options'
+	// WithDefaults) are the only ones, so config cannot drift from them.
 	c.Decision.Method = cmpOr(c.Decision.Method, "default")
 	c.Decision.MinTokens = cmpOr(c.Decision.MinTokens, 10)
 	c.Dedup.MaxFileBytes = cmpOr(c.Dedup.MaxFileBytes, 50<<20)
@@ -501,25 +498,25 @@ func (c Config) Validate() error {
 		bad("canon.content", "%q is not one of all, main", c.Canon.Content)
 	}
 	s := c.Signature
-	if s.ChunkSize < 16 || s.ChunkSize > 1<<20 || s.ChunkSize&(s.ChunkSize-1) != 0 {
+	if s.ChunkSize != 0 && (s.ChunkSize < 16 || s.ChunkSize > 1<<20 || s.ChunkSize&(s.ChunkSize-1) != 0) {
 		bad("signature.chunk_size", "%d is not a power of two in [16, 1 MiB]", s.ChunkSize)
 	}
-	if s.BloomBits < 64 || s.BloomBits%64 != 0 || s.BloomBits > 1<<20 {
+	if s.BloomBits != 0 && (s.BloomBits < 64 || s.BloomBits%64 != 0 || s.BloomBits > 1<<20) {
 		bad("signature.bloom_bits", "%d is not a multiple of 64 in [64, 1048576]", s.BloomBits)
 	}
-	if s.BloomHashes < 1 || s.BloomHashes > 32 {
+	if s.BloomHashes != 0 && (s.BloomHashes < 1 || s.BloomHashes > 32) {
 		bad("signature.bloom_hashes", "%d is not in [1, 32]", s.BloomHashes)
 	}
-	if s.MinHashes < 6 || s.MinHashes > 1024 {
+	if s.MinHashes != 0 && (s.MinHashes < 6 || s.MinHashes > 1024) {
 		bad("signature.minhashes", "%d is not in [6, 1024]", s.MinHashes)
 	}
-	if s.ShingleWords < 1 || s.ShingleWords > 16 {
+	if s.ShingleWords != 0 && (s.ShingleWords < 1 || s.ShingleWords > 16) {
 		bad("signature.shingle_words", "%d is not in [1, 16]", s.ShingleWords)
 	}
-	if s.Fingerprints < 1 || s.Fingerprints > 256 {
+	if s.Fingerprints != 0 && (s.Fingerprints < 1 || s.Fingerprints > 256) {
 		bad("signature.fingerprints", "%d is not in [1, 256]", s.Fingerprints)
 	}
-	if s.LengthDims < 1 || s.LengthDims > 16 {
+	if s.LengthDims != 0 && (s.LengthDims < 1 || s.LengthDims > 16) {
 		bad("signature.length_dims", "%d is not in [1, 16]", s.LengthDims)
 	}
 	if s.MaxSeq < -1 {

@@ -42,8 +42,8 @@ func TestLoadLayers(t *testing.T) {
 	if time.Duration(c.Dedup.Timeout) != 90*time.Second {
 		t.Errorf("dedup.timeout = %v, want 1m30s", c.Dedup.Timeout)
 	}
-	if c.Signature.BloomBits != 2048 {
-		t.Errorf("signature.bloom_bits = %d, want default 2048", c.Signature.BloomBits)
+	if c.Signature.BloomBits != 0 {
+		t.Errorf("signature.bloom_bits = %d, want 0: the library's default, declared there only", c.Signature.BloomBits)
 	}
 }
 

@@ -58,7 +58,7 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 		sigs[i] = &docs[i].sig
 	}
 	rows := report.Balance(sigs, *maxParts)
-	fmt.Fprintf(e.stdout, "%d documents, %d length dimensions signed\n", len(sigs), e.cfg.Signature.LengthDims)
+	fmt.Fprintf(e.stdout, "%d documents, %d length dimensions signed\n", len(sigs), offline.Signer(e.cfg).Signature.LengthDims)
 	if err := report.WriteBalance(e.stdout, rows); err != nil {
 		return err
 	}
