@@ -21,6 +21,8 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	b := s.transp
 	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
 	defer cancel()
+	// The rewritten request and any fallback share the engine's deadline.
+	reqCtx = withEngineDeadline(reqCtx, time.Now().Add(b.Timeout))
 	orig := clientRequest(ctx)
 	if !b.allows(orig) {
 		s.m.refused()
