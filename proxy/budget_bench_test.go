@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"testing"
@@ -42,7 +42,7 @@ func BenchmarkLargeAnswers(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			eng := startLargeEngine(b)
 			s, base := startProxy(b, Options{Engines: []Engine{largeEngine(eng.URL)}})
-			runtime.GC()
+			debug.FreeOSMemory()
 			// Reset the peak RSS of the process (Linux: clear_refs "5").
 			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 				b.Skipf("cannot reset the peak RSS: %v", err)
