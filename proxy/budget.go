@@ -96,6 +96,16 @@ func (b *byteBudget) takeWait(ctx context.Context, n int64, wait time.Duration) 
 	}
 }
 
+// force reserves n bytes whether they fit or not: memory already taken
+// (a rendering that outgrew its reservation) is counted, so what comes
+// next waits for it.
+func (b *byteBudget) force(n int64) {
+	b.mu.Lock()
+	b.n += n
+	b.peak = max(b.peak, b.n)
+	b.mu.Unlock()
+}
+
 // give returns n bytes and wakes the requests waiting for room.
 func (b *byteBudget) give(n int64) {
 	if n == 0 {
@@ -192,6 +202,53 @@ func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (h
 	resp.CloseBodyStream()
 	b.recycle(resp.SwapBody(buf))
 	return held, nil
+}
+
+// releaseResponse releases an engine response whose body readAnswer
+// read: the body's buffer goes back to the budget's free list, or to the
+// garbage collector when it is large, never into fasthttp's pool of
+// response bodies, which would keep an answer-sized buffer for later.
+func (b *byteBudget) releaseResponse(resp *fasthttp.Response) {
+	b.recycle(resp.SwapBody(nil))
+	fasthttp.ReleaseResponse(resp)
+}
+
+// heldBody is a refined answer written to the client as a body stream.
+// fasthttp closes it once the client has the answer, or is gone, and
+// Close gives back the budget's bytes it holds and recycles its buffer:
+// a rendering counts against the budget until the client has received
+// it (a slow client holds it for as long as it reads), and its buffer
+// never enters fasthttp's pools. Safe for a Close during a Read (fasthttp
+// compresses a stream in a goroutine of its own and may close it from
+// another): the buffer is recycled only once no Read uses it.
+type heldBody struct {
+	mu   sync.Mutex // guards all below
+	b    *byteBudget
+	buf  []byte // nil once closed
+	off  int
+	held int64
+}
+
+func (h *heldBody) Read(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.off >= len(h.buf) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.buf[h.off:])
+	h.off += n
+	return n, nil
+}
+
+func (h *heldBody) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.buf != nil {
+		h.b.give(h.held)
+		h.b.recycle(h.buf)
+		h.buf, h.off = nil, 0
+	}
+	return nil
 }
 
 // readUnknown reads a body of unknown length, growing its buffer only

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -287,5 +288,54 @@ func TestByteBudgetWait(t *testing.T) {
 	}
 	if used, peak := b.used(), b.highWater(); used != 5 || peak != 8 {
 		t.Errorf("used %d, high-water %d; want 5 and 8", used, peak)
+	}
+}
+
+// TestRenderingHeldUntilSent: a refined answer holds its rendering's
+// bytes of the bound until the client has received it, not only while
+// winnow reads and renders: while a client that takes nothing holds a
+// 10 MB rendering, a 14 MB answer, which would fit the 32 MiB bound
+// alone (28 MB with its rendering) but not beside it, passes through to
+// its client byte for byte instead of being refined; once the first
+// client has read its answer, the bound holds nothing.
+func TestRenderingHeldUntilSent(t *testing.T) {
+	const bound = 32 << 20
+	eng := startLargeEngine(t)
+	s, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, AnswerBytesInFlight: bound})
+	addr := base[len("http://"):]
+	first := "/10000000/_search?q=held&size=3"
+	c := smallWindowGet(t, addr, first, 5*time.Minute)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The head is written after the handler returned: only the rendering,
+	// still being sent, is held now.
+	if held := s.inflight.used(); resp.StatusCode != 200 || held < 9_000_000 || held > bound {
+		t.Fatalf("GET %s: %d, %d bytes held while the client reads; want 200 and the rendering's >= 9 MB", first, resp.StatusCode, held)
+	}
+
+	second := "/14000000/_search?q=beside&size=3"
+	code, sum, _, err := fetchSum(base+second, 0)
+	if want, _ := answerSum(second, 14_000_000); err != nil || code != 200 || sum != want {
+		t.Errorf("GET %s beside the held rendering: %d, %v, the engine's answer %v; want 200 and the engine's answer byte for byte", second, code, err, sum == want)
+	}
+	if hw := s.inflight.highWater(); hw > bound {
+		t.Errorf("bytes in flight peaked at %d, over the bound %d", hw, bound)
+	}
+
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || n < 10_000_000 {
+		t.Fatalf("GET %s: %d bytes, %v; want the whole refined answer", first, n, err)
+	}
+	// fasthttp closes the body stream just after the last byte is
+	// written; wait for it (not a timing bound: the test fails only if it
+	// never happens).
+	for wait := time.Now().Add(time.Minute); s.inflight.used() != 0 && time.Now().Before(wait); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if held := s.inflight.used(); held != 0 {
+		t.Errorf("%d bytes still held after the client read its answer", held)
 	}
 }
