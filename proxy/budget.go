@@ -19,8 +19,12 @@ var errOverBound = errors.New("answer over the bound on bytes in flight")
 // of unknown length (chunked, or read until the engine closes).
 const answerChunk = 64 << 10
 
-// Buffers recycled between answers: at most maxPooledBuffers, none over
-// maxPooledBuffer bytes, so the free list never holds much memory.
+// Buffers recycled between answers: at most maxPooledBuffers. Those over
+// maxPooledBuffer bytes (large) are kept only while the bytes held and
+// the large buffers kept together fit the bound, which take makes room
+// in by dropping them: memory the bound allows already, reused rather
+// than left to the collector, which under GOGC lets the heap grow by a
+// multiple of what is live before it frees an answer-sized buffer.
 const (
 	maxPooledBuffers = 64
 	maxPooledBuffer  = 1 << 20
@@ -36,7 +40,7 @@ type byteBudget struct {
 	// ([Options.AdmitWait]); zero: it does not wait.
 	wait time.Duration
 
-	mu    sync.Mutex // guards n, peak, freed and bufs
+	mu    sync.Mutex // guards n, peak, freed, bufs and kept
 	n     int64
 	peak  int64         // the most n has been
 	freed chan struct{} // closed when bytes are given back; nil when none wait
@@ -44,6 +48,7 @@ type byteBudget struct {
 	// buffers of fasthttp's pooled responses (SwapBody), so a steady
 	// stream of small answers allocates none.
 	bufs [][]byte
+	kept int64 // the capacity of the large buffers in bufs
 }
 
 // take reserves n bytes and reports whether they fit; a caller that got
@@ -60,7 +65,26 @@ func (b *byteBudget) takeLocked(n int64) bool {
 	}
 	b.n += n
 	b.peak = max(b.peak, b.n)
+	b.dropLocked()
 	return true
+}
+
+// dropLocked drops large kept buffers until the bytes held and kept fit
+// the bound.
+func (b *byteBudget) dropLocked() {
+	for i := len(b.bufs) - 1; i >= 0 && b.n+b.kept > b.max; i-- {
+		if c := cap(b.bufs[i]); c > maxPooledBuffer {
+			b.kept -= int64(c)
+			b.removeLocked(i)
+		}
+	}
+}
+
+// removeLocked takes bufs[i] out of the free list.
+func (b *byteBudget) removeLocked(i int) {
+	b.bufs[i] = b.bufs[len(b.bufs)-1]
+	b.bufs[len(b.bufs)-1] = nil
+	b.bufs = b.bufs[:len(b.bufs)-1]
 }
 
 // takeWait is take that waits, up to wait or until ctx ends, for other
@@ -103,6 +127,7 @@ func (b *byteBudget) force(n int64) {
 	b.mu.Lock()
 	b.n += n
 	b.peak = max(b.peak, b.n)
+	b.dropLocked()
 	b.mu.Unlock()
 }
 
@@ -135,14 +160,16 @@ func (b *byteBudget) highWater() int64 {
 }
 
 // buffer returns an empty buffer of capacity at least n, recycled when
-// one is free.
+// one is free and at most twice as large (or small), so a small answer
+// does not take up a large buffer its reservation does not count.
 func (b *byteBudget) buffer(n int) []byte {
 	b.mu.Lock()
 	for i := len(b.bufs) - 1; i >= 0; i-- {
-		if buf := b.bufs[i]; cap(buf) >= n {
-			b.bufs[i] = b.bufs[len(b.bufs)-1]
-			b.bufs[len(b.bufs)-1] = nil
-			b.bufs = b.bufs[:len(b.bufs)-1]
+		if buf := b.bufs[i]; cap(buf) >= n && cap(buf) <= max(2*n, maxPooledBuffer) {
+			if cap(buf) > maxPooledBuffer {
+				b.kept -= int64(cap(buf))
+			}
+			b.removeLocked(i)
 			b.mu.Unlock()
 			return buf[:0]
 		}
@@ -151,17 +178,26 @@ func (b *byteBudget) buffer(n int) []byte {
 	return make([]byte, 0, n)
 }
 
-// recycle keeps buf for a later answer if it is small and the free list
-// has room; buf must not be used after.
+// recycle keeps buf for a later answer if the free list has room and, for
+// a large buffer, the bound has room beside the bytes held; buf must not
+// be used after.
 func (b *byteBudget) recycle(buf []byte) {
-	if cap(buf) == 0 || cap(buf) > maxPooledBuffer {
+	c := int64(cap(buf))
+	if c == 0 {
 		return
 	}
 	b.mu.Lock()
-	if len(b.bufs) < maxPooledBuffers {
-		b.bufs = append(b.bufs, buf[:0])
+	defer b.mu.Unlock()
+	if len(b.bufs) >= maxPooledBuffers {
+		return
 	}
-	b.mu.Unlock()
+	if c > maxPooledBuffer {
+		if b.n+b.kept+c > b.max {
+			return
+		}
+		b.kept += c
+	}
+	b.bufs = append(b.bufs, buf[:0])
 }
 
 // readAnswer reads resp's streamed body (fasthttp's client streams

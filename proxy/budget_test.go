@@ -339,3 +339,33 @@ func TestRenderingHeldUntilSent(t *testing.T) {
 		t.Errorf("%d bytes still held after the client read its answer", held)
 	}
 }
+
+// TestByteBudgetKeepsLargeBuffers: a large buffer is kept for reuse only
+// while the bytes held and kept fit the bound, a reservation that needs
+// its room drops it, and a small request never takes it up.
+func TestByteBudgetKeepsLargeBuffers(t *testing.T) {
+	const large = 4 * maxPooledBuffer
+	b := &byteBudget{max: 3 * large}
+	if !b.take(2 * large) {
+		t.Fatal("take(2 large) of 3 refused")
+	}
+	b.recycle(make([]byte, large)) // 2 held + 1 kept: fits
+	b.recycle(make([]byte, large)) // 2 + 2: over the bound, dropped
+	if b.kept != large || len(b.bufs) != 1 {
+		t.Fatalf("kept %d bytes in %d buffers; want one large buffer", b.kept, len(b.bufs))
+	}
+	if buf := b.buffer(16); cap(buf) == large {
+		t.Error("a 16-byte request took the large buffer")
+	}
+	if !b.take(large / 2) {
+		t.Fatal("take(large/2) refused with one large buffer's room kept")
+	}
+	if b.kept != 0 || len(b.bufs) != 0 {
+		t.Errorf("after a take that needed its room: kept %d bytes in %d buffers; want none", b.kept, len(b.bufs))
+	}
+	b.give(2*large + large/2)
+	b.recycle(make([]byte, large))
+	if buf := b.buffer(large - 1); cap(buf) != large || b.kept != 0 {
+		t.Errorf("buffer(large-1) = cap %d, kept %d after; want the kept buffer and nothing kept", cap(buf), b.kept)
+	}
+}

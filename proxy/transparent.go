@@ -268,9 +268,10 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time, held *int64) (*refined, []byte, bool) {
 	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.refine(reqCtx, parsed.Results, p)
-	// The rendering is about the answer's size: one buffer of that size,
-	// not a series of doublings, keeps it within what the budget counts.
-	buf := s.inflight.buffer(len(parsed.Body()))
+	// The rendering is about the answer's size plus its marks: one buffer
+	// of that size with room for them, not a growth by a quarter when the
+	// marks overflow it, keeps it within what the budget counts.
+	buf := s.inflight.buffer(renderRoom(len(parsed.Body())))
 	out, err := b.light.Render(buf, parsed, ref.marks, p.render(), win)
 	if err != nil {
 		s.inflight.recycle(buf)
@@ -292,6 +293,10 @@ func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b 
 	ctx.SetBodyStream(&heldBody{b: &s.inflight, buf: out, held: share}, len(out))
 	return ref, out, true
 }
+
+// renderRoom is the buffer a rendering of an answer of n bytes starts
+// with: n and room for the marks (64 KiB, or 1/64 of n when larger).
+func renderRoom(n int) int { return n + max(answerChunk, n/64) }
 
 // forward sends the client's request unchanged and relays the answer,
 // streamed: it is never held whole. A backend that cannot be reached
