@@ -241,11 +241,15 @@ func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (h
 }
 
 // releaseResponse releases an engine response whose body readAnswer
-// read: the body's buffer goes back to the budget's free list, or to the
-// garbage collector when it is large, never into fasthttp's pool of
-// response bodies, which would keep an answer-sized buffer for later.
+// read. A large body's buffer goes back to the budget (kept within the
+// bound, or left to the collector), never into fasthttp's pool of
+// response bodies, which would keep an answer-sized buffer outside the
+// bound; a small one stays with the response, taking turns with the
+// budget's buffers.
 func (b *byteBudget) releaseResponse(resp *fasthttp.Response) {
-	b.recycle(resp.SwapBody(nil))
+	if cap(resp.Body()) > maxPooledBuffer {
+		b.recycle(resp.SwapBody(nil))
+	}
 	fasthttp.ReleaseResponse(resp)
 }
 

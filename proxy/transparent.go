@@ -295,8 +295,14 @@ func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b 
 }
 
 // renderRoom is the buffer a rendering of an answer of n bytes starts
-// with: n and room for the marks (64 KiB, or 1/64 of n when larger).
-func renderRoom(n int) int { return n + max(answerChunk, n/64) }
+// with: n, and for a large answer room for the marks (1/64 of n); a
+// small rendering that outgrows n doubles cheaply.
+func renderRoom(n int) int {
+	if n <= maxPooledBuffer {
+		return n
+	}
+	return n + n/64
+}
 
 // forward sends the client's request unchanged and relays the answer,
 // streamed: it is never held whole. A backend that cannot be reached
