@@ -194,7 +194,7 @@ func TestAnswerBytesInFlightBound(t *testing.T) {
 	if n := unrefinedOverBound(t, base); n != passed {
 		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d, want %d (the answers passed through)", n, passed)
 	}
-	if n := s.inflight.used(); n != 0 {
+	if n := settledUsed(s); n != 0 {
 		t.Errorf("%d bytes still held after every answer", n)
 	}
 }
@@ -229,7 +229,7 @@ func TestAnswerBytesInFlightChunked(t *testing.T) {
 	if n := unrefinedOverBound(t, base); n != 1 {
 		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d after an answer that fits, want still 1", n)
 	}
-	if n := s.inflight.used(); n != 0 {
+	if n := settledUsed(s); n != 0 {
 		t.Errorf("%d bytes still held after every answer", n)
 	}
 }
@@ -329,13 +329,7 @@ func TestRenderingHeldUntilSent(t *testing.T) {
 	if err != nil || n < 10_000_000 {
 		t.Fatalf("GET %s: %d bytes, %v; want the whole refined answer", first, n, err)
 	}
-	// fasthttp closes the body stream just after the last byte is
-	// written; wait for it (not a timing bound: the test fails only if it
-	// never happens).
-	for wait := time.Now().Add(time.Minute); s.inflight.used() != 0 && time.Now().Before(wait); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if held := s.inflight.used(); held != 0 {
+	if held := settledUsed(s); held != 0 {
 		t.Errorf("%d bytes still held after the client read its answer", held)
 	}
 }
@@ -368,4 +362,16 @@ func TestByteBudgetKeepsLargeBuffers(t *testing.T) {
 	if buf := b.buffer(large - 1); cap(buf) != large || b.kept != 0 {
 		t.Errorf("buffer(large-1) = cap %d, kept %d after; want the kept buffer and nothing kept", cap(buf), b.kept)
 	}
+}
+
+// settledUsed is the bytes s's answer budget holds once every rendering
+// sent has been given back: fasthttp closes a body stream (heldBody) just
+// after its last byte is written, which may be after the client has it,
+// so this waits up to a minute for the count to reach zero (not a timing
+// bound: a test fails only if it never does).
+func settledUsed(s *Server) int64 {
+	for wait := time.Now().Add(time.Minute); s.inflight.used() != 0 && time.Now().Before(wait); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s.inflight.used()
 }
