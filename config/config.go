@@ -177,8 +177,10 @@ type Engine struct {
 	URL string `yaml:"url"`
 	// Path is the backend's search path, e.g. "/docs/_search".
 	Path string `yaml:"path"`
-	// Timeout bounds the engine's silence: to start answering, then
-	// between two reads of its answer (a large answer streamed to a slow
+	// Timeout bounds what one request waits for the engine: connecting,
+	// sending and the answer's head, and the whole body of an answer
+	// winnow refines, as one deadline a fallback shares; a body passed
+	// through only between two reads (a large answer streamed to a slow
 	// client is not cut while the engine keeps sending). Default "2s".
 	Timeout Duration `yaml:"timeout"`
 	// TextField names the hit field that holds the page text, so the

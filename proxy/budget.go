@@ -19,8 +19,12 @@ var errOverBound = errors.New("answer over the bound on bytes in flight")
 // of unknown length (chunked, or read until the engine closes).
 const answerChunk = 64 << 10
 
-// Buffers recycled between answers: at most maxPooledBuffers, none over
-// maxPooledBuffer bytes, so the free list never holds much memory.
+// Buffers recycled between answers: at most maxPooledBuffers. Those over
+// maxPooledBuffer bytes (large) are kept only while the bytes held and
+// the large buffers kept together fit the bound, which take makes room
+// in by dropping them: memory the bound allows already, reused rather
+// than left to the collector, which under GOGC lets the heap grow by a
+// multiple of what is live before it frees an answer-sized buffer.
 const (
 	maxPooledBuffers = 64
 	maxPooledBuffer  = 1 << 20
@@ -36,7 +40,7 @@ type byteBudget struct {
 	// ([Options.AdmitWait]); zero: it does not wait.
 	wait time.Duration
 
-	mu    sync.Mutex // guards n, peak, freed and bufs
+	mu    sync.Mutex // guards n, peak, freed, bufs and kept
 	n     int64
 	peak  int64         // the most n has been
 	freed chan struct{} // closed when bytes are given back; nil when none wait
@@ -44,6 +48,7 @@ type byteBudget struct {
 	// buffers of fasthttp's pooled responses (SwapBody), so a steady
 	// stream of small answers allocates none.
 	bufs [][]byte
+	kept int64 // the capacity of the large buffers in bufs
 }
 
 // take reserves n bytes and reports whether they fit; a caller that got
@@ -60,7 +65,26 @@ func (b *byteBudget) takeLocked(n int64) bool {
 	}
 	b.n += n
 	b.peak = max(b.peak, b.n)
+	b.dropLocked()
 	return true
+}
+
+// dropLocked drops large kept buffers until the bytes held and kept fit
+// the bound.
+func (b *byteBudget) dropLocked() {
+	for i := len(b.bufs) - 1; i >= 0 && b.n+b.kept > b.max; i-- {
+		if c := cap(b.bufs[i]); c > maxPooledBuffer {
+			b.kept -= int64(c)
+			b.removeLocked(i)
+		}
+	}
+}
+
+// removeLocked takes bufs[i] out of the free list.
+func (b *byteBudget) removeLocked(i int) {
+	b.bufs[i] = b.bufs[len(b.bufs)-1]
+	b.bufs[len(b.bufs)-1] = nil
+	b.bufs = b.bufs[:len(b.bufs)-1]
 }
 
 // takeWait is take that waits, up to wait or until ctx ends, for other
@@ -96,6 +120,17 @@ func (b *byteBudget) takeWait(ctx context.Context, n int64, wait time.Duration) 
 	}
 }
 
+// force reserves n bytes whether they fit or not: memory already taken
+// (a rendering that outgrew its reservation) is counted, so what comes
+// next waits for it.
+func (b *byteBudget) force(n int64) {
+	b.mu.Lock()
+	b.n += n
+	b.peak = max(b.peak, b.n)
+	b.dropLocked()
+	b.mu.Unlock()
+}
+
 // give returns n bytes and wakes the requests waiting for room.
 func (b *byteBudget) give(n int64) {
 	if n == 0 {
@@ -125,14 +160,16 @@ func (b *byteBudget) highWater() int64 {
 }
 
 // buffer returns an empty buffer of capacity at least n, recycled when
-// one is free.
+// one is free and at most twice as large (or small), so a small answer
+// does not take up a large buffer its reservation does not count.
 func (b *byteBudget) buffer(n int) []byte {
 	b.mu.Lock()
 	for i := len(b.bufs) - 1; i >= 0; i-- {
-		if buf := b.bufs[i]; cap(buf) >= n {
-			b.bufs[i] = b.bufs[len(b.bufs)-1]
-			b.bufs[len(b.bufs)-1] = nil
-			b.bufs = b.bufs[:len(b.bufs)-1]
+		if buf := b.bufs[i]; cap(buf) >= n && cap(buf) <= max(2*n, maxPooledBuffer) {
+			if cap(buf) > maxPooledBuffer {
+				b.kept -= int64(cap(buf))
+			}
+			b.removeLocked(i)
 			b.mu.Unlock()
 			return buf[:0]
 		}
@@ -141,17 +178,26 @@ func (b *byteBudget) buffer(n int) []byte {
 	return make([]byte, 0, n)
 }
 
-// recycle keeps buf for a later answer if it is small and the free list
-// has room; buf must not be used after.
+// recycle keeps buf for a later answer if the free list has room and, for
+// a large buffer, the bound has room beside the bytes held; buf must not
+// be used after.
 func (b *byteBudget) recycle(buf []byte) {
-	if cap(buf) == 0 || cap(buf) > maxPooledBuffer {
+	c := int64(cap(buf))
+	if c == 0 {
 		return
 	}
 	b.mu.Lock()
-	if len(b.bufs) < maxPooledBuffers {
-		b.bufs = append(b.bufs, buf[:0])
+	defer b.mu.Unlock()
+	if len(b.bufs) >= maxPooledBuffers {
+		return
 	}
-	b.mu.Unlock()
+	if c > maxPooledBuffer {
+		if b.n+b.kept+c > b.max {
+			return
+		}
+		b.kept += c
+	}
+	b.bufs = append(b.bufs, buf[:0])
 }
 
 // readAnswer reads resp's streamed body (fasthttp's client streams
@@ -192,6 +238,57 @@ func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (h
 	resp.CloseBodyStream()
 	b.recycle(resp.SwapBody(buf))
 	return held, nil
+}
+
+// releaseResponse releases an engine response whose body readAnswer
+// read. A large body's buffer goes back to the budget (kept within the
+// bound, or left to the collector), never into fasthttp's pool of
+// response bodies, which would keep an answer-sized buffer outside the
+// bound; a small one stays with the response, taking turns with the
+// budget's buffers.
+func (b *byteBudget) releaseResponse(resp *fasthttp.Response) {
+	if cap(resp.Body()) > maxPooledBuffer {
+		b.recycle(resp.SwapBody(nil))
+	}
+	fasthttp.ReleaseResponse(resp)
+}
+
+// heldBody is a refined answer written to the client as a body stream.
+// fasthttp closes it once the client has the answer, or is gone, and
+// Close gives back the budget's bytes it holds and recycles its buffer:
+// a rendering counts against the budget until the client has received
+// it (a slow client holds it for as long as it reads), and its buffer
+// never enters fasthttp's pools. Safe for a Close during a Read (fasthttp
+// compresses a stream in a goroutine of its own and may close it from
+// another): the buffer is recycled only once no Read uses it.
+type heldBody struct {
+	mu   sync.Mutex // guards all below
+	b    *byteBudget
+	buf  []byte // nil once closed
+	off  int
+	held int64
+}
+
+func (h *heldBody) Read(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.off >= len(h.buf) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.buf[h.off:])
+	h.off += n
+	return n, nil
+}
+
+func (h *heldBody) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.buf != nil {
+		h.b.give(h.held)
+		h.b.recycle(h.buf)
+		h.buf, h.off = nil, 0
+	}
+	return nil
 }
 
 // readUnknown reads a body of unknown length, growing its buffer only

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,48 +18,94 @@ import (
 	"github.com/winnow-search/winnow/internal/demo"
 )
 
-// BenchmarkLargeAnswers sends eight concurrent requests for 50 MB
-// answers (with a Content-Length) through a proxy with the default bound
-// on answers in flight, and reports the process's peak resident memory
-// over the run (VmHWM, reset after set-up, beside the RSS then; engine, proxy and clients share
-// the process, the engine generating its answers as it writes them and
-// the clients hashing theirs as they read). Run it alone:
+// BenchmarkLargeAnswers sends concurrent requests for large answers
+// (with a Content-Length) through a proxy with the default bound on
+// answers in flight (128 MiB), and reports the process's peak resident
+// memory over the run (VmHWM, reset after set-up) beside the RSS then,
+// and the bound; engine, proxy and clients share the process, the engine
+// generating its answers as it writes them and the clients hashing
+// theirs as they read. "41MBx8": eight 41 MB answers read at full speed;
+// "mixed-slow": eight of 41, 20, 10 and 3 MB, half of them read at
+// 16 MB/s by clients with small receive windows, so refined answers wait
+// in winnow for their clients. Run it alone:
 //
 //	go test -run '^$' -bench LargeAnswers -benchtime 3x ./proxy
 func BenchmarkLargeAnswers(b *testing.B) {
-	const clients, pad = 8, 50_000_000
-	eng := startLargeEngine(b)
-	_, base := startProxy(b, Options{Engines: []Engine{largeEngine(eng.URL)}})
-	// Reset the peak RSS of the process (Linux: clear_refs "5").
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		b.Skipf("cannot reset the peak RSS: %v", err)
+	for _, c := range []struct {
+		name string
+		pads []int
+		slow bool
+	}{
+		{"41MBx8", []int{41e6, 41e6, 41e6, 41e6, 41e6, 41e6, 41e6, 41e6}, false},
+		{"mixed-slow", []int{41e6, 20e6, 10e6, 3e6, 41e6, 20e6, 10e6, 3e6}, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			eng := startLargeEngine(b)
+			s, base := startProxy(b, Options{Engines: []Engine{largeEngine(eng.URL)}})
+			debug.FreeOSMemory()
+			// Reset the peak RSS of the process (Linux: clear_refs "5").
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Skipf("cannot reset the peak RSS: %v", err)
+			}
+			baseRSS := procStatus(b, "VmRSS")
+			total := 0
+			for _, p := range c.pads {
+				total += p
+			}
+			b.SetBytes(int64(total))
+			round := 0
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for i, pad := range c.pads {
+					path := fmt.Sprintf("/%d/_search?q=r%dc%d&size=3", pad, round, i)
+					rate := 0.0
+					if c.slow && i%2 == 1 {
+						rate = 16 << 20
+					}
+					wg.Go(func() {
+						if n, err := benchGet(base[len("http://"):], path, rate); err != nil || n < int64(pad) {
+							b.Errorf("GET %s: %d bytes, %v", path, n, err)
+						}
+					})
+				}
+				wg.Wait()
+				round++
+			}
+			b.ReportMetric(float64(baseRSS)/(1<<20), "start-RSS-MiB")
+			b.ReportMetric(float64(procStatus(b, "VmHWM"))/(1<<20), "peak-RSS-MiB")
+			b.ReportMetric(float64(s.o.AnswerBytesInFlight)/(1<<20), "bound-MiB")
+			b.ReportMetric(float64(s.inflight.highWater())/(1<<20), "held-peak-MiB")
+		})
 	}
-	baseRSS := procStatus(b, "VmRSS")
-	b.SetBytes(clients * pad)
-	round := 0
-	for b.Loop() {
-		var wg sync.WaitGroup
-		for i := range clients {
-			url := fmt.Sprintf("%s/%d/_search?q=r%dc%d&size=3", base, pad, round, i)
-			wg.Go(func() {
-				req, _ := http.NewRequest("GET", url, nil)
-				req.Header.Set("Accept-Encoding", "identity") // no gzip on either side
-				resp, err := http.DefaultTransport.RoundTrip(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				defer resp.Body.Close()
-				if n, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 || n < pad {
-					b.Errorf("GET %s: %d, %d bytes, %v", url, resp.StatusCode, n, err)
-				}
-			})
+}
+
+// benchGet GETs path from addr on a connection of its own and reads the
+// answer's body to its end, at rate bytes a second through a 256 KiB
+// receive window when rate is not zero, else as fast as it comes. It
+// returns the bytes of the body.
+func benchGet(addr, path string, rate float64) (int64, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	var r io.Reader = c
+	if rate != 0 {
+		if err := c.(*net.TCPConn).SetReadBuffer(256 << 10); err != nil {
+			return 0, err
 		}
-		wg.Wait()
-		round++
+		r = &throttled{r: c, rate: rate}
 	}
-	b.ReportMetric(float64(baseRSS)/(1<<20), "start-RSS-MiB")
-	b.ReportMetric(float64(procStatus(b, "VmHWM"))/(1<<20), "peak-RSS-MiB")
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, addr)
+	resp, err := http.ReadResponse(bufio.NewReaderSize(r, 32<<10), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return io.Copy(io.Discard, resp.Body)
 }
 
 // procStatus returns a size in bytes from /proc/self/status.

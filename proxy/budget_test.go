@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -193,7 +194,7 @@ func TestAnswerBytesInFlightBound(t *testing.T) {
 	if n := unrefinedOverBound(t, base); n != passed {
 		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d, want %d (the answers passed through)", n, passed)
 	}
-	if n := s.inflight.used(); n != 0 {
+	if n := settledUsed(s); n != 0 {
 		t.Errorf("%d bytes still held after every answer", n)
 	}
 }
@@ -228,7 +229,7 @@ func TestAnswerBytesInFlightChunked(t *testing.T) {
 	if n := unrefinedOverBound(t, base); n != 1 {
 		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d after an answer that fits, want still 1", n)
 	}
-	if n := s.inflight.used(); n != 0 {
+	if n := settledUsed(s); n != 0 {
 		t.Errorf("%d bytes still held after every answer", n)
 	}
 }
@@ -288,4 +289,89 @@ func TestByteBudgetWait(t *testing.T) {
 	if used, peak := b.used(), b.highWater(); used != 5 || peak != 8 {
 		t.Errorf("used %d, high-water %d; want 5 and 8", used, peak)
 	}
+}
+
+// TestRenderingHeldUntilSent: a refined answer holds its rendering's
+// bytes of the bound until the client has received it, not only while
+// winnow reads and renders: while a client that takes nothing holds a
+// 10 MB rendering, a 14 MB answer, which would fit the 32 MiB bound
+// alone (28 MB with its rendering) but not beside it, passes through to
+// its client byte for byte instead of being refined; once the first
+// client has read its answer, the bound holds nothing.
+func TestRenderingHeldUntilSent(t *testing.T) {
+	const bound = 32 << 20
+	eng := startLargeEngine(t)
+	s, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, AnswerBytesInFlight: bound})
+	addr := base[len("http://"):]
+	first := "/10000000/_search?q=held&size=3"
+	c := smallWindowGet(t, addr, first, 5*time.Minute)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The head is written after the handler returned: only the rendering,
+	// still being sent, is held now.
+	if held := s.inflight.used(); resp.StatusCode != 200 || held < 9_000_000 || held > bound {
+		t.Fatalf("GET %s: %d, %d bytes held while the client reads; want 200 and the rendering's >= 9 MB", first, resp.StatusCode, held)
+	}
+
+	second := "/14000000/_search?q=beside&size=3"
+	code, sum, _, err := fetchSum(base+second, 0)
+	if want, _ := answerSum(second, 14_000_000); err != nil || code != 200 || sum != want {
+		t.Errorf("GET %s beside the held rendering: %d, %v, the engine's answer %v; want 200 and the engine's answer byte for byte", second, code, err, sum == want)
+	}
+	if hw := s.inflight.highWater(); hw > bound {
+		t.Errorf("bytes in flight peaked at %d, over the bound %d", hw, bound)
+	}
+
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || n < 10_000_000 {
+		t.Fatalf("GET %s: %d bytes, %v; want the whole refined answer", first, n, err)
+	}
+	if held := settledUsed(s); held != 0 {
+		t.Errorf("%d bytes still held after the client read its answer", held)
+	}
+}
+
+// TestByteBudgetKeepsLargeBuffers: a large buffer is kept for reuse only
+// while the bytes held and kept fit the bound, a reservation that needs
+// its room drops it, and a small request never takes it up.
+func TestByteBudgetKeepsLargeBuffers(t *testing.T) {
+	const large = 4 * maxPooledBuffer
+	b := &byteBudget{max: 3 * large}
+	if !b.take(2 * large) {
+		t.Fatal("take(2 large) of 3 refused")
+	}
+	b.recycle(make([]byte, large)) // 2 held + 1 kept: fits
+	b.recycle(make([]byte, large)) // 2 + 2: over the bound, dropped
+	if b.kept != large || len(b.bufs) != 1 {
+		t.Fatalf("kept %d bytes in %d buffers; want one large buffer", b.kept, len(b.bufs))
+	}
+	if buf := b.buffer(16); cap(buf) == large {
+		t.Error("a 16-byte request took the large buffer")
+	}
+	if !b.take(large / 2) {
+		t.Fatal("take(large/2) refused with one large buffer's room kept")
+	}
+	if b.kept != 0 || len(b.bufs) != 0 {
+		t.Errorf("after a take that needed its room: kept %d bytes in %d buffers; want none", b.kept, len(b.bufs))
+	}
+	b.give(2*large + large/2)
+	b.recycle(make([]byte, large))
+	if buf := b.buffer(large - 1); cap(buf) != large || b.kept != 0 {
+		t.Errorf("buffer(large-1) = cap %d, kept %d after; want the kept buffer and nothing kept", cap(buf), b.kept)
+	}
+}
+
+// settledUsed is the bytes s's answer budget holds once every rendering
+// sent has been given back: fasthttp closes a body stream (heldBody) just
+// after its last byte is written, which may be after the client has it,
+// so this waits up to a minute for the count to reach zero (not a timing
+// bound: a test fails only if it never does).
+func settledUsed(s *Server) int64 {
+	for wait := time.Now().Add(time.Minute); s.inflight.used() != 0 && time.Now().Before(wait); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s.inflight.used()
 }

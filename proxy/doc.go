@@ -19,7 +19,7 @@
 // Files by job: server.go (options, defaults, lifecycle), routes.go,
 // params.go (per-request parameters), gateway.go (what may pass, errors
 // in the engine's shape), upstream.go (the HTTP client of one engine)
-// and engineconn.go (its connections, timed out by the engine's silence),
+// and engineconn.go (its connections: a request's deadline, then the engine's silence),
 // budget.go (the bound on answer bytes in flight), transparent.go, meta.go and searchpage.go, refine.go and sign.go,
 // cache.go, memo.go and answers.go (the caches below), metrics.go and
 // stats.go, feedback.go.

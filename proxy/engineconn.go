@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -9,15 +10,20 @@ import (
 
 // dialEngine returns the dial function of an engine's HTTP client: a
 // dual-stack dial (engines on IPv6 addresses, [::1]:9200) whose
-// connections time reads out only when the engine is silent for idle.
+// connections time a read out when the engine is silent for idle, and,
+// until [relaxDeadline] lifts it, at the deadline fasthttp set for the
+// request.
 //
-// Why: fasthttp sets a connection's read deadline once per request, so
-// its ReadTimeout bounds the whole answer, body included. An answer
-// streamed to a client (relay) is read only as fast as the client reads,
-// so with that deadline a slow client reading a large, working answer
-// would have it cut. With this dial the engine timeout means "the engine
-// said nothing for idle": to start answering, and between any two reads
-// of its answer.
+// Why: fasthttp sets a connection's read deadline once per request
+// (DoDeadline's deadline, capped by ReadTimeout), so alone it bounds the
+// whole answer, body included. An answer streamed to a client (relay) is
+// read only as fast as the client reads, so with that deadline a slow
+// client reading a large, working answer would have it cut. Renewing the
+// deadline on every read instead bounded only silence, so an engine that
+// sent its head a byte at a time held the request for as long as it
+// dripped. With this dial the request's deadline bounds connecting,
+// sending, the head and any body winnow keeps whole; a body relayed to
+// the client is bounded by the engine's silence only.
 func dialEngine(idle time.Duration) fasthttp.DialFuncWithTimeout {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		var (
@@ -32,25 +38,75 @@ func dialEngine(idle time.Duration) fasthttp.DialFuncWithTimeout {
 		if err != nil {
 			return nil, err
 		}
-		return &idleConn{Conn: c, idle: idle}, nil
+		ic := &idleConn{Conn: c, idle: idle}
+		ic.local = engineAddr{Addr: c.LocalAddr(), conn: ic}
+		return ic, nil
 	}
 }
 
 // idleConn is a connection to an engine whose every Read must see data
-// within idle of its start. fasthttp's own read deadlines, set once per
-// request, are overridden by the next Read's. Like net.Conn, it is safe
-// for the concurrent use fasthttp makes of it (a Close from another
-// goroutine during a Read).
+// within idle of its start and, while hard is set, by hard. fasthttp's
+// read deadline (one a request) becomes hard; [relaxDeadline] clears it
+// once the answer's head is read and its body goes to the client. Like
+// net.Conn, it is safe for the concurrent use fasthttp makes of it (a
+// Close from another goroutine during a Read).
 type idleConn struct {
 	net.Conn
-	idle time.Duration
+	idle  time.Duration
+	hard  atomic.Int64 // Unix nanoseconds; 0: none
+	local engineAddr
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
-	if err := c.Conn.SetReadDeadline(time.Now().Add(c.idle)); err != nil {
+	d := time.Now().Add(c.idle)
+	if h := c.hard.Load(); h != 0 && h < d.UnixNano() {
+		d = time.Unix(0, h)
+	}
+	if err := c.Conn.SetReadDeadline(d); err != nil {
 		return 0, err
 	}
 	return c.Conn.Read(p)
+}
+
+// SetReadDeadline records t as the deadline of every read until the next
+// call or [relaxDeadline].
+func (c *idleConn) SetReadDeadline(t time.Time) error {
+	c.setHard(t)
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *idleConn) SetDeadline(t time.Time) error {
+	c.setHard(t)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *idleConn) setHard(t time.Time) {
+	var h int64
+	if !t.IsZero() {
+		h = t.UnixNano()
+	}
+	c.hard.Store(h)
+}
+
+// LocalAddr is the connection's local address, carrying the connection
+// itself: fasthttp hands a response the address (Response.LocalAddr) but
+// not the connection, and [relaxDeadline] needs the connection.
+func (c *idleConn) LocalAddr() net.Addr { return c.local }
+
+// engineAddr is an engine connection's local address and the connection.
+type engineAddr struct {
+	net.Addr
+	conn *idleConn
+}
+
+// relaxDeadline lifts the request deadline from the connection resp's
+// body is read from: from now on only the engine's silence bounds a read.
+// For a body streamed to the client, whose pace is the client's. A
+// response not from dialEngine's connections is left as it is.
+func relaxDeadline(resp *fasthttp.Response) {
+	if a, ok := resp.LocalAddr().(engineAddr); ok {
+		a.conn.hard.Store(0)
+	}
 }
 
 // clientListener hands fasthttp client connections whose every Write must

@@ -178,27 +178,36 @@ func startTrickleEngine(t *testing.T, asked chan<- string) *httptest.Server {
 	return srv
 }
 
-// TestTrickledAnswerRefined: an answer that takes two seconds to arrive,
-// never silent for the engine's one-second timeout, is read and refined
-// (winnow renders it), not dropped for a pass-through: the engine is asked
-// once, for winnow's over-fetch, never for the client's own request.
-func TestTrickledAnswerRefined(t *testing.T) {
+// TestTrickledAnswerBounded: an answer winnow keeps whole to refine is
+// bounded by the engine's timeout, not only its silence: one that takes
+// two seconds to arrive, never silent for the engine's one-second
+// timeout, gets a 504 after the timeout, and the client's own request is
+// not sent after it (the fallback shares the deadline the trickle used).
+// The same answer passed through (winnow_mode=off) streams to the client
+// whole: a relayed body is bounded by the engine's silence only.
+func TestTrickledAnswerBounded(t *testing.T) {
 	asked := make(chan string, 8)
 	eng := startTrickleEngine(t, asked)
 	e := Engine{Name: "es", URL: eng.URL, Adapter: engine.Config{Kind: "elasticsearch"}, Timeout: idleTimeout}
 	_, base := startProxy(t, Options{Engines: []Engine{e}})
-	code, body := get(t, base+"/_search?q=trickle&size=3")
+	if code, body := get(t, base+"/_search?q=trickle&size=3"); code != http.StatusGatewayTimeout {
+		t.Errorf("GET refined: %d, want 504\n%s", code, body)
+	}
+	if p := <-asked; !strings.Contains(p, "size=9") {
+		t.Errorf("the engine was asked for %q; want winnow's over-fetch (size=9)", p)
+	}
+	code, body := get(t, base+"/_search?q=trickle&size=3&winnow_mode=off")
 	var a esAnswer
 	if err := json.Unmarshal([]byte(body), &a); code != 200 || err != nil || len(a.Hits.Hits) != 3 {
-		t.Fatalf("GET: %d, %v, %d hits; want 200 and 3 hits\n%s", code, err, len(a.Hits.Hits), body)
+		t.Errorf("GET passed through: %d, %v, %d hits; want 200 and 3 hits\n%s", code, err, len(a.Hits.Hits), body)
 	}
 	close(asked)
 	var paths []string
 	for p := range asked {
 		paths = append(paths, p)
 	}
-	if len(paths) != 1 || !strings.Contains(paths[0], "size=9") {
-		t.Errorf("the engine was asked for %q; want only winnow's over-fetch (size=9): the trickled answer was dropped", paths)
+	if len(paths) != 1 || strings.Contains(paths[0], "size=9") {
+		t.Errorf("after the refined request, the engine was asked for %q; want only the pass-through", paths)
 	}
 }
 
@@ -266,6 +275,17 @@ func TestMetasearchTrickleBounded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the search page: %v (winnow waited for the trickling engine)", err)
 	}
+	groups, errs := searchPageEngines(t, resp)
+	if groups == 0 || errs["trickle"] == "" || errs["es"] != "" {
+		t.Errorf("%d groups, engine errors %q; want the demo's results and the trickling engine's error", groups, errs)
+	}
+}
+
+// searchPageEngines reads a /_winnow/search.json answer and closes its
+// body: the number of groups, and each engine's error by name ("" for
+// none).
+func searchPageEngines(t *testing.T, resp *http.Response) (groups int, errs map[string]string) {
+	t.Helper()
 	defer resp.Body.Close()
 	var page struct {
 		Engines []struct {
@@ -277,11 +297,9 @@ func TestMetasearchTrickleBounded(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the search page: %d, %v", resp.StatusCode, err)
 	}
-	errs := map[string]string{}
+	errs = map[string]string{}
 	for _, e := range page.Engines {
 		errs[e.Name] = e.Error
 	}
-	if len(page.Groups) == 0 || errs["trickle"] == "" || errs["es"] != "" {
-		t.Errorf("%d groups, engine errors %q; want the demo's results and the trickling engine's error", len(page.Groups), errs)
-	}
+	return len(page.Groups), errs
 }

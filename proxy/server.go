@@ -29,10 +29,14 @@ type Engine struct {
 	URL string
 	// Adapter configures how its API is spoken (kind, fields, paths).
 	Adapter engine.Config
-	// Timeout bounds the engine's silence: the time it may take to start
-	// answering, and then to send the next bytes of its answer, so a large
-	// answer streamed to a slow client is never cut while the engine
-	// keeps sending. Default 2s.
+	// Timeout bounds what one client request waits for the engine:
+	// connecting, sending and the answer's head, and the whole body when
+	// winnow keeps it (refined, the metasearch, SearXNG's pages), as one
+	// deadline that a fallback to the client's own request shares. A body
+	// passed through to the client is bounded by the engine's silence
+	// only (the next bytes within Timeout), so a large answer streamed to
+	// a slow client is never cut while the engine keeps sending. Default
+	// 2s.
 	Timeout time.Duration
 	// AllowWrites lets every method and path through to this engine in
 	// transparent mode (indexing, admin). Default false: a read-only

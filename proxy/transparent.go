@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +20,8 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	b := s.transp
 	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
 	defer cancel()
+	// The rewritten request and any fallback share the engine's deadline.
+	reqCtx = withEngineDeadline(reqCtx, time.Now().Add(b.Timeout))
 	orig := clientRequest(ctx)
 	if !b.allows(orig) {
 		s.m.refused()
@@ -82,8 +83,8 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	defer s.inflight.give(held)
-	defer fasthttp.ReleaseResponse(resp)
+	defer func() { s.inflight.give(held) }()
+	defer s.inflight.releaseResponse(resp)
 	var key uint64
 	// The answer cache holds the server's own decisions in the plain
 	// modes; explain is a view of its own.
@@ -103,13 +104,13 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	ref, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start)
+	ref, out, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held)
 	if !ok {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
 	if cacheable && ref.hot != nil {
-		s.rememberAnswer(key, orig, p, win, parsed, ref, ctx.Response.Body())
+		s.rememberAnswer(key, orig, p, win, parsed, ref, out)
 	}
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
 	ctx.SetStatusCode(resp.StatusCode())
@@ -219,14 +220,14 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 	var (
 		parsed  *engine.Parsed
 		replies []reply
+		held    int64
 	)
 	if err == nil {
 		replies, err = b.callPages(reqCtx, reqs, &s.inflight)
-		defer func() {
-			for _, r := range replies {
-				s.inflight.give(r.held)
-			}
-		}()
+		for _, r := range replies {
+			held += r.held
+		}
+		defer func() { s.inflight.give(held) }()
 		if first := replies[0]; err == nil && first.status/100 != 2 {
 			s.m.engine(b.Name, "http_error", time.Since(start))
 			s.writeAnswer(ctx, first.status, first.contentType, first.body, first.header)
@@ -244,7 +245,7 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 		s.fallback(ctx, reqCtx, b, orig, start, err)
 		return
 	}
-	if _, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start); !ok {
+	if _, _, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held); !ok {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
@@ -255,23 +256,52 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 	ctx.SetContentType(replies[0].contentType)
 }
 
-// refineInto refines a parsed answer and renders it into the client's
-// response body, reusing the response's own pooled buffer. It reports
-// false, leaving the response as it was, when rendering fails.
-func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time) (*refined, bool) {
+// refineInto refines a parsed answer and renders it, into a buffer of
+// the budget of bytes in flight, as the client's response body, which it
+// returns (valid until the handler returns). held is what the caller
+// holds of that budget for the answer and its rendering (readAnswer):
+// for a rendering over answerChunk, its half, and any bytes the
+// rendering takes beyond it, move to the body, given back once the
+// client has received it (heldBody); a smaller one is copied into the
+// response's own buffer. It reports false, leaving the response and held as they
+// were, when rendering fails.
+func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time, held *int64) (*refined, []byte, bool) {
 	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.refine(reqCtx, parsed.Results, p)
-	// The rendering is about the answer's size: one buffer of that size,
-	// not a series of doublings, keeps it within what the budget counts.
-	buf := slices.Grow(ctx.Response.SwapBody(nil)[:0], len(parsed.Body()))
+	// The rendering is about the answer's size plus its marks: one buffer
+	// of that size with room for them, not a growth by a quarter when the
+	// marks overflow it, keeps it within what the budget counts.
+	buf := s.inflight.buffer(renderRoom(len(parsed.Body())))
 	out, err := b.light.Render(buf, parsed, ref.marks, p.render(), win)
 	if err != nil {
-		ctx.Response.SwapBody(buf)
+		s.inflight.recycle(buf)
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
-		return ref, false
+		return ref, nil, false
 	}
-	ctx.Response.SwapBody(out)
-	return ref, true
+	if len(out) <= answerChunk {
+		// Small: the response's own buffer, given back at once.
+		ctx.Response.SetBody(out)
+		s.inflight.recycle(out)
+		return ref, ctx.Response.Body(), true
+	}
+	share := *held / 2
+	*held -= share
+	if extra := int64(cap(out)) - share; extra > 0 {
+		s.inflight.force(extra)
+		share += extra
+	}
+	ctx.SetBodyStream(&heldBody{b: &s.inflight, buf: out, held: share}, len(out))
+	return ref, out, true
+}
+
+// renderRoom is the buffer a rendering of an answer of n bytes starts
+// with: n, and for a large answer room for the marks (1/64 of n); a
+// small rendering that outgrows n doubles cheaply.
+func renderRoom(n int) int {
+	if n <= maxPooledBuffer {
+		return n
+	}
+	return n + n/64
 }
 
 // forward sends the client's request unchanged and relays the answer,

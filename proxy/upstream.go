@@ -55,9 +55,9 @@ func newUpstream(e Engine) (*upstream, error) {
 		search:  search,
 		client: &fasthttp.Client{
 			Name: "winnow",
-			// ReadTimeout is the engine's silence allowed, not the time
-			// its whole answer may take: dialEngine's connections refresh
-			// the read deadline on every read.
+			// ReadTimeout caps the deadline of a request's head;
+			// dialEngine's connections keep it for a body winnow keeps
+			// and bound a relayed body by the engine's silence.
 			DialTimeout:     dialEngine(e.Timeout),
 			ReadTimeout:     e.Timeout,
 			WriteTimeout:    e.Timeout,
@@ -122,13 +122,16 @@ func forwardable(k []byte) bool {
 	return !isHop(k)
 }
 
-// do sends r to the backend. The engine's timeout bounds its silence
-// (dialEngine): to start answering and between two reads of its answer,
-// however long the whole answer takes to stream; the deadline of ctx
-// bounds getting a connection and sending the request.
+// do sends r to the backend. One deadline bounds connecting, sending
+// the request and reading the answer's head: the engine's timeout from
+// now, or the deadline of ctx, or the engine deadline ctx carries
+// ([withEngineDeadline]), whichever comes first. The body, not read yet,
+// stays under that deadline on the connection (dialEngine) for a caller
+// that keeps it whole (readAnswer); relay lifts it, so a body streamed
+// to the client is bounded only by the engine's silence.
 // The headers are the client's (client not nil) minus hop-by-hop and
-// X-Winnow-* ones, else r.Header. The answer's body is not read yet: it
-// is resp.BodyStream(), to read within the budget (readAnswer) or stream
+// X-Winnow-* ones, else r.Header. The answer's body is
+// resp.BodyStream(), to read within the budget (readAnswer) or stream
 // to the client (relay). The caller owns resp: it releases it with
 // fasthttp.ReleaseResponse, or relay does.
 func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.RequestHeader) (*fasthttp.Response, error) {
@@ -159,12 +162,27 @@ func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.Re
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
+	if d, ok := ctx.Value(engineDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
+		deadline = d
+	}
 	resp := fasthttp.AcquireResponse()
 	if err := u.client.DoDeadline(req, resp, deadline); err != nil {
 		fasthttp.ReleaseResponse(resp)
 		return nil, err
 	}
 	return resp, nil
+}
+
+// engineDeadlineKey is the context key of [withEngineDeadline].
+type engineDeadlineKey struct{}
+
+// withEngineDeadline returns ctx carrying d as the deadline of every
+// request [upstream.do] sends under it, while ctx's own deadline may be
+// later (the refinement's budget comes after the engine's answer). A
+// client request's first attempt and its fallback share d, so a hanging
+// engine costs the client one timeout, not one per attempt.
+func withEngineDeadline(ctx context.Context, d time.Time) context.Context {
+	return context.WithValue(ctx, engineDeadlineKey{}, d)
 }
 
 // reply is an engine's answer read into memory.
@@ -254,10 +272,12 @@ func (u *upstream) callPages(ctx context.Context, reqs []engine.Request, budget 
 
 // relay writes a backend answer to the client as the backend gave it
 // (its Content-Encoding included), minus hop-by-hop headers, and takes
-// resp over. A body not read yet streams from the engine to the client
+// resp over. A body not read yet, bounded from here by the engine's
+// silence only (relaxDeadline), streams from the engine to the client
 // as fasthttp writes the response, never held whole; one read already
 // moves to the client's response instead of being copied.
 func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
+	relaxDeadline(resp)
 	ctx.Response.Reset()
 	for k, v := range resp.Header.All() {
 		if !isHop(k) {

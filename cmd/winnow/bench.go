@@ -68,7 +68,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	eff := po.WithDefaults()
-	memoryLimit(eff.CacheBytes + max(eff.AnswerCacheBytes, 0))
+	memoryLimit(eff.CacheBytes + max(eff.AnswerCacheBytes, 0) + eff.AnswerBytesInFlight)
 	o := bench.Options{
 		Proxy: po, Duration: *duration, Conns: *conns, Results: *results, Rounds: *rounds,
 		Rate: rate, RateFraction: fraction, Soak: *soak, Churn: *churn, Wrk: *useWrk,

@@ -22,22 +22,26 @@ import (
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
-// memoryLimit sets the Go runtime's soft memory limit to cacheBytes (the
-// effective caches, signatures and answers) plus 112 MiB, unless the
-// operator set GOMEMLIMIT: a full, churning cache otherwise lets the heap
-// grow to twice what is live before a collection, past the caches +
-// 150 MiB the proxy promises. The limit covers Go's memory only; goroutine
-// stacks of a cold-query flood and the runtime's slack add about 25 MiB
-// of resident memory above it (a 64 MiB cache churned by wrk: 233 MiB
-// resident at + 128 MiB, 221 MiB at + 112). Under the limit it collects
-// less often while the heap is small (GOGC 400 unless the operator set
-// GOGC): on two cores a collection's marking takes a quarter to a half of
-// the CPU; the limit, not GOGC, bounds the heap once the cache fills.
-func memoryLimit(cacheBytes int64) {
+// memoryLimit sets the Go runtime's soft memory limit to held (the
+// effective caches, signatures and answers, and the bound on engine
+// answers in flight) plus 112 MiB, unless the operator set GOMEMLIMIT: a
+// full, churning cache otherwise lets the heap grow to twice what is
+// live before a collection, past the caches + answers in flight +
+// 150 MiB the proxy promises; a limit without the answers in flight
+// would have the collector run without pause once full caches and a full
+// answer budget are live together. The limit covers Go's memory only;
+// goroutine stacks of a cold-query flood and the runtime's slack add
+// about 25 MiB of resident memory above it (a 64 MiB cache churned by
+// wrk: 233 MiB resident at + 128 MiB, 221 MiB at + 112). Under the limit
+// it collects less often while the heap is small (GOGC 400 unless the
+// operator set GOGC): on two cores a collection's marking takes a quarter
+// to a half of the CPU; the limit, not GOGC, bounds the heap once the
+// cache fills.
+func memoryLimit(held int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(cacheBytes + 112<<20)
+	debug.SetMemoryLimit(held + 112<<20)
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
@@ -168,7 +172,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	eff := o.WithDefaults()
-	memoryLimit(eff.CacheBytes + max(eff.AnswerCacheBytes, 0))
+	memoryLimit(eff.CacheBytes + max(eff.AnswerCacheBytes, 0) + eff.AnswerBytesInFlight)
 	var demoSrv *demo.Server
 	if len(o.Engines) == 0 {
 		if demoSrv, o.Engines, err = demoEngines(e); err != nil {

@@ -323,8 +323,10 @@ func start(ctx context.Context, o Options) (*env, error) {
 	po.Budget = 5 * time.Second
 	be.topK, be.mode = po.TopK, po.Mode.String()
 	// The effective caches, signatures and answers (a negative answer
-	// cache is off): the memory target is their size + 150 MiB.
+	// cache is off), and the bound on answers in flight: the memory
+	// target is their size + 150 MiB.
 	be.cacheSize, be.answerSize = po.CacheBytes, max(po.AnswerCacheBytes, 0)
+	be.inflightSize = po.AnswerBytesInFlight
 	if be.win, err = proxy.New(po); err != nil {
 		be.close(quiet)
 		return nil, err
@@ -365,6 +367,8 @@ type env struct {
 	winDone    chan error
 	cacheSize  int64 // the signature cache's
 	answerSize int64 // the answer cache's
+	// inflightSize is the bound on engine answers in flight.
+	inflightSize int64
 	topK       int
 	mode       string
 }

@@ -78,9 +78,11 @@ func (s *rssSampler) since(t time.Time) []rssSample {
 	return out
 }
 
-// memoryLimit is the resident-memory target: the configured caches +
-// 150 MiB.
-func (be *env) memoryLimit() int64 { return be.cacheSize + be.answerSize + targetRSSMargin }
+// memoryLimit is the resident-memory target: the configured caches and
+// bound on answers in flight + 150 MiB.
+func (be *env) memoryLimit() int64 {
+	return be.cacheSize + be.answerSize + be.inflightSize + targetRSSMargin
+}
 
 func (s *rssSampler) report(be *env) Memory {
 	s.sample()

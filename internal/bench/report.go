@@ -241,7 +241,7 @@ func (r *Report) writeBench(w io.Writer) {
 	fmt.Fprintf(w, "winnow answers after the run (mode %s, top %d refined): %d of %d results carry _winnow marks\n", r.Mode, r.TopK, r.MarkedHits, r.CheckedHits)
 	m := r.Memory
 	fmt.Fprintf(w, "memory (whole process: load generator, demo engine, both proxies): RSS start %.1f MiB, peak %.1f MiB, end %.1f MiB; "+
-		"Go heap in use %.1f MiB; signature cache %.0f MiB (%.2f MiB used), answer cache %.0f MiB; limit caches + 150 MiB = %.0f MiB: %s\n",
+		"Go heap in use %.1f MiB; signature cache %.0f MiB (%.2f MiB used), answer cache %.0f MiB; limit caches + answers in flight + 150 MiB = %.0f MiB: %s\n",
 		m.StartMiB, m.PeakMiB, m.EndMiB, m.HeapInuseMiB, m.CacheMiB, m.CacheUsedMiB, m.AnswerCacheMiB, m.LimitMiB, okWord(m.WithinLimit))
 	if r.WrkPassthrough != "" {
 		fmt.Fprintf(w, "wrk cross-check, passthrough:\n%swrk cross-check, winnow:\n%s", r.WrkPassthrough, r.WrkWinnow)
@@ -258,7 +258,7 @@ func (s *SoakReport) writeText(w io.Writer) {
 		verdict = "GREW"
 	}
 	fmt.Fprintf(w, "soak: RSS mean of window 2 (%s) %.1f MiB, of the last window %.1f MiB: %+.1f%% (limit +10%%): %s; "+
-		"peak %.1f MiB, within caches + 150 MiB: %s; Go heap in use at end %.1f MiB\n",
+		"peak %.1f MiB, within caches + answers in flight + 150 MiB: %s; Go heap in use at end %.1f MiB\n",
 		s.Window, s.BaselineMiB, s.LastMiB, 100*s.Growth, verdict, s.PeakMiB, okWord(s.WithinLimit), s.GoHeapEndMiB)
 	fmt.Fprintf(w, "soak: %d distinct query URLs; signature cache %.1f of %.1f MiB used at the end; answer cache %.1f MiB\n", s.URLs, s.CacheUsedMiB, s.CacheMiB, s.AnswerCacheMiB)
 }
