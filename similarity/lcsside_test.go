@@ -108,7 +108,9 @@ func BenchmarkSideBySide(b *testing.B) {
 				// paired: both in turn on each iteration, so the VM's
 				// drift hits both; reports the median of each and of
 				// their ratio (lcs/myers; under 1: LCS faster).
-				b.Run(name+"/paired", func(b *testing.B) {
+				// paired-avx2 is the same with the AVX2 round forced on
+				// (where the CPU has it), whatever init chose.
+				paired := func(b *testing.B) {
 					var tl, tm, ratio []float64
 					for b.Loop() {
 						t0 := time.Now()
@@ -122,7 +124,15 @@ func BenchmarkSideBySide(b *testing.B) {
 					b.ReportMetric(median(tl), "lcs-ns")
 					b.ReportMetric(median(tm), "myers-ns")
 					b.ReportMetric(median(ratio), "lcs/myers")
-				})
+				}
+				b.Run(name+"/paired", paired)
+				if hasAVX2 {
+					b.Run(name+"/paired-avx2", func(b *testing.B) {
+						defer func(chosen bool) { stepAVX2 = chosen }(stepAVX2)
+						stepAVX2 = true
+						paired(b)
+					})
+				}
 			}
 		}
 	}
