@@ -243,9 +243,13 @@ func (d *Decision) tooShort(s *Signature) bool {
 // it keeps the full verdicts so the verdicts against the winners need not
 // be computed twice.
 type matcher struct {
-	d        *Decision
-	sigs     []*Signature
-	verdicts map[[2]int32]Verdict // full verdicts by (a, b)
+	d    *Decision
+	sigs []*Signature
+	// same maps an index to the first index whose signature is equal
+	// (see [sameSignatures]); nil: every index is its own. Verdicts are
+	// kept under these indexes, as a verdict reads only the signatures.
+	same     []int32
+	verdicts map[[2]int32]Verdict // full verdicts by (same[a], same[b])
 	blooms   []bloomInfo          // Bloom data by index, or nil
 	cache    VerdictCache         // verdicts kept across calls, or nil
 	workers  int                  // goroutines for prefetch; <= 1: none
@@ -289,7 +293,10 @@ type pairResult struct {
 	dup  bool
 	// decided reports that v holds a full verdict, kept for collect.
 	decided bool
-	v       Verdict
+	// joined reports a candidate pair not verified: earlier verdicts of
+	// its batch put both documents in one cluster.
+	joined bool
+	v      Verdict
 }
 
 // candidate runs the cheap candidate test on (i, j). Safe for concurrent
@@ -331,6 +338,14 @@ func (m *matcher) evaluate(i, j int) pairResult {
 	return r
 }
 
+// key returns the key of the pair (i, j) in m.verdicts.
+func (m *matcher) key(i, j int) [2]int32 {
+	if m.same != nil {
+		return [2]int32{m.same[i], m.same[j]}
+	}
+	return [2]int32{int32(i), int32(j)}
+}
+
 // record keeps the full verdict of (i, j), if any, for collect.
 func (m *matcher) record(i, j int, r *pairResult) {
 	if !r.decided {
@@ -339,12 +354,12 @@ func (m *matcher) record(i, j int, r *pairResult) {
 	if m.verdicts == nil {
 		m.verdicts = make(map[[2]int32]Verdict)
 	}
-	m.verdicts[[2]int32{int32(i), int32(j)}] = r.v
+	m.verdicts[m.key(i, j)] = r.v
 }
 
 // verdict returns the verdict of the pair (i, j), reusing a kept one.
 func (m *matcher) verdict(i, j int) Verdict {
-	if v, ok := m.verdicts[[2]int32{int32(i), int32(j)}]; ok {
+	if v, ok := m.verdicts[m.key(i, j)]; ok {
 		return v
 	}
 	a, b := m.sigs[i], m.sigs[j]
@@ -463,6 +478,7 @@ func (m *matcher) prefetch(pairs [][2]int32) {
 	var todo [][2]int32
 	seen := make(map[[2]int32]bool)
 	for _, p := range pairs {
+		p = m.key(int(p[0]), int(p[1]))
 		if _, ok := m.verdicts[p]; !ok && !seen[p] {
 			seen[p] = true
 			todo = append(todo, p)
@@ -587,8 +603,8 @@ type BatchStats struct {
 	// not counted.
 	Pairs int
 	// Candidates is the number of pairs that passed the cheap candidate
-	// test (simhash gate, simhash, supershingles, min-hash) and went to
-	// verification.
+	// test (simhash gate, simhash, supershingles, min-hash): the pairs
+	// verified and the Joined ones.
 	Candidates int
 	// Accepted is the number of candidate pairs settled by the
 	// strong-accept test (min-hash, [Decision.Accept]) without an LCS.
@@ -602,6 +618,15 @@ type BatchStats struct {
 	// verification, a fallback test for a side without sequence, a
 	// non-LCS verification).
 	Other int
+	// Joined is the number of candidate pairs not verified because the
+	// verdicts of their batch had already put both documents in one
+	// cluster (see [spanning]); a verdict cannot change the clusters.
+	Joined int
+	// Copies is the number of documents whose signature equals that of
+	// a document before them in key order: they are left out of the
+	// tables and take their original's place in its clusters (see
+	// [sameSignatures]).
+	Copies int
 	// Duplicates is the number of candidate pairs found duplicates.
 	Duplicates int
 	// WinnerVerdicts is the number of verdicts against the winners that
@@ -620,6 +645,8 @@ func (st *BatchStats) count(r *pairResult) {
 		st.Duplicates++
 	}
 	switch {
+	case r.joined:
+		st.Joined++
 	case !r.decided:
 		st.Other++
 	case r.v.Step == StepAccept:
@@ -809,7 +836,9 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 	pending := make(map[[2]int32]struct{})  // pairs of the batch
 	var batch [][2]int32
 	var results []pairResult
-	// flush tests the batch's pairs on the workers, then merges their
+	var span spanning
+	// flush tests the batch's pairs on the workers, verifies a spanning
+	// forest of its candidate pairs (see [spanning]), then merges their
 	// outcomes in the batch's order.
 	flush := func() {
 		t0 := time.Now()
@@ -819,11 +848,7 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 		})
 		t1 := time.Now()
 		st.CandidateTime += t1.Sub(t0)
-		parallel.For(len(batch), workers, 1, func(k int) {
-			if results[k].cand {
-				m.verify(int(batch[k][0]), int(batch[k][1]), &results[k])
-			}
-		})
+		span.verify(&m, u, batch, results, workers)
 		st.VerifyTime += time.Since(t1)
 		for k, pair := range batch {
 			r := &results[k]
@@ -832,9 +857,7 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 				st.count(r)
 			}
 			m.record(int(pair[0]), int(pair[1]), r)
-			if r.dup {
-				u.Union(int(pair[0]), int(pair[1]))
-			} else {
+			if !r.dup && !r.joined {
 				rejected[pair] = struct{}{}
 			}
 		}
@@ -883,6 +906,17 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 	// the join, in two buffers that take turns; the join consumes them in
 	// a fixed order.
 	usable := func(s *Signature) bool { return !d.tooShort(s) }
+	// Copies of a signature stay out of the tables (nil in tabled).
+	m.same, st.Copies = sameSignatures(ranked, usable)
+	tabled := ranked
+	if st.Copies > 0 {
+		tabled = slices.Clone(ranked)
+		for r, o := range m.same {
+			if int(o) != r {
+				tabled[r] = nil
+			}
+		}
+	}
 	var specs []tableSpec
 	if !o.NoMegashingles {
 		specs = append(specs, tableSpec{kind: tableMega, simhashK: -1})
@@ -916,7 +950,7 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 				t = make([]entry, 0, n) // the megashingle table's 15·n rows: let them go
 				tmp = nil
 			}
-			t = sp.build(t, ranked, usable, &mega)
+			t = sp.build(t, tabled, usable, &mega)
 			tmp = sortEntries(t, tmp)
 			ready <- t
 		}
@@ -928,6 +962,11 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 		free <- table[:0]
 	}
 	<-ready // closed
+	if st.Copies > 0 {
+		t0 := time.Now()
+		m.joinCopies(u, specs, &st)
+		st.VerifyTime += time.Since(t0)
+	}
 
 	t0 := time.Now()
 	var rankKeys []string

@@ -383,3 +383,66 @@ func TestSortEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchClusterCopies checks that copies of signatures (equal
+// signatures under other keys) join exactly where their originals are:
+// each cluster of the set gains its members' copies, a document alone
+// gets a cluster with its copy, the copies' verdicts are their
+// originals', and no copy reaches the tables.
+func TestBatchClusterCopies(t *testing.T) {
+	sigs, keys := textSet(t)
+	for _, wv := range []bool{false, true} {
+		var st0 BatchStats
+		orig := BatchCluster(sigs, Decision{}, BatchOptions{Keys: keys, WinnerVerified: wv, Stats: &st0})
+		doubled, dkeys := slices.Clone(sigs), slices.Clone(keys)
+		for i, s := range sigs {
+			c := *s
+			c.Seq, c.MinHash = slices.Clone(s.Seq), slices.Clone(s.MinHash)
+			doubled, dkeys = append(doubled, &c), append(dkeys, keys[i]+"~copy")
+		}
+		var st BatchStats
+		got := BatchCluster(doubled, Decision{}, BatchOptions{Keys: dkeys, WinnerVerified: wv, Stats: &st})
+		if st.Copies != len(sigs) || st0.Copies != 0 {
+			t.Fatalf("winner-verified=%v: %d copies, want %d (%d in the set alone, want 0)", wv, st.Copies, len(sigs), st0.Copies)
+		}
+		if st.Pairs > st0.Pairs+len(sigs) {
+			t.Errorf("winner-verified=%v: %d pairs with copies, %d without: copies reached the tables", wv, st.Pairs, st0.Pairs)
+		}
+		// want: every document's cluster, as the winner's key, and its
+		// verdict explained.
+		want := make(map[string]string)
+		inCluster := make(map[int]bool)
+		for _, c := range orig {
+			for _, m := range c.Members {
+				inCluster[m.Index] = true
+				want[keys[m.Index]] = keys[c.Winner] + " " + m.Verdict.Explain()
+				v := m.Verdict
+				if m.Index == c.Winner {
+					v = Decision{}.Decide(sigs[c.Winner], sigs[c.Winner])
+				}
+				want[keys[m.Index]+"~copy"] = keys[c.Winner] + " " + v.Explain()
+			}
+		}
+		for i := range sigs {
+			if !inCluster[i] {
+				want[keys[i]] = keys[i] + " " + Verdict{}.Explain()
+				want[keys[i]+"~copy"] = keys[i] + " " + Decision{}.Decide(sigs[i], sigs[i]).Explain()
+			}
+		}
+		n := 0
+		for _, c := range got {
+			for _, m := range c.Members {
+				n++
+				if g := dkeys[c.Winner] + " " + m.Verdict.Explain(); g != want[dkeys[m.Index]] {
+					t.Errorf("winner-verified=%v: %s in %q, want %q", wv, dkeys[m.Index], g, want[dkeys[m.Index]])
+				}
+			}
+		}
+		if n != len(doubled) {
+			t.Errorf("winner-verified=%v: %d documents in clusters, want all %d (every page matches its copy)", wv, n, len(doubled))
+		}
+		if st0.Joined == 0 {
+			t.Errorf("winner-verified=%v: no candidate pair left unverified as already joined: %+v", wv, st0)
+		}
+	}
+}

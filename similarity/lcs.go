@@ -420,6 +420,12 @@ func (s *lcsScratch) distanceInter(a, b []uint32, lim int, align bool, inter int
 		return diff, false
 	}
 	need := (total - lim + 1) / 2 // the LCS length of D = lim
+	if inter < 0 && lim*lim < total {
+		// The search to lim costs under lim²/4 steps and a pass over
+		// both sequences to find the first difference on each of its
+		// diagonals, less than the bound's pass over each: search.
+		return s.search(a, b, lim, max(len(a)-len(b), len(b)-len(a)), align)
+	}
 	if inter < 0 {
 		inter = s.bucketBound(a, b)
 	}

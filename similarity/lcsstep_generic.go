@@ -2,8 +2,9 @@
 
 package similarity
 
-// stepAVX2 is false: there is no assembly round on this build.
-var stepAVX2 = false
+// hasAVX2 and stepAVX2 are false: there is no assembly round on this
+// build.
+var hasAVX2, stepAVX2 = false, false
 
 // extendBlocks is never called: stepAVX2 is false.
 func extendBlocks(a, b []uint32, v []int32, off, lo, blocks, sgn int) {

@@ -13,10 +13,11 @@ import (
 // identical after each round: the whole round, then a random part of it,
 // so that blocks start and end anywhere, band ends included.
 func TestExtendBlocksMatchGo(t *testing.T) {
-	if !stepAVX2 {
+	if !hasAVX2 {
 		t.Skip("no AVX2 round on this build or CPU: the Go round is the only one")
 	}
-	defer func() { stepAVX2 = true }()
+	defer func(chosen bool) { stepAVX2 = chosen }(stepAVX2)
+	stepAVX2 = true
 	goRound := func(round func(a, b []uint32, v []int32, off, lo, hi int)) func(a, b []uint32, v []int32, off, lo, hi int) {
 		return func(a, b []uint32, v []int32, off, lo, hi int) {
 			stepAVX2 = false
@@ -97,10 +98,11 @@ func checkRounds(t *testing.T, a, b []uint32, r *rand.Rand, round, want func(a, 
 // 301 (those of a round), entries -1..n, where at most one pair reaches
 // n, anywhere, and entries off the pairs (odd positions) reach it too.
 func TestRowsMeetBlocksMatchGo(t *testing.T) {
-	if !stepAVX2 {
+	if !hasAVX2 {
 		t.Skip("no AVX2 meeting test on this build or CPU: the Go loop is the only one")
 	}
-	defer func() { stepAVX2 = true }()
+	defer func(chosen bool) { stepAVX2 = chosen }(stepAVX2)
+	stepAVX2 = true
 	r := rand.New(rand.NewPCG(14, 15))
 	met := 0
 	for range 20000 {

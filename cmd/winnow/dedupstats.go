@@ -93,9 +93,10 @@ func (t *stageTimes) report(w io.Writer, elapsed time.Duration) {
 		return fmt.Sprintf("%d (%.1f %%)", n, 100*float64(n)/float64(b.Pairs))
 	}
 	fmt.Fprintf(w, "winnow dedup: pairs: %d from the candidate tables; %s passed the cheap tests; settled by min-hash %s, "+
-		"by the length bound %s, by the LCS length %s, with the alignment %s, otherwise %s; %d duplicates; %d more verdicts against winners\n",
+		"by the length bound %s, by the LCS length %s, with the alignment %s, otherwise %s, already joined %s; %d duplicates; "+
+		"%d more verdicts against winners; %d copies of an earlier signature\n",
 		b.Pairs, share(b.Candidates), share(b.Accepted), share(b.Bounded), share(b.Length), share(b.Aligned), share(b.Other),
-		b.Duplicates, b.WinnerVerdicts)
+		share(b.Joined), b.Duplicates, b.WinnerVerdicts, b.Copies)
 	fmt.Fprintf(w, "winnow dedup: memory: %d word hashes held for the verification (%.1f MiB), no page text; peak resident %.0f MiB\n",
 		t.seqTokens, float64(4*t.seqTokens)/(1<<20), float64(peakResident())/(1<<20))
 }
