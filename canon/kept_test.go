@@ -77,7 +77,7 @@ func TestMainFallback(t *testing.T) {
 // TestContentsPageKeepsLinks: clang's index.html (Debian clang-14-doc and
 // clang-15-doc) is a table of contents of about 250 words under an
 // introduction of 18; main content kept the introduction alone (18 of
-// 265 words) until a container whose link lists hold three times its
+// 265 words) until a container whose link lists hold eight times its
 // prose counted as a contents page.
 func TestContentsPageKeepsLinks(t *testing.T) {
 	for _, release := range []string{"14", "15"} {
