@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -117,7 +122,18 @@ func (o *Options) prepare() ([]byte, error) {
 // `winnow dedup`.
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
-	col := beam.Reshuffle(s, beam.CreateList(s, shards))
+	// Elements a runner shuffles are []byte: the portable runners decode
+	// what they move with the coder they are given, and Flink's and Spark's
+	// job servers misread the Go SDK's row encoding of a struct.
+	shardsJSON := make([][]byte, len(shards))
+	for i, sh := range shards {
+		b, err := json.Marshal(sh)
+		if err != nil {
+			panic(err) // strings and integers: cannot fail
+		}
+		shardsJSON[i] = b
+	}
+	col := beam.Reshuffle(s, beam.CreateList(s, shardsJSON))
 	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards)}, col)
 	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
 }
@@ -157,7 +173,11 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, []byte)) error {
+func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func(int, []byte)) error {
+	var sh Shard
+	if err := json.Unmarshal(shardJSON, &sh); err != nil {
+		return fmt.Errorf("pipeline: shard: %w", err)
+	}
 	opts := offline.CorpusOptions(f.set.cfg)
 	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
 	if len(f.WARCs) > 0 && sh.readsWARC() {
@@ -407,26 +427,65 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) 
 	for values(&l) {
 		ls = append(ls, l)
 	}
+	if err := failOnce("write"); err != nil {
+		return err
+	}
 	slices.SortFunc(ls, func(a, b Line) int { return cmp.Compare(a.Winner, b.Winner) })
 	fsys, err := filesystem.New(ctx, f.Path)
 	if err != nil {
 		return err
 	}
 	defer fsys.Close()
-	w, err := fsys.OpenWrite(ctx, f.Path)
+	// The lines go to a temporary name beside the output, renamed over it
+	// once complete: a run stopped midway (Ctrl-C, a failed worker) never
+	// leaves a partial file under the output's name, and a retried bundle
+	// writes its own temporary file.
+	tmp := fmt.Sprintf("%s.tmp-%d-%d", f.Path, os.Getpid(), rand.Uint64())
+	w, err := fsys.OpenWrite(ctx, tmp)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
 	for _, l := range ls {
-		if _, err := io.WriteString(bw, l.JSON); err != nil {
-			w.Close()
-			return err
+		if _, err = io.WriteString(bw, l.JSON); err != nil {
+			break
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		w.Close()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = filesystem.Rename(ctx, fsys, tmp, f.Path)
+	}
+	if err != nil {
+		if rm, ok := fsys.(filesystem.Remover); ok {
+			rm.Remove(ctx, tmp)
+		}
 		return err
 	}
-	return w.Close()
+	return nil
+}
+
+// FailOnceEnv names the environment variable, for tests only, that makes
+// the first attempt of a step fail: its value is a directory shared by the
+// workers, where the first attempt leaves a marker that the retries find.
+// It shows that a runner's retry of a failed task still writes the same
+// output.
+const FailOnceEnv = "WINNOW_BEAM_FAIL_ONCE"
+
+// failOnce returns an error the first time step runs under FailOnceEnv.
+func failOnce(step string) error {
+	dir := os.Getenv(FailOnceEnv)
+	if dir == "" {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, step), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil // marked: a retry
+	}
+	f.Close()
+	return fmt.Errorf("pipeline: injected failure of the %s step's first attempt (%s)", step, FailOnceEnv)
 }
