@@ -199,8 +199,8 @@ func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry
 		hi := min(n, (c+1)*f.Window)
 		b := Block{Entries: slices.Clone(es[lo:hi]), Cur: c*f.Window - lo, Window: f.Window, SimhashK: k}
 		f.unit.Update(ctx, int64(len(b.Entries)))
-		// JSON, not the SDK's row encoding of Block, which Flink's and
-		// Spark's job servers misread in the Reshuffle.
+		// JSON, not the SDK's row encoding of Block: Flink's job server
+		// decodes what a Reshuffle moves and misread that encoding.
 		enc, err := json.Marshal(b)
 		if err != nil {
 			panic(err) // strings and integers: cannot fail

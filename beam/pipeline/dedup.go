@@ -122,9 +122,9 @@ func (o *Options) prepare() ([]byte, error) {
 // `winnow dedup`.
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
-	// Elements a runner shuffles are []byte: the portable runners decode
-	// what they move with the coder they are given, and Flink's and Spark's
-	// job servers misread the Go SDK's row encoding of a struct.
+	// The shards cross the Reshuffle as JSON: Flink's job server decodes
+	// what a Reshuffle moves, and it misread the Go SDK's row encoding of
+	// Shard ("Serializer consumed more bytes than the record had").
 	shardsJSON := make([][]byte, len(shards))
 	for i, sh := range shards {
 		b, err := json.Marshal(sh)

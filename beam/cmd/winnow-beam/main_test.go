@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/winnow-search/winnow/beam/internal/synth"
 )
 
 // beamBin is the winnow-beam binary, built by TestMain.
@@ -45,17 +47,30 @@ func TestUnknownRunner(t *testing.T) {
 // TestInterrupt: SIGINT or SIGTERM mid-run stops winnow-beam within a
 // second with a non-zero exit and leaves no file under the output's name.
 func TestInterrupt(t *testing.T) {
+	// 20 k synthetic pages: seconds of work, where the sample takes
+	// a fifth of a second.
+	pages := filepath.Join(t.TempDir(), "synth.jsonl")
+	f, err := os.Create(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := synth.Write(f, 20_000, synth.Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out.jsonl")
-			cmd := exec.Command(beamBin, "dedup", "-o", out)
+			cmd := exec.Command(beamBin, "dedup", "-o", out, pages)
 			var log bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &log, &log
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond) // the pipeline is running
+			time.Sleep(time.Second) // the pipeline is running
 			sent := time.Now()
 			cmd.Process.Signal(sig)
 			err := cmd.Wait()
