@@ -26,6 +26,7 @@ require (
 	github.com/docker/docker v27.3.1+incompatible // indirect
 	github.com/getsentry/sentry-go v0.27.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang-cz/devslog v0.0.11 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/golang/snappy v1.0.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
@@ -123,3 +124,5 @@ require (
 )
 
 replace github.com/winnow-search/winnow => ../
+
+tool github.com/apache/beam/sdks/v2/go/cmd/prism

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -305,7 +306,7 @@ func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, outp
 	s = s.Scope("clusters")
 	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
 	lines := beam.ParDo(s, &clusterFn{Config: enc}, beam.GroupByKey(s, members))
-	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, lines)))
+	writeLines(s, lines, output, packs)
 }
 
 // lineDoc is what package offline needs of d.
@@ -416,19 +417,31 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line))
 	return nil
 }
 
-// writeFn writes every line, sorted by winner key, to Path.
-type writeFn struct {
-	Path string
+// writeLines writes lines to output in winner order. Each of packs
+// groups sorts its lines into a part file beside the output, and one
+// worker merges the parts: no group holds every line (Flink's batch
+// GroupByKey concatenates a key's values into one record, and a record
+// must fit a sort buffer of a few MB).
+func writeLines(s beam.Scope, lines beam.PCollection, output string, packs int) {
+	keyed := beam.ParDo(s, &lineKeyFn{Packs: packs}, lines)
+	parts := beam.ParDo(s, &partFn{Path: output}, beam.GroupByKey(s, keyed))
+	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, parts)))
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) bool) error {
+// lineKeyFn keys a line by its winner's group.
+type lineKeyFn struct{ Packs int }
+
+func (f *lineKeyFn) ProcessElement(l Line) (int, Line) { return pack(l.Winner, f.Packs), l }
+
+// partFn sorts a group's lines by winner into a part file (records of
+// winner and line, each length-prefixed) and emits its path.
+type partFn struct{ Path string }
+
+func (f *partFn) ProcessElement(ctx context.Context, _ int, values func(*Line) bool, emit func(string)) error {
 	var ls []Line
 	var l Line
 	for values(&l) {
 		ls = append(ls, l)
-	}
-	if err := failOnce("write"); err != nil {
-		return err
 	}
 	slices.SortFunc(ls, func(a, b Line) int { return cmp.Compare(a.Winner, b.Winner) })
 	fsys, err := filesystem.New(ctx, f.Path)
@@ -436,6 +449,100 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) 
 		return err
 	}
 	defer fsys.Close()
+	part := fmt.Sprintf("%s.part-%d-%d", f.Path, os.Getpid(), rand.Uint64())
+	w, err := fsys.OpenWrite(ctx, part)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	var rec []byte
+	for _, l := range ls {
+		rec = binary.AppendUvarint(rec[:0], uint64(len(l.Winner)))
+		rec = append(rec, l.Winner...)
+		rec = binary.AppendUvarint(rec, uint64(len(l.JSON)))
+		rec = append(rec, l.JSON...)
+		if _, err = bw.Write(rec); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	emit(part)
+	return nil
+}
+
+// partReader reads the records of a part file.
+type partReader struct {
+	r      *bufio.Reader
+	winner string
+	json   []byte
+}
+
+// next reads the next record; false at the end.
+func (p *partReader) next() (bool, error) {
+	n, err := binary.ReadUvarint(p.r)
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(p.r, b); err != nil {
+		return false, err
+	}
+	p.winner = string(b)
+	if n, err = binary.ReadUvarint(p.r); err != nil {
+		return false, err
+	}
+	p.json = slices.Grow(p.json[:0], int(n))[:n]
+	_, err = io.ReadFull(p.r, p.json)
+	return err == nil, err
+}
+
+// writeFn merges the part files into the output, in winner order.
+type writeFn struct {
+	Path string
+}
+
+func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*string) bool) error {
+	if err := failOnce("write"); err != nil {
+		return err
+	}
+	var parts []string
+	var part string
+	for values(&part) {
+		parts = append(parts, part)
+	}
+	slices.Sort(parts)
+	fsys, err := filesystem.New(ctx, f.Path)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	var readers []*partReader
+	for _, p := range parts {
+		r, err := fsys.OpenRead(ctx, p)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		pr := &partReader{r: bufio.NewReader(r)}
+		ok, err := pr.next()
+		if err != nil {
+			return fmt.Errorf("pipeline: part %s: %w", p, err)
+		}
+		if ok {
+			readers = append(readers, pr)
+		}
+	}
 	// The lines go to a temporary name beside the output, renamed over it
 	// once complete: a run stopped midway (Ctrl-C, a failed worker) never
 	// leaves a partial file under the output's name, and a retried bundle
@@ -446,9 +553,20 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) 
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	for _, l := range ls {
-		if _, err = io.WriteString(bw, l.JSON); err != nil {
+	// A merge of the sorted parts (winners are unique: one per cluster).
+	for len(readers) > 0 && err == nil {
+		min := 0
+		for i, r := range readers {
+			if r.winner < readers[min].winner {
+				min = i
+			}
+		}
+		if _, err = bw.Write(readers[min].json); err != nil {
 			break
+		}
+		var ok bool
+		if ok, err = readers[min].next(); err == nil && !ok {
+			readers = slices.Delete(readers, min, min+1)
 		}
 	}
 	if err == nil {
@@ -460,11 +578,17 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) 
 	if err == nil {
 		err = filesystem.Rename(ctx, fsys, tmp, f.Path)
 	}
+	rm, _ := fsys.(filesystem.Remover)
 	if err != nil {
-		if rm, ok := fsys.(filesystem.Remover); ok {
+		if rm != nil {
 			rm.Remove(ctx, tmp)
 		}
 		return err
+	}
+	if rm != nil {
+		for _, p := range parts {
+			rm.Remove(ctx, p)
+		}
 	}
 	return nil
 }

@@ -28,7 +28,9 @@ func init() {
 	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&starFn{})
 	register.DoFn3x1[int, batches, emitBatch, error](&memberFn{})
 	register.DoFn4x1[context.Context, int, batches, func(Line), error](&clusterFn{})
-	register.DoFn3x1[context.Context, int, func(*Line) bool, error](&writeFn{})
+	register.DoFn1x2[Line, int, Line](&lineKeyFn{})
+	register.DoFn4x1[context.Context, int, func(*Line) bool, func(string), error](&partFn{})
+	register.DoFn3x1[context.Context, int, func(*string) bool, error](&writeFn{})
 	register.DoFn3x1[context.Context, int, batches, error](&loadFn{})
 
 	register.DoFn4x1[context.Context, string, func(int, Entry), emitBatch, error](&winnersFn{})

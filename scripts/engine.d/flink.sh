@@ -4,7 +4,11 @@
 # scripts/jobserver/flink/pom.xml (Beam 2.62.0, the Go SDK's version, and
 # Flink 1.19), downloaded once into Maven's cache. Memory is bounded by
 # WINNOW_FLINK_HEAP (default 1g) and Flink's parallelism by
-# WINNOW_FLINK_PARALLELISM (default 2); a failed task is retried by the
+# WINNOW_FLINK_PARALLELISM (default 2); Flink's managed (off-heap) memory,
+# where its GroupByKeys sort, by WINNOW_FLINK_MANAGED (default 512m: a
+# sort buffer must hold the largest record, and winnow-beam's batches are
+# a few MB; 128m failed on 100 k pages with "The record exceeds the
+# maximum size of a sort buffer"); a failed task is retried by the
 # fixed-delay restart strategy in the generated Flink configuration (3
 # attempts, 1 s apart). The artifact service listens on PORT+1; the
 # expansion service is off. WINNOW_FLINK_MASTER=host:port submits to a
@@ -18,6 +22,7 @@ engine_fetch() {
   cat >"$1/conf/flink-conf.yaml" <<CONF
 parallelism.default: ${WINNOW_FLINK_PARALLELISM:-2}
 taskmanager.numberOfTaskSlots: ${WINNOW_FLINK_PARALLELISM:-2}
+taskmanager.memory.managed.size: ${WINNOW_FLINK_MANAGED:-512m}
 restart-strategy.type: fixed-delay
 restart-strategy.fixed-delay.attempts: 3
 restart-strategy.fixed-delay.delay: 1 s
