@@ -136,7 +136,7 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	edges := candidateEdges(s, enc, rest, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
 	lines := beam.ParDo(s, &assignLineFn{}, beam.GroupByKey(s, beam.Flatten(s, docs, labels, assigned)))
-	beam.ParDo0(s, &writeFn{Path: o.Output}, beam.GroupByKey(s, beam.AddFixedKey(s, lines)))
+	writeLines(s, lines, o.Output, o.Packs)
 	return nil
 }
 

@@ -87,57 +87,74 @@ func TestAssign(t *testing.T) {
 		}
 	}
 
-	shards, err := Split(nil, SplitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "assign.jsonl")
-	p, s := beam.NewPipelineWithRoot()
-	err = Assign(s, AssignOptions{
-		Options: Options{Config: config.Default(), Shards: shards, Output: out},
-		Groups:  groups, Partitioner: part,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(context.Background(), "prism", p); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	got := map[string]Assignment{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var a Assignment
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+	// check runs the pipeline on runner, checks its output and returns it.
+	check := func(t *testing.T, runner string) []byte {
+		t.Helper()
+		shards, err := Split(nil, SplitOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
-		got[a.ID] = a
-	}
-	if len(got) != len(all) {
-		t.Fatalf("%d lines, want one per page (%d)", len(got), len(all))
-	}
-	joined, fresh := 0, 0
-	for _, p := range all {
-		a := got[p.id]
-		if a.Group != want[p.id] {
-			t.Errorf("%s: group %q, the service says %q", p.id, a.Group, want[p.id])
+		out := filepath.Join(t.TempDir(), "assign.jsonl")
+		p, s := beam.NewPipelineWithRoot()
+		err = Assign(s, AssignOptions{
+			Options: Options{Config: config.Default(), Shards: shards, Output: out},
+			Groups:  groups, Partitioner: part,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !bytes.Equal(a.Signature, p.sig) {
-			t.Errorf("%s: signature not the page's", p.id)
+		if _, err := Run(context.Background(), runner, p); err != nil {
+			t.Fatal(err)
 		}
-		switch {
-		case a.Group != "":
-			joined++
-		case a.NewGroup != "":
-			fresh++
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
 		}
+		defer f.Close()
+		got := map[string]Assignment{}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var a Assignment
+			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+				t.Fatal(err)
+			}
+			got[a.ID] = a
+		}
+		if len(got) != len(all) {
+			t.Fatalf("%d lines, want one per page (%d)", len(got), len(all))
+		}
+		joined, fresh := 0, 0
+		for _, p := range all {
+			a := got[p.id]
+			if a.Group != want[p.id] {
+				t.Errorf("%s: group %q, the service says %q", p.id, a.Group, want[p.id])
+			}
+			if !bytes.Equal(a.Signature, p.sig) {
+				t.Errorf("%s: signature not the page's", p.id)
+			}
+			switch {
+			case a.Group != "":
+				joined++
+			case a.NewGroup != "":
+				fresh++
+			}
+		}
+		if joined == 0 || fresh == 0 {
+			t.Errorf("%d pages joined existing groups, %d formed new ones; want some of each", joined, fresh)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	if joined == 0 || fresh == 0 {
-		t.Errorf("%d pages joined existing groups, %d formed new ones; want some of each", joined, fresh)
+	onPrism := check(t, "prism")
+	// The same bytes on Flink and Spark.
+	for _, kind := range engines {
+		t.Run(kind, func(t *testing.T) {
+			onJobServer(t, kind)
+			sameLines(t, kind+" assign", check(t, kind), onPrism)
+		})
 	}
 }

@@ -31,20 +31,32 @@ type codec[T any] interface {
 	readFrom(b []byte) ([]byte, error)
 }
 
+// maxBatch is about the most bytes of one batch (one element more may
+// cross it): a group's elements go in as many batches as they need. Flink
+// sorts each GroupByKey's records in buffers of its managed memory, and a
+// record larger than one buffer (about 3 MB under 512 MB) fails the job.
+const maxBatch = 1 << 20
+
 // batcher collects the encodings of elements by destination group.
 type batcher[T any, P codec[T]] struct {
-	bufs map[int][]byte
-	size int // bytes in bufs
+	bufs map[int][][]byte // the batches of each group, the last one filling
+	size int              // bytes in bufs
 }
 
 // add appends v to the batch of group dest.
 func (b *batcher[T, P]) add(dest int, v *T) {
 	if b.bufs == nil {
-		b.bufs = map[int][]byte{}
+		b.bufs = map[int][][]byte{}
 	}
-	n := len(b.bufs[dest])
-	b.bufs[dest] = P(v).appendTo(b.bufs[dest])
-	b.size += len(b.bufs[dest]) - n
+	bs := b.bufs[dest]
+	if len(bs) == 0 || len(bs[len(bs)-1]) >= maxBatch {
+		bs = append(bs, nil)
+	}
+	last := &bs[len(bs)-1]
+	n := len(*last)
+	*last = P(v).appendTo(*last)
+	b.size += len(*last) - n
+	b.bufs[dest] = bs
 }
 
 // flushOver flushes when the batches hold more than limit bytes, so that a
@@ -58,7 +70,9 @@ func (b *batcher[T, P]) flushOver(limit int, emit func(int, []byte)) {
 // flush emits every batch and empties the batcher.
 func (b *batcher[T, P]) flush(emit func(int, []byte)) {
 	for _, dest := range slices.Sorted(maps.Keys(b.bufs)) {
-		emit(dest, b.bufs[dest])
+		for _, batch := range b.bufs[dest] {
+			emit(dest, batch)
+		}
 	}
 	clear(b.bufs)
 	b.size = 0

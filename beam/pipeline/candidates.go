@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -157,7 +159,7 @@ func (f *bucketFn) Setup() {
 	f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped")
 }
 
-func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emitPairs func(int, []byte), emitBlock func(int, Block)) error {
+func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emitPairs func(int, []byte), emitBlock func(int, []byte)) error {
 	es, err := readBatches[Entry](nil, values)
 	if err != nil {
 		return err
@@ -173,7 +175,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*[]byt
 	return nil
 }
 
-func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry), emitBlock func(int, Block)) {
+func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry), emitBlock func(int, []byte)) {
 	n := len(es)
 	if n < 2 {
 		return
@@ -197,7 +199,13 @@ func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry
 		hi := min(n, (c+1)*f.Window)
 		b := Block{Entries: slices.Clone(es[lo:hi]), Cur: c*f.Window - lo, Window: f.Window, SimhashK: k}
 		f.unit.Update(ctx, int64(len(b.Entries)))
-		emitBlock(pack(es[0].Bucket+string(rune(c)), f.Packs), b)
+		// JSON, not the SDK's row encoding of Block: Flink's job server
+		// decodes what a Reshuffle moves and misread that encoding.
+		enc, err := json.Marshal(b)
+		if err != nil {
+			panic(err) // strings and integers: cannot fail
+		}
+		emitBlock(pack(es[0].Bucket+string(rune(c)), f.Packs), enc)
 	}
 }
 
@@ -217,11 +225,16 @@ type blockFn struct {
 	pairs batcher[Join, *Join]
 }
 
-func (f *blockFn) ProcessElement(_ int, b Block, emitPairs func(int, []byte)) {
+func (f *blockFn) ProcessElement(_ int, enc []byte, emitPairs func(int, []byte)) error {
+	var b Block
+	if err := json.Unmarshal(enc, &b); err != nil {
+		return fmt.Errorf("pipeline: block: %w", err)
+	}
 	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, func(p, q *Entry) {
 		f.pairs.add(pack(p.Rep, f.Packs), &Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
 	})
 	f.pairs.flush(emitPairs)
+	return nil
 }
 
 // windowPairs calls emit with the entries (p, q), from <= q, q-window <=

@@ -4,8 +4,14 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -117,7 +123,18 @@ func (o *Options) prepare() ([]byte, error) {
 // `winnow dedup`.
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
 	s = s.Scope("sign")
-	col := beam.Reshuffle(s, beam.CreateList(s, shards))
+	// The shards cross the Reshuffle as JSON: Flink's job server decodes
+	// what a Reshuffle moves, and it misread the Go SDK's row encoding of
+	// Shard ("Serializer consumed more bytes than the record had").
+	shardsJSON := make([][]byte, len(shards))
+	for i, sh := range shards {
+		b, err := json.Marshal(sh)
+		if err != nil {
+			panic(err) // strings and integers: cannot fail
+		}
+		shardsJSON[i] = b
+	}
+	col := beam.Reshuffle(s, beam.CreateList(s, shardsJSON))
 	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards)}, col)
 	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
 }
@@ -157,7 +174,11 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, sh Shard, emit func(int, []byte)) error {
+func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func(int, []byte)) error {
+	var sh Shard
+	if err := json.Unmarshal(shardJSON, &sh); err != nil {
+		return fmt.Errorf("pipeline: shard: %w", err)
+	}
 	opts := offline.CorpusOptions(f.set.cfg)
 	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
 	if len(f.WARCs) > 0 && sh.readsWARC() {
@@ -285,7 +306,7 @@ func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, outp
 	s = s.Scope("clusters")
 	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
 	lines := beam.ParDo(s, &clusterFn{Config: enc}, beam.GroupByKey(s, members))
-	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, lines)))
+	writeLines(s, lines, output, packs)
 }
 
 // lineDoc is what package offline needs of d.
@@ -396,12 +417,27 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line))
 	return nil
 }
 
-// writeFn writes every line, sorted by winner key, to Path.
-type writeFn struct {
-	Path string
+// writeLines writes lines to output in winner order. Each of packs
+// groups sorts its lines into a part file beside the output, and one
+// worker merges the parts: no group holds every line (Flink's batch
+// GroupByKey concatenates a key's values into one record, and a record
+// must fit a sort buffer of a few MB).
+func writeLines(s beam.Scope, lines beam.PCollection, output string, packs int) {
+	keyed := beam.ParDo(s, &lineKeyFn{Packs: packs}, lines)
+	parts := beam.ParDo(s, &partFn{Path: output}, beam.GroupByKey(s, keyed))
+	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, parts)))
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) bool) error {
+// lineKeyFn keys a line by its winner's group.
+type lineKeyFn struct{ Packs int }
+
+func (f *lineKeyFn) ProcessElement(l Line) (int, Line) { return pack(l.Winner, f.Packs), l }
+
+// partFn sorts a group's lines by winner into a part file (records of
+// winner and line, each length-prefixed) and emits its path.
+type partFn struct{ Path string }
+
+func (f *partFn) ProcessElement(ctx context.Context, _ int, values func(*Line) bool, emit func(string)) error {
 	var ls []Line
 	var l Line
 	for values(&l) {
@@ -413,20 +449,167 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*Line) 
 		return err
 	}
 	defer fsys.Close()
-	w, err := fsys.OpenWrite(ctx, f.Path)
+	part := fmt.Sprintf("%s.part-%d-%d", f.Path, os.Getpid(), rand.Uint64())
+	w, err := fsys.OpenWrite(ctx, part)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
+	var rec []byte
 	for _, l := range ls {
-		if _, err := io.WriteString(bw, l.JSON); err != nil {
-			w.Close()
-			return err
+		rec = binary.AppendUvarint(rec[:0], uint64(len(l.Winner)))
+		rec = append(rec, l.Winner...)
+		rec = binary.AppendUvarint(rec, uint64(len(l.JSON)))
+		rec = append(rec, l.JSON...)
+		if _, err = bw.Write(rec); err != nil {
+			break
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		w.Close()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	return w.Close()
+	emit(part)
+	return nil
+}
+
+// partReader reads the records of a part file.
+type partReader struct {
+	r      *bufio.Reader
+	winner string
+	json   []byte
+}
+
+// next reads the next record; false at the end.
+func (p *partReader) next() (bool, error) {
+	n, err := binary.ReadUvarint(p.r)
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(p.r, b); err != nil {
+		return false, err
+	}
+	p.winner = string(b)
+	if n, err = binary.ReadUvarint(p.r); err != nil {
+		return false, err
+	}
+	p.json = slices.Grow(p.json[:0], int(n))[:n]
+	_, err = io.ReadFull(p.r, p.json)
+	return err == nil, err
+}
+
+// writeFn merges the part files into the output, in winner order.
+type writeFn struct {
+	Path string
+}
+
+func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*string) bool) error {
+	if err := failOnce("write"); err != nil {
+		return err
+	}
+	var parts []string
+	var part string
+	for values(&part) {
+		parts = append(parts, part)
+	}
+	slices.Sort(parts)
+	fsys, err := filesystem.New(ctx, f.Path)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	var readers []*partReader
+	for _, p := range parts {
+		r, err := fsys.OpenRead(ctx, p)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		pr := &partReader{r: bufio.NewReader(r)}
+		ok, err := pr.next()
+		if err != nil {
+			return fmt.Errorf("pipeline: part %s: %w", p, err)
+		}
+		if ok {
+			readers = append(readers, pr)
+		}
+	}
+	// The lines go to a temporary name beside the output, renamed over it
+	// once complete: a run stopped midway (Ctrl-C, a failed worker) never
+	// leaves a partial file under the output's name, and a retried bundle
+	// writes its own temporary file.
+	tmp := fmt.Sprintf("%s.tmp-%d-%d", f.Path, os.Getpid(), rand.Uint64())
+	w, err := fsys.OpenWrite(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	// A merge of the sorted parts (winners are unique: one per cluster).
+	for len(readers) > 0 && err == nil {
+		min := 0
+		for i, r := range readers {
+			if r.winner < readers[min].winner {
+				min = i
+			}
+		}
+		if _, err = bw.Write(readers[min].json); err != nil {
+			break
+		}
+		var ok bool
+		if ok, err = readers[min].next(); err == nil && !ok {
+			readers = slices.Delete(readers, min, min+1)
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = filesystem.Rename(ctx, fsys, tmp, f.Path)
+	}
+	rm, _ := fsys.(filesystem.Remover)
+	if err != nil {
+		if rm != nil {
+			rm.Remove(ctx, tmp)
+		}
+		return err
+	}
+	if rm != nil {
+		for _, p := range parts {
+			rm.Remove(ctx, p)
+		}
+	}
+	return nil
+}
+
+// FailOnceEnv names the environment variable, for tests only, that makes
+// the first attempt of a step fail: its value is a directory shared by the
+// workers, where the first attempt leaves a marker that the retries find.
+// It shows that a runner's retry of a failed task still writes the same
+// output.
+const FailOnceEnv = "WINNOW_BEAM_FAIL_ONCE"
+
+// failOnce returns an error the first time step runs under FailOnceEnv.
+func failOnce(step string) error {
+	dir := os.Getenv(FailOnceEnv)
+	if dir == "" {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, step), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil // marked: a retry
+	}
+	f.Close()
+	return fmt.Errorf("pipeline: injected failure of the %s step's first attempt (%s)", step, FailOnceEnv)
 }

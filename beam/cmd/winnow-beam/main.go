@@ -17,14 +17,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	beamrunners "github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
@@ -45,15 +49,33 @@ func main() {
 		usage(os.Stderr)
 		os.Exit(2)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// A runner does not always return promptly when its context ends
+		// (a job server may keep polling): stop here. The output is written
+		// under a temporary name and renamed once complete, so nothing is
+		// left under its name.
+		<-ctx.Done()
+		if errors.Is(context.Cause(ctx), context.Canceled) {
+			time.Sleep(500 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
+			os.Exit(130)
+		}
+	}()
 	var err error
 	switch os.Args[1] {
 	case "dedup":
-		err = runDedup(context.Background(), os.Args[2:])
+		err = runDedup(ctx, os.Args[2:])
 	case "assign":
-		err = runAssign(context.Background(), os.Args[2:])
+		err = runAssign(ctx, os.Args[2:])
 	default:
 		usage(os.Stderr)
 		os.Exit(2)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
+		os.Exit(130)
 	}
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -143,11 +165,20 @@ func (c *common) output() (string, func() error, error) {
 	}, nil
 }
 
-func runner() string {
-	if r := flag.Lookup("runner"); r != nil && r.Value.String() != "" {
-		return r.Value.String()
+// runners are the runners winnow-beam links in (-runner).
+var runners = []string{"prism", "universal", "flink", "spark", "dataflow"}
+
+// runner returns the -runner flag's runner (prism when unset), or an
+// error naming the choices.
+func runner() (string, error) {
+	r := *beamrunners.Runner
+	if r == "" {
+		return "prism", nil
 	}
-	return "prism"
+	if !slices.Contains(runners, r) {
+		return "", fmt.Errorf("unknown runner %q: one of %s", r, strings.Join(runners, ", "))
+	}
+	return r, nil
 }
 
 func runDedup(ctx context.Context, args []string) error {
@@ -163,6 +194,10 @@ func runDedup(ctx context.Context, args []string) error {
 		c.fs.PrintDefaults()
 	}
 	cfg, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	run, err := runner()
 	if err != nil {
 		return err
 	}
@@ -186,7 +221,7 @@ func runDedup(ctx context.Context, args []string) error {
 	if c.memprof != "" {
 		prof = startPeakProfile(c.memprof, time.Second)
 	}
-	st, err := pipeline.Run(ctx, runner(), p)
+	st, err := pipeline.Run(ctx, run, p)
 	if prof != nil {
 		peak, live, perr := prof.end()
 		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak heap %.2f GB, of it live after a collection %.2f GB (profile %s)\n",
@@ -234,6 +269,10 @@ func runAssign(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	run, err := runner()
+	if err != nil {
+		return err
+	}
 	if *groups == "" {
 		return errors.New("assign: -groups is required")
 	}
@@ -261,7 +300,7 @@ func runAssign(ctx context.Context, args []string) error {
 	}); err != nil {
 		return err
 	}
-	if _, err := pipeline.Run(ctx, runner(), p); err != nil {
+	if _, err := pipeline.Run(ctx, run, p); err != nil {
 		return err
 	}
 	if *jobopts.Async {

@@ -1,0 +1,84 @@
+package pipeline
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+)
+
+// onJobServer points the portable runners at the project's job server of
+// kind (scripts/engine: flink or spark), started for the test unless one
+// runs (a test started one is stopped at the end), with the workers in this
+// process (LOOPBACK). Without Java or Maven the test is skipped, unless
+// CI=true, where it fails.
+func onJobServer(t *testing.T, kind string) {
+	t.Helper()
+	engine := "../../scripts/engine"
+	endpoint := ""
+	if out, err := exec.Command(engine, "url", kind).Output(); err == nil {
+		endpoint = strings.TrimSpace(string(out))
+	} else {
+		for _, tool := range []string{"java", "mvn"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("%s job server: %s is not installed", kind, tool)
+				}
+				t.Skipf("%s job server: %s is not installed (scripts/engine start %s needs Java and Maven)", kind, tool, kind)
+			}
+		}
+		var stderr bytes.Buffer
+		start := exec.Command(engine, "start", kind)
+		start.Stderr = &stderr
+		out, err := start.Output()
+		if err != nil {
+			t.Fatalf("scripts/engine start %s: %v\n%s", kind, err, stderr.String())
+		}
+		t.Cleanup(func() { exec.Command(engine, "stop", kind).Run() })
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		endpoint = lines[len(lines)-1]
+	}
+	oldEndpoint, oldEnv, oldPar := *jobopts.Endpoint, *jobopts.EnvironmentType, *jobopts.Parallelism
+	*jobopts.Endpoint, *jobopts.EnvironmentType = endpoint, "LOOPBACK"
+	if kind == "flink" {
+		*jobopts.Parallelism = 2
+	}
+	t.Cleanup(func() {
+		*jobopts.Endpoint, *jobopts.EnvironmentType, *jobopts.Parallelism = oldEndpoint, oldEnv, oldPar
+	})
+}
+
+// engines are the job servers the runner tests use.
+var engines = []string{"flink", "spark"}
+
+// TestEngines: the embedded sample through Flink (parallelism 2) and Spark
+// (local[2]) gives the bytes `winnow dedup` writes; so it does when the
+// first attempt of the write step fails (FailOnceEnv) and the runner
+// retries it.
+func TestEngines(t *testing.T) {
+	want := dedupOutput(t)
+	for _, kind := range engines {
+		t.Run(kind, func(t *testing.T) {
+			onJobServer(t, kind)
+			got, st := beamRun{runner: kind}.run(t)
+			sameLines(t, kind, got, want)
+			if st.Docs != 53 || st.Clusters != 12 {
+				t.Errorf("stats %+v, want 53 documents in 12 clusters", st)
+			}
+
+			marks := t.TempDir()
+			t.Setenv(FailOnceEnv, marks)
+			got, _ = beamRun{runner: kind}.run(t)
+			if _, err := os.Stat(filepath.Join(marks, "write")); err != nil {
+				t.Errorf("no failure was injected: %v", err)
+			}
+			sameLines(t, kind+" after a failed task", got, want)
+		})
+	}
+}

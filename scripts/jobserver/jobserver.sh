@@ -1,0 +1,17 @@
+# Shared by scripts/engine.d/{flink,spark}.sh (sourced by scripts/engine).
+
+# jobserver_classpath KIND DIR: resolves scripts/jobserver/KIND/pom.xml
+# with Maven into DIR/classpath once (again when the pom changes).
+jobserver_classpath() {
+  local pom="$here/jobserver/$1/pom.xml" out="$2/classpath"
+  [ -s "$out" ] && [ "$out" -nt "$pom" ] && return 0
+  command -v java >/dev/null || die "java is not installed (apt-get install openjdk-17-jre-headless)"
+  command -v mvn >/dev/null || die "mvn is not installed (apt-get install maven)"
+  echo "engine: resolving the $1 job server's classpath with Maven (once)" >&2
+  mvn -q -B -f "$pom" dependency:build-classpath -Dmdep.outputFile="$out.tmp" >&2 ||
+    die "mvn could not resolve $pom"
+  mv "$out.tmp" "$out"
+}
+
+# grpc_listening PORT: something accepts connections on the job port.
+grpc_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
