@@ -22,10 +22,11 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
 	defer cancel()
 	orig := clientRequest(ctx)
-	if !b.allows(orig) {
+	rt, err := b.route(ctx, &orig)
+	if err != nil {
 		s.m.refused()
 		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
-			"winnow: "+orig.Method+" "+pathOnly(orig.Path)+" is not a search; this gateway is read-only (serve.engines[].allow_writes opens it)")
+			"winnow: "+orig.Method+" "+pathOnly(orig.Path)+" is refused: "+err.Error()+"; this gateway is read-only (serve.engines[].allow_writes opens it)")
 		return
 	}
 	p, perr := s.params(ctx)
@@ -35,7 +36,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		b.engineError(ctx, fasthttp.StatusBadRequest, "illegal_argument_exception", perr.Error())
 		return
 	}
-	if p.off || !b.isSearch(orig) {
+	if p.off || rt.Kind != engine.RouteSearch {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
