@@ -54,20 +54,21 @@ func answerSum(uri string, pad int) ([32]byte, int) {
 }
 
 // startLargeEngine serves largeAnswer on loopback, generated as it is
-// written: the size is the path's first segment ("/20000000/_search"), a
-// Content-Length is sent unless the second segment is "chunked"
-// ("/20000000/chunked/_search"), and then the answer is chunked.
+// written: the size is the index name ("/20000000/_search"), a
+// Content-Length is sent unless the name ends in "-chunked"
+// ("/20000000-chunked/_search"), and then the answer is chunked.
 func startLargeEngine(t testing.TB) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-		pad, err := strconv.Atoi(parts[0])
+		index, _, _ := strings.Cut(strings.Trim(r.URL.Path, "/"), "/")
+		size, chunked := strings.CutSuffix(index, "-chunked")
+		pad, err := strconv.Atoi(size)
 		if err != nil {
 			http.Error(w, "bad size", http.StatusBadRequest)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if parts[1] != "chunked" {
+		if !chunked {
 			_, n := answerSum(r.URL.RequestURI(), pad)
 			w.Header().Set("Content-Length", strconv.Itoa(n))
 		}
@@ -208,7 +209,7 @@ func TestAnswerBytesInFlightChunked(t *testing.T) {
 	eng := startLargeEngine(t)
 	s, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, AnswerBytesInFlight: bound})
 
-	path := "/20000000/chunked/_search?q=big&size=3"
+	path := "/20000000-chunked/_search?q=big&size=3"
 	code, sum, _, err := fetchSum(base+path, 0)
 	if want, _ := answerSum(path, 20_000_000); err != nil || code != 200 || sum != want {
 		t.Errorf("GET %s: %d, %v, engine's answer %v; want 200 and the engine's answer byte for byte", path, code, err, sum == want)
@@ -220,7 +221,7 @@ func TestAnswerBytesInFlightChunked(t *testing.T) {
 		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d, want 1", n)
 	}
 
-	path = "/1000000/chunked/_search?q=small&size=3"
+	path = "/1000000-chunked/_search?q=small&size=3"
 	code, sum, body, err := fetchSum(base+path, 8<<20)
 	var a esAnswer
 	if want, _ := answerSum(path, 1_000_000); err != nil || code != 200 || sum == want || json.Unmarshal(body, &a) != nil || len(a.Hits.Hits) != 3 {

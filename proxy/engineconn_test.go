@@ -101,7 +101,7 @@ func TestSlowClientLargePassThrough(t *testing.T) {
 	addr := base[len("http://"):]
 	for _, path := range []string{
 		fmt.Sprintf("/%d/_search?q=slow&size=3", pad),
-		fmt.Sprintf("/%d/chunked/_search?q=slow&size=3", pad), // of unknown length
+		fmt.Sprintf("/%d-chunked/_search?q=slow&size=3", pad), // of unknown length
 	} {
 		code, sum, n, err := slowGet(t, addr, path, 4<<20, 5*time.Minute)
 		want, wantN := answerSum(path, pad)

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"encoding/xml"
-	"path"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -11,44 +10,37 @@ import (
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
-// searchRoutes are, by engine kind, the last path segments of the
-// read-only search routes transparent mode lets through besides the
-// engine's configured search path.
-var searchRoutes = map[string][]string{
-	"elasticsearch": {"_search", "_msearch", "_count", "scroll"},
-	"solr":          {"select"},
-	"searxng":       {"search"},
-}
-
-// allows reports whether a client request may pass to the transparent
-// engine. By default the proxy is a read-only search gateway: GET, HEAD
-// and POST (a search with a body) to the engine's search routes, and GET
-// or HEAD of an Elasticsearch root (the cluster's name and version, which
-// clients ask for). Engine.AllowWrites opens every method and path.
-func (u *upstream) allows(r engine.Request) bool {
-	if u.AllowWrites {
-		return true
+// route checks a client request against the engine's allow-list
+// ([engine.Gate]): by default the proxy is a read-only search gateway,
+// and a request that is not one of the engine's search routes is
+// refused before any byte of it reaches the engine. A request that
+// passes gets the path the gate checked (decoded, with winnow's own
+// parameters removed), so the engine sees exactly the route allowed.
+// Engine.AllowWrites opens every method and path: a request outside the
+// allow-list then goes on as the client sent it, unrefined.
+func (u *upstream) route(ctx *fasthttp.RequestCtx, orig *engine.Request) (engine.Route, error) {
+	rt, err := u.gate.Check(engine.GateRequest{
+		Method:      orig.Method,
+		URI:         string(ctx.Request.Header.RequestURI()),
+		ContentType: string(ctx.Request.Header.ContentType()),
+		Body:        orig.Body,
+	})
+	if err != nil {
+		if u.AllowWrites {
+			return engine.Route{}, nil
+		}
+		return rt, err
 	}
-	switch r.Method {
-	case "GET", "HEAD", "POST", "":
-	default:
-		return false
-	}
-	p, _, _ := strings.Cut(r.Path, "?")
-	base := path.Base(p)
-	if u.isSearch(r) {
-		return true
-	}
-	kind := u.adapter.Name()
-	if kind == "elasticsearch" && (p == "/" || p == "") && r.Method != "POST" {
-		return true
-	}
-	for _, s := range searchRoutes[kind] {
-		if base == s {
-			return true
+	orig.Path = rt.Path
+	for k := range rt.Query {
+		if strings.HasPrefix(k, "winnow_") {
+			delete(rt.Query, k)
 		}
 	}
-	return false
+	if len(rt.Query) > 0 {
+		orig.Path += "?" + rt.Query.Encode()
+	}
+	return rt, nil
 }
 
 // engineError answers status with reason in the shape of the engine's own

@@ -23,10 +23,11 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	// The rewritten request and any fallback share the engine's deadline.
 	reqCtx = withEngineDeadline(reqCtx, time.Now().Add(b.Timeout))
 	orig := clientRequest(ctx)
-	if !b.allows(orig) {
+	rt, err := b.route(ctx, &orig)
+	if err != nil {
 		s.m.refused()
 		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
-			"winnow: "+orig.Method+" "+pathOnly(orig.Path)+" is not a search; this gateway is read-only (serve.engines[].allow_writes opens it)")
+			"winnow: "+orig.Method+" "+pathOnly(orig.Path)+" is refused: "+err.Error()+"; this gateway is read-only (serve.engines[].allow_writes opens it)")
 		return
 	}
 	p, perr := s.params(ctx)
@@ -36,7 +37,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		b.engineError(ctx, fasthttp.StatusBadRequest, "illegal_argument_exception", perr.Error())
 		return
 	}
-	if p.off || !b.isSearch(orig) {
+	if p.off || rt.Kind != engine.RouteSearch {
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}

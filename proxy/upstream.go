@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
@@ -25,7 +24,8 @@ type upstream struct {
 	light  engine.Adapter
 	base   *url.URL
 	client *fasthttp.Client
-	search string // last path segment of search requests, e.g. "_search"
+	// gate is the read-only gateway's allow-list of search routes.
+	gate *engine.Gate
 }
 
 func newUpstream(e Engine) (*upstream, error) {
@@ -46,13 +46,14 @@ func newUpstream(e Engine) (*upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	search := path.Base(cmp.Or(e.Adapter.Path, defaultSearchPath(a.Name())))
+	gcfg := e.Adapter
+	gcfg.Path = cmp.Or(gcfg.Path, defaultSearchPath(a.Name()))
 	return &upstream{
 		Engine:  e,
 		adapter: a,
 		light:   light,
 		base:    u,
-		search:  search,
+		gate:    engine.NewGate(gcfg),
 		client: &fasthttp.Client{
 			Name: "winnow",
 			// ReadTimeout caps the deadline of a request's head;
@@ -231,13 +232,6 @@ func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudge
 	// budget.
 	rep.body = resp.SwapBody(nil)
 	return rep, nil
-}
-
-// isSearch reports whether a client request is a search the adapter can
-// rewrite: its path ends with the engine's search segment.
-func (u *upstream) isSearch(r engine.Request) bool {
-	p, _, _ := strings.Cut(r.Path, "?")
-	return u.search == "/" || u.search == "." || path.Base(p) == u.search
 }
 
 // callPages fetches several pages of the engine in parallel (SearXNG).

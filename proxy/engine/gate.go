@@ -1,0 +1,434 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// RouteKind says what a request the read-only gateway lets through is.
+type RouteKind int
+
+const (
+	// RouteSearch is a search the adapter rewrites and the proxy
+	// refines.
+	RouteSearch RouteKind = iota + 1
+	// RouteScroll continues a scroll: a page of the engine's cursor,
+	// refined within itself, never rewritten and never sent twice.
+	RouteScroll
+	// RouteClearScroll clears scroll contexts (DELETE).
+	RouteClearScroll
+	// RouteMsearch is a multi-search (NDJSON body).
+	RouteMsearch
+	// RouteCount counts matching documents.
+	RouteCount
+	// RoutePIT opens or closes a point in time.
+	RoutePIT
+	// RouteRoot is the engine's root (its name and version).
+	RouteRoot
+)
+
+// String names the route kind, for logs and reasons.
+func (k RouteKind) String() string {
+	switch k {
+	case RouteSearch:
+		return "search"
+	case RouteScroll:
+		return "scroll"
+	case RouteClearScroll:
+		return "clear_scroll"
+	case RouteMsearch:
+		return "msearch"
+	case RouteCount:
+		return "count"
+	case RoutePIT:
+		return "pit"
+	case RouteRoot:
+		return "root"
+	}
+	return "none"
+}
+
+// Route is a client request the gateway lets through.
+type Route struct {
+	Kind RouteKind
+	// Path is the request's path, percent-decoded segment by segment
+	// and checked: no segment is empty, ".", ".." or holds '/', '\', '%',
+	// ';' or a control character, so it names exactly the route the
+	// gateway checked however it is escaped again.
+	Path string
+	// Query is the request's query, parsed strictly.
+	Query url.Values
+	// Cursor reports a search that pages by the engine's cursor (a
+	// scroll, a point in time, search_after): it is refined within the
+	// page the engine gives, never over-fetched.
+	Cursor bool
+}
+
+// ErrRefused matches a request the read-only gateway does not let
+// through; the error's text says why.
+var ErrRefused = errors.New("not a search")
+
+// GateRequest is what [Gate.Check] looks at: the method, the request
+// target as the client sent it (not decoded), the body and its
+// Content-Type.
+type GateRequest struct {
+	Method, URI, ContentType string
+	Body                     []byte
+}
+
+// Gate is the read-only gateway's allow-list for one engine: the route
+// shapes and methods that are searches. Everything else is refused
+// before any byte reaches the engine. The zero Gate refuses everything;
+// a Gate is safe for concurrent use.
+type Gate struct {
+	kind string // "elasticsearch", "opensearch", "solr", or another Config.Kind
+	// handlers are the Solr request handlers that search; prefix the
+	// configured search path's directory, as segments.
+	handlers []string
+	prefix   []string
+	search   string // other kinds: the configured search path's last segment, or "" for "/"
+}
+
+// NewGate returns the allow-list for an engine of cfg.Kind whose search
+// path is cfg.Path (default per kind). For Solr, the handlers named
+// "select" and the configured path's last segment are searches.
+func NewGate(cfg Config) *Gate {
+	g := &Gate{kind: cfg.Kind}
+	p := cfg.Path
+	if p == "" {
+		switch cfg.Kind {
+		case "solr":
+			p = "/select"
+		case "opensearch-rss":
+			p = "/"
+		default:
+			p = "/search"
+		}
+	}
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	last := segs[len(segs)-1]
+	switch cfg.Kind {
+	case "solr":
+		g.handlers = []string{"select"}
+		if last != "" && last != "select" {
+			g.handlers = append(g.handlers, last)
+		}
+		if len(segs) > 1 {
+			g.prefix = segs[:len(segs)-1]
+		}
+	default:
+		if last != "." {
+			g.search = last
+		}
+	}
+	return g
+}
+
+// Check returns the route of r, or an error matching [ErrRefused] that
+// says why r is not a search.
+func (g *Gate) Check(r GateRequest) (Route, error) {
+	rawPath, rawQuery, _ := strings.Cut(r.URI, "?")
+	segs, err := pathSegments(rawPath)
+	if err != nil {
+		return Route{}, err
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return Route{}, fmt.Errorf("%w: query: %v", ErrRefused, err)
+	}
+	rt := Route{Path: "/" + strings.Join(segs, "/"), Query: q}
+	switch g.kind {
+	case "elasticsearch", "opensearch":
+		rt.Kind, err = g.esRoute(r.Method, segs)
+		if err == nil && rt.Kind == RouteSearch {
+			rt.Cursor = q.Has("scroll") || esCursorBody(r.Body)
+		}
+	case "solr":
+		rt.Kind, err = g.solrRoute(r, segs, q)
+	case "":
+		err = fmt.Errorf("%w: no routes", ErrRefused)
+	default:
+		rt.Kind, err = g.otherRoute(r.Method, segs)
+	}
+	return rt, err
+}
+
+func refused(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrRefused}, args...)...)
+}
+
+// pathSegments splits a request path into its percent-decoded segments,
+// refusing every trick that could make the engine see another route
+// than the gateway checked: a path that does not start with '/', empty
+// segments ("//", a trailing '/'), "." and "..", an encoded '/' or '\',
+// a '%' left after decoding (double encoding), ';' (path parameters,
+// which Jetty strips), '#' and control characters.
+func pathSegments(p string) ([]string, error) {
+	if !strings.HasPrefix(p, "/") {
+		return nil, refused("path %q is not absolute", p)
+	}
+	if p == "/" {
+		return nil, nil
+	}
+	raw := strings.Split(p[1:], "/")
+	segs := make([]string, len(raw))
+	for i, s := range raw {
+		d, err := url.PathUnescape(s)
+		switch {
+		case err != nil:
+			return nil, refused("path segment %q: %v", s, err)
+		case d == "":
+			return nil, refused("path %q has an empty segment", p)
+		case d == "." || d == "..":
+			return nil, refused("path %q has a %q segment", p, d)
+		case strings.ContainsAny(d, "/\\%;#") || strings.ContainsAny(s, ";"):
+			return nil, refused("path segment %q holds a reserved character", s)
+		}
+		for _, c := range d {
+			if c < 0x20 || c == 0x7f {
+				return nil, refused("path segment %q holds a control character", s)
+			}
+		}
+		segs[i] = d
+	}
+	return segs, nil
+}
+
+// esRoute classifies an Elasticsearch or OpenSearch route.
+func (g *Gate) esRoute(method string, s []string) (RouteKind, error) {
+	search := method == "GET" || method == "POST"
+	scrollMethod := search || method == "DELETE"
+	os := g.kind == "opensearch"
+	switch {
+	case len(s) == 0 && (method == "GET" || method == "HEAD"):
+		return RouteRoot, nil
+	case len(s) == 1 && s[0] == "_search" && search:
+		return RouteSearch, nil
+	case len(s) == 1 && s[0] == "_msearch" && search:
+		return RouteMsearch, nil
+	case len(s) == 1 && s[0] == "_count" && search:
+		return RouteCount, nil
+	case len(s) == 2 && s[0] == "_search" && s[1] == "scroll" && scrollMethod,
+		len(s) == 3 && s[0] == "_search" && s[1] == "scroll" && scrollMethod && scrollID(s[2]):
+		if method == "DELETE" {
+			return RouteClearScroll, nil
+		}
+		return RouteScroll, nil
+	case !os && len(s) == 1 && s[0] == "_pit" && method == "DELETE":
+		return RoutePIT, nil
+	case os && len(s) == 2 && s[0] == "_search" && s[1] == "point_in_time" && method == "DELETE",
+		os && len(s) == 3 && s[0] == "_search" && s[1] == "point_in_time" && s[2] == "_all" && (method == "DELETE" || method == "GET"):
+		return RoutePIT, nil
+	case len(s) >= 2 && indexPattern(s[0]) == nil:
+		switch {
+		case len(s) == 2 && s[1] == "_search" && search:
+			return RouteSearch, nil
+		case len(s) == 2 && s[1] == "_msearch" && search:
+			return RouteMsearch, nil
+		case len(s) == 2 && s[1] == "_count" && search:
+			return RouteCount, nil
+		case !os && len(s) == 2 && s[1] == "_pit" && method == "POST":
+			return RoutePIT, nil
+		case os && len(s) == 3 && s[1] == "_search" && s[2] == "point_in_time" && method == "POST":
+			return RoutePIT, nil
+		}
+	case len(s) >= 2:
+		return 0, refused("%v", indexPattern(s[0]))
+	}
+	return 0, refused("%s /%s is not a search", method, strings.Join(s, "/"))
+}
+
+// indexPattern checks an index name, pattern or comma-separated list of
+// them by Elasticsearch's index-name rules: lower case; none of
+// \ / * ? " < > | space , #; not starting with '-', '_' or '+' (but
+// "_all", and '-' excluding a later pattern); not "." or ".."; at most
+// 255 bytes. Patterns may hold '*'. Names starting with '.' (system and
+// hidden indices) are refused: the gateway searches the engine's data,
+// not its own.
+func indexPattern(s string) error {
+	for i, name := range strings.Split(s, ",") {
+		if name == "_all" || name == "*" {
+			continue
+		}
+		if i > 0 && strings.HasPrefix(name, "-") {
+			name = name[1:]
+		}
+		switch {
+		case name == "" || len(name) > 255:
+			return fmt.Errorf("index name %q is empty or longer than 255 bytes", name)
+		case strings.IndexByte("-_+.", name[0]) >= 0:
+			return fmt.Errorf("index name %q starts with %q", name, name[0])
+		}
+		for _, c := range name {
+			ok := 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.ContainsRune("-_.+*:", c)
+			if !ok {
+				return fmt.Errorf("index name %q holds %q", name, c)
+			}
+		}
+	}
+	return nil
+}
+
+// scrollID reports whether s is a scroll ID, "_all" or a comma list of
+// IDs: URL-safe base64 (Elasticsearch and OpenSearch write them so).
+func scrollID(s string) bool {
+	if s == "" || len(s) > 1<<16 {
+		return false
+	}
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-_=+,.", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// esCursorBody reports whether an Elasticsearch search body pages by a
+// cursor: it names a point in time ("pit") or "search_after".
+func esCursorBody(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	s := span{skipWS(b, 0), len(b)}
+	if s.start >= len(b) || b[s.start] != '{' || checkDoc(b) != nil {
+		return false
+	}
+	_, pit := field(b, s, "pit")
+	_, after := field(b, s, "search_after")
+	return pit || after
+}
+
+// solrRoute classifies a Solr route: the configured search handlers
+// only, under the configured core or /solr/{core}, with parameters that
+// stay within one search.
+func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, error) {
+	if r.Method != "GET" && r.Method != "POST" {
+		return 0, refused("%s is not a search method", r.Method)
+	}
+	if len(s) == 0 || !slices.Contains(g.handlers, s[len(s)-1]) {
+		return 0, refused("/%s is not a search handler (%s)", strings.Join(s, "/"), strings.Join(g.handlers, ", "))
+	}
+	pre := s[:len(s)-1]
+	switch {
+	case slices.Equal(pre, g.prefix):
+	case len(pre) == 2 && pre[0] == "solr" && solrCore(pre[1]):
+	case len(pre) == 1 && len(g.prefix) == 0 && solrCore(pre[0]):
+	default:
+		return 0, refused("/%s is not a core's search handler", strings.Join(s, "/"))
+	}
+	if err := solrParams(q); err != nil {
+		return 0, err
+	}
+	if r.Method == "POST" && len(r.Body) > 0 {
+		mt, _, _ := mime.ParseMediaType(r.ContentType)
+		switch mt {
+		case "application/x-www-form-urlencoded":
+			form, err := url.ParseQuery(string(r.Body))
+			if err != nil {
+				return 0, refused("form body: %v", err)
+			}
+			if err := solrParams(form); err != nil {
+				return 0, err
+			}
+		case "application/json":
+			if err := solrJSONBody(r.Body); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, refused("a search body is a form or JSON, not %q", r.ContentType)
+		}
+	}
+	return RouteSearch, nil
+}
+
+// solrCore reports whether s can name a Solr core or collection and is
+// none of Solr's own path segments.
+func solrCore(s string) bool {
+	switch s {
+	case "admin", "api", "c", "update", "config", "schema", "solr":
+		return false
+	}
+	for i, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' && i > 0 || c == '.' && i > 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// solrResponseWriters are the wt values a search may ask for: the data
+// formats, not the template writers (velocity, xslt) that run code.
+var solrResponseWriters = []string{"", "json", "xml", "javabin", "csv", "geojson", "python", "ruby", "php", "phps", "smile"}
+
+// solrParams refuses the parameters that reach beyond one search of
+// one core: another handler (qt), other cores or hosts (shards,
+// collection), request bodies by reference (stream.*), the update
+// parameters, and response writers that run templates.
+func solrParams(q url.Values) error {
+	for k, vs := range q {
+		switch {
+		case k == "qt", k == "shards" || strings.HasPrefix(k, "shards."), strings.HasPrefix(k, "stream."),
+			k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
+			k == "action", k == "tr", strings.HasPrefix(k, "v."), k == "update.chain", k == "processor":
+			return refused("Solr parameter %q reaches beyond a search", k)
+		case k == "wt":
+			for _, v := range vs {
+				if !slices.Contains(solrResponseWriters, v) {
+					return refused("Solr response writer wt=%q is not a data format", v)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// solrJSONBody checks a JSON Request API body: its members are those of
+// a search, and its params pass [solrParams].
+func solrJSONBody(b []byte) error {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return refused("JSON body: %v", err)
+	}
+	for k, v := range doc {
+		switch k {
+		case "query", "filter", "limit", "offset", "sort", "fields", "facet", "queries":
+		case "params":
+			var ps map[string]json.RawMessage
+			if err := json.Unmarshal(v, &ps); err != nil {
+				return refused("JSON body params: %v", err)
+			}
+			q := url.Values{}
+			for pk, pv := range ps {
+				var s string
+				if json.Unmarshal(pv, &s) != nil {
+					s = string(pv)
+				}
+				q.Add(pk, s)
+			}
+			if err := solrParams(q); err != nil {
+				return err
+			}
+		default:
+			return refused("JSON body member %q is not part of a search", k)
+		}
+	}
+	return nil
+}
+
+// otherRoute classifies a request to the other kinds (SearXNG, feeds,
+// generic JSON): the configured search path's last segment, or the root
+// when the search path is "/".
+func (g *Gate) otherRoute(method string, s []string) (RouteKind, error) {
+	if method != "GET" && method != "POST" && method != "HEAD" {
+		return 0, refused("%s is not a search method", method)
+	}
+	if g.search == "" && len(s) == 0 || len(s) > 0 && s[len(s)-1] == g.search && g.search != "" {
+		return RouteSearch, nil
+	}
+	return 0, refused("/%s is not the search path", strings.Join(s, "/"))
+}

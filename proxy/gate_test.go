@@ -1,0 +1,276 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// probe is one request sent byte for byte to the gateway.
+type probe struct {
+	method, uri string
+	ctype, body string
+}
+
+// esWriteProbes are requests to an Elasticsearch- or OpenSearch-shaped
+// engine that are not searches, each a way found to slip a write, an
+// admin call or a second engine request past a gateway that looked at
+// the method and the last path segment only.
+var esWriteProbes = []probe{
+	{method: "POST", uri: "/idx/_doc/scroll", body: `{"a":1}`},
+	{method: "POST", uri: "/_security/user/scroll", body: `{"password":"x12345","roles":["superuser"]}`},
+	{method: "POST", uri: "/idx/_doc/_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/_doc/_count", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/_doc/_msearch", body: `{"a":1}`},
+	{method: "PUT", uri: "/idx/_doc/1", body: `{"a":1}`},
+	{method: "DELETE", uri: "/idx"},
+	{method: "POST", uri: "/_bulk", body: "{\"index\":{\"_index\":\"idx\"}}\n{\"a\":1}\n"},
+	{method: "PUT", uri: "/_cluster/settings", body: `{}`},
+	{method: "GET", uri: "/_cat/indices"},
+	{method: "GET", uri: "/_nodes"},
+	{method: "GET", uri: "/idx/_doc/1"},
+	{method: "GET", uri: "/idx/_mapping"},
+	{method: "POST", uri: "/idx/_delete_by_query", body: `{"query":{"match_all":{}}}`},
+	{method: "POST", uri: "/idx/_update_by_query", body: `{}`},
+	{method: "POST", uri: "/idx/_async_search", body: `{}`},
+	{method: "POST", uri: "/_search/template", body: `{}`},
+	{method: "PUT", uri: "/_search/scroll", body: `{}`},
+	{method: "DELETE", uri: "/idx/_search"},
+	{method: "PUT", uri: "/idx/_search", body: `{}`},
+	{method: "post", uri: "/idx/_doc", body: `{}`},
+	{method: "POST", uri: "/idx/_search/../_doc", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/_doc/../_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/%2e%2e/_doc/_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/_doc/%2e%2e/_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx%2F_doc/_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/_doc%2f_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx%252F_doc/_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/_doc%5C_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx;/_search", body: `{"a":1}`},
+	{method: "POST", uri: "/idx/_doc;/_search", body: `{"a":1}`},
+	{method: "POST", uri: "//_search", body: `{}`},
+	{method: "POST", uri: "/idx//_search", body: `{}`},
+	{method: "POST", uri: "/idx/_search/", body: `{}`},
+	{method: "POST", uri: "/IDX/_search", body: `{}`},
+	{method: "POST", uri: "/idx/_SEARCH", body: `{}`},
+	{method: "POST", uri: "/_Search", body: `{}`},
+	{method: "POST", uri: "/.security/_search", body: `{}`},
+	{method: "POST", uri: "/%2esecurity-7/_search", body: `{}`},
+	{method: "POST", uri: "/_security/_search", body: `{}`},
+	{method: "POST", uri: "/%5fsecurity/_search", body: `{}`},
+	{method: "POST", uri: "/idx%00/_search", body: `{}`},
+	{method: "POST", uri: "/idx%20x/_search", body: `{}`},
+	{method: "POST", uri: "http://127.0.0.1/idx/_doc", body: `{}`},
+	{method: "DELETE", uri: "/_search/scroll/..%2f..%2fidx"},
+	{method: "DELETE", uri: "/_search/scroll/../../idx"},
+	{method: "GET", uri: "/_search/scroll/a/b"},
+	{method: "POST", uri: "/idx/_pit/x", body: `{}`},
+	{method: "PUT", uri: "/idx/_pit"},
+	{method: "DELETE", uri: "/idx/_pit"},
+	{method: "POST", uri: "/_pit"},
+	{method: "OPTIONS", uri: "/_search"},
+	{method: "PATCH", uri: "/_search", body: `{}`},
+}
+
+// solrWriteProbes are requests to a Solr core that are not searches:
+// handlers Solr routes another way than their last segment suggests,
+// admin and config APIs, and parameters reaching beyond one search.
+var solrWriteProbes = []probe{
+	{method: "POST", uri: "/solr/core/update/select?commit=true", ctype: "application/json", body: `[{"id":"x"}]`},
+	{method: "GET", uri: "/solr/admin/cores/select?action=UNLOAD&core=core"},
+	{method: "GET", uri: "/solr/admin/select?action=UNLOAD&core=core"},
+	{method: "POST", uri: "/solr/core/config/select", ctype: "application/json", body: `{"set-property":{"a":1}}`},
+	{method: "POST", uri: "/solr/core/schema/select", ctype: "application/json", body: `{"add-field":{"name":"x"}}`},
+	{method: "POST", uri: "/solr/core/update;/select?commit=true", ctype: "application/json", body: `[{"id":"x"}]`},
+	{method: "POST", uri: "/solr/core/update/..;/select?commit=true", ctype: "application/json", body: `[{"id":"x"}]`},
+	{method: "POST", uri: "/solr/core/update%2Fselect?commit=true", ctype: "application/json", body: `[{"id":"x"}]`},
+	{method: "POST", uri: "/solr/core/select/../update?commit=true", ctype: "application/json", body: `[{"id":"x"}]`},
+	{method: "POST", uri: "/solr/core/update?commit=true", ctype: "application/json", body: `[{"id":"x"}]`},
+	{method: "GET", uri: "/solr/core/select?qt=/update&commit=true"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&stream.body=%3Cdelete%3E%3Cquery%3E*:*%3C/query%3E%3C/delete%3E"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&stream.url=http://127.0.0.1:1/x"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&stream.file=/etc/passwd"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&shards=127.0.0.1:1/solr/core"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&shards.qt=/update"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&collection=other"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&wt=velocity&v.template=custom"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&wt=xslt&tr=x.xsl"},
+	{method: "GET", uri: "/solr/core/select?q=*:*&json=%7B%22params%22:%7B%22qt%22:%22/update%22%7D%7D"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=*:*&stream.body=%3Cdelete%3E%3Cquery%3E*:*%3C/query%3E%3C/delete%3E"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"query":"*:*","params":{"qt":"/update"}}`},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"add":{"doc":{"id":"x"}}}`},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/xml", body: `<delete><query>*:*</query></delete>`},
+	{method: "POST", uri: "/solr/core/select", ctype: "multipart/form-data; boundary=x", body: "--x--"},
+	{method: "DELETE", uri: "/solr/core/select"},
+	{method: "GET", uri: "/solr/core/Select?q=x"},
+	{method: "GET", uri: "/solr/core/select/?q=x"},
+	{method: "GET", uri: "/solr//select?q=x"},
+	{method: "GET", uri: "/solr/core/select;x?q=x"},
+	{method: "GET", uri: "/solr/core/select?q=x&q%00=y;z"},
+	{method: "GET", uri: "/api/cores/core/select?q=x"},
+	{method: "GET", uri: "/solr/core/a/select?q=x"},
+}
+
+// recorder is a loopback engine that counts what reaches it and answers
+// every request with an empty search answer of kind.
+type recorder struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func startRecorder(t *testing.T, kind string) *recorder {
+	rec := &recorder{}
+	rec.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		rec.mu.Lock()
+		rec.seen = append(rec.seen, r.Method+" "+r.URL.RequestURI())
+		rec.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if kind == "solr" {
+			io.WriteString(w, `{"responseHeader":{"status":0,"QTime":1},"response":{"numFound":0,"start":0,"docs":[]}}`)
+			return
+		}
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		io.WriteString(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":0,"relation":"eq"},"max_score":null,"hits":[]}}`)
+	}))
+	t.Cleanup(rec.Close)
+	return rec
+}
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.seen
+	r.seen = nil
+	return s
+}
+
+// sendRaw writes p to the proxy at addr exactly as given (no client
+// normalises its target) and returns the status and body.
+func sendRaw(t *testing.T, addr string, p probe) (int, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\nAccept: application/json\r\nConnection: close\r\n", p.method, p.uri, addr)
+	if p.ctype != "" {
+		fmt.Fprintf(c, "Content-Type: %s\r\n", p.ctype)
+	} else if p.body != "" {
+		io.WriteString(c, "Content-Type: application/json\r\n")
+	}
+	fmt.Fprintf(c, "Content-Length: %d\r\n\r\n%s", len(p.body), p.body)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("%s %s: %v", p.method, p.uri, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestGatewayAllowList sends each probe byte for byte through a
+// read-only gateway: no request that is not a search reaches the engine
+// (counted at a loopback recorder), each is refused with 403 in the
+// engine's own error shape, and every search route passes, once, to the
+// route the gateway checked.
+func TestGatewayAllowList(t *testing.T) {
+	cases := []struct {
+		kind, path string
+		refused    []probe
+		// allowed maps a probe that must pass to what the engine must
+		// see (method and path; "" for the probe's own).
+		allowed map[probe]string
+		shape   string // of the refusal
+	}{
+		{kind: "elasticsearch", path: "/_search", refused: append(esWriteProbes,
+			probe{method: "POST", uri: "/idx/_search/point_in_time"},
+			probe{method: "DELETE", uri: "/_search/point_in_time"}),
+			allowed: map[probe]string{
+				{method: "GET", uri: "/"}:                                             "",
+				{method: "HEAD", uri: "/"}:                                            "",
+				{method: "GET", uri: "/_search?q=x"}:                                  "GET /_search?from=0&q=x&size=30",
+				{method: "POST", uri: "/idx/_search", body: `{"size":2}`}:             "",
+				{method: "GET", uri: "/idx,other/_search?q=x&size=2"}:                 "GET /idx,other/_search?from=0&q=x&size=6",
+				{method: "GET", uri: "/idx%2Cother/_search?q=x&size=2"}:               "GET /idx,other/_search?from=0&q=x&size=6",
+				{method: "GET", uri: "/logs-*,-logs-old/_count"}:                      "GET /logs-%2A,-logs-old/_count",
+				{method: "GET", uri: "/_all/_search?q=x&size=1&winnow_mode=remove"}:   "GET /_all/_search?from=0&q=x&size=3",
+				{method: "POST", uri: "/_msearch", body: "{}\n{}\n"}:                  "",
+				{method: "POST", uri: "/idx/_msearch", body: "{}\n{}\n"}:              "",
+				{method: "POST", uri: "/_count", body: `{}`}:                          "",
+				{method: "GET", uri: "/_search/scroll/abc-_="}:                        "",
+				{method: "POST", uri: "/_search/scroll", body: `{"scroll_id":"a"}`}:   "",
+				{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":"a"}`}: "",
+				{method: "DELETE", uri: "/_search/scroll/_all"}:                       "",
+				{method: "POST", uri: "/idx/_pit?keep_alive=1m"}:                      "",
+				{method: "DELETE", uri: "/_pit", body: `{"id":"a"}`}:                  "",
+				{method: "POST", uri: "/_search?scroll=1m", body: `{"size":4}`}:       "",
+			},
+			shape: `"type":"security_exception"`},
+		{kind: "opensearch", path: "/_search", refused: append(esWriteProbes,
+			probe{method: "POST", uri: "/idx/_pit"},
+			probe{method: "DELETE", uri: "/_pit"}),
+			allowed: map[probe]string{
+				{method: "POST", uri: "/idx/_search/point_in_time?keep_alive=1m"}:           "",
+				{method: "DELETE", uri: "/_search/point_in_time", body: `{"pit_id":["a"]}`}: "",
+				{method: "DELETE", uri: "/_search/point_in_time/_all"}:                      "",
+				{method: "GET", uri: "/_search/point_in_time/_all"}:                         "",
+				{method: "GET", uri: "/_search/scroll/abc"}:                                 "",
+			},
+			shape: `"type":"security_exception"`},
+		{kind: "solr", path: "/solr/core/select", refused: solrWriteProbes,
+			allowed: map[probe]string{
+				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:                                                "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:                                               "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:                                              "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:                                          "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
+				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}: "POST /solr/core/select?rows=30&start=0&wt=json",
+			},
+			shape: `"metadata":["error-class","org.apache.solr.common.SolrException"]`},
+	}
+	for _, c := range cases {
+		t.Run(c.kind, func(t *testing.T) {
+			rec := startRecorder(t, c.kind)
+			e := Engine{Name: c.kind, URL: rec.URL, Adapter: engine.Config{Kind: c.kind, Path: c.path}}
+			_, base := startProxy(t, Options{Engines: []Engine{e}})
+			addr := strings.TrimPrefix(base, "http://")
+			for _, p := range c.refused {
+				code, body := sendRaw(t, addr, p)
+				seen := rec.take()
+				if len(seen) != 0 {
+					t.Errorf("%s %s reached the engine: %q", p.method, p.uri, seen)
+				}
+				// fasthttp itself refuses some targets (400) before
+				// winnow sees them; that too keeps them from the engine.
+				if code == 400 && !strings.Contains(body, "winnow") {
+					continue
+				}
+				if code != 403 || !strings.Contains(body, c.shape) {
+					t.Errorf("%s %s = %d %s, want 403 with %s", p.method, p.uri, code, body, c.shape)
+				}
+			}
+			for p, want := range c.allowed {
+				code, body := sendRaw(t, addr, p)
+				seen := rec.take()
+				if want == "" {
+					want = p.method + " " + p.uri
+				}
+				if code/100 != 2 || len(seen) != 1 || seen[0] != want {
+					t.Errorf("%s %s = %d %s; the engine saw %q, want once %q", p.method, p.uri, code, body, seen, want)
+				}
+			}
+		})
+	}
+}
