@@ -57,6 +57,7 @@ type answer struct {
 
 	// what the refinement counted, counted again on each use
 	cached, unrefined, clusters, dups int
+	removed                           int // remove mode's dropped duplicates
 }
 
 func (a *answer) size() int64 {

@@ -274,3 +274,120 @@ func TestGatewayAllowList(t *testing.T) {
 		})
 	}
 }
+
+// startClosingEngine serves an Elasticsearch answer on loopback and
+// closes each connection after its first answer, without saying so
+// (no Connection: close): the next request on it, kept alive by the
+// client, finds it closed, as after an engine's idle timeout. It
+// returns the engine's URL and the request targets it answered.
+func startClosingEngine(t *testing.T, answer string) (string, func() []string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var seen []string
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				mu.Lock()
+				seen = append(seen, req.Method+" "+req.URL.RequestURI())
+				mu.Unlock()
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Elastic-Product: Elasticsearch\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String(), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		s := seen
+		seen = nil
+		return s
+	}
+}
+
+// threeHits is an Elasticsearch answer of three distinct hits.
+const threeHits = `{"took":1,"timed_out":false,"hits":{"total":{"value":3,"relation":"eq"},"max_score":1,"hits":[` +
+	`{"_index":"idx","_id":"a","_score":1,"_source":{"url":"http://127.0.0.1:1/a","title":"A"}},` +
+	`{"_index":"idx","_id":"b","_score":0.9,"_source":{"url":"http://127.0.0.1:1/b","title":"B"}},` +
+	`{"_index":"idx","_id":"c","_score":0.8,"_source":{"url":"http://127.0.0.1:1/c","title":"C"}}]}}`
+
+// TestClosedKeepAliveRetried checks that a POST search whose pooled
+// connection the engine had closed is sent again, rewritten, and its
+// answer refined: never passed through unrefined, never sent as the
+// client's own request.
+func TestClosedKeepAliveRetried(t *testing.T) {
+	url, seen := startClosingEngine(t, threeHits)
+	e := Engine{Name: "es", URL: url, Adapter: engine.Config{Kind: "elasticsearch"}}
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	for i := range 3 {
+		resp, err := http.Post(base+"/idx/_search", "application/json", strings.NewReader(`{"size":2,"query":{"match_all":{}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get(refinedHeader) != "yes" {
+			t.Errorf("search %d: %d, %s %q; want 200 and a refined answer", i, resp.StatusCode, refinedHeader, resp.Header.Get(refinedHeader))
+		}
+		if s := seen(); len(s) != 1 || s[0] != "POST /idx/_search" {
+			t.Errorf("search %d: the engine answered %q, want the rewritten search once", i, s)
+		}
+		time.Sleep(20 * time.Millisecond) // the engine closes its side
+	}
+}
+
+// TestNotRefinedSaysSo checks that an answer winnow cannot refine comes
+// with X-Winnow-Refined: no and its reason, and is counted.
+func TestNotRefinedSaysSo(t *testing.T) {
+	engineSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"hits":{"total":3,"hits":"not a list"}}`)
+	}))
+	t.Cleanup(engineSrv.Close)
+	e := Engine{Name: "es", URL: engineSrv.URL, Adapter: engine.Config{Kind: "elasticsearch"}}
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"GET", "/idx/_search?q=x", "", "no; reason=parse"},
+		{"GET", "/idx/_search?q=x&winnow_mode=off", "", "no; reason=off"},
+		{"POST", "/idx/_msearch", "{}\n{}\n", "no; reason=msearch"},
+		{"POST", "/_search?scroll=1m", `{"size":2}`, "no; reason=parse"},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.Header.Get(refinedHeader); resp.StatusCode != 200 || got != tc.want || !strings.Contains(string(b), "not a list") {
+			t.Errorf("%s %s: %d %s=%q %s; want 200, %q and the engine's answer", tc.method, tc.path, resp.StatusCode, refinedHeader, got, b, tc.want)
+		}
+	}
+	_, metrics := get(t, base+"/metrics")
+	if !strings.Contains(metrics, `winnow_answers_unrefined_total{reason="parse"} 2`) || !strings.Contains(metrics, `winnow_answers_unrefined_total{reason="msearch"} 1`) {
+		t.Errorf("metrics lack the unrefined answers by reason:\n%s", grepLines(metrics, "unrefined"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.SplitSeq(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -113,7 +113,7 @@ func newMetrics(s *Server) *metrics {
 	m.fetches = counter("winnow_fetches_total", "Result pages fetched, by outcome.", "outcome")
 	m.feedPages = counter("winnow_cluster_feed_pages_total", "Signatures fed back to the cluster service, by outcome.", "outcome")
 	m.unrefinedAnswers = counter("winnow_answers_unrefined_total",
-		"Engine answers passed through unrefined, by reason (budget: over the bound on answer bytes in flight).", "reason")
+		"Engine answers of searches passed through unrefined, by reason (budget: over the bound on answer bytes in flight; msearch: a multi-search, passed as the engine gave it; rewrite, engine_request, engine_unreachable, compressed, read, parse, render: winnow could not refine it).", "reason")
 	m.clusters = counter("winnow_clusters_total", "Clusters of two or more results found.").WithLabelValues()
 	m.refusedWrites = counter("winnow_gateway_refused_total", "Requests the read-only gateway refused (not a search route).").WithLabelValues()
 	m.internalPages = counter("winnow_results_internal_total",

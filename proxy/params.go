@@ -27,6 +27,9 @@ type params struct {
 	// explain asks for every result annotated as the mode treats it
 	// (see render).
 	explain bool
+	// cursor is a search paging by the engine's cursor (a scroll, a
+	// point in time, search_after): refined within the engine's page.
+	cursor bool
 }
 
 // render is the mode the answer is rendered in: the request's, except

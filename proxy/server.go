@@ -159,6 +159,10 @@ type Server struct {
 	ready    atomic.Bool
 	stopLife context.CancelFunc
 
+	// unrefinedSince counts answers passed unrefined since the last
+	// answer_not_refined log line, written at unrefinedLogged (Unix ns).
+	unrefinedSince, unrefinedLogged atomic.Int64
+
 	lnMu   sync.Mutex
 	lns    []net.Listener // given to Serve
 	closed bool           // Shutdown has begun

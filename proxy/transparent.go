@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,7 +38,20 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		b.engineError(ctx, fasthttp.StatusBadRequest, "illegal_argument_exception", perr.Error())
 		return
 	}
-	if p.off || rt.Kind != engine.RouteSearch {
+	refinable := rt.Kind == engine.RouteSearch || rt.Kind == engine.RouteScroll
+	switch {
+	case p.off && (refinable || rt.Kind == engine.RouteMsearch):
+		s.forward(ctx, reqCtx, b, orig)
+		setRefined(ctx, "no; reason=off")
+		return
+	case rt.Kind == engine.RouteMsearch:
+		// Each sub-search's answer passes as the engine gave it; the
+		// header says so, and so does the metric.
+		s.forward(ctx, reqCtx, b, orig)
+		s.m.unrefined("msearch")
+		setRefined(ctx, "no; reason=msearch")
+		return
+	case !refinable:
 		s.forward(ctx, reqCtx, b, orig)
 		return
 	}
@@ -46,32 +60,80 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		s.transparentPages(ctx, reqCtx, b, pg, orig, p, start)
 		return
 	}
+	p.cursor = rt.Cursor || rt.Kind == engine.RouteScroll
 	s.transparentSearch(ctx, reqCtx, b, orig, p, start)
+}
+
+// refinedHeader tells the client whether winnow refined the answer:
+// "yes", or "no; reason=..." when the answer is the engine's own,
+// unrefined.
+const refinedHeader = "X-Winnow-Refined"
+
+func setRefined(ctx *fasthttp.RequestCtx, v string) {
+	ctx.Response.Header.Set(refinedHeader, v)
+}
+
+// notRefined marks an answer of a search that passes unrefined for
+// reason: the header, the metric, and a WARN log at most once a
+// second (with the number of such answers since the last).
+func (s *Server) notRefined(ctx *fasthttp.RequestCtx, b *upstream, reason string, err error) {
+	setRefined(ctx, "no; reason="+reason)
+	s.m.unrefined(reason)
+	n := s.unrefinedSince.Add(1)
+	now := time.Now().UnixNano()
+	last := s.unrefinedLogged.Load()
+	if now-last >= int64(time.Second) && s.unrefinedLogged.CompareAndSwap(last, now) {
+		s.unrefinedSince.Add(-n)
+		s.log.Warn("answer_not_refined", "engine", b.Name, "reason", reason, "err", err, "answers_since_last_log", n)
+	}
 }
 
 // transparentSearch is the transparent path of a search: the rewritten
 // request, the answer from the answer cache or refined, or the client's
-// own request passed through when winnow cannot refine.
+// own request passed through, marked unrefined, when winnow cannot
+// refine. A cursor search (a scroll, a point in time, search_after) is
+// not rewritten: it is refined within the page the engine gives, so
+// every result of the engine comes back exactly once across the pages,
+// and it is sent once, its answer relayed unrefined when it cannot be
+// refined.
 func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, p params, start time.Time) {
-	breq, win, err := s.rewrite(b, orig)
-	if err != nil {
-		s.fallback(ctx, reqCtx, b, orig, start, err)
-		return
+	cursor := p.cursor
+	breq, win := orig, engine.Window{}
+	if !cursor {
+		var err error
+		if breq, win, err = s.rewrite(b, orig); err != nil {
+			s.fallback(ctx, reqCtx, b, orig, start, "rewrite", err)
+			return
+		}
 	}
 	resp, err := b.do(reqCtx, breq, &ctx.Request.Header)
 	if err != nil {
-		s.fallback(ctx, reqCtx, b, orig, start, err)
+		if cursor {
+			// Never twice: the engine may have moved its cursor.
+			s.m.engine(b.Name, "down", time.Since(start))
+			s.engineDown(ctx, b, err)
+			s.notRefined(ctx, b, "engine_unreachable", err)
+			return
+		}
+		s.fallback(ctx, reqCtx, b, orig, start, "engine_request", err)
 		return
 	}
 	if resp.StatusCode()/100 != 2 {
 		// A backend error is passed on as the backend gave it.
 		s.m.engine(b.Name, "http_error", time.Since(start))
 		relay(ctx, resp)
+		setRefined(ctx, "no; reason=engine_error")
 		return
 	}
 	if len(resp.Header.ContentEncoding()) != 0 {
+		err := errors.New("answer compressed although identity was asked for")
+		if cursor {
+			relay(ctx, resp)
+			s.notRefined(ctx, b, "compressed", err)
+			return
+		}
 		fasthttp.ReleaseResponse(resp)
-		s.fallback(ctx, reqCtx, b, orig, start, errors.New("answer compressed although identity was asked for"))
+		s.fallback(ctx, reqCtx, b, orig, start, "compressed", err)
 		return
 	}
 	// The answer is read only once the bytes in flight have room for it
@@ -81,7 +143,13 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 	held, err := s.inflight.readAnswer(reqCtx, resp)
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
-		s.fallback(ctx, reqCtx, b, orig, start, err)
+		if cursor {
+			s.m.engine(b.Name, "down", time.Since(start))
+			s.engineDown(ctx, b, err)
+			s.notRefined(ctx, b, unrefinedReason(err, "read"), err)
+			return
+		}
+		s.fallback(ctx, reqCtx, b, orig, start, unrefinedReason(err, "read"), err)
 		return
 	}
 	defer func() { s.inflight.give(held) }()
@@ -89,7 +157,8 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 	var key uint64
 	// The answer cache holds the server's own decisions in the plain
 	// modes; explain is a view of its own.
-	cacheable := s.memo.answers != nil && !p.custom && !p.explain
+	// A cursor's pages seldom repeat.
+	cacheable := s.memo.answers != nil && !p.custom && !p.explain && !cursor
 	if cacheable {
 		key = answerKey(orig.Method, orig.Path, orig.Body, p.mode, win)
 		if s.answerFromCache(ctx, key, orig, p, win, resp, b, start) {
@@ -99,22 +168,74 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 	// The body is parsed in place: it lives in resp until the answer is
 	// rendered.
 	parsed, err := b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
-	if err != nil {
-		// An answer winnow cannot parse: ask again with the client's
-		// request as it was.
-		s.fallback(ctx, reqCtx, b, orig, start, err)
+	if err == nil {
+		ref, out, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held)
+		if ok {
+			if cacheable && ref.hot != nil {
+				s.rememberAnswer(key, orig, p, win, parsed, ref, out)
+			}
+			copyAnswerHeader(&ctx.Response.Header, &resp.Header)
+			ctx.SetStatusCode(resp.StatusCode())
+			markRefined(ctx, ref, p.mode)
+			return
+		}
+		err = errors.New("render failed")
+	}
+	if cursor {
+		// The engine's answer to the client's own request, as it came.
+		copyAnswerHeader(&ctx.Response.Header, &resp.Header)
+		ctx.SetStatusCode(resp.StatusCode())
+		ctx.Response.SetBody(resp.Body())
+		s.notRefined(ctx, b, "parse", err)
 		return
 	}
-	ref, out, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held)
-	if !ok {
-		s.forward(ctx, reqCtx, b, orig)
-		return
+	// An answer winnow cannot parse or render: ask again with the
+	// client's request as it was (a search, so asking twice is safe).
+	s.fallback(ctx, reqCtx, b, orig, start, "parse", err)
+}
+
+// markRefined sets the headers of a refined answer.
+func markRefined(ctx *fasthttp.RequestCtx, ref *refined, mode engine.Mode) {
+	_, dups := ref.clusterCounts()
+	setDuplicates(ctx, dups, removedCount(ref.marks, mode), mode)
+}
+
+// setDuplicates sets the headers of a refined answer: X-Winnow-Refined
+// "yes", X-Winnow-Duplicates the duplicates found among the engine's
+// results winnow refined, and in remove mode X-Winnow-Removed those of
+// them dropped from the answer (a kept, annotated one is not). The
+// engine's total (hits.total, numFound) is never changed: these say what
+// winnow took out.
+func setDuplicates(ctx *fasthttp.RequestCtx, dups, removed int, mode engine.Mode) {
+	setRefined(ctx, "yes")
+	ctx.Response.Header.Set("X-Winnow-Duplicates", strconv.Itoa(dups))
+	if mode == engine.Remove {
+		ctx.Response.Header.Set("X-Winnow-Removed", strconv.Itoa(removed))
 	}
-	if cacheable && ref.hot != nil {
-		s.rememberAnswer(key, orig, p, win, parsed, ref, out)
+}
+
+// removedCount is the number of results remove mode drops: duplicates
+// of another result not marked Keep.
+func removedCount(marks []engine.Mark, mode engine.Mode) int {
+	if mode != engine.Remove {
+		return 0
 	}
-	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
-	ctx.SetStatusCode(resp.StatusCode())
+	n := 0
+	for i, m := range marks {
+		if m.Winner >= 0 && m.Winner != i && !m.Keep {
+			n++
+		}
+	}
+	return n
+}
+
+// unrefinedReason is the reason an answer read failed: "budget" past the
+// bound on bytes in flight, else def.
+func unrefinedReason(err error, def string) string {
+	if errors.Is(err, errOverBound) {
+		return "budget"
+	}
+	return def
 }
 
 // pathOnly is p without its query string.
@@ -150,6 +271,7 @@ func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engi
 	s.m.refined(&refined{cached: a.cached, unrefined: a.unrefined})
 	s.m.clustered(a.clusters, a.dups, p.mode.String())
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
+	setDuplicates(ctx, a.dups, a.removed, p.mode)
 	ctx.SetStatusCode(resp.StatusCode())
 	return true
 }
@@ -173,6 +295,7 @@ func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win e
 		method: orig.Method, path: orig.Path, reqBody: bytes.Clone(orig.Body), mode: p.mode, win: win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
+		removed: removedCount(ref.marks, p.mode),
 	})
 }
 
@@ -200,18 +323,17 @@ type rewritten struct {
 	win  engine.Window
 }
 
-// fallback answers with the client's request as it was, when the
-// backend's answer to the rewritten one could not be had, parsed or
-// held within the bound on bytes in flight.
-func (s *Server) fallback(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, start time.Time, err error) {
-	if errors.Is(err, errOverBound) {
+// fallback answers with the client's request as it was, marked
+// unrefined for reason, when the backend's answer to the rewritten one
+// could not be had, parsed or held within the bound on bytes in flight.
+func (s *Server) fallback(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, start time.Time, reason string, err error) {
+	if reason == "budget" {
 		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
-		s.m.unrefined("budget")
 	} else {
 		s.m.engine(b.Name, "fallback", time.Since(start))
-		s.log.Debug("transparent_fallback", "engine", b.Name, "err", err)
 	}
 	s.forward(ctx, reqCtx, b, orig)
+	s.notRefined(ctx, b, reason, err)
 }
 
 // transparentPages is the transparent path of an adapter that asks for
@@ -243,13 +365,15 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 		}
 	}
 	if err != nil {
-		s.fallback(ctx, reqCtx, b, orig, start, err)
+		s.fallback(ctx, reqCtx, b, orig, start, unrefinedReason(err, "engine_request"), err)
 		return
 	}
-	if _, _, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held); !ok {
-		s.forward(ctx, reqCtx, b, orig)
+	ref, _, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held)
+	if !ok {
+		s.fallback(ctx, reqCtx, b, orig, start, "render", errors.New("render failed"))
 		return
 	}
+	defer markRefined(ctx, ref, p.mode)
 	for _, kv := range replies[0].header {
 		ctx.Response.Header.Set(kv[0], kv[1])
 	}
@@ -269,6 +393,9 @@ func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Conte
 func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time, held *int64) (*refined, []byte, bool) {
 	s.m.engine(b.Name, "ok", time.Since(start))
 	ref := s.refine(reqCtx, parsed.Results, p)
+	if p.cursor {
+		lastStays(ref.marks, p.mode)
+	}
 	// The rendering is about the answer's size plus its marks: one buffer
 	// of that size with room for them, not a growth by a quarter when the
 	// marks overflow it, keeps it within what the budget counts.
@@ -305,6 +432,25 @@ func renderRoom(n int) int {
 	return n + n/64
 }
 
+// lastStays keeps the last result of a cursor's page a hit of its own
+// when it duplicates an earlier one: a client pages on with the sort
+// values of the last hit it sees (search_after), so that hit must be the
+// engine's last, or the next page would bring back what this one
+// grouped or removed. Remove mode keeps it annotated; group mode shows
+// it unmarked, in place.
+func lastStays(marks []engine.Mark, mode engine.Mode) {
+	last := len(marks) - 1
+	if last < 0 || marks[last].Winner < 0 || marks[last].Winner == last {
+		return
+	}
+	switch mode {
+	case engine.Remove:
+		marks[last].Keep = true
+	case engine.Group:
+		marks[last] = engine.Mark{Winner: -1}
+	}
+}
+
 // forward sends the client's request unchanged and relays the answer,
 // streamed: it is never held whole. A backend that cannot be reached
 // gets 502, one that does not answer in time 504: the only errors winnow
@@ -314,16 +460,22 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *up
 	resp, err := b.do(reqCtx, r, &ctx.Request.Header)
 	if err != nil {
 		s.m.engine(b.Name, "down", time.Since(start))
-		s.log.Warn("backend_unreachable", "engine", b.Name, "err", err)
-		code := fasthttp.StatusBadGateway
-		if errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-			code = fasthttp.StatusGatewayTimeout
-		}
-		ctx.Error(fmt.Sprintf("winnow: engine %s: %v", b.Name, err), code)
+		s.engineDown(ctx, b, err)
 		return
 	}
 	s.m.engine(b.Name, "passthrough", time.Since(start))
 	relay(ctx, resp)
+}
+
+// engineDown answers a request the engine did not answer: 504 when it
+// did not in time, else 502.
+func (s *Server) engineDown(ctx *fasthttp.RequestCtx, b *upstream, err error) {
+	s.log.Warn("backend_unreachable", "engine", b.Name, "err", err)
+	code := fasthttp.StatusBadGateway
+	if errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		code = fasthttp.StatusGatewayTimeout
+	}
+	ctx.Error(fmt.Sprintf("winnow: engine %s: %v", b.Name, err), code)
 }
 
 func (s *Server) writeAnswer(ctx *fasthttp.RequestCtx, status int, ct string, body []byte, hdr [][2]string) {

@@ -48,7 +48,7 @@ func newUpstream(e Engine) (*upstream, error) {
 	}
 	gcfg := e.Adapter
 	gcfg.Path = cmp.Or(gcfg.Path, defaultSearchPath(a.Name()))
-	return &upstream{
+	up := &upstream{
 		Engine:  e,
 		adapter: a,
 		light:   light,
@@ -71,7 +71,27 @@ func newUpstream(e Engine) (*upstream, error) {
 			DisableHeaderNamesNormalizing: true,
 			NoDefaultUserAgentHeader:      true,
 		},
-	}, nil
+	}
+	up.client.RetryIfErr = up.retry
+	return up, nil
+}
+
+// retry tells fasthttp whether a request that failed on a connection
+// the engine had closed (an idle keep-alive connection, before any byte
+// of an answer) is sent again: every request the read-only gateway lets
+// through is a read, so it is; POST searches included, which fasthttp
+// would not retry by itself. A request the gateway would refuse (a write
+// on an engine with AllowWrites) is not.
+func (u *upstream) retry(req *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
+	uri := string(req.URI().RequestURI())
+	uri = strings.TrimPrefix(uri, strings.TrimSuffix(u.base.Path, "/"))
+	_, gerr := u.gate.Check(engine.GateRequest{
+		Method:      string(req.Header.Method()),
+		URI:         uri,
+		ContentType: string(req.Header.ContentType()),
+		Body:        req.Body(),
+	})
+	return false, gerr == nil
 }
 
 func defaultSearchPath(kind string) string {

@@ -239,7 +239,7 @@ type span struct{ start, end int }
 // the total after refinement.
 type patch struct {
 	at   span
-	what byte // 'f': From (plus Base when raw), 's': Size, 't': a total object {value, relation}, 'n': a total number
+	what byte // 'f': From (plus Base when raw), 's': Size
 }
 
 // Namespace is the XML namespace of winnow's annotations.

@@ -633,8 +633,8 @@ func TestRenderSolrExpanded(t *testing.T) {
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(v.Response.Docs) != 2 || v.Response.Docs[0].ID != "a" || v.Response.Docs[0].Winnow["cluster"] != "k" || v.Response.NumFound != 2 {
-		t.Errorf("response = %+v, want a and b, 2 found", v.Response)
+	if len(v.Response.Docs) != 2 || v.Response.Docs[0].ID != "a" || v.Response.Docs[0].Winnow["cluster"] != "k" || v.Response.NumFound != 3 {
+		t.Errorf("response = %+v, want a and b, the engine's 3 found", v.Response)
 	}
 	e, ok := v.Expanded["a"]
 	if !ok || len(v.Expanded) != 1 || e.NumFound != 1 || len(e.Docs) != 1 || e.Docs[0].ID != "c" || e.Docs[0].Winnow["explain"] != "same text" {

@@ -29,7 +29,7 @@ func Example() {
 	fmt.Println(string(out))
 	// Output:
 	// /docs/_search?from=0&q=winnow&size=6
-	// {"took":2,"hits":{"total":{"value":2,"relation":"eq"},"hits":[
+	// {"took":2,"hits":{"total":{"value":3,"relation":"eq"},"hits":[
 	// {"_id":"a","_source":{"url":"https://example.org/a","title":"A"}},
 	// {"_id":"c","_source":{"url":"https://example.org/c","title":"C"}}]}}
 }

@@ -355,7 +355,8 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 }
 
 // totals reads the answer's total and records the patches of the
-// numbers Render rewrites (the total, Solr's start).
+// numbers Render rewrites (Solr's start); the total itself stays the
+// engine's.
 func (a *jsonAdapter) totals(p *Parsed, w *walker, caps []span) {
 	b, el, f, pl := w.b, w.elems, a.cfg.Fields, &a.plan
 	switch a.kind {
@@ -368,18 +369,12 @@ func (a *jsonAdapter) totals(p *Parsed, w *walker, caps []span) {
 			}
 			if n, ok2 := number(b, v); ok && ok2 {
 				p.Total = int(n)
-				what := byte('n')
-				if obj {
-					what = 't'
-				}
-				p.patch = append(p.patch, patch{t, what})
 			}
 		}
 	case kindSolr:
 		if t := caps[rTotal]; t.end != 0 {
 			if n, ok := number(b, t); ok {
 				p.Total = int(n)
-				p.patch = append(p.patch, patch{t, 'n'})
 			}
 		}
 		if s := caps[rStart]; s.end != 0 && isNumber(b, s) {

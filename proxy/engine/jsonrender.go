@@ -22,13 +22,12 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 		return nil, a.errorf("%w", err)
 	}
 	b := p.body
-	tot := totalOf(p, marks, mode, w)
 	out := slices.Grow(dst, renderSize(p, marks, pick, mode))
 	pos := 0
 	for _, pt := range p.patch {
 		if pt.at.start < p.list.start {
 			out = append(out, b[pos:pt.at.start]...)
-			out = appendPatch(out, b, pt, w, tot)
+			out = appendPatch(out, pt, w)
 			pos = pt.at.end
 		}
 	}
@@ -39,7 +38,7 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 	for _, pt := range p.patch {
 		if pt.at.start > p.list.start {
 			out = append(out, b[pos:pt.at.start]...)
-			out = appendPatch(out, b, pt, w, tot)
+			out = appendPatch(out, pt, w)
 			pos = pt.at.end
 		}
 	}
@@ -104,59 +103,11 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 	return append(out, ']'), expanded
 }
 
-// total is what hits.total (numFound) says after refinement: value, and
-// whether it is exact or a lower bound; keep leaves the backend's own.
-type total struct {
-	value       int
-	exact, keep bool
-}
-
-// totalOf is the total of distinct results the client's pages can show.
-// In Annotate mode, or when no fetched result is a duplicate, it is the
-// backend's. When the fetched results are all the backend has, it is
-// exact: the backend's total less the duplicates. Otherwise only the
-// distinct results fetched are known to exist: a lower bound ("gte").
-func totalOf(p *Parsed, marks []Mark, mode Mode, w Window) total {
-	if mode == Annotate || marks == nil || p.Total < 0 {
-		return total{keep: true}
-	}
-	losers := 0
-	for i, m := range marks {
-		if m.Winner >= 0 && m.Winner != i && !(mode == Remove && m.Keep) {
-			losers++
-		}
-	}
-	switch {
-	case losers == 0:
-		return total{keep: true}
-	case p.Total < w.Base+len(p.Results):
-		return total{keep: true} // a backend that undercounts: its word stays
-	case w.Base == 0 && p.Total == len(p.Results):
-		return total{value: max(p.Total-losers, 0), exact: true}
-	}
-	return total{value: min(w.Base+len(p.Results)-losers, p.Total)}
-}
-
-// appendPatch appends the value of patch pt.
-func appendPatch(out, b []byte, pt patch, w Window, tot total) []byte {
-	switch pt.what {
-	case 't':
-		if tot.keep {
-			return append(out, b[pt.at.start:pt.at.end]...)
-		}
-		out = append(out, `{"value":`...)
-		out = strconv.AppendInt(out, int64(tot.value), 10)
-		if tot.exact {
-			return append(out, `,"relation":"eq"}`...)
-		}
-		return append(out, `,"relation":"gte"}`...)
-	case 'n':
-		if tot.keep || !tot.exact {
-			// A bare number cannot say "at least": the backend's stays.
-			return append(out, b[pt.at.start:pt.at.end]...)
-		}
-		return strconv.AppendInt(out, int64(tot.value), 10)
-	}
+// appendPatch appends the value of patch pt: the window's From or Size.
+// The engine's total (hits.total, numFound) is never patched: it counts
+// the documents matching, duplicates included, whatever the mode and the
+// page size.
+func appendPatch(out []byte, pt patch, w Window) []byte {
 	return strconv.AppendInt(out, int64(patchValue(pt, w)), 10)
 }
 
