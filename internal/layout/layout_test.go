@@ -37,6 +37,9 @@ var allowed = map[string][]string{
 	"internal/bench":     {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "corpus/sample"},
 	"offline":            {"config", "page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
 	"cmd/winnow":         {"*"},
+
+	// Test helpers that start real engines.
+	"internal/realengine": {"canon", "corpus/sample"},
 }
 
 type pkg struct {
