@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
@@ -226,6 +228,30 @@ func TestCursorPagingEveryResultOnce(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestTotalIsTheEngines checks that hits.total means one thing whatever
+// the page size and the mode: the engine's own total, the documents
+// matching, duplicates included; and that a first page of a query that
+// matches holds hits in every mode.
+func TestTotalIsTheEngines(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
+	const q = "/llvm/_search?q=benchmark+tips+code+review"
+	for _, size := range []int{1, 3, 10} {
+		_, raw := get(t, d.URL()+q+"&size="+strconv.Itoa(size))
+		want := decodeES(t, raw).Hits.Total
+		if want.Value == 0 {
+			t.Fatalf("the demo matches nothing for %s: the test proves nothing", q)
+		}
+		for _, mode := range clientModes {
+			code, body := get(t, base+q+"&size="+strconv.Itoa(size), "X-Winnow-Mode", mode)
+			a := decodeES(t, body)
+			if code != 200 || a.Hits.Total != want || len(a.Hits.Hits) == 0 {
+				t.Errorf("size=%d %s: %d, total %+v, %d hits; want the engine's %+v and hits", size, mode, code, a.Hits.Total, len(a.Hits.Hits), want)
+			}
 		}
 	}
 }
