@@ -369,8 +369,8 @@ type env struct {
 	answerSize int64 // the answer cache's
 	// inflightSize is the bound on engine answers in flight.
 	inflightSize int64
-	topK       int
-	mode       string
+	topK         int
+	mode         string
 }
 
 // churnURLs repeats urls with the demo's x_variant=0..n-1, interleaved
