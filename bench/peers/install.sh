@@ -1,12 +1,17 @@
 #!/bin/sh
-# install.sh [VENV]: a virtualenv with the peer tools of peers.py, from
-# PyPI through pip (default VENV: bench/peers/.venv). Versions pinned to
-# those measured in docs/performance.md.
+# Creates the venv for bench/peers/run.py with pinned versions of the field's
+# near-duplicate tools (see docs/peers.md). Needs PyPI; nothing else here does.
 set -eu
-venv=${1:-$(dirname "$0")/.venv}
-python3 -m venv "$venv"
-"$venv/bin/pip" install -q datasketch==2.0.0 rensa==0.5.0 datatrove==0.10.1
-# datatrove's MinHash steps import these without declaring them; xxhash
-# 3.4 because later ones refuse the str datatrove 0.10.1 hashes.
-"$venv/bin/pip" install -q regex tokenizers orjson spacy xxhash==3.4.1
-echo "installed into $venv: run $venv/bin/python $(dirname "$0")/peers.py LLVM_DOCS_DIR"
+VENV=${WINNOW_PEERS_VENV:-$HOME/.cache/winnow/peers-venv}
+PY=${PYTHON:-python3}
+"$PY" -m venv "$VENV"
+"$VENV/bin/pip" install -q \
+	datasketch==2.0.0 \
+	rensa==0.5.0 \
+	text-dedup==0.4.0 \
+	datatrove==0.10.1 \
+	spacy==3.8.18 tokenizers==0.23.3 orjson==3.13.0 xxhash==3.5.0
+# datatrove's MinHash stage 1 needs spacy (its English word tokenizer, a blank
+# pipeline: no model download), tokenizers, orjson (JsonlReader) and xxhash<4
+# (xxhash 4 no longer hashes str; datatrove's "processing" extra pins <4).
+echo "$VENV"

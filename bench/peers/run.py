@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""winnow beside the field's near-duplicate tools: speed, memory, and pairwise
+P/R/F1 on llvm-docs. See docs/peers.md for the commands and the results.
+
+  run.py prep LLVM_DIR OUT.jsonl          HTML pages -> {id, text} JSONL
+  run.py bench [options]                  run every tool, print a table
+  run.py tool NAME IN.jsonl OUT.jsonl [THRESHOLD]   one tool (a child of bench)
+
+Every tool reads the same JSONL {id, text}; every tool writes its clusters as
+JSONL, one JSON list of ids per cluster (singletons may be left out).
+"""
+import argparse
+import html.parser
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class _Text(html.parser.HTMLParser):
+    """Visible text of an HTML page: all text nodes outside script/style."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.out, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self.skip += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self.skip:
+            self.skip -= 1
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.out.append(data)
+
+
+def prep(llvm_dir, out):
+    with open(os.path.join(llvm_dir, "docs.tsv")) as f:
+        docs = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
+    with open(out, "w") as w:
+        for d in docs:
+            p = _Text()
+            with open(os.path.join(llvm_dir, "html", d), encoding="utf-8", errors="replace") as f:
+                p.feed(f.read())
+            w.write(json.dumps({"id": d, "text": " ".join(" ".join(p.out).split())}) + "\n")
+    print(f"{len(docs)} pages -> {out}")
+
+
+def read_docs(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+NON_ALPHA = re.compile(r"\W+", re.UNICODE)
+
+
+def shingles(text, n=5):
+    """Word 5-grams of the lower-cased text, the shingling text-dedup and
+    datatrove use by default; datasketch and rensa leave it to the caller."""
+    words = [w for w in NON_ALPHA.split(text.lower()) if w]
+    if len(words) < n:
+        return [" ".join(words).encode()]
+    return [" ".join(words[i:i + n]).encode() for i in range(len(words) - n + 1)]
+
+
+def union_find_clusters(n, pairs):
+    parent = list(range(n))
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+    groups = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def write_clusters(out, docs, clusters):
+    with open(out, "w") as w:
+        for c in clusters:
+            w.write(json.dumps([docs[i]["id"] for i in c]) + "\n")
+
+
+def tool_datasketch(inp, out, threshold):
+    from datasketch import MinHash, MinHashLSH
+    docs = read_docs(inp)
+    lsh = MinHashLSH(threshold=threshold or 0.9, num_perm=128)  # library defaults
+    mhs = []
+    for i, d in enumerate(docs):
+        m = MinHash(num_perm=128)
+        m.update_batch(shingles(d["text"]))
+        mhs.append(m)
+        lsh.insert(i, m)
+    pairs = [(i, j) for i, m in enumerate(mhs) for j in lsh.query(m) if j != i]
+    write_clusters(out, docs, union_find_clusters(len(docs), pairs))
+
+
+def tool_rensa(inp, out, threshold):
+    from rensa import RMinHash, RMinHashLSH
+    docs = read_docs(inp)
+    # README example: num_perm=128, seed=42, threshold 0.8, 16 bands
+    lsh = RMinHashLSH(threshold=threshold or 0.8, num_perm=128, num_bands=16)
+    mhs = []
+    for i, d in enumerate(docs):
+        m = RMinHash(num_perm=128, seed=42)
+        m.update([s.decode() for s in shingles(d["text"])])
+        mhs.append(m)
+        lsh.insert(i, m)
+    pairs = []
+    for i, m in enumerate(mhs):
+        for j in lsh.query(m):
+            # the README confirms LSH candidates with the estimated Jaccard
+            if j != i and m.jaccard(mhs[j]) >= (threshold or 0.8):
+                pairs.append((i, j))
+    write_clusters(out, docs, union_find_clusters(len(docs), pairs))
+
+
+def tool_textdedup(inp, out, threshold):
+    import pickle
+    work = tempfile.mkdtemp(prefix="textdedup-")
+    cmd = [sys.executable, "-m", "text_dedup.minhash", "--path", "json", "--data_files", inp,
+           "--split", "train", "--column", "text", "--idx_column", "id", "--cache_dir",
+           os.path.join(work, "cache"), "--output", os.path.join(work, "out"), "--debug",
+           "--num_proc", "1"]
+    if threshold:
+        cmd += ["--threshold", str(threshold)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(os.path.join(work, "out", "uf.pkl"), "rb") as f:
+        uf = pickle.load(f)
+    groups = {}
+    for x in list(uf.parent):
+        groups.setdefault(uf.find(x), []).append(x)
+    with open(out, "w") as w:
+        for g in groups.values():
+            if len(g) > 1:
+                w.write(json.dumps(g) + "\n")
+    subprocess.run(["rm", "-rf", work])
+
+
+def tool_datatrove(inp, out, threshold):
+    import struct
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.dedup.minhash import (MinhashConfig, MinhashDedupBuckets,
+                                                  MinhashDedupCluster, MinhashDedupSignature)
+    from datatrove.pipeline.readers import JsonlReader
+    docs = read_docs(inp)
+    work = tempfile.mkdtemp(prefix="datatrove-")
+    cfg = MinhashConfig()  # defaults: 5-grams, 14 buckets x 8 hashes
+    if threshold:
+        # datatrove has no threshold knob; its buckets x rows set it. Not swept.
+        pass
+    reader = JsonlReader(os.path.dirname(inp), glob_pattern=os.path.basename(inp), id_key="id")
+    stages = [
+        [reader, MinhashDedupSignature(output_folder=f"{work}/sigs", config=cfg)],
+        [MinhashDedupBuckets(input_folder=f"{work}/sigs", output_folder=f"{work}/buckets", config=cfg)],
+        [MinhashDedupCluster(input_folder=f"{work}/buckets", output_folder=f"{work}/remove", config=cfg,
+                             save_cluster_id=True)],
+    ]
+    for i, pipe in enumerate(stages):
+        tasks = cfg.num_buckets if i == 1 else 1
+        LocalPipelineExecutor(pipeline=pipe, tasks=tasks, workers=1,
+                              logging_dir=f"{work}/logs{i}", skip_completed=False).run()
+    groups = {}
+    path = f"{work}/remove/000000.clusters"
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            data = f.read()
+        for doc, cid in struct.iter_unpack("<II", data):
+            groups.setdefault(cid, []).append(doc)
+    write_clusters(out, docs, [g for g in groups.values() if len(g) > 1])
+    subprocess.run(["rm", "-rf", work])
+
+
+TOOLS = {"datasketch": tool_datasketch, "rensa": tool_rensa, "text-dedup": tool_textdedup,
+         "datatrove": tool_datatrove}
+
+
+def versions():
+    from importlib.metadata import version
+    v = {}
+    for name, dist in [("datasketch", "datasketch"), ("rensa", "rensa"), ("text-dedup", "text-dedup"),
+                       ("datatrove", "datatrove")]:
+        try:
+            v[name] = version(dist)
+        except Exception:
+            v[name] = "not installed"
+    return v
+
+
+def measure(cmd, limit):
+    """Run cmd; return wall s, CPU s (user+sys of the process tree), peak RSS MiB."""
+    cmd = ["timeout", str(limit)] + cmd
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    err = p.stderr.read().decode(errors="replace")
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd} failed ({p.returncode}): {err[-2000:]}")
+    # ru covers the child and every descendant it waited for; ru_maxrss is the
+    # largest single process of that tree, in KiB on Linux.
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def winnow_clusters(path, out):
+    with open(path) as f, open(out, "w") as w:
+        for line in f:
+            c = json.loads(line)
+            w.write(json.dumps([m["id"] for m in c["members"]]) + "\n")
+
+
+def score(clusters_path, labels_dir):
+    with open(os.path.join(labels_dir, "docs.tsv")) as f:
+        docs = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
+    dup, grey = set(), set()
+    with open(os.path.join(labels_dir, "pairs.tsv")) as f:
+        for line in f.read().splitlines()[1:]:
+            a, b, _, label = line.split("\t")
+            (dup if label == "dup" else grey).add(frozenset((a, b)))
+    pred = set()
+    with open(clusters_path) as f:
+        for line in f:
+            for a, b in itertools.combinations(json.loads(line), 2):
+                pred.add(frozenset((str(a), str(b))))
+    known = set(docs)
+    pred = {p for p in pred if p <= known and p not in grey}
+    tp = len(pred & dup)
+    prec = tp / len(pred) if pred else 0.0
+    rec = tp / len(dup) if dup else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return prec, rec, f1
+
+
+def bench(args):
+    os.makedirs(args.work, exist_ok=True)
+    ver = versions()
+    ver["winnow"] = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                                   capture_output=True, text=True).stdout.strip()
+    inputs = [("llvm-docs", args.llvm_jsonl, args.runs)]
+    if args.synth:
+        inputs.append(("synth", args.synth, args.synth_runs))
+    settings = [("winnow", None)] + [(t, None) for t in args.tools]
+    for t, th in (s.split("@") for s in args.sweep):
+        settings.append((t, float(th)))
+    rows = []
+    for name, path, runs in inputs:
+        with open(path) as f:
+            n = sum(1 for _ in f)
+        results = {s: [] for s in settings}
+        for r in range(runs):  # alternate the tools inside each repetition
+            for tool, th in settings:
+                if name == "synth" and th is not None:
+                    continue
+                out = os.path.join(args.work, f"{name}-{tool}-{th}.jsonl")
+                if tool == "winnow":
+                    raw = out + ".winnow"
+                    cmd = [args.winnow, "-set", "dedup.progress=never", "dedup", "-o", raw, path]
+                else:
+                    cmd = [sys.executable, os.path.abspath(__file__), "tool", tool, path, out]
+                    if th is not None:
+                        cmd.append(str(th))
+                try:
+                    wall, cpu, rss = measure(cmd, args.timeout)
+                except RuntimeError as e:
+                    print(f"{name} {tool}: {e}", file=sys.stderr)
+                    continue
+                if tool == "winnow":
+                    winnow_clusters(raw, out)
+                results[(tool, th)].append((wall, cpu, rss))
+                print(f"{name} run {r + 1} {tool}@{th or 'default'}: wall {wall:.2f}s cpu {cpu:.2f}s "
+                      f"rss {rss:.0f}MiB", file=sys.stderr, flush=True)
+        for (tool, th), ms in results.items():
+            if not ms:
+                continue
+            out = os.path.join(args.work, f"{name}-{tool}-{th}.jsonl")
+            prf = score(out, args.llvm_dir) if name == "llvm-docs" else None
+            rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
+                             setting="default" if th is None else f"threshold {th}", pages=n,
+                             pps_core=[n / m[1] for m in ms], wall=[m[0] for m in ms],
+                             cpu=[m[1] for m in ms], rss=[m[2] for m in ms], prf=prf))
+    with open(os.path.join(args.work, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print_table(rows)
+
+
+def rng(xs, fmt):
+    lo, hi = min(xs), max(xs)
+    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else fmt.format(lo) + "–" + fmt.format(hi)
+
+
+def print_table(rows):
+    print("| input | tool | version | setting | runs | wall s | CPU s | pages/s per core | peak RSS MiB "
+          "| P | R | F1 | winnow/tool per core |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        w = next(x for x in rows if x["input"] == r["input"] and x["tool"] == "winnow")
+        ratio = (min(w["pps_core"]) / max(r["pps_core"]), max(w["pps_core"]) / min(r["pps_core"]))
+        prf = r["prf"]
+        p = " | ".join(f"{x:.3f}" for x in prf) if prf else "– | – | –"
+        print(f"| {r['input']} | {r['tool']} | {r['version']} | {r['setting']} | {len(r['wall'])} "
+              f"| {rng(r['wall'], '{:.2f}')} | {rng(r['cpu'], '{:.2f}')} | {rng(r['pps_core'], '{:.0f}')} "
+              f"| {rng(r['rss'], '{:.0f}')} | {p} | {ratio[0]:.1f}–{ratio[1]:.1f}× |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prep")
+    p.add_argument("llvm_dir")
+    p.add_argument("out")
+    t = sub.add_parser("tool")
+    t.add_argument("name", choices=sorted(TOOLS))
+    t.add_argument("inp")
+    t.add_argument("out")
+    t.add_argument("threshold", nargs="?", type=float)
+    b = sub.add_parser("bench")
+    b.add_argument("--winnow", default="/tmp/peers-winnow")
+    b.add_argument("--llvm-dir", default="/tmp/llvm-docs")
+    b.add_argument("--llvm-jsonl", default="/tmp/peers/llvm.jsonl")
+    b.add_argument("--synth", default="", help="synthetic JSONL (winnow-synth); empty to skip")
+    b.add_argument("--runs", type=int, default=2)
+    b.add_argument("--synth-runs", type=int, default=1)
+    b.add_argument("--tools", nargs="*", default=["datasketch", "rensa", "text-dedup", "datatrove"])
+    b.add_argument("--sweep", nargs="*", default=[], help="extra settings TOOL@THRESHOLD on llvm-docs")
+    b.add_argument("--timeout", type=int, default=900, help="seconds a tool may run on one input")
+    b.add_argument("--work", default="/tmp/peers")
+    a = ap.parse_args()
+    if a.cmd == "prep":
+        prep(a.llvm_dir, a.out)
+    elif a.cmd == "tool":
+        TOOLS[a.name](a.inp, a.out, a.threshold)
+    else:
+        bench(a)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)
