@@ -324,12 +324,27 @@ func (b *byteBudget) readUnknown(st io.Reader) (buf []byte, held int64, err erro
 // engineBody streams an engine's answer to the client: fasthttp reads it
 // as it writes the client's response, after the handler has returned, and
 // closes it then, which releases the engine's response (and its
-// connection, dropped if the answer was not read to the end).
-type engineBody struct{ resp *fasthttp.Response }
+// connection, dropped if the answer was not read to the end). When the
+// answer is compressed for the client, fasthttp reads it in a goroutine of
+// its own, which may still read when a client that went away has it
+// closed: mu orders the two, and a read after Close fails.
+type engineBody struct {
+	mu   sync.Mutex
+	resp *fasthttp.Response // nil once closed
+}
 
-func (e *engineBody) Read(p []byte) (int, error) { return e.resp.BodyStream().Read(p) }
+func (e *engineBody) Read(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.resp == nil {
+		return 0, io.ErrClosedPipe
+	}
+	return e.resp.BodyStream().Read(p)
+}
 
 func (e *engineBody) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.resp != nil {
 		fasthttp.ReleaseResponse(e.resp)
 		e.resp = nil

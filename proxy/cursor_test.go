@@ -119,29 +119,6 @@ func startCursorEngine(t *testing.T, docs []map[string]any) *httptest.Server {
 	return srv
 }
 
-// cursorPage is what a client reads of one page.
-type cursorPage struct {
-	ScrollID string `json:"_scroll_id"`
-	Hits     struct {
-		Total struct {
-			Value    int    `json:"value"`
-			Relation string `json:"relation"`
-		} `json:"total"`
-		Hits []struct {
-			ID        string          `json:"_id"`
-			Sort      []int           `json:"sort"`
-			Source    json.RawMessage `json:"_source"`
-			InnerHits map[string]struct {
-				Hits struct {
-					Hits []struct {
-						ID string `json:"_id"`
-					} `json:"hits"`
-				} `json:"hits"`
-			} `json:"inner_hits"`
-		} `json:"hits"`
-	} `json:"hits"`
-}
-
 // TestCursorPagingEveryResultOnce pages through a scroll (by body and
 // by path) and a point in time with search_after, in every mode: each
 // result of the engine comes back exactly once, as a hit or a grouped
@@ -152,7 +129,7 @@ func TestCursorPagingEveryResultOnce(t *testing.T) {
 	srv := startCursorEngine(t, docs)
 	e := Engine{Name: "es", URL: srv.URL, Adapter: engine.Config{Kind: "elasticsearch", TextField: "text"}}
 	_, base := startProxy(t, Options{Engines: []Engine{e}})
-	post := func(method, path, body, mode string) (cursorPage, http.Header) {
+	post := func(method, path, body, mode string) (esAnswerPage, http.Header) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -163,7 +140,7 @@ func TestCursorPagingEveryResultOnce(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		var pg cursorPage
+		var pg esAnswerPage
 		if resp.StatusCode != 200 || json.Unmarshal(b, &pg) != nil {
 			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
 		}
@@ -192,7 +169,7 @@ func TestCursorPagingEveryResultOnce(t *testing.T) {
 							grouped++
 						}
 						if len(hit.Sort) == 1 {
-							last = max(last, hit.Sort[0])
+							last = max(last, int(hit.Sort[0].(float64)))
 						}
 					}
 					if mode == "remove" {

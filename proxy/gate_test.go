@@ -391,3 +391,31 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestClientLeavesCompressedStream checks that a client that asks for a
+// compressed answer streamed from the engine (winnow_mode=off) and goes
+// away in the middle of it does not bring the proxy down: fasthttp
+// compresses in a goroutine that may still read the engine's answer
+// when the stream is closed.
+func TestClientLeavesCompressedStream(t *testing.T) {
+	srv := startLargeEngine(t)
+	e := Engine{Name: "es", URL: srv.URL, Adapter: engine.Config{Kind: "elasticsearch"}}
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	addr := strings.TrimPrefix(base, "http://")
+	for range 8 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET /8000000/_search?q=x&winnow_mode=off HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: gzip\r\n\r\n", addr)
+		buf := make([]byte, 4096)
+		if _, err := io.ReadAtLeast(c, buf, 1); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	time.Sleep(100 * time.Millisecond) // the streams notice
+	if code, body := get(t, base+"/healthz"); code != 200 {
+		t.Fatalf("after clients left: /healthz %d %s", code, body)
+	}
+}

@@ -119,9 +119,16 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 		return
 	}
 	if resp.StatusCode()/100 != 2 {
-		// A backend error is passed on as the backend gave it.
+		// A backend error is passed on as the backend gave it, to the
+		// client's own request: an error about the rewritten one (a
+		// parse error's column) would not be the engine's answer to it.
 		s.m.engine(b.Name, "http_error", time.Since(start))
-		relay(ctx, resp)
+		if cursor {
+			relay(ctx, resp)
+		} else {
+			fasthttp.ReleaseResponse(resp)
+			s.forward(ctx, reqCtx, b, orig)
+		}
 		setRefined(ctx, "no; reason=engine_error")
 		return
 	}

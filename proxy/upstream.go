@@ -301,7 +301,7 @@ func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 	ctx.SetStatusCode(resp.StatusCode())
 	if resp.BodyStream() != nil {
 		// -1 (chunked) for an answer of unknown length.
-		ctx.SetBodyStream(&engineBody{resp}, max(resp.Header.ContentLength(), -1))
+		ctx.SetBodyStream(&engineBody{resp: resp}, max(resp.Header.ContentLength(), -1))
 		return
 	}
 	body := resp.SwapBody(nil)

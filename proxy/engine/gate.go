@@ -149,7 +149,7 @@ func (g *Gate) Check(r GateRequest) (Route, error) {
 			rt.Cursor = q.Has("scroll") || esCursorBody(r.Body)
 		}
 	case "solr":
-		rt.Kind, err = g.solrRoute(r, segs, q)
+		rt.Kind, rt.Cursor, err = g.solrRoute(r, segs, q)
 	case "":
 		err = fmt.Errorf("%w: no routes", ErrRefused)
 	default:
@@ -305,13 +305,14 @@ func esCursorBody(b []byte) bool {
 
 // solrRoute classifies a Solr route: the configured search handlers
 // only, under the configured core or /solr/{core}, with parameters that
-// stay within one search.
-func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, error) {
+// stay within one search. It reports whether the search pages by cursorMark.
+func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
+	cursor := q.Has("cursorMark")
 	if r.Method != "GET" && r.Method != "POST" {
-		return 0, refused("%s is not a search method", r.Method)
+		return 0, false, refused("%s is not a search method", r.Method)
 	}
 	if len(s) == 0 || !slices.Contains(g.handlers, s[len(s)-1]) {
-		return 0, refused("/%s is not a search handler (%s)", strings.Join(s, "/"), strings.Join(g.handlers, ", "))
+		return 0, false, refused("/%s is not a search handler (%s)", strings.Join(s, "/"), strings.Join(g.handlers, ", "))
 	}
 	pre := s[:len(s)-1]
 	switch {
@@ -319,10 +320,10 @@ func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, er
 	case len(pre) == 2 && pre[0] == "solr" && solrCore(pre[1]):
 	case len(pre) == 1 && len(g.prefix) == 0 && solrCore(pre[0]):
 	default:
-		return 0, refused("/%s is not a core's search handler", strings.Join(s, "/"))
+		return 0, false, refused("/%s is not a core's search handler", strings.Join(s, "/"))
 	}
 	if err := solrParams(q); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if r.Method == "POST" && len(r.Body) > 0 {
 		mt, _, _ := mime.ParseMediaType(r.ContentType)
@@ -330,20 +331,22 @@ func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, er
 		case "application/x-www-form-urlencoded":
 			form, err := url.ParseQuery(string(r.Body))
 			if err != nil {
-				return 0, refused("form body: %v", err)
+				return 0, false, refused("form body: %v", err)
 			}
 			if err := solrParams(form); err != nil {
-				return 0, err
+				return 0, false, err
 			}
+			cursor = cursor || form.Has("cursorMark")
 		case "application/json":
 			if err := solrJSONBody(r.Body); err != nil {
-				return 0, err
+				return 0, false, err
 			}
+			cursor = cursor || strings.Contains(string(r.Body), `"cursorMark"`)
 		default:
-			return 0, refused("a search body is a form or JSON, not %q", r.ContentType)
+			return 0, false, refused("a search body is a form or JSON, not %q", r.ContentType)
 		}
 	}
-	return RouteSearch, nil
+	return RouteSearch, cursor, nil
 }
 
 // solrCore reports whether s can name a Solr core or collection and is

@@ -1,0 +1,506 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+	"github.com/opensearch-project/opensearch-go/v4"
+	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
+
+	"github.com/winnow-search/winnow/internal/demo"
+	"github.com/winnow-search/winnow/internal/realengine"
+	"github.com/winnow-search/winnow/proxy/engine"
+)
+
+// realIndex is the index (Solr core) the gateway tests load.
+const realIndex = "winnow_gateway"
+
+// realPage is what a client read of one page of a real engine.
+type realPage struct {
+	ids      []string // the hits, then their grouped duplicates
+	grouped  int
+	last     []any // the last hit's sort values (search_after)
+	cursor   string
+	total    int
+	header   http.Header
+	pitID    string
+	docCount int // Solr: numFound
+}
+
+// realClient is one official client (or net/http for Solr) speaking to
+// winnow in front of a real engine, in one winnow mode.
+type realClient interface {
+	// first asks for the first page of all documents sorted by id, size
+	// at a time, by a scroll (scroll) or a point in time (pit).
+	first(t *testing.T, size int, how string) realPage
+	// next asks for the page after p.
+	next(t *testing.T, size int, how string, p realPage) realPage
+	done(t *testing.T, how string, p realPage)
+}
+
+// TestRealEngineGateway runs the gateway in front of real OpenSearch,
+// Elasticsearch and Solr holding the demo's LLVM pages: every write and
+// admin probe is refused and leaves the index (document count, mapping
+// and settings or schema) unchanged; the official clients page through
+// scroll and point in time + search_after (Solr: cursorMark) in every
+// mode, getting each document once (as a hit or a grouped duplicate) or
+// counted as removed; msearch says it is unrefined; count, aggregations
+// and the engine's errors come back as the engine gives them.
+func TestRealEngineGateway(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	docs, err := realengine.Sample(d.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range realengine.Kinds {
+		t.Run(kind, func(t *testing.T) {
+			base := realengine.Start(t, kind)
+			realengine.Load(t, kind, base, realIndex, docs)
+			e := Engine{Name: kind, URL: base, Adapter: engine.Config{Kind: kind, TextField: "body"}, Timeout: 30 * time.Second}
+			if kind == "solr" {
+				e.Adapter.Path = "/" + realIndex + "/select"
+			}
+			_, proxyURL := startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
+			count := realengine.DocCount(t, kind, base, realIndex)
+			def := realengine.Definition(t, kind, base, realIndex)
+			if count != len(docs) {
+				t.Fatalf("%d documents loaded, want %d", count, len(docs))
+			}
+			probeReal(t, kind, strings.TrimPrefix(proxyURL, "http://"))
+			if n := realengine.DocCount(t, kind, base, realIndex); n != count {
+				t.Errorf("after the probes: %d documents, want %d", n, count)
+			}
+			if after := realengine.Definition(t, kind, base, realIndex); !bytes.Equal(after, def) {
+				t.Errorf("after the probes the index definition changed:\n%s\nwas\n%s", after, def)
+			}
+			hows := []string{"scroll", "pit"}
+			if kind == "solr" {
+				hows = []string{"cursorMark"}
+			}
+			for _, mode := range clientModes {
+				for _, how := range hows {
+					t.Run(mode+"/"+how, func(t *testing.T) {
+						pageAll(t, newRealClient(t, kind, proxyURL, mode), how, mode, count)
+					})
+				}
+			}
+			if kind != "solr" {
+				checkESRouteAnswers(t, kind, base, proxyURL, count)
+			}
+		})
+	}
+}
+
+// probeReal sends every probe for kind to the gateway at addr: each is
+// refused (403, or 400 from the HTTP server itself).
+func probeReal(t *testing.T, kind, addr string) {
+	probes := esWriteProbes
+	if kind == "solr" {
+		probes = solrWriteProbes
+	}
+	for _, p := range probes {
+		if kind == "solr" {
+			p.uri = strings.Replace(strings.Replace(p.uri, "/solr/core/", "/"+realIndex+"/", 1), "/solr/", "/", 1)
+		} else {
+			p.uri = strings.ReplaceAll(p.uri, "/idx", "/"+realIndex)
+		}
+		code, body := sendRaw(t, addr, p)
+		if code != 403 && !(code == 400 && !strings.Contains(body, "winnow")) {
+			t.Errorf("%s %s = %d %s, want refused", p.method, p.uri, code, body)
+		}
+	}
+}
+
+// pageAll pages through every document and checks each comes back once
+// or is counted as removed, and that the engine's total is on every page.
+func pageAll(t *testing.T, c realClient, how, mode string, count int) {
+	seen := map[string]int{}
+	removed, grouped, pages := 0, 0, 0
+	p := c.first(t, 5, how)
+	for len(p.ids) > 0 && pages < 60 {
+		pages++
+		if p.total != count {
+			t.Errorf("page %d: total %d, want the engine's %d", pages, p.total, count)
+		}
+		for _, id := range p.ids {
+			seen[id]++
+		}
+		grouped += p.grouped
+		if got := p.header.Get(refinedHeader); mode != "off" && got != "yes" || mode == "off" && got != "no; reason=off" {
+			t.Errorf("page %d: %s %q", pages, refinedHeader, got)
+		}
+		if mode == "remove" {
+			var n int
+			if _, err := fmt.Sscan(p.header.Get("X-Winnow-Removed"), &n); err != nil {
+				t.Fatalf("page %d: X-Winnow-Removed %q", pages, p.header.Get("X-Winnow-Removed"))
+			}
+			removed += n
+		}
+		p = c.next(t, 5, how, p)
+	}
+	c.done(t, how, p)
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("%s came back %d times", id, n)
+		}
+	}
+	if len(seen)+removed != count {
+		t.Errorf("%d pages: %d documents shown, %d removed; want the engine's %d each once", pages, len(seen), removed, count)
+	}
+	if mode == "group" && grouped == 0 || mode == "remove" && removed == 0 {
+		t.Errorf("%s: %d grouped, %d removed: no duplicate found among the LLVM releases", mode, grouped, removed)
+	}
+	t.Logf("%d pages, %d shown, %d grouped, %d removed", pages, len(seen), grouped, removed)
+}
+
+func newRealClient(t *testing.T, kind, base, mode string) realClient {
+	h := http.Header{"X-Winnow-Mode": {mode}}
+	switch kind {
+	case "elasticsearch":
+		es, err := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{base}, Header: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &esReal{es: es}
+	case "opensearch":
+		c, err := opensearchapi.NewClient(opensearchapi.Config{Client: opensearch.Config{Addresses: []string{base}, Header: h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &osReal{c: c}
+	}
+	return &solrReal{base: base, mode: mode}
+}
+
+// esAnswerPage is an Elasticsearch or OpenSearch answer as read here.
+type esAnswerPage struct {
+	ScrollID string `json:"_scroll_id"`
+	PitID    string `json:"pit_id"`
+	Hits     struct {
+		Total struct {
+			Value    int    `json:"value"`
+			Relation string `json:"relation"`
+		} `json:"total"`
+		Hits []struct {
+			ID        string `json:"_id"`
+			Sort      []any  `json:"sort"`
+			InnerHits map[string]struct {
+				Hits struct {
+					Hits []struct {
+						ID string `json:"_id"`
+					} `json:"hits"`
+				} `json:"hits"`
+			} `json:"inner_hits"`
+		} `json:"hits"`
+	} `json:"hits"`
+}
+
+func (a esAnswerPage) page(h http.Header) realPage {
+	p := realPage{cursor: a.ScrollID, pitID: a.PitID, total: a.Hits.Total.Value, header: h}
+	for _, hit := range a.Hits.Hits {
+		p.ids = append(p.ids, hit.ID)
+		for _, d := range hit.InnerHits["winnow"].Hits.Hits {
+			p.ids = append(p.ids, d.ID)
+			p.grouped++
+		}
+		p.last = hit.Sort
+	}
+	return p
+}
+
+// realSort puts the releases of one page next to each other, so a
+// page of results holds duplicates to refine.
+const realSort = `[{"page":"asc"},{"id":"asc"}]`
+
+func pitBody(size int, id string, after []any) string {
+	b := map[string]any{"size": size, "pit": map[string]any{"id": id, "keep_alive": "1m"}, "sort": json.RawMessage(realSort), "track_total_hits": true}
+	if after != nil {
+		b["search_after"] = after
+	}
+	out, _ := json.Marshal(b)
+	return string(out)
+}
+
+func readES(t *testing.T, r *esapi.Response, err error) realPage {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	if r.IsError() {
+		t.Fatalf("%s: %s", r.Status(), b)
+	}
+	var a esAnswerPage
+	if err := json.Unmarshal(b, &a); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return a.page(r.Header)
+}
+
+// esReal is go-elasticsearch's esapi.
+type esReal struct {
+	es  *elasticsearch.Client
+	pit string
+}
+
+func (c *esReal) first(t *testing.T, size int, how string) realPage {
+	es := c.es
+	if how == "scroll" {
+		r, err := es.Search(es.Search.WithIndex(realIndex), es.Search.WithScroll(time.Minute),
+			es.Search.WithBody(strings.NewReader(fmt.Sprintf(`{"size":%d,"sort":%s}`, size, realSort))))
+		return readES(t, r, err)
+	}
+	r, err := es.OpenPointInTime([]string{realIndex}, "1m")
+	if err != nil || r.IsError() {
+		t.Fatalf("open point in time: %v %v", err, r)
+	}
+	var pit struct {
+		ID string `json:"id"`
+	}
+	json.NewDecoder(r.Body).Decode(&pit)
+	r.Body.Close()
+	c.pit = pit.ID
+	r, err = es.Search(es.Search.WithBody(strings.NewReader(pitBody(size, c.pit, nil))))
+	return readES(t, r, err)
+}
+
+func (c *esReal) next(t *testing.T, size int, how string, p realPage) realPage {
+	es := c.es
+	if how == "scroll" {
+		r, err := es.Scroll(es.Scroll.WithScrollID(p.cursor), es.Scroll.WithScroll(time.Minute))
+		return readES(t, r, err)
+	}
+	if p.pitID != "" {
+		c.pit = p.pitID
+	}
+	r, err := es.Search(es.Search.WithBody(strings.NewReader(pitBody(size, c.pit, p.last))))
+	return readES(t, r, err)
+}
+
+func (c *esReal) done(t *testing.T, how string, p realPage) {
+	es := c.es
+	var r *esapi.Response
+	var err error
+	if how == "scroll" {
+		r, err = es.ClearScroll(es.ClearScroll.WithScrollID(p.cursor))
+	} else {
+		r, err = es.ClosePointInTime(es.ClosePointInTime.WithBody(strings.NewReader(`{"id":"` + c.pit + `"}`)))
+	}
+	if err != nil || r.IsError() {
+		t.Errorf("%s: clearing: %v %v", how, err, r)
+	}
+}
+
+// osReal is opensearch-go's opensearchapi.
+type osReal struct {
+	c   *opensearchapi.Client
+	pit string
+}
+
+func osPage(t *testing.T, hits opensearchapi.SearchHits, scrollID *string, h http.Header) realPage {
+	// Read back as the other clients' answers are.
+	b, err := json.Marshal(map[string]any{"hits": hits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a esAnswerPage
+	if err := json.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	if scrollID != nil {
+		a.ScrollID = *scrollID
+	}
+	return a.page(h)
+}
+
+func (c *osReal) first(t *testing.T, size int, how string) realPage {
+	ctx := context.Background()
+	if how == "scroll" {
+		r, err := c.c.Search(ctx, &opensearchapi.SearchReq{Indices: []string{realIndex},
+			Body:   strings.NewReader(fmt.Sprintf(`{"size":%d,"sort":%s}`, size, realSort)),
+			Params: opensearchapi.SearchParams{Scroll: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return osPage(t, r.Hits, r.ScrollID, r.Inspect().Response.Header)
+	}
+	r, err := c.c.PointInTime.Create(ctx, opensearchapi.PointInTimeCreateReq{Indices: []string{realIndex},
+		Params: opensearchapi.PointInTimeCreateParams{KeepAlive: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.pit = r.PitID
+	return c.next(t, size, how, realPage{})
+}
+
+func (c *osReal) next(t *testing.T, size int, how string, p realPage) realPage {
+	ctx := context.Background()
+	if how == "scroll" {
+		r, err := c.c.Scroll.Get(ctx, opensearchapi.ScrollGetReq{ScrollID: p.cursor, Params: opensearchapi.ScrollGetParams{Scroll: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return osPage(t, opensearchapi.SearchHits{Total: r.Hits.Total, Hits: r.Hits.Hits}, r.ScrollID, r.Inspect().Response.Header)
+	}
+	r, err := c.c.Search(ctx, &opensearchapi.SearchReq{Body: strings.NewReader(pitBody(size, c.pit, p.last))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return osPage(t, r.Hits, nil, r.Inspect().Response.Header)
+}
+
+func (c *osReal) done(t *testing.T, how string, p realPage) {
+	ctx := context.Background()
+	var err error
+	if how == "scroll" {
+		_, err = c.c.Scroll.Delete(ctx, opensearchapi.ScrollDeleteReq{ScrollIDs: []string{p.cursor}})
+	} else {
+		_, err = c.c.PointInTime.Delete(ctx, opensearchapi.PointInTimeDeleteReq{PitID: []string{c.pit}})
+	}
+	if err != nil {
+		t.Errorf("%s: clearing: %v", how, err)
+	}
+}
+
+// solrReal pages a Solr core by cursorMark with net/http.
+type solrReal struct{ base, mode string }
+
+func (c *solrReal) get(t *testing.T, size int, mark string) realPage {
+	q := url.Values{"q": {"*:*"}, "rows": {fmt.Sprint(size)}, "sort": {"page asc, id asc"}, "cursorMark": {mark}, "wt": {"json"}}
+	u := c.base + "/" + realIndex + "/select?" + q.Encode()
+	code, body := get(t, u, "X-Winnow-Mode", c.mode)
+	var a struct {
+		Response struct {
+			NumFound int `json:"numFound"`
+			Docs     []struct {
+				ID string `json:"id"`
+			} `json:"docs"`
+		} `json:"response"`
+		Expanded map[string]struct {
+			Docs []struct {
+				ID string `json:"id"`
+			} `json:"docs"`
+		} `json:"expanded"`
+		Next string `json:"nextCursorMark"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &a) != nil {
+		t.Fatalf("%s: %d %s", u, code, body)
+	}
+	// The header comes from a second identical request: get drops it.
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("X-Winnow-Mode", c.mode)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	p := realPage{total: a.Response.NumFound, cursor: a.Next, header: resp.Header}
+	if a.Next == mark {
+		return p // the end: Solr gives the same mark back
+	}
+	for _, d := range a.Response.Docs {
+		p.ids = append(p.ids, d.ID)
+		for _, x := range a.Expanded[d.ID].Docs {
+			p.ids = append(p.ids, x.ID)
+			p.grouped++
+		}
+	}
+	return p
+}
+
+func (c *solrReal) first(t *testing.T, size int, how string) realPage { return c.get(t, size, "*") }
+func (c *solrReal) next(t *testing.T, size int, how string, p realPage) realPage {
+	return c.get(t, size, p.cursor)
+}
+func (c *solrReal) done(*testing.T, string, realPage) {}
+
+// checkESRouteAnswers checks the routes winnow passes as the engine
+// answers them: _count, aggregations with size=0, an engine error, and
+// _msearch marked unrefined.
+func checkESRouteAnswers(t *testing.T, kind, engineURL, proxyURL string, count int) {
+	do := func(base, method, path, body string) (int, http.Header, []byte) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, b
+	}
+	same := func(path, body string, drop ...string) {
+		c1, _, direct := do(engineURL, "POST", path, body)
+		c2, _, through := do(proxyURL, "POST", path, body)
+		var a, b map[string]any
+		json.Unmarshal(direct, &a)
+		json.Unmarshal(through, &b)
+		for _, k := range append(drop, "took") {
+			delete(a, k)
+			delete(b, k)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if c1 != c2 || !bytes.Equal(ja, jb) {
+			t.Errorf("POST %s %s: through winnow %d %s, the engine %d %s", path, body, c2, through, c1, direct)
+		}
+	}
+	same("/"+realIndex+"/_count", `{"query":{"match":{"body":"benchmark"}}}`)
+	same("/"+realIndex+"/_search", `{"size":0,"aggs":{"pages":{"terms":{"field":"page","size":5}}}}`)
+	same("/"+realIndex+"/_search", `{"size":0,"track_total_hits":7,"query":{"match_all":{}}}`)
+	same("/no_such_index/_search", `{"query":{"match_all":{}}}`)
+	same("/"+realIndex+"/_search", `{"query":{"no_such_query":{}}}`)
+	code, h, b := do(proxyURL, "POST", "/_msearch", "{\"index\":\""+realIndex+"\"}\n{\"size\":3}\n{\"index\":\""+realIndex+"\"}\n{\"size\":0}\n")
+	var ms struct {
+		Responses []json.RawMessage `json:"responses"`
+	}
+	if json.Unmarshal(b, &ms); code != 200 || len(ms.Responses) != 2 || h.Get(refinedHeader) != "no; reason=msearch" {
+		t.Errorf("_msearch: %d %s=%q %d responses: %s", code, refinedHeader, h.Get(refinedHeader), len(ms.Responses), b)
+	}
+	// A refined search: every hit is the engine's own, highlight and
+	// _source filtering included.
+	body := `{"size":6,"query":{"match":{"body":"benchmark"}},"_source":["url","title"],"highlight":{"fields":{"body":{}}}}`
+	_, _, direct := do(engineURL, "POST", "/"+realIndex+"/_search?size=30", body)
+	own := map[string]string{}
+	var da esRawHits
+	json.Unmarshal(direct, &da)
+	for _, hit := range da.Hits.Hits {
+		own[hit.ID] = string(hit.Source) + string(hit.Highlight) + hit.Index
+	}
+	for _, mode := range clientModes {
+		_, _, through := do(proxyURL, "POST", "/"+realIndex+"/_search?winnow_mode="+mode, body)
+		var ta esRawHits
+		if err := json.Unmarshal(through, &ta); err != nil || len(ta.Hits.Hits) == 0 {
+			t.Fatalf("%s: %v %s", mode, err, through)
+		}
+		for _, hit := range ta.Hits.Hits {
+			if got := string(hit.Source) + string(hit.Highlight) + hit.Index; own[hit.ID] != got {
+				t.Errorf("%s: hit %s is %s, the engine's is %s", mode, hit.ID, got, own[hit.ID])
+			}
+		}
+	}
+}
+
+// esRawHits is an answer's hits, each part kept as the engine wrote it.
+type esRawHits struct {
+	Hits struct {
+		Hits []struct {
+			Index     string          `json:"_index"`
+			ID        string          `json:"_id"`
+			Source    json.RawMessage `json:"_source"`
+			Highlight json.RawMessage `json:"highlight"`
+		} `json:"hits"`
+	} `json:"hits"`
+}
