@@ -808,17 +808,26 @@ func (c *Config) Set(key, value string) error {
 	return nil
 }
 
+// yamlKey is the dotted YAML path of field f under prefix; false for a
+// field with no YAML name.
+func yamlKey(f reflect.StructField, prefix string) (string, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "" || name == "-" {
+		return "", false
+	}
+	if prefix == "" {
+		return name, true
+	}
+	return prefix + "." + name, true
+}
+
 func walk(v reflect.Value, prefix string, fn func(key string, field reflect.Value)) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
+		key, ok := yamlKey(f, prefix)
+		if !ok {
 			continue
-		}
-		key := name
-		if prefix != "" {
-			key = prefix + "." + name
 		}
 		fv := v.Field(i)
 		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Duration]() {

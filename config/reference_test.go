@@ -133,13 +133,9 @@ func reference() (string, error) {
 		}
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
+			key, ok := yamlKey(f, prefix)
+			if !ok {
 				continue
-			}
-			key := name
-			if prefix != "" {
-				key = prefix + "." + name
 			}
 			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Duration]() {
 				sub = append(sub, i)
@@ -156,11 +152,7 @@ func reference() (string, error) {
 			}
 		}
 		for _, i := range sub {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-			key := name
-			if prefix != "" {
-				key = prefix + "." + name
-			}
+			key, _ := yamlKey(t.Field(i), prefix)
 			if err := walkType(v.Field(i), key, depth+1); err != nil {
 				return err
 			}

@@ -173,10 +173,7 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	var shipped, conf, refit, vetoed, ratio, ratioFloor []foldScore
 	for r := range repeats {
 		rng := outerRand(o.Seed, r)
-		folds := make([][]int, len(sets))
-		for si, s := range sets {
-			folds[si] = s.folds(k, rng)
-		}
+		folds := dealFolds(sets, k, rng)
 		for f := range k {
 			trainIdx, tests := splitFold(sets, folds, f)
 			cConf, _ := confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor)

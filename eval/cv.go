@@ -473,10 +473,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 		var shippedFits []similarity.Model // the shipped features' fit on each training part
 		for r := range repeats {
 			rng := outerRand(o.Seed, r)
-			folds := make([][]int, len(sets))
-			for si, s := range sets {
-				folds[si] = s.folds(k, rng)
-			}
+			folds := dealFolds(sets, k, rng)
 			for f := range k {
 				trainIdx, tests := splitFold(sets, folds, f)
 				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(o.Seed, r, k, f))
@@ -757,6 +754,17 @@ type innerSplit struct {
 	missed []int
 }
 
+// dealFolds deals each set's pairs into k stratified folds from rng, the
+// sets in order, so every caller drawing from the same stream gets the
+// same folds.
+func dealFolds(sets []*CVSet, k int, rng *rand.Rand) [][]int {
+	folds := make([][]int, len(sets))
+	for si, s := range sets {
+		folds[si] = s.folds(k, rng)
+	}
+	return folds
+}
+
 // innerSplits deals the training part (trainIdx, per set, indexes into
 // its Scored) into k inner folds: every group of the set is shuffled and
 // dealt as for the outer folds (stratified over the whole set; the outer
@@ -765,10 +773,7 @@ type innerSplit struct {
 // candidate pairs are kept, since only they are fitted and only they can
 // be accepted; the others count as missed duplicates under t.
 func innerSplits(sets []*CVSet, trainIdx [][]int, t Truth, k int, rng *rand.Rand) []innerSplit {
-	folds := make([][]int, len(sets))
-	for si, s := range sets {
-		folds[si] = s.folds(k, rng)
-	}
+	folds := dealFolds(sets, k, rng)
 	out := make([]innerSplit, k)
 	for g := range out {
 		out[g].fitOn = make([][]int, len(sets))

@@ -431,10 +431,7 @@ func TestCrossValidateHeldOut(t *testing.T) {
 		differs := 0 // folds where the held-out confidence is not the in-fold one
 		for r := range repeats {
 			rng := outerRand(seed, r)
-			folds := make([][]int, len(sets))
-			for si, s := range sets {
-				folds[si] = s.folds(k, rng)
-			}
+			folds := dealFolds(sets, k, rng)
 			for f := range k {
 				trainIdx, tests := splitFold(sets, folds, f)
 				m := fitPooled(sets, trainIdx, fs, truth, FitPenalty)
