@@ -2,6 +2,7 @@ package indextag
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,7 +98,7 @@ func (e *elastic) openPIT(ctx context.Context) (string, error) {
 	default:
 		return "", err
 	}
-	if id := cmpOr(out.ID, out.PitID); id != "" {
+	if id := cmp.Or(out.ID, out.PitID); id != "" {
 		return id, nil
 	}
 	return "", fmt.Errorf("%w: the answer has no id", errNoPIT)
@@ -156,7 +157,7 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, fields []string, sl
 			if err := e.c.do(ctx, "POST", "/_search", nil, body, "", &ans); err != nil {
 				return err
 			}
-			id = cmpOr(ans.PitID, id)
+			id = cmp.Or(ans.PitID, id)
 			hs := ans.Hits.Hits
 			for _, h := range hs {
 				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
@@ -210,7 +211,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, fields []string,
 			if err := e.c.do(ctx, "POST", "/_search/scroll", nil, body, "", &ans); err != nil {
 				return err
 			}
-			scrollID = cmpOr(ans.ScrollID, scrollID)
+			scrollID = cmp.Or(ans.ScrollID, scrollID)
 		}
 	})
 }
@@ -362,7 +363,7 @@ func (e *elastic) write(ctx context.Context, ups []update) ([]result, error) {
 		case item.Status == 429 || typ == "es_rejected_execution_exception" || typ == "rejected_execution_exception":
 			r.outcome = outcomeRejected
 		default:
-			r.outcome = cmpOr(typ, fmt.Sprintf("HTTP %d", item.Status))
+			r.outcome = cmp.Or(typ, fmt.Sprintf("HTTP %d", item.Status))
 		}
 		res[i] = r
 	}

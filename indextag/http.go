@@ -2,6 +2,7 @@ package indextag
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,14 +116,7 @@ func (b *backoff) wait(ctx context.Context, retryFor time.Duration, cause error)
 	}
 	d := time.Duration(rand.Int64N(int64(b.next))) + b.next/2
 	b.next = min(2*b.next, b.max)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleep(ctx, d)
 }
 
 // do sends a request with a JSON (or NDJSON) body and decodes a 2xx
@@ -185,7 +179,7 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 		return err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", cmpOr(contentType, "application/json"))
+		req.Header.Set("Content-Type", cmp.Or(contentType, "application/json"))
 	}
 	req.Header.Set("Accept", "application/json")
 	// Compression would cost both ends CPU for nothing on a local
@@ -214,13 +208,6 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 		return fmt.Errorf("indextag: %s %s: bad answer: %w", method, path, err)
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // pacer bounds a rate of items a second across goroutines; nil or a rate
@@ -255,6 +242,12 @@ func (p *pacer) take(ctx context.Context, n int) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
+	return sleep(ctx, d)
+}
+
+// sleep waits d, or until ctx ends (then its error), so a backoff or the
+// write rate never holds up Ctrl-C.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
