@@ -42,7 +42,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 			"or the search page's feedback log (serve.feedback_log).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {

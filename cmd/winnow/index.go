@@ -59,7 +59,7 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&fields.text, "text", "", "stored field(s) of the page text (default dedup.fields.text)")
 	fs.StringVar(&fields.popularity, "popularity", "", "stored field(s) of the popularity score (default dedup.fields.popularity)")
 	fs.Usage = func() { fmt.Fprintln(e.stderr, indexUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
