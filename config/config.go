@@ -435,30 +435,25 @@ func (d Duration) String() string { return time.Duration(d).String() }
 // Default returns the configuration with every default filled in.
 func Default() Config { return Config{}.WithDefaults() }
 
-// WithDefaults returns c with every zero field set to its default. It is the
-// one place that defaults live, but for the proxy's settings under serve
-// (mode, factor, top_k, budget, the caches, the request limits, the
-// engines' and the cluster service's timeouts): those stay zero here and
-// take proxy.Options.WithDefaults' values, the one home of the proxy's
-// defaults (config is a leaf and cannot import proxy).
+// WithDefaults returns c with the commands' own defaults filled in
+// (addresses, stores, methods, progress). A key a library reads stays
+// zero here and takes that library's default, declared there only:
+// canon.max_bytes (canon), signature.* (similarity), dedup.max_file_bytes
+// (corpus), the proxy's settings under serve and serve.fetch.* (proxy,
+// fetch), backend.parts, dims, max_batch and the leases (cluster);
+// config is a leaf and cannot import them, and package options hands
+// the zero on.
 func (c Config) WithDefaults() Config {
-	c.Canon.MaxBytes = cmpOr(c.Canon.MaxBytes, 8<<20)
 	c.Canon.Content = cmpOr(c.Canon.Content, "main")
 	// signature.* stay zero: the library's defaults (similarity.Options'
 	// WithDefaults) are the only ones, so config cannot drift from them.
 	c.Decision.Method = cmpOr(c.Decision.Method, "default")
 	c.Decision.MinTokens = cmpOr(c.Decision.MinTokens, 10)
-	c.Dedup.MaxFileBytes = cmpOr(c.Dedup.MaxFileBytes, 50<<20)
 	c.Dedup.Progress = cmpOr(c.Dedup.Progress, "auto")
 	v := &c.Serve
 	v.Listen = cmpOr(v.Listen, "127.0.0.1:8080")
 	v.DemoListen = cmpOr(v.DemoListen, DefaultDemoListen)
 	v.ShutdownTimeout = cmpOr(v.ShutdownTimeout, Duration(15*time.Second))
-	v.Fetch.Timeout = cmpOr(v.Fetch.Timeout, Duration(2*time.Second))
-	v.Fetch.MaxBodyBytes = cmpOr(v.Fetch.MaxBodyBytes, 4<<20)
-	v.Fetch.MaxRedirects = cmpOr(v.Fetch.MaxRedirects, 5)
-	v.Fetch.MaxConns = cmpOr(v.Fetch.MaxConns, 64)
-	v.Fetch.MaxConnsPerHost = cmpOr(v.Fetch.MaxConnsPerHost, 4)
 	b := &c.Backend
 	b.Listen = cmpOr(b.Listen, "127.0.0.1:8090")
 	b.Store = cmpOr(b.Store, "bolt")
@@ -466,12 +461,6 @@ func (c Config) WithDefaults() Config {
 		b.Path = cmpOr(b.Path, "winnow-groups.pebble")
 	}
 	b.Path = cmpOr(b.Path, "winnow-groups.db")
-	b.Parts = cmpOr(b.Parts, 64)
-	b.Dims = cmpOr(b.Dims, 3)
-	b.MaxBatch = cmpOr(b.MaxBatch, 1000)
-	b.LeaseTTL = cmpOr(b.LeaseTTL, Duration(30*time.Second))
-	b.LeaseRenew = cmpOr(b.LeaseRenew, b.LeaseTTL/3)
-	b.LeaseWait = cmpOr(b.LeaseWait, Duration(time.Minute))
 	return c
 }
 
@@ -483,9 +472,6 @@ func cmpOr[T comparable](v, def T) T {
 	return v
 }
 
-// Methods lists the decision methods that [Decision.Method] accepts.
-var Methods = []string{"default", "simhash", "bloom", "containment", "supershingles", "jaccard", "fingerprints", "lcs", "lcs-central", "lcs-local", "model"}
-
 // Validate reports every invalid field, each error naming the field by its
 // YAML path.
 func (c Config) Validate() error {
@@ -493,7 +479,7 @@ func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("config: %s: "+format, append([]any{field}, args...)...))
 	}
-	if c.Canon.MaxBytes < 1024 {
+	if c.Canon.MaxBytes != 0 && c.Canon.MaxBytes < 1024 {
 		bad("canon.max_bytes", "%d is below 1024", c.Canon.MaxBytes)
 	}
 	if c.Canon.Content != "all" && c.Canon.Content != "main" {
@@ -523,13 +509,6 @@ func (c Config) Validate() error {
 	}
 	if s.MaxSeq < -1 {
 		bad("signature.max_seq", "%d is below -1", s.MaxSeq)
-	}
-	known := false
-	for _, m := range Methods {
-		known = known || c.Decision.Method == m
-	}
-	if !known {
-		bad("decision.method", "%q is not one of %s", c.Decision.Method, strings.Join(Methods, ", "))
 	}
 	if c.Decision.Threshold < 0 || c.Decision.Threshold > 64 {
 		bad("decision.threshold", "%g is not in [0, 64]", c.Decision.Threshold)
@@ -577,7 +556,7 @@ func (c Config) Validate() error {
 	if c.Dedup.Workers < 0 {
 		bad("dedup.workers", "%d is negative", c.Dedup.Workers)
 	}
-	if c.Dedup.MaxFileBytes < 1024 {
+	if c.Dedup.MaxFileBytes != 0 && c.Dedup.MaxFileBytes < 1024 {
 		bad("dedup.max_file_bytes", "%d is below 1024", c.Dedup.MaxFileBytes)
 	}
 	switch c.Dedup.Progress {
@@ -602,19 +581,19 @@ func (c Config) Validate() error {
 	case b.Store == "redis" && len(b.Redis) == 0:
 		bad("backend.redis", "store redis needs the addresses of cluster nodes")
 	}
-	if b.Dims < 1 || b.Dims > 3 {
+	if b.Dims < 0 || b.Dims > 3 {
 		bad("backend.dims", "%d is not in [1, 3]", b.Dims)
 	}
-	if b.Parts < 1 || b.Parts > 4096 {
+	if b.Parts < 0 || b.Parts > 4096 {
 		bad("backend.parts", "%d is not in [1, 4096]", b.Parts)
 	}
-	if b.MaxBatch < 1 || b.MaxBatch > 100000 {
+	if b.MaxBatch < 0 || b.MaxBatch > 100000 {
 		bad("backend.max_batch", "%d is not in [1, 100000]", b.MaxBatch)
 	}
-	if b.LeaseTTL < Duration(time.Millisecond) {
+	if b.LeaseTTL != 0 && b.LeaseTTL < Duration(time.Millisecond) {
 		bad("backend.lease_ttl", "%s is below 1ms", time.Duration(b.LeaseTTL))
 	}
-	if b.LeaseRenew <= 0 || b.LeaseRenew >= b.LeaseTTL {
+	if b.LeaseRenew < 0 || (b.LeaseRenew != 0 && b.LeaseTTL != 0 && b.LeaseRenew >= b.LeaseTTL) {
 		bad("backend.lease_renew", "%s is not above 0 and below backend.lease_ttl (%s)", time.Duration(b.LeaseRenew), time.Duration(b.LeaseTTL))
 	}
 	if b.LeaseWait < 0 {
@@ -884,7 +863,7 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 	if v.MaxConns < 0 {
 		bad("serve.max_conns", "%d is below 1", v.MaxConns)
 	}
-	if v.Fetch.MaxBodyBytes < 1024 {
+	if v.Fetch.MaxBodyBytes != 0 && v.Fetch.MaxBodyBytes < 1024 {
 		bad("serve.fetch.max_body_bytes", "%d is below 1024", v.Fetch.MaxBodyBytes)
 	}
 	for i, a := range v.Fetch.Allow {

@@ -79,8 +79,8 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"unknown key", "canon:\n  contnet: main\n", nil, []string{"contnet"}},
 		{"bad duration", "dedup:\n  timeout: soon\n", nil, []string{"soon"}},
-		{"every bad field named", "canon:\n  content: most\nsignature:\n  chunk_size: 300\ndecision:\n  method: cosine\n", nil,
-			[]string{"canon.content", "signature.chunk_size", "decision.method"}},
+		{"every bad field named", "canon:\n  content: most\nsignature:\n  chunk_size: 300\ndedup:\n  progress: loud\n", nil,
+			[]string{"canon.content", "signature.chunk_size", "dedup.progress"}},
 		{"bad set", "", []string{"decision.threshold=high"}, []string{"decision.threshold", "high"}},
 		{"unknown set key", "", []string{"decision.colour=red"}, []string{"decision.colour"}},
 		{"set without value", "", []string{"decision.method"}, []string{"key=value"}},
@@ -206,30 +206,6 @@ func TestDedupKeys(t *testing.T) {
 	for _, want := range []string{"dedup.winner.popularity_tolerance", "serve.demo_listen"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Load with bad %s: %v", want, err)
-		}
-	}
-}
-
-// TestBackendLeaseDefaults: the lease keys default to 30s, a third of the
-// TTL and 1m; a TTL alone sets the renewal interval to a third of it.
-func TestBackendLeaseDefaults(t *testing.T) {
-	tests := []struct {
-		sets             []string
-		ttl, renew, wait time.Duration
-	}{
-		{nil, 30 * time.Second, 10 * time.Second, time.Minute},
-		{[]string{"backend.lease_ttl=3s"}, 3 * time.Second, time.Second, time.Minute},
-		{[]string{"backend.lease_ttl=5s", "backend.lease_renew=4s", "backend.lease_wait=2s"}, 5 * time.Second, 4 * time.Second, 2 * time.Second},
-	}
-	for _, tt := range tests {
-		c, err := Load("", nil, tt.sets)
-		if err != nil {
-			t.Fatalf("Load(%q): %v", tt.sets, err)
-		}
-		b := c.Backend
-		if time.Duration(b.LeaseTTL) != tt.ttl || time.Duration(b.LeaseRenew) != tt.renew || time.Duration(b.LeaseWait) != tt.wait {
-			t.Errorf("Load(%q) lease = %s, %s, %s, want %s, %s, %s", tt.sets,
-				time.Duration(b.LeaseTTL), time.Duration(b.LeaseRenew), time.Duration(b.LeaseWait), tt.ttl, tt.renew, tt.wait)
 		}
 	}
 }

@@ -34,7 +34,7 @@ var ErrRead = errors.New("indextag: could not read the index")
 
 // Options configures [Run]. Target, Signer, Group, Remove and Rank are
 // required; cmd/winnow fills them from the configuration as winnow dedup
-// does (offline.Signer, offline.Decisions, offline.Winners).
+// does (options.Signer, options.Decisions, options.Winners).
 type Options struct {
 	Target Target
 	Signer page.Signer

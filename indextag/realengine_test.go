@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	wopts "github.com/winnow-search/winnow/options"
+
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/indextag"
@@ -255,11 +257,11 @@ func options(t *testing.T, e *engine) indextag.Options { return benchOptions(t, 
 func benchOptions(t testing.TB, e *engine) indextag.Options {
 	t.Helper()
 	c := config.Default()
-	group, remove, err := offline.Decisions(c)
+	group, remove, err := wopts.Decisions(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rank, err := offline.Winners(c)
+	rank, err := wopts.Winners(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +269,8 @@ func benchOptions(t testing.TB, e *engine) indextag.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return indextag.Options{Target: target, Signer: offline.Signer(c), Group: group, Remove: remove, Rank: rank,
-		Fields: offline.CorpusOptions(c).Fields, MaxBackoff: 300 * time.Millisecond, RetryFor: 2 * time.Minute}
+	return indextag.Options{Target: target, Signer: wopts.Signer(c), Group: group, Remove: remove, Rank: rank,
+		Fields: wopts.CorpusOptions(c).Fields, MaxBackoff: 300 * time.Millisecond, RetryFor: 2 * time.Minute}
 }
 
 // expected are winnow dedup's groups of the same pages: each document's

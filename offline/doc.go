@@ -1,7 +1,8 @@
 // Package offline holds the offline job's pieces shared by winnow dedup
-// and winnow-beam: the signer, the decisions, the corpus options and the
-// winner rules built from the configuration; the keys of documents; the
-// election of a cluster's winner; and the JSON line written per cluster.
+// and winnow-beam: the keys of documents, the election of a cluster's
+// winner, the JSON line written per cluster, and the loader that feeds
+// the cluster service (package options builds their settings from the
+// configuration).
 // Both jobs call these, so that the Beam pipeline writes, byte for byte,
 // the lines `winnow dedup` writes.
 //

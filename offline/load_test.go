@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/winnow-search/winnow/cluster"
-	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/similarity"
 )
 
 // TestLoader loads 600 signed pages and three bad ones into a cluster
@@ -34,7 +35,7 @@ func TestLoader(t *testing.T) {
 	l.OnSkip = func(page, reason string, err error) {
 		skipped = append(skipped, fmt.Sprintf("%s: %s: %v", page, reason, err != nil))
 	}
-	signer := Signer(config.Default())
+	signer := page.Signer{Signature: similarity.Options{}.WithDefaults()}
 	sign := func(text string) []byte {
 		r, err := signer.Sign([]byte(text), "text/plain")
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/winnow-search/winnow/cluster"
-	"github.com/winnow-search/winnow/config"
 )
 
 // Doc is what the winner rules and the output line need of a document.
@@ -71,25 +70,6 @@ func NewRanking(rules cluster.WinnerRules) Ranking {
 	r := Ranking{rules: rules, band: rules.PopularityTolerance}
 	r.rules.PopularityTolerance = 0
 	return r
-}
-
-// Winners returns the ranking of dedup.winner (rules default to
-// cluster.DefaultWinnerOrder, market TLDs to backend.market_tlds).
-func Winners(c config.Config) (Ranking, error) {
-	w := c.Dedup.Winner
-	r := cluster.WinnerRules{PopularityTolerance: w.PopularityTolerance, MarketTLDs: w.MarketTLDs}
-	if len(w.Rules) > 0 {
-		// An empty list is the default too: a configuration that went
-		// through YAML (the Beam workers') has [] for nil.
-		r.Order = w.Rules
-	}
-	if len(r.MarketTLDs) == 0 {
-		r.MarketTLDs = c.Backend.MarketTLDs
-	}
-	if err := r.Validate(); err != nil {
-		return Ranking{}, fmt.Errorf("dedup.winner.rules: %w", err)
-	}
-	return NewRanking(r), nil
 }
 
 func (r Ranking) candidate(d Doc) cluster.Candidate {

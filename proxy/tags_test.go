@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/canon"
+	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/indextag"
 	"github.com/winnow-search/winnow/internal/realengine"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/similarity"
 )
 
 // TestTaggedIndex puts the proxy in front of a real index that winnow
@@ -101,21 +104,24 @@ func TestTaggedIndex(t *testing.T) {
 // tagIndex runs winnow index -apply on the index.
 func tagIndex(t *testing.T, base, index, kind string) {
 	t.Helper()
-	c := config.Default()
-	group, remove, err := offline.Decisions(c)
-	if err != nil {
-		t.Fatal(err)
+	// The default configuration's settings, built without package options
+	// (which imports proxy): winnow index as it runs by default.
+	decide := func(p similarity.Purpose) similarity.Decision {
+		d, err := similarity.NewDecision(p, similarity.DecisionSpec{Method: "default"}, similarity.DecisionFields{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
 	}
-	rank, err := offline.Winners(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	group, remove := decide(similarity.PurposeGroup), decide(similarity.PurposeRemove)
+	rank := offline.NewRanking(cluster.WinnerRules{})
+	signer := page.Signer{Canon: canon.Options{Content: canon.ContentMain}, Signature: similarity.Options{}.WithDefaults()}
 	target, err := indextag.ParseTarget(base+"/"+index, kind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := indextag.Run(context.Background(), indextag.Options{Target: target, Signer: offline.Signer(c), Group: group, Remove: remove,
-		Rank: rank, Fields: offline.CorpusOptions(c).Fields, Apply: true})
+	rep, err := indextag.Run(context.Background(), indextag.Options{Target: target, Signer: signer, Group: group, Remove: remove,
+		Rank: rank, Apply: true})
 	if err != nil || rep.Clusters == 0 {
 		t.Fatalf("winnow index: %v, %d clusters", err, rep.Clusters)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus/sample"
-	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 )
 
 // TestAssign: a cluster service holds the groups of the sample's LLVM 13
@@ -36,7 +36,7 @@ func TestAssign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := offline.Signer(config.Default()).Sign(d.Body, d.ContentType)
+		r, err := options.Signer(config.Default()).Sign(d.Body, d.ContentType)
 		if err != nil {
 			t.Fatal(err)
 		}

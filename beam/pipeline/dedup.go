@@ -22,6 +22,7 @@ import (
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -179,7 +180,7 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 	if err := json.Unmarshal(shardJSON, &sh); err != nil {
 		return fmt.Errorf("pipeline: shard: %w", err)
 	}
-	opts := offline.CorpusOptions(f.set.cfg)
+	opts := options.CorpusOptions(f.set.cfg)
 	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
 	if len(f.WARCs) > 0 && sh.readsWARC() {
 		if f.targets == nil {

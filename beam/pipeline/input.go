@@ -14,7 +14,7 @@ import (
 
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
-	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 )
 
 // Kinds of [Shard].
@@ -168,11 +168,11 @@ func lineRanges(path string, size int64) ([]Shard, error) {
 }
 
 // Docs returns the documents of shard s, read by package corpus with o,
-// in input order; the sample's at the URLs of c (offline.Sample).
+// in input order; the sample's at the URLs of c (options.Sample).
 func (s Shard) Docs(c config.Config, o corpus.Options) iter.Seq2[corpus.Doc, error] {
 	switch s.Kind {
 	case KindSample:
-		return offline.Sample(c)
+		return options.Sample(c)
 	case KindFiles:
 		return o.FS(&subsetFS{fsys: os.DirFS(s.Path), files: slices.Sorted(slices.Values(s.Files))}, ".")
 	case KindRange:

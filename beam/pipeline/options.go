@@ -7,6 +7,7 @@ import (
 
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -33,13 +34,13 @@ func decodeSettings(b []byte) (*settings, error) {
 		return nil, fmt.Errorf("pipeline: config: %w", err)
 	}
 	c = c.WithDefaults()
-	group, remove, err := offline.Decisions(c)
+	group, remove, err := options.Decisions(c)
 	if err != nil {
 		return nil, err
 	}
-	rank, err := offline.Winners(c)
+	rank, err := options.Winners(c)
 	if err != nil {
 		return nil, err
 	}
-	return &settings{cfg: c, signer: offline.Signer(c), decision: group, remove: remove, rank: rank}, nil
+	return &settings{cfg: c, signer: options.Signer(c), decision: group, remove: remove, rank: rank}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/cluster"
+	"github.com/winnow-search/winnow/options"
 )
 
 // runBackend runs the cluster service: the HTTP API over the store
@@ -33,7 +34,7 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	if *listen != "" {
 		c.Listen = *listen
 	}
-	dec, err := decision(e.cfg)
+	o, err := options.ClusterService(e.cfg, e.log)
 	if err != nil {
 		return err
 	}
@@ -42,9 +43,7 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	case "memory":
 		st = cluster.NewMemStore()
 	case "redis":
-		r, err := cluster.OpenRedis(c.Redis, cluster.RedisOptions{
-			LeaseTTL: time.Duration(c.LeaseTTL), LeaseRenew: time.Duration(c.LeaseRenew), LeaseWait: time.Duration(c.LeaseWait),
-		})
+		r, err := cluster.OpenRedis(c.Redis, options.Redis(e.cfg))
 		if err != nil {
 			return err
 		}
@@ -63,10 +62,7 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 		st = b
 	}
 	defer st.Close()
-	svc, err := cluster.New(st, cluster.Options{
-		Decision: dec, DropSeq: !c.Seq(), Parts: c.Parts, Dims: c.Dims, MaxBatch: c.MaxBatch,
-		Winner: cluster.WinnerRules{MarketTLDs: c.MarketTLDs}, Logger: e.log,
-	})
+	svc, err := cluster.New(st, o)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/internal/bench"
+	"github.com/winnow-search/winnow/options"
 )
 
 func runBench(ctx context.Context, e *env, args []string) error {
@@ -63,7 +64,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	case *engineURL != "" && *churn > 0:
 		return usagef("-churn needs the demo engine (its x_variant), not -engine")
 	}
-	po, err := proxyOptions(e.cfg, e)
+	po, err := options.Proxy(e.cfg, e.log)
 	if err != nil {
 		return err
 	}

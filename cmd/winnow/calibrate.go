@@ -19,7 +19,7 @@ import (
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/eval"
 	"github.com/winnow-search/winnow/fetch"
-	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -75,7 +75,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		sets = append(sets, s)
 		names = append(names, s.Name)
 	}
-	group, remove, err := offline.Decisions(e.cfg)
+	group, remove, err := options.Decisions(e.cfg)
 	if err != nil {
 		return err
 	}
@@ -426,7 +426,7 @@ func (ps *pairSigner) sign(ctx context.Context, dir, name string) (*similarity.S
 			return nil, err
 		}
 	}
-	res, err := offline.Signer(ps.e.cfg).Sign(body, ct)
+	res, err := options.Signer(ps.e.cfg).Sign(body, ct)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

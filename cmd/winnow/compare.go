@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/fetch"
+	"github.com/winnow-search/winnow/options"
 
 	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
@@ -50,11 +51,11 @@ func compare(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 2 {
 		return usagef("compare takes two pages (files or URLs)")
 	}
-	dec, err := decision(e.cfg)
+	dec, err := options.Decision(e.cfg)
 	if err != nil {
 		return err
 	}
-	sg := offline.Signer(e.cfg)
+	sg := options.Signer(e.cfg)
 	var fc *fetch.Client
 	defer func() {
 		if fc != nil {
@@ -92,7 +93,7 @@ func compare(ctx context.Context, e *env, args []string) error {
 	// the pair's, never the bound an early exit leaves.
 	dec.Exact = true
 	v := dec.Decide(&sigs[0], &sigs[1])
-	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
+	_, remove, _ := options.Decisions(e.cfg) // checked by decision above
 	remove.Exact = true
 	rv := remove.Decide(&sigs[0], &sigs[1])
 	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true, Numbers: true})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -66,7 +67,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	dec, err := decision(e.cfg)
+	dec, err := options.Decision(e.cfg)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	inputs, sources, report := openInputs(ctx, e, fs.Args())
 
 	start, cpu0 := time.Now(), processCPU()
-	docs, stats, err := signInputs(ctx, e, inputs, sources, offline.Signer(e.cfg), report)
+	docs, stats, err := signInputs(ctx, e, inputs, sources, options.Signer(e.cfg), report)
 	stats.Stages.cpu0, stats.Stages.signWall = cpu0, time.Since(start)
 	fmt.Fprint(e.stderr, report.summary())
 	if ctx.Err() != nil {
@@ -102,7 +103,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if err := report.err(); err != nil {
 		return err
 	}
-	rank, err := offline.Winners(e.cfg)
+	rank, err := options.Winners(e.cfg)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		return interrupted(ctx, e, "clustering", *out, stats, start)
 	}
-	_, remove, _ := offline.Decisions(e.cfg) // checked by decision above
+	_, remove, _ := options.Decisions(e.cfg) // checked by decision above
 	writeStart := time.Now()
 	if err := writeClusters(ctx, w, clusters, lineDocs, sigs, rank, remove, &stats); err != nil {
 		if ctx.Err() != nil {

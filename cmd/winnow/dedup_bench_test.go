@@ -13,10 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/net/html"
+
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/corpus/sample"
 	"github.com/winnow-search/winnow/internal/crawltest"
-	"golang.org/x/net/html"
 )
 
 var (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/warc"
 )
 
@@ -159,11 +160,11 @@ func openInputs(ctx context.Context, e *env, args []string) ([]string, []iter.Se
 		// gives them, so that a cluster service loaded with them knows
 		// the pages the proxy sees.
 		inputs = []string{"sample"}
-		sources = append(sources, offline.Sample(e.cfg))
+		sources = append(sources, options.Sample(e.cfg))
 	}
 	inputs = append(inputs, args...)
 	tally := newInputReport(e.log, inputs)
-	opts := offline.CorpusOptions(e.cfg)
+	opts := options.CorpusOptions(e.cfg)
 	opts.OnSkip, opts.Targets = tally.skip, &corpus.Targets{}
 	for _, in := range args {
 		sources = append(sources, opts.OpenContext(ctx, in))

@@ -18,7 +18,7 @@ import (
 
 	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/eval"
-	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -132,15 +132,15 @@ func runEval(ctx context.Context, e *env, args []string) error {
 
 // evalOptions maps the configuration onto an evaluation's decisions.
 func evalOptions(e *env) (eval.Options, error) {
-	dec, err := decision(e.cfg)
+	dec, err := options.Decision(e.cfg)
 	if err != nil {
 		return eval.Options{}, err
 	}
-	group, remove, err := offline.Decisions(e.cfg)
+	group, remove, err := options.Decisions(e.cfg)
 	if err != nil {
 		return eval.Options{}, err
 	}
-	return eval.Options{Signer: offline.Signer(e.cfg), Decision: dec, Group: group, Remove: remove, Workers: e.cfg.Dedup.Workers}, nil
+	return eval.Options{Signer: options.Signer(e.cfg), Decision: dec, Group: group, Remove: remove, Workers: e.cfg.Dedup.Workers}, nil
 }
 
 // runCV scores every set, cross-validates under seeds seeds from
@@ -530,8 +530,12 @@ func writeScores(path string, set *eval.Set, rep *eval.Report) error {
 // (Zhu Fig. 7).
 func runIncremental(ctx context.Context, e *env, set *eval.Set, o eval.Options, asJSON bool) error {
 	c := e.cfg.Backend
-	svc, err := cluster.New(cluster.NewMemStore(), cluster.Options{Decision: o.Decision, DropSeq: !c.Seq(),
-		Parts: c.Parts, Dims: c.Dims, Logger: e.log})
+	so, err := options.ClusterService(e.cfg, e.log)
+	if err != nil {
+		return err
+	}
+	so.Decision = o.Decision // the decision under evaluation
+	svc, err := cluster.New(cluster.NewMemStore(), so)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/indextag"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 )
 
 // indexUsage is the head of winnow index's usage, before its flags.
@@ -79,19 +80,11 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 			*f.dst = strings.Split(f.flag, ",")
 		}
 	}
-	group, remove, err := offline.Decisions(c)
+	o, err := options.Index(c, target, e.log)
 	if err != nil {
 		return err
 	}
-	rank, err := offline.Winners(c)
-	if err != nil {
-		return err
-	}
-	o := indextag.Options{
-		Target: target, Signer: offline.Signer(c), Group: group, Remove: remove, Rank: rank,
-		SingleLink: c.Dedup.SingleLink, Workers: c.Dedup.Workers, Fields: offline.CorpusOptions(c).Fields,
-		Apply: *apply, Rate: *rate, Batch: *batch, Slices: *slices, RetryFor: *retryFor, Logger: e.log,
-	}
+	o.Apply, o.Rate, o.Batch, o.Slices, o.RetryFor = *apply, *rate, *batch, *slices, *retryFor
 	if *since != "" {
 		if o.Since, err = indextag.ParseSince(*since); err != nil {
 			return usagef("index: %v", err)
@@ -110,7 +103,7 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *doFetch {
-		po, err := proxyOptions(c, e)
+		po, err := options.Proxy(c, e.log)
 		if err != nil {
 			return err
 		}

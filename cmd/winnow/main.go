@@ -42,6 +42,7 @@ import (
 	"syscall"
 
 	"github.com/winnow-search/winnow/config"
+	"github.com/winnow-search/winnow/options"
 )
 
 // env carries what every command needs from the process: its streams, its
@@ -130,6 +131,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	slog.SetDefault(logger)
 
 	cfg, err := config.Load(*cfgPath, environ, sets)
+	if err == nil {
+		// The decisions' keys are checked where they become options
+		// (similarity.NewDecision); checked here too, so a bad one is a
+		// configuration error of every command, as config's own are.
+		_, _, err = options.Decisions(cfg)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "winnow:", err)
 		return 2

@@ -10,6 +10,7 @@ import (
 
 	"github.com/winnow-search/winnow/cluster/report"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -45,7 +46,7 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	inputs, sources, tally := openInputs(ctx, e, fs.Args())
-	docs, _, err := signInputs(ctx, e, inputs, sources, offline.Signer(e.cfg), tally)
+	docs, _, err := signInputs(ctx, e, inputs, sources, options.Signer(e.cfg), tally)
 	fmt.Fprint(e.stderr, tally.summary())
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %d documents read and signed: %w", errInterrupted, len(docs), context.Cause(ctx))
@@ -58,7 +59,7 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 		sigs[i] = &docs[i].sig
 	}
 	rows := report.Balance(sigs, *maxParts)
-	fmt.Fprintf(e.stdout, "%d documents, %d length dimensions signed\n", len(sigs), offline.Signer(e.cfg).Signature.LengthDims)
+	fmt.Fprintf(e.stdout, "%d documents, %d length dimensions signed\n", len(sigs), options.Signer(e.cfg).Signature.LengthDims)
 	if err := report.WriteBalance(e.stdout, rows); err != nil {
 		return err
 	}

@@ -12,12 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus/sample"
-	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/internal/demo"
-	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 	"github.com/winnow-search/winnow/proxy"
 	"github.com/winnow-search/winnow/proxy/engine"
 )
@@ -45,78 +43,6 @@ func memoryLimit(held int64) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-}
-
-// proxyOptions maps the configuration onto the proxy's options.
-func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
-	v := c.Serve
-	dec, remove, err := offline.Decisions(c)
-	if err != nil {
-		return proxy.Options{}, err
-	}
-	o := proxy.Options{
-		Transparent:         v.Transparent,
-		Factor:              v.Factor,
-		TopK:                v.TopK,
-		Budget:              time.Duration(v.Budget),
-		Decision:            dec,
-		Remove:              remove,
-		Signer:              offline.Signer(c),
-		CacheBytes:          int64(v.CacheBytes),
-		CacheTTL:            time.Duration(v.CacheTTL),
-		AnswerCacheBytes:    int64(v.AnswerCacheBytes),
-		AnswerBytesInFlight: v.AnswerBytesInFlight,
-		AdmitWait:           time.Duration(v.AdmitWait),
-		MaxRequestBytes:     v.MaxRequestBytes,
-		MaxHeaderBytes:      v.MaxHeaderBytes,
-		MaxConns:            v.MaxConns,
-		Logger:              e.log,
-		Fetch: fetch.Options{
-			Timeout:         time.Duration(v.Fetch.Timeout),
-			MaxBodyBytes:    int64(v.Fetch.MaxBodyBytes),
-			MaxRedirects:    v.Fetch.MaxRedirects,
-			MaxConns:        v.Fetch.MaxConns,
-			MaxConnsPerHost: v.Fetch.MaxConnsPerHost,
-			UserAgent:       v.Fetch.UserAgent,
-			Logger:          e.log,
-		},
-	}
-	if o.Mode, err = engine.ParseMode(v.Mode); err != nil {
-		return o, fmt.Errorf("serve.mode: %w", err)
-	}
-	if v.Cluster != "" {
-		cl, err := client.New(v.Cluster, client.Options{})
-		if err != nil {
-			return o, fmt.Errorf("serve.cluster: %w", err)
-		}
-		o.Cluster, o.ClusterTimeout, o.ClusterFeed = cl, time.Duration(v.ClusterTimeout), v.ClusterFeed
-	}
-	o.FeedbackLog, o.FeedbackLogBytes = v.FeedbackLog, v.FeedbackLogBytes
-	for _, a := range v.Fetch.Allow {
-		p, err := netip.ParsePrefix(a)
-		if err != nil {
-			return o, err
-		}
-		o.Fetch.Allow = append(o.Fetch.Allow, p)
-	}
-	for _, en := range v.Engines {
-		o.Engines = append(o.Engines, proxy.Engine{
-			Name:        en.Name,
-			URL:         en.URL,
-			Timeout:     time.Duration(en.Timeout),
-			AllowWrites: en.AllowWrites,
-			Adapter: engine.Config{
-				Kind:         en.Kind,
-				Path:         en.Path,
-				TextField:    en.TextField,
-				Extra:        en.Extra,
-				ResultWindow: en.ResultWindow,
-				Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
-					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
-			},
-		})
-	}
-	return o, nil
 }
 
 // demoEngines starts the embedded demo search engine on loopback and
@@ -167,7 +93,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *listen != "" {
 		cfg.Serve.Listen = *listen
 	}
-	o, err := proxyOptions(cfg, e)
+	o, err := options.Proxy(cfg, e.log)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 )
 
 // maxInputBytes caps a page read by sig and compare.
@@ -89,7 +89,7 @@ func runSig(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := offline.Signer(e.cfg).Sign(body, ct)
+	res, err := options.Signer(e.cfg).Sign(body, ct)
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}

@@ -37,7 +37,8 @@ var allowed = map[string][]string{
 	"internal/hashmix":      nil,
 	"internal/chromiumtest": nil,
 	"internal/bench":        {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "internal/realengine", "corpus/sample"},
-	"offline":               {"config", "page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
+	"offline":               {"page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample"},
+	"options":               {"config", "canon", "cluster", "cluster/client", "corpus", "corpus/sample", "fetch", "indextag", "offline", "page", "proxy", "proxy/engine", "similarity"},
 	"indextag":              {"corpus", "fetch", "offline", "page", "similarity", "internal/parallel"},
 	"cmd/winnow":            {"*"},
 

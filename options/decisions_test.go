@@ -1,13 +1,11 @@
-package main
+package options
 
 import (
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/winnow-search/winnow/config"
-	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -50,7 +48,7 @@ func TestDecisionSettings(t *testing.T) {
 			c, err := config.Load(path, nil, tt.sets)
 			var g, r similarity.Decision
 			if err == nil {
-				g, r, err = offline.Decisions(c)
+				g, r, err = Decisions(c)
 			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -82,12 +80,6 @@ func verifyOf(d similarity.Decision) similarity.Test {
 	return d.Verify
 }
 
-func TestConfigMethodsMatch(t *testing.T) {
-	if got, want := config.Methods, similarity.DecisionMethods(); !slices.Equal(got, want) {
-		t.Errorf("config.Methods = %v, similarity.DecisionMethods() = %v", got, want)
-	}
-}
-
 func writeFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
@@ -99,7 +91,7 @@ func writeFile(t *testing.T, path, s string) {
 // decisions' default confidences, so a deployment that starts from it
 // gets the shipped ones, not those of an earlier round.
 func TestExampleFileDefaults(t *testing.T) {
-	c, err := config.Load("../../winnow.example.yaml", nil, nil)
+	c, err := config.Load("../winnow.example.yaml", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,26 @@
-package offline
+// Package options turns the configuration into each package's options:
+// the one place a configuration key becomes a typed library value
+// (signer, decisions, calibrations, corpus fields, winner rules, the
+// proxy's, the cluster service's and winnow index's options). winnow,
+// winnow-beam and their workers all call it, so a key means the same
+// everywhere; the libraries take their own Options and declare their own
+// defaults, and config leaves a key zero when the library's default
+// applies.
+package options
 
 import (
 	"fmt"
 	"iter"
+	"log/slog"
+	"time"
 
 	"github.com/winnow-search/winnow/canon"
+	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/corpus/sample"
+	"github.com/winnow-search/winnow/indextag"
+	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
@@ -47,6 +60,14 @@ func Decisions(c config.Config) (group, remove similarity.Decision, err error) {
 	}
 	remove, err = purposeDecision(c, similarity.PurposeRemove)
 	return group, remove, err
+}
+
+// Decision returns the group decision alone (compare, eval, dedup's
+// grouping, the cluster service); the remove settings are checked too, so
+// a bad one fails whichever decision a command uses.
+func Decision(c config.Config) (similarity.Decision, error) {
+	group, _, err := Decisions(c)
+	return group, err
 }
 
 func purposeDecision(c config.Config, p similarity.Purpose) (similarity.Decision, error) {
@@ -148,4 +169,65 @@ func CorpusOptions(c config.Config) corpus.Options {
 // service loaded with them knows the pages the proxy sees.
 func Sample(c config.Config) iter.Seq2[corpus.Doc, error] {
 	return sample.DocsAt("http://" + c.Serve.DemoListen)
+}
+
+// Winners returns the ranking of dedup.winner (rules default to
+// cluster.DefaultWinnerOrder, market TLDs to backend.market_tlds).
+func Winners(c config.Config) (offline.Ranking, error) {
+	w := c.Dedup.Winner
+	r := cluster.WinnerRules{PopularityTolerance: w.PopularityTolerance, MarketTLDs: w.MarketTLDs}
+	if len(w.Rules) > 0 {
+		// An empty list is the default too: a configuration that went
+		// through YAML (the Beam workers') has [] for nil.
+		r.Order = w.Rules
+	}
+	if len(r.MarketTLDs) == 0 {
+		r.MarketTLDs = c.Backend.MarketTLDs
+	}
+	if err := r.Validate(); err != nil {
+		return offline.Ranking{}, fmt.Errorf("dedup.winner.rules: %w", err)
+	}
+	return offline.NewRanking(r), nil
+}
+
+// ClusterService returns the cluster service's options of backend.* and
+// the group decision, logging to log. Opening the store (backend.store)
+// is the caller's: it is I/O, not a mapping.
+func ClusterService(c config.Config, log *slog.Logger) (cluster.Options, error) {
+	group, err := Decision(c)
+	if err != nil {
+		return cluster.Options{}, err
+	}
+	b := c.Backend
+	return cluster.Options{
+		Decision: group, DropSeq: !b.Seq(), Parts: b.Parts, Dims: b.Dims, MaxBatch: b.MaxBatch,
+		Winner: cluster.WinnerRules{MarketTLDs: b.MarketTLDs}, Logger: log,
+	}, nil
+}
+
+// Index returns winnow index's options for target from the configuration
+// (signer, decisions, winner rules, dedup.single_link, dedup.workers,
+// dedup.fields.*); the run's flags (apply, rate, checkpoint, ...) are the
+// caller's.
+func Index(c config.Config, target indextag.Target, log *slog.Logger) (indextag.Options, error) {
+	group, remove, err := Decisions(c)
+	if err != nil {
+		return indextag.Options{}, err
+	}
+	rank, err := Winners(c)
+	if err != nil {
+		return indextag.Options{}, err
+	}
+	return indextag.Options{
+		Target: target, Signer: Signer(c), Group: group, Remove: remove, Rank: rank,
+		SingleLink: c.Dedup.SingleLink, Workers: c.Dedup.Workers, Fields: CorpusOptions(c).Fields, Logger: log,
+	}, nil
+}
+
+// Redis returns the Redis Cluster store's options of backend.redis and
+// backend.lease_*; zero keys take cluster's defaults (a lease of 30s,
+// renewed every third of it, waited for up to 1m).
+func Redis(c config.Config) cluster.RedisOptions {
+	b := c.Backend
+	return cluster.RedisOptions{LeaseTTL: time.Duration(b.LeaseTTL), LeaseRenew: time.Duration(b.LeaseRenew), LeaseWait: time.Duration(b.LeaseWait)}
 }
