@@ -34,15 +34,27 @@ type Config struct {
 	Decision  Decision  `yaml:"decision"`
 	Dedup     Dedup     `yaml:"dedup"`
 	Serve     Serve     `yaml:"serve"`
-	Backend   Backend   `yaml:"backend"`
+	// Cluster configures the cluster service (winnow cluster). Its
+	// former name, backend (the section, its -set keys and its
+	// WINNOW_BACKEND_* variables), is still read, with a warning in
+	// Deprecated.
+	Cluster ClusterService `yaml:"cluster"`
+
+	// Deprecated lists the deprecated names this configuration was
+	// given in, each with its replacement, for the command to warn of.
+	Deprecated []string `yaml:"-"`
 }
+
+// renamedSections maps a section's former name to its name: the
+// configuration still reads the former, and says so in Deprecated.
+var renamedSections = map[string]string{"backend": "cluster"}
 
 // Seq reports whether the cluster service keeps word sequences
 // (keep_seq; default true).
-func (b Backend) Seq() bool { return b.KeepSeq == nil || *b.KeepSeq }
+func (b ClusterService) Seq() bool { return b.KeepSeq == nil || *b.KeepSeq }
 
-// Backend configures the cluster service (winnow backend).
-type Backend struct {
+// ClusterService configures the cluster service (winnow cluster).
+type ClusterService struct {
 	// Listen is the address of its HTTP API. Default "127.0.0.1:8090".
 	Listen string `yaml:"listen"`
 	// Store is "bolt" (an embedded bbolt file, crash-safe; default),
@@ -71,7 +83,7 @@ type Backend struct {
 	// winner uses the LCS, as winnow compare and dedup do (4 bytes a word,
 	// at most 32 KiB a page). nil means true. False: under 1 KB a page,
 	// verified by min-hash Jaccard, which splits families of drifted
-	// copies that compare calls duplicates. Read it with [Backend.Seq].
+	// copies that compare calls duplicates. Read it with [ClusterService.Seq].
 	KeepSeq *bool `yaml:"keep_seq"`
 	// Parts and Dims shape the length partitioning of tier 2 (Zhu §4).
 	// Defaults 64 and 3.
@@ -98,7 +110,7 @@ type Serve struct {
 	// winner), "remove" or "annotate". Default "group".
 	Mode string `yaml:"mode"`
 	// Factor is the over-fetch factor: a page of n results asks the
-	// backend for (from+n)·factor results. Default 3.
+	// engine for (from+n)·factor results. Default 3.
 	Factor int `yaml:"factor"`
 	// TopK is the number of results refined per query. Default 50.
 	TopK int `yaml:"top_k"`
@@ -108,7 +120,7 @@ type Serve struct {
 	// Transparent names the engine whose API clients use through the
 	// proxy; default the first engine; "-" turns it off.
 	Transparent string `yaml:"transparent"`
-	// Engines are the search backends. None: winnow serve starts its
+	// Engines are the search engines. None: winnow serve starts its
 	// embedded demo engine (LLVM docs) on loopback.
 	Engines []Engine `yaml:"engines"`
 	// DemoListen is the address of the embedded demo engine. Default
@@ -122,10 +134,10 @@ type Serve struct {
 	// Default "1h".
 	CacheTTL Duration `yaml:"cache_ttl"`
 	// AnswerCacheBytes bounds the cache of refined answers in bytes: a
-	// request whose backend answer is the same as last time (but for
+	// request whose engine answer is the same as last time (but for
 	// digits before the results, such as the time the engine took)
 	// reuses the last refinement while its signatures are cached. The
-	// backend is still asked every time. Default 16 MiB; -1 turns it off.
+	// engine is still asked every time. Default 16 MiB; -1 turns it off.
 	AnswerCacheBytes int `yaml:"answer_cache_bytes"`
 	// AnswerBytesInFlight bounds the bytes of engine answers held in
 	// memory at once across requests (an answer and its rendering count
@@ -146,7 +158,7 @@ type Serve struct {
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 	// Fetch configures how result pages are fetched.
 	Fetch Fetch `yaml:"fetch"`
-	// Cluster is the base URL of the cluster service (winnow backend)
+	// Cluster is the base URL of the cluster service (winnow cluster)
 	// asked first for known duplicates; "" means none.
 	Cluster string `yaml:"cluster"`
 	// ClusterTimeout bounds one lookup in the cluster service. Default
@@ -166,16 +178,16 @@ type Serve struct {
 	FeedbackLogBytes int64 `yaml:"feedback_log_bytes"`
 }
 
-// Engine is one search backend of the proxy.
+// Engine is one search engine of the proxy.
 type Engine struct {
 	// Name labels the engine (metrics, logs, the search page). Required.
 	Name string `yaml:"name"`
 	// Kind is "elasticsearch", "opensearch", "solr", "searxng",
 	// "opensearch-rss" or "json". Required.
 	Kind string `yaml:"kind"`
-	// URL is the backend's base URL. Required.
+	// URL is the engine's base URL. Required.
 	URL string `yaml:"url"`
-	// Path is the backend's search path, e.g. "/docs/_search".
+	// Path is the engine's search path, e.g. "/docs/_search".
 	Path string `yaml:"path"`
 	// Timeout bounds what one request waits for the engine: connecting,
 	// sending and the answer's head, and the whole body of an answer
@@ -195,7 +207,7 @@ type Engine struct {
 	URLField string `yaml:"url_field"`
 	Title    string `yaml:"title"`
 	Snippet  string `yaml:"snippet"`
-	// ResultWindow is the largest from+size the backend serves
+	// ResultWindow is the largest from+size the engine serves
 	// (Elasticsearch's index.max_result_window); the over-fetch stays
 	// within it. Default 10000 for elasticsearch and opensearch, none
 	// for the other kinds.
@@ -224,7 +236,7 @@ type Fetch struct {
 	// UserAgent is sent with every fetch.
 	UserAgent string `yaml:"user_agent"`
 	// Allow lists networks (CIDR) fetched although the SSRF guard would
-	// refuse them, e.g. "127.0.0.0/8" for a backend on loopback.
+	// refuse them, e.g. "127.0.0.0/8" for an engine on loopback.
 	Allow []string `yaml:"allow"`
 }
 
@@ -402,7 +414,7 @@ type DedupWinner struct {
 	// Empty: that order, the cluster service's.
 	Rules []string `yaml:"rules"`
 	// MarketTLDs are preferred host suffixes for the market rule, e.g.
-	// [".co.uk", ".uk"]. Empty: backend.market_tlds.
+	// [".co.uk", ".uk"]. Empty: cluster.market_tlds.
 	MarketTLDs []string `yaml:"market_tlds"`
 	// PopularityTolerance is the largest difference of popularity scores
 	// that counts as a tie. Default 0: exact.
@@ -440,7 +452,7 @@ func Default() Config { return Config{}.WithDefaults() }
 // zero here and takes that library's default, declared there only:
 // canon.max_bytes (canon), signature.* (similarity), dedup.max_file_bytes
 // (corpus), the proxy's settings under serve and serve.fetch.* (proxy,
-// fetch), backend.parts, dims, max_batch and the leases (cluster);
+// fetch), cluster.parts, dims, max_batch and the leases (cluster);
 // config is a leaf and cannot import them, and package options hands
 // the zero on.
 func (c Config) WithDefaults() Config {
@@ -454,7 +466,7 @@ func (c Config) WithDefaults() Config {
 	v.Listen = cmpOr(v.Listen, "127.0.0.1:8080")
 	v.DemoListen = cmpOr(v.DemoListen, DefaultDemoListen)
 	v.ShutdownTimeout = cmpOr(v.ShutdownTimeout, Duration(15*time.Second))
-	b := &c.Backend
+	b := &c.Cluster
 	b.Listen = cmpOr(b.Listen, "127.0.0.1:8090")
 	b.Store = cmpOr(b.Store, "bolt")
 	if b.Store == "pebble" {
@@ -571,33 +583,33 @@ func (c Config) Validate() error {
 		bad("dedup.winner.popularity_tolerance", "%g is not a number >= 0", t)
 	}
 	c.Serve.validate(bad)
-	b := c.Backend
+	b := c.Cluster
 	if _, _, err := net.SplitHostPort(b.Listen); err != nil {
-		bad("backend.listen", "%q is not host:port", b.Listen)
+		bad("cluster.listen", "%q is not host:port", b.Listen)
 	}
 	switch {
 	case b.Store != "bolt" && b.Store != "pebble" && b.Store != "memory" && b.Store != "redis":
-		bad("backend.store", "%q is not one of bolt, pebble, redis, memory", b.Store)
+		bad("cluster.store", "%q is not one of bolt, pebble, redis, memory", b.Store)
 	case b.Store == "redis" && len(b.Redis) == 0:
-		bad("backend.redis", "store redis needs the addresses of cluster nodes")
+		bad("cluster.redis", "store redis needs the addresses of cluster nodes")
 	}
 	if b.Dims < 0 || b.Dims > 3 {
-		bad("backend.dims", "%d is not in [1, 3]", b.Dims)
+		bad("cluster.dims", "%d is not in [1, 3]", b.Dims)
 	}
 	if b.Parts < 0 || b.Parts > 4096 {
-		bad("backend.parts", "%d is not in [1, 4096]", b.Parts)
+		bad("cluster.parts", "%d is not in [1, 4096]", b.Parts)
 	}
 	if b.MaxBatch < 0 || b.MaxBatch > 100000 {
-		bad("backend.max_batch", "%d is not in [1, 100000]", b.MaxBatch)
+		bad("cluster.max_batch", "%d is not in [1, 100000]", b.MaxBatch)
 	}
 	if b.LeaseTTL != 0 && b.LeaseTTL < Duration(time.Millisecond) {
-		bad("backend.lease_ttl", "%s is below 1ms", time.Duration(b.LeaseTTL))
+		bad("cluster.lease_ttl", "%s is below 1ms", time.Duration(b.LeaseTTL))
 	}
 	if b.LeaseRenew < 0 || (b.LeaseRenew != 0 && b.LeaseTTL != 0 && b.LeaseRenew >= b.LeaseTTL) {
-		bad("backend.lease_renew", "%s is not above 0 and below backend.lease_ttl (%s)", time.Duration(b.LeaseRenew), time.Duration(b.LeaseTTL))
+		bad("cluster.lease_renew", "%s is not above 0 and below cluster.lease_ttl (%s)", time.Duration(b.LeaseRenew), time.Duration(b.LeaseTTL))
 	}
 	if b.LeaseWait < 0 {
-		bad("backend.lease_wait", "%s is negative", time.Duration(b.LeaseWait))
+		bad("cluster.lease_wait", "%s is negative", time.Duration(b.LeaseWait))
 	}
 	return errors.Join(errs...)
 }
@@ -633,8 +645,20 @@ func Load(path string, environ []string, sets []string) (Config, error) {
 			env[name] = v
 		}
 	}
+	formerEnv := map[string]string{} // WINNOW_CLUSTER_STORE -> WINNOW_BACKEND_STORE
+	for former, name := range renamedSections {
+		for _, key := range Keys() {
+			if rest, ok := strings.CutPrefix(key, name+"."); ok {
+				formerEnv[envName(key)] = envName(former + "." + rest)
+			}
+		}
+	}
 	for _, key := range Keys() {
 		name := envName(key)
+		if env[name] == "" && env[formerEnv[name]] != "" {
+			c.deprecate(formerEnv[name], name)
+			name = formerEnv[name]
+		}
 		if v := env[name]; v != "" {
 			if err := c.Set(key, v); err != nil {
 				return Config{}, fmt.Errorf("config: environment %s: %w", name, err)
@@ -688,6 +712,16 @@ func CheckEnviron(environ []string) error {
 		prefix := envName(section) + "_"
 		sections[prefix] = append(sections[prefix], name)
 	}
+	for former, name := range renamedSections {
+		for _, key := range Keys() {
+			if rest, ok := strings.CutPrefix(key, name+"."); ok {
+				fv := envName(former + "." + rest)
+				known[fv] = true
+				prefix := envName(former) + "_"
+				sections[prefix] = append(sections[prefix], fv)
+			}
+		}
+	}
 	var errs []error
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -705,8 +739,37 @@ func CheckEnviron(environ []string) error {
 	return errors.Join(errs...)
 }
 
-// Parse decodes YAML into c, refusing unknown keys.
+// Parse decodes YAML into c, refusing unknown keys. A section under its
+// former name (renamedSections) is read under its name and noted in
+// c.Deprecated; both names at once are an error.
 func Parse(b []byte, c *Config) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		top := doc.Content[0]
+		present := map[string]bool{}
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			present[top.Content[i].Value] = true
+		}
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			k := top.Content[i]
+			name, renamed := renamedSections[k.Value]
+			if !renamed {
+				continue
+			}
+			if present[name] {
+				return fmt.Errorf("sections %s and %s are one (%s is its former name): keep %s", k.Value, name, k.Value, name)
+			}
+			c.deprecate(k.Value, name)
+			k.Value = name
+		}
+		var err error
+		if b, err = yaml.Marshal(&doc); err != nil {
+			return err
+		}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	// An empty document decodes to the zero config.
@@ -714,6 +777,24 @@ func Parse(b []byte, c *Config) error {
 		return err
 	}
 	return nil
+}
+
+// deprecate notes that a name was given in its former form.
+func (c *Config) deprecate(former, name string) {
+	note := fmt.Sprintf("%s is now %s", former, name)
+	if !slices.Contains(c.Deprecated, note) {
+		c.Deprecated = append(c.Deprecated, note)
+	}
+}
+
+// currentKey returns key under its section's name, and whether the
+// section was given under its former name.
+func currentKey(key string) (string, bool) {
+	section, rest, _ := strings.Cut(key, ".")
+	if name, ok := renamedSections[section]; ok && rest != "" {
+		return name + "." + rest, true
+	}
+	return key, false
 }
 
 // Keys lists every settable key as a dotted YAML path, in declaration order.
@@ -725,6 +806,11 @@ func Keys() []string {
 
 // Set assigns value to the field named by its dotted YAML path.
 func (c *Config) Set(key, value string) error {
+	if k, renamed := currentKey(key); renamed {
+		section, _, _ := strings.Cut(key, ".")
+		c.deprecate(section+".*", renamedSections[section]+".*")
+		key = k
+	}
 	var found reflect.Value
 	walk(reflect.ValueOf(c).Elem(), "", func(k string, v reflect.Value) {
 		if k == key {

@@ -54,8 +54,8 @@ func TestBackendStorePath(t *testing.T) {
 		wantPath  string
 	}{
 		{nil, "bolt", "winnow-groups.db"},
-		{[]string{"backend.store=pebble"}, "pebble", "winnow-groups.pebble"},
-		{[]string{"backend.store=pebble", "backend.path=/var/lib/winnow"}, "pebble", "/var/lib/winnow"},
+		{[]string{"cluster.store=pebble"}, "pebble", "winnow-groups.pebble"},
+		{[]string{"cluster.store=pebble", "cluster.path=/var/lib/winnow"}, "pebble", "/var/lib/winnow"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.sets, ","), func(t *testing.T) {
@@ -63,8 +63,8 @@ func TestBackendStorePath(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load(%q): %v", tt.sets, err)
 			}
-			if c.Backend.Store != tt.wantStore || c.Backend.Path != tt.wantPath {
-				t.Errorf("Load(%q) backend store, path = %q, %q, want %q, %q", tt.sets, c.Backend.Store, c.Backend.Path, tt.wantStore, tt.wantPath)
+			if c.Cluster.Store != tt.wantStore || c.Cluster.Path != tt.wantPath {
+				t.Errorf("Load(%q) cluster store, path = %q, %q, want %q, %q", tt.sets, c.Cluster.Store, c.Cluster.Path, tt.wantStore, tt.wantPath)
 			}
 		})
 	}
@@ -87,11 +87,11 @@ func TestLoadErrors(t *testing.T) {
 		{"serve engines named", "serve:\n  listen: nowhere\n  mode: hide\n  engines:\n    - {name: es, kind: elastic, url: 'http://127.0.0.1:9200'}\n    - {name: es, kind: json, url: 'ftp://x'}\n  fetch:\n    allow: [10.0.0.0/33]\n", nil,
 			[]string{"serve.listen", "serve.mode", "serve.engines[0].kind", "serve.engines[1].name", "serve.engines[1].url", "serve.engines[1].results", "serve.fetch.allow[0]"}},
 		{"serve unknown engine key", "serve:\n  engines:\n    - {name: es, kind: solr, url: 'http://x', colour: red}\n", nil, []string{"colour"}},
-		{"redis store without nodes", "backend:\n  store: redis\n", nil, []string{"backend.redis"}},
-		{"unknown store", "backend:\n  store: mongo\n", nil, []string{"backend.store"}},
-		{"lease renewal not below the TTL", "backend:\n  lease_ttl: 10s\n  lease_renew: 10s\n  lease_wait: -1s\n", nil,
-			[]string{"backend.lease_renew", "backend.lease_wait"}},
-		{"lease TTL too short", "", []string{"backend.lease_ttl=100us", "backend.lease_renew=50us"}, []string{"backend.lease_ttl"}},
+		{"redis store without nodes", "cluster:\n  store: redis\n", nil, []string{"cluster.redis"}},
+		{"unknown store", "cluster:\n  store: mongo\n", nil, []string{"cluster.store"}},
+		{"lease renewal not below the TTL", "cluster:\n  lease_ttl: 10s\n  lease_renew: 10s\n  lease_wait: -1s\n", nil,
+			[]string{"cluster.lease_renew", "cluster.lease_wait"}},
+		{"lease TTL too short", "", []string{"cluster.lease_ttl=100us", "cluster.lease_renew=50us"}, []string{"cluster.lease_ttl"}},
 		{"answer cache too small", "", []string{"serve.answer_cache_bytes=4096"}, []string{"serve.answer_cache_bytes", "-1 (off)"}},
 		{"answers in flight too small", "", []string{"serve.answer_bytes_in_flight=4096"}, []string{"serve.answer_bytes_in_flight", "1 MiB"}},
 		{"negative admit wait", "", []string{"serve.admit_wait=-1s"}, []string{"serve.admit_wait", "negative"}},
@@ -229,7 +229,7 @@ func TestEnvironUnknownKey(t *testing.T) {
 		{"a typo of a key", []string{"WINNOW_DECISION_MIN_CONFIDENCE=0.99"}, []string{"WINNOW_DECISION_MIN_CONFIDENCE", "WINNOW_DECISION_MIN_CONFIDENCE_GROUP", "WINNOW_DECISION_MIN_CONFIDENCE_REMOVE"}},
 		{"under serve", []string{"WINNOW_SERVE_LISTN=:1"}, []string{"WINNOW_SERVE_LISTN", "serve"}},
 		{"under a nested section", []string{"WINNOW_SERVE_FETCH_ALLOWED=10.0.0.0/8"}, []string{"WINNOW_SERVE_FETCH_ALLOWED"}},
-		{"every one", []string{"WINNOW_DEDUP_WORKER=2", "WINNOW_BACKEND_STOR=x"}, []string{"WINNOW_DEDUP_WORKER", "WINNOW_BACKEND_STOR"}},
+		{"every one", []string{"WINNOW_DEDUP_WORKER=2", "WINNOW_CLUSTER_STOR=x"}, []string{"WINNOW_DEDUP_WORKER", "WINNOW_CLUSTER_STOR"}},
 		{"empty value too", []string{"WINNOW_DECISION_METOD="}, []string{"WINNOW_DECISION_METOD"}},
 		{"known keys", []string{"WINNOW_DECISION_MIN_CONFIDENCE_GROUP=0.8", "WINNOW_SERVE_FETCH_ALLOW=10.0.0.0/8"}, nil},
 		{"not a section", []string{"WINNOW_LLVM_DOCS=/tmp/llvm-docs", "WINNOW_=1", "WINNOW=1", "HOME=/root", "WINNOW_DECISIONS=1"}, nil},
@@ -264,12 +264,12 @@ func TestEnvironUnknownKey(t *testing.T) {
 	}
 }
 
-// TestKeepSeq: backend.keep_seq is true unless the file, the environment
+// TestKeepSeq: cluster.keep_seq is true unless the file, the environment
 // or a flag says false.
 func TestKeepSeq(t *testing.T) {
 	dir := t.TempDir()
 	off := filepath.Join(dir, "off.yaml")
-	if err := os.WriteFile(off, []byte("backend:\n  keep_seq: false\n"), 0o644); err != nil {
+	if err := os.WriteFile(off, []byte("cluster:\n  keep_seq: false\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -280,18 +280,53 @@ func TestKeepSeq(t *testing.T) {
 		{"default", "", nil, nil, true},
 		{"file", off, nil, nil, false},
 		{"environment", "", []string{"WINNOW_BACKEND_KEEP_SEQ=false"}, nil, false},
-		{"flag", "", nil, []string{"backend.keep_seq=false"}, false},
-		{"flag over file", off, nil, []string{"backend.keep_seq=true"}, true},
+		{"flag", "", nil, []string{"cluster.keep_seq=false"}, false},
+		{"flag over file", off, nil, []string{"cluster.keep_seq=true"}, true},
 	} {
 		c, err := Load(tt.path, tt.env, tt.sets)
 		if err != nil {
 			t.Fatalf("%s: Load: %v", tt.name, err)
 		}
-		if got := c.Backend.Seq(); got != tt.want {
-			t.Errorf("%s: backend.keep_seq = %v, want %v", tt.name, got, tt.want)
+		if got := c.Cluster.Seq(); got != tt.want {
+			t.Errorf("%s: cluster.keep_seq = %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	if _, err := Load("", nil, []string{"backend.keep_seq=maybe"}); err == nil || !strings.Contains(err.Error(), "not a boolean") {
-		t.Errorf("backend.keep_seq=maybe: error %v, want not a boolean", err)
+	if _, err := Load("", nil, []string{"cluster.keep_seq=maybe"}); err == nil || !strings.Contains(err.Error(), "not a boolean") {
+		t.Errorf("cluster.keep_seq=maybe: error %v, want not a boolean", err)
+	}
+}
+
+// TestFormerSectionName: the cluster service's section under its former
+// name, backend, is read from the file, -set and the environment alike,
+// and each use is noted as deprecated; both names in one file are an
+// error.
+func TestFormerSectionName(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.yaml")
+	if err := os.WriteFile(old, []byte("backend:\n  store: memory\n  parts: 16\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(old, []string{"WINNOW_BACKEND_DIMS=2"}, []string{"backend.max_batch=50"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := c.Cluster; b.Store != "memory" || b.Parts != 16 || b.Dims != 2 || b.MaxBatch != 50 {
+		t.Errorf("cluster = %+v, want store memory, parts 16, dims 2, max_batch 50 from the former names", b)
+	}
+	notes := strings.Join(c.Deprecated, "; ")
+	for _, want := range []string{"backend is now cluster", "WINNOW_BACKEND_DIMS is now WINNOW_CLUSTER_DIMS", "backend.* is now cluster.*"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("Deprecated = %q, want %q", notes, want)
+		}
+	}
+	if c, err := Load("", nil, []string{"cluster.store=memory"}); err != nil || len(c.Deprecated) != 0 {
+		t.Errorf("current names: %v, deprecated %q; want none", err, c.Deprecated)
+	}
+	both := filepath.Join(dir, "both.yaml")
+	if err := os.WriteFile(both, []byte("backend:\n  store: memory\ncluster:\n  store: bolt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(both, nil, nil); err == nil || !strings.Contains(err.Error(), "keep cluster") {
+		t.Errorf("both sections: %v, want an error saying to keep cluster", err)
 	}
 }

@@ -172,7 +172,7 @@ func Sample(c config.Config) iter.Seq2[corpus.Doc, error] {
 }
 
 // Winners returns the ranking of dedup.winner (rules default to
-// cluster.DefaultWinnerOrder, market TLDs to backend.market_tlds).
+// cluster.DefaultWinnerOrder, market TLDs to cluster.market_tlds).
 func Winners(c config.Config) (offline.Ranking, error) {
 	w := c.Dedup.Winner
 	r := cluster.WinnerRules{PopularityTolerance: w.PopularityTolerance, MarketTLDs: w.MarketTLDs}
@@ -182,7 +182,7 @@ func Winners(c config.Config) (offline.Ranking, error) {
 		r.Order = w.Rules
 	}
 	if len(r.MarketTLDs) == 0 {
-		r.MarketTLDs = c.Backend.MarketTLDs
+		r.MarketTLDs = c.Cluster.MarketTLDs
 	}
 	if err := r.Validate(); err != nil {
 		return offline.Ranking{}, fmt.Errorf("dedup.winner.rules: %w", err)
@@ -190,15 +190,15 @@ func Winners(c config.Config) (offline.Ranking, error) {
 	return offline.NewRanking(r), nil
 }
 
-// ClusterService returns the cluster service's options of backend.* and
-// the group decision, logging to log. Opening the store (backend.store)
+// ClusterService returns the cluster service's options of cluster.* and
+// the group decision, logging to log. Opening the store (cluster.store)
 // is the caller's: it is I/O, not a mapping.
 func ClusterService(c config.Config, log *slog.Logger) (cluster.Options, error) {
 	group, err := Decision(c)
 	if err != nil {
 		return cluster.Options{}, err
 	}
-	b := c.Backend
+	b := c.Cluster
 	return cluster.Options{
 		Decision: group, DropSeq: !b.Seq(), Parts: b.Parts, Dims: b.Dims, MaxBatch: b.MaxBatch,
 		Winner: cluster.WinnerRules{MarketTLDs: b.MarketTLDs}, Logger: log,
@@ -224,10 +224,10 @@ func Index(c config.Config, target indextag.Target, log *slog.Logger) (indextag.
 	}, nil
 }
 
-// Redis returns the Redis Cluster store's options of backend.redis and
-// backend.lease_*; zero keys take cluster's defaults (a lease of 30s,
+// Redis returns the Redis Cluster store's options of cluster.redis and
+// cluster.lease_*; zero keys take cluster's defaults (a lease of 30s,
 // renewed every third of it, waited for up to 1m).
 func Redis(c config.Config) cluster.RedisOptions {
-	b := c.Backend
+	b := c.Cluster
 	return cluster.RedisOptions{LeaseTTL: time.Duration(b.LeaseTTL), LeaseRenew: time.Duration(b.LeaseRenew), LeaseWait: time.Duration(b.LeaseWait)}
 }

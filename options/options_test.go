@@ -13,7 +13,7 @@ import (
 )
 
 // TestWinnersConfig: an unknown rule is an error naming its field; the
-// market TLDs default to backend.market_tlds.
+// market TLDs default to cluster.market_tlds.
 func TestWinnersConfig(t *testing.T) {
 	c, err := config.Load("", nil, []string{"dedup.winner.rules=https,newest"})
 	if err != nil {
@@ -22,7 +22,7 @@ func TestWinnersConfig(t *testing.T) {
 	if _, err := Winners(c); err == nil || !strings.Contains(err.Error(), "dedup.winner.rules") {
 		t.Errorf("Winners error = %v, want one naming dedup.winner.rules", err)
 	}
-	c, err = config.Load("", nil, []string{"dedup.winner.rules=market", "backend.market_tlds=.uk"})
+	c, err = config.Load("", nil, []string{"dedup.winner.rules=market", "cluster.market_tlds=.uk"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestWinnersConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := r.Rule(offline.Doc{URL: "https://b.example.uk/"}, offline.Doc{URL: "https://a.example.com/"}); got != "market" {
-		t.Errorf("rule = %q, want market (backend.market_tlds)", got)
+		t.Errorf("rule = %q, want market (cluster.market_tlds)", got)
 	}
 }
 

@@ -56,7 +56,7 @@ type Options struct {
 	// means DefaultPacks.
 	Packs int
 	// Backend, if set, is the base URL of a cluster service that the
-	// signed pages are loaded into, as `winnow dedup -backend` loads them
+	// signed pages are loaded into, as `winnow dedup -cluster` loads them
 	// (see loadDocs); the service's backend.max_batch is Config's.
 	Backend string
 }
@@ -87,7 +87,7 @@ func Dedup(s beam.Scope, o Options) error {
 	}
 	numbered, _ := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
 	if o.Backend != "" {
-		loadDocs(s, numbered, o.Backend, o.Config.Backend.MaxBatch)
+		loadDocs(s, numbered, o.Backend, o.Config.Cluster.MaxBatch)
 	}
 	docs, sigs := rankIDs(s, numbered, o.Packs)
 	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)

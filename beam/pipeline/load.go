@@ -14,7 +14,7 @@ import (
 
 // loadDocs loads every signed document of numbered (the documents keyed by
 // rank key, in batches, all under one key) into the cluster service at
-// baseURL, as `winnow dedup -backend` does: with offline.Loader, in input
+// baseURL, as `winnow dedup -cluster` does: with offline.Loader, in input
 // order. The service clusters incrementally, so the order of ingest
 // decides its groups, and it writes one batch at a time (its replicas
 // included: a writer lease); the load therefore runs on one worker, which

@@ -41,15 +41,15 @@ func groups(t *testing.T, st *cluster.MemStore) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestDedupBackend: winnow dedup -backend and the pipeline with Backend
+// TestDedupBackend: winnow dedup -cluster and the pipeline with Backend
 // load the embedded sample into two cluster services on loopback; the
 // services end up with the same groups (IDs, winners, members), and the
 // pipeline counts every page loaded.
 func TestDedupBackend(t *testing.T) {
 	wantURL, wantStore := loopbackService(t)
-	cmd := exec.Command(winnowBin, "-set", "dedup.progress=never", "dedup", "-o", t.TempDir()+"/d.jsonl", "-backend", wantURL)
+	cmd := exec.Command(winnowBin, "-set", "dedup.progress=never", "dedup", "-o", t.TempDir()+"/d.jsonl", "-cluster", wantURL)
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("winnow dedup -backend: %v\n%s", err, msg)
+		t.Fatalf("winnow dedup -cluster: %v\n%s", err, msg)
 	}
 	want := groups(t, wantStore)
 	if strings.Count(want, "\n") < 10 {
@@ -69,7 +69,7 @@ func TestDedupBackend(t *testing.T) {
 				}
 			})
 			if got := groups(t, gotStore); got != want {
-				t.Errorf("groups differ from winnow dedup -backend's:\n got:\n%s\nwant:\n%s", got, want)
+				t.Errorf("groups differ from winnow dedup -cluster's:\n got:\n%s\nwant:\n%s", got, want)
 			}
 		})
 	}

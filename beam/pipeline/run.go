@@ -30,7 +30,7 @@ type Stats struct {
 	// nodes still unsettled after the last round (0 when converged).
 	Rounds    int
 	Unsettled int64
-	// Loaded counts the pages loaded into the cluster service (-backend)
+	// Loaded counts the pages loaded into the cluster service (-cluster)
 	// by its status, NotLoaded those left out by reason; nil without a
 	// load.
 	Loaded, NotLoaded map[string]int64

@@ -41,7 +41,7 @@ type dedupStats struct {
 }
 
 // dedupUsage is the head of winnow dedup's usage, before its flags.
-const dedupUsage = "usage: winnow dedup [-o FILE] [-backend URL] [INPUT...]\n\n" +
+const dedupUsage = "usage: winnow dedup [-o FILE] [-cluster URL] [INPUT...]\n\n" +
 	"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n" +
 	"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used, under the URLs\n" +
 	"the demo engine of winnow serve gives it (serve.demo_listen).\n" +
@@ -55,13 +55,14 @@ const dedupUsage = "usage: winnow dedup [-o FILE] [-backend URL] [INPUT...]\n\n"
 	"  text        dedup.fields.text        default: text, content, raw_content, body (HTML if it starts with <!doctype html or <html)\n" +
 	"  popularity  dedup.fields.popularity  default: popularity (a number)\n" +
 	"Winner rules (dedup.winner.rules, in order; the URL decides last): popularity, https, shorter, static, market\n" +
-	"(dedup.winner.market_tlds, default backend.market_tlds)."
+	"(dedup.winner.market_tlds, default cluster.market_tlds)."
 
 func runDedup(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	out := fs.String("o", "-", "write clusters as JSON Lines to `file` (- for stdout)")
-	backendURL := fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend)")
+	clusterURL := fs.String("cluster", "", "also load the signed pages into the cluster service at `URL` (winnow cluster)")
+	fs.StringVar(clusterURL, "backend", "", "former name of -cluster (deprecated)")
 	verbose := fs.Bool("v", false, "print the time of each stage, the pairs reaching each stage of the verification, and the memory held")
 	fs.Usage = func() { fmt.Fprintln(e.stderr, dedupUsage); fs.PrintDefaults() }
 	if err := parseArgs(fs, args); err != nil {
@@ -108,10 +109,10 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	sigs, lineDocs, keys := docTables(e, docs, rank, &stats)
-	if *backendURL != "" {
-		loaded, err := ingestDocs(ctx, e, *backendURL, docs)
+	if *clusterURL != "" {
+		loaded, err := ingestDocs(ctx, e, *clusterURL, docs)
 		if err != nil || ctx.Err() != nil {
-			fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s before it stopped: %s\n", *backendURL, cmp.Or(offline.FormatCounts(loaded.Statuses), "nothing"))
+			fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s before it stopped: %s\n", *clusterURL, cmp.Or(offline.FormatCounts(loaded.Statuses), "nothing"))
 		}
 		if ctx.Err() != nil {
 			return interrupted(ctx, e, "loading into the cluster service", *out, stats, start)
@@ -119,7 +120,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, offline.FormatCounts(loaded.Statuses), cmp.Or(offline.FormatCounts(loaded.Skipped), "none"))
+		fmt.Fprintf(e.stderr, "winnow dedup: loaded into %s: %s; not loaded: %s\n", *clusterURL, offline.FormatCounts(loaded.Statuses), cmp.Or(offline.FormatCounts(loaded.Skipped), "none"))
 	}
 	clusters, ok := untilDone(ctx, func() []similarity.Cluster {
 		return similarity.BatchCluster(sigs, dec, similarity.BatchOptions{Keys: keys, WinnerVerified: !e.cfg.Dedup.SingleLink,

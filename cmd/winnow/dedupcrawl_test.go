@@ -113,10 +113,10 @@ func TestDedupWgetCrawl(t *testing.T) {
 	}
 
 	// The same crawls load into the cluster service: nothing refused.
-	base, stop := startBackend(t, "-set", "backend.store=memory")
-	code, _, errs = winnow(t, "", append([]string{"-set", "dedup.progress=never", "dedup", "-o", os.DevNull, "-backend", base}, warcs...)...)
+	base, stop := startClusterService(t, "-set", "cluster.store=memory")
+	code, _, errs = winnow(t, "", append([]string{"-set", "dedup.progress=never", "dedup", "-o", os.DevNull, "-cluster", base}, warcs...)...)
 	if code != 0 || !strings.Contains(errs, "loaded into") || strings.Contains(errs, "refused") || strings.Contains(errs, "not an absolute") {
-		t.Fatalf("winnow dedup -backend = exit %d: %s", code, errs)
+		t.Fatalf("winnow dedup -cluster = exit %d: %s", code, errs)
 	}
 	cl, err := client.New(base, client.Options{})
 	if err != nil {
@@ -127,7 +127,7 @@ func TestDedupWgetCrawl(t *testing.T) {
 		t.Errorf("lookup after loading the crawls: %+v, %v; want both releases in one group", res, err)
 	}
 	if c, errs := stop(); c != 0 {
-		t.Errorf("winnow backend exit %d: %s", c, errs)
+		t.Errorf("winnow cluster exit %d: %s", c, errs)
 	}
 }
 

@@ -7,10 +7,10 @@ import (
 )
 
 // ingestDocs loads signed documents into a running cluster service, in
-// input order, with offline.Loader (winnow-beam dedup -backend loads the
+// input order, with offline.Loader (winnow-beam dedup -cluster loads the
 // same way).
 func ingestDocs(ctx context.Context, e *env, baseURL string, docs []signedDoc) (offline.LoadResult, error) {
-	l, err := offline.NewLoader(baseURL, e.cfg.Backend.MaxBatch)
+	l, err := offline.NewLoader(baseURL, e.cfg.Cluster.MaxBatch)
 	if err != nil {
 		return offline.LoadResult{}, err
 	}

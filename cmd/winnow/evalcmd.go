@@ -30,7 +30,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	plots := fs.String("plots", "", "write PNG charts (precision-recall curves, Moz-style 2-D histogram) into `dir`")
 	histX := fs.String("hist-x", "jaccard", "method on the histogram's x axis")
 	histY := fs.String("hist-y", "simhash", "method on the histogram's y axis")
-	incremental := fs.Bool("incremental", false, "corpus mode: feed the pages one by one into a cluster service (in memory, backend.* settings) and compare its groups with a batch clustering")
+	incremental := fs.Bool("incremental", false, "corpus mode: feed the pages one by one into a cluster service (in memory, cluster.* settings) and compare its groups with a batch clustering")
 	scores := fs.String("scores", "", "write every scored pair with all its scores, the decision's verdict and the mode decisions' probabilities (p_group, p_remove) as TSV to `file`, for choosing thresholds")
 	cv := fs.Bool("cv", false, "cross-validate the paper methods, the legacy decision and the candidate models on the DIRs given (stratified, repeated k-fold) and print the models refitted on all of them")
 	thresholdsFrom := fs.String("thresholds-from", "", "also score each paper method at the threshold of best F1 on the labelled set `dev`, and each mode decision at the min_confidence of best F1 there (applied unchanged: the held-out protocol), beside its best threshold on DIR")
@@ -529,7 +529,7 @@ func writeScores(path string, set *eval.Set, rep *eval.Report) error {
 // a batch clustering (Zhu Table 1) and prints the growth of their costs
 // (Zhu Fig. 7).
 func runIncremental(ctx context.Context, e *env, set *eval.Set, o eval.Options, asJSON bool) error {
-	c := e.cfg.Backend
+	c := e.cfg.Cluster
 	so, err := options.ClusterService(e.cfg, e.log)
 	if err != nil {
 		return err

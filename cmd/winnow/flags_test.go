@@ -51,9 +51,9 @@ func TestServeBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	for _, cmd := range []string{"serve", "backend"} {
+	for _, cmd := range []string{"serve", "cluster"} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"-set", "serve.demo_listen=127.0.0.1:0", "-set", "backend.store=memory", cmd, "-listen", ln.Addr().String()},
+		code := run(context.Background(), []string{"-set", "serve.demo_listen=127.0.0.1:0", "-set", "cluster.store=memory", cmd, "-listen", ln.Addr().String()},
 			strings.NewReader(""), &out, &errb, nil)
 		if code == 0 || !strings.Contains(errb.String(), "in use by another program") || !strings.Contains(errb.String(), "-listen") {
 			t.Errorf("winnow %s on a busy port: exit %d, %q", cmd, code, errb.String())

@@ -142,7 +142,7 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 // indexFingerprint identifies the settings that decide the groups, so that
 // a checkpoint is not resumed under others.
 func indexFingerprint(c config.Config, fetch bool) string {
-	b, _ := json.Marshal([]any{c.Canon, c.Signature, c.Decision, c.Dedup.Fields, c.Dedup.Winner, c.Dedup.SingleLink, c.Backend.MarketTLDs, fetch})
+	b, _ := json.Marshal([]any{c.Canon, c.Signature, c.Decision, c.Dedup.Fields, c.Dedup.Winner, c.Dedup.SingleLink, c.Cluster.MarketTLDs, fetch})
 	return fmt.Sprintf("%x", sha256.Sum256(b))[:16]
 }
 

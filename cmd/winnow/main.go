@@ -8,9 +8,9 @@
 //
 // Commands:
 //
-//	serve    the refinement proxy in front of search backends (no config:
+//	serve    the refinement proxy in front of search engines (no config:
 //	         in front of an embedded demo engine on loopback)
-//	backend  the cluster service: incremental groups for a whole index
+//	cluster  the cluster service: incremental groups for a whole index
 //	dedup    cluster near-duplicates in folders, JSONL or WARC files
 //	         (no argument: the embedded sample corpus)
 //	index    tag the near-duplicate groups of an Elasticsearch, OpenSearch or Solr index
@@ -65,7 +65,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the refinement proxy (no config: in front of an embedded demo engine)", runServe},
-		{"backend", "run the cluster service (incremental near-duplicate groups of a whole index)", runBackend},
+		{"cluster", "run the cluster service (incremental near-duplicate groups of a whole index)", runClusterService},
 		{"dedup", "cluster near-duplicates in folders, JSONL or WARC files (no argument: the embedded sample)", runDedup},
 		{"index", "group the near-duplicates of an Elasticsearch, OpenSearch or Solr index and tag its documents (dry run unless -apply)", runIndex},
 		{"sig", "print the signature of one page (a file, or - for stdin)", runSig},
@@ -76,6 +76,10 @@ func commands() []command {
 		{"bench", "measure the proxy against a plain fasthttp pass-through on loopback (latency, throughput, CPU, memory)", runBench},
 	}
 }
+
+// renamedCommands maps a command's former name to its name; the former
+// still runs, with a warning.
+var renamedCommands = map[string]string{"backend": "cluster"}
 
 // errUsage marks an error whose message is a usage problem (exit code 2).
 var errUsage = errors.New("usage")
@@ -179,6 +183,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}()
 	}
 	name := fs.Arg(0)
+	if current, ok := renamedCommands[name]; ok {
+		logger.Warn("deprecated command name", "name", name, "use", current)
+		name = current
+	}
+	for _, note := range cfg.Deprecated {
+		logger.Warn("deprecated configuration name", "change", note)
+	}
 	for _, c := range commands() {
 		if c.name != name {
 			continue

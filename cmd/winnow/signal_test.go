@@ -176,10 +176,10 @@ func TestDedupStopsOnSignal(t *testing.T) {
 	}
 }
 
-// TestDedupBackendStopsOnSignal: winnow dedup -backend stops within the
+// TestDedupClusterStopsOnSignal: winnow dedup -cluster stops within the
 // bound of a SIGINT while the cluster service it loads into holds its
 // request without an answer.
-func TestDedupBackendStopsOnSignal(t *testing.T) {
+func TestDedupClusterStopsOnSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command")
 	}
@@ -207,7 +207,7 @@ func TestDedupBackendStopsOnSignal(t *testing.T) {
 	}
 	out := filepath.Join(dir, "good.jsonl")
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "-set", "dedup.progress=never", "dedup", "-backend", "http://"+ln.Addr().String(), "-o", out, in)
+	cmd := exec.Command(bin, "-set", "dedup.progress=never", "dedup", "-cluster", "http://"+ln.Addr().String(), "-o", out, in)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

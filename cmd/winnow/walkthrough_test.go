@@ -64,22 +64,22 @@ func startServe(t *testing.T, addr string, args ...string) {
 }
 
 // TestWalkthrough runs the README's cluster-service walk-through: winnow
-// backend, winnow dedup -backend (the embedded sample, under the URLs the
+// cluster, winnow dedup -cluster (the embedded sample, under the URLs the
 // demo engine serves it at), winnow serve -set serve.cluster=...; the
 // proxy's lookups are then known to the service, as its /metrics count.
 func TestWalkthrough(t *testing.T) {
 	demoAddr, proxyAddr := freeAddr(t), freeAddr(t)
 	store := filepath.Join(t.TempDir(), "groups.db")
-	base, stop := startBackend(t, "-set", "backend.path="+store)
+	base, stop := startClusterService(t, "-set", "cluster.path="+store)
 	defer func() {
 		if c, errs := stop(); c != 0 {
-			t.Errorf("winnow backend exit %d: %s", c, errs)
+			t.Errorf("winnow cluster exit %d: %s", c, errs)
 		}
 	}()
 	code, _, errs := winnow(t, "", "-set", "dedup.progress=never", "-set", "serve.demo_listen="+demoAddr,
-		"dedup", "-o", os.DevNull, "-backend", base)
+		"dedup", "-o", os.DevNull, "-cluster", base)
 	if code != 0 || !strings.Contains(errs, "loaded into") || !strings.Contains(errs, "not loaded: none") {
-		t.Fatalf("winnow dedup -backend = exit %d: %s", code, errs)
+		t.Fatalf("winnow dedup -cluster = exit %d: %s", code, errs)
 	}
 	cl, err := client.New(base, client.Options{})
 	if err != nil {

@@ -1,6 +1,6 @@
 // Command winnow-beam runs winnow's offline jobs as Apache Beam pipelines:
 //
-//	winnow-beam dedup [-runner prism|universal|flink|spark|dataflow] [-endpoint HOST:PORT] [-o FILE] [-backend URL] INPUT...
+//	winnow-beam dedup [-runner prism|universal|flink|spark|dataflow] [-endpoint HOST:PORT] [-o FILE] [-cluster URL] INPUT...
 //	winnow-beam assign -groups FILE [-o FILE] INPUT...
 //
 // dedup reads the inputs of `winnow dedup` and writes the same JSON Lines;
@@ -86,7 +86,7 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [-backend URL] [INPUT...]\n"+
+	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [-cluster URL] [INPUT...]\n"+
 		"       winnow-beam assign -groups FILE [-runner NAME] [-o FILE] INPUT...\n"+
 		"run `winnow-beam dedup -h` for the flags, Beam's included")
 }
@@ -185,7 +185,8 @@ func runDedup(ctx context.Context, args []string) error {
 	c := newCommon("dedup")
 	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the connected components")
 	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
-	backendURL := c.fs.String("backend", "", "also load the signed pages into the cluster service at `URL` (winnow backend), in input order, as winnow dedup -backend")
+	clusterURL := c.fs.String("cluster", "", "also load the signed pages into the cluster service at `URL` (winnow cluster), in input order, as winnow dedup -cluster")
+	c.fs.StringVar(clusterURL, "backend", "", "former name of -cluster (deprecated)")
 	packs := c.fs.Int("packs", pipeline.DefaultPacks, "`groups` of each grouping (elements are batched per group)")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
@@ -212,7 +213,7 @@ func runDedup(ctx context.Context, args []string) error {
 	p, s := beam.NewPipelineWithRoot()
 	if err := pipeline.Dedup(s, pipeline.Options{
 		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
-		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs, Backend: *backendURL,
+		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs, Backend: *clusterURL,
 	}); err != nil {
 		return err
 	}
@@ -249,8 +250,8 @@ func runDedup(ctx context.Context, args []string) error {
 		st.Docs, mb, st.Errors, st.Skipped, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
 		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate,
 		st.LargestBucket, st.LargestUnit, st.PairsCapped, st.Rounds)
-	if *backendURL != "" {
-		fmt.Fprintf(os.Stderr, "winnow-beam dedup: loaded into %s: %s; not loaded: %s\n", *backendURL, offline.FormatCounts(st.Loaded), cmp.Or(offline.FormatCounts(st.NotLoaded), "none"))
+	if *clusterURL != "" {
+		fmt.Fprintf(os.Stderr, "winnow-beam dedup: loaded into %s: %s; not loaded: %s\n", *clusterURL, offline.FormatCounts(st.Loaded), cmp.Or(offline.FormatCounts(st.NotLoaded), "none"))
 	}
 	return nil
 }

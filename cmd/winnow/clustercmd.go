@@ -13,24 +13,24 @@ import (
 	"github.com/winnow-search/winnow/options"
 )
 
-// runBackend runs the cluster service: the HTTP API over the store
-// backend.store names (bolt by default, pebble, redis or memory), until
+// runClusterService runs the cluster service: the HTTP API over the store
+// cluster.store names (bolt by default, pebble, redis or memory), until
 // interrupted.
-func runBackend(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("backend", flag.ContinueOnError)
+func runClusterService(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	listen := fs.String("listen", "", "listen `address` (overrides backend.listen)")
+	listen := fs.String("listen", "", "listen `address` (overrides cluster.listen)")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow backend [-listen ADDR]\n\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow cluster [-listen ADDR]\n\n"+
 			"Runs the cluster service: POST /v1/ingest, POST /v1/lookup, GET /v1/groups/{id},\n"+
-			"/metrics, /healthz. Feed it with winnow dedup -backend URL; the proxy asks it with\n"+
+			"/metrics, /healthz. Feed it with winnow dedup -cluster URL; the proxy asks it with\n"+
 			"serve.cluster: URL.")
 		fs.PrintDefaults()
 	}
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	c := e.cfg.Backend
+	c := e.cfg.Cluster
 	if *listen != "" {
 		c.Listen = *listen
 	}
@@ -68,12 +68,12 @@ func runBackend(ctx context.Context, e *env, args []string) error {
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return listenError(err, c.Listen, "backend.listen")
+		return listenError(err, c.Listen, "cluster.listen")
 	}
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(e.stdout, "winnow backend: serving on http://%s (store %s)\n", ln.Addr(), c.Store)
+	fmt.Fprintf(e.stdout, "winnow cluster: serving on http://%s (store %s)\n", ln.Addr(), c.Store)
 	select {
 	case err := <-errc:
 		return err

@@ -14,9 +14,9 @@ import (
 	"github.com/winnow-search/winnow/similarity"
 )
 
-// startBackend runs winnow backend with args until the returned stop
+// startClusterService runs winnow cluster with args until the returned stop
 // function is called; stop returns its exit code and stderr.
-func startBackend(t *testing.T, args ...string) (base string, stop func() (int, string)) {
+func startClusterService(t *testing.T, args ...string) (base string, stop func() (int, string)) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,7 +28,7 @@ func startBackend(t *testing.T, args ...string) (base string, stop func() (int, 
 	var out, errb bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		args := append(args, "backend", "-listen", addr)
+		args := append(args, "cluster", "-listen", addr)
 		done <- run(ctx, args, strings.NewReader(""), &out, &errb, nil)
 	}()
 	base = "http://" + addr
@@ -41,12 +41,12 @@ func startBackend(t *testing.T, args ...string) (base string, stop func() (int, 
 		}
 		select {
 		case c := <-done:
-			t.Fatalf("winnow backend exit %d: %s", c, errb.String())
+			t.Fatalf("winnow cluster exit %d: %s", c, errb.String())
 		default:
 		}
 		if time.Now().After(deadline) {
 			cancel()
-			t.Fatalf("winnow backend did not come up: %v; %s", err, errb.String())
+			t.Fatalf("winnow cluster did not come up: %v; %s", err, errb.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -70,9 +70,9 @@ func TestBackendPebble(t *testing.T) {
 		t.Fatal(err)
 	}
 	urls := []string{"https://a.example/page", "https://b.example/copy"}
-	sets := []string{"-set", "backend.store=pebble", "-set", "backend.path=" + dir}
+	sets := []string{"-set", "cluster.store=pebble", "-set", "cluster.path=" + dir}
 
-	base, stop := startBackend(t, sets...)
+	base, stop := startClusterService(t, sets...)
 	cl, err := client.New(base, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -82,10 +82,10 @@ func TestBackendPebble(t *testing.T) {
 		t.Fatalf("ingest: %+v, %v; want both pages in one group", res, err)
 	}
 	if code, errs := stop(); code != 0 {
-		t.Fatalf("winnow backend exit %d: %s", code, errs)
+		t.Fatalf("winnow cluster exit %d: %s", code, errs)
 	}
 
-	base, stop = startBackend(t, sets...)
+	base, stop = startClusterService(t, sets...)
 	defer stop()
 	cl, err = client.New(base, client.Options{})
 	if err != nil {
@@ -94,5 +94,20 @@ func TestBackendPebble(t *testing.T) {
 	lr, err := cl.Lookup(context.Background(), urls)
 	if err != nil || len(lr) != 2 || !lr[0].Known || lr[0].Group != res[0].Group || lr[1].Group != res[0].Group {
 		t.Errorf("lookup after restart: %+v, %v; want both in group %s", lr, err, res[0].Group)
+	}
+}
+
+// TestFormerCommandName: winnow backend, the cluster service's former
+// name, still runs it, and says to use winnow cluster.
+func TestFormerCommandName(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"-set", "backend.store=memory", "backend", "-h"}, strings.NewReader(""), &out, &errb, nil)
+	if code != 0 {
+		t.Fatalf("winnow backend -h = exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"deprecated command name", "use=cluster", "usage: winnow cluster", "backend.* is now cluster.*"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q: no %q", errb.String(), want)
+		}
 	}
 }
