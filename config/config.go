@@ -69,10 +69,10 @@ type ClusterService struct {
 	// LeaseTTL, LeaseRenew and LeaseWait shape the writer lease that
 	// replicas on one Redis Cluster take around each ingest batch: it
 	// lasts LeaseTTL unless renewed (a replica that dies holding it
-	// blocks the others this long; default "30s"), the holder renews it
-	// every LeaseRenew while its batch runs (below LeaseTTL; default a
-	// third of it), and a batch waits at most LeaseWait for it (default
-	// "1m"). Store "redis" only.
+	// blocks the others this long), the holder renews it every
+	// LeaseRenew while its batch runs (below LeaseTTL; by default a third
+	// of it), and a batch waits at most LeaseWait for it. Store "redis"
+	// only.
 	LeaseTTL   Duration `yaml:"lease_ttl"`
 	LeaseRenew Duration `yaml:"lease_renew"`
 	LeaseWait  Duration `yaml:"lease_wait"`
@@ -86,11 +86,9 @@ type ClusterService struct {
 	// copies that compare calls duplicates. Read it with [ClusterService.Seq].
 	KeepSeq *bool `yaml:"keep_seq"`
 	// Parts and Dims shape the length partitioning of tier 2 (Zhu §4).
-	// Defaults 64 and 3.
 	Parts int `yaml:"parts"`
 	Dims  int `yaml:"dims"`
 	// MaxBatch is the most pages of one ingest or URLs of one lookup.
-	// Default 1000.
 	MaxBatch int `yaml:"max_batch"`
 	// MarketTLDs are host suffixes preferred when a group elects its
 	// winner, e.g. [".co.uk", ".uk"].
@@ -107,15 +105,15 @@ type Serve struct {
 	// "127.0.0.1:8080"; port 0 picks a free port.
 	Listen string `yaml:"listen"`
 	// Mode is how duplicates are shown: "group" (nested under their
-	// winner), "remove" or "annotate". Default "group".
+	// winner), "remove" or "annotate".
 	Mode string `yaml:"mode"`
 	// Factor is the over-fetch factor: a page of n results asks the
-	// engine for (from+n)·factor results. Default 3.
+	// engine for (from+n)·factor results.
 	Factor int `yaml:"factor"`
-	// TopK is the number of results refined per query. Default 50.
+	// TopK is the number of results refined per query.
 	TopK int `yaml:"top_k"`
 	// Budget bounds the refinement of one query; results not signed in
-	// time pass through unmarked. Default "300ms".
+	// time pass through unmarked.
 	Budget Duration `yaml:"budget"`
 	// Transparent names the engine whose API clients use through the
 	// proxy; default the first engine; "-" turns it off.
@@ -128,31 +126,29 @@ type Serve struct {
 	// and winnow dedup loads the embedded sample into the cluster service
 	// under the same URLs; port 0 picks a free port.
 	DemoListen string `yaml:"demo_listen"`
-	// CacheBytes bounds the signature cache in bytes. Default 256 MiB.
+	// CacheBytes bounds the signature cache in bytes.
 	CacheBytes int `yaml:"cache_bytes"`
 	// CacheTTL is how long a signature serves before revalidation.
-	// Default "1h".
 	CacheTTL Duration `yaml:"cache_ttl"`
 	// AnswerCacheBytes bounds the cache of refined answers in bytes: a
 	// request whose engine answer is the same as last time (but for
 	// digits before the results, such as the time the engine took)
 	// reuses the last refinement while its signatures are cached. The
-	// engine is still asked every time. Default 16 MiB; -1 turns it off.
+	// engine is still asked every time. -1 turns it off.
 	AnswerCacheBytes int `yaml:"answer_cache_bytes"`
 	// AnswerBytesInFlight bounds the bytes of engine answers held in
 	// memory at once across requests (an answer and its rendering count
 	// twice its size); past it the client's own request passes through
-	// unrefined, streamed. Default 128 MiB.
+	// unrefined, streamed.
 	AnswerBytesInFlight int64 `yaml:"answer_bytes_in_flight"`
 	// AdmitWait bounds how long an answer of known length waits for room
 	// under AnswerBytesInFlight before it passes through unrefined.
-	// Default "50ms".
 	AdmitWait Duration `yaml:"admit_wait"`
-	// MaxRequestBytes caps a client request body. Default 1 MiB.
+	// MaxRequestBytes caps a client request body.
 	MaxRequestBytes int `yaml:"max_request_bytes"`
-	// MaxHeaderBytes caps a client request's headers. Default 16 KiB.
+	// MaxHeaderBytes caps a client request's headers.
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
-	// MaxConns caps concurrent client connections. Default 10000.
+	// MaxConns caps concurrent client connections.
 	MaxConns int `yaml:"max_conns"`
 	// ShutdownTimeout bounds the graceful shutdown. Default "15s".
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
@@ -161,8 +157,7 @@ type Serve struct {
 	// Cluster is the base URL of the cluster service (winnow cluster)
 	// asked first for known duplicates; "" means none.
 	Cluster string `yaml:"cluster"`
-	// ClusterTimeout bounds one lookup in the cluster service. Default
-	// "50ms".
+	// ClusterTimeout bounds one lookup in the cluster service.
 	ClusterTimeout Duration `yaml:"cluster_timeout"`
 	// ClusterFeed sends the signatures the proxy computes to the cluster
 	// service in the background, so it learns pages the index pipeline
@@ -174,7 +169,7 @@ type Serve struct {
 	// `winnow calibrate`. Default "": no buttons, no log.
 	FeedbackLog string `yaml:"feedback_log"`
 	// FeedbackLogBytes bounds the feedback log: past it the file moves to
-	// feedback_log + ".1" and a new one begins. Default 16 MiB.
+	// feedback_log + ".1" and a new one begins.
 	FeedbackLogBytes int64 `yaml:"feedback_log_bytes"`
 }
 
@@ -193,7 +188,7 @@ type Engine struct {
 	// sending and the answer's head, and the whole body of an answer
 	// winnow refines, as one deadline a fallback shares; a body passed
 	// through only between two reads (a large answer streamed to a slow
-	// client is not cut while the engine keeps sending). Default "2s".
+	// client is not cut while the engine keeps sending).
 	Timeout Duration `yaml:"timeout"`
 	// TextField names the hit field that holds the page text, so the
 	// page need not be fetched.
@@ -223,15 +218,15 @@ type Engine struct {
 
 // Fetch configures the page fetcher.
 type Fetch struct {
-	// Timeout bounds one page fetch. Default "2s".
+	// Timeout bounds one page fetch.
 	Timeout Duration `yaml:"timeout"`
-	// MaxBodyBytes caps a page on the wire. Default 4 MiB.
+	// MaxBodyBytes caps a page on the wire.
 	MaxBodyBytes int `yaml:"max_body_bytes"`
-	// MaxRedirects is the number of redirects followed. Default 5.
+	// MaxRedirects is the number of redirects followed.
 	MaxRedirects int `yaml:"max_redirects"`
-	// MaxConns bounds fetches in flight, all hosts. Default 64.
+	// MaxConns bounds fetches in flight, all hosts.
 	MaxConns int `yaml:"max_conns"`
-	// MaxConnsPerHost bounds fetches in flight to one host. Default 4.
+	// MaxConnsPerHost bounds fetches in flight to one host.
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
 	// UserAgent is sent with every fetch.
 	UserAgent string `yaml:"user_agent"`
@@ -242,7 +237,7 @@ type Fetch struct {
 
 // Canon configures HTML and text canonicalization.
 type Canon struct {
-	// MaxBytes caps the bytes of one page that are read. Default 8 MiB.
+	// MaxBytes caps the bytes of one page that are read.
 	MaxBytes int `yaml:"max_bytes"`
 	// Content selects the text a signature is built from: "all" (every
 	// visible word) or "main" (boilerplate and site templates removed).
@@ -258,20 +253,19 @@ type Signature struct {
 	ChunkSize int `yaml:"chunk_size"`
 	// BloomBits is the fixed Bloom filter size m in bits (Jain: 2048).
 	BloomBits int `yaml:"bloom_bits"`
-	// BloomHashes is the number of Bloom hash functions k (default: the
-	// optimum for the filter size and the expected chunks, 6 at the
-	// defaults).
+	// BloomHashes is the number of Bloom hash functions k (zero: the
+	// optimum for the filter size and the expected chunks).
 	BloomHashes int `yaml:"bloom_hashes"`
 	// MinHashes is the number of min-hash values (Fetterly: 84).
 	MinHashes int `yaml:"minhashes"`
 	// ShingleWords is the min-hash shingle width in words (Fetterly: 5).
 	ShingleWords int `yaml:"shingle_words"`
-	// Fingerprints is the number of sentence fingerprints kept (default 8).
+	// Fingerprints is the number of sentence fingerprints kept.
 	Fingerprints int `yaml:"fingerprints"`
 	// LengthDims is the number of length-vector dimensions (Zhu: 3).
 	LengthDims int `yaml:"length_dims"`
-	// MaxSeq caps the word-hash sequence kept for LCS verification
-	// (default 8192 words); -1 disables LCS.
+	// MaxSeq caps the word-hash sequence kept for LCS verification, in
+	// words; -1 disables LCS.
 	MaxSeq int `yaml:"max_seq"`
 }
 
@@ -369,7 +363,7 @@ type Dedup struct {
 	// Workers is the number of pages canonicalized and signed in
 	// parallel. Default: the number of CPUs.
 	Workers int `yaml:"workers"`
-	// MaxFileBytes caps one input file or record. Default 50 MiB.
+	// MaxFileBytes caps one input file or record.
 	MaxFileBytes int `yaml:"max_file_bytes"`
 	// Progress shows a progress bar on stderr: "auto" (when stderr is a
 	// terminal), "always" or "never". Default "auto".

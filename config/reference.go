@@ -1,0 +1,183 @@
+package config
+
+import (
+	"fmt"
+	"go/ast"
+	"go/doc/comment"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"strings"
+)
+
+// Reference renders every key of Config as a Markdown table row: the
+// dotted key, its default and the field's doc comment, read from the
+// package's source in dir. defaults holds each key's effective default
+// (package options fills in the libraries' own, which config leaves
+// zero), engine an engine's (serve.engines[]). docs/config.md is its
+// output; package options' TestReference keeps the two in step.
+func Reference(dir string, defaults Config, engine Engine) (string, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	if err != nil {
+		return "", err
+	}
+	docs := map[string]map[string]string{} // type name → field name → doc
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok {
+					continue
+				}
+				for _, s := range g.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok {
+						continue
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					m := map[string]string{}
+					last := ""
+					for _, fl := range st.Fields.List {
+						doc := fl.Doc.Text()
+						for _, n := range fl.Names {
+							// A field declared under a comment that
+							// documents it with its neighbours ("LeaseTTL,
+							// LeaseRenew and LeaseWait shape ...") shares it.
+							if doc == "" && strings.Contains(last, n.Name) {
+								doc = last
+							}
+							m[n.Name] = doc
+						}
+						if fl.Doc != nil {
+							last = doc
+						}
+					}
+					docs[ts.Name.Name] = m
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# Configuration reference\n\n")
+	b.WriteString("Generated from the field docs of package `config` and the defaults the\n")
+	b.WriteString("libraries declare by `go test ./options -run Reference -update`;\n")
+	b.WriteString("`TestReference` fails when this file and the code disagree. Every key\n")
+	b.WriteString("can be set in the YAML file\n")
+	b.WriteString("(`-config FILE`), with `-set key=value`, or from the environment as\n")
+	b.WriteString("`WINNOW_<SECTION>_<KEY>` (`serve.answer_cache_bytes` is\n")
+	b.WriteString("`WINNOW_SERVE_ANSWER_CACHE_BYTES`). Zero or absent means the default.\n")
+	b.WriteString("Lists of structures (`serve.engines`) can only be set in YAML.\n")
+	def := reflect.ValueOf(defaults)
+	var walkType func(v reflect.Value, prefix string, depth int) error
+	walkType = func(v reflect.Value, prefix string, depth int) error {
+		t := v.Type()
+		fields := docs[t.Name()]
+		if fields == nil {
+			return fmt.Errorf("no declaration found for type %s", t.Name())
+		}
+		var sub []int
+		if depth > 0 {
+			fmt.Fprintf(&b, "\n## `%s`\n\n", prefix)
+			if d := strings.TrimSpace(typeDoc(pkgs, t.Name())); d != "" {
+				b.WriteString(oneParagraph(d) + "\n\n")
+			}
+			b.WriteString("| key | default | meaning |\n|---|---|---|\n")
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			key, ok := yamlKey(f, prefix)
+			if !ok {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[Duration]() {
+				sub = append(sub, i)
+				continue
+			}
+			doc, ok := fields[f.Name]
+			if !ok || strings.TrimSpace(doc) == "" {
+				return fmt.Errorf("%s.%s (%s) has no doc comment", t.Name(), f.Name, key)
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", key, defaultText(v.Field(i)), oneParagraph(doc))
+			if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct {
+				elem := reflect.New(f.Type.Elem()).Elem()
+				if f.Type.Elem() == reflect.TypeFor[Engine]() {
+					elem = reflect.ValueOf(engine)
+				}
+				defer func(elem reflect.Value, key string) { _ = walkType(elem, key+"[]", depth+1) }(elem, key)
+			}
+		}
+		for _, i := range sub {
+			key, _ := yamlKey(t.Field(i), prefix)
+			if err := walkType(v.Field(i), key, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walkType(def, "", 0); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// typeDoc is the doc comment of the named type.
+func typeDoc(pkgs map[string]*ast.Package, name string) string {
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok {
+					continue
+				}
+				for _, s := range g.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name == name {
+						if ts.Doc != nil {
+							return ts.Doc.Text()
+						}
+						return g.Doc.Text()
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// oneParagraph joins a doc comment's lines into one table cell, with Go
+// doc links ([Name]) kept as code.
+func oneParagraph(doc string) string {
+	var p comment.Parser
+	d := p.Parse(doc)
+	var pr comment.Printer
+	text := string(pr.Text(d))
+	text = strings.Join(strings.Fields(text), " ")
+	return strings.ReplaceAll(text, "|", "\\|")
+}
+
+// defaultText renders a default value for the table.
+func defaultText(v reflect.Value) string {
+	if v.IsZero() {
+		return "—"
+	}
+	switch x := v.Interface().(type) {
+	case Duration:
+		return "`" + x.String() + "`"
+	case string:
+		return "`" + x + "`"
+	}
+	if v.Kind() == reflect.Slice {
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(v.Index(i).Interface())
+		}
+		return "`" + strings.Join(parts, ", ") + "`"
+	}
+	return "`" + fmt.Sprint(v.Interface()) + "`"
+}
