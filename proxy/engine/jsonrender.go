@@ -340,7 +340,7 @@ func appendProbability(dst []byte, m Mark) []byte {
 var unmarked = Mark{Winner: -1}
 
 // facts are m's facts for [resultlist.Place].
-func (m Mark) facts() resultlist.Facts {
+func (m *Mark) facts() resultlist.Facts {
 	return resultlist.Facts{Winner: m.Winner, Keep: m.Keep}
 }
 
@@ -369,6 +369,11 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 	if size <= 0 {
 		size = p.first
 	}
-	facts := func(i int) resultlist.Facts { return markAt(marks, i).facts() }
+	facts := func(i int) resultlist.Facts {
+		if marks == nil {
+			return resultlist.Unclustered
+		}
+		return marks[i].facts()
+	}
 	return resultlist.Window(mode, n, facts, max(w.From-w.Base, 0), size), nil
 }
