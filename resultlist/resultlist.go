@@ -183,25 +183,26 @@ func Place(m Mode, i int, f Facts) Placement {
 	return GroupedUnder
 }
 
-// Counts reports whether result i takes one of a page's places under
+// counts reports whether result i takes one of a page's places under
 // mode m: every result but a duplicate, which is shown with its winner if
 // at all (grouped under it, annotated beside it, or dropped), except one
 // remove mode keeps, which takes its own place. A page of size n holds n
 // counted results; paging skips counted results.
-func Counts(m Mode, i int, f Facts) bool {
+func counts(m Mode, i int, f Facts) bool {
 	return !f.duplicate(i) || m == Remove && f.Keep
 }
 
 // Window returns the indexes, ascending, of the results of a list of n
-// that mode m shows on a page: it skips the first skip counted results
-// ([Counts]) and takes the next size; in annotate mode the duplicates of
+// that mode m shows on a page: it skips the first skip results that take
+// a page's place (every result but a duplicate, except a duplicate remove
+// mode keeps) and takes the next size; in annotate mode the duplicates of
 // the winners taken are shown too, each in its rank place, so a cluster
 // is never split across pages (annotate counts distinct results as
 // remove and group do). facts returns result i's facts.
 func Window(m Mode, n int, facts func(i int) Facts, skip, size int) []int {
 	pick := make([]int, 0, max(min(size, n), 0))
 	for i := 0; i < n && len(pick) < size; i++ {
-		if !Counts(m, i, facts(i)) {
+		if !counts(m, i, facts(i)) {
 			continue
 		}
 		if skip > 0 {
