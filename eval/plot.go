@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/winnow-search/winnow/resultlist"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
@@ -69,7 +70,8 @@ func Plot(rep *Report, dir, name, x, y string) ([]string, error) {
 	}
 	files = append(files, path)
 	for _, r := range rep.Results {
-		for _, mode := range []string{"group", "remove"} {
+		for _, pu := range resultlist.Purposes() {
+			mode := pu.String()
 			path := filepath.Join(dir, name+"-reliability-"+mode+"-"+slug(r.Definition)+".png")
 			title := fmt.Sprintf("%s, duplicate = %s\nreliability of the %s decision (in sample, ECE %.3f)", name, r.Definition, mode, r.ECE[mode])
 			if err := plotReliabilityBins(r.Reliability[mode], title, path); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/winnow-search/winnow/page"
+	"github.com/winnow-search/winnow/resultlist"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -205,7 +206,7 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 		sp.Verdict = o.Decision.Decide(sigs[a], sigs[b]).Duplicate
 		g, r := o.Group.Decide(sigs[a], sigs[b]), o.Remove.Decide(sigs[a], sigs[b])
 		sp.Group = ModeVerdict{Duplicate: g.Duplicate, Probability: fullProbability(o.Group, g, &sp.Scores)}
-		sp.Remove = ModeVerdict{Duplicate: r.Duplicate, Probability: fullProbability(o.Remove, r, &sp.Scores),
+		sp.Remove = ModeVerdict{Duplicate: resultlist.Removable(r), Probability: fullProbability(o.Remove, r, &sp.Scores),
 			Refused: sigs[a].Capped || sigs[b].Capped}
 		sp.Legacy = legacy.Decide(sigs[a], sigs[b]).Duplicate
 		return sp
@@ -310,12 +311,13 @@ func result(def, mode string, scored []ScoredPair, isDup func(int) bool, o *Opti
 	for i := range count {
 		count[i] = 1
 	}
-	for _, mode := range []string{"group", "remove"} {
+	for _, pu := range resultlist.Purposes() {
+		mode := pu.String()
 		prob := make([]float64, len(scored))
 		refused := make([]bool, len(scored))
 		for i, sp := range scored {
 			v := sp.Group
-			if mode == "remove" {
+			if pu == resultlist.Remove.Purpose() {
 				v = sp.Remove
 			}
 			prob[i], refused[i] = v.Probability, v.Refused

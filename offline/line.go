@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/winnow-search/winnow/resultlist"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -78,7 +79,7 @@ func NewLine(c similarity.Cluster, docs []Doc, sigs []*similarity.Signature, ran
 			ml.Explain = m.Verdict.Explain()
 			ml.Scores = ScoresMap(&m.Verdict.Scores)
 			rv := remove.Decide(sigs[w], sigs[m.Index])
-			ml.Removal = &Removal{Probability: Probability(m.Verdict.Probability), Removable: rv.Duplicate,
+			ml.Removal = &Removal{Probability: Probability(m.Verdict.Probability), Removable: resultlist.Removable(rv),
 				RemoveProbability: Probability(rv.Probability), RemoveExplain: rv.Explain()}
 		}
 		line.Members = append(line.Members, ml)

@@ -32,14 +32,11 @@ type params struct {
 	cursor bool
 }
 
-// render is the mode the answer is rendered in: the request's, except
-// that explain in remove mode annotates every result as remove mode
-// treats it (the duplicates the content-equivalence decision accepts,
-// which remove mode drops, and the near-duplicates it keeps), dropping
-// none.
+// render is the mode the answer is rendered in: the request's, or with
+// explain the mode that shows what it does ([resultlist.Mode.Explained]).
 func (p params) render() engine.Mode {
-	if p.explain && p.mode == engine.Remove {
-		return engine.Annotate
+	if p.explain {
+		return p.mode.Explained()
 	}
 	return p.mode
 }
@@ -138,7 +135,7 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	} else if m != "" {
 		mode, err := engine.ParseMode(m)
 		if err != nil {
-			return p, fmt.Errorf("%s %q is not one of group, remove, annotate, off", name, m)
+			return p, fmt.Errorf("%s %q is not one of %s, off", name, m, strings.Join(engine.Modes, ", "))
 		}
 		p.mode = mode
 	}
@@ -154,7 +151,7 @@ func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 		// The confidence applies to the decision of the request's mode;
 		// the other keeps the server's.
 		group, remove := ds, ds
-		if p.mode == engine.Remove {
+		if p.mode.Purpose() == similarity.PurposeRemove {
 			group.MinConfidence = ""
 		} else {
 			remove.MinConfidence = ""

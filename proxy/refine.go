@@ -14,6 +14,7 @@ import (
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/resultlist"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -127,7 +128,7 @@ func (ref *refined) clusterCounts() (clusters, dups int) {
 // and metasearch) and the refiner.
 func (s *Server) refine(ctx context.Context, results []engine.Result, p params) *refined {
 	ref := s.ref.refine(ctx, results, refineOptions{topK: s.o.TopK, budget: s.o.Budget, decision: p.decision, defaultDecision: !p.custom})
-	if p.mode == engine.Remove {
+	if p.mode.Purpose() == similarity.PurposeRemove {
 		var cache similarity.VerdictCache
 		if !p.custom {
 			cache = s.ref.removeVerdicts // the server's decision: its verdicts hold across queries
@@ -553,7 +554,7 @@ func keepUnequal(ref *refined, results []engine.Result, remove similarity.Decisi
 			ref.removeVerdicts = map[int]similarity.Verdict{}
 		}
 		ref.removeVerdicts[i] = v
-		if v.Duplicate {
+		if resultlist.Removable(v) {
 			ref.marks[i].Explain = "removed by the content-equivalence decision: " + v.Explain()
 			continue
 		}

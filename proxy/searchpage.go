@@ -8,7 +8,6 @@ import (
 	"html"
 	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,16 +16,20 @@ import (
 
 	"github.com/winnow-search/winnow/proxy/engine"
 	"github.com/winnow-search/winnow/proxy/ui"
+	"github.com/winnow-search/winnow/resultlist"
 	"github.com/winnow-search/winnow/similarity"
 )
 
 // groups reads the page's groups from the marks, in rank order: a
 // result that is its own winner, or is unmarked, opens a group; one marked
-// with another winner joins that winner's group. The clusters are read
-// only for the scores of the verdicts the marks explain: in remove mode
-// the content-equivalence verdict that removed or kept a duplicate, else
-// the near-duplicate one.
-func (o *metaOutcome) groups() []ui.Group {
+// with another winner joins that winner's group, among its similar
+// results, or its removed ones when mode drops it (remove mode: what the
+// content-equivalence decision accepted goes, listed with its verdict out
+// of the results; a near-duplicate it did not accept stays, explained).
+// The clusters are read only for the scores of the verdicts the marks
+// explain: in remove mode the content-equivalence verdict that removed or
+// kept a duplicate, else the near-duplicate one.
+func (o *metaOutcome) groups(mode engine.Mode) []ui.Group {
 	marks := o.ref.marks
 	verdicts := map[int]similarity.Verdict{}
 	for _, c := range o.ref.clusters {
@@ -69,7 +72,11 @@ func (o *metaOutcome) groups() []ui.Group {
 			it.Scores = scoresOf(v)
 		}
 		g := &gs[at[mk.Winner]]
-		g.Similar = append(g.Similar, it)
+		if resultlist.Place(mode, i, resultlist.Facts{Winner: mk.Winner, Keep: mk.Keep}) == resultlist.Dropped {
+			g.Removed = append(g.Removed, it)
+		} else {
+			g.Similar = append(g.Similar, it)
+		}
 	}
 	return gs
 }
@@ -198,9 +205,7 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 	p, err := s.params(ctx)
 	if m := string(args.Peek("mode")); m != "" && err == nil {
 		// The form's own parameter: the page's mode selector.
-		if p.mode, err = engine.ParseMode(m); err != nil {
-			err = fmt.Errorf("mode %q is not one of group, remove, annotate", m)
-		}
+		p.mode, err = engine.ParseMode(m)
 	}
 	if err != nil {
 		ctx.Error("winnow: "+err.Error(), fasthttp.StatusBadRequest)
@@ -240,7 +245,7 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 // Ranks are the user's: a winner's is its place in the list the user
 // pages through, and similar results, outside that list, have none.
 func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
-	gs := out.groups()
+	gs := out.groups(p.render())
 	total := len(gs)
 	from := (pageNo - 1) * size
 	if from < len(gs) {
@@ -253,18 +258,10 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 		for j := range gs[k].Similar {
 			gs[k].Similar[j].Rank = 0
 		}
-		if p.mode == engine.Remove && !p.explain {
-			// Only what the content-equivalence decision accepted goes;
-			// a near-duplicate it did not stays, explained. What went is
-			// counted and listed with its verdict, out of the results.
-			for _, it := range gs[k].Similar {
-				if !it.Kept {
-					gs[k].Removed = append(gs[k].Removed, it)
-				}
-			}
-			view.Removed += len(gs[k].Removed)
-			gs[k].Similar = slices.DeleteFunc(gs[k].Similar, func(it ui.Item) bool { return !it.Kept })
+		for j := range gs[k].Removed {
+			gs[k].Removed[j].Rank = 0
 		}
+		view.Removed += len(gs[k].Removed)
 	}
 	view.Groups = gs
 	view.Took = out.took

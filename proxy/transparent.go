@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/resultlist"
 )
 
 // transparent forwards a request in the backend's own API and refines
@@ -221,15 +222,12 @@ func setDuplicates(ctx *fasthttp.RequestCtx, dups, removed int, mode engine.Mode
 	}
 }
 
-// removedCount is the number of results remove mode drops: duplicates
-// of another result not marked Keep.
+// removedCount is the number of results mode drops (remove mode: the
+// duplicates not marked Keep).
 func removedCount(marks []engine.Mark, mode engine.Mode) int {
-	if mode != engine.Remove {
-		return 0
-	}
 	n := 0
 	for i, m := range marks {
-		if m.Winner >= 0 && m.Winner != i && !m.Keep {
+		if resultlist.Place(mode, i, resultlist.Facts{Winner: m.Winner, Keep: m.Keep}) == resultlist.Dropped {
 			n++
 		}
 	}

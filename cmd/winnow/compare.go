@@ -13,6 +13,7 @@ import (
 
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/options"
+	"github.com/winnow-search/winnow/resultlist"
 
 	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/similarity"
@@ -103,7 +104,7 @@ func compare(ctx context.Context, e *env, args []string) error {
 			"duplicate": v.Duplicate, "relation": v.Relation.String(),
 			"verdict": v.String(), "explain": v.Explain(),
 			"probability": offline.Probability(v.Probability),
-			"remove":      map[string]any{"duplicate": rv.Duplicate, "probability": offline.Probability(rv.Probability), "explain": rv.Explain()},
+			"remove":      map[string]any{"duplicate": resultlist.Removable(rv), "probability": offline.Probability(rv.Probability), "explain": rv.Explain()},
 			"scores":      offline.ScoresMap(&all),
 		}
 		enc := json.NewEncoder(e.stdout)
@@ -116,9 +117,11 @@ func compare(ctx context.Context, e *env, args []string) error {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "a  %s (%d tokens)\nb  %s (%d tokens)\n\n", fs.Arg(0), sigs[0].Tokens, fs.Arg(1), sigs[1].Tokens)
-	fmt.Fprintf(w, "group    %s\n", v.String())
+	// Each verdict under the name of the decision of the modes that use
+	// it: group (group and annotate mode), remove.
+	fmt.Fprintf(w, "%-8s %s\n", resultlist.Group.Purpose(), v.String())
 	fmt.Fprintf(w, "why      %s\n", v.Explain())
-	fmt.Fprintf(w, "remove   %s\n", rv.String())
+	fmt.Fprintf(w, "%-8s %s\n", resultlist.Remove.Purpose(), rv.String())
 	fmt.Fprintf(w, "why      %s\n\nall scores:\n", rv.Explain())
 	for _, kv := range scoresList(&all) {
 		fmt.Fprintf(w, "  %-18s %s\n", kv[0], kv[1])

@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"strconv"
+
+	"github.com/winnow-search/winnow/resultlist"
 )
 
 // Result is one hit of a backend's answer.
@@ -32,51 +33,23 @@ type Query struct {
 	From, Size int
 }
 
-// Mode says how Render shows duplicates. The zero Mode is Group, the
-// default.
-type Mode int
+// Mode says how Render shows duplicates: [resultlist.Mode], whose
+// package holds what each mode does to a result list. The zero Mode is
+// Group, the default.
+type Mode = resultlist.Mode
 
+// The modes, as [resultlist] names them.
 const (
-	// Group nests each winner's duplicates under it.
-	Group Mode = iota
-	// Remove drops duplicates and fills the page with the next distinct
-	// results; a duplicate marked Keep stays, annotated.
-	Remove
-	// Annotate keeps every result in place and tells its cluster, winner
-	// and why.
-	Annotate
+	Group    = resultlist.Group
+	Remove   = resultlist.Remove
+	Annotate = resultlist.Annotate
 )
 
 // Modes lists the mode names [ParseMode] accepts, the default first.
-var Modes = []string{"group", "remove", "annotate"}
+var Modes = resultlist.Modes
 
-// String returns "group", "remove" or "annotate".
-func (m Mode) String() string {
-	switch m {
-	case Remove:
-		return "remove"
-	case Group:
-		return "group"
-	case Annotate:
-		return "annotate"
-	}
-	return "Mode(" + strconv.Itoa(int(m)) + ")"
-}
-
-// ParseMode returns the mode named s ("group", "remove" or "annotate");
-// "" is the zero Mode, Group. It is the one parser of mode names: the
-// configuration, the per-request parameter and the search page use it.
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "", "group":
-		return Group, nil
-	case "remove":
-		return Remove, nil
-	case "annotate":
-		return Annotate, nil
-	}
-	return Group, fmt.Errorf("mode %q is not one of group, remove, annotate", s)
-}
+// ParseMode is [resultlist.ParseMode], the one parser of mode names.
+func ParseMode(s string) (Mode, error) { return resultlist.ParseMode(s) }
 
 // Mark says what the proxy decided for one result; marks are indexed like
 // [Parsed].Results.

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/winnow-search/winnow/resultlist"
 )
 
 const (
@@ -315,12 +317,11 @@ func (f *feed) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w Window) 
 		}
 		next++
 		m := markAt(marks, i)
-		switch {
-		case m.Winner < 0:
-		case mode == Annotate || mode == Remove && m.Keep:
+		switch resultlist.Place(mode, i, m.facts()) {
+		case resultlist.Annotated:
 			edits = append(edits, edit{p.inner[i], p.inner[i], 'a', i})
 			size += 80 + markProbabilitySize + len(m.Cluster) + len(p.Results[m.Winner].URL) + len(m.Relation) + len(m.Explain)
-		case mode == Group && m.Winner == i:
+		case resultlist.Leads:
 			edits = append(edits, edit{p.inner[i], p.inner[i], 'g', i})
 			for j, d := range marks {
 				if j != i && d.Winner == i {

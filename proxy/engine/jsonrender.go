@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/winnow-search/winnow/resultlist"
 )
 
 // Render implements [Adapter]. In Group mode an Elasticsearch winner
@@ -67,10 +69,10 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 		e := p.elems[i]
 		m := markAt(marks, i)
 		isObj := b[e.start] == '{'
-		switch {
-		case !isObj || m.Winner < 0:
+		switch place := resultlist.Place(mode, i, m.facts()); {
+		case !isObj || place == resultlist.Shown:
 			out = append(out, b[e.start:e.end]...)
-		case mode == Group && m.Winner == i:
+		case place == resultlist.Leads:
 			if dups.first == nil {
 				dups = duplicateLists(marks)
 			}
@@ -89,7 +91,7 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 				out = groupJSON(out, p, marks, i, dups)
 				out = append(out, '}')
 			}
-		case mode == Annotate || mode == Remove && m.Keep:
+		case place == resultlist.Annotated:
 			out = openMember(out, b, e, "_winnow")
 			out = annotationJSON(out, p, m)
 			out = append(out, '}')
@@ -144,11 +146,12 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 	}
 	for _, i := range pick {
 		m := marks[i]
-		if m.Winner < 0 || mode == Remove && !m.Keep {
+		place := resultlist.Place(mode, i, m.facts())
+		if place != resultlist.Leads && place != resultlist.Annotated {
 			continue
 		}
 		n += 64 + markProbabilitySize + len(m.Cluster) + len(m.Relation) + len(m.Explain)
-		if mode != Group {
+		if place == resultlist.Annotated {
 			n += len(p.Results[m.Winner].URL)
 		}
 	}
@@ -156,7 +159,7 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 		// Each duplicate is copied into its winner: pick lists the
 		// winners; their duplicates were not picked.
 		for j, d := range marks {
-			if d.Winner >= 0 && d.Winner != j {
+			if resultlist.Place(mode, j, d.facts()) == resultlist.GroupedUnder {
 				e := p.elems[j]
 				n += e.end - e.start + 48 + markProbabilitySize + len(d.Relation) + len(d.Explain)
 			}
@@ -336,6 +339,11 @@ func appendProbability(dst []byte, m Mark) []byte {
 
 var unmarked = Mark{Winner: -1}
 
+// facts are m's facts for [resultlist.Place].
+func (m *Mark) facts() resultlist.Facts {
+	return resultlist.Facts{Winner: m.Winner, Keep: m.Keep}
+}
+
 func markAt(marks []Mark, i int) Mark {
 	if marks == nil {
 		return unmarked
@@ -354,49 +362,18 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, m.Winner)
 		}
 	}
-	if mode < Group || mode > Annotate {
+	if !mode.Valid() {
 		return nil, fmt.Errorf("engine: unknown mode %d", mode)
 	}
 	size := w.Size
 	if size <= 0 {
 		size = p.first
 	}
-	skip := max(w.From-w.Base, 0)
-	pick := make([]int, 0, min(size, n))
-	for i := 0; i < n && len(pick) < size; i++ {
-		m := markAt(marks, i)
-		if m.Winner >= 0 && m.Winner != i && !(mode == Remove && m.Keep) {
-			continue // a duplicate: shown with its winner, if at all; in Remove mode a kept one takes its own place
+	facts := func(i int) resultlist.Facts {
+		if marks == nil {
+			return resultlist.Unclustered
 		}
-		if skip > 0 {
-			skip--
-			continue
-		}
-		pick = append(pick, i)
+		return marks[i].facts()
 	}
-	if mode == Annotate && marks != nil {
-		pick = withDuplicates(pick, marks)
-	}
-	return pick, nil
-}
-
-// withDuplicates adds to the picked winners (ascending) their duplicates,
-// keeping rank order: in Annotate mode a page counts distinct results as
-// Remove and Group do and shows every member of their clusters, so a
-// cluster is never split across pages.
-func withDuplicates(pick []int, marks []Mark) []int {
-	if len(pick) == 0 {
-		return pick
-	}
-	on := make([]bool, len(marks))
-	for _, i := range pick {
-		on[i] = true
-	}
-	out := make([]int, 0, len(pick))
-	for i, m := range marks {
-		if on[i] || m.Winner >= 0 && m.Winner != i && on[m.Winner] {
-			out = append(out, i)
-		}
-	}
-	return out
+	return resultlist.Window(mode, n, facts, max(w.From-w.Base, 0), size), nil
 }
