@@ -148,6 +148,16 @@ func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Cont
 	// client's own request passes through unrefined (the over-fetched
 	// answer is not the one the client asked for).
 	held, err := s.inflight.readAnswer(reqCtx, resp)
+	var over *overBoundError
+	if cursor && errors.As(err, &over) {
+		// A cursor's page is never asked for twice, and a working engine
+		// is never made an error: the page passes unrefined, the bytes
+		// read so far and then the rest of the engine's stream.
+		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
+		relayRest(ctx, resp, over.head)
+		s.notRefined(ctx, b, "budget", err)
+		return
+	}
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		if cursor {

@@ -291,6 +291,13 @@ func (u *upstream) callPages(ctx context.Context, reqs []engine.Request, budget 
 // as fasthttp writes the response, never held whole; one read already
 // moves to the client's response instead of being copied.
 func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
+	relayRest(ctx, resp, nil)
+}
+
+// relayRest is relay of an answer whose first bytes, head, were read
+// from its stream already (readAnswer before the bound): head, then
+// the rest of the stream.
+func relayRest(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, head []byte) {
 	relaxDeadline(resp)
 	ctx.Response.Reset()
 	for k, v := range resp.Header.All() {
@@ -301,7 +308,7 @@ func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 	ctx.SetStatusCode(resp.StatusCode())
 	if resp.BodyStream() != nil {
 		// -1 (chunked) for an answer of unknown length.
-		ctx.SetBodyStream(&engineBody{resp: resp}, max(resp.Header.ContentLength(), -1))
+		ctx.SetBodyStream(&engineBody{head: head, resp: resp}, max(resp.Header.ContentLength(), -1))
 		return
 	}
 	body := resp.SwapBody(nil)
