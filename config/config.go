@@ -207,6 +207,13 @@ type Engine struct {
 	// Extra are URL parameters added to metasearch queries, e.g.
 	// "DB=default&FMT=opensearch" for Xapian Omega.
 	Extra string `yaml:"extra"`
+	// SolrHandlers are the request handlers of a kind solr engine that
+	// the read-only gateway lets through as searches, e.g. ["select",
+	// "browse"]: one path segment each, under the core of Path or
+	// /solr/{core}; qt, stream.*, shards and the other parameters that
+	// reach beyond one search stay refused. Default ["select"] (and the
+	// last segment of Path).
+	SolrHandlers []string `yaml:"solr_handlers"`
 }
 
 // Fetch configures the page fetcher.

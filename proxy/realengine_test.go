@@ -69,6 +69,7 @@ func TestRealEngineGateway(t *testing.T) {
 			e := Engine{Name: kind, URL: base, Adapter: engine.Config{Kind: kind, TextField: "body"}, Timeout: 30 * time.Second}
 			if kind == "solr" {
 				e.Adapter.Path = "/" + realIndex + "/select"
+				e.Adapter.SolrHandlers = []string{"select", "search"}
 			}
 			_, proxyURL := startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
 			count := realengine.DocCount(t, kind, base, realIndex)
@@ -96,6 +97,8 @@ func TestRealEngineGateway(t *testing.T) {
 			}
 			if kind != "solr" {
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
+			} else {
+				checkSolrHandlers(t, base, proxyURL)
 			}
 		})
 	}
@@ -503,4 +506,58 @@ type esRawHits struct {
 			Highlight json.RawMessage `json:"highlight"`
 		} `json:"hits"`
 	} `json:"hits"`
+}
+
+// checkSolrHandlers: the configured second handler (/search of the
+// shipped configset, default field title) is a search the gateway
+// refines; one not configured, and qt, stream.* and shards on a
+// configured one, are refused before they reach the engine.
+func checkSolrHandlers(t *testing.T, base, proxyURL string) {
+	direct, err := http.Get(base + "/" + realIndex + "/search?q=LLVM&wt=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct.Body.Close()
+	if direct.StatusCode != 200 {
+		t.Fatalf("the engine's own /%s/search: %s; a Solr started before the configset gained /search must be restarted (scripts/engine stop solr)", realIndex, direct.Status)
+	}
+	for _, p := range []struct {
+		uri  string
+		want int
+	}{
+		{"/" + realIndex + "/search?q=LLVM&rows=20&wt=json", 200},
+		{"/" + realIndex + "/search?q=LLVM&qt=/update", 403},
+		{"/" + realIndex + "/search?q=LLVM&stream.body=x", 403},
+		{"/" + realIndex + "/search?q=LLVM&shards=127.0.0.1:1/solr/x", 403},
+		{"/" + realIndex + "/browse?q=LLVM", 403},
+		{"/" + realIndex + "/update/search?q=LLVM", 403},
+	} {
+		req, _ := http.NewRequest("GET", proxyURL+p.uri, nil)
+		req.Header.Set("X-Winnow-Mode", "group")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", p.uri, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != p.want {
+			t.Errorf("GET %s: %d %s, want %d", p.uri, resp.StatusCode, b, p.want)
+			continue
+		}
+		if p.want != 200 {
+			continue
+		}
+		var a struct {
+			Response struct {
+				NumFound int               `json:"numFound"`
+				Docs     []json.RawMessage `json:"docs"`
+			} `json:"response"`
+		}
+		if err := json.Unmarshal(b, &a); err != nil || a.Response.NumFound == 0 || len(a.Response.Docs) == 0 {
+			t.Errorf("GET %s: %v, %d found, %d docs: %.300s", p.uri, err, a.Response.NumFound, len(a.Response.Docs), b)
+		}
+		if got := resp.Header.Get(refinedHeader); got != "yes" {
+			t.Errorf("GET %s: %s %q, want yes", p.uri, refinedHeader, got)
+		}
+	}
 }

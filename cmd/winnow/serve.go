@@ -111,6 +111,7 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 				TextField:    en.TextField,
 				Extra:        en.Extra,
 				ResultWindow: en.ResultWindow,
+				SolrHandlers: en.SolrHandlers,
 				Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
 					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
 			},

@@ -172,6 +172,11 @@ type Config struct {
 	// within it. Default 10,000 for elasticsearch, none for other kinds;
 	// negative: none.
 	ResultWindow int
+	// SolrHandlers are the Solr request handlers the read-only gateway
+	// lets through as searches (names such as "select" or "browse", one
+	// path segment each), besides the last segment of Path. Default
+	// ["select"]; other kinds ignore it.
+	SolrHandlers []string
 	// URLOnly makes Parse read only each hit's URL and text (JSON kinds):
 	// transparent refinement needs no titles or snippets, and reading
 	// highlights is a large part of parsing an answer.
@@ -286,6 +291,14 @@ func New(cfg Config) (Adapter, error) {
 	cfg.MaxFetch = cmp.Or(cfg.MaxFetch, defaultMaxFetch)
 	if cfg.MaxFetch < 0 {
 		return nil, fmt.Errorf("engine: MaxFetch %d is negative", cfg.MaxFetch)
+	}
+	for _, h := range cfg.SolrHandlers {
+		if cfg.Kind != "solr" {
+			return nil, fmt.Errorf("engine: SolrHandlers is for kind solr, not %q", cfg.Kind)
+		}
+		if err := SolrHandler(h); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
 	switch cfg.Kind {
 	case "elasticsearch", "opensearch":

@@ -95,8 +95,9 @@ type Gate struct {
 }
 
 // NewGate returns the allow-list for an engine of cfg.Kind whose search
-// path is cfg.Path (default per kind). For Solr, the handlers named
-// "select" and the configured path's last segment are searches.
+// path is cfg.Path (default per kind). For Solr, the handlers of
+// cfg.SolrHandlers (default "select") and the configured path's last
+// segment are searches.
 func NewGate(cfg Config) *Gate {
 	g := &Gate{kind: cfg.Kind}
 	p := cfg.Path
@@ -114,8 +115,11 @@ func NewGate(cfg Config) *Gate {
 	last := segs[len(segs)-1]
 	switch cfg.Kind {
 	case "solr":
-		g.handlers = []string{"select"}
-		if last != "" && last != "select" {
+		g.handlers = slices.Clone(cfg.SolrHandlers)
+		if len(g.handlers) == 0 {
+			g.handlers = []string{"select"}
+		}
+		if last != "" && !slices.Contains(g.handlers, last) {
 			g.handlers = append(g.handlers, last)
 		}
 		if len(segs) > 1 {
@@ -347,6 +351,21 @@ func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, bo
 		}
 	}
 	return RouteSearch, cursor, nil
+}
+
+// SolrHandler checks a name for [Config].SolrHandlers: one path
+// segment of letters, digits, '_' and '-', and none of the handlers
+// Solr itself reserves for what is not a search (update, admin, config,
+// schema, ...).
+func SolrHandler(s string) error {
+	if !solrCore(s) || strings.Contains(s, ".") {
+		return fmt.Errorf("solr handler %q is not a plain path segment, or is one of Solr's own (admin, update, config, schema, ...)", s)
+	}
+	switch s {
+	case "export", "stream", "sql", "graph", "replication", "get", "debug", "analysis", "terms", "tvrh":
+		return fmt.Errorf("solr handler %q reaches beyond a search", s)
+	}
+	return nil
 }
 
 // solrCore reports whether s can name a Solr core or collection and is
