@@ -45,11 +45,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		setRefined(ctx, "no; reason=off")
 		return
 	case rt.Kind == engine.RouteMsearch:
-		// Each sub-search's answer passes as the engine gave it; the
-		// header says so, and so does the metric.
-		s.forward(ctx, reqCtx, b, orig)
-		s.m.unrefined("msearch")
-		setRefined(ctx, "no; reason=msearch")
+		s.transparentMsearch(ctx, reqCtx, b, orig, p, time.Now())
 		return
 	case !refinable:
 		s.forward(ctx, reqCtx, b, orig)
@@ -423,11 +419,21 @@ func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b 
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
 		return ref, nil, false
 	}
+	return ref, s.setRendered(ctx, out, held), true
+}
+
+// setRendered makes out, a rendering in a buffer of the budget of bytes
+// in flight, the client's response body, and returns the body (valid
+// until the handler returns). A rendering over answerChunk takes half
+// of held, and what its buffer holds beyond that, along to the body,
+// given back once the client has received it (heldBody); a smaller one
+// is copied into the response's own buffer and out recycled.
+func (s *Server) setRendered(ctx *fasthttp.RequestCtx, out []byte, held *int64) []byte {
 	if len(out) <= answerChunk {
 		// Small: the response's own buffer, given back at once.
 		ctx.Response.SetBody(out)
 		s.inflight.recycle(out)
-		return ref, ctx.Response.Body(), true
+		return ctx.Response.Body()
 	}
 	share := *held / 2
 	*held -= share
@@ -436,7 +442,7 @@ func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b 
 		share += extra
 	}
 	ctx.SetBodyStream(&heldBody{b: &s.inflight, buf: out, held: share}, len(out))
-	return ref, out, true
+	return out
 }
 
 // renderRoom is the buffer a rendering of an answer of n bytes starts
