@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -103,7 +102,7 @@ func (s *Server) transparentMsearch(ctx *fasthttp.RequestCtx, reqCtx context.Con
 		}
 		unrefinedN++
 		s.m.unrefined(why[i])
-		out = appendWinnowMember(out, sub, why[i])
+		out = engine.AppendUnrefined(out, sub, why[i])
 	}
 	out = append(out, body[spans[len(spans)-1][1]:]...)
 	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
@@ -144,17 +143,4 @@ func (s *Server) refineSub(reqCtx context.Context, b *upstream, out, sub []byte,
 	*dups += d
 	*removed += removedCount(ref.marks, p.mode)
 	return rendered, true
-}
-
-// appendWinnowMember appends sub, a JSON object, with a member
-// "winnow":{"refined":"no","reason":reason} added at its end.
-func appendWinnowMember(out, sub []byte, reason string) []byte {
-	end := len(sub) - 1 // the closing '}'
-	out = append(out, sub[:end]...)
-	if len(bytes.TrimSpace(sub[1:end])) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, `"winnow":{"refined":"no","reason":`...)
-	out = appendJSONString(out, reason)
-	return append(out, "}}"...)
 }

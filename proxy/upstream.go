@@ -18,6 +18,8 @@ import (
 // HTTP client: everything winnow sends to an engine goes through it.
 type upstream struct {
 	Engine
+	// kind is the engine's kind: its routes, defaults and error shape.
+	kind    *engine.Kind
 	adapter engine.Adapter
 	// light speaks the same API but parses only URLs and texts: the
 	// transparent path needs no titles or snippets.
@@ -46,14 +48,17 @@ func newUpstream(e Engine) (*upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	gcfg := e.Adapter
-	gcfg.Path = cmp.Or(gcfg.Path, defaultSearchPath(a.Name()))
+	kind, err := engine.LookupKind(e.Adapter.Kind)
+	if err != nil {
+		return nil, err
+	}
 	up := &upstream{
 		Engine:  e,
+		kind:    kind,
 		adapter: a,
 		light:   light,
 		base:    u,
-		gate:    engine.NewGate(gcfg),
+		gate:    engine.NewGate(e.Adapter),
 		client: &fasthttp.Client{
 			Name: "winnow",
 			// ReadTimeout caps the deadline of a request's head;
@@ -92,18 +97,6 @@ func (u *upstream) retry(req *fasthttp.Request, attempts int, err error) (resetT
 		Body:        req.Body(),
 	})
 	return false, gerr == nil
-}
-
-func defaultSearchPath(kind string) string {
-	switch kind {
-	case "elasticsearch":
-		return "/_search"
-	case "solr":
-		return "/select"
-	case "opensearch-rss":
-		return "/"
-	}
-	return "/search"
 }
 
 // hopHeaders are not forwarded in either direction (RFC 9110 §7.6.1);

@@ -99,7 +99,7 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 		}
 		o.Fetch.Allow = append(o.Fetch.Allow, p)
 	}
-	for _, en := range v.Engines {
+	for i, en := range v.Engines {
 		o.Engines = append(o.Engines, proxy.Engine{
 			Name:        en.Name,
 			URL:         en.URL,
@@ -116,6 +116,11 @@ func proxyOptions(c config.Config, e *env) (proxy.Options, error) {
 					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
 			},
 		})
+		// The engine registry checks the kind and what it asks of the
+		// other fields (config names no kind).
+		if _, err := engine.New(o.Engines[len(o.Engines)-1].Adapter); err != nil {
+			return o, fmt.Errorf("serve.engines[%d] (%s): %w", i, en.Name, err)
+		}
 	}
 	return o, nil
 }

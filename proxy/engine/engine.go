@@ -300,36 +300,11 @@ func New(cfg Config) (Adapter, error) {
 			return nil, fmt.Errorf("engine: %w", err)
 		}
 	}
-	switch cfg.Kind {
-	case "elasticsearch", "opensearch":
-		cfg.Kind = "elasticsearch"
-		cfg.ResultWindow = cmp.Or(cfg.ResultWindow, defaultESWindow)
-		setParams(&cfg, "/_search", "q", "from", "size")
-		return newJSON(cfg, kindES), nil
-	case "solr":
-		setParams(&cfg, "/solr/select", "q", "start", "rows")
-		return newJSON(cfg, kindSolr), nil
-	case "searxng":
-		setParams(&cfg, "/search", "q", "", "")
-		return &searxng{*newJSON(cfg, kindSearx)}, nil
-	case "json":
-		if cfg.Fields.Results == "" {
-			return nil, errors.New("engine: json: Fields.Results is required")
-		}
-		setParams(&cfg, "/search", "q", "from", "size")
-		return newJSON(cfg, kindGeneric), nil
-	case "opensearch-rss":
-		setParams(&cfg, "/", "P", "TOPDOC", "HITSPERPAGE")
-		return &feed{cfg: cfg}, nil
+	k, err := LookupKind(cfg.Kind)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w %q", ErrKind, cfg.Kind)
-}
-
-func setParams(c *Config, path, q, from, size string) {
-	c.Path = cmp.Or(c.Path, path)
-	c.QueryParam = cmp.Or(c.QueryParam, q)
-	c.FromParam = cmp.Or(c.FromParam, from)
-	c.SizeParam = cmp.Or(c.SizeParam, size)
+	return k.adapter(k.withDefaults(cfg))
 }
 
 // fetchRange computes the backend range for a client window from, size

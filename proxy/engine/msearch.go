@@ -86,3 +86,20 @@ func MsearchFailed(sub []byte) bool {
 	_, ok := field(sub, span{skipWS(sub, 0), len(sub)}, "error")
 	return ok
 }
+
+// AppendUnrefined appends sub, a sub-answer of a multi-search (a JSON
+// object), with a member "winnow":{"refined":"no","reason":reason} at
+// its end: the sub-answer is the engine's own, not refined, for reason.
+func AppendUnrefined(dst, sub []byte, reason string) []byte {
+	end := bytes.LastIndexByte(sub, '}')
+	if end < 0 {
+		return append(dst, sub...)
+	}
+	dst = append(dst, sub[:end]...)
+	if len(bytes.TrimSpace(sub[1:end])) > 0 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"winnow":{"refined":"no","reason":`...)
+	dst = appendJSONString(dst, reason)
+	return append(dst, "}}"...)
+}
