@@ -23,10 +23,10 @@ import (
 // not an error was refined, "partial" when some were, else "no;
 // reason=R". A body or answer winnow cannot split passes through whole,
 // unrefined, as a search's would.
-func (s *Server) transparentMsearch(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, p params, start time.Time) {
-	subs, err := engine.SplitMsearch(orig.Body)
+func (s *Server) transparentMsearch(r *search) {
+	subs, err := engine.SplitMsearch(r.orig.Body)
 	if err != nil {
-		s.fallback(ctx, reqCtx, b, orig, start, "rewrite", err)
+		s.fallback(r, "rewrite", err)
 		return
 	}
 	wins := make([]engine.Window, len(subs))
@@ -35,38 +35,38 @@ func (s *Server) transparentMsearch(ctx *fasthttp.RequestCtx, reqCtx context.Con
 		if sub.Cursor {
 			continue
 		}
-		r, w, err := b.light.Rewrite(engine.Request{Method: "POST", Path: "/_search", Body: sub.Body}, s.o.Factor)
-		if err != nil || pathOnly(r.Path) != r.Path {
+		sr, w, err := r.b.light.Rewrite(engine.Request{Method: "POST", Path: "/_search", Body: sub.Body}, s.o.Factor)
+		if err != nil || pathOnly(sr.Path) != sr.Path {
 			// Its answer is still the engine's to the client's own
 			// sub-search, passed as it comes.
 			why[i] = "rewrite"
 			continue
 		}
-		subs[i].Body, wins[i] = r.Body, w
+		subs[i].Body, wins[i] = sr.Body, w
 	}
-	breq := orig
-	breq.Body = engine.AppendMsearch(make([]byte, 0, len(orig.Body)+32*len(subs)), subs)
-	resp, err := b.do(reqCtx, breq, &ctx.Request.Header)
+	breq := r.orig
+	breq.Body = engine.AppendMsearch(make([]byte, 0, len(r.orig.Body)+32*len(subs)), subs)
+	resp, err := r.b.do(r.reqCtx, breq, &r.ctx.Request.Header)
 	if err != nil {
-		s.fallback(ctx, reqCtx, b, orig, start, "engine_request", err)
+		s.fallback(r, "engine_request", err)
 		return
 	}
 	if resp.StatusCode()/100 != 2 || len(resp.Header.ContentEncoding()) != 0 {
 		// The engine's error about the rewritten request would not be
 		// its answer to the client's: ask again with the client's own.
-		s.m.engine(b.Name, "http_error", time.Since(start))
+		s.m.engine(r.b.Name, "http_error", time.Since(r.start))
 		fasthttp.ReleaseResponse(resp)
-		s.forward(ctx, reqCtx, b, orig)
-		setRefined(ctx, "no; reason=engine_error")
+		s.forward(r)
+		setRefined(r.ctx, "no; reason=engine_error")
 		return
 	}
-	held, err := s.inflight.readAnswer(reqCtx, resp)
+	r.held, err = s.inflight.readAnswer(r.reqCtx, resp)
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
-		s.fallback(ctx, reqCtx, b, orig, start, unrefinedReason(err, "read"), err)
+		s.fallback(r, unrefinedReason(err, "read"), err)
 		return
 	}
-	defer func() { s.inflight.give(held) }()
+	defer func() { s.inflight.give(r.held) }()
 	defer s.inflight.releaseResponse(resp)
 	body := resp.Body()
 	spans, err := engine.MsearchResponses(body)
@@ -74,10 +74,10 @@ func (s *Server) transparentMsearch(ctx *fasthttp.RequestCtx, reqCtx context.Con
 		err = errors.New("msearch: " + strconv.Itoa(len(spans)) + " responses to " + strconv.Itoa(len(subs)) + " searches")
 	}
 	if err != nil {
-		s.fallback(ctx, reqCtx, b, orig, start, "parse", err)
+		s.fallback(r, "parse", err)
 		return
 	}
-	s.m.engine(b.Name, "ok", time.Since(start))
+	s.m.engine(r.b.Name, "ok", time.Since(r.start))
 	out := s.inflight.buffer(renderRoom(len(body)))
 	out = append(out, body[:spans[0][0]]...)
 	refinedN, unrefinedN, dups, removed := 0, 0, 0, 0
@@ -91,10 +91,10 @@ func (s *Server) transparentMsearch(ctx *fasthttp.RequestCtx, reqCtx context.Con
 			continue
 		}
 		if why[i] == "" {
-			sp := p
+			sp := r.p
 			sp.cursor = subs[i].Cursor
 			var ok bool
-			if out, ok = s.refineSub(reqCtx, b, out, sub, sp, wins[i], &dups, &removed); ok {
+			if out, ok = s.refineSub(r.reqCtx, r.b, out, sub, sp, wins[i], &dups, &removed); ok {
 				refinedN++
 				continue
 			}
@@ -105,19 +105,19 @@ func (s *Server) transparentMsearch(ctx *fasthttp.RequestCtx, reqCtx context.Con
 		out = engine.AppendUnrefined(out, sub, why[i])
 	}
 	out = append(out, body[spans[len(spans)-1][1]:]...)
-	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
-	ctx.SetStatusCode(resp.StatusCode())
-	s.setRendered(ctx, out, &held)
+	copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
+	r.ctx.SetStatusCode(resp.StatusCode())
+	s.setRendered(r.ctx, out, &r.held)
 	switch {
 	case refinedN > 0:
-		setDuplicates(ctx, dups, removed, p.mode)
+		setDuplicates(r.ctx, dups, removed, r.p.mode)
 		if unrefinedN > 0 {
-			setRefined(ctx, "partial")
+			setRefined(r.ctx, "partial")
 		}
 	case unrefinedN > 0:
-		s.notRefined(ctx, b, "msearch", errors.New("no sub-search of the msearch was refined"))
+		s.notRefined(r, "msearch", errors.New("no sub-search of the msearch was refined"))
 	default:
-		setRefined(ctx, "no; reason=engine_error")
+		setRefined(r.ctx, "no; reason=engine_error")
 	}
 }
 
