@@ -512,8 +512,24 @@ func checkSolrHandlers(t *testing.T, base, proxyURL string) {
 		t.Fatal(err)
 	}
 	direct.Body.Close()
+	if direct.StatusCode == http.StatusNotFound {
+		// A Solr started before the shipped configset gained /search
+		// (configsets are copied at start): the test's own core gets
+		// the same handler through Solr's Config API.
+		add := `{"add-requesthandler":{"name":"/search","class":"solr.SearchHandler","defaults":{"echoParams":"explicit","rows":10,"df":"title","wt":"json"}}}`
+		resp, err := http.Post(base+"/"+realIndex+"/config", "application/json", strings.NewReader(add))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		t.Logf("this Solr predates the configset's /search: added to core %s with the Config API (%s)", realIndex, resp.Status)
+		if direct, err = http.Get(base + "/" + realIndex + "/search?q=LLVM&wt=json"); err != nil {
+			t.Fatal(err)
+		}
+		direct.Body.Close()
+	}
 	if direct.StatusCode != 200 {
-		t.Fatalf("the engine's own /%s/search: %s; a Solr started before the configset gained /search must be restarted (scripts/engine stop solr)", realIndex, direct.Status)
+		t.Fatalf("the engine's own /%s/search: %s", realIndex, direct.Status)
 	}
 	for _, p := range []struct {
 		uri  string
