@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -102,6 +103,7 @@ func (s *Server) transparentMsearch(r *search) {
 		}
 		unrefinedN++
 		s.m.unrefined(why[i])
+		s.warnUnrefined(r, "msearch_"+why[i], fmt.Errorf("msearch: sub-search %d of %d", i+1, len(subs)))
 		out = engine.AppendUnrefined(out, sub, why[i])
 	}
 	out = append(out, body[spans[len(spans)-1][1]:]...)
@@ -115,7 +117,8 @@ func (s *Server) transparentMsearch(r *search) {
 			setRefined(r.ctx, "partial")
 		}
 	case unrefinedN > 0:
-		s.notRefined(r, "msearch", errors.New("no sub-search of the msearch was refined"))
+		// Each sub-answer was counted and logged by its own reason.
+		setRefined(r.ctx, "no; reason=msearch")
 	default:
 		setRefined(r.ctx, "no; reason=engine_error")
 	}

@@ -93,6 +93,13 @@ func setRefined(ctx *fasthttp.RequestCtx, v string) {
 func (s *Server) notRefined(r *search, reason string, err error) {
 	setRefined(r.ctx, "no; reason="+reason)
 	s.m.unrefined(reason)
+	s.warnUnrefined(r, reason, err)
+}
+
+// warnUnrefined logs an answer (or part of one) passed unrefined at
+// WARN, at most once a second, with the number of such answers since
+// the last line.
+func (s *Server) warnUnrefined(r *search, reason string, err error) {
 	n := s.unrefinedSince.Add(1)
 	now := time.Now().UnixNano()
 	last := s.unrefinedLogged.Load()
