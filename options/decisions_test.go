@@ -1,6 +1,7 @@
 package options
 
 import (
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -104,6 +105,30 @@ func TestExampleFileDefaults(t *testing.T) {
 	} {
 		if want := similarity.DefaultModel(tt.p).MinConfidence; tt.file != want {
 			t.Errorf("winnow.example.yaml: decision.min_confidence.%v = %v, want the default %v", tt.p, tt.file, want)
+		}
+	}
+}
+
+// TestEngineKindChecked: config names no engine kind; the kind, and what
+// it asks of the other fields, are checked by the proxy's engine
+// registry where the configuration becomes the proxy's options, the
+// error naming the engine's field.
+func TestEngineKindChecked(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"serve:\n  engines:\n    - {name: es, kind: elastic, url: 'http://127.0.0.1:9200'}\n", "serve.engines[0] (es): engine: unknown kind \"elastic\" (one of elasticsearch, opensearch, solr"},
+		{"serve:\n  engines:\n    - {name: j, kind: json, url: 'http://127.0.0.1:9200'}\n", "serve.engines[0] (j): engine: json: Fields.Results is required"},
+		{"serve:\n  engines:\n    - {name: s, kind: solr, url: 'http://127.0.0.1:8983/solr', solr_handlers: [update]}\n", "serve.engines[0] (s): engine: solr handler \"update\""},
+		{"serve:\n  engines:\n    - {name: s, kind: solr, url: 'http://127.0.0.1:8983/solr', solr_handlers: [select, search]}\n", ""},
+	} {
+		path := t.TempDir() + "/winnow.yaml"
+		writeFile(t, path, tc.yaml)
+		c, err := config.Load(path, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.yaml, err)
+		}
+		_, err = Proxy(c, slog.New(slog.DiscardHandler))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
 }

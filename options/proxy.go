@@ -74,16 +74,48 @@ func Proxy(c config.Config, log *slog.Logger) (proxy.Options, error) {
 			URL:         en.URL,
 			Timeout:     time.Duration(en.Timeout),
 			AllowWrites: en.AllowWrites,
-			Adapter: engine.Config{
-				Kind:         en.Kind,
-				Path:         en.Path,
-				TextField:    en.TextField,
-				Extra:        en.Extra,
-				ResultWindow: en.ResultWindow,
-				Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
-					URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
-			},
+			Adapter:     engineConfig(en),
 		})
 	}
+	if err := checkEngines(c); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+// engineConfig is the adapter configuration of one serve.engines entry.
+func engineConfig(en config.Engine) engine.Config {
+	return engine.Config{
+		Kind:         en.Kind,
+		Path:         en.Path,
+		TextField:    en.TextField,
+		Extra:        en.Extra,
+		ResultWindow: en.ResultWindow,
+		SolrHandlers: en.SolrHandlers,
+		Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
+			URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
+	}
+}
+
+// checkEngines asks the engine registry about each serve.engines entry:
+// its kind and what the kind needs of the other fields (config names no
+// kind). The error names the entry.
+func checkEngines(c config.Config) error {
+	for i, en := range c.Serve.Engines {
+		if _, err := engine.New(engineConfig(en)); err != nil {
+			return fmt.Errorf("serve.engines[%d] (%s): %w", i, en.Name, err)
+		}
+	}
+	return nil
+}
+
+// Check reports what config.Validate cannot see, because the library
+// that reads a key checks it: the decisions (similarity.NewDecision) and
+// the engines (the proxy's engine registry). winnow runs it at start-up,
+// so such an error is a configuration error of every command.
+func Check(c config.Config) error {
+	if _, _, err := Decisions(c); err != nil {
+		return err
+	}
+	return checkEngines(c)
 }

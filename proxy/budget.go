@@ -15,6 +15,15 @@ import (
 // read into memory, and the client's own request passes through.
 var errOverBound = errors.New("answer over the bound on bytes in flight")
 
+// overBoundError is readAnswer's errOverBound: the engine's stream is
+// left open, after head (the bytes already read, which the budget no
+// longer counts), so a cursor's page, which must not be asked for
+// twice, can still be relayed whole ([relayRest]).
+type overBoundError struct{ head []byte }
+
+func (e *overBoundError) Error() string        { return errOverBound.Error() }
+func (e *overBoundError) Is(target error) bool { return target == errOverBound }
+
 // answerChunk is the first buffer, and the smallest growth, of an answer
 // of unknown length (chunked, or read until the engine closes).
 const answerChunk = 64 << 10
@@ -206,9 +215,10 @@ func (b *byteBudget) recycle(buf []byte) {
 // Content-Length is admitted whole before a byte is read, waiting up to
 // b.wait for room; one of unknown length is admitted chunk by chunk
 // as it is read. It returns the bytes held, which the caller gives back
-// once done with resp.Body(). On errOverBound, or any error reading,
-// nothing is held and resp's stream is closed: the caller has not lost
-// the client's answer, only this one.
+// once done with resp.Body(). On errOverBound (an [*overBoundError])
+// nothing is held and resp's stream stays open after what was read
+// (releasing resp closes it); on any other error reading nothing is
+// held and resp's stream is closed.
 func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (held int64, err error) {
 	st := resp.BodyStream()
 	if st == nil {
@@ -219,13 +229,16 @@ func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (h
 	if n := resp.Header.ContentLength(); n >= 0 {
 		held = 2 * int64(n)
 		if !b.takeWait(ctx, held, b.wait) {
-			resp.CloseBodyStream()
-			return 0, errOverBound
+			return 0, &overBoundError{}
 		}
 		buf = b.buffer(n)[:n]
 		_, err = io.ReadFull(st, buf)
 	} else {
 		buf, held, err = b.readUnknown(st)
+	}
+	if errors.Is(err, errOverBound) {
+		b.give(held)
+		return 0, &overBoundError{head: buf}
 	}
 	if err != nil {
 		b.give(held)
@@ -330,6 +343,7 @@ func (b *byteBudget) readUnknown(st io.Reader) (buf []byte, held int64, err erro
 // closed: mu orders the two, and a read after Close fails.
 type engineBody struct {
 	mu   sync.Mutex
+	head []byte             // read first: what readAnswer read before the bound
 	resp *fasthttp.Response // nil once closed
 }
 
@@ -338,6 +352,11 @@ func (e *engineBody) Read(p []byte) (int, error) {
 	defer e.mu.Unlock()
 	if e.resp == nil {
 		return 0, io.ErrClosedPipe
+	}
+	if len(e.head) > 0 {
+		n := copy(p, e.head)
+		e.head = e.head[n:]
+		return n, nil
 	}
 	return e.resp.BodyStream().Read(p)
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,5 +232,58 @@ func TestTotalIsTheEngines(t *testing.T) {
 				t.Errorf("size=%d %s: %d, total %+v, %d hits; want the engine's %+v and hits", size, mode, code, a.Hits.Total, len(a.Hits.Hits), want)
 			}
 		}
+	}
+}
+
+// TestOversizedCursorPagePassesThrough: a scroll page larger than the
+// bound on bytes in flight allows one answer (with a Content-Length, so
+// none of it is read; chunked, so it is read up to the bound) is relayed
+// unrefined and whole, the bytes read and then the rest of the stream,
+// marked X-Winnow-Refined: no; reason=budget, asked of the engine once;
+// a working engine is never made a 502.
+func TestOversizedCursorPagePassesThrough(t *testing.T) {
+	const bound = 16 << 20
+	var asked atomic.Int64
+	eng := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		chunked := strings.Contains(r.URL.Path, "chunked")
+		w.Header().Set("Content-Type", "application/json")
+		if !chunked {
+			_, n := answerSum(r.URL.RequestURI(), 20_000_000)
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		}
+		largeAnswer(w, r.URL.RequestURI(), 20_000_000)
+	}))
+	defer eng.Close()
+	s, base := startProxy(t, Options{Engines: []Engine{largeEngine(eng.URL)}, AnswerBytesInFlight: bound})
+	for _, path := range []string{
+		"/big/_search?scroll=1m&size=3",
+		"/big-chunked/_search?scroll=1m&size=3",
+		"/_search/scroll?scroll=1m&scroll_id=chunked",
+	} {
+		before := asked.Load()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, resp.Body)
+		resp.Body.Close()
+		want, _ := answerSum(path, 20_000_000)
+		if err != nil || resp.StatusCode != 200 || [32]byte(h.Sum(nil)) != want {
+			t.Errorf("GET %s: %d, %v, the engine's answer byte for byte: %v; want 200 and the engine's answer", path, resp.StatusCode, err, [32]byte(h.Sum(nil)) == want)
+		}
+		if got := resp.Header.Get(refinedHeader); got != "no; reason=budget" {
+			t.Errorf("GET %s: %s %q, want %q", path, refinedHeader, got, "no; reason=budget")
+		}
+		if n := asked.Load() - before; n != 1 {
+			t.Errorf("GET %s: the engine was asked %d times, want once", path, n)
+		}
+	}
+	if n := unrefinedOverBound(t, base); n != 3 {
+		t.Errorf("winnow_answers_unrefined_total{reason=\"budget\"} = %d, want 3", n)
+	}
+	if n := settledUsed(s); n != 0 {
+		t.Errorf("%d bytes still held after every answer", n)
 	}
 }

@@ -54,7 +54,7 @@ type realClient interface {
 // and settings or schema) unchanged; the official clients page through
 // scroll and point in time + search_after (Solr: cursorMark) in every
 // mode, getting each document once (as a hit or a grouped duplicate) or
-// counted as removed; msearch says it is unrefined; count, aggregations
+// counted as removed; msearch refines each sub-search; count, aggregations
 // and the engine's errors come back as the engine gives them.
 func TestRealEngineGateway(t *testing.T) {
 	d := startDemo(t, demo.Options{})
@@ -69,6 +69,7 @@ func TestRealEngineGateway(t *testing.T) {
 			e := Engine{Name: kind, URL: base, Adapter: engine.Config{Kind: kind, TextField: "body"}, Timeout: 30 * time.Second}
 			if kind == "solr" {
 				e.Adapter.Path = "/" + realIndex + "/select"
+				e.Adapter.SolrHandlers = []string{"select", "search"}
 			}
 			_, proxyURL := startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
 			count := realengine.DocCount(t, kind, base, realIndex)
@@ -96,6 +97,8 @@ func TestRealEngineGateway(t *testing.T) {
 			}
 			if kind != "solr" {
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
+			} else {
+				checkSolrHandlers(t, base, proxyURL)
 			}
 		})
 	}
@@ -428,7 +431,7 @@ func (c *solrReal) done(*testing.T, string, realPage) {}
 
 // checkESRouteAnswers checks the routes winnow passes as the engine
 // answers them: _count, aggregations with size=0, an engine error, and
-// _msearch marked unrefined.
+// _msearch refined sub-search by sub-search (checkMsearch).
 func checkESRouteAnswers(t *testing.T, kind, engineURL, proxyURL string, count int) {
 	do := func(base, method, path, body string) (int, http.Header, []byte) {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
@@ -462,13 +465,7 @@ func checkESRouteAnswers(t *testing.T, kind, engineURL, proxyURL string, count i
 	same("/"+realIndex+"/_search", `{"size":0,"track_total_hits":7,"query":{"match_all":{}}}`)
 	same("/no_such_index/_search", `{"query":{"match_all":{}}}`)
 	same("/"+realIndex+"/_search", `{"query":{"no_such_query":{}}}`)
-	code, h, b := do(proxyURL, "POST", "/_msearch", "{\"index\":\""+realIndex+"\"}\n{\"size\":3}\n{\"index\":\""+realIndex+"\"}\n{\"size\":0}\n")
-	var ms struct {
-		Responses []json.RawMessage `json:"responses"`
-	}
-	if json.Unmarshal(b, &ms); code != 200 || len(ms.Responses) != 2 || h.Get(refinedHeader) != "no; reason=msearch" {
-		t.Errorf("_msearch: %d %s=%q %d responses: %s", code, refinedHeader, h.Get(refinedHeader), len(ms.Responses), b)
-	}
+	checkMsearch(t, kind, proxyURL)
 	// A refined search: every hit is the engine's own, highlight and
 	// _source filtering included.
 	body := `{"size":6,"query":{"match":{"body":"benchmark"}},"_source":["url","title"],"highlight":{"fields":{"body":{}}}}`
@@ -503,4 +500,194 @@ type esRawHits struct {
 			Highlight json.RawMessage `json:"highlight"`
 		} `json:"hits"`
 	} `json:"hits"`
+}
+
+// checkSolrHandlers: the configured second handler (/search of the
+// shipped configset, default field title) is a search the gateway
+// refines; one not configured, and qt, stream.* and shards on a
+// configured one, are refused before they reach the engine.
+func checkSolrHandlers(t *testing.T, base, proxyURL string) {
+	direct, err := http.Get(base + "/" + realIndex + "/search?q=LLVM&wt=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct.Body.Close()
+	if direct.StatusCode == http.StatusNotFound {
+		// A Solr started before the shipped configset gained /search
+		// (configsets are copied at start): the test's own core gets
+		// the same handler through Solr's Config API.
+		add := `{"add-requesthandler":{"name":"/search","class":"solr.SearchHandler","defaults":{"echoParams":"explicit","rows":10,"df":"title","wt":"json"}}}`
+		resp, err := http.Post(base+"/"+realIndex+"/config", "application/json", strings.NewReader(add))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		t.Logf("this Solr predates the configset's /search: added to core %s with the Config API (%s)", realIndex, resp.Status)
+		if direct, err = http.Get(base + "/" + realIndex + "/search?q=LLVM&wt=json"); err != nil {
+			t.Fatal(err)
+		}
+		direct.Body.Close()
+	}
+	if direct.StatusCode != 200 {
+		t.Fatalf("the engine's own /%s/search: %s", realIndex, direct.Status)
+	}
+	for _, p := range []struct {
+		uri  string
+		want int
+	}{
+		{"/" + realIndex + "/search?q=LLVM&rows=20&wt=json", 200},
+		{"/" + realIndex + "/search?q=LLVM&qt=/update", 403},
+		{"/" + realIndex + "/search?q=LLVM&stream.body=x", 403},
+		{"/" + realIndex + "/search?q=LLVM&shards=127.0.0.1:1/solr/x", 403},
+		{"/" + realIndex + "/browse?q=LLVM", 403},
+		{"/" + realIndex + "/update/search?q=LLVM", 403},
+	} {
+		req, _ := http.NewRequest("GET", proxyURL+p.uri, nil)
+		req.Header.Set("X-Winnow-Mode", "group")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", p.uri, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != p.want {
+			t.Errorf("GET %s: %d %s, want %d", p.uri, resp.StatusCode, b, p.want)
+			continue
+		}
+		if p.want != 200 {
+			continue
+		}
+		var a struct {
+			Response struct {
+				NumFound int               `json:"numFound"`
+				Docs     []json.RawMessage `json:"docs"`
+			} `json:"response"`
+		}
+		if err := json.Unmarshal(b, &a); err != nil || a.Response.NumFound == 0 || len(a.Response.Docs) == 0 {
+			t.Errorf("GET %s: %v, %d found, %d docs: %.300s", p.uri, err, a.Response.NumFound, len(a.Response.Docs), b)
+		}
+		if got := resp.Header.Get(refinedHeader); got != "yes" {
+			t.Errorf("GET %s: %s %q, want yes", p.uri, refinedHeader, got)
+		}
+	}
+}
+
+// msearchBody is a multi-search of three: a sorted search whose page
+// holds duplicates, one of an index that does not exist (the engine's
+// error), and aggregations alone (size 0).
+var msearchBody = "{\"index\":\"" + realIndex + "\"}\n" + `{"size":10,"sort":` + realSort + `,"query":{"match_all":{}}}` + "\n" +
+	`{"index":"no_such_index"}` + "\n" + `{"query":{"match_all":{}}}` + "\n" +
+	"{\"index\":\"" + realIndex + "\"}\n" + `{"size":0,"aggs":{"pages":{"terms":{"field":"page","size":5}}}}` + "\n"
+
+// checkMsearch sends msearchBody through winnow with the engine's
+// official client in each mode: the first sub-answer is what the same
+// search alone gets through winnow (the same hits and grouped
+// duplicates, the same removed count), the second is the engine's
+// error, untouched, the third its aggregations; the answer says it was
+// refined.
+func checkMsearch(t *testing.T, kind, proxyURL string) {
+	for _, mode := range []string{"group", "remove", "annotate"} {
+		h := http.Header{"X-Winnow-Mode": {mode}}
+		// The same search alone, through winnow.
+		req, _ := http.NewRequest("POST", proxyURL+"/"+realIndex+"/_search", strings.NewReader(strings.Split(msearchBody, "\n")[1]))
+		req.Header = h.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var single esAnswerPage
+		err = json.NewDecoder(resp.Body).Decode(&single)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone := single.page(resp.Header)
+		var (
+			subs   []realPage
+			failed []bool
+			aggs   json.RawMessage
+			header http.Header
+		)
+		switch kind {
+		case "elasticsearch":
+			es, err := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{proxyURL}, Header: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := es.Msearch(strings.NewReader(msearchBody))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			var ms struct {
+				Responses []struct {
+					esAnswerPage
+					Error        json.RawMessage `json:"error"`
+					Winnow       json.RawMessage `json:"winnow"`
+					Aggregations json.RawMessage `json:"aggregations"`
+				} `json:"responses"`
+			}
+			if err := json.Unmarshal(b, &ms); err != nil || r.IsError() {
+				t.Fatalf("%s: msearch: %s %v %s", mode, r.Status(), err, b)
+			}
+			for _, sub := range ms.Responses {
+				subs = append(subs, sub.page(r.Header))
+				failed = append(failed, sub.Error != nil)
+				if sub.Winnow != nil {
+					t.Errorf("%s: a sub-answer says %s", mode, sub.Winnow)
+				}
+				if sub.Aggregations != nil {
+					aggs = sub.Aggregations
+				}
+			}
+			header = r.Header
+		case "opensearch":
+			c, err := opensearchapi.NewClient(opensearchapi.Config{Client: opensearch.Config{Addresses: []string{proxyURL}, Header: h}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.MSearch(context.Background(), opensearchapi.MSearchReq{Body: strings.NewReader(msearchBody)})
+			if r == nil || r.Inspect().Response == nil {
+				t.Fatalf("%s: msearch: %v", mode, err)
+			}
+			// err is the no_such_index sub-answer's (the client reports
+			// each failed sub-search).
+			for _, sub := range r.Responses {
+				var p realPage
+				for _, hit := range sub.Hits.Hits {
+					p.ids = append(p.ids, hit.ID)
+					for _, d := range hit.InnerHits["winnow"].Hits.Hits {
+						p.ids = append(p.ids, d.ID)
+						p.grouped++
+					}
+				}
+				subs = append(subs, p)
+				failed = append(failed, sub.Error != nil)
+				if sub.Aggregations != nil {
+					aggs = sub.Aggregations
+				}
+			}
+			header = r.Inspect().Response.Header
+		}
+		if len(subs) != 3 || !failed[1] || failed[0] || failed[2] {
+			t.Fatalf("%s: %d sub-answers, failed %v; want 3, the second the engine's error", mode, len(subs), failed)
+		}
+		if got := header.Get(refinedHeader); got != "yes" {
+			t.Errorf("%s: msearch %s %q, want yes", mode, refinedHeader, got)
+		}
+		if strings.Join(subs[0].ids, ",") != strings.Join(alone.ids, ",") || subs[0].grouped != alone.grouped {
+			t.Errorf("%s: msearch's first sub-answer %v (%d grouped), the search alone %v (%d grouped)", mode, subs[0].ids, subs[0].grouped, alone.ids, alone.grouped)
+		}
+		if mode == "group" && alone.grouped == 0 {
+			t.Errorf("group: no duplicate grouped among %v", alone.ids)
+		}
+		if mode == "remove" && header.Get("X-Winnow-Removed") != resp.Header.Get("X-Winnow-Removed") {
+			t.Errorf("remove: msearch removed %q, the search alone %q", header.Get("X-Winnow-Removed"), resp.Header.Get("X-Winnow-Removed"))
+		}
+		if !bytes.Contains(aggs, []byte(`"buckets"`)) {
+			t.Errorf("%s: the aggregations sub-answer lost its buckets: %s", mode, aggs)
+		}
+	}
 }

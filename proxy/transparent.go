@@ -15,6 +15,24 @@ import (
 	"github.com/winnow-search/winnow/resultlist"
 )
 
+// search is one transparent search on its way through the proxy: what
+// each step of it needs travels in this one value, as
+// net/http/httputil.ProxyRequest does for a reverse proxy's rewrite.
+// It belongs to one request's handler and is not safe for concurrent
+// use.
+type search struct {
+	ctx    *fasthttp.RequestCtx // the client's request and response
+	reqCtx context.Context      // the engine's deadline (withEngineDeadline)
+	b      *upstream            // the engine
+	orig   engine.Request       // the request as the client sent it, route checked
+	p      params               // winnow's settings for it
+	win    engine.Window        // the client's window in the rewritten answer
+	start  time.Time            // when the engine was first asked
+	// held is what the answer and its rendering hold of the budget of
+	// bytes in flight; the search's handler gives it back.
+	held int64
+}
+
 // transparent forwards a request in the backend's own API and refines
 // the answer. Whatever goes wrong on winnow's side, the client gets the
 // backend's answer as the backend gave it.
@@ -24,12 +42,12 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	defer cancel()
 	// The rewritten request and any fallback share the engine's deadline.
 	reqCtx = withEngineDeadline(reqCtx, time.Now().Add(b.Timeout))
-	orig := clientRequest(ctx)
-	rt, err := b.route(ctx, &orig)
+	r := &search{ctx: ctx, reqCtx: reqCtx, b: b, orig: clientRequest(ctx)}
+	rt, err := b.route(ctx, &r.orig)
 	if err != nil {
 		s.m.refused()
 		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
-			"winnow: "+orig.Method+" "+pathOnly(orig.Path)+" is refused: "+err.Error()+"; this gateway is read-only (serve.engines[].allow_writes opens it)")
+			"winnow: "+r.orig.Method+" "+pathOnly(r.orig.Path)+" is refused: "+err.Error()+"; this gateway is read-only (serve.engines[].allow_writes opens it)")
 		return
 	}
 	p, perr := s.params(ctx)
@@ -39,30 +57,26 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		b.engineError(ctx, fasthttp.StatusBadRequest, "illegal_argument_exception", perr.Error())
 		return
 	}
+	r.p, r.start = p, time.Now()
 	refinable := rt.Kind == engine.RouteSearch || rt.Kind == engine.RouteScroll
 	switch {
 	case p.off && (refinable || rt.Kind == engine.RouteMsearch):
-		s.forward(ctx, reqCtx, b, orig)
+		s.forward(r)
 		setRefined(ctx, "no; reason=off")
 		return
 	case rt.Kind == engine.RouteMsearch:
-		// Each sub-search's answer passes as the engine gave it; the
-		// header says so, and so does the metric.
-		s.forward(ctx, reqCtx, b, orig)
-		s.m.unrefined("msearch")
-		setRefined(ctx, "no; reason=msearch")
+		s.transparentMsearch(r)
 		return
 	case !refinable:
-		s.forward(ctx, reqCtx, b, orig)
+		s.forward(r)
 		return
 	}
-	start := time.Now()
 	if pg, ok := b.light.(engine.Pager); ok {
-		s.transparentPages(ctx, reqCtx, b, pg, orig, p, start)
+		s.transparentPages(r, pg)
 		return
 	}
-	p.cursor = rt.Cursor || rt.Kind == engine.RouteScroll
-	s.transparentSearch(ctx, reqCtx, b, orig, p, start)
+	r.p.cursor = rt.Cursor || rt.Kind == engine.RouteScroll
+	s.transparentSearch(r)
 }
 
 // refinedHeader tells the client whether winnow refined the answer:
@@ -74,18 +88,25 @@ func setRefined(ctx *fasthttp.RequestCtx, v string) {
 	ctx.Response.Header.Set(refinedHeader, v)
 }
 
-// notRefined marks an answer of a search that passes unrefined for
+// notRefined marks the answer of search r, passed unrefined for
 // reason: the header, the metric, and a WARN log at most once a
 // second (with the number of such answers since the last).
-func (s *Server) notRefined(ctx *fasthttp.RequestCtx, b *upstream, reason string, err error) {
-	setRefined(ctx, "no; reason="+reason)
+func (s *Server) notRefined(r *search, reason string, err error) {
+	setRefined(r.ctx, "no; reason="+reason)
 	s.m.unrefined(reason)
+	s.warnUnrefined(r, reason, err)
+}
+
+// warnUnrefined logs an answer (or part of one) passed unrefined at
+// WARN, at most once a second, with the number of such answers since
+// the last line.
+func (s *Server) warnUnrefined(r *search, reason string, err error) {
 	n := s.unrefinedSince.Add(1)
 	now := time.Now().UnixNano()
 	last := s.unrefinedLogged.Load()
 	if now-last >= int64(time.Second) && s.unrefinedLogged.CompareAndSwap(last, now) {
 		s.unrefinedSince.Add(-n)
-		s.log.Warn("answer_not_refined", "engine", b.Name, "reason", reason, "err", err, "answers_since_last_log", n)
+		s.log.Warn("answer_not_refined", "engine", r.b.Name, "reason", reason, "err", err, "answers_since_last_log", n)
 	}
 }
 
@@ -97,109 +118,119 @@ func (s *Server) notRefined(ctx *fasthttp.RequestCtx, b *upstream, reason string
 // every result of the engine comes back exactly once across the pages,
 // and it is sent once, its answer relayed unrefined when it cannot be
 // refined.
-func (s *Server) transparentSearch(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, p params, start time.Time) {
-	cursor := p.cursor
-	breq, win := orig, engine.Window{}
+func (s *Server) transparentSearch(r *search) {
+	cursor := r.p.cursor
+	breq := r.orig
 	if !cursor {
 		var err error
-		if breq, win, err = s.rewrite(b, orig); err != nil {
-			s.fallback(ctx, reqCtx, b, orig, start, "rewrite", err)
+		if breq, r.win, err = s.rewrite(r.b, r.orig); err != nil {
+			s.fallback(r, "rewrite", err)
 			return
 		}
 	}
-	resp, err := b.do(reqCtx, breq, &ctx.Request.Header)
+	resp, err := r.b.do(r.reqCtx, breq, &r.ctx.Request.Header)
 	if err != nil {
 		if cursor {
 			// Never twice: the engine may have moved its cursor.
-			s.m.engine(b.Name, "down", time.Since(start))
-			s.engineDown(ctx, b, err)
-			s.notRefined(ctx, b, "engine_unreachable", err)
+			s.m.engine(r.b.Name, "down", time.Since(r.start))
+			s.engineDown(r.ctx, r.b, err)
+			s.notRefined(r, "engine_unreachable", err)
 			return
 		}
-		s.fallback(ctx, reqCtx, b, orig, start, "engine_request", err)
+		s.fallback(r, "engine_request", err)
 		return
 	}
 	if resp.StatusCode()/100 != 2 {
 		// A backend error is passed on as the backend gave it, to the
 		// client's own request: an error about the rewritten one (a
 		// parse error's column) would not be the engine's answer to it.
-		s.m.engine(b.Name, "http_error", time.Since(start))
+		s.m.engine(r.b.Name, "http_error", time.Since(r.start))
 		if cursor {
-			relay(ctx, resp)
+			relay(r.ctx, resp)
 		} else {
 			fasthttp.ReleaseResponse(resp)
-			s.forward(ctx, reqCtx, b, orig)
+			s.forward(r)
 		}
-		setRefined(ctx, "no; reason=engine_error")
+		setRefined(r.ctx, "no; reason=engine_error")
 		return
 	}
 	if len(resp.Header.ContentEncoding()) != 0 {
 		err := errors.New("answer compressed although identity was asked for")
 		if cursor {
-			relay(ctx, resp)
-			s.notRefined(ctx, b, "compressed", err)
+			relay(r.ctx, resp)
+			s.notRefined(r, "compressed", err)
 			return
 		}
 		fasthttp.ReleaseResponse(resp)
-		s.fallback(ctx, reqCtx, b, orig, start, "compressed", err)
+		s.fallback(r, "compressed", err)
 		return
 	}
 	// The answer is read only once the bytes in flight have room for it
 	// and its rendering. Past the bound it is dropped unread, and the
 	// client's own request passes through unrefined (the over-fetched
 	// answer is not the one the client asked for).
-	held, err := s.inflight.readAnswer(reqCtx, resp)
+	r.held, err = s.inflight.readAnswer(r.reqCtx, resp)
+	var over *overBoundError
+	if cursor && errors.As(err, &over) {
+		// A cursor's page is never asked for twice, and a working engine
+		// is never made an error: the page passes unrefined, the bytes
+		// read so far and then the rest of the engine's stream.
+		s.m.engine(r.b.Name, "over_memory_bound", time.Since(r.start))
+		relayRest(r.ctx, resp, over.head)
+		s.notRefined(r, "budget", err)
+		return
+	}
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		if cursor {
-			s.m.engine(b.Name, "down", time.Since(start))
-			s.engineDown(ctx, b, err)
-			s.notRefined(ctx, b, unrefinedReason(err, "read"), err)
+			s.m.engine(r.b.Name, "down", time.Since(r.start))
+			s.engineDown(r.ctx, r.b, err)
+			s.notRefined(r, unrefinedReason(err, "read"), err)
 			return
 		}
-		s.fallback(ctx, reqCtx, b, orig, start, unrefinedReason(err, "read"), err)
+		s.fallback(r, unrefinedReason(err, "read"), err)
 		return
 	}
-	defer func() { s.inflight.give(held) }()
+	defer func() { s.inflight.give(r.held) }()
 	defer s.inflight.releaseResponse(resp)
 	var key uint64
 	// The answer cache holds the server's own decisions in the plain
 	// modes; explain is a view of its own.
 	// A cursor's pages seldom repeat.
-	cacheable := s.memo.answers != nil && !p.custom && !p.explain && !cursor
+	cacheable := s.memo.answers != nil && !r.p.custom && !r.p.explain && !cursor
 	if cacheable {
-		key = answerKey(orig.Method, orig.Path, orig.Body, p.mode, win)
-		if s.answerFromCache(ctx, key, orig, p, win, resp, b, start) {
+		key = answerKey(r.orig.Method, r.orig.Path, r.orig.Body, r.p.mode, r.win)
+		if s.answerFromCache(r, key, resp) {
 			return
 		}
 	}
 	// The body is parsed in place: it lives in resp until the answer is
 	// rendered.
-	parsed, err := b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
+	parsed, err := r.b.light.Parse(resp.Body(), string(resp.Header.ContentType()))
 	if err == nil {
-		ref, out, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held)
+		ref, out, ok := s.refineInto(r, parsed)
 		if ok {
 			if cacheable && ref.hot != nil {
-				s.rememberAnswer(key, orig, p, win, parsed, ref, out)
+				s.rememberAnswer(r, key, parsed, ref, out)
 			}
-			copyAnswerHeader(&ctx.Response.Header, &resp.Header)
-			ctx.SetStatusCode(resp.StatusCode())
-			markRefined(ctx, ref, p.mode)
+			copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
+			r.ctx.SetStatusCode(resp.StatusCode())
+			markRefined(r.ctx, ref, r.p.mode)
 			return
 		}
 		err = errors.New("render failed")
 	}
 	if cursor {
 		// The engine's answer to the client's own request, as it came.
-		copyAnswerHeader(&ctx.Response.Header, &resp.Header)
-		ctx.SetStatusCode(resp.StatusCode())
-		ctx.Response.SetBody(resp.Body())
-		s.notRefined(ctx, b, "parse", err)
+		copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
+		r.ctx.SetStatusCode(resp.StatusCode())
+		r.ctx.Response.SetBody(resp.Body())
+		s.notRefined(r, "parse", err)
 		return
 	}
 	// An answer winnow cannot parse or render: ask again with the
 	// client's request as it was (a search, so asking twice is safe).
-	s.fallback(ctx, reqCtx, b, orig, start, "parse", err)
+	s.fallback(r, "parse", err)
 }
 
 // markRefined sets the headers of a refined answer.
@@ -251,40 +282,40 @@ func pathOnly(p string) string {
 
 // answerFromCache answers from the answer cache when the backend's answer
 // resp is one whose refinement it holds, and reports whether it did.
-func (s *Server) answerFromCache(ctx *fasthttp.RequestCtx, key uint64, orig engine.Request, p params, win engine.Window, resp *fasthttp.Response, b *upstream, start time.Time) bool {
-	a := s.memo.answers.get(key, orig.Method, orig.Path, orig.Body, p.mode, win)
+func (s *Server) answerFromCache(r *search, key uint64, resp *fasthttp.Response) bool {
+	a := s.memo.answers.get(key, r.orig.Method, r.orig.Path, r.orig.Body, r.p.mode, r.win)
 	if a == nil {
 		s.memo.answers.misses.Add(1)
 		return false
 	}
-	buf := ctx.Response.SwapBody(nil)
+	buf := r.ctx.Response.SwapBody(nil)
 	out, raw, ok := a.render(buf[:0], resp.Body(), s.cache, time.Now())
 	switch {
 	case !ok:
-		ctx.Response.SwapBody(buf)
+		r.ctx.Response.SwapBody(buf)
 		s.memo.answers.misses.Add(1)
 		return false
 	case raw:
 		// The remembered rendering itself, written as it is.
-		ctx.Response.SwapBody(buf)
-		ctx.Response.SetBodyRaw(out)
+		r.ctx.Response.SwapBody(buf)
+		r.ctx.Response.SetBodyRaw(out)
 	default:
-		ctx.Response.SwapBody(out)
+		r.ctx.Response.SwapBody(out)
 	}
 	s.memo.answers.hits.Add(1)
-	s.m.engine(b.Name, "ok", time.Since(start))
+	s.m.engine(r.b.Name, "ok", time.Since(r.start))
 	s.m.refined(&refined{cached: a.cached, unrefined: a.unrefined})
-	s.m.clustered(a.clusters, a.dups, p.mode.String())
-	copyAnswerHeader(&ctx.Response.Header, &resp.Header)
-	setDuplicates(ctx, a.dups, a.removed, p.mode)
-	ctx.SetStatusCode(resp.StatusCode())
+	s.m.clustered(a.clusters, a.dups, r.p.mode.String())
+	copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
+	setDuplicates(r.ctx, a.dups, a.removed, r.p.mode)
+	r.ctx.SetStatusCode(resp.StatusCode())
 	return true
 }
 
 // rememberAnswer keeps a refined answer in the answer cache; out is its
 // rendering. An answer is kept the second time its key is met, so a
 // stream of queries that never repeat costs no copies.
-func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win engine.Window, parsed *engine.Parsed, ref *refined, out []byte) {
+func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, ref *refined, out []byte) {
 	if !s.memo.answers.secondSighting(key) {
 		return
 	}
@@ -297,10 +328,10 @@ func (s *Server) rememberAnswer(key uint64, orig engine.Request, p params, win e
 	}
 	clusters, dups := ref.clusterCounts()
 	s.memo.answers.put(key, &answer{
-		method: orig.Method, path: orig.Path, reqBody: bytes.Clone(orig.Body), mode: p.mode, win: win,
+		method: r.orig.Method, path: r.orig.Path, reqBody: bytes.Clone(r.orig.Body), mode: r.p.mode, win: r.win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
-		removed: removedCount(ref.marks, p.mode),
+		removed: removedCount(ref.marks, r.p.mode),
 	})
 }
 
@@ -331,91 +362,101 @@ type rewritten struct {
 // fallback answers with the client's request as it was, marked
 // unrefined for reason, when the backend's answer to the rewritten one
 // could not be had, parsed or held within the bound on bytes in flight.
-func (s *Server) fallback(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, orig engine.Request, start time.Time, reason string, err error) {
+func (s *Server) fallback(r *search, reason string, err error) {
 	if reason == "budget" {
-		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
+		s.m.engine(r.b.Name, "over_memory_bound", time.Since(r.start))
 	} else {
-		s.m.engine(b.Name, "fallback", time.Since(start))
+		s.m.engine(r.b.Name, "fallback", time.Since(r.start))
 	}
-	s.forward(ctx, reqCtx, b, orig)
-	s.notRefined(ctx, b, reason, err)
+	s.forward(r)
+	s.notRefined(r, reason, err)
 }
 
 // transparentPages is the transparent path of an adapter that asks for
 // several backend pages (SearXNG).
-func (s *Server) transparentPages(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, pg engine.Pager, orig engine.Request, p params, start time.Time) {
-	reqs, win, err := pg.Pages(orig, s.o.Factor)
+func (s *Server) transparentPages(r *search, pg engine.Pager) {
+	reqs, win, err := pg.Pages(r.orig, s.o.Factor)
+	r.win = win
 	var (
 		parsed  *engine.Parsed
 		replies []reply
-		held    int64
 	)
 	if err == nil {
-		replies, err = b.callPages(reqCtx, reqs, &s.inflight)
-		for _, r := range replies {
-			held += r.held
+		replies, err = r.b.callPages(r.reqCtx, reqs, &s.inflight)
+		for _, rep := range replies {
+			r.held += rep.held
 		}
-		defer func() { s.inflight.give(held) }()
+		defer func() { s.inflight.give(r.held) }()
 		if first := replies[0]; err == nil && first.status/100 != 2 {
-			s.m.engine(b.Name, "http_error", time.Since(start))
-			s.writeAnswer(ctx, first.status, first.contentType, first.body, first.header)
+			s.m.engine(r.b.Name, "http_error", time.Since(r.start))
+			s.writeAnswer(r.ctx, first.status, first.contentType, first.body, first.header)
 			return
 		}
 		if err == nil {
 			bodies := make([][]byte, len(replies))
-			for i, r := range replies {
-				bodies[i] = r.body
+			for i, rep := range replies {
+				bodies[i] = rep.body
 			}
 			parsed, err = pg.ParsePages(bodies, replies[0].contentType)
 		}
 	}
 	if err != nil {
-		s.fallback(ctx, reqCtx, b, orig, start, unrefinedReason(err, "engine_request"), err)
+		s.fallback(r, unrefinedReason(err, "engine_request"), err)
 		return
 	}
-	ref, _, ok := s.refineInto(ctx, reqCtx, b, parsed, p, win, start, &held)
+	ref, _, ok := s.refineInto(r, parsed)
 	if !ok {
-		s.fallback(ctx, reqCtx, b, orig, start, "render", errors.New("render failed"))
+		s.fallback(r, "render", errors.New("render failed"))
 		return
 	}
-	defer markRefined(ctx, ref, p.mode)
+	defer markRefined(r.ctx, ref, r.p.mode)
 	for _, kv := range replies[0].header {
-		ctx.Response.Header.Set(kv[0], kv[1])
+		r.ctx.Response.Header.Set(kv[0], kv[1])
 	}
-	ctx.SetStatusCode(replies[0].status)
-	ctx.SetContentType(replies[0].contentType)
+	r.ctx.SetStatusCode(replies[0].status)
+	r.ctx.SetContentType(replies[0].contentType)
 }
 
 // refineInto refines a parsed answer and renders it, into a buffer of
 // the budget of bytes in flight, as the client's response body, which it
-// returns (valid until the handler returns). held is what the caller
-// holds of that budget for the answer and its rendering (readAnswer):
-// for a rendering over answerChunk, its half, and any bytes the
-// rendering takes beyond it, move to the body, given back once the
-// client has received it (heldBody); a smaller one is copied into the
-// response's own buffer. It reports false, leaving the response and held as they
+// returns (valid until the handler returns). r.held is what r holds of
+// that budget for the answer and its rendering (readAnswer): for a
+// rendering over answerChunk, its half, and any bytes the rendering
+// takes beyond it, move to the body, given back once the client has
+// received it (heldBody); a smaller one is copied into the response's
+// own buffer. It reports false, leaving the response and r.held as they
 // were, when rendering fails.
-func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, parsed *engine.Parsed, p params, win engine.Window, start time.Time, held *int64) (*refined, []byte, bool) {
-	s.m.engine(b.Name, "ok", time.Since(start))
-	ref := s.refine(reqCtx, parsed.Results, p)
-	if p.cursor {
-		lastStays(ref.marks, p.mode)
+func (s *Server) refineInto(r *search, parsed *engine.Parsed) (*refined, []byte, bool) {
+	s.m.engine(r.b.Name, "ok", time.Since(r.start))
+	ref := s.refine(r.reqCtx, parsed.Results, r.p)
+	if r.p.cursor {
+		lastStays(ref.marks, r.p.mode)
 	}
 	// The rendering is about the answer's size plus its marks: one buffer
 	// of that size with room for them, not a growth by a quarter when the
 	// marks overflow it, keeps it within what the budget counts.
 	buf := s.inflight.buffer(renderRoom(len(parsed.Body())))
-	out, err := b.light.Render(buf, parsed, ref.marks, p.render(), win)
+	out, err := r.b.light.Render(buf, parsed, ref.marks, r.p.render(), r.win)
 	if err != nil {
 		s.inflight.recycle(buf)
-		s.log.Warn("render_failed", "engine", b.Name, "err", err)
+		s.log.Warn("render_failed", "engine", r.b.Name, "err", err)
 		return ref, nil, false
 	}
+	return ref, s.setRendered(r.ctx, out, &r.held), true
+}
+
+// setRendered makes out, a rendering in a buffer of the budget of bytes
+// in flight, the client's response body, and returns the body (valid
+// until the handler returns). A rendering over answerChunk takes half
+// of held, and what its buffer holds beyond that, along to the body,
+// given back once the client has received it (heldBody); a smaller one
+// is copied into the response's own buffer and out recycled.
+func (s *Server) setRendered(ctx *fasthttp.RequestCtx, out []byte, held *int64) []byte {
 	if len(out) <= answerChunk {
 		// Small: the response's own buffer, given back at once.
 		ctx.Response.SetBody(out)
 		s.inflight.recycle(out)
-		return ref, ctx.Response.Body(), true
+		return ctx.Response.Body()
 	}
 	share := *held / 2
 	*held -= share
@@ -424,7 +465,7 @@ func (s *Server) refineInto(ctx *fasthttp.RequestCtx, reqCtx context.Context, b 
 		share += extra
 	}
 	ctx.SetBodyStream(&heldBody{b: &s.inflight, buf: out, held: share}, len(out))
-	return ref, out, true
+	return out
 }
 
 // renderRoom is the buffer a rendering of an answer of n bytes starts
@@ -456,20 +497,20 @@ func lastStays(marks []engine.Mark, mode engine.Mode) {
 	}
 }
 
-// forward sends the client's request unchanged and relays the answer,
+// forward sends r's request as the client sent it and relays the answer,
 // streamed: it is never held whole. A backend that cannot be reached
 // gets 502, one that does not answer in time 504: the only errors winnow
 // itself writes.
-func (s *Server) forward(ctx *fasthttp.RequestCtx, reqCtx context.Context, b *upstream, r engine.Request) {
+func (s *Server) forward(r *search) {
 	start := time.Now()
-	resp, err := b.do(reqCtx, r, &ctx.Request.Header)
+	resp, err := r.b.do(r.reqCtx, r.orig, &r.ctx.Request.Header)
 	if err != nil {
-		s.m.engine(b.Name, "down", time.Since(start))
-		s.engineDown(ctx, b, err)
+		s.m.engine(r.b.Name, "down", time.Since(start))
+		s.engineDown(r.ctx, r.b, err)
 		return
 	}
-	s.m.engine(b.Name, "passthrough", time.Since(start))
-	relay(ctx, resp)
+	s.m.engine(r.b.Name, "passthrough", time.Since(start))
+	relay(r.ctx, resp)
 }
 
 // engineDown answers a request the engine did not answer: 504 when it

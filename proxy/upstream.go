@@ -18,6 +18,8 @@ import (
 // HTTP client: everything winnow sends to an engine goes through it.
 type upstream struct {
 	Engine
+	// kind is the engine's kind: its routes, defaults and error shape.
+	kind    *engine.Kind
 	adapter engine.Adapter
 	// light speaks the same API but parses only URLs and texts: the
 	// transparent path needs no titles or snippets.
@@ -46,14 +48,17 @@ func newUpstream(e Engine) (*upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	gcfg := e.Adapter
-	gcfg.Path = cmp.Or(gcfg.Path, defaultSearchPath(a.Name()))
+	kind, err := engine.LookupKind(e.Adapter.Kind)
+	if err != nil {
+		return nil, err
+	}
 	up := &upstream{
 		Engine:  e,
+		kind:    kind,
 		adapter: a,
 		light:   light,
 		base:    u,
-		gate:    engine.NewGate(gcfg),
+		gate:    engine.NewGate(e.Adapter),
 		client: &fasthttp.Client{
 			Name: "winnow",
 			// ReadTimeout caps the deadline of a request's head;
@@ -92,18 +97,6 @@ func (u *upstream) retry(req *fasthttp.Request, attempts int, err error) (resetT
 		Body:        req.Body(),
 	})
 	return false, gerr == nil
-}
-
-func defaultSearchPath(kind string) string {
-	switch kind {
-	case "elasticsearch":
-		return "/_search"
-	case "solr":
-		return "/select"
-	case "opensearch-rss":
-		return "/"
-	}
-	return "/search"
 }
 
 // hopHeaders are not forwarded in either direction (RFC 9110 §7.6.1);
@@ -291,6 +284,13 @@ func (u *upstream) callPages(ctx context.Context, reqs []engine.Request, budget 
 // as fasthttp writes the response, never held whole; one read already
 // moves to the client's response instead of being copied.
 func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
+	relayRest(ctx, resp, nil)
+}
+
+// relayRest is relay of an answer whose first bytes, head, were read
+// from its stream already (readAnswer before the bound): head, then
+// the rest of the stream.
+func relayRest(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, head []byte) {
 	relaxDeadline(resp)
 	ctx.Response.Reset()
 	for k, v := range resp.Header.All() {
@@ -301,7 +301,7 @@ func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 	ctx.SetStatusCode(resp.StatusCode())
 	if resp.BodyStream() != nil {
 		// -1 (chunked) for an answer of unknown length.
-		ctx.SetBodyStream(&engineBody{resp: resp}, max(resp.Header.ContentLength(), -1))
+		ctx.SetBodyStream(&engineBody{head: head, resp: resp}, max(resp.Header.ContentLength(), -1))
 		return
 	}
 	body := resp.SwapBody(nil)

@@ -136,10 +136,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	cfg, err := config.Load(*cfgPath, environ, sets)
 	if err == nil {
-		// The decisions' keys are checked where they become options
-		// (similarity.NewDecision); checked here too, so a bad one is a
-		// configuration error of every command, as config's own are.
-		_, _, err = options.Decisions(cfg)
+		// The keys a library checks (decisions, engine kinds) are
+		// checked here too, so a bad one is a configuration error of
+		// every command, as config's own are.
+		err = options.Check(cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "winnow:", err)

@@ -145,6 +145,11 @@ type Config struct {
 	// within it. Default 10,000 for elasticsearch, none for other kinds;
 	// negative: none.
 	ResultWindow int
+	// SolrHandlers are the Solr request handlers the read-only gateway
+	// lets through as searches (names such as "select" or "browse", one
+	// path segment each), besides the last segment of Path. Default
+	// ["select"]; other kinds ignore it.
+	SolrHandlers []string
 	// URLOnly makes Parse read only each hit's URL and text (JSON kinds):
 	// transparent refinement needs no titles or snippets, and reading
 	// highlights is a large part of parsing an answer.
@@ -260,36 +265,19 @@ func New(cfg Config) (Adapter, error) {
 	if cfg.MaxFetch < 0 {
 		return nil, fmt.Errorf("engine: MaxFetch %d is negative", cfg.MaxFetch)
 	}
-	switch cfg.Kind {
-	case "elasticsearch", "opensearch":
-		cfg.Kind = "elasticsearch"
-		cfg.ResultWindow = cmp.Or(cfg.ResultWindow, defaultESWindow)
-		setParams(&cfg, "/_search", "q", "from", "size")
-		return newJSON(cfg, kindES), nil
-	case "solr":
-		setParams(&cfg, "/solr/select", "q", "start", "rows")
-		return newJSON(cfg, kindSolr), nil
-	case "searxng":
-		setParams(&cfg, "/search", "q", "", "")
-		return &searxng{*newJSON(cfg, kindSearx)}, nil
-	case "json":
-		if cfg.Fields.Results == "" {
-			return nil, errors.New("engine: json: Fields.Results is required")
+	for _, h := range cfg.SolrHandlers {
+		if cfg.Kind != "solr" {
+			return nil, fmt.Errorf("engine: SolrHandlers is for kind solr, not %q", cfg.Kind)
 		}
-		setParams(&cfg, "/search", "q", "from", "size")
-		return newJSON(cfg, kindGeneric), nil
-	case "opensearch-rss":
-		setParams(&cfg, "/", "P", "TOPDOC", "HITSPERPAGE")
-		return &feed{cfg: cfg}, nil
+		if err := SolrHandler(h); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
-	return nil, fmt.Errorf("%w %q", ErrKind, cfg.Kind)
-}
-
-func setParams(c *Config, path, q, from, size string) {
-	c.Path = cmp.Or(c.Path, path)
-	c.QueryParam = cmp.Or(c.QueryParam, q)
-	c.FromParam = cmp.Or(c.FromParam, from)
-	c.SizeParam = cmp.Or(c.SizeParam, size)
+	k, err := LookupKind(cfg.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return k.adapter(k.withDefaults(cfg))
 }
 
 // fetchRange computes the backend range for a client window from, size

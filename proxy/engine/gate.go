@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ type GateRequest struct {
 // before any byte reaches the engine. The zero Gate refuses everything;
 // a Gate is safe for concurrent use.
 type Gate struct {
-	kind string // "elasticsearch", "opensearch", "solr", or another Config.Kind
+	kind *Kind // nil: refuses everything
 	// handlers are the Solr request handlers that search; prefix the
 	// configured search path's directory, as segments.
 	handlers []string
@@ -95,38 +96,48 @@ type Gate struct {
 }
 
 // NewGate returns the allow-list for an engine of cfg.Kind whose search
-// path is cfg.Path (default per kind). For Solr, the handlers named
-// "select" and the configured path's last segment are searches.
+// path is cfg.Path (default per kind). For Solr, the handlers of
+// cfg.SolrHandlers (default "select") and the configured path's last
+// segment are searches, under the path's directory or any core's. An
+// unknown kind's Gate refuses everything.
 func NewGate(cfg Config) *Gate {
-	g := &Gate{kind: cfg.Kind}
-	p := cfg.Path
-	if p == "" {
-		switch cfg.Kind {
-		case "solr":
-			p = "/select"
-		case "opensearch-rss":
-			p = "/"
-		default:
-			p = "/search"
-		}
+	k, err := LookupKind(cfg.Kind)
+	if err != nil {
+		return &Gate{}
 	}
-	segs := strings.Split(strings.Trim(p, "/"), "/")
-	last := segs[len(segs)-1]
-	switch cfg.Kind {
-	case "solr":
-		g.handlers = []string{"select"}
-		if last != "" && last != "select" {
-			g.handlers = append(g.handlers, last)
-		}
-		if len(segs) > 1 {
-			g.prefix = segs[:len(segs)-1]
-		}
-	default:
-		if last != "." {
-			g.search = last
-		}
+	g := &Gate{kind: k}
+	if k.gate != nil {
+		k.gate(g, cfg)
 	}
 	return g
+}
+
+// solrGate sets up a Solr gate: without a configured path, any core's
+// handlers (/{core}/select, /solr/{core}/select).
+func solrGate(g *Gate, cfg Config) {
+	g.handlers = slices.Clone(cfg.SolrHandlers)
+	if len(g.handlers) == 0 {
+		g.handlers = []string{"select"}
+	}
+	if cfg.Path == "" {
+		return
+	}
+	segs := strings.Split(strings.Trim(cfg.Path, "/"), "/")
+	if last := segs[len(segs)-1]; last != "" && !slices.Contains(g.handlers, last) {
+		g.handlers = append(g.handlers, last)
+	}
+	if len(segs) > 1 {
+		g.prefix = segs[:len(segs)-1]
+	}
+}
+
+// pathGate sets up the gate of a kind whose one search route is its
+// search path's last segment (the root for "/").
+func pathGate(g *Gate, cfg Config) {
+	segs := strings.Split(strings.Trim(cmp.Or(cfg.Path, g.kind.Path), "/"), "/")
+	if last := segs[len(segs)-1]; last != "." {
+		g.search = last
+	}
 }
 
 // Check returns the route of r, or an error matching [ErrRefused] that
@@ -142,19 +153,10 @@ func (g *Gate) Check(r GateRequest) (Route, error) {
 		return Route{}, fmt.Errorf("%w: query: %v", ErrRefused, err)
 	}
 	rt := Route{Path: "/" + strings.Join(segs, "/"), Query: q}
-	switch g.kind {
-	case "elasticsearch", "opensearch":
-		rt.Kind, err = g.esRoute(r.Method, segs)
-		if err == nil && rt.Kind == RouteSearch {
-			rt.Cursor = q.Has("scroll") || esCursorBody(r.Body)
-		}
-	case "solr":
-		rt.Kind, rt.Cursor, err = g.solrRoute(r, segs, q)
-	case "":
-		err = fmt.Errorf("%w: no routes", ErrRefused)
-	default:
-		rt.Kind, err = g.otherRoute(r.Method, segs)
+	if g.kind == nil {
+		return rt, fmt.Errorf("%w: no routes", ErrRefused)
 	}
+	rt.Kind, rt.Cursor, err = g.kind.route(g, r, segs, q)
 	return rt, err
 }
 
@@ -199,11 +201,18 @@ func pathSegments(p string) ([]string, error) {
 	return segs, nil
 }
 
-// esRoute classifies an Elasticsearch or OpenSearch route.
-func (g *Gate) esRoute(method string, s []string) (RouteKind, error) {
+// esRoute classifies an Elasticsearch or OpenSearch route, and reports
+// whether a search pages by a cursor (a scroll, a point in time,
+// search_after).
+func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
+	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
+	cursor := k == RouteSearch && (q.Has("scroll") || esCursorBody(r.Body))
+	return k, cursor, err
+}
+
+func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
 	search := method == "GET" || method == "POST"
 	scrollMethod := search || method == "DELETE"
-	os := g.kind == "opensearch"
 	switch {
 	case len(s) == 0 && (method == "GET" || method == "HEAD"):
 		return RouteRoot, nil
@@ -306,7 +315,7 @@ func esCursorBody(b []byte) bool {
 // solrRoute classifies a Solr route: the configured search handlers
 // only, under the configured core or /solr/{core}, with parameters that
 // stay within one search. It reports whether the search pages by cursorMark.
-func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
+func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
 	cursor := q.Has("cursorMark")
 	if r.Method != "GET" && r.Method != "POST" {
 		return 0, false, refused("%s is not a search method", r.Method)
@@ -347,6 +356,21 @@ func (g *Gate) solrRoute(r GateRequest, s []string, q url.Values) (RouteKind, bo
 		}
 	}
 	return RouteSearch, cursor, nil
+}
+
+// SolrHandler checks a name for [Config].SolrHandlers: one path
+// segment of letters, digits, '_' and '-', and none of the handlers
+// Solr itself reserves for what is not a search (update, admin, config,
+// schema, ...).
+func SolrHandler(s string) error {
+	if !solrCore(s) || strings.Contains(s, ".") {
+		return fmt.Errorf("solr handler %q is not a plain path segment, or is one of Solr's own (admin, update, config, schema, ...)", s)
+	}
+	switch s {
+	case "export", "stream", "sql", "graph", "replication", "get", "debug", "analysis", "terms", "tvrh":
+		return fmt.Errorf("solr handler %q reaches beyond a search", s)
+	}
+	return nil
 }
 
 // solrCore reports whether s can name a Solr core or collection and is
@@ -423,15 +447,15 @@ func solrJSONBody(b []byte) error {
 	return nil
 }
 
-// otherRoute classifies a request to the other kinds (SearXNG, feeds,
+// pathRoute classifies a request to the other kinds (SearXNG, feeds,
 // generic JSON): the configured search path's last segment, or the root
 // when the search path is "/".
-func (g *Gate) otherRoute(method string, s []string) (RouteKind, error) {
-	if method != "GET" && method != "POST" && method != "HEAD" {
-		return 0, refused("%s is not a search method", method)
+func pathRoute(g *Gate, r GateRequest, s []string, _ url.Values) (RouteKind, bool, error) {
+	if r.Method != "GET" && r.Method != "POST" && r.Method != "HEAD" {
+		return 0, false, refused("%s is not a search method", r.Method)
 	}
 	if g.search == "" && len(s) == 0 || len(s) > 0 && s[len(s)-1] == g.search && g.search != "" {
-		return RouteSearch, nil
+		return RouteSearch, false, nil
 	}
-	return 0, refused("/%s is not the search path", strings.Join(s, "/"))
+	return 0, false, refused("/%s is not the search path", strings.Join(s, "/"))
 }

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestGateSolrHandlers: the configured Solr handlers (and the search
+// path's last segment) are searches, under the configured core or
+// /solr/{core}; others, and Solr's own handlers, are refused, and New
+// refuses a handler name that is not a plain search handler.
+func TestGateSolrHandlers(t *testing.T) {
+	g := NewGate(Config{Kind: "solr", Path: "/solr/core/select", SolrHandlers: []string{"select", "search"}})
+	for _, c := range []struct {
+		uri string
+		ok  bool
+	}{
+		{"/solr/core/select?q=x", true},
+		{"/solr/core/search?q=x", true},
+		{"/solr/other/search?q=x", true},
+		{"/solr/core/browse?q=x", false},
+		{"/solr/core/update?q=x", false},
+		{"/solr/core/search?q=x&qt=/update", false},
+		{"/solr/core/search?q=x&stream.url=http://127.0.0.1/", false},
+		{"/solr/core/search?q=x&shards=a/solr/b", false},
+		{"/solr/core/update/search?q=x", false},
+	} {
+		rt, err := g.Check(GateRequest{Method: "GET", URI: c.uri})
+		if c.ok && (err != nil || rt.Kind != RouteSearch) {
+			t.Errorf("%s: %v, %v; want a search", c.uri, rt.Kind, err)
+		}
+		if !c.ok && !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v, %v; want refused", c.uri, rt.Kind, err)
+		}
+	}
+	// The default is select only; the path's own handler is added.
+	g = NewGate(Config{Kind: "solr", Path: "/solr/core/query"})
+	for uri, ok := range map[string]bool{"/solr/core/select": true, "/solr/core/query": true, "/solr/core/search": false} {
+		if _, err := g.Check(GateRequest{Method: "GET", URI: uri}); (err == nil) != ok {
+			t.Errorf("default handlers: %s: %v, want allowed %v", uri, err, ok)
+		}
+	}
+	for _, cfg := range []Config{
+		{Kind: "solr", SolrHandlers: []string{"update"}},
+		{Kind: "solr", SolrHandlers: []string{"admin"}},
+		{Kind: "solr", SolrHandlers: []string{"a/b"}},
+		{Kind: "solr", SolrHandlers: []string{""}},
+		{Kind: "solr", SolrHandlers: []string{"export"}},
+		{Kind: "elasticsearch", SolrHandlers: []string{"select"}},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) = nil error, want the handler refused", cfg.SolrHandlers)
+		}
+	}
+}

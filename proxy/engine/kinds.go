@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/xml"
+	"fmt"
+	"mime"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Kind is one engine kind's room: everything winnow knows of an engine
+// of that kind, in one place. Its defaults (search path and paging
+// parameters), its adapter (how a search is rewritten, its answer
+// parsed and rendered), its read-only gateway's routes and its error
+// shape. Adding an engine is adding a Kind to the registry ([Kinds]);
+// nothing outside this package names a kind. A Kind is immutable.
+type Kind struct {
+	// Name is the kind as configured: "elasticsearch", "opensearch",
+	// "solr", "searxng", "opensearch-rss" or "json".
+	Name string
+	// Path is the default search path of Search and of the gateway;
+	// QueryParam, FromParam and SizeParam name the default URL
+	// parameters of the query, the offset and the page size ("" for
+	// none).
+	Path, QueryParam, FromParam, SizeParam string
+	// adapter returns the adapter for cfg, its defaults set.
+	adapter func(cfg Config) (Adapter, error)
+	// gate sets up g for cfg (its defaults set); nil: nothing to set.
+	gate func(g *Gate, cfg Config)
+	// route classifies a request by its decoded path segments and query.
+	route func(g *Gate, r GateRequest, segs []string, q url.Values) (RouteKind, bool, error)
+	// errorBody writes an error in the engine's own shape.
+	errorBody func(dst []byte, status int, typ, reason string, r GateRequest) (body []byte, contentType string, header [][2]string)
+}
+
+// kinds is the registry, in the order [Kinds] lists them.
+var kinds = []*Kind{
+	{Name: "elasticsearch", Path: "/_search", QueryParam: "q", FromParam: "from", SizeParam: "size",
+		adapter: esAdapter, route: esRoute, errorBody: esError},
+	{Name: "opensearch", Path: "/_search", QueryParam: "q", FromParam: "from", SizeParam: "size",
+		adapter: esAdapter, route: esRoute, errorBody: esError},
+	{Name: "solr", Path: "/solr/select", QueryParam: "q", FromParam: "start", SizeParam: "rows",
+		adapter: func(cfg Config) (Adapter, error) { return newJSON(cfg, kindSolr), nil },
+		gate:    solrGate, route: solrRoute, errorBody: solrError},
+	{Name: "searxng", Path: "/search", QueryParam: "q",
+		adapter: func(cfg Config) (Adapter, error) { return &searxng{*newJSON(cfg, kindSearx)}, nil },
+		gate:    pathGate, route: pathRoute, errorBody: jsonError},
+	{Name: "opensearch-rss", Path: "/", QueryParam: "P", FromParam: "TOPDOC", SizeParam: "HITSPERPAGE",
+		adapter: func(cfg Config) (Adapter, error) { return &feed{cfg: cfg}, nil },
+		gate:    pathGate, route: pathRoute, errorBody: textError},
+	{Name: "json", Path: "/search", QueryParam: "q", FromParam: "from", SizeParam: "size",
+		adapter: func(cfg Config) (Adapter, error) {
+			if cfg.Fields.Results == "" {
+				return nil, fmt.Errorf("engine: json: Fields.Results is required")
+			}
+			return newJSON(cfg, kindGeneric), nil
+		},
+		gate: pathGate, route: pathRoute, errorBody: jsonError},
+}
+
+// Kinds lists the engine kinds winnow speaks, as configured.
+func Kinds() []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// LookupKind returns the kind named name, or an error matching
+// [ErrKind] that lists the kinds.
+func LookupKind(name string) (*Kind, error) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q (one of %s)", ErrKind, name, strings.Join(Kinds(), ", "))
+}
+
+// withDefaults fills cfg's search path and paging parameters from k.
+func (k *Kind) withDefaults(cfg Config) Config {
+	cfg.Path = cmp.Or(cfg.Path, k.Path)
+	cfg.QueryParam = cmp.Or(cfg.QueryParam, k.QueryParam)
+	cfg.FromParam = cmp.Or(cfg.FromParam, k.FromParam)
+	cfg.SizeParam = cmp.Or(cfg.SizeParam, k.SizeParam)
+	return cfg
+}
+
+// ErrorBody is an error of this kind's engine with status and reason, in
+// the engine's own shape, so a client library reports it as it reports
+// its engine's: Elasticsearch's error object (typ is its type, e.g.
+// "security_exception"), Solr's error and responseHeader (in XML when r
+// asks wt=xml), a JSON error member for the other JSON kinds, plain
+// text for feeds. r is the request the error answers. It returns the
+// body appended to dst, its Content-Type and headers to set.
+func (k *Kind) ErrorBody(dst []byte, status int, typ, reason string, r GateRequest) ([]byte, string, [][2]string) {
+	return k.errorBody(dst, status, typ, reason, r)
+}
+
+func esAdapter(cfg Config) (Adapter, error) {
+	cfg.Kind = "elasticsearch"
+	cfg.ResultWindow = cmp.Or(cfg.ResultWindow, defaultESWindow)
+	return newJSON(cfg, kindES), nil
+}
+
+func esError(b []byte, status int, typ, reason string, _ GateRequest) ([]byte, string, [][2]string) {
+	b = append(b, `{"error":{"root_cause":[{"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, reason)
+	b = append(b, `}],"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, reason)
+	b = append(b, `},"status":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, '}')
+	// Elasticsearch names its product on errors too; clients check.
+	return b, "application/json; charset=UTF-8", [][2]string{{"X-Elastic-Product", "Elasticsearch"}}
+}
+
+func solrError(b []byte, status int, _, reason string, r GateRequest) ([]byte, string, [][2]string) {
+	if solrWantsXML(r) {
+		// A client that asked for XML parses XML, errors included.
+		var msg bytes.Buffer
+		xml.EscapeText(&msg, []byte(reason)) // a bytes.Buffer never fails
+		b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<response><lst name="responseHeader"><int name="status">`...)
+		b = strconv.AppendInt(b, int64(status), 10)
+		b = append(b, `</int><int name="QTime">0</int></lst><lst name="error"><arr name="metadata"><str>error-class</str><str>org.apache.solr.common.SolrException</str></arr><str name="msg">`...)
+		b = append(b, msg.Bytes()...)
+		b = append(b, `</str><int name="code">`...)
+		b = strconv.AppendInt(b, int64(status), 10)
+		b = append(b, "</int></lst></response>\n"...)
+		return b, "application/xml; charset=UTF-8", nil
+	}
+	b = append(b, `{"responseHeader":{"status":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, `,"QTime":0},"error":{"metadata":["error-class","org.apache.solr.common.SolrException"],"msg":`...)
+	b = appendJSONString(b, reason)
+	b = append(b, `,"code":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, "}}"...)
+	return b, "application/json; charset=UTF-8", nil
+}
+
+// solrWantsXML reports that a Solr request asks for an XML answer
+// (wt=xml in its query or form): Solr writes its errors in the format
+// the request asked for.
+func solrWantsXML(r GateRequest) bool {
+	_, rawQuery, _ := strings.Cut(r.URI, "?")
+	q, _ := url.ParseQuery(rawQuery)
+	if !q.Has("wt") && r.Method == "POST" {
+		if mt, _, _ := mime.ParseMediaType(r.ContentType); mt == "application/x-www-form-urlencoded" {
+			q, _ = url.ParseQuery(string(r.Body))
+		}
+	}
+	return q.Get("wt") == "xml"
+}
+
+func jsonError(b []byte, _ int, _, reason string, _ GateRequest) ([]byte, string, [][2]string) {
+	b = append(b, `{"error":`...)
+	b = appendJSONString(b, reason)
+	b = append(b, '}')
+	return b, "application/json; charset=UTF-8", nil
+}
+
+func textError(b []byte, _ int, _, reason string, _ GateRequest) ([]byte, string, [][2]string) {
+	b = append(b, "winnow: "...)
+	b = append(b, reason...)
+	b = append(b, '\n')
+	return b, "text/plain; charset=utf-8", nil
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			const hex = "0123456789abcdef"
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&15])
+		default:
+			b = append(b, string(r)...)
+		}
+	}
+	return append(b, '"')
+}
