@@ -435,7 +435,9 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return err
+		// The line lets Parse name the key (yaml does not give custom
+		// unmarshalers' errors one).
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*d = Duration(v)
 	return nil
@@ -777,9 +779,56 @@ func Parse(b []byte, c *Config) error {
 	dec.KnownFields(true)
 	// An empty document decodes to the zero config.
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return err
+		return namedKeys(err, &doc)
 	}
 	return nil
+}
+
+// yamlLine matches yaml's "line N: " error prefix, and the Go type it
+// names for an unknown key.
+var (
+	yamlLine = regexp.MustCompile(`line (\d+): `)
+	yamlType = regexp.MustCompile(` in type config\.[A-Za-z]+`)
+)
+
+// namedKeys rewrites yaml's errors ("line 3: field listn not found in
+// type config.Serve", "line 4: time: invalid duration") to name the key
+// at that line by its dotted path, as Validate's errors do: "serve.listn
+// (line 3): field listn not found".
+func namedKeys(err error, doc *yaml.Node) error {
+	keys := map[string]string{} // line → dotted key
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, prefix)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				path := k.Value
+				if prefix != "" {
+					path = prefix + "." + k.Value
+				}
+				keys[strconv.Itoa(k.Line)] = path
+				walk(n.Content[i+1], path)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", prefix, i))
+			}
+		}
+	}
+	walk(doc, "")
+	msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		line := yamlLine.FindStringSubmatch(m)[1]
+		if key, ok := keys[line]; ok {
+			return key + " (line " + line + "): "
+		}
+		return m
+	})
+	return errors.New(yamlType.ReplaceAllString(msg, ""))
 }
 
 // deprecate notes that a name was given in its former form.

@@ -331,3 +331,19 @@ func TestFormerSectionName(t *testing.T) {
 		t.Errorf("both sections: %v, want an error saying to keep cluster", err)
 	}
 }
+
+// TestYAMLErrorsNameTheKey: a value of the wrong form and an unknown key
+// are errors naming the key by its dotted path, not yaml's Go type.
+func TestYAMLErrorsNameTheKey(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"serve:\n  budget: fast\n", `serve.budget (line 2): time: invalid duration "fast"`},
+		{"serve:\n  listn: 1\n", "serve.listn (line 2): field listn not found"},
+		{"serve:\n  engines:\n    - {name: a, kind: solr, url: 'http://x', colour: red}\n", "serve.engines[0].colour (line 3)"},
+	} {
+		var c Config
+		err := Parse([]byte(tc.yaml), &c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "config.") {
+			t.Errorf("Parse(%q) = %v, want it to say %q and no Go type", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -24,7 +24,10 @@ type Line struct {
 // Member is one member of a [Line]: the winner first, then its duplicates
 // with the group decision's verdict and scores.
 type Member struct {
-	ID       string         `json:"id"`
+	ID string `json:"id"`
+	// Input is the input the member came from when the job read several
+	// (an ID is unique only within its input: a folder's relative path).
+	Input    string         `json:"input,omitempty"`
 	URL      string         `json:"url,omitempty"`
 	Relation string         `json:"relation,omitempty"`
 	Verdict  string         `json:"verdict,omitempty"`
@@ -69,7 +72,7 @@ func NewLine(c similarity.Cluster, docs []Doc, sigs []*similarity.Signature, ran
 	}
 	for i, m := range c.Members {
 		d := docs[m.Index]
-		ml := Member{ID: d.ID, URL: d.URL}
+		ml := Member{ID: d.ID, Input: d.Input, URL: d.URL}
 		if i == 0 {
 			line.Winner = ml
 			ml.Relation = "winner"

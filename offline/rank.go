@@ -14,6 +14,10 @@ type Doc struct {
 	// its winner's key's hash.
 	Key     string
 	ID, URL string
+	// Input is the input the document came from, as given, when a job
+	// reads several ("" when one): IDs are unique only within an input
+	// (a folder's relative paths), so a line names both.
+	Input string
 	// Popularity is the input's score, 0 if none.
 	Popularity float64
 }

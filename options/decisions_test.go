@@ -119,6 +119,7 @@ func TestEngineKindChecked(t *testing.T) {
 		{"serve:\n  engines:\n    - {name: j, kind: json, url: 'http://127.0.0.1:9200'}\n", "serve.engines[0] (j): engine: json: Fields.Results is required"},
 		{"serve:\n  engines:\n    - {name: s, kind: solr, url: 'http://127.0.0.1:8983/solr', solr_handlers: [update]}\n", "serve.engines[0] (s): engine: solr handler \"update\""},
 		{"serve:\n  engines:\n    - {name: s, kind: solr, url: 'http://127.0.0.1:8983/solr', solr_handlers: [select, search]}\n", ""},
+		{"serve:\n  engines:\n    - {name: s, kind: solr, url: 'http://127.0.0.1:8983/solr', path: /solr/docs/select}\n", "ends in /solr and path \"/solr/docs/select\" starts with it"},
 	} {
 		path := t.TempDir() + "/winnow.yaml"
 		writeFile(t, path, tc.yaml)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/winnow-search/winnow/cluster/client"
@@ -104,6 +105,12 @@ func checkEngines(c config.Config) error {
 	for i, en := range c.Serve.Engines {
 		if _, err := engine.New(engineConfig(en)); err != nil {
 			return fmt.Errorf("serve.engines[%d] (%s): %w", i, en.Name, err)
+		}
+		// scripts/engine and Solr's own docs print the base URL with
+		// /solr; the search path repeats it, and the engine would answer
+		// every search with a 404.
+		if en.Kind == "solr" && strings.HasSuffix(strings.TrimSuffix(en.URL, "/"), "/solr") && strings.HasPrefix(en.Path, "/solr/") {
+			return fmt.Errorf("serve.engines[%d] (%s): url %q ends in /solr and path %q starts with it: give url without /solr (the server's root)", i, en.Name, en.URL, en.Path)
 		}
 	}
 	return nil

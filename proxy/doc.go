@@ -1,18 +1,18 @@
 // Package proxy is winnow's refinement proxy: a fasthttp server in front
-// of one or more search backends that removes, groups or annotates
+// of one or more search engines that removes, groups or annotates
 // near-duplicate results.
 //
-// Transparent mode: a client speaks a backend's own API (Elasticsearch
+// Transparent mode: a client speaks a engine's own API (Elasticsearch
 // _search, Solr select, SearXNG, OpenSearch RSS/Atom, a JSON API) through
 // the proxy. The request is rewritten to over-fetch from the first hit, the
 // top results are signed (from the signature cache, from the text a hit
 // carries, or by fetching the page within the request budget), clustered
-// online, and the answer is rendered back in the backend's own format with
-// the client's page size; group mode uses the backend's own grouping
+// online, and the answer is rendered back in the engine's own format with
+// the client's page size; group mode uses the engine's own grouping
 // format (Elasticsearch inner_hits, Solr's expanded section, a feed
 // extension element). Whatever fails on winnow's side (a page, the cache,
 // the parse of an answer) only lowers what is refined: the client then
-// gets the backend's answer as the backend gave it. A backend error is
+// gets the engine's answer as the engine gave it. An engine error is
 // passed on unchanged. Transparent mode is a read-only search gateway:
 // only the engine's search routes pass unless [Engine].AllowWrites.
 //
@@ -47,7 +47,7 @@
 //	             signature IDs, winners, declarations
 //	remembered   hash of the raw URLs (URLs compared)  canonical URLs, weak pointers to the    second generation of 1 Ki; unusable
 //	lists                                              cache entries, list key                 once an entry is not the cache's/fresh
-//	answers      method, path, body, mode, window      backend answer and its rendering        second generation by bytes
+//	answers      method, path, body, mode, window      engine answer and its rendering        second generation by bytes
 //	                                                   (+ the remembered list it rests on)     (AnswerCacheBytes); unusable as above
 //	rewrites     request path (requests with no body)  the rewritten path and window           second generation of 4 Ki
 //

@@ -322,11 +322,12 @@ func startClosingEngine(t *testing.T, answer string) (string, func() []string) {
 	}
 }
 
-// threeHits is an Elasticsearch answer of three distinct hits.
+// threeHits is an Elasticsearch answer of three distinct hits, each
+// with its page's text (signed from text_field "text": nothing fetched).
 const threeHits = `{"took":1,"timed_out":false,"hits":{"total":{"value":3,"relation":"eq"},"max_score":1,"hits":[` +
-	`{"_index":"idx","_id":"a","_score":1,"_source":{"url":"http://127.0.0.1:1/a","title":"A"}},` +
-	`{"_index":"idx","_id":"b","_score":0.9,"_source":{"url":"http://127.0.0.1:1/b","title":"B"}},` +
-	`{"_index":"idx","_id":"c","_score":0.8,"_source":{"url":"http://127.0.0.1:1/c","title":"C"}}]}}`
+	`{"_index":"idx","_id":"a","_score":1,"_source":{"url":"http://127.0.0.1:1/a","title":"A","text":"the first page tells how the compiler lowers a switch statement into a jump table when the cases are dense"}},` +
+	`{"_index":"idx","_id":"b","_score":0.9,"_source":{"url":"http://127.0.0.1:1/b","title":"B","text":"the second page lists the options of the linker and what each of them does to the output file it writes"}},` +
+	`{"_index":"idx","_id":"c","_score":0.8,"_source":{"url":"http://127.0.0.1:1/c","title":"C","text":"the third page explains how to report a bug with a reduced test case and the exact command that fails"}}]}}`
 
 // TestClosedKeepAliveRetried checks that a POST search whose pooled
 // connection the engine had closed is sent again, rewritten, and its
@@ -334,7 +335,7 @@ const threeHits = `{"took":1,"timed_out":false,"hits":{"total":{"value":3,"relat
 // client's own request.
 func TestClosedKeepAliveRetried(t *testing.T) {
 	url, seen := startClosingEngine(t, threeHits)
-	e := Engine{Name: "es", URL: url, Adapter: engine.Config{Kind: "elasticsearch"}}
+	e := Engine{Name: "es", URL: url, Adapter: engine.Config{Kind: "elasticsearch", TextField: "text"}}
 	_, base := startProxy(t, Options{Engines: []Engine{e}})
 	for i := range 3 {
 		resp, err := http.Post(base+"/idx/_search", "application/json", strings.NewReader(`{"size":2,"query":{"match_all":{}}}`))
@@ -422,5 +423,33 @@ func TestClientLeavesCompressedStream(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the streams notice
 	if code, body := get(t, base+"/healthz"); code != 200 {
 		t.Fatalf("after clients left: /healthz %d %s", code, body)
+	}
+}
+
+// TestUnsignedAnswerSaysSo: an answer none of whose results could be
+// signed (no text field; the pages' addresses refused by the SSRF guard)
+// is not called refined: X-Winnow-Refined says why, X-Winnow-Signed
+// says 0 of 3, and the metric counts it.
+func TestUnsignedAnswerSaysSo(t *testing.T) {
+	url, _ := startClosingEngine(t, threeHits)
+	e := Engine{Name: "es", URL: url, Adapter: engine.Config{Kind: "elasticsearch"}}
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	resp, err := http.Post(base+"/idx/_search", "application/json", strings.NewReader(`{"size":3,"query":{"match_all":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := resp.Header.Get(refinedHeader); got != "no; reason=unsigned" {
+		t.Errorf("%s = %q, want no; reason=unsigned", refinedHeader, got)
+	}
+	if got := resp.Header.Get("X-Winnow-Signed"); got != "0/3" {
+		t.Errorf("X-Winnow-Signed = %q, want 0/3", got)
+	}
+	if !strings.Contains(string(body), `"_id":"c"`) {
+		t.Errorf("answer %s: the engine's hits should all be there", body)
+	}
+	if _, m := get(t, base+"/metrics"); !strings.Contains(m, `winnow_answers_unrefined_total{reason="unsigned"} 1`) || !strings.Contains(m, `winnow_answers_unrefined_total{reason="budget"} 0`) {
+		t.Errorf("/metrics: want reason unsigned at 1 and the other reasons at 0 from the start")
 	}
 }

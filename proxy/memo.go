@@ -246,7 +246,7 @@ type hotLists struct {
 
 // hotList is one remembered list; shared, never modified but for touch.
 type hotList struct {
-	urls    []string // raw, as the backend gave them
+	urls    []string // raw, as the engine gave them
 	keys    []string // canonical
 	entries []weak.Pointer[entry]
 	// winners and by are the winners the entries' declared canonical URLs

@@ -113,7 +113,10 @@ func newMetrics(s *Server) *metrics {
 	m.fetches = counter("winnow_fetches_total", "Result pages fetched, by outcome.", "outcome")
 	m.feedPages = counter("winnow_cluster_feed_pages_total", "Signatures fed back to the cluster service, by outcome.", "outcome")
 	m.unrefinedAnswers = counter("winnow_answers_unrefined_total",
-		"Engine answers of searches passed through unrefined, by reason (budget: over the bound on answer bytes in flight; msearch: a multi-search, passed as the engine gave it; rewrite, engine_request, engine_unreachable, compressed, read, parse, render: winnow could not refine it).", "reason")
+		"Engine answers of searches passed through unrefined, by reason (budget: over the bound on answer bytes in flight; msearch: a multi-search, passed as the engine gave it; rewrite, engine_request, engine_unreachable, compressed, read, parse, render: winnow could not refine it; unsigned: no result could be signed).", "reason")
+	for _, reason := range unrefinedReasons {
+		m.unrefinedAnswers.WithLabelValues(reason) // a series at 0 from the start, for alerts
+	}
 	m.clusters = counter("winnow_clusters_total", "Clusters of two or more results found.").WithLabelValues()
 	m.refusedWrites = counter("winnow_gateway_refused_total", "Requests the read-only gateway refused (not a search route).").WithLabelValues()
 	m.internalPages = counter("winnow_results_internal_total",
@@ -197,7 +200,7 @@ func (m *metrics) request(route string, status int, d time.Duration) {
 	m.observerOf(m.requestDuration, route).Observe(d.Seconds())
 }
 
-// engine records one backend call by engine and outcome.
+// engine records one engine call by engine and outcome.
 func (m *metrics) engine(name, outcome string, d time.Duration) {
 	m.counterOf(m.engineRequests, name, outcome).Inc()
 	m.observerOf(m.engineDuration, name).Observe(d.Seconds())
@@ -241,6 +244,10 @@ func (m *metrics) clustered(clusters, duplicates int, mode string) {
 	m.clusters.Add(float64(clusters))
 	m.counterOf(m.duplicates, mode, "").Add(float64(duplicates))
 }
+
+// unrefinedReasons are the reasons an answer passes unrefined, each a
+// series of winnow_answers_unrefined_total from the start.
+var unrefinedReasons = []string{"budget", "msearch", "rewrite", "engine_request", "engine_unreachable", "compressed", "read", "parse", "render", "unsigned"}
 
 // unrefined counts one engine answer passed through unrefined, by
 // reason.

@@ -209,7 +209,7 @@ func DecisionFor(p similarity.Purpose, s similarity.DecisionSettings, f similari
 // hasOwnArgs reports whether the request's query holds a winnow_
 // parameter. The raw query settles most requests; one with a percent
 // escape is read key by key, so an encoded key (winnow%5Fmode) is read
-// and stripped like a plain one, not forwarded to the backend unread.
+// and stripped like a plain one, not forwarded to the engine unread.
 func hasOwnArgs(ctx *fasthttp.RequestCtx) bool {
 	qs := ctx.URI().QueryString()
 	if bytes.Contains(qs, []byte("winnow_")) {
@@ -228,7 +228,7 @@ func hasOwnArgs(ctx *fasthttp.RequestCtx) bool {
 
 // clientRequest is the client's request as the adapters rewrite it: the
 // path with winnow's own query parameters stripped, and the body. Its
-// headers stay in ctx: [backend.do] copies them from there.
+// headers stay in ctx: [upstream.do] copies them from there.
 func clientRequest(ctx *fasthttp.RequestCtx) engine.Request {
 	r := engine.Request{Method: string(ctx.Method())}
 	uri := ctx.Request.URI()

@@ -33,10 +33,16 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("text/plain; charset=utf-8")
 		if !s.ready.Load() {
 			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
-			ctx.WriteString("not ready\n")
+			ctx.WriteString("not ready: not listening, or shutting down\n")
 			return
 		}
-		ctx.WriteString("ready\n")
+		ok, report := s.checkReadiness()
+		if !ok {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.WriteString("not ready\n" + report)
+			return
+		}
+		ctx.WriteString("ready\n" + report)
 	case p == "/metrics":
 		route = "metrics"
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
@@ -53,7 +59,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.transparent(ctx)
 	default:
 		route = "notfound"
-		ctx.Error("winnow: no transparent backend; the search page is at /_winnow/search", fasthttp.StatusNotFound)
+		ctx.Error("winnow: no transparent engine; the search page is at /_winnow/search", fasthttp.StatusNotFound)
 	}
 }
 

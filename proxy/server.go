@@ -25,7 +25,7 @@ import (
 type Engine struct {
 	// Name labels the engine in metrics, logs and the search page.
 	Name string
-	// URL is the backend's base URL, e.g. "http://127.0.0.1:9200".
+	// URL is the engine's base URL, e.g. "http://127.0.0.1:9200".
 	URL string
 	// Adapter configures how its API is spoken (kind, fields, paths).
 	Adapter engine.Config
@@ -47,7 +47,7 @@ type Engine struct {
 
 // Options configure a [Server]. Zero fields take the defaults named.
 type Options struct {
-	// Engines are the backends; at least one.
+	// Engines are the engines; at least one.
 	Engines []Engine
 	// Transparent names the engine that requests outside winnow's own
 	// paths are forwarded to, in that engine's API; default the first
@@ -57,7 +57,7 @@ type Options struct {
 	// zero value), engine.Remove or engine.Annotate.
 	Mode engine.Mode
 	// Factor is the over-fetch factor: a page of n results asks the
-	// backend for (from+n)·Factor. Default 3.
+	// engine for (from+n)·Factor. Default 3.
 	Factor int
 	// TopK is the number of results refined per query. Default 50.
 	TopK int
@@ -77,7 +77,7 @@ type Options struct {
 	Signer page.Signer
 	// Fetch configures the page fetcher (SSRF guard on by default).
 	Fetch fetch.Options
-	// Cluster is the cluster service (winnow backend) the proxy asks
+	// Cluster is the cluster service (winnow cluster) the proxy asks
 	// first; nil means none. Results it knows as verified duplicates of
 	// another result need no online work; a service that is down, slow or
 	// failing only means the proxy works alone.
@@ -95,7 +95,7 @@ type Options struct {
 	// Default 1h.
 	CacheTTL time.Duration
 	// AnswerCacheBytes bounds the cache of refined answers: a request
-	// whose backend answer is the same as last time (but for digits
+	// whose engine answer is the same as last time (but for digits
 	// before the results, such as the time taken) reuses the last
 	// refinement while its signatures are still cached. Default 16 MiB;
 	// negative turns it off.
@@ -141,7 +141,7 @@ type Options struct {
 }
 
 // Server is winnow's refinement proxy: a fasthttp server in front of one
-// or more search backends. Create it with [New], run it with
+// or more search engines. Create it with [New], run it with
 // [Server.Serve] and stop it with [Server.Shutdown].
 type Server struct {
 	o        Options
@@ -157,7 +157,9 @@ type Server struct {
 	log      *slog.Logger
 	srv      *fasthttp.Server
 	ready    atomic.Bool
-	stopLife context.CancelFunc
+	// readiness caches the engines' reachability for /readyz.
+	readiness readiness
+	stopLife  context.CancelFunc
 
 	// unrefinedSince counts answers passed unrefined since the last
 	// answer_not_refined log line, written at unrefinedLogged (Unix ns).
@@ -248,7 +250,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("proxy: ClusterFeed needs a Cluster service")
 	}
 	s.srv = &fasthttp.Server{
-		// Answers are compressed for clients that accept it: the backend
+		// Answers are compressed for clients that accept it: the engine
 		// is asked for identity so its answer can be parsed.
 		Handler:                      fasthttp.CompressHandlerLevel(s.handle, fasthttp.CompressBestSpeed),
 		Name:                         "winnow",

@@ -33,9 +33,9 @@ type search struct {
 	held int64
 }
 
-// transparent forwards a request in the backend's own API and refines
+// transparent forwards a request in the engine's own API and refines
 // the answer. Whatever goes wrong on winnow's side, the client gets the
-// backend's answer as the backend gave it.
+// engine's answer as the engine gave it.
 func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	b := s.transp
 	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
@@ -141,7 +141,7 @@ func (s *Server) transparentSearch(r *search) {
 		return
 	}
 	if resp.StatusCode()/100 != 2 {
-		// A backend error is passed on as the backend gave it, to the
+		// An engine error is passed on as the engine gave it, to the
 		// client's own request: an error about the rewritten one (a
 		// parse error's column) would not be the engine's answer to it.
 		s.m.engine(r.b.Name, "http_error", time.Since(r.start))
@@ -215,7 +215,7 @@ func (s *Server) transparentSearch(r *search) {
 			}
 			copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
 			r.ctx.SetStatusCode(resp.StatusCode())
-			markRefined(r.ctx, ref, r.p.mode)
+			s.markRefined(r, ref)
 			return
 		}
 		err = errors.New("render failed")
@@ -233,10 +233,26 @@ func (s *Server) transparentSearch(r *search) {
 	s.fallback(r, "parse", err)
 }
 
-// markRefined sets the headers of a refined answer.
-func markRefined(ctx *fasthttp.RequestCtx, ref *refined, mode engine.Mode) {
+// markRefined sets the headers of a refined answer, and X-Winnow-Signed:
+// how many of the results winnow compared had a signature ("3/10"). An
+// answer of two or more results none of which could be signed (no text
+// field and no page fetched in time, or every page refused by the SSRF
+// guard) is the engine's as it came: it says "no; reason=unsigned", is
+// counted and logged, instead of claiming a refinement that found
+// nothing because it compared nothing.
+func (s *Server) markRefined(r *search, ref *refined) {
 	_, dups := ref.clusterCounts()
-	setDuplicates(ctx, dups, removedCount(ref.marks, mode), mode)
+	setDuplicates(r.ctx, dups, removedCount(ref.marks, r.p.mode), r.p.mode)
+	signed := 0
+	for _, src := range ref.sources {
+		if src != srcNone {
+			signed++
+		}
+	}
+	r.ctx.Response.Header.Set("X-Winnow-Signed", strconv.Itoa(signed)+"/"+strconv.Itoa(len(ref.sources)))
+	if signed == 0 && len(ref.sources) >= 2 {
+		s.notRefined(r, "unsigned", errors.New("no result could be signed: set the engine's text_field, or let the pages be fetched (serve.budget, serve.fetch.allow)"))
+	}
 }
 
 // setDuplicates sets the headers of a refined answer: X-Winnow-Refined
@@ -280,7 +296,7 @@ func pathOnly(p string) string {
 	return p
 }
 
-// answerFromCache answers from the answer cache when the backend's answer
+// answerFromCache answers from the answer cache when the engine's answer
 // resp is one whose refinement it holds, and reports whether it did.
 func (s *Server) answerFromCache(r *search, key uint64, resp *fasthttp.Response) bool {
 	a := s.memo.answers.get(key, r.orig.Method, r.orig.Path, r.orig.Body, r.p.mode, r.win)
@@ -335,7 +351,7 @@ func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, re
 	})
 }
 
-// rewrite is the transparent backend's Rewrite with the server's
+// rewrite is the transparent engine's Rewrite with the server's
 // factor, remembered for requests without a body: a popular query's URL
 // is rewritten once, not parsed and encoded again on every request.
 func (s *Server) rewrite(b *upstream, orig engine.Request) (engine.Request, engine.Window, error) {
@@ -360,7 +376,7 @@ type rewritten struct {
 }
 
 // fallback answers with the client's request as it was, marked
-// unrefined for reason, when the backend's answer to the rewritten one
+// unrefined for reason, when the engine's answer to the rewritten one
 // could not be had, parsed or held within the bound on bytes in flight.
 func (s *Server) fallback(r *search, reason string, err error) {
 	if reason == "budget" {
@@ -373,7 +389,7 @@ func (s *Server) fallback(r *search, reason string, err error) {
 }
 
 // transparentPages is the transparent path of an adapter that asks for
-// several backend pages (SearXNG).
+// several engine pages (SearXNG).
 func (s *Server) transparentPages(r *search, pg engine.Pager) {
 	reqs, win, err := pg.Pages(r.orig, s.o.Factor)
 	r.win = win
@@ -409,7 +425,7 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 		s.fallback(r, "render", errors.New("render failed"))
 		return
 	}
-	defer markRefined(r.ctx, ref, r.p.mode)
+	defer s.markRefined(r, ref)
 	for _, kv := range replies[0].header {
 		r.ctx.Response.Header.Set(kv[0], kv[1])
 	}
@@ -498,7 +514,7 @@ func lastStays(marks []engine.Mark, mode engine.Mode) {
 }
 
 // forward sends r's request as the client sent it and relays the answer,
-// streamed: it is never held whole. A backend that cannot be reached
+// streamed: it is never held whole. An engine that cannot be reached
 // gets 502, one that does not answer in time 504: the only errors winnow
 // itself writes.
 func (s *Server) forward(r *search) {
@@ -516,7 +532,7 @@ func (s *Server) forward(r *search) {
 // engineDown answers a request the engine did not answer: 504 when it
 // did not in time, else 502.
 func (s *Server) engineDown(ctx *fasthttp.RequestCtx, b *upstream, err error) {
-	s.log.Warn("backend_unreachable", "engine", b.Name, "err", err)
+	s.log.Warn("engine_unreachable", "engine", b.Name, "err", err)
 	code := fasthttp.StatusBadGateway
 	if errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
 		code = fasthttp.StatusGatewayTimeout

@@ -26,8 +26,10 @@ import (
 // signedDoc is one document after signing; its body is dropped.
 type signedDoc struct {
 	key, id, url string
-	popularity   float64 // from the input, for the winner rules; 0 if none
-	sig          similarity.Signature
+	// input is the input as given when the job reads several, else "".
+	input      string
+	popularity float64 // from the input, for the winner rules; 0 if none
+	sig        similarity.Signature
 	// cut reports a page cut at a size cap (canon's or the signature's).
 	cut bool
 }
@@ -167,9 +169,10 @@ func nextSteps(stats dedupStats, out string) string {
 	if out != "" && out != "-" {
 		where = out
 	}
-	return fmt.Sprintf("winnow dedup: %d of the %d duplicates are removable (content-equivalent to their winner: safe to delete or drop from an index); "+
-		"the other %d are near-duplicates to keep grouped under their winner. In %s, members with \"removable\": true are the ones to delete; "+
-		"winnow compare WINNER MEMBER explains any pair.\n",
+	return fmt.Sprintf("winnow dedup: %d of the %d duplicates are removable (the content-equivalence decision accepts them against their winner: "+
+		"candidates to delete or drop from an index; pages that differ only in numbers such as prices or versions count as equivalent unless the calibration sets numbers_veto); "+
+		"the other %d are near-duplicates to keep grouped under their winner. In %s, members with \"removable\": true are the candidates; "+
+		"winnow compare explains any pair (a folder's page is its input's path joined with its id).\n",
 		stats.Removable, stats.Duplicates, stats.Duplicates-stats.Removable, where)
 }
 
@@ -220,7 +223,7 @@ func docTables(e *env, docs []signedDoc, rank offline.Ranking, stats *dedupStats
 	keys := make([]string, len(docs))
 	for i := range docs {
 		sigs[i] = &docs[i].sig
-		lineDocs[i] = offline.Doc{Key: docs[i].key, ID: docs[i].id, URL: docs[i].url, Popularity: docs[i].popularity}
+		lineDocs[i] = offline.Doc{Key: docs[i].key, ID: docs[i].id, URL: docs[i].url, Popularity: docs[i].popularity, Input: docs[i].input}
 		keys[i] = rank.Key(lineDocs[i])
 		stats.Stages.seqTokens += len(docs[i].sig.Seq)
 		if docs[i].sig.Empty() {
@@ -288,7 +291,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 			for j := range jobs {
 				res, err := sg.Sign(j.doc.Body, j.doc.ContentType)
 				stats.Stages.add(&res)
-				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig,
+				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig, input: severalInput(inputs, j.input),
 					key: offline.InputKey(len(inputs) > 1, inputs[j.input], j.doc.ID), cut: res.Doc.Truncated || res.Sig.Capped}
 				if err != nil {
 					err = fmt.Errorf("%s: %s: %w", inputs[j.input], j.doc.ID, err)
@@ -394,4 +397,13 @@ func newBar(e *env) *progressbar.ProgressBar {
 		progressbar.OptionSpinnerType(14),
 		progressbar.OptionThrottle(100*time.Millisecond),
 	)
+}
+
+// severalInput is input i's name as given when there are several inputs,
+// for the output line; "" when there is one (its IDs are unique).
+func severalInput(inputs []string, i int) string {
+	if len(inputs) > 1 {
+		return inputs[i]
+	}
+	return ""
 }

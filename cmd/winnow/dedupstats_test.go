@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,5 +44,53 @@ func TestDedupVerbose(t *testing.T) {
 	}
 	if _, plain, _ := winnow(t, "", "-set", "dedup.progress=never", "dedup"); plain != out {
 		t.Error("dedup -v output differs from dedup's")
+	}
+}
+
+// TestDedupSeveralFoldersNameTheInput: two folders hold a page under
+// the same relative path; the lines name each member's input, so every
+// member can be found (input joined with id) and compared.
+func TestDedupSeveralFoldersNameTheInput(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := os.ReadFile("../../corpus/sample/html/13/Benchmarking.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile("../../corpus/sample/html/13/CodeReview.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, body := range map[string][]byte{filepath.Join(a, "page.html"): page, filepath.Join(b, "page.html"): other, filepath.Join(b, "copy.html"): page} {
+		if err := os.WriteFile(path, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	if code, _, errs := winnow(t, "", "-set", "dedup.progress=never", "dedup", "-o", out, a, b); code != 0 {
+		t.Fatalf("dedup = exit %d: %s", code, errs)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Members []struct{ ID, Input string } `json:"members"`
+	}
+	if err := json.Unmarshal(raw, &line); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if len(line.Members) != 2 {
+		t.Fatalf("members %+v, want the page and its copy", line.Members)
+	}
+	for _, m := range line.Members {
+		if _, err := os.Stat(filepath.Join(m.Input, m.ID)); err != nil || m.Input == "" {
+			t.Errorf("member %+v: input joined with id does not name its file: %v", m, err)
+		}
 	}
 }

@@ -90,6 +90,8 @@ func TestReadmeCommands(t *testing.T) {
 			continue
 		}
 		script := strings.ReplaceAll(b.body, "go run ./cmd/winnow", "winnow")
+		// A block that builds the binary gets the one built above.
+		script = strings.ReplaceAll(script, "go build -o winnow ./cmd/winnow", "ln -sf "+filepath.Join(bin, "winnow")+" winnow")
 		if b.marker == "runnable: serve" {
 			if serveAddr == "" {
 				serveAddr = freeAddr(t)
