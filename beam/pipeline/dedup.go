@@ -305,8 +305,8 @@ type Line struct {
 func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int) {
 	s = s.Scope("clusters")
 	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
-	lines := beam.ParDo(s, &clusterFn{Config: enc}, beam.GroupByKey(s, members))
-	writeLines(s, lines, output, packs)
+	parts := beam.ParDo(s, &clusterFn{Config: enc, Path: output}, beam.GroupByKey(s, members))
+	mergeParts(s, parts, output)
 }
 
 // lineDoc is what package offline needs of d.
@@ -358,9 +358,15 @@ func (f *memberFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(in
 // clusterFn clusters one component with similarity.BatchCluster, as
 // `winnow dedup` clusters the whole corpus: within a component the
 // candidate tables find at least the pairs that joined it, so the
-// component, its winner and its verdicts are the same.
+// component, its winner and its verdicts are the same. It writes the
+// lines of its group's components to a part file (writePart) and emits
+// the part's name: a line is never an element, since a large cluster's
+// line (3.7 MB for a group of 5,000 pages) outgrows the record a runner
+// sorts in one buffer (Flink's GroupByKey).
 type clusterFn struct {
 	Config []byte
+	// Path is the output; the part files go beside it.
+	Path string
 
 	set                  *settings
 	clusters, duplicates beam.Counter
@@ -374,29 +380,34 @@ func (f *clusterFn) Setup() error {
 	return err
 }
 
-func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(Line)) error {
+func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(string)) error {
 	all, err := readBatches[Member](nil, values)
 	if err != nil {
 		return err
 	}
 	slices.SortFunc(all, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
+	var lines []Line
 	runs(all, func(m *Member) string { return m.Root }, func(ms []Member) {
 		if err == nil {
-			err = f.component(ctx, ms, emit)
+			lines, err = f.component(ctx, ms, lines)
 		}
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return writePart(ctx, f.Path, lines, emit)
 }
 
-// component clusters the members of one component, sorted by key.
-func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line)) error {
+// component appends to lines those of one component's clusters; ms are
+// its members, sorted by key.
+func (f *clusterFn) component(ctx context.Context, ms []Member, lines []Line) ([]Line, error) {
 	sigs := make([]*similarity.Signature, len(ms))
 	keys := make([]string, len(ms))
 	docs := make([]offline.Doc, len(ms))
 	for i := range ms {
 		sigs[i] = new(similarity.Signature)
 		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
-			return err
+			return lines, err
 		}
 		docs[i] = lineDoc(&ms[i].Doc)
 		// Members are keyed by compact IDs (ids.go), in rank-key order;
@@ -410,46 +421,35 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line))
 		line := offline.NewLine(c, docs, sigs, f.set.rank, f.set.remove)
 		var b strings.Builder
 		if err := line.Write(&b); err != nil {
-			return err
+			return lines, err
 		}
-		emit(Line{Winner: keys[c.Winner], JSON: b.String()})
+		lines = append(lines, Line{Winner: keys[c.Winner], JSON: b.String()})
 	}
-	return nil
+	return lines, nil
 }
 
-// writeLines writes lines to output in winner order. Each of packs
-// groups sorts its lines into a part file beside the output, and one
-// worker merges the parts: no group holds every line (Flink's batch
-// GroupByKey concatenates a key's values into one record, and a record
-// must fit a sort buffer of a few MB).
-func writeLines(s beam.Scope, lines beam.PCollection, output string, packs int) {
-	keyed := beam.ParDo(s, &lineKeyFn{Packs: packs}, lines)
-	parts := beam.ParDo(s, &partFn{Path: output}, beam.GroupByKey(s, keyed))
+// mergeParts merges the part files (writePart) named by parts into
+// output, on one worker. Only the names cross the grouping: no element
+// holds more than one name.
+func mergeParts(s beam.Scope, parts beam.PCollection, output string) {
 	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, parts)))
 }
 
-// lineKeyFn keys a line by its winner's group.
-type lineKeyFn struct{ Packs int }
-
-func (f *lineKeyFn) ProcessElement(l Line) (int, Line) { return pack(l.Winner, f.Packs), l }
-
-// partFn sorts a group's lines by winner into a part file (records of
-// winner and line, each length-prefixed) and emits its path.
-type partFn struct{ Path string }
-
-func (f *partFn) ProcessElement(ctx context.Context, _ int, values func(*Line) bool, emit func(string)) error {
-	var ls []Line
-	var l Line
-	for values(&l) {
-		ls = append(ls, l)
+// writePart sorts lines by winner into a new part file beside output
+// (records of winner and line, each length-prefixed) and emits its name;
+// it writes and emits nothing for no lines. A retried bundle writes a
+// part of its own name.
+func writePart(ctx context.Context, output string, ls []Line, emit func(string)) error {
+	if len(ls) == 0 {
+		return nil
 	}
 	slices.SortFunc(ls, func(a, b Line) int { return cmp.Compare(a.Winner, b.Winner) })
-	fsys, err := filesystem.New(ctx, f.Path)
+	fsys, err := filesystem.New(ctx, output)
 	if err != nil {
 		return err
 	}
 	defer fsys.Close()
-	part := fmt.Sprintf("%s.part-%d-%d", f.Path, os.Getpid(), rand.Uint64())
+	part := fmt.Sprintf("%s.part-%d-%d", output, os.Getpid(), rand.Uint64())
 	w, err := fsys.OpenWrite(ctx, part)
 	if err != nil {
 		return err

@@ -27,9 +27,7 @@ func init() {
 	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&decideFn{})
 	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&starFn{})
 	register.DoFn3x1[int, batches, emitBatch, error](&memberFn{})
-	register.DoFn4x1[context.Context, int, batches, func(Line), error](&clusterFn{})
-	register.DoFn1x2[Line, int, Line](&lineKeyFn{})
-	register.DoFn4x1[context.Context, int, func(*Line) bool, func(string), error](&partFn{})
+	register.DoFn4x1[context.Context, int, batches, func(string), error](&clusterFn{})
 	register.DoFn3x1[context.Context, int, func(*string) bool, error](&writeFn{})
 	register.DoFn3x1[context.Context, int, batches, error](&loadFn{})
 
@@ -37,14 +35,12 @@ func init() {
 	register.DoFn4x1[int, []byte, func(int, Entry), emitBatch, error](&pageKeysFn{})
 	register.DoFn4x0[context.Context, int, func(*Entry) bool, emitBatch](&probeFn{})
 	register.DoFn4x1[int, batches, emitBatch, emitBatch, error](&matchFn{})
-	register.DoFn3x1[int, batches, func(Line), error](&assignLineFn{})
+	register.DoFn4x1[context.Context, int, batches, func(string), error](&assignLineFn{})
 
-	register.Emitter1[Line]()
 	register.Emitter1[string]()
 	register.Emitter2[int, []byte]()
 	register.Emitter2[int, Entry]()
 	register.Iter1[string]()
 	register.Iter1[[]byte]()
 	register.Iter1[Entry]()
-	register.Iter1[Line]()
 }
