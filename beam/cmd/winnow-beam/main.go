@@ -108,6 +108,7 @@ type common struct {
 	out     string
 	split   pipeline.SplitOptions
 	memprof string
+	cpuprof string
 }
 
 func newCommon(name string) *common {
@@ -117,6 +118,7 @@ func newCommon(name string) *common {
 	c.fs.StringVar(&c.out, "o", "-", "write the JSON Lines to `file` (- for stdout: local runners only)")
 	c.fs.IntVar(&c.split.FilesPerShard, "shard-files", 64, "files of a directory read by one shard")
 	c.fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile of the live heap at its peak to `file` (sampled every second)")
+	c.fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the run to `file` (prism runs the workers in this process)")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
@@ -221,7 +223,12 @@ func runDedup(ctx context.Context, args []string) error {
 	if c.memprof != "" {
 		prof = startPeakProfile(c.memprof, time.Second)
 	}
+	stopCPU, err := startCPUProfile(c.cpuprof)
+	if err != nil {
+		return err
+	}
 	st, err := pipeline.Run(ctx, run, p)
+	err = errors.Join(err, stopCPU())
 	if prof != nil {
 		peak, live, perr := prof.end()
 		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak heap %.2f GB, of it live after a collection %.2f GB (profile %s)\n",
