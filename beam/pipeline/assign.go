@@ -122,7 +122,7 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	if err != nil {
 		return err
 	}
-	docs, keySigs := signShards(s, enc, o.Shards, o.Several, o.Packs, false)
+	docs, keySigs, _ := signShards(s, enc, o.Shards, o.Several, o.Packs, false, true)
 	s = s.Scope("assign")
 	k := similarity.DefaultBatchSimhashK
 	keysOf := keysFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows, Partitioner: o.Partitioner, Tau: o.Tau, Packs: o.Packs}

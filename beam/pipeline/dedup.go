@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/zeebo/xxh3"
 
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
@@ -71,8 +72,12 @@ type Doc struct {
 	// Input, Shard and Pos place the document in input order.
 	Input, Shard int
 	Pos          int64
-	// Sig is the signature's binary encoding.
+	// Sig is the signature's binary encoding; nil in the dedup pipeline's
+	// ranking steps, where it travels apart (signShards).
 	Sig []byte
+	// SigHash is Sig's xxh3 hash: its group (mod packs) is the group of
+	// the document's signature when that travels apart.
+	SigHash uint64
 	// Usable reports a signature the decision may match (not empty, not
 	// too short); Cut one cut at a size cap.
 	Usable, Cut bool
@@ -84,12 +89,12 @@ func Dedup(s beam.Scope, o Options) error {
 	if err != nil {
 		return err
 	}
-	numbered, _ := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
+	numbered, _, apart := signShards(s, enc, o.Shards, o.Several, o.Packs, true, o.Backend != "")
 	if o.Backend != "" {
 		loadDocs(s, numbered, o.Backend, o.Config.Backend.MaxBatch)
 	}
-	docs, sigs := rankIDs(s, numbered, o.Packs)
-	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)
+	ided := rankIDs(s, numbered, o.Packs)
+	docs, edges := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
 	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
 	return nil
@@ -116,12 +121,19 @@ func (o *Options) prepare() ([]byte, error) {
 
 // signShards reads and signs the shards and keys each document as
 // `winnow dedup` does. It returns the documents as [Member]s grouped by
-// key, and the usable ones' [KeySig]s grouped by signature. With ranked,
-// it returns instead every document keyed by its rank key, all under one
-// key, and no KeySigs: rankIDs gives them compact IDs in rank-key order,
-// so that every step orders documents as BatchCluster orders them in
-// `winnow dedup`.
-func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
+// key, and the usable ones' [KeySig]s grouped by signature.
+//
+// With ranked, it returns instead every document keyed by its rank key,
+// grouped by it, and no KeySigs: rankIDs gives them compact IDs in
+// rank-key order, so that every step orders documents as BatchCluster
+// orders them in `winnow dedup`. Their signatures travel apart (apart):
+// each usable document's signature record, a [Member] with an empty Key
+// whose Doc holds the document's input position (Input, Shard, Pos) and
+// signature, grouped by the signature's hash, where joinedEdges meets it
+// with the document's ID. A signature is most of a document's bytes, and
+// the ranking steps move each document three times; so the ranked
+// documents keep theirs only with keepSig (for loadDocs).
+func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked, keepSig bool) (docs, sigs, apart beam.PCollection) {
 	s = s.Scope("sign")
 	// The shards cross the Reshuffle as JSON: Flink's job server decodes
 	// what a Reshuffle moves, and it misread the Go SDK's row encoding of
@@ -135,16 +147,20 @@ func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs in
 		shardsJSON[i] = b
 	}
 	col := beam.Reshuffle(s, beam.CreateList(s, shardsJSON))
-	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards)}, col)
-	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
+	signed, apart := beam.ParDo2(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards), Apart: ranked, KeepSig: keepSig || !ranked}, col)
+	docs, sigs = beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
+	return docs, sigs, apart
 }
 
 // signFn reads a shard and signs its documents, keyed by their key before
 // repeats are numbered. A bad document is logged, counted and skipped.
+// With Apart it emits each usable document's signature record too
+// (signShards); the documents keep their signatures only with KeepSig.
 type signFn struct {
-	Config  []byte
-	Several bool
-	Packs   int
+	Config         []byte
+	Several        bool
+	Packs          int
+	Apart, KeepSig bool
 	// WARCs are the WARC inputs in input order when more than one shard
 	// reads WARC records: each worker indexes them (corpus.Targets) so
 	// that a revisit resolves to its target in another shard or file, as
@@ -156,6 +172,7 @@ type signFn struct {
 	set                                  *settings
 	docs, errs, bytes, empty, cut, skips beam.Counter
 	out                                  batcher[Doc, *Doc]
+	sigs                                 batcher[Member, *Member]
 }
 
 // batchLimit is the most bytes of batches a DoFn reading a large input
@@ -174,7 +191,7 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func(int, []byte)) error {
+func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func(int, []byte), emitSigs func(int, []byte)) error {
 	var sh Shard
 	if err := json.Unmarshal(shardJSON, &sh); err != nil {
 		return fmt.Errorf("pipeline: shard: %w", err)
@@ -221,14 +238,23 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 			return err
 		}
 		base := offline.InputKey(f.Several, sh.Name, d.ID)
-		f.out.add(pack(base, f.Packs), &Doc{
-			BaseKey: base, ID: d.ID, URL: d.URL, Popularity: d.Popularity, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
-			Usable: f.set.decision.Matchable(&sig), Cut: cut,
-		})
+		doc := Doc{
+			BaseKey: base, ID: d.ID, URL: d.URL, Popularity: d.Popularity, Input: sh.Input, Shard: sh.Index, Pos: pos,
+			SigHash: xxh3.Hash(b), Usable: f.set.decision.Matchable(&sig), Cut: cut,
+		}
+		if f.Apart && doc.Usable {
+			f.sigs.add(int(doc.SigHash%uint64(f.Packs)), &Member{Doc: Doc{Input: doc.Input, Shard: doc.Shard, Pos: pos, Sig: b}})
+			f.sigs.flushOver(batchLimit, emitSigs)
+		}
+		if f.KeepSig {
+			doc.Sig = b
+		}
+		f.out.add(pack(base, f.Packs), &doc)
 		f.out.flushOver(batchLimit, emit)
 		pos++
 	}
 	f.out.flush(emit)
+	f.sigs.flush(emitSigs)
 	return nil
 }
 
@@ -264,13 +290,14 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 		for i, d := range run {
 			d.Key = offline.RepeatKey(d.BaseKey, i)
 			if f.Ranked {
-				f.docs.add(0, &Member{Key: f.set.rank.Key(lineDoc(&d)), Doc: d})
+				k := f.set.rank.Key(lineDoc(&d))
+				f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
 				continue
 			}
 			k := d.Key
 			f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
 			if d.Usable {
-				f.sigs.add(pack(string(d.Sig), f.Packs), &KeySig{Key: k, Sig: d.Sig})
+				f.sigs.add(int(d.SigHash%uint64(f.Packs)), &KeySig{Key: k, Sig: d.Sig})
 			}
 		}
 	})
@@ -284,9 +311,24 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 // [Edge]s both ways grouped by their first node.
 func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	s = s.Scope("candidates")
+	entries, same, sigs := beam.ParDo3(s, newExactFn(packs), beam.GroupByKey(s, keySigs))
+	return pairEdges(s, enc, entries, same, sigs, hotBucket, packs)
+}
+
+// joinedEdges is candidateEdges for documents whose signatures travel
+// apart (signShards): it joins the documents with compact IDs (ided)
+// with their signature records (apart), and returns too the documents
+// with their signatures, grouped by ID.
+func joinedEdges(s beam.Scope, enc []byte, ided, apart beam.PCollection, hotBucket, packs int) (docs, edges beam.PCollection) {
+	s = s.Scope("candidates")
+	entries, same, sigs, docs := beam.ParDo4(s, &sigJoinFn{exactFn: *newExactFn(packs)}, beam.GroupByKey(s, beam.Flatten(s, ided, apart)))
+	return docs, pairEdges(s, enc, entries, same, sigs, hotBucket, packs)
+}
+
+// pairEdges expands the candidate entries of exactFn into pairs, decides
+// them, and returns the matching ones with exactFn's edges (same).
+func pairEdges(s beam.Scope, enc []byte, entries, same, sigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	k := similarity.DefaultBatchSimhashK
-	entries, same, sigs := beam.ParDo3(s, &exactFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows, Packs: packs},
-		beam.GroupByKey(s, keySigs))
 	pairs, blocks := beam.ParDo2(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k, Packs: packs},
 		beam.GroupByKey(s, entries))
 	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
