@@ -9,11 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -23,6 +26,7 @@ import (
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -197,7 +201,9 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 		return fmt.Errorf("pipeline: shard: %w", err)
 	}
 	opts := offline.CorpusOptions(f.set.cfg)
-	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
+	var skips atomic.Int64 // OnSkip runs on signed's reader
+	opts.OnSkip = func(corpus.Skip) { skips.Add(1) }
+	defer func() { f.skips.Inc(ctx, skips.Load()) }()
 	if len(f.WARCs) > 0 && sh.readsWARC() {
 		if f.targets == nil {
 			t := &corpus.Targets{}
@@ -211,14 +217,16 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 		opts.Targets = f.targets
 	}
 	var pos int64
-	for d, err := range sh.Docs(f.set.cfg, opts) {
-		if err != nil {
+	stop := make(chan struct{})
+	defer close(stop)
+	for t := range signed(sh.Docs(f.set.cfg, opts), f.set.signer, stop) {
+		d, res, err := t.doc, t.res, t.err
+		if t.readErr {
 			f.errs.Inc(ctx, 1)
 			log.Warnf(ctx, "dedup_skip: %v", err)
 			continue
 		}
 		f.bytes.Inc(ctx, int64(len(d.Body)))
-		res, err := f.set.signer.Sign(d.Body, d.ContentType)
 		if err != nil {
 			f.errs.Inc(ctx, 1)
 			log.Warnf(ctx, "dedup_skip: %s: %s: %v", sh.Name, d.ID, err)
@@ -256,6 +264,62 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 	f.out.flush(emit)
 	f.sigs.flush(emitSigs)
 	return nil
+}
+
+// signTask is one document of signed: read, then signed by a worker.
+type signTask struct {
+	doc     corpus.Doc
+	res     page.Result
+	err     error // the read's error (readErr) or the signature's
+	readErr bool
+	done    chan struct{} // closed once res and err are set
+}
+
+// signed signs the documents of docs on GOMAXPROCS goroutines and yields
+// them in input order: a runner may hand a worker one bundle at a time
+// (prism runs each step as one bundle), and signing is most of a job's
+// CPU. The caller closes stop when it stops ranging.
+func signed(docs iter.Seq2[corpus.Doc, error], signer page.Signer, stop <-chan struct{}) iter.Seq[*signTask] {
+	return func(yield func(*signTask) bool) {
+		workers := runtime.GOMAXPROCS(0)
+		jobs := make(chan *signTask, 2*workers)
+		order := make(chan *signTask, 4*workers)
+		for range workers {
+			go func() {
+				for t := range jobs {
+					t.res, t.err = signer.Sign(t.doc.Body, t.doc.ContentType)
+					close(t.done)
+				}
+			}()
+		}
+		go func() {
+			defer close(order)
+			defer close(jobs)
+			for d, err := range docs {
+				t := &signTask{doc: d, err: err, readErr: err != nil, done: make(chan struct{})}
+				if t.readErr {
+					close(t.done)
+				} else {
+					select {
+					case jobs <- t:
+					case <-stop:
+						return
+					}
+				}
+				select {
+				case order <- t:
+				case <-stop:
+					return
+				}
+			}
+		}()
+		for t := range order {
+			<-t.done
+			if !yield(t) {
+				return
+			}
+		}
+	}
 }
 
 // numberFn numbers the repeats of a key in input order: the n-th repeat
