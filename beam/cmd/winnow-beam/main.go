@@ -180,8 +180,17 @@ func runner() (string, error) {
 	if !slices.Contains(runners, r) {
 		return "", fmt.Errorf("unknown runner %q: one of %s", r, strings.Join(runners, ", "))
 	}
+	if strings.EqualFold(*jobopts.EnvironmentType, "process") {
+		return "", errProcessEnv
+	}
 	return r, nil
 }
+
+// errProcessEnv explains -environment_type PROCESS: the Go SDK this
+// binary is built with (v2.62.0) cannot describe a PROCESS environment
+// (its graphx.CreateEnvironment fails with "unsupported environment
+// beam:env:process:v1" before anything is submitted).
+var errProcessEnv = errors.New("-environment_type PROCESS: Beam's Go SDK v2.62.0 cannot build a PROCESS environment (\"unsupported environment beam:env:process:v1\"); use LOOPBACK with a job server on this machine, or DOCKER (the apache/beam_go_sdk:2.62.0 image on every worker) or EXTERNAL (a worker pool's address) on a cluster")
 
 func runDedup(ctx context.Context, args []string) error {
 	c := newCommon("dedup")
