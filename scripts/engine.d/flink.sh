@@ -12,11 +12,7 @@
 # fixed-delay restart strategy in the generated Flink configuration (3
 # attempts, 1 s apart). The artifact service listens on PORT+1; the
 # expansion service is off. WINNOW_FLINK_MASTER=host:port submits to a
-# real Flink cluster instead of the embedded one. The driver is started
-# through scripts/jobserver/flink/WinnowFlinkJobServer.java (Java's
-# source launcher: a JDK, not only a JRE), which runs jobs with Flink's
-# batch exchanges blocking (BATCH_FORCED; WINNOW_FLINK_BATCH_MODE): the
-# default PIPELINED mode deadlocked at a million pages.
+# real Flink cluster instead of the embedded one.
 source "$here/jobserver/jobserver.sh"
 engine_port() { echo 8099; }
 
@@ -40,7 +36,7 @@ CONF
 engine_launch() {
   local d="$1" p="$2"
   spawn java "-Xmx${WINNOW_FLINK_HEAP:-1g}" -cp "$(cat "$d/classpath")" \
-    "$here/jobserver/flink/WinnowFlinkJobServer.java" \
+    org.apache.beam.runners.flink.FlinkJobServerDriver \
     --job-host=127.0.0.1 --job-port="$p" --artifact-port=$((p + 1)) --expansion-port=-1 \
     --flink-master="${WINNOW_FLINK_MASTER:-[local]}" --flink-conf-dir="$d/conf"
 }
