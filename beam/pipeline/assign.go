@@ -122,7 +122,7 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	if err != nil {
 		return err
 	}
-	docs, keySigs := signShards(s, enc, o.Shards, o.Several, o.Packs, false)
+	docs, keySigs, _ := signShards(s, enc, o.Shards, o.Several, o.Packs, false, true)
 	s = s.Scope("assign")
 	k := similarity.DefaultBatchSimhashK
 	keysOf := keysFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows, Partitioner: o.Partitioner, Tau: o.Tau, Packs: o.Packs}
@@ -135,8 +135,8 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	// The pages that joined no group cluster among themselves.
 	edges := candidateEdges(s, enc, rest, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
-	lines := beam.ParDo(s, &assignLineFn{}, beam.GroupByKey(s, beam.Flatten(s, docs, labels, assigned)))
-	writeLines(s, lines, o.Output, o.Packs)
+	parts := beam.ParDo(s, &assignLineFn{Path: o.Output}, beam.GroupByKey(s, beam.Flatten(s, docs, labels, assigned)))
+	mergeParts(s, parts, o.Output)
 	return nil
 }
 
@@ -366,15 +366,19 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 }
 
 // assignLineFn writes each page's line: its existing group, its new
-// group, or none.
-type assignLineFn struct{}
+// group, or none, to a part file of its group's lines (writePart).
+type assignLineFn struct {
+	// Path is the output; the part files go beside it.
+	Path string
+}
 
-func (assignLineFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(Line)) error {
+func (f *assignLineFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(string)) error {
 	ms, err := readBatches[Member](nil, values)
 	if err != nil {
 		return err
 	}
 	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Key, b.Key) })
+	var lines []Line
 	runs(ms, func(m *Member) string { return m.Key }, func(run []Member) {
 		var a Assignment
 		var doc *Doc
@@ -396,8 +400,11 @@ func (assignLineFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(L
 		a.URL, a.ID, a.Signature = doc.URL, doc.ID, doc.Sig
 		var b []byte
 		if b, err = json.Marshal(a); err == nil {
-			emit(Line{Winner: run[0].Key, JSON: string(b) + "\n"})
+			lines = append(lines, Line{Winner: run[0].Key, JSON: string(b) + "\n"})
 		}
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return writePart(ctx, f.Path, lines, emit)
 }

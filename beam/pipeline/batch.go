@@ -215,6 +215,7 @@ func (d *Doc) appendTo(b []byte) []byte {
 		flags |= docCut
 	}
 	b = append(b, flags)
+	b = binary.LittleEndian.AppendUint64(b, d.SigHash)
 	return appendBytes(b, d.Sig)
 }
 
@@ -241,7 +242,11 @@ func (d *Doc) readFrom(b []byte) ([]byte, error) {
 		return b, errBatch
 	}
 	d.Usable, d.Cut = b[0]&docUsable != 0, b[0]&docCut != 0
-	d.Sig, b, err = readBytes(b[1:])
+	if len(b) < 9 {
+		return b, errBatch
+	}
+	d.SigHash = binary.LittleEndian.Uint64(b[1:])
+	d.Sig, b, err = readBytes(b[9:])
 	return b, err
 }
 

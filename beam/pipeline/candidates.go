@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -79,11 +80,22 @@ type exactFn struct {
 	edges   edgeBatcher
 }
 
+// newExactFn returns the exactFn of BatchCluster's candidate tables.
+func newExactFn(packs int) *exactFn {
+	return &exactFn{SimhashK: similarity.DefaultBatchSimhashK, BandRows: similarity.DefaultBatchBandRows, Packs: packs}
+}
+
 func (f *exactFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
 	ks, err := readBatches[KeySig](nil, values)
 	if err != nil {
 		return err
 	}
+	return f.exact(ks, emitEntries, emitEdges, emitSigs)
+}
+
+// exact handles the KeySigs of one group.
+func (f *exactFn) exact(ks []KeySig, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
+	var err error
 	slices.SortFunc(ks, func(a, b KeySig) int {
 		return cmp.Or(slicesCompare(a.Sig, b.Sig), cmp.Compare(a.Key, b.Key))
 	})
@@ -99,6 +111,49 @@ func (f *exactFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries f
 }
 
 func slicesCompare(a, b []byte) int { return slices.Compare(a, b) }
+
+// errSigJoin reports a document without its signature record or the
+// reverse: a bug, or a runner that lost elements.
+var errSigJoin = errors.New("pipeline: a document and its signature record do not pair up")
+
+// sigJoinFn joins each document of its group (a [Member] keyed by its
+// compact ID, from idFn) with its signature record (signShards) by input
+// position, emits the document with its signature grouped by ID, and then
+// takes the group's KeySigs as exactFn does.
+type sigJoinFn struct {
+	exactFn
+
+	docs batcher[Member, *Member]
+}
+
+func (f *sigJoinFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries, emitEdges, emitSigs, emitDocs func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
+	}
+	// By position, the signature record (empty Key) before its document.
+	slices.SortFunc(ms, func(a, b Member) int {
+		return cmp.Or(cmp.Compare(a.Doc.Input, b.Doc.Input), cmp.Compare(a.Doc.Shard, b.Doc.Shard), cmp.Compare(a.Doc.Pos, b.Doc.Pos), cmp.Compare(a.Key, b.Key))
+	})
+	if len(ms)%2 != 0 {
+		return errSigJoin
+	}
+	ks := make([]KeySig, 0, len(ms)/2)
+	for i := 0; i < len(ms); i += 2 {
+		rec, m := &ms[i], &ms[i+1]
+		if rec.Key != "" || m.Key == "" || rec.Doc.Input != m.Doc.Input || rec.Doc.Shard != m.Doc.Shard || rec.Doc.Pos != m.Doc.Pos {
+			return errSigJoin
+		}
+		d := m.Doc
+		d.Sig = rec.Doc.Sig
+		// What placed the document in input order is spent.
+		d.Input, d.Shard, d.Pos, d.SigHash = 0, 0, 0, 0
+		ks = append(ks, KeySig{Key: m.Key, Sig: d.Sig})
+		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: d})
+	}
+	f.docs.flush(emitDocs)
+	return f.exact(ks, emitEntries, emitEdges, emitSigs)
+}
 
 func (f *exactFn) group(run []KeySig) error {
 	rep := run[0].Key

@@ -9,20 +9,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/zeebo/xxh3"
 
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/options"
+	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -72,8 +77,12 @@ type Doc struct {
 	// Input, Shard and Pos place the document in input order.
 	Input, Shard int
 	Pos          int64
-	// Sig is the signature's binary encoding.
+	// Sig is the signature's binary encoding; nil in the dedup pipeline's
+	// ranking steps, where it travels apart (signShards).
 	Sig []byte
+	// SigHash is Sig's xxh3 hash: its group (mod packs) is the group of
+	// the document's signature when that travels apart.
+	SigHash uint64
 	// Usable reports a signature the decision may match (not empty, not
 	// too short); Cut one cut at a size cap.
 	Usable, Cut bool
@@ -85,14 +94,14 @@ func Dedup(s beam.Scope, o Options) error {
 	if err != nil {
 		return err
 	}
-	numbered, _ := signShards(s, enc, o.Shards, o.Several, o.Packs, true)
+	numbered, _, apart := signShards(s, enc, o.Shards, o.Several, o.Packs, true, o.Backend != "")
 	if o.Backend != "" {
 		loadDocs(s, numbered, o.Backend, o.Config.Cluster.MaxBatch)
 	}
-	docs, sigs := rankIDs(s, numbered, o.Packs)
-	edges := candidateEdges(s, enc, sigs, o.HotBucket, o.Packs)
+	ided := rankIDs(s, numbered, o.Packs)
+	docs, edges := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
-	writeClusters(s, enc, docs, labels, o.Output, o.Packs)
+	writeClusters(s, enc, docs, labels, o.Output, o.Packs, inputNames(o.Shards, o.Several))
 	return nil
 }
 
@@ -117,12 +126,19 @@ func (o *Options) prepare() ([]byte, error) {
 
 // signShards reads and signs the shards and keys each document as
 // `winnow dedup` does. It returns the documents as [Member]s grouped by
-// key, and the usable ones' [KeySig]s grouped by signature. With ranked,
-// it returns instead every document keyed by its rank key, all under one
-// key, and no KeySigs: rankIDs gives them compact IDs in rank-key order,
-// so that every step orders documents as BatchCluster orders them in
-// `winnow dedup`.
-func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked bool) (docs, sigs beam.PCollection) {
+// key, and the usable ones' [KeySig]s grouped by signature.
+//
+// With ranked, it returns instead every document keyed by its rank key,
+// grouped by it, and no KeySigs: rankIDs gives them compact IDs in
+// rank-key order, so that every step orders documents as BatchCluster
+// orders them in `winnow dedup`. Their signatures travel apart (apart):
+// each usable document's signature record, a [Member] with an empty Key
+// whose Doc holds the document's input position (Input, Shard, Pos) and
+// signature, grouped by the signature's hash, where joinedEdges meets it
+// with the document's ID. A signature is most of a document's bytes, and
+// the ranking steps move each document three times; so the ranked
+// documents keep theirs only with keepSig (for loadDocs).
+func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked, keepSig bool) (docs, sigs, apart beam.PCollection) {
 	s = s.Scope("sign")
 	// The shards cross the Reshuffle as JSON: Flink's job server decodes
 	// what a Reshuffle moves, and it misread the Go SDK's row encoding of
@@ -136,16 +152,20 @@ func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs in
 		shardsJSON[i] = b
 	}
 	col := beam.Reshuffle(s, beam.CreateList(s, shardsJSON))
-	signed := beam.ParDo(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards)}, col)
-	return beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
+	signed, apart := beam.ParDo2(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards), Apart: ranked, KeepSig: keepSig || !ranked}, col)
+	docs, sigs = beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
+	return docs, sigs, apart
 }
 
 // signFn reads a shard and signs its documents, keyed by their key before
 // repeats are numbered. A bad document is logged, counted and skipped.
+// With Apart it emits each usable document's signature record too
+// (signShards); the documents keep their signatures only with KeepSig.
 type signFn struct {
-	Config  []byte
-	Several bool
-	Packs   int
+	Config         []byte
+	Several        bool
+	Packs          int
+	Apart, KeepSig bool
 	// WARCs are the WARC inputs in input order when more than one shard
 	// reads WARC records: each worker indexes them (corpus.Targets) so
 	// that a revisit resolves to its target in another shard or file, as
@@ -157,6 +177,7 @@ type signFn struct {
 	set                                  *settings
 	docs, errs, bytes, empty, cut, skips beam.Counter
 	out                                  batcher[Doc, *Doc]
+	sigs                                 batcher[Member, *Member]
 }
 
 // batchLimit is the most bytes of batches a DoFn reading a large input
@@ -175,13 +196,15 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func(int, []byte)) error {
+func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func(int, []byte), emitSigs func(int, []byte)) error {
 	var sh Shard
 	if err := json.Unmarshal(shardJSON, &sh); err != nil {
 		return fmt.Errorf("pipeline: shard: %w", err)
 	}
 	opts := options.CorpusOptions(f.set.cfg)
-	opts.OnSkip = func(corpus.Skip) { f.skips.Inc(ctx, 1) }
+	var skips atomic.Int64 // OnSkip runs on signed's reader
+	opts.OnSkip = func(corpus.Skip) { skips.Add(1) }
+	defer func() { f.skips.Inc(ctx, skips.Load()) }()
 	if len(f.WARCs) > 0 && sh.readsWARC() {
 		if f.targets == nil {
 			t := &corpus.Targets{}
@@ -195,14 +218,16 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 		opts.Targets = f.targets
 	}
 	var pos int64
-	for d, err := range sh.Docs(f.set.cfg, opts) {
-		if err != nil {
+	stop := make(chan struct{})
+	defer close(stop)
+	for t := range signed(sh.Docs(f.set.cfg, opts), f.set.signer, stop) {
+		d, res, err := t.doc, t.res, t.err
+		if t.readErr {
 			f.errs.Inc(ctx, 1)
 			log.Warnf(ctx, "dedup_skip: %v", err)
 			continue
 		}
 		f.bytes.Inc(ctx, int64(len(d.Body)))
-		res, err := f.set.signer.Sign(d.Body, d.ContentType)
 		if err != nil {
 			f.errs.Inc(ctx, 1)
 			log.Warnf(ctx, "dedup_skip: %s: %s: %v", sh.Name, d.ID, err)
@@ -222,15 +247,80 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 			return err
 		}
 		base := offline.InputKey(f.Several, sh.Name, d.ID)
-		f.out.add(pack(base, f.Packs), &Doc{
-			BaseKey: base, ID: d.ID, URL: d.URL, Popularity: d.Popularity, Input: sh.Input, Shard: sh.Index, Pos: pos, Sig: b,
-			Usable: f.set.decision.Matchable(&sig), Cut: cut,
-		})
+		doc := Doc{
+			BaseKey: base, ID: d.ID, URL: d.URL, Popularity: d.Popularity, Input: sh.Input, Shard: sh.Index, Pos: pos,
+			SigHash: xxh3.Hash(b), Usable: f.set.decision.Matchable(&sig), Cut: cut,
+		}
+		if f.Apart && doc.Usable {
+			f.sigs.add(int(doc.SigHash%uint64(f.Packs)), &Member{Doc: Doc{Input: doc.Input, Shard: doc.Shard, Pos: pos, Sig: b}})
+			f.sigs.flushOver(batchLimit, emitSigs)
+		}
+		if f.KeepSig {
+			doc.Sig = b
+		}
+		f.out.add(pack(base, f.Packs), &doc)
 		f.out.flushOver(batchLimit, emit)
 		pos++
 	}
 	f.out.flush(emit)
+	f.sigs.flush(emitSigs)
 	return nil
+}
+
+// signTask is one document of signed: read, then signed by a worker.
+type signTask struct {
+	doc     corpus.Doc
+	res     page.Result
+	err     error // the read's error (readErr) or the signature's
+	readErr bool
+	done    chan struct{} // closed once res and err are set
+}
+
+// signed signs the documents of docs on GOMAXPROCS goroutines and yields
+// them in input order: a runner may hand a worker one bundle at a time
+// (prism runs each step as one bundle), and signing is most of a job's
+// CPU. The caller closes stop when it stops ranging.
+func signed(docs iter.Seq2[corpus.Doc, error], signer page.Signer, stop <-chan struct{}) iter.Seq[*signTask] {
+	return func(yield func(*signTask) bool) {
+		workers := runtime.GOMAXPROCS(0)
+		jobs := make(chan *signTask, 2*workers)
+		order := make(chan *signTask, 4*workers)
+		for range workers {
+			go func() {
+				for t := range jobs {
+					t.res, t.err = signer.Sign(t.doc.Body, t.doc.ContentType)
+					close(t.done)
+				}
+			}()
+		}
+		go func() {
+			defer close(order)
+			defer close(jobs)
+			for d, err := range docs {
+				t := &signTask{doc: d, err: err, readErr: err != nil, done: make(chan struct{})}
+				if t.readErr {
+					close(t.done)
+				} else {
+					select {
+					case jobs <- t:
+					case <-stop:
+						return
+					}
+				}
+				select {
+				case order <- t:
+				case <-stop:
+					return
+				}
+			}
+		}()
+		for t := range order {
+			<-t.done
+			if !yield(t) {
+				return
+			}
+		}
+	}
 }
 
 // numberFn numbers the repeats of a key in input order: the n-th repeat
@@ -265,13 +355,14 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 		for i, d := range run {
 			d.Key = offline.RepeatKey(d.BaseKey, i)
 			if f.Ranked {
-				f.docs.add(0, &Member{Key: f.set.rank.Key(lineDoc(&d)), Doc: d})
+				k := f.set.rank.Key(lineDoc(&d))
+				f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
 				continue
 			}
 			k := d.Key
 			f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
 			if d.Usable {
-				f.sigs.add(pack(string(d.Sig), f.Packs), &KeySig{Key: k, Sig: d.Sig})
+				f.sigs.add(int(d.SigHash%uint64(f.Packs)), &KeySig{Key: k, Sig: d.Sig})
 			}
 		}
 	})
@@ -285,9 +376,24 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 // [Edge]s both ways grouped by their first node.
 func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	s = s.Scope("candidates")
+	entries, same, sigs := beam.ParDo3(s, newExactFn(packs), beam.GroupByKey(s, keySigs))
+	return pairEdges(s, enc, entries, same, sigs, hotBucket, packs)
+}
+
+// joinedEdges is candidateEdges for documents whose signatures travel
+// apart (signShards): it joins the documents with compact IDs (ided)
+// with their signature records (apart), and returns too the documents
+// with their signatures, grouped by ID.
+func joinedEdges(s beam.Scope, enc []byte, ided, apart beam.PCollection, hotBucket, packs int) (docs, edges beam.PCollection) {
+	s = s.Scope("candidates")
+	entries, same, sigs, docs := beam.ParDo4(s, &sigJoinFn{exactFn: *newExactFn(packs)}, beam.GroupByKey(s, beam.Flatten(s, ided, apart)))
+	return docs, pairEdges(s, enc, entries, same, sigs, hotBucket, packs)
+}
+
+// pairEdges expands the candidate entries of exactFn into pairs, decides
+// them, and returns the matching ones with exactFn's edges (same).
+func pairEdges(s beam.Scope, enc []byte, entries, same, sigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	k := similarity.DefaultBatchSimhashK
-	entries, same, sigs := beam.ParDo3(s, &exactFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows, Packs: packs},
-		beam.GroupByKey(s, keySigs))
 	pairs, blocks := beam.ParDo2(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k, Packs: packs},
 		beam.GroupByKey(s, entries))
 	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
@@ -303,11 +409,11 @@ type Line struct {
 
 // writeClusters joins each component's documents, clusters them as
 // `winnow dedup` does and writes the lines in winner rank-key order.
-func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int) {
+func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int, inputNames []string) {
 	s = s.Scope("clusters")
 	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
-	lines := beam.ParDo(s, &clusterFn{Config: enc}, beam.GroupByKey(s, members))
-	writeLines(s, lines, output, packs)
+	parts := beam.ParDo(s, &clusterFn{Config: enc, Path: output, Inputs: inputNames}, beam.GroupByKey(s, members))
+	mergeParts(s, parts, output)
 }
 
 // lineDoc is what package offline needs of d.
@@ -359,9 +465,19 @@ func (f *memberFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(in
 // clusterFn clusters one component with similarity.BatchCluster, as
 // `winnow dedup` clusters the whole corpus: within a component the
 // candidate tables find at least the pairs that joined it, so the
-// component, its winner and its verdicts are the same.
+// component, its winner and its verdicts are the same. It writes the
+// lines of its group's components to a part file (writePart) and emits
+// the part's name: a line is never an element, since a large cluster's
+// line (3.7 MB for a group of 5,000 pages) outgrows the record a runner
+// sorts in one buffer (Flink's GroupByKey).
 type clusterFn struct {
 	Config []byte
+	// Inputs are the inputs' names by position when the job reads
+	// several (a line names each member's input, as winnow dedup's
+	// does), nil when one.
+	Inputs []string
+	// Path is the output; the part files go beside it.
+	Path string
 
 	set                  *settings
 	clusters, duplicates beam.Counter
@@ -375,31 +491,39 @@ func (f *clusterFn) Setup() error {
 	return err
 }
 
-func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(Line)) error {
+func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(string)) error {
 	all, err := readBatches[Member](nil, values)
 	if err != nil {
 		return err
 	}
 	slices.SortFunc(all, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
+	var lines []Line
 	runs(all, func(m *Member) string { return m.Root }, func(ms []Member) {
 		if err == nil {
-			err = f.component(ctx, ms, emit)
+			lines, err = f.component(ctx, ms, lines)
 		}
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return writePart(ctx, f.Path, lines, emit)
 }
 
-// component clusters the members of one component, sorted by key.
-func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line)) error {
+// component appends to lines those of one component's clusters; ms are
+// its members, sorted by key.
+func (f *clusterFn) component(ctx context.Context, ms []Member, lines []Line) ([]Line, error) {
 	sigs := make([]*similarity.Signature, len(ms))
 	keys := make([]string, len(ms))
 	docs := make([]offline.Doc, len(ms))
 	for i := range ms {
 		sigs[i] = new(similarity.Signature)
 		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
-			return err
+			return lines, err
 		}
 		docs[i] = lineDoc(&ms[i].Doc)
+		if f.Inputs != nil {
+			docs[i].Input = f.Inputs[ms[i].Doc.Input]
+		}
 		// Members are keyed by compact IDs (ids.go), in rank-key order;
 		// BatchCluster and the lines want the rank keys.
 		keys[i] = f.set.rank.Key(docs[i])
@@ -411,46 +535,35 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, emit func(Line))
 		line := offline.NewLine(c, docs, sigs, f.set.rank, f.set.remove)
 		var b strings.Builder
 		if err := line.Write(&b); err != nil {
-			return err
+			return lines, err
 		}
-		emit(Line{Winner: keys[c.Winner], JSON: b.String()})
+		lines = append(lines, Line{Winner: keys[c.Winner], JSON: b.String()})
 	}
-	return nil
+	return lines, nil
 }
 
-// writeLines writes lines to output in winner order. Each of packs
-// groups sorts its lines into a part file beside the output, and one
-// worker merges the parts: no group holds every line (Flink's batch
-// GroupByKey concatenates a key's values into one record, and a record
-// must fit a sort buffer of a few MB).
-func writeLines(s beam.Scope, lines beam.PCollection, output string, packs int) {
-	keyed := beam.ParDo(s, &lineKeyFn{Packs: packs}, lines)
-	parts := beam.ParDo(s, &partFn{Path: output}, beam.GroupByKey(s, keyed))
+// mergeParts merges the part files (writePart) named by parts into
+// output, on one worker. Only the names cross the grouping: no element
+// holds more than one name.
+func mergeParts(s beam.Scope, parts beam.PCollection, output string) {
 	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, parts)))
 }
 
-// lineKeyFn keys a line by its winner's group.
-type lineKeyFn struct{ Packs int }
-
-func (f *lineKeyFn) ProcessElement(l Line) (int, Line) { return pack(l.Winner, f.Packs), l }
-
-// partFn sorts a group's lines by winner into a part file (records of
-// winner and line, each length-prefixed) and emits its path.
-type partFn struct{ Path string }
-
-func (f *partFn) ProcessElement(ctx context.Context, _ int, values func(*Line) bool, emit func(string)) error {
-	var ls []Line
-	var l Line
-	for values(&l) {
-		ls = append(ls, l)
+// writePart sorts lines by winner into a new part file beside output
+// (records of winner and line, each length-prefixed) and emits its name;
+// it writes and emits nothing for no lines. A retried bundle writes a
+// part of its own name.
+func writePart(ctx context.Context, output string, ls []Line, emit func(string)) error {
+	if len(ls) == 0 {
+		return nil
 	}
 	slices.SortFunc(ls, func(a, b Line) int { return cmp.Compare(a.Winner, b.Winner) })
-	fsys, err := filesystem.New(ctx, f.Path)
+	fsys, err := filesystem.New(ctx, output)
 	if err != nil {
 		return err
 	}
 	defer fsys.Close()
-	part := fmt.Sprintf("%s.part-%d-%d", f.Path, os.Getpid(), rand.Uint64())
+	part := fmt.Sprintf("%s.part-%d-%d", output, os.Getpid(), rand.Uint64())
 	w, err := fsys.OpenWrite(ctx, part)
 	if err != nil {
 		return err
@@ -613,4 +726,20 @@ func failOnce(step string) error {
 	}
 	f.Close()
 	return fmt.Errorf("pipeline: injected failure of the %s step's first attempt (%s)", step, FailOnceEnv)
+}
+
+// inputNames are the inputs' arguments by position when the job reads
+// several, for the lines; nil when one.
+func inputNames(shards []Shard, several bool) []string {
+	if !several {
+		return nil
+	}
+	var names []string
+	for _, sh := range shards {
+		for len(names) <= sh.Input {
+			names = append(names, "")
+		}
+		names[sh.Input] = sh.Name
+	}
+	return names
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
-	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/zeebo/xxh3"
@@ -21,6 +20,15 @@ import (
 // into up to Packs ranges by evenly spaced splitters; each range is sorted
 // on its own worker, and a document's ID is its range and its place in
 // the range, big-endian, so that IDs compare as the rank keys do.
+//
+// The splitters reach the documents through a grouping, not a side
+// input: each group of documents receives a copy of them (Packs copies
+// of up to Packs-1 keys). Flink's batch runner deadlocked on the side
+// input at a million documents: the step that reads it waits for it
+// before it takes any document, the documents' producer then blocks on
+// that full pipe, and the sample that makes the splitters needs the
+// producer to finish. A grouping takes in (and spills) all its input
+// before it emits any.
 
 // sampleEvery is the sampling rate of the rank keys (one in sampleEvery):
 // 31 k keys, 2.5 MB, for a million documents.
@@ -34,15 +42,16 @@ func idKey(id uint64) string {
 	return string(b[:])
 }
 
-// rankIDs gives every ranked document (a Member keyed by its rank key)
-// its compact ID, and returns the documents keyed by their IDs, grouped
-// by ID, and the usable ones' KeySigs grouped by signature.
-func rankIDs(s beam.Scope, ranked beam.PCollection, packs int) (docs, sigs beam.PCollection) {
+// rankIDs gives every ranked document (a Member keyed by its rank key,
+// in batches spread over packs groups) its compact ID, and returns the
+// usable ones keyed by their IDs, grouped by their signatures' hash, for
+// joinedEdges.
+func rankIDs(s beam.Scope, ranked beam.PCollection, packs int) beam.PCollection {
 	s = s.Scope("ids")
 	sample := beam.ParDo(s, sampleFn, ranked)
-	splitters := beam.ParDo(s, &splittersFn{Ranges: packs}, beam.GroupByKey(s, beam.AddFixedKey(s, sample)))
-	byRange := beam.ParDo(s, &rangeFn{}, ranked, beam.SideInput{Input: splitters})
-	return beam.ParDo2(s, &idFn{Packs: packs}, beam.GroupByKey(s, byRange))
+	splitters := beam.ParDo(s, &splittersFn{Ranges: packs, Groups: packs}, beam.GroupByKey(s, beam.AddFixedKey(s, sample)))
+	byRange := beam.ParDo(s, &rangeFn{}, beam.GroupByKey(s, beam.Flatten(s, ranked, splitters)))
+	return beam.ParDo(s, &idFn{Packs: packs}, beam.GroupByKey(s, byRange))
 }
 
 // sampleFn emits the rank keys in the sample of a batch of Members.
@@ -55,18 +64,20 @@ func sampleFn(_ int, batch []byte, emit func(string)) error {
 }
 
 // splittersFn sorts the sample and emits up to Ranges-1 evenly spaced
-// distinct splitters.
+// distinct splitters to each of Groups groups, as a batch of Members
+// (Label set, the splitter as Key).
 type splittersFn struct {
-	Ranges int
+	Ranges, Groups int
 }
 
-func (f *splittersFn) ProcessElement(_ int, values func(*string) bool, emit func(string)) {
+func (f *splittersFn) ProcessElement(_ int, values func(*string) bool, emit func(int, []byte)) {
 	var keys []string
 	var k string
 	for values(&k) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	var batch []byte
 	last := ""
 	for j := 1; j < f.Ranges; j++ {
 		i := j * len(keys) / f.Ranges
@@ -74,47 +85,58 @@ func (f *splittersFn) ProcessElement(_ int, values func(*string) bool, emit func
 			continue
 		}
 		last = keys[i]
-		emit(last)
+		batch = (&Member{Key: last, Label: true}).appendTo(batch)
+	}
+	if batch == nil {
+		return // no sample: every document goes to range 0
+	}
+	for g := range f.Groups {
+		emit(g, batch)
 	}
 }
 
-// rangeFn sends each document to its range: range r holds the rank keys
-// from splitter r-1 (included) to splitter r (excluded).
+// rangeFn sends each document of its group to its range: range r holds
+// the rank keys from splitter r-1 (included) to splitter r (excluded).
+// The group's Members with Label set are the splitters.
 type rangeFn struct {
-	splitters []string
-	loaded    bool
-	out       batcher[Member, *Member]
+	out batcher[Member, *Member]
 }
 
-func (f *rangeFn) ProcessElement(_ int, batch []byte, splitters func(*string) bool, emit func(int, []byte)) error {
-	if !f.loaded {
-		// The side input is one set for the whole (globally windowed)
-		// job: read it once per worker.
-		var s string
-		for splitters(&s) {
-			f.splitters = append(f.splitters, s)
-		}
-		slices.Sort(f.splitters)
-		f.loaded = true
+func (f *rangeFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
 	}
-	err := eachInBatch(batch, func(m *Member) {
-		r := sort.Search(len(f.splitters), func(i int) bool { return f.splitters[i] > m.Key })
-		f.out.add(r, m)
-	})
+	var splitters []string
+	for i := range ms {
+		if ms[i].Label {
+			splitters = append(splitters, ms[i].Key)
+		}
+	}
+	slices.Sort(splitters)
+	splitters = slices.Compact(splitters)
+	for i := range ms {
+		if m := &ms[i]; !m.Label {
+			r, _ := slices.BinarySearch(splitters, m.Key)
+			if r < len(splitters) && splitters[r] == m.Key {
+				r++ // a splitter starts its range
+			}
+			f.out.add(r, m)
+		}
+	}
 	f.out.flush(emit)
-	return err
+	return nil
 }
 
-// idFn numbers the documents of a range in rank-key order and emits them
-// under their compact IDs, as signShards emits them.
+// idFn numbers the documents of a range in rank-key order and emits the
+// usable ones under their compact IDs, to their signature's group.
 type idFn struct {
 	Packs int
 
 	docs batcher[Member, *Member]
-	sigs batcher[KeySig, *KeySig]
 }
 
-func (f *idFn) ProcessElement(r int, values func(*[]byte) bool, emitDocs func(int, []byte), emitSigs func(int, []byte)) error {
+func (f *idFn) ProcessElement(r int, values func(*[]byte) bool, emitDocs func(int, []byte)) error {
 	ms, err := readBatches[Member](nil, values)
 	if err != nil {
 		return err
@@ -127,14 +149,11 @@ func (f *idFn) ProcessElement(r int, values func(*[]byte) bool, emitDocs func(in
 			continue
 		}
 		k := idKey(uint64(r)<<32 | uint64(i))
-		// What placed the document in input order is spent; the
-		// document waits for its component's label from here on.
+		// The input position stays: it meets the signature record.
 		d := m.Doc
-		d.BaseKey, d.Input, d.Shard, d.Pos = "", 0, 0, 0
-		f.docs.add(pack(k, f.Packs), &Member{Key: k, Doc: d})
-		f.sigs.add(pack(string(d.Sig), f.Packs), &KeySig{Key: k, Sig: d.Sig})
+		d.BaseKey, d.Sig = "", nil
+		f.docs.add(int(d.SigHash%uint64(f.Packs)), &Member{Key: k, Doc: d})
 	}
 	f.docs.flush(emitDocs)
-	f.sigs.flush(emitSigs)
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // loadDocs loads every signed document of numbered (the documents keyed by
-// rank key, in batches, all under one key) into the cluster service at
+// rank key, in batches) into the cluster service at
 // baseURL, as `winnow dedup -cluster` does: with offline.Loader, in input
 // order. The service clusters incrementally, so the order of ingest
 // decides its groups, and it writes one batch at a time (its replicas
@@ -22,8 +22,11 @@ import (
 // holds every signature while it sorts (about 0.7 KB a page).
 func loadDocs(s beam.Scope, numbered beam.PCollection, baseURL string, maxBatch int) {
 	s = s.Scope("load")
-	beam.ParDo0(s, &loadFn{URL: baseURL, MaxBatch: maxBatch}, beam.GroupByKey(s, numbered))
+	beam.ParDo0(s, &loadFn{URL: baseURL, MaxBatch: maxBatch}, beam.GroupByKey(s, beam.ParDo(s, oneGroup, numbered)))
 }
+
+// oneGroup puts every batch in group 0.
+func oneGroup(_ int, batch []byte) (int, []byte) { return 0, batch }
 
 // loadFn sends the documents to the cluster service.
 type loadFn struct {

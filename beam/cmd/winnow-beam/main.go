@@ -108,6 +108,7 @@ type common struct {
 	out     string
 	split   pipeline.SplitOptions
 	memprof string
+	cpuprof string
 }
 
 func newCommon(name string) *common {
@@ -117,6 +118,7 @@ func newCommon(name string) *common {
 	c.fs.StringVar(&c.out, "o", "-", "write the JSON Lines to `file` (- for stdout: local runners only)")
 	c.fs.IntVar(&c.split.FilesPerShard, "shard-files", 64, "files of a directory read by one shard")
 	c.fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile of the live heap at its peak to `file` (sampled every second)")
+	c.fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the run to `file` (prism runs the workers in this process)")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
@@ -178,8 +180,17 @@ func runner() (string, error) {
 	if !slices.Contains(runners, r) {
 		return "", fmt.Errorf("unknown runner %q: one of %s", r, strings.Join(runners, ", "))
 	}
+	if strings.EqualFold(*jobopts.EnvironmentType, "process") {
+		return "", errProcessEnv
+	}
 	return r, nil
 }
+
+// errProcessEnv explains -environment_type PROCESS: the Go SDK this
+// binary is built with (v2.62.0) cannot describe a PROCESS environment
+// (its graphx.CreateEnvironment fails with "unsupported environment
+// beam:env:process:v1" before anything is submitted).
+var errProcessEnv = errors.New("-environment_type PROCESS: Beam's Go SDK v2.62.0 cannot build a PROCESS environment (\"unsupported environment beam:env:process:v1\"); use LOOPBACK with a job server on this machine, or DOCKER (the apache/beam_go_sdk:2.62.0 image on every worker) or EXTERNAL (a worker pool's address) on a cluster")
 
 func runDedup(ctx context.Context, args []string) error {
 	c := newCommon("dedup")
@@ -222,7 +233,12 @@ func runDedup(ctx context.Context, args []string) error {
 	if c.memprof != "" {
 		prof = startPeakProfile(c.memprof, time.Second)
 	}
+	stopCPU, err := startCPUProfile(c.cpuprof)
+	if err != nil {
+		return err
+	}
 	st, err := pipeline.Run(ctx, run, p)
+	err = errors.Join(err, stopCPU())
 	if prof != nil {
 		peak, live, perr := prof.end()
 		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak heap %.2f GB, of it live after a collection %.2f GB (profile %s)\n",

@@ -44,6 +44,16 @@ func TestUnknownRunner(t *testing.T) {
 	}
 }
 
+// TestProcessEnvironment: -environment_type PROCESS, which the Go SDK
+// cannot build, is an error that says so and names the alternatives.
+func TestProcessEnvironment(t *testing.T) {
+	out, err := exec.Command(beamBin, "dedup", "-runner", "flink", "-endpoint", "127.0.0.1:1",
+		"-environment_type", "PROCESS", "-environment_config", `{"command": "`+beamBin+`"}`, "-o", filepath.Join(t.TempDir(), "out")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cannot build a PROCESS environment") || !strings.Contains(string(out), "LOOPBACK") {
+		t.Errorf("winnow-beam -environment_type PROCESS: %v\n%s", err, out)
+	}
+}
+
 // TestInterrupt: SIGINT or SIGTERM mid-run stops winnow-beam within a
 // second with a non-zero exit and leaves no file under the output's name.
 func TestInterrupt(t *testing.T) {

@@ -74,3 +74,23 @@ func (p *peakProfiler) end() (peak, live uint64, err error) {
 	<-p.done
 	return p.peak, p.live, p.err
 }
+
+// startCPUProfile starts a CPU profile written to path, or nothing when
+// path is empty; stop ends it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
