@@ -85,6 +85,15 @@ function total (body) {
 }
 
 function removedOf (h) { return Number(h['x-winnow-removed'] ?? 0) }
+function duplicatesOf (h) { return Number(h['x-winnow-duplicates'] ?? 0) }
+
+// duplicatesCover checks X-Winnow-Duplicates, summed over a cursor's
+// pages: the duplicates found on each page; a page's last hit stays a hit
+// of its own, so not all are grouped or removed.
+function duplicatesCover (what, mode, dups, grouped, removed) {
+  const ok = mode === 'off' ? dups === 0 : dups > 0 && grouped <= dups && removed <= dups
+  check(ok, `${mode} ${what}: X-Winnow-Duplicates (${dups}) covers the grouped and removed`, `${grouped} grouped, ${removed} removed`)
+}
 
 // onceEach checks that every one of the engine's docs came back exactly
 // once as a hit or grouped duplicate, or was counted as removed.
@@ -201,7 +210,9 @@ async function scrollHelpers (mode) {
   // The scroll pages' answers (the last one, empty, and the clear included).
   const answers = seen.filter(h => h['x-winnow-refined'] !== undefined)
   check(answers.length > 0 && answers.every(h => refinedOK(mode, h)), `${mode} helpers.scrollSearch: X-Winnow-Refined on every page`, answers.map(h => h['x-winnow-refined']).join(', '))
-  onceEach(`helpers.scrollSearch (${pages} pages)`, mode, shown, grouped, seen.reduce((n, h) => n + removedOf(h), 0))
+  const removed = seen.reduce((n, h) => n + removedOf(h), 0)
+  onceEach(`helpers.scrollSearch (${pages} pages)`, mode, shown, grouped, removed)
+  duplicatesCover('helpers.scrollSearch', mode, seen.reduce((n, h) => n + duplicatesOf(h), 0), grouped, removed)
 
   const docIDs = []
   try {
@@ -225,6 +236,7 @@ async function pitSearchAfter (mode) {
   const shown = []
   let grouped = 0
   let removed = 0
+  let dups = 0
   let after
   let pages = 0
   let totals = true
@@ -240,10 +252,12 @@ async function pitSearchAfter (mode) {
     shown.push(...p.ids)
     grouped += p.grouped
     removed += removedOf(r.headers)
+    dups += duplicatesOf(r.headers)
     after = r.body.hits.hits.at(-1).sort
   }
   check(totals, `${mode} point in time: hits.total is the engine's on every page`)
   onceEach(`point in time + search_after (${pages} pages)`, mode, shown, grouped, removed)
+  duplicatesCover('point in time + search_after', mode, dups, grouped, removed)
   const closed = kind === 'elasticsearch'
     ? await call(c, c.closePointInTime, { body: { id } })
     : await call(c, c.deletePit, { body: { pit_id: [id] } })

@@ -82,7 +82,7 @@ class CursorPages:
 
     def __init__(self, what, mode):
         self.what, self.mode = what, mode
-        self.n, self.shown, self.grouped, self.removed, self.totals = 0, [], 0, 0, True
+        self.n, self.shown, self.grouped, self.removed, self.dups, self.totals = 0, [], 0, 0, 0, True
 
     def add(self, total, headers, page):
         """One page: the engine's total, the answer's headers, and the
@@ -94,8 +94,14 @@ class CursorPages:
         self.shown += page[0]
         self.grouped += page[1]
         self.removed += removed_of(headers)
+        self.dups += int(headers.get("X-Winnow-Duplicates") or 0)
 
     def done(self):
+        # X-Winnow-Duplicates counts the duplicates found on a page; a
+        # page's last hit stays a hit of its own, so not all are grouped.
+        ok = self.dups == 0 if self.mode == "off" else self.dups > 0 and self.grouped <= self.dups and self.removed <= self.dups
+        check(ok, "%s %s: X-Winnow-Duplicates (%d) covers the grouped and removed" % (self.mode, self.what, self.dups),
+              "%d grouped, %d removed" % (self.grouped, self.removed))
         check(self.totals, "%s %s: the engine's total on every page" % (self.mode, self.what))
         once_each("%s (%d pages)" % (self.what, self.n), self.mode, self.shown, self.grouped, self.removed)
 
@@ -259,7 +265,11 @@ def scan_helper(mode):
     answers = [h for h in c.seen if h.get("X-Winnow-Refined") is not None]
     check(answers and all(refined_ok(mode, h) for h in answers), "%s helpers.scan: X-Winnow-Refined on every page" % mode,
           [h.get("X-Winnow-Refined") for h in answers])
-    once_each("helpers.scan (%d requests)" % len(c.seen), mode, shown, grouped, sum(removed_of(h) for h in c.seen))
+    removed = sum(removed_of(h) for h in c.seen)
+    once_each("helpers.scan (%d requests)" % len(c.seen), mode, shown, grouped, removed)
+    dups = sum(int(h.get("X-Winnow-Duplicates") or 0) for h in c.seen)
+    ok = dups == 0 if mode == "off" else dups > 0 and grouped <= dups and removed <= dups
+    check(ok, "%s helpers.scan: X-Winnow-Duplicates (%d) covers the grouped and removed" % (mode, dups), "%d grouped, %d removed" % (grouped, removed))
 
 
 def pit_search_after(mode):
