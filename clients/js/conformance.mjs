@@ -293,6 +293,18 @@ async function msearch (mode) {
   check(bad.length === 0, `${mode} msearch: answers are the engine's or marked refined (X-Winnow-Refined ${whole})`, bad.join('; '))
 }
 
+// compressed searches with the client's compression option on: the
+// request body gzipped, the answer asked for gzipped.
+async function compressed (mode) {
+  const query = { match: { body: 'benchmark' } }
+  const direct = await call(engine, engine.search, { index, body: { query, size: 10 } })
+  const opts = { node: proxyURL, headers: { 'x-winnow-mode': mode }, maxRetries: 0, compression: kind === 'elasticsearch' ? true : 'gzip' }
+  const c = kind === 'elasticsearch' ? new ESClient(opts) : new OSClient(opts)
+  const r = await call(c, c.search, { index, body: { query, size: 10 } })
+  check(refinedOK(mode, r.headers), `${mode} compressed search: X-Winnow-Refined`, r.headers['x-winnow-refined'])
+  check(total(r.body) === total(direct.body) && r.body.hits.hits.length > 0, `${mode} compressed search: the engine's total, hits`, `${total(r.body)}, engine ${total(direct.body)}`)
+}
+
 async function count (mode) {
   const c = client(proxyURL, mode)
   const query = { match: { body: 'benchmark' } }
@@ -335,7 +347,7 @@ async function writes () {
 
 const start = Date.now()
 for (const mode of modes) {
-  for (const f of [plainSearch, fromSize, scrollHelpers, pitSearchAfter, msearch, count]) {
+  for (const f of [plainSearch, compressed, fromSize, scrollHelpers, pitSearchAfter, msearch, count]) {
     try {
       await f(mode)
     } catch (err) {

@@ -129,7 +129,7 @@ class ES:
     """elasticsearch-py or opensearch-py at a base URL; every answer's
     headers are appended to seen (the helpers hide them)."""
 
-    def __init__(self, url, mode=None):
+    def __init__(self, url, mode=None, compress=False):
         self.seen = []
         headers = {"X-Winnow-Mode": mode} if mode else {}
         seen = self.seen
@@ -144,7 +144,8 @@ class ES:
                     seen.append(r.meta.headers)
                     return r
 
-            self.c = elasticsearch.Elasticsearch(url, headers=headers, node_class=Node, max_retries=0, request_timeout=30)
+            self.c = elasticsearch.Elasticsearch(url, headers=headers, node_class=Node, max_retries=0, request_timeout=30,
+                                                 http_compress=compress)
             self.helpers = elasticsearch.helpers
         else:
             import opensearchpy
@@ -157,7 +158,8 @@ class ES:
                     seen.append(h)
                     return status, h, data
 
-            self.c = opensearchpy.OpenSearch(url, headers=headers, connection_class=Conn, max_retries=0, timeout=30)
+            self.c = opensearchpy.OpenSearch(url, headers=headers, connection_class=Conn, max_retries=0, timeout=30,
+                                             http_compress=compress)
             self.helpers = opensearchpy.helpers
 
     def search(self, **kw):
@@ -331,6 +333,17 @@ def msearch(mode):
     check(not bad, "%s msearch: answers are the engine's or marked refined (X-Winnow-Refined %s)" % (mode, whole), "; ".join(bad))
 
 
+def compressed(mode):
+    """A search with the client's http_compress on: the request body
+    gzipped, the answer asked for gzipped."""
+    query = {"query": {"match": {"body": "benchmark"}}, "size": 10}
+    direct, _ = engine.search(index=INDEX, body=query)
+    body, h = ES(PROXY, mode, compress=True).search(index=INDEX, body=query)
+    check(refined_ok(mode, h), "%s compressed search: X-Winnow-Refined" % mode, h.get("X-Winnow-Refined"))
+    check(es_total(body) == es_total(direct) and body["hits"]["hits"], "%s compressed search: the engine's total, hits" % mode,
+          "%s, engine %s" % (es_total(body), es_total(direct)))
+
+
 def count(mode):
     c = ES(PROXY, mode)
     query = {"query": {"match": {"body": "benchmark"}}}
@@ -486,7 +499,7 @@ def main():
         checks, writes = [solr_search, solr_start_rows, solr_cursor], solr_writes
     else:
         engine = ES(ENGINE)
-        checks, writes = [plain_search, from_size, scan_helper, pit_search_after, msearch, count], es_writes
+        checks, writes = [plain_search, compressed, from_size, scan_helper, pit_search_after, msearch, count], es_writes
     for mode in MODES:
         for f in checks:
             try:
