@@ -12,7 +12,7 @@
 #                   ${XDG_CACHE_HOME:-~/.cache}/winnow/clients/venv, where
 #                   the test looks for it)
 #
-# Needs node and npm (Node.js 18 or later) and python3 (3.9 or later, with
+# Needs node and npm (Node.js 20 or later) and python3 (3.9 or later, with
 # venv); reaches the npm registry and PyPI. Safe to run again.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +20,8 @@ die() { echo "clients/install.sh: $*" >&2; exit 1; }
 for c in node npm python3; do
   command -v "$c" >/dev/null || die "$c not found on PATH"
 done
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 20 ] || die "node $(node --version) is too old: @elastic/elasticsearch 8.19 needs Node.js 20 or later (Debian 12's nodejs is 18; NodeSource has 20)"
 venv="${WINNOW_CLIENTS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/winnow/clients/venv}"
 
 (cd "$here/js" && npm ci --no-audit --no-fund --loglevel=error)
