@@ -12,7 +12,7 @@
 #                   ${XDG_CACHE_HOME:-~/.cache}/winnow/clients/venv, where
 #                   the test looks for it)
 #
-# Needs node and npm (Node.js 20 or later) and python3 (3.9 or later, with
+# Needs node and npm (Node.js 20 or later) and python3 (3.10 or later, with
 # venv); reaches the npm registry and PyPI. Safe to run again.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
