@@ -285,6 +285,62 @@ def scan_helper(mode):
     once_each("helpers.scan by _doc (%d requests)" % len(c.seen), mode, shown, grouped, sum(removed_of(h) for h in c.seen), some=False)
 
 
+def search_after_pages(c, what, mode, pit=None):
+    """Pages through the index by search_after, in a point in time when
+    pit is given, and checks every result comes once; returns the point
+    in time's last id."""
+    pages, after = CursorPages(what, mode), None
+    while pages.n < 60:
+        body = {"size": SIZE, "sort": SORT, "track_total_hits": True}
+        if pit is not None:
+            body["pit"] = {"id": pit, "keep_alive": "1m"}
+        if after is not None:
+            body["search_after"] = after
+        ans, h = c.search(body=body) if pit is not None else c.search(index=INDEX, body=body)
+        pit = ans.get("pit_id") or pit
+        if not ans["hits"]["hits"]:
+            break
+        pages.add(es_total(ans), h, es_ids(ans))
+        after = ans["hits"]["hits"][-1]["sort"]
+    pages.done()
+    return pit
+
+
+def search_after(mode):
+    """search_after without a point in time: the first page has no
+    cursor, so winnow over-fetches it (and in remove mode refills it, so
+    its X-Winnow-Removed counts removed results past its last hit, which
+    later pages count again); the pages after are cursor pages. Checked:
+    nothing repeated; in remove mode what is left out is counted."""
+    c = ES(PROXY, mode)
+    shown, after, removed = [], None, 0
+    for _ in range(60):
+        body = {"size": SIZE, "sort": SORT, "track_total_hits": True}
+        if after is not None:
+            body["search_after"] = after
+        ans, h = c.search(index=INDEX, body=body)
+        if not ans["hits"]["hits"]:
+            break
+        shown += es_ids(ans)[0]
+        removed += removed_of(h)
+        after = ans["hits"]["hits"][-1]["sort"]
+    direct, _ = engine.search(index=INDEX, body={"sort": SORT, "size": DOCS})
+    want = es_ids(direct)[0]
+    twice = sorted({i for i in shown if shown.count(i) > 1})
+    check(not twice, "%s search_after: no result repeated across pages" % mode, " ".join(twice))
+    missing = [i for i in want if i not in shown]
+    if mode == "off":
+        check(shown == want, "off search_after: the engine's pages")
+    elif mode == "remove":
+        # Every result left out is counted (X-Winnow-Removed may count
+        # some twice: see the docstring).
+        check(missing and len(missing) <= removed, "remove search_after: every result left out is counted as removed",
+              "%d left out, X-Winnow-Removed summed %d" % (len(missing), removed))
+    else:
+        check(not missing, "%s search_after: every result once" % mode, "missing " + " ".join(missing))
+    print("     %s search_after: %d shown, %d left out, X-Winnow-Removed summed %d" % (mode, len(set(shown)), len(missing), removed), flush=True)
+
+
 def pit_search_after(mode):
     c = ES(PROXY, mode)
     if KIND == "elasticsearch":
@@ -292,18 +348,7 @@ def pit_search_after(mode):
     else:
         pit = c.call("create_pit", index=INDEX, keep_alive="1m")["pit_id"]
     check(bool(pit), "%s point in time: opened" % mode)
-    pages, after = CursorPages("point in time + search_after", mode), None
-    while pages.n < 60:
-        body = {"size": SIZE, "sort": SORT, "pit": {"id": pit, "keep_alive": "1m"}, "track_total_hits": True}
-        if after is not None:
-            body["search_after"] = after
-        ans, h = c.search(body=body)
-        pit = ans.get("pit_id") or pit
-        if not ans["hits"]["hits"]:
-            break
-        pages.add(es_total(ans), h, es_ids(ans))
-        after = ans["hits"]["hits"][-1]["sort"]
-    pages.done()
+    pit = search_after_pages(c, "point in time + search_after", mode, pit)
     if KIND == "elasticsearch":
         closed = c.call("close_point_in_time", id=pit)
         check(closed.get("succeeded") is True, "%s point in time: closed" % mode, closed)
@@ -510,7 +555,7 @@ def main():
         checks, writes = [solr_search, solr_start_rows, solr_cursor], solr_writes
     else:
         engine = ES(ENGINE)
-        checks, writes = [plain_search, compressed, from_size, scan_helper, pit_search_after, msearch, count], es_writes
+        checks, writes = [plain_search, compressed, from_size, scan_helper, pit_search_after, search_after, msearch, count], es_writes
     for mode in MODES:
         for f in checks:
             try:
