@@ -112,7 +112,9 @@ var solrWriteProbes = []probe{
 	{method: "POST", uri: "/solr/core/select", ctype: "multipart/form-data; boundary=x", body: "--x--"},
 	{method: "DELETE", uri: "/solr/core/select"},
 	{method: "GET", uri: "/solr/core/Select?q=x"},
-	{method: "GET", uri: "/solr/core/select/?q=x"},
+	{method: "GET", uri: "/solr/core/select//?q=x"},
+	{method: "POST", uri: "/solr/core/update/?commit=true", ctype: "application/json", body: `[{"id":"x"}]`},
+	{method: "GET", uri: "/solr/core/select/./?q=x"},
 	{method: "GET", uri: "/solr//select?q=x"},
 	{method: "GET", uri: "/solr/core/select;x?q=x"},
 	{method: "GET", uri: "/solr/core/select?q=x&q%00=y;z"},
@@ -242,6 +244,8 @@ func TestGatewayAllowList(t *testing.T) {
 				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:                                              "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
 				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:                                          "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
 				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}: "POST /solr/core/select?rows=30&start=0&wt=json",
+				// pysolr's form: one trailing '/', which Solr ignores.
+				{method: "GET", uri: "/solr/core/select/?q=x&rows=2&wt=json"}: "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
 			},
 			shape: `"metadata":["error-class","org.apache.solr.common.SolrException"]`},
 	}

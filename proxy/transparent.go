@@ -42,6 +42,14 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	defer cancel()
 	// The rewritten request and any fallback share the engine's deadline.
 	reqCtx = withEngineDeadline(reqCtx, time.Now().Add(b.Timeout))
+	if err := inflateRequest(&ctx.Request, s.o.MaxRequestBytes); err != nil {
+		status := fasthttp.StatusBadRequest
+		if errors.Is(err, errInflatedTooLarge) {
+			status = fasthttp.StatusRequestEntityTooLarge
+		}
+		b.engineError(ctx, status, "parse_exception", "winnow: "+err.Error())
+		return
+	}
 	r := &search{ctx: ctx, reqCtx: reqCtx, b: b, orig: clientRequest(ctx)}
 	rt, err := b.route(ctx, &r.orig)
 	if err != nil {

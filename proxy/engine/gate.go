@@ -144,6 +144,12 @@ func pathGate(g *Gate, cfg Config) {
 // says why r is not a search.
 func (g *Gate) Check(r GateRequest) (Route, error) {
 	rawPath, rawQuery, _ := strings.Cut(r.URI, "?")
+	if g.kind == "solr" {
+		// Solr serves a handler with one trailing '/' as without it, and
+		// pysolr always asks for "select/?q=...": the checked path, which
+		// the engine receives, drops it.
+		rawPath = solrTrailingSlash(rawPath)
+	}
 	segs, err := pathSegments(rawPath)
 	if err != nil {
 		return Route{}, err
@@ -371,6 +377,15 @@ func SolrHandler(s string) error {
 		return fmt.Errorf("solr handler %q reaches beyond a search", s)
 	}
 	return nil
+}
+
+// solrTrailingSlash is p without one trailing '/' after a segment; an
+// empty segment before it ("//") stays, for pathSegments to refuse.
+func solrTrailingSlash(p string) string {
+	if len(p) > 1 && strings.HasSuffix(p, "/") && !strings.HasSuffix(p, "//") {
+		return p[:len(p)-1]
+	}
+	return p
 }
 
 // solrCore reports whether s can name a Solr core or collection and is
