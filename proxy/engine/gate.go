@@ -144,7 +144,7 @@ func pathGate(g *Gate, cfg Config) {
 // says why r is not a search.
 func (g *Gate) Check(r GateRequest) (Route, error) {
 	rawPath, rawQuery, _ := strings.Cut(r.URI, "?")
-	if g.kind == "solr" {
+	if g.kind != nil && g.kind.Name == "solr" {
 		// Solr serves a handler with one trailing '/' as without it, and
 		// pysolr always asks for "select/?q=...": the checked path, which
 		// the engine receives, drops it.
