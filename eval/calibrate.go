@@ -171,59 +171,53 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	veto.NumbersVeto = true
 	withVeto := o.Purpose == similarity.PurposeRemove && !start.Seq.NumbersVeto
 	var shipped, conf, refit, vetoed, ratio, ratioFloor []foldScore
-	for r := range repeats {
-		rng := outerRand(o.Seed, r)
-		folds := dealFolds(sets, k, rng)
-		for f := range k {
-			trainIdx, tests := splitFold(sets, folds, f)
-			cConf, _ := confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor)
-			fitted := fitToward(sets, trainIdx, start.Seq, truth, penalty)
-			inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(o.Seed, r, k, f))
-			cRefit := innerConfidence(sets, inner, start.Seq, truth, penalty, floor)
-			cVeto := 0.0
-			if withVeto {
-				cVeto, _ = confidenceAtFloor(sets, trainIdx, veto, truth, floor)
-			}
-			for si, s := range sets {
-				isDup := s.isDup(truth)
-				js := make([]Judged, len(trainIdx[si]))
-				for j, i := range trainIdx[si] {
-					js[j] = Judged{Score: lcs.Score(&s.Scored[i].Scores), Dup: isDup(&s.Scored[i])}
-				}
-				curve := Curve(js, false)
-				t := Best(curve).Threshold
-				tf := atFloor(curve, floor)
-				n := len(tests[si])
-				gold := make([]bool, n)
-				pS, pC, pR, pV, pL, pF := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-				for j, i := range tests[si] {
-					sp := &s.Scored[i]
-					gold[j] = isDup(sp)
-					v := lcs.Score(&sp.Scores)
-					pL[j] = !math.IsNaN(v) && v >= t
-					pF[j] = !math.IsNaN(v) && v >= tf
-					if !sp.Candidate || o.Purpose == similarity.PurposeRemove && sp.Remove.Refused {
-						continue
-					}
-					p := start.Seq.Probability(&sp.Scores)
-					pS[j] = p >= start.MinConfidence
-					pC[j] = p >= cConf
-					pR[j] = fitted.Probability(&sp.Scores) >= cRefit
-					pV[j] = withVeto && veto.Probability(&sp.Scores) >= cVeto
-				}
-				add := func(dst *[]foldScore, pred []bool) {
-					pt := Verdicts(pred, gold)
-					*dst = append(*dst, foldScore{pt.Precision, pt.Recall, pt.F1, pt.TP, pt.FP})
-				}
-				add(&shipped, pS)
-				add(&conf, pC)
-				add(&refit, pR)
-				add(&vetoed, pV)
-				add(&ratio, pL)
-				add(&ratioFloor, pF)
-			}
+	eachFold(sets, k, repeats, o.Seed, truth, func(trainIdx, tests [][]int, inner []innerSplit) {
+		cConf, _ := confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor)
+		fitted := fitToward(sets, trainIdx, start.Seq, truth, penalty)
+		cRefit := innerConfidence(sets, inner, start.Seq, truth, penalty, floor)
+		cVeto := 0.0
+		if withVeto {
+			cVeto, _ = confidenceAtFloor(sets, trainIdx, veto, truth, floor)
 		}
-	}
+		for si, s := range sets {
+			isDup := s.isDup(truth)
+			js := make([]Judged, len(trainIdx[si]))
+			for j, i := range trainIdx[si] {
+				js[j] = Judged{Score: lcs.Score(&s.Scored[i].Scores), Dup: isDup(&s.Scored[i])}
+			}
+			curve := Curve(js, false)
+			t := Best(curve).Threshold
+			tf := atFloor(curve, floor)
+			n := len(tests[si])
+			gold := make([]bool, n)
+			pS, pC, pR, pV, pL, pF := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+			for j, i := range tests[si] {
+				sp := &s.Scored[i]
+				gold[j] = isDup(sp)
+				v := lcs.Score(&sp.Scores)
+				pL[j] = !math.IsNaN(v) && v >= t
+				pF[j] = !math.IsNaN(v) && v >= tf
+				if !sp.Candidate || o.Purpose == similarity.PurposeRemove && sp.Remove.Refused {
+					continue
+				}
+				p := start.Seq.Probability(&sp.Scores)
+				pS[j] = p >= start.MinConfidence
+				pC[j] = p >= cConf
+				pR[j] = fitted.Probability(&sp.Scores) >= cRefit
+				pV[j] = withVeto && veto.Probability(&sp.Scores) >= cVeto
+			}
+			add := func(dst *[]foldScore, pred []bool) {
+				pt := Verdicts(pred, gold)
+				*dst = append(*dst, foldScore{pt.Precision, pt.Recall, pt.F1, pt.TP, pt.FP})
+			}
+			add(&shipped, pS)
+			add(&conf, pC)
+			add(&refit, pR)
+			add(&vetoed, pV)
+			add(&ratio, pL)
+			add(&ratioFloor, pF)
+		}
+	})
 	c.Shipped = summarize(fmt.Sprintf("shipped (min_confidence %.2f)", start.MinConfidence), len(start.Seq.Features)+1, shipped)
 	c.Confidence = summarize("calibrated confidence", len(start.Seq.Features)+2, conf)
 	c.Refit = summarize("refit coefficients", 2*len(start.Seq.Features)+2, refit)

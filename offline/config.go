@@ -88,7 +88,7 @@ func Calibrated(p similarity.Purpose, cal config.Calibrated, key string) (*simil
 	pm := *similarity.DefaultModel(p)
 	pm.MinConfidence = cal.MinConfidence
 	if len(cal.Features) > 0 {
-		m := similarity.Model{Intercept: cal.Intercept, Weights: cal.Weights}
+		m := similarity.Model{Intercept: cal.Intercept, Weights: cal.Weights, NumbersOnly: pm.Seq.NumbersOnly}
 		for _, name := range cal.Features {
 			var f similarity.Feature
 			if err := f.UnmarshalText([]byte(name)); err != nil {

@@ -727,7 +727,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	}
 	v.Relation = v.Scores.Containment
 	if d.wantsNumbers() {
-		v.Scores.NumbersDiffer, v.Scores.HasNumbers = NumbersDiffer(a, b)
+		v.Scores.numbers(a, b)
 		if d.Exact && v.Scores.NumbersDiffer > 0 {
 			v.NumberPairs = NumberPairs(a, b)
 		}
@@ -744,7 +744,8 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		v.Verify = accept
 		v.Duplicate = true
 		v.Probability = math.NaN() // no alignment, no model
-	case isModel && d.Accept.Method == MethodDefault && d.models().NoSeq.Probability(&v.Scores) >= max(vt.Threshold, DefaultModelAccept):
+	case isModel && d.Accept.Method == MethodDefault && !d.models().Seq.mayRefuseNumbers(&v.Scores) &&
+		d.models().NoSeq.Probability(&v.Scores) >= max(vt.Threshold, DefaultModelAccept):
 		pm := d.models()
 		v.Step = StepAccept
 		v.Model = &pm.NoSeq

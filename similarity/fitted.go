@@ -89,6 +89,13 @@ var removeModel = PurposeModel{
 		Features:  []Feature{FeatureLCSGap, FeatureDivergence, FeatureJaccard},
 		Weights:   []float64{5.5254, -3.9755, 3.8611},
 		Intercept: -5.4196,
+		// Two pages whose words agree entirely and whose numbers differ
+		// in one that is not a date, time or counter are two items, not
+		// one page: the numbers-only rule at LCS ratio 1, the widest
+		// ratio whose precision and F1 lose no more than their
+		// fold-to-fold spread on every dev set under cross-validation
+		// (eval.NumbersOnlyCV, docs/calibration.md).
+		NumbersOnly: 1,
 	},
 	NoSeq: Model{
 		Features:  []Feature{FeatureJaccard},

@@ -96,8 +96,9 @@ func TestNumbersCapped(t *testing.T) {
 }
 
 // TestRemoveExplainsNumbers: pages alike but for three numbers score LCS
-// 1; the remove decision's explanation names the numbers that differ,
-// and a model with the numbers veto refuses the pair.
+// 1; the remove decision refuses them by its numbers-only rule and its
+// explanation names the numbers that differ; with the rule off the model
+// alone reads them, and the numbers veto refuses them too.
 func TestRemoveExplainsNumbers(t *testing.T) {
 	a := numbersSig(fill(numbersPage, "1", "12", "4471"))
 	b := numbersSig(fill(numbersPage, "6", "21", "9032"))
@@ -106,15 +107,60 @@ func TestRemoveExplainsNumbers(t *testing.T) {
 	if want := "3 numbers differ: 1/6, 12/21, 4471/9032"; !strings.Contains(v.Explain(), want) {
 		t.Errorf("Explain = %q, want it to contain %q", v.Explain(), want)
 	}
-	veto := *DefaultModel(PurposeRemove)
+	if v.Duplicate || v.Probability != 0 || v.Scores.LCS != 1 || !strings.Contains(v.Explain(), "only numbers differ") {
+		t.Errorf("shipped remove decision: duplicate %v, P %v, LCS %v, %q; want refused at P 0 by the numbers-only rule", v.Duplicate, v.Probability, v.Scores.LCS, v.Explain())
+	}
+	if g := (Decision{Purpose: PurposeGroup}).Decide(&a, &b); !g.Duplicate {
+		t.Errorf("group decision: %s, want a duplicate", g.Explain())
+	}
+	without := *DefaultModel(PurposeRemove)
+	without.Seq.NumbersOnly = 0
+	d.Models = &without
+	if v := d.Decide(&a, &b); v.Probability < 0.5 || strings.Contains(v.Explain(), "only numbers differ") {
+		t.Errorf("without the numbers-only rule: %s, want the model's own probability", v.Explain())
+	}
+	veto := without
 	veto.Seq.NumbersVeto, veto.NoSeq.NumbersVeto = true, true
 	d.Models = &veto
 	if v := d.Decide(&a, &b); v.Duplicate || v.Probability != 0 || !strings.Contains(v.Explain(), "numbers veto") {
 		t.Errorf("with the numbers veto: duplicate %v, P %v, %q; want refused at P 0 and the veto named", v.Duplicate, v.Probability, v.Explain())
 	}
 	same := numbersSig(fill(numbersPage, "1", "12", "4471"))
+	d.Models = nil
 	if v := d.Decide(&a, &same); !v.Duplicate {
-		t.Errorf("with the numbers veto, an identical page: %s, want a duplicate", v.Explain())
+		t.Errorf("an identical page: %s, want a duplicate", v.Explain())
+	}
+}
+
+// TestNumbersOfNote: numbers next to dates, times and counters do not
+// count, prices, stock counts and catalogue numbers do.
+func TestNumbersOfNote(t *testing.T) {
+	const page = "forum thread about the new lens posted jan %s 2012 %s pm views %s " +
+		"the lens costs %s dollars and %s are in stock order number %s ships within two weeks"
+	for _, c := range []struct {
+		b    []string
+		diff int
+		note int
+	}{
+		{[]string{"12", "5", "310", "499", "3", "88120"}, 0, 0},
+		{[]string{"14", "7", "355", "499", "3", "88120"}, 3, 0}, // date, time, counter
+		{[]string{"12", "5", "310", "549", "3", "88120"}, 1, 1}, // price
+		{[]string{"12", "5", "310", "499", "1", "88120"}, 1, 1}, // stock
+		{[]string{"12", "5", "310", "499", "3", "88121"}, 1, 1}, // identifier
+		{[]string{"13", "5", "999", "549", "1", "88121"}, 5, 3},
+	} {
+		a := numbersSig(fill(page, "12", "5", "310", "499", "3", "88120"))
+		b := numbersSig(fill(page, c.b...))
+		diff, _ := NumbersDiffer(&a, &b)
+		note, known := NumbersOfNote(&a, &b)
+		if diff != c.diff || note != c.note || !known {
+			t.Errorf("%v: %d differ, %d of note (known %v); want %d and %d", c.b, diff, note, known, c.diff, c.note)
+		}
+	}
+	var old Signature
+	a := numbersSig(page)
+	if _, known := NumbersOfNote(&a, &old); known {
+		t.Error("a signature without numbers: known")
 	}
 }
 
