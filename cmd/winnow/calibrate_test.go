@@ -107,3 +107,48 @@ func TestCompareNumbersOnlyPages(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareNumbersOnlyRecords: a real library catalogue record and a
+// real Debian changelog (testdata/numbers, README there), each beside a
+// copy in which only numbers changed, as two copies of one title in the
+// catalogue (copy, item and catalogue numbers) and the next release of
+// the package (its version numbers) differ: the group decision groups
+// them, the remove decision does not hide one behind the other, and says
+// why and which numbers differ.
+func TestCompareNumbersOnlyRecords(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		changed *strings.Replacer
+		numbers string
+	}{
+		{"flatlandromanceo00abbouoft_marc.xml", strings.NewReplacer("AKI-2465", "AKI-2466", "Copy 2.", "Copy 3.", ">31<", ">12<"),
+			"3 numbers differ: 2465/2466, 2/3, 31/12"},
+		{"bc.changelog.Debian", strings.NewReplacer("1.07.1-3", "1.07.2-1", "1.07.1-2", "1.07.1-3", "version to 4.6.0", "version to 4.6.1"),
+			"numbers differ"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			a := filepath.Join("testdata", "numbers", c.file)
+			page, err := os.ReadFile(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := c.changed.Replace(string(page))
+			if changed == string(page) {
+				t.Fatal("the fixture's numbers are not in the page")
+			}
+			b := filepath.Join(t.TempDir(), c.file)
+			if err := os.WriteFile(b, []byte(changed), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := winnow(t, "", "compare", a, b)
+			if code != 0 {
+				t.Fatalf("compare: exit %d: %s", code, errs)
+			}
+			for _, want := range []string{"group    duplicate", "remove   none", "only numbers differ", c.numbers} {
+				if !strings.Contains(out, want) {
+					t.Errorf("compare lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
