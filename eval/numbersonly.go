@@ -66,9 +66,13 @@ type NumbersOnlyReport struct {
 // of [NumbersOnlyRatios]; at the ratio chosen on each training part by
 // an inner cross-validation there (the widest ratio whose precision and
 // F1 over the inner folds lose no more than their fold-to-fold spread
-// against the decision without it on every set; off when none); the blanket numbers
-// veto at the same confidence; and the LCS ratio at its training parts'
-// F1-best threshold. Duplicates are label 3 (corpus mode: the set's own).
+// against the decision without it on every set; off when none); the
+// blanket numbers veto at the same confidence; the refusal of pairs
+// whose word sequence was cut ([similarity.Verdict.SeqCut]), alone and
+// with the numbers-only rule at ratio 1; and the LCS ratio at its
+// training parts' F1-best threshold. "without" is the decision with
+// neither rule (a page cut at the signing caps refused, as always).
+// Duplicates are label 3 (corpus mode: the set's own).
 func NumbersOnlyCV(sets []*CVSet, o NumbersOnlyOptions) *NumbersOnlyReport {
 	k, repeats := cmp.Or(o.Folds, 5), cmp.Or(o.Repeats, 10)
 	start := o.Start
@@ -92,6 +96,12 @@ func NumbersOnlyCV(sets []*CVSet, o NumbersOnlyOptions) *NumbersOnlyReport {
 	veto.NumbersVeto = true
 	rules = append(rules, veto)
 	names = append(names, "numbers veto")
+	// The rows that also refuse a pair whose word sequence was cut.
+	cutFrom := len(rules)
+	withRatio := base
+	withRatio.NumbersOnly = 1
+	rules = append(rules, base, withRatio)
+	names = append(names, "cut sequences refused", "numbers-only, LCS >= 1, and cut sequences refused")
 	nested, ratio := len(rules), len(rules)+1
 	names = append(names, "numbers-only, nested", "LCS ratio (own threshold)")
 	rep := &NumbersOnlyReport{Folds: k, Repeats: repeats, MinConfidence: conf, Nested: map[string]int{}}
@@ -100,7 +110,7 @@ func NumbersOnlyCV(sets []*CVSet, o NumbersOnlyOptions) *NumbersOnlyReport {
 		folds[si] = make([][]foldScore, len(names))
 	}
 	accepts := func(m *similarity.Model, sp *ScoredPair) bool {
-		return sp.Candidate && !sp.Remove.Refused && m.Probability(&sp.Scores) >= conf
+		return sp.Candidate && !sp.Capped && m.Probability(&sp.Scores) >= conf
 	}
 	eachFold(sets, k, repeats, o.Seed, truth, func(trainIdx, tests [][]int, inner []innerSplit) {
 		chosen := chooseNumbersOnly(sets, inner, rules[:len(NumbersOnlyRatios)+1], accepts, truth)
@@ -122,7 +132,7 @@ func NumbersOnlyCV(sets []*CVSet, o NumbersOnlyOptions) *NumbersOnlyReport {
 				sp := &s.Scored[i]
 				gold[j] = isDup(sp)
 				for ri := range rules {
-					pred[ri][j] = accepts(&rules[ri], sp)
+					pred[ri][j] = accepts(&rules[ri], sp) && (ri < cutFrom || !sp.SeqCut)
 				}
 				pred[nested][j] = accepts(&chosen, sp)
 				v := lcs.Score(&sp.Scores)

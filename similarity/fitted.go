@@ -35,6 +35,13 @@ type PurposeModel struct {
 	// CalibrationFlagged reports a calibration whose cross-validated
 	// precision did not hold the target it was fitted for.
 	CalibrationFlagged bool
+	// RefuseSeqCut makes a remove decision refuse a pair whose word
+	// sequence was cut on either side ([Signature.SeqCut]), as it
+	// refuses a page cut at the signing caps: the alignment did not read
+	// its end. Off in the shipped model (it loses recall beyond the
+	// spread on llvm-docs at min_confidence 0.9); `winnow calibrate`
+	// turns it on where the pairs say it wins (docs/calibration.md).
+	RefuseSeqCut bool
 }
 
 // DefaultModel returns the fitted models of the purpose p.

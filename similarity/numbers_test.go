@@ -201,3 +201,42 @@ func BenchmarkNumbersDiffer(b *testing.B) {
 		NumbersDiffer(&x, &y)
 	}
 }
+
+// TestRemoveRefusesCutSequences: two pages alike in their first words and
+// apart after them, signed with a word sequence shorter than the pages:
+// the alignment reads only the alike part, so the shipped remove decision
+// may take them for content-equivalent; a model with RefuseSeqCut refuses
+// them and says why, and a page whose sequence is whole is unaffected.
+func TestRemoveRefusesCutSequences(t *testing.T) {
+	var words []string // 1,500 distinct words, a page's worth of text
+	for i := range 1500 {
+		words = append(words, string([]byte{'a' + byte(i%26), 'a' + byte(i/26%26), 'a' + byte(i/676)}))
+	}
+	head := strings.Join(words, " ")
+	sign := func(text string, maxSeq int) Signature {
+		return Sign(Input{Text: []byte(text), Tokens: strings.Fields(text), Sentences: []string{text}}, Options{MaxSeq: maxSeq})
+	}
+	tailA := strings.Repeat(" the reading room closes at noon on saturdays", 2)
+	tailB := strings.Repeat(" members borrow up to twenty items for a month", 2)
+	a, b := sign(head+tailA, 1500), sign(head+tailB, 1500)
+	if !a.SeqCut() || !b.SeqCut() {
+		t.Fatalf("premise: sequences of %d and %d words for %d and %d tokens, want both cut", len(a.Seq), len(b.Seq), a.Tokens, b.Tokens)
+	}
+	d := Decision{Purpose: PurposeRemove}
+	if v := d.Decide(&a, &b); !v.Duplicate {
+		t.Fatalf("premise: the shipped remove decision refuses: %s", v.Explain())
+	}
+	refuse := *DefaultModel(PurposeRemove)
+	refuse.RefuseSeqCut = true
+	d.Models = &refuse
+	if v := d.Decide(&a, &b); v.Duplicate || v.SeqCut != 'a' || !strings.Contains(v.Explain(), "word sequence was cut") {
+		t.Errorf("with RefuseSeqCut: %s (SeqCut %q), want refused as a's word sequence was cut", v.Explain(), v.SeqCut)
+	}
+	whole, same := sign(head+tailA, 0), sign(head+tailA, 0)
+	if whole.SeqCut() {
+		t.Fatal("premise: the default sequence is cut")
+	}
+	if v := d.Decide(&whole, &same); !v.Duplicate {
+		t.Errorf("with RefuseSeqCut, two whole sequences: %s, want a duplicate", v.Explain())
+	}
+}
