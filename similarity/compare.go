@@ -138,8 +138,9 @@ type Scores struct {
 	// catalogue numbers have LCS ratio 1 and this tells them apart.
 	NumbersDiffer int
 	// NumbersOfNote is how many of the differing numbers are not dates,
-	// times or counters ([NumbersOfNote]); computed with NumbersDiffer
-	// when it is positive, else 0.
+	// times or counters ([NumbersOfNote]): by [Compare] with
+	// NumbersDiffer when it is positive, by [Decision.Decide] only for a
+	// pair the numbers-only rule ([Model.NumbersOnly]) reads; else 0.
 	NumbersOfNote int
 }
 

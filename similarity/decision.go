@@ -732,7 +732,10 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	}
 	v.Relation = v.Scores.Containment
 	if d.wantsNumbers() {
-		v.Scores.numbers(a, b)
+		// NumbersOfNote (an alignment of the numbers) waits for the
+		// numbers-only rule to need it: verifyByModel, once the LCS
+		// ratio reaches the rule's.
+		v.Scores.NumbersDiffer, v.Scores.HasNumbers = NumbersDiffer(a, b)
 		if d.Exact && v.Scores.NumbersDiffer > 0 {
 			v.NumberPairs = NumberPairs(a, b)
 		}
@@ -859,6 +862,9 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 		v.Probability = pm.Seq.upperBound(&v.Scores)
 		v.Verify.Value = v.Probability
 		return
+	}
+	if pm.Seq.mayRefuseNumbers(&v.Scores) && v.Scores.LCS >= pm.Seq.NumbersOnly {
+		v.Scores.NumbersOfNote, _ = NumbersOfNote(a, b)
 	}
 	v.Probability = pm.Seq.Probability(&v.Scores)
 	v.Verify.Value = v.Probability

@@ -243,10 +243,10 @@ func (m *Model) numbersOnly(s *Scores) bool {
 }
 
 // mayRefuseNumbers reports whether the model's NumbersOnly rule may
-// refuse s once its LCS ratio is known: a pair with a number of note
-// differing is not accepted without the alignment.
+// refuse s once its LCS ratio and its numbers of note are known: a pair
+// whose numbers differ is not accepted without the alignment.
 func (m *Model) mayRefuseNumbers(s *Scores) bool {
-	return m.NumbersOnly > 0 && s.HasNumbers && s.NumbersOfNote > 0
+	return m.NumbersOnly > 0 && s.HasNumbers && s.NumbersDiffer > 0
 }
 
 // usesNumbers reports whether the model reads [Scores.NumbersDiffer].

@@ -186,6 +186,27 @@ func TestScoresRecordRoundTrip(t *testing.T) {
 // BenchmarkNumbersDiffer: the cost a remove decision adds to a candidate
 // pair, for pages of 128 numbers each (the cap) that differ in a third.
 func BenchmarkNumbersDiffer(b *testing.B) {
+	x, y := capPages()
+	b.ReportAllocs()
+	for b.Loop() {
+		NumbersDiffer(&x, &y)
+	}
+}
+
+// BenchmarkNumbersOfNote: the numbers-only rule's alignment of the
+// numbers, at the cap, a third differing (a remove decision runs it
+// only on a pair whose words agree to the rule's LCS ratio).
+func BenchmarkNumbersOfNote(b *testing.B) {
+	x, y := capPages()
+	b.ReportAllocs()
+	for b.Loop() {
+		NumbersOfNote(&x, &y)
+	}
+}
+
+// capPages returns two signatures of MaxNumbers prices each, a third of
+// them differing.
+func capPages() (Signature, Signature) {
 	var ta, tb strings.Builder
 	for i := range MaxNumbers {
 		ta.WriteString("price " + strconv.Itoa(i*37%1000) + " item ")
@@ -195,11 +216,7 @@ func BenchmarkNumbersDiffer(b *testing.B) {
 			tb.WriteString("price " + strconv.Itoa(i*37%1000) + " item ")
 		}
 	}
-	x, y := numbersSig(ta.String()), numbersSig(tb.String())
-	b.ReportAllocs()
-	for b.Loop() {
-		NumbersDiffer(&x, &y)
-	}
+	return numbersSig(ta.String()), numbersSig(tb.String())
 }
 
 // TestRemoveRefusesCutSequences: two pages alike in their first words and
