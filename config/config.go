@@ -340,6 +340,10 @@ type Calibrated struct {
 	Intercept float64   `yaml:"intercept"`
 	// NumbersVeto refuses every pair whose numbers differ (remove).
 	NumbersVeto bool `yaml:"numbers_veto"`
+	// RefuseCutSequences refuses a pair whose word sequence was cut at
+	// signature.max_seq on either side (remove): the alignment did not
+	// read the page's end.
+	RefuseCutSequences bool `yaml:"refuse_cut_sequences"`
 	// TargetPrecision is the precision calibrate was asked to hold, and
 	// Precision, Recall and F1 the cross-validated figures it measured
 	// (pooled precision); Pairs the labelled pairs it read.
@@ -549,7 +553,7 @@ func (c Config) Validate() error {
 		{"decision.calibration.remove", c.Decision.Calibration.Remove, c.Decision.MinConfidence.Remove}} {
 		cc := cal.c
 		if !cc.Set() {
-			if len(cc.Features) > 0 || len(cc.Weights) > 0 || cc.Intercept != 0 || cc.NumbersVeto {
+			if len(cc.Features) > 0 || len(cc.Weights) > 0 || cc.Intercept != 0 || cc.NumbersVeto || cc.RefuseCutSequences {
 				bad(cal.field+".min_confidence", "missing: a calibration without its confidence")
 			}
 			continue

@@ -62,6 +62,11 @@ type Calibration struct {
 	// Veto is the start model with the numbers veto and its own
 	// confidence (remove only; zero otherwise).
 	Veto *CVFigure `json:"numbers_veto,omitempty"`
+	// CutRefused is the start model refusing the pairs whose word
+	// sequence was cut ([similarity.PurposeModel.RefuseSeqCut]), its
+	// confidence chosen on each training part as Confidence's (remove
+	// only, when some pair has a cut sequence; nil otherwise).
+	CutRefused *CVFigure `json:"cut_sequences_refused,omitempty"`
 	// LCS is the LCS ratio with its threshold chosen on each training
 	// part (best F1); LCSAtTarget the same held to the target (the best
 	// F1 among the thresholds whose precision there, at the lower end of
@@ -74,7 +79,8 @@ type Calibration struct {
 	RefitVsConfidence Paired  `json:"refit_vs_confidence"`
 	VetoVsConfidence  *Paired `json:"veto_vs_confidence,omitempty"`
 	// Chosen names the row chosen: "shipped", "calibrated confidence",
-	// "refit" or "numbers veto"; ChosenFigure is its figures.
+	// "refit", "numbers veto" or "cut sequences refused"; ChosenFigure
+	// is its figures.
 	Chosen       string   `json:"chosen"`
 	ChosenFigure CVFigure `json:"chosen_figure"`
 	// MinConfidence is the chosen decision's confidence: the start
@@ -85,6 +91,9 @@ type Calibration struct {
 	// every pair when Chosen is "refit", with NumbersVeto when "numbers
 	// veto").
 	Model similarity.Model `json:"model"`
+	// RefuseSeqCut reports that the chosen decision refuses the pairs
+	// whose word sequence was cut (Chosen "cut sequences refused").
+	RefuseSeqCut bool `json:"refuse_cut_sequences"`
 	// HoldsTarget reports that the chosen decision's pooled
 	// cross-validated precision reaches the target.
 	HoldsTarget bool `json:"holds_target"`
@@ -170,60 +179,65 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	veto := start.Seq
 	veto.NumbersVeto = true
 	withVeto := o.Purpose == similarity.PurposeRemove && !start.Seq.NumbersVeto
-	var shipped, conf, refit, vetoed, ratio, ratioFloor []foldScore
-	for r := range repeats {
-		rng := outerRand(o.Seed, r)
-		folds := dealFolds(sets, k, rng)
-		for f := range k {
-			trainIdx, tests := splitFold(sets, folds, f)
-			cConf, _ := confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor)
-			fitted := fitToward(sets, trainIdx, start.Seq, truth, penalty)
-			inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(o.Seed, r, k, f))
-			cRefit := innerConfidence(sets, inner, start.Seq, truth, penalty, floor)
-			cVeto := 0.0
-			if withVeto {
-				cVeto, _ = confidenceAtFloor(sets, trainIdx, veto, truth, floor)
-			}
-			for si, s := range sets {
-				isDup := s.isDup(truth)
-				js := make([]Judged, len(trainIdx[si]))
-				for j, i := range trainIdx[si] {
-					js[j] = Judged{Score: lcs.Score(&s.Scored[i].Scores), Dup: isDup(&s.Scored[i])}
-				}
-				curve := Curve(js, false)
-				t := Best(curve).Threshold
-				tf := atFloor(curve, floor)
-				n := len(tests[si])
-				gold := make([]bool, n)
-				pS, pC, pR, pV, pL, pF := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-				for j, i := range tests[si] {
-					sp := &s.Scored[i]
-					gold[j] = isDup(sp)
-					v := lcs.Score(&sp.Scores)
-					pL[j] = !math.IsNaN(v) && v >= t
-					pF[j] = !math.IsNaN(v) && v >= tf
-					if !sp.Candidate || o.Purpose == similarity.PurposeRemove && sp.Remove.Refused {
-						continue
-					}
-					p := start.Seq.Probability(&sp.Scores)
-					pS[j] = p >= start.MinConfidence
-					pC[j] = p >= cConf
-					pR[j] = fitted.Probability(&sp.Scores) >= cRefit
-					pV[j] = withVeto && veto.Probability(&sp.Scores) >= cVeto
-				}
-				add := func(dst *[]foldScore, pred []bool) {
-					pt := Verdicts(pred, gold)
-					*dst = append(*dst, foldScore{pt.Precision, pt.Recall, pt.F1, pt.TP, pt.FP})
-				}
-				add(&shipped, pS)
-				add(&conf, pC)
-				add(&refit, pR)
-				add(&vetoed, pV)
-				add(&ratio, pL)
-				add(&ratioFloor, pF)
-			}
-		}
+	withCut := false
+	for _, s := range sets {
+		withCut = withCut || o.Purpose == similarity.PurposeRemove && !start.RefuseSeqCut && slices.ContainsFunc(s.Scored, func(sp ScoredPair) bool { return sp.SeqCut && sp.Candidate })
 	}
+	var shipped, conf, refit, vetoed, cutRefused, ratio, ratioFloor []foldScore
+	eachFold(sets, k, repeats, o.Seed, truth, func(trainIdx, tests [][]int, inner []innerSplit) {
+		cConf, _ := confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor, false)
+		cCut := 0.0
+		if withCut {
+			cCut, _ = confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor, true)
+		}
+		fitted := fitToward(sets, trainIdx, start.Seq, truth, penalty)
+		cRefit := innerConfidence(sets, inner, start.Seq, truth, penalty, floor)
+		cVeto := 0.0
+		if withVeto {
+			cVeto, _ = confidenceAtFloor(sets, trainIdx, veto, truth, floor, false)
+		}
+		for si, s := range sets {
+			isDup := s.isDup(truth)
+			js := make([]Judged, len(trainIdx[si]))
+			for j, i := range trainIdx[si] {
+				js[j] = Judged{Score: lcs.Score(&s.Scored[i].Scores), Dup: isDup(&s.Scored[i])}
+			}
+			curve := Curve(js, false)
+			t := Best(curve).Threshold
+			tf := atFloor(curve, floor)
+			n := len(tests[si])
+			gold := make([]bool, n)
+			pS, pC, pR, pV, pL, pF := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+			pK := make([]bool, n)
+			for j, i := range tests[si] {
+				sp := &s.Scored[i]
+				gold[j] = isDup(sp)
+				v := lcs.Score(&sp.Scores)
+				pL[j] = !math.IsNaN(v) && v >= t
+				pF[j] = !math.IsNaN(v) && v >= tf
+				if !sp.Candidate || o.Purpose == similarity.PurposeRemove && sp.Remove.Refused {
+					continue
+				}
+				p := start.Seq.Probability(&sp.Scores)
+				pS[j] = p >= start.MinConfidence
+				pC[j] = p >= cConf
+				pR[j] = fitted.Probability(&sp.Scores) >= cRefit
+				pV[j] = withVeto && veto.Probability(&sp.Scores) >= cVeto
+				pK[j] = withCut && !sp.SeqCut && p >= cCut
+			}
+			add := func(dst *[]foldScore, pred []bool) {
+				pt := Verdicts(pred, gold)
+				*dst = append(*dst, foldScore{pt.Precision, pt.Recall, pt.F1, pt.TP, pt.FP})
+			}
+			add(&shipped, pS)
+			add(&conf, pC)
+			add(&refit, pR)
+			add(&vetoed, pV)
+			add(&cutRefused, pK)
+			add(&ratio, pL)
+			add(&ratioFloor, pF)
+		}
+	})
 	c.Shipped = summarize(fmt.Sprintf("shipped (min_confidence %.2f)", start.MinConfidence), len(start.Seq.Features)+1, shipped)
 	c.Confidence = summarize("calibrated confidence", len(start.Seq.Features)+2, conf)
 	c.Refit = summarize("refit coefficients", 2*len(start.Seq.Features)+2, refit)
@@ -237,6 +251,10 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 		v := summarize("numbers veto", len(start.Seq.Features)+2, vetoed)
 		c.Veto = &v
 		c.VetoVsConfidence = paired(vetoed, conf)
+	}
+	if withCut {
+		f := summarize("cut sequences refused", len(start.Seq.Features)+2, cutRefused)
+		c.CutRefused = &f
 	}
 	all := make([][]int, len(sets))
 	for si, s := range sets {
@@ -263,6 +281,9 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	}
 	if withVeto {
 		rows = append(rows, row{"numbers veto", *c.Veto, vetoed, enough})
+	}
+	if withCut {
+		rows = append(rows, row{"cut sequences refused", *c.CutRefused, cutRefused, true})
 	}
 	holds := func(f CVFigure) bool { return f.Recall > 0 && f.PooledPrecision >= floor }
 	best := 0
@@ -294,14 +315,17 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 		c.MinConfidence, c.Model = start.MinConfidence, start.Seq
 	case "calibrated confidence":
 		c.Model = start.Seq
-		c.MinConfidence, _ = confidenceAtFloor(sets, all, start.Seq, truth, floor)
+		c.MinConfidence, _ = confidenceAtFloor(sets, all, start.Seq, truth, floor, false)
+	case "cut sequences refused":
+		c.Model, c.RefuseSeqCut = start.Seq, true
+		c.MinConfidence, _ = confidenceAtFloor(sets, all, start.Seq, truth, floor, true)
 	case "refit":
 		c.Model = fitToward(sets, all, start.Seq, truth, penalty)
 		inner := innerSplits(sets, all, truth, innerFolds, innerRand(o.Seed, repeats, k, 0))
 		c.MinConfidence = innerConfidence(sets, inner, start.Seq, truth, penalty, floor)
 	case "numbers veto":
 		c.Model = veto
-		c.MinConfidence, _ = confidenceAtFloor(sets, all, veto, truth, floor)
+		c.MinConfidence, _ = confidenceAtFloor(sets, all, veto, truth, floor, false)
 	}
 	c.HoldsTarget = holds(c.ChosenFigure)
 	if !c.HoldsTarget {
@@ -315,18 +339,32 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 // model m, judged on the given pairs of every set (indexes into its
 // Scored), has the best F1 averaged over the sets among those whose
 // precision over all sets' accepted pairs reaches floor, and whether one
-// does; else the last confidence.
-func confidenceAtFloor(sets []*CVSet, pairs [][]int, m similarity.Model, t Truth, floor float64) (float64, bool) {
+// does; else the last confidence. With cut, the pairs whose word
+// sequence was cut are refused ([similarity.PurposeModel.RefuseSeqCut]).
+func confidenceAtFloor(sets []*CVSet, pairs [][]int, m similarity.Model, t Truth, floor float64, cut bool) (float64, bool) {
 	judged := make([]judgedPairs, len(sets))
 	dups := make([]int, len(sets))
 	for si, s := range sets {
 		isDup := s.isDup(t)
 		judged[si], dups[si] = judgeCandidates(len(pairs[si]), func(j int) (*ScoredPair, bool) {
 			sp := &s.Scored[pairs[si][j]]
-			return sp, isDup(sp)
+			return judgedAs(sp, t, cut), isDup(sp)
 		}, &m)
 	}
 	return pickAtFloor(judged, dups, floor)
+}
+
+// judgedAs returns sp as a confidence is chosen on it under t: a pair the
+// remove decision refuses at any confidence ([ModeVerdict.Refused], and
+// with cut a pair whose word sequence was cut) is no candidate of a
+// remove decision, so it cannot hold a confidence back.
+func judgedAs(sp *ScoredPair, t Truth, cut bool) *ScoredPair {
+	if t.Purpose != similarity.PurposeRemove || !(sp.Remove.Refused || cut && sp.SeqCut) || !sp.Candidate {
+		return sp
+	}
+	c := *sp
+	c.Candidate = false
+	return &c
 }
 
 // pickAtFloor is confidenceAtFloor on judged pairs, dups[si] the
@@ -400,7 +438,7 @@ func innerConfidence(sets []*CVSet, splits []innerSplit, prior similarity.Model,
 			isDup := s.isDup(t)
 			js, d := judgeCandidates(len(sp.judge[si]), func(j int) (*ScoredPair, bool) {
 				p := &s.Scored[sp.judge[si][j]]
-				return p, isDup(p)
+				return judgedAs(p, t, false), isDup(p)
 			}, &m)
 			judged[si] = append(judged[si], js...)
 			dups[si] += d + sp.missed[si]

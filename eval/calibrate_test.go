@@ -112,3 +112,28 @@ func TestCalibrateTooFewPairs(t *testing.T) {
 		t.Error("Calibrate on pairs of one kind: no error")
 	}
 }
+
+// TestCalibrateChoosesCutRefusal: a remove set whose only pairs judged
+// otherwise among the likely ones have a cut word sequence: refusing cut
+// sequences lets the confidence come down, and calibrate chooses it.
+func TestCalibrateChoosesCutRefusal(t *testing.T) {
+	var sp []ScoredPair
+	for i := range 300 {
+		s := similarity.Scores{LCS: 0.97 - 0.1*float64(i%5)/4, Divergence: 0, Jaccard: 0.9, LengthRatio: 1, HasLCS: true}
+		label, cut := 3, false
+		switch i % 6 {
+		case 1:
+			label, cut = 0, true // alike in its first words, apart after them
+		case 2:
+			s.LCS, s.Jaccard, s.Divergence, label = 0.4, 0.3, 0.8, 0
+		}
+		sp = append(sp, ScoredPair{Label: label, Scores: s, Candidate: true, SeqCut: cut})
+	}
+	c, err := Calibrate([]*CVSet{NewPairCVSet("manuals", sp)}, CalibrateOptions{Purpose: similarity.PurposeRemove, MinPrecision: 0.99, Repeats: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CutRefused == nil || c.Chosen != "cut sequences refused" || !c.RefuseSeqCut || !c.HoldsTarget {
+		t.Errorf("chosen %s (refuse %v, holds %v); want cut sequences refused", c.Chosen, c.RefuseSeqCut, c.HoldsTarget)
+	}
+}

@@ -717,7 +717,7 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 	}
 	shipped := similarity.DefaultModel(truth.Purpose)
 	seq := fitPooled(sets, all, shipped.Seq.Features, truth, penalty)
-	seq.NumbersVeto = shipped.Seq.NumbersVeto
+	seq.NumbersVeto, seq.NumbersOnly = shipped.Seq.NumbersVeto, shipped.Seq.NumbersOnly
 	return FittedModel{
 		Truth:        truth.Name,
 		Seq:          seq,
@@ -763,6 +763,21 @@ func dealFolds(sets []*CVSet, k int, rng *rand.Rand) [][]int {
 		folds[si] = s.folds(k, rng)
 	}
 	return folds
+}
+
+// eachFold calls fn for each outer fold of each repeat of a repeated
+// stratified k-fold cross-validation of sets under seed (the folds of
+// [CrossValidate] and [Calibrate]), in order, with the fold's training
+// and test parts ([splitFold]) and the inner splits of its training part
+// under t ([innerSplits], [innerRand]).
+func eachFold(sets []*CVSet, k, repeats int, seed uint64, t Truth, fn func(trainIdx, tests [][]int, inner []innerSplit)) {
+	for r := range repeats {
+		folds := dealFolds(sets, k, outerRand(seed, r))
+		for f := range k {
+			trainIdx, tests := splitFold(sets, folds, f)
+			fn(trainIdx, tests, innerSplits(sets, trainIdx, t, innerFolds, innerRand(seed, r, k, f)))
+		}
+	}
 }
 
 // innerSplits deals the training part (trainIdx, per set, indexes into

@@ -163,7 +163,7 @@ func FitModel(sets [][]ScoredPair, fs []similarity.Feature, isDup func(*ScoredPa
 // fitToward fits prior's features to the candidate pairs of the given
 // pairs of every set (indexes into its Scored), the truth read per set's
 // mode, with the weights' L2 penalty on their distance from prior's, and
-// keeps prior's NumbersVeto.
+// keeps prior's NumbersVeto and NumbersOnly.
 func fitToward(sets []*CVSet, pairs [][]int, prior similarity.Model, t Truth, penalty float64) similarity.Model {
 	var ex []fitExample
 	for si, s := range sets {
@@ -188,7 +188,7 @@ func fitToward(sets []*CVSet, pairs [][]int, prior similarity.Model, t Truth, pe
 	}
 	p := append([]float64{prior.Intercept}, prior.Weights...)
 	beta := fitLogisticToward(ex, len(prior.Features), penalty, p)
-	return similarity.Model{Features: prior.Features, Weights: beta[1:], Intercept: beta[0], NumbersVeto: prior.NumbersVeto}
+	return similarity.Model{Features: prior.Features, Weights: beta[1:], Intercept: beta[0], NumbersVeto: prior.NumbersVeto, NumbersOnly: prior.NumbersOnly}
 }
 
 // nonCandidateRate is the share of duplicates among the pairs that fail

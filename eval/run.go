@@ -149,6 +149,11 @@ type ScoredPair struct {
 	// Legacy is the verdict of the hand-tuned decision the models
 	// replaced, kept for comparison ([LegacyDecision]).
 	Legacy bool
+	// Capped reports that a side was cut at the signing caps (so
+	// Remove.Refused); SeqCut that a side's word sequence was cut
+	// ([similarity.Signature.SeqCut]), for a rule [NumbersOnlyCV]
+	// measures but the decisions do not apply (docs/calibration.md).
+	Capped, SeqCut bool
 }
 
 // ModeVerdict is a mode decision's verdict on a pair.
@@ -208,6 +213,7 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 		sp.Group = ModeVerdict{Duplicate: g.Duplicate, Probability: fullProbability(o.Group, g, &sp.Scores)}
 		sp.Remove = ModeVerdict{Duplicate: resultlist.Removable(r), Probability: fullProbability(o.Remove, r, &sp.Scores),
 			Refused: sigs[a].Capped || sigs[b].Capped}
+		sp.Capped, sp.SeqCut = sigs[a].Capped || sigs[b].Capped, sigs[a].SeqCut() || sigs[b].SeqCut()
 		sp.Legacy = legacy.Decide(sigs[a], sigs[b]).Duplicate
 		return sp
 	}

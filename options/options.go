@@ -102,14 +102,15 @@ func purposeDecision(c config.Config, p similarity.Purpose) (similarity.Decision
 
 // Calibrated returns the purpose's models under the calibration cal (at
 // YAML path key): the shipped models with cal's confidence, cal's
-// coefficients when it has them, and the numbers veto when it asks.
+// coefficients when it has them, and the numbers veto and the refusal of
+// cut sequences when it asks.
 // Its Calibration says where it comes from, and flags a calibration
 // whose cross-validated precision did not hold its target.
 func Calibrated(p similarity.Purpose, cal config.Calibrated, key string) (*similarity.PurposeModel, error) {
 	pm := *similarity.DefaultModel(p)
 	pm.MinConfidence = cal.MinConfidence
 	if len(cal.Features) > 0 {
-		m := similarity.Model{Intercept: cal.Intercept, Weights: cal.Weights}
+		m := similarity.Model{Intercept: cal.Intercept, Weights: cal.Weights, NumbersOnly: pm.Seq.NumbersOnly}
 		for _, name := range cal.Features {
 			var f similarity.Feature
 			if err := f.UnmarshalText([]byte(name)); err != nil {
@@ -122,6 +123,7 @@ func Calibrated(p similarity.Purpose, cal config.Calibrated, key string) (*simil
 	if cal.NumbersVeto {
 		pm.Seq.NumbersVeto, pm.NoSeq.NumbersVeto = true, true
 	}
+	pm.RefuseSeqCut = cal.RefuseCutSequences
 	if pm.MinConfidence > pm.Ceiling() {
 		return nil, fmt.Errorf("config: %s.min_confidence: %g is above the highest probability the calibrated model gives any pair (%.4f)", key, cal.MinConfidence, pm.Ceiling())
 	}

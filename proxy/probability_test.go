@@ -56,7 +56,7 @@ func winnowNotes(t *testing.T, body string) []map[string]any {
 func TestWinnowProbability(t *testing.T) {
 	d := startDemo(t, demo.Options{})
 	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 3 * time.Second})
-	q := base + "/llvm/_search?q=benchmark+tips+code+review&size=4"
+	q := base + "/llvm/_search?q=benchmark+tips+code+review&size=10"
 
 	check := func(t *testing.T, params, decision string, inRange func(p float64) bool) (bounds int) {
 		t.Helper()
@@ -95,8 +95,11 @@ func TestWinnowProbability(t *testing.T) {
 	})
 	t.Run("remove keeps with its probability", func(t *testing.T) {
 		minConf := similarity.DefaultModel(similarity.PurposeRemove).MinConfidence
-		// The demo's releases of CodeReview and Benchmarking are kept
-		// with a bound: the decision stopped aligning them.
+		// Some of the demo's releases of CodeReview, Benchmarking and
+		// GettingStartedTutorials are kept with a bound: the decision
+		// stopped aligning them (size=10: three releases of Benchmarking
+		// whose words agree and whose version numbers differ fill the
+		// first places, kept at 0 by the numbers-only rule).
 		if n := check(t, "&winnow_mode=remove", "remove", func(p float64) bool { return p >= 0 && p < minConf }); n == 0 {
 			t.Error("remove mode kept no near-duplicate with a bounded probability; the demo's kept releases are rejected by a bound")
 		}

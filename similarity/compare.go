@@ -137,6 +137,11 @@ type Scores struct {
 	// token, so two pages that differ only in prices, counts or
 	// catalogue numbers have LCS ratio 1 and this tells them apart.
 	NumbersDiffer int
+	// NumbersOfNote is how many of the differing numbers are not dates,
+	// times or counters ([NumbersOfNote]): by [Compare] with
+	// NumbersDiffer when it is positive, by [Decision.Decide] only for a
+	// pair the numbers-only rule ([Model.NumbersOnly]) reads; else 0.
+	NumbersOfNote int
 }
 
 // LCSStage is how far the LCS of [Compare] went, cheapest first.
@@ -260,9 +265,17 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 		s.Bag = BagRatio(a.Seq, b.Seq)
 	}
 	if o.Numbers {
-		s.NumbersDiffer, s.HasNumbers = NumbersDiffer(a, b)
+		s.numbers(a, b)
 	}
 	return s
+}
+
+// numbers fills NumbersDiffer, NumbersOfNote and HasNumbers.
+func (s *Scores) numbers(a, b *Signature) {
+	s.NumbersDiffer, s.HasNumbers = NumbersDiffer(a, b)
+	if s.NumbersDiffer > 0 {
+		s.NumbersOfNote, _ = NumbersOfNote(a, b)
+	}
 }
 
 // compareLCS fills the LCS scores of s for the sequences a and b.

@@ -640,6 +640,11 @@ type Verdict struct {
 	// have accepted because a side ('a' or 'b') was cut at the signing
 	// caps ([Signature.Capped]): its end is unread.
 	Capped byte
+	// SeqCut is non-zero when a remove decision whose model refuses cut
+	// sequences ([PurposeModel.RefuseSeqCut]) refused a pair it would
+	// have accepted because the word sequence of a side ('a' or 'b') was
+	// cut ([Signature.SeqCut]): its end is not aligned.
+	SeqCut byte
 	// Candidates holds the result of each candidate test, in order.
 	Candidates []TestResult
 	// Verify is the verification result, or the strong-accept test's
@@ -727,6 +732,9 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 	}
 	v.Relation = v.Scores.Containment
 	if d.wantsNumbers() {
+		// NumbersOfNote (an alignment of the numbers) waits for the
+		// numbers-only rule to need it: verifyByModel, once the LCS
+		// ratio reaches the rule's.
 		v.Scores.NumbersDiffer, v.Scores.HasNumbers = NumbersDiffer(a, b)
 		if d.Exact && v.Scores.NumbersDiffer > 0 {
 			v.NumberPairs = NumberPairs(a, b)
@@ -744,7 +752,8 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		v.Verify = accept
 		v.Duplicate = true
 		v.Probability = math.NaN() // no alignment, no model
-	case isModel && d.Accept.Method == MethodDefault && d.models().NoSeq.Probability(&v.Scores) >= max(vt.Threshold, DefaultModelAccept):
+	case isModel && d.Accept.Method == MethodDefault && !d.models().Seq.mayRefuseNumbers(&v.Scores) &&
+		d.models().NoSeq.Probability(&v.Scores) >= max(vt.Threshold, DefaultModelAccept):
 		pm := d.models()
 		v.Step = StepAccept
 		v.Model = &pm.NoSeq
@@ -795,11 +804,18 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		// A page cut at the size caps was not read to its end: whatever
 		// follows may be what a reader would lose, so the pair is never
 		// content-equivalent (it stays a near-duplicate for grouping).
+		// A calibration may refuse a page whose word sequence was cut:
+		// the alignment read its first words only.
+		cut := isModel && d.models().RefuseSeqCut
 		switch {
 		case a.Capped:
 			v.Duplicate, v.Capped = false, 'a'
 		case b.Capped:
 			v.Duplicate, v.Capped = false, 'b'
+		case cut && a.SeqCut():
+			v.Duplicate, v.SeqCut = false, 'a'
+		case cut && b.SeqCut():
+			v.Duplicate, v.SeqCut = false, 'b'
 		}
 	}
 	if v.Duplicate && v.Relation == RelationNone {
@@ -847,6 +863,9 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 		v.Verify.Value = v.Probability
 		return
 	}
+	if pm.Seq.mayRefuseNumbers(&v.Scores) && v.Scores.LCS >= pm.Seq.NumbersOnly {
+		v.Scores.NumbersOfNote, _ = NumbersOfNote(a, b)
+	}
 	v.Probability = pm.Seq.Probability(&v.Scores)
 	v.Verify.Value = v.Probability
 	v.Verify.Pass = v.Probability >= vt.Threshold
@@ -868,6 +887,8 @@ func (v Verdict) String() string {
 		return rel + " (" + string(v.Short) + " too short)"
 	case v.Capped != 0:
 		return rel + " (" + string(v.Capped) + " cut at the size cap)"
+	case v.SeqCut != 0:
+		return rel + " (" + string(v.SeqCut) + "'s word sequence cut)"
 	case v.Gated:
 		return rel + " (simhash gate)"
 	case v.Step == StepVerify && v.NoSeq:
@@ -981,6 +1002,9 @@ func (v Verdict) Explain() string {
 	}
 	if v.Capped != 0 {
 		fmt.Fprintf(&b, "; but %c was cut at the size cap and its end is unread, so it is not content-equivalent", v.Capped)
+	}
+	if v.SeqCut != 0 {
+		fmt.Fprintf(&b, "; but %c's word sequence was cut at signature.max_seq and its end is not aligned, so it is not content-equivalent", v.SeqCut)
 	}
 	switch v.Relation {
 	case RelationContains:

@@ -35,6 +35,13 @@ type PurposeModel struct {
 	// CalibrationFlagged reports a calibration whose cross-validated
 	// precision did not hold the target it was fitted for.
 	CalibrationFlagged bool
+	// RefuseSeqCut makes a remove decision refuse a pair whose word
+	// sequence was cut on either side ([Signature.SeqCut]), as it
+	// refuses a page cut at the signing caps: the alignment did not read
+	// its end. Off in the shipped model (it loses recall beyond the
+	// spread on llvm-docs at min_confidence 0.9); `winnow calibrate`
+	// turns it on where the pairs say it wins (docs/calibration.md).
+	RefuseSeqCut bool
 }
 
 // DefaultModel returns the fitted models of the purpose p.
@@ -89,6 +96,13 @@ var removeModel = PurposeModel{
 		Features:  []Feature{FeatureLCSGap, FeatureDivergence, FeatureJaccard},
 		Weights:   []float64{5.5254, -3.9755, 3.8611},
 		Intercept: -5.4196,
+		// Two pages whose words agree entirely and whose numbers differ
+		// in one that is not a date, time or counter are two items, not
+		// one page: the numbers-only rule at LCS ratio 1, the widest
+		// ratio whose precision and F1 lose no more than their
+		// fold-to-fold spread on every dev set under cross-validation
+		// (eval.NumbersOnlyCV, docs/calibration.md).
+		NumbersOnly: 1,
 	},
 	NoSeq: Model{
 		Features:  []Feature{FeatureJaccard},

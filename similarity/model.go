@@ -221,16 +221,37 @@ type Model struct {
 	// removable", a fixed rule over the fitted model. A -cv candidate for
 	// the remove decision (docs/calibration.md).
 	NumbersVeto bool `json:",omitempty"`
+	// NumbersOnly, when positive, gives probability 0 to a pair whose
+	// word sequences agree to an LCS ratio of at least NumbersOnly and
+	// whose numbers differ in one that is not a date, time or counter
+	// ([Scores.NumbersOfNote]): two pages that differ only in a price, a
+	// stock count, a catalogue number or a version are different items,
+	// not one page fetched twice. Narrower than NumbersVeto: a page
+	// whose words changed too, or whose clock moved, is left to the
+	// model.
+	NumbersOnly float64 `json:",omitempty"`
 }
 
-// vetoed reports whether the model's NumbersVeto refuses s.
+// vetoed reports whether the model's NumbersVeto or NumbersOnly refuses s.
 func (m *Model) vetoed(s *Scores) bool {
-	return m.NumbersVeto && (!s.HasNumbers || s.NumbersDiffer > 0)
+	return m.NumbersVeto && (!s.HasNumbers || s.NumbersDiffer > 0) || m.numbersOnly(s)
+}
+
+// numbersOnly reports whether the model's NumbersOnly rule refuses s.
+func (m *Model) numbersOnly(s *Scores) bool {
+	return m.NumbersOnly > 0 && s.HasNumbers && s.NumbersOfNote > 0 && s.HasLCS && s.LCS >= m.NumbersOnly
+}
+
+// mayRefuseNumbers reports whether the model's NumbersOnly rule may
+// refuse s once its LCS ratio and its numbers of note are known: a pair
+// whose numbers differ is not accepted without the alignment.
+func (m *Model) mayRefuseNumbers(s *Scores) bool {
+	return m.NumbersOnly > 0 && s.HasNumbers && s.NumbersDiffer > 0
 }
 
 // usesNumbers reports whether the model reads [Scores.NumbersDiffer].
 func (m *Model) usesNumbers() bool {
-	return m.NumbersVeto || m.uses(FeatureNumbers)
+	return m.NumbersVeto || m.NumbersOnly > 0 || m.uses(FeatureNumbers)
 }
 
 // Logit returns the model's log-odds for s, -Inf when its NumbersVeto
@@ -365,7 +386,10 @@ func (m *Model) Explain(s *Scores) string {
 		fmt.Fprintf(&b, "%s %.2f (%+.1f), ", c.Feature, c.Value, c.LogOdds())
 	}
 	fmt.Fprintf(&b, "intercept %+.1f", m.Intercept)
-	if m.vetoed(s) {
+	if m.numbersOnly(s) {
+		b.WriteString(", only numbers differ (-Inf)")
+	}
+	if m.NumbersVeto && m.vetoed(s) {
 		b.WriteString(", numbers veto (-Inf)")
 	}
 	return b.String()

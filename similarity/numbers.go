@@ -117,18 +117,8 @@ func NumberPairs(a, b *Signature) []NumberPair {
 	}
 	x, y := a.Numbers[:min(len(a.Numbers), MaxNumbers)], b.Numbers[:min(len(b.Numbers), MaxNumbers)]
 	n, m := len(x), len(y)
-	// l[i][j] is the LCS length of x[i:] and y[j:].
-	l := make([]uint16, (n+1)*(m+1))
+	l := numbersLCS(x, y)
 	at := func(i, j int) uint16 { return l[i*(m+1)+j] }
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			v := max(at(i+1, j), at(i, j+1))
-			if x[i] == y[j] {
-				v = at(i+1, j+1) + 1
-			}
-			l[i*(m+1)+j] = v
-		}
-	}
 	var out []NumberPair
 	var ga, gb []uint64 // the current gap's unmatched numbers
 	flush := func() {
@@ -164,6 +154,142 @@ func NumberPairs(a, b *Signature) []NumberPair {
 	flush()
 	return out
 }
+
+// numbersLCS returns the table of the longest common subsequence of the
+// number codes x and y: at (i, j), index i*(len(y)+1)+j, the LCS length
+// of x[i:] and y[j:].
+func numbersLCS(x, y []uint64) []uint16 {
+	n, m := len(x), len(y)
+	l := make([]uint16, (n+1)*(m+1))
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			v := max(l[(i+1)*(m+1)+j], l[i*(m+1)+j+1])
+			if x[i] == y[j] {
+				v = l[(i+1)*(m+1)+j+1] + 1
+			}
+			l[i*(m+1)+j] = v
+		}
+	}
+	return l
+}
+
+// NumbersOfNote returns how many of the numbers that differ between a
+// and b are not dates, times or counters: of the numbers the alignment
+// of [NumberPairs] leaves unmatched, the larger of the counts on a and on
+// b (as [NumbersDiffer] counts), where a number counts unless
+// it reads as a year (1900–2099) or a word next to it in the page's
+// word sequence (the nearest word before and after its run of numbers)
+// is one of [noiseWords] (months, weekdays, am/pm, "posted", "views",
+// "page", "copyright", …). Prices, stock counts, catalogue numbers and
+// versions count; the visitor counter, the clock and the pagination of
+// a page fetched twice do not. A number beyond the word sequence
+// ([Signature.Seq] cut or absent) counts. known as for [NumbersDiffer].
+// Cost: the alignment's O(128²) table, so it is for pairs whose numbers
+// differ, not for every pair.
+func NumbersOfNote(a, b *Signature) (n int, known bool) {
+	if a.Numbers == nil || b.Numbers == nil {
+		return 0, false
+	}
+	x, y := a.Numbers[:min(len(a.Numbers), MaxNumbers)], b.Numbers[:min(len(b.Numbers), MaxNumbers)]
+	nx, ny := len(x), len(y)
+	l := numbersLCS(x, y)
+	at := func(i, j int) uint16 { return l[i*(ny+1)+j] }
+	px, py := numberPositions(a.Seq, nx), numberPositions(b.Seq, ny)
+	note := func(seq []uint32, pos []int, codes []uint64, k int) int {
+		if k >= len(pos) || !noise(seq, pos[k], codes[k]) {
+			return 1
+		}
+		return 0
+	}
+	onA, onB := 0, 0
+	i, j := 0, 0
+	for i < nx && j < ny {
+		switch {
+		case x[i] == y[j] && at(i, j) == at(i+1, j+1)+1:
+			i++
+			j++
+		case at(i+1, j) >= at(i, j+1):
+			onA += note(a.Seq, px, x, i)
+			i++
+		default:
+			onB += note(b.Seq, py, y, j)
+			j++
+		}
+	}
+	for ; i < nx; i++ {
+		onA += note(a.Seq, px, x, i)
+	}
+	for ; j < ny; j++ {
+		onB += note(b.Seq, py, y, j)
+	}
+	n = max(onA, onB)
+	return n, true
+}
+
+// numberPositions returns the positions in seq of its first k numbers
+// (the tokens [Sign] wrote as [numberHash]), fewer when seq holds fewer.
+func numberPositions(seq []uint32, k int) []int {
+	pos := make([]int, 0, k)
+	for i, h := range seq {
+		if len(pos) == k {
+			break
+		}
+		if h == numberHash {
+			pos = append(pos, i)
+		}
+	}
+	return pos
+}
+
+// noise reports whether the number of code c at position p of seq reads
+// as a date, time or counter: a year by its value, or a noise word
+// nearest before or after its run of numbers.
+func noise(seq []uint32, p int, c uint64) bool {
+	if c&1 == 0 && c>>1 >= 1900 && c>>1 <= 2099 {
+		return true
+	}
+	i := p - 1
+	for i >= 0 && seq[i] == numberHash {
+		i--
+	}
+	if i >= 0 && noiseHashes[seq[i]] {
+		return true
+	}
+	j := p + 1
+	for j < len(seq) && seq[j] == numberHash {
+		j++
+	}
+	return j < len(seq) && noiseHashes[seq[j]]
+}
+
+// noiseWords are the words whose neighbouring numbers are dates, times
+// and counters, as canonical text spells them (lower case, English, and
+// the stems of the copycat-dev texts): the numbers that change between
+// two fetches of one page. Chosen by reading the numbers of the web dev
+// sets' content-equivalent pairs (docs/calibration.md).
+var noiseWords = []string{
+	"jan", "january", "januari", "feb", "february", "februari", "mar", "march", "apr", "april",
+	"may", "mai", "jun", "june", "jul", "july", "juli", "aug", "august", "sep", "sept", "september",
+	"septemb", "oct", "october", "octob", "nov", "november", "novemb", "dec", "december", "decemb",
+	"mon", "monday", "mondai", "tue", "tuesday", "tuesdai", "wed", "wednesday", "wednesdai",
+	"thu", "thursday", "thursdai", "fri", "friday", "fridai", "sat", "saturday", "saturdai",
+	"sun", "sunday", "sundai",
+	"am", "pm", "utc", "gmt", "date", "time", "times", "updated", "update", "updat", "modified", "modifi",
+	"posted", "post", "posts", "view", "views", "viewed", "read", "reads", "hit", "hits", "visits",
+	"visitor", "visitors", "comment", "comments", "repli", "replies", "reply", "page", "pages",
+	"copyright", "ago", "min", "mins", "minut", "minutes", "hour", "hours", "day", "dai", "days",
+	"week", "weeks", "month", "months", "year", "years", "sec", "second", "seconds", "online", "onlin",
+	"member", "members", "guest", "guests", "like", "likes",
+}
+
+// noiseHashes holds the [Signature.Seq] hashes of noiseWords.
+var noiseHashes = func() map[uint32]bool {
+	m := make(map[uint32]bool, len(noiseWords))
+	for _, w := range noiseWords {
+		m[uint32(xxh3.HashString(w))] = true
+	}
+	return m
+}()
 
 // numbersExplained returns "3 numbers differ: 1/6, 12/21, 4471/9032"
 // (at most 6 listed, then "…"; the list only when pairs were kept, see

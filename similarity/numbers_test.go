@@ -96,8 +96,9 @@ func TestNumbersCapped(t *testing.T) {
 }
 
 // TestRemoveExplainsNumbers: pages alike but for three numbers score LCS
-// 1; the remove decision's explanation names the numbers that differ,
-// and a model with the numbers veto refuses the pair.
+// 1; the remove decision refuses them by its numbers-only rule and its
+// explanation names the numbers that differ; with the rule off the model
+// alone reads them, and the numbers veto refuses them too.
 func TestRemoveExplainsNumbers(t *testing.T) {
 	a := numbersSig(fill(numbersPage, "1", "12", "4471"))
 	b := numbersSig(fill(numbersPage, "6", "21", "9032"))
@@ -106,15 +107,60 @@ func TestRemoveExplainsNumbers(t *testing.T) {
 	if want := "3 numbers differ: 1/6, 12/21, 4471/9032"; !strings.Contains(v.Explain(), want) {
 		t.Errorf("Explain = %q, want it to contain %q", v.Explain(), want)
 	}
-	veto := *DefaultModel(PurposeRemove)
+	if v.Duplicate || v.Probability != 0 || v.Scores.LCS != 1 || !strings.Contains(v.Explain(), "only numbers differ") {
+		t.Errorf("shipped remove decision: duplicate %v, P %v, LCS %v, %q; want refused at P 0 by the numbers-only rule", v.Duplicate, v.Probability, v.Scores.LCS, v.Explain())
+	}
+	if g := (Decision{Purpose: PurposeGroup}).Decide(&a, &b); !g.Duplicate {
+		t.Errorf("group decision: %s, want a duplicate", g.Explain())
+	}
+	without := *DefaultModel(PurposeRemove)
+	without.Seq.NumbersOnly = 0
+	d.Models = &without
+	if v := d.Decide(&a, &b); v.Probability < 0.5 || strings.Contains(v.Explain(), "only numbers differ") {
+		t.Errorf("without the numbers-only rule: %s, want the model's own probability", v.Explain())
+	}
+	veto := without
 	veto.Seq.NumbersVeto, veto.NoSeq.NumbersVeto = true, true
 	d.Models = &veto
 	if v := d.Decide(&a, &b); v.Duplicate || v.Probability != 0 || !strings.Contains(v.Explain(), "numbers veto") {
 		t.Errorf("with the numbers veto: duplicate %v, P %v, %q; want refused at P 0 and the veto named", v.Duplicate, v.Probability, v.Explain())
 	}
 	same := numbersSig(fill(numbersPage, "1", "12", "4471"))
+	d.Models = nil
 	if v := d.Decide(&a, &same); !v.Duplicate {
-		t.Errorf("with the numbers veto, an identical page: %s, want a duplicate", v.Explain())
+		t.Errorf("an identical page: %s, want a duplicate", v.Explain())
+	}
+}
+
+// TestNumbersOfNote: numbers next to dates, times and counters do not
+// count, prices, stock counts and catalogue numbers do.
+func TestNumbersOfNote(t *testing.T) {
+	const page = "forum thread about the new lens posted jan %s 2012 %s pm views %s " +
+		"the lens costs %s dollars and %s are in stock order number %s ships within two weeks"
+	for _, c := range []struct {
+		b    []string
+		diff int
+		note int
+	}{
+		{[]string{"12", "5", "310", "499", "3", "88120"}, 0, 0},
+		{[]string{"14", "7", "355", "499", "3", "88120"}, 3, 0}, // date, time, counter
+		{[]string{"12", "5", "310", "549", "3", "88120"}, 1, 1}, // price
+		{[]string{"12", "5", "310", "499", "1", "88120"}, 1, 1}, // stock
+		{[]string{"12", "5", "310", "499", "3", "88121"}, 1, 1}, // identifier
+		{[]string{"13", "5", "999", "549", "1", "88121"}, 5, 3},
+	} {
+		a := numbersSig(fill(page, "12", "5", "310", "499", "3", "88120"))
+		b := numbersSig(fill(page, c.b...))
+		diff, _ := NumbersDiffer(&a, &b)
+		note, known := NumbersOfNote(&a, &b)
+		if diff != c.diff || note != c.note || !known {
+			t.Errorf("%v: %d differ, %d of note (known %v); want %d and %d", c.b, diff, note, known, c.diff, c.note)
+		}
+	}
+	var old Signature
+	a := numbersSig(page)
+	if _, known := NumbersOfNote(&a, &old); known {
+		t.Error("a signature without numbers: known")
 	}
 }
 
@@ -140,6 +186,27 @@ func TestScoresRecordRoundTrip(t *testing.T) {
 // BenchmarkNumbersDiffer: the cost a remove decision adds to a candidate
 // pair, for pages of 128 numbers each (the cap) that differ in a third.
 func BenchmarkNumbersDiffer(b *testing.B) {
+	x, y := capPages()
+	b.ReportAllocs()
+	for b.Loop() {
+		NumbersDiffer(&x, &y)
+	}
+}
+
+// BenchmarkNumbersOfNote: the numbers-only rule's alignment of the
+// numbers, at the cap, a third differing (a remove decision runs it
+// only on a pair whose words agree to the rule's LCS ratio).
+func BenchmarkNumbersOfNote(b *testing.B) {
+	x, y := capPages()
+	b.ReportAllocs()
+	for b.Loop() {
+		NumbersOfNote(&x, &y)
+	}
+}
+
+// capPages returns two signatures of MaxNumbers prices each, a third of
+// them differing.
+func capPages() (Signature, Signature) {
 	var ta, tb strings.Builder
 	for i := range MaxNumbers {
 		ta.WriteString("price " + strconv.Itoa(i*37%1000) + " item ")
@@ -149,9 +216,44 @@ func BenchmarkNumbersDiffer(b *testing.B) {
 			tb.WriteString("price " + strconv.Itoa(i*37%1000) + " item ")
 		}
 	}
-	x, y := numbersSig(ta.String()), numbersSig(tb.String())
-	b.ReportAllocs()
-	for b.Loop() {
-		NumbersDiffer(&x, &y)
+	return numbersSig(ta.String()), numbersSig(tb.String())
+}
+
+// TestRemoveRefusesCutSequences: two pages alike in their first words and
+// apart after them, signed with a word sequence shorter than the pages:
+// the alignment reads only the alike part, so the shipped remove decision
+// may take them for content-equivalent; a model with RefuseSeqCut refuses
+// them and says why, and a page whose sequence is whole is unaffected.
+func TestRemoveRefusesCutSequences(t *testing.T) {
+	var words []string // 1,500 distinct words, a page's worth of text
+	for i := range 1500 {
+		words = append(words, string([]byte{'a' + byte(i%26), 'a' + byte(i/26%26), 'a' + byte(i/676)}))
+	}
+	head := strings.Join(words, " ")
+	sign := func(text string, maxSeq int) Signature {
+		return Sign(Input{Text: []byte(text), Tokens: strings.Fields(text), Sentences: []string{text}}, Options{MaxSeq: maxSeq})
+	}
+	tailA := strings.Repeat(" the reading room closes at noon on saturdays", 2)
+	tailB := strings.Repeat(" members borrow up to twenty items for a month", 2)
+	a, b := sign(head+tailA, 1500), sign(head+tailB, 1500)
+	if !a.SeqCut() || !b.SeqCut() {
+		t.Fatalf("premise: sequences of %d and %d words for %d and %d tokens, want both cut", len(a.Seq), len(b.Seq), a.Tokens, b.Tokens)
+	}
+	d := Decision{Purpose: PurposeRemove}
+	if v := d.Decide(&a, &b); !v.Duplicate {
+		t.Fatalf("premise: the shipped remove decision refuses: %s", v.Explain())
+	}
+	refuse := *DefaultModel(PurposeRemove)
+	refuse.RefuseSeqCut = true
+	d.Models = &refuse
+	if v := d.Decide(&a, &b); v.Duplicate || v.SeqCut != 'a' || !strings.Contains(v.Explain(), "word sequence was cut") {
+		t.Errorf("with RefuseSeqCut: %s (SeqCut %q), want refused as a's word sequence was cut", v.Explain(), v.SeqCut)
+	}
+	whole, same := sign(head+tailA, 0), sign(head+tailA, 0)
+	if whole.SeqCut() {
+		t.Fatal("premise: the default sequence is cut")
+	}
+	if v := d.Decide(&whole, &same); !v.Duplicate {
+		t.Errorf("with RefuseSeqCut, two whole sequences: %s, want a duplicate", v.Explain())
 	}
 }

@@ -113,3 +113,11 @@ const MinTokens = 5
 func (s *Signature) Empty() bool {
 	return s.Tokens < MinTokens
 }
+
+// SeqCut reports that the signature's word sequence ([Signature.Seq],
+// [Options.MaxSeq]) holds only the page's first words: an alignment
+// reads the page up to there, not to its end (the Jaccard and the other
+// families read it all).
+func (s *Signature) SeqCut() bool {
+	return len(s.Seq) > 0 && len(s.Seq) < s.Tokens
+}

@@ -106,8 +106,9 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 		}
 		cal := config.Calibrated{
 			Source: strings.Join(names, "+"), MinConfidence: c.MinConfidence,
-			NumbersVeto:     c.Model.NumbersVeto,
-			TargetPrecision: c.Target, Precision: round3(c.ChosenFigure.PooledPrecision),
+			NumbersVeto:        c.Model.NumbersVeto,
+			RefuseCutSequences: c.RefuseSeqCut,
+			TargetPrecision:    c.Target, Precision: round3(c.ChosenFigure.PooledPrecision),
 			Recall: round3(c.ChosenFigure.Recall), F1: round3(c.ChosenFigure.F1),
 			Pairs: c.Pairs, HoldsTarget: c.HoldsTarget,
 		}
@@ -201,6 +202,9 @@ func writeCalibrationText(w io.Writer, c *eval.Calibration, names []string) {
 	row("refit coefficients", c.Refit)
 	if c.Veto != nil {
 		row("numbers veto", *c.Veto)
+	}
+	if c.CutRefused != nil {
+		row("cut sequences refused", *c.CutRefused)
 	}
 	row("LCS ratio (own threshold)", c.LCS)
 	if c.LCSAtTarget != nil {
@@ -446,6 +450,7 @@ func (ps *pairSigner) score(ctx context.Context, dir string, r pairRow) (eval.Sc
 	}
 	sp := eval.ScoredPair{Label: r.label, Candidate: similarity.Decision{}.IsCandidate(a, b)}
 	sp.Scores = similarity.Compare(a, b, eval.ScoreOptions())
-	sp.Remove.Refused = a.Capped || b.Capped
+	sp.Capped, sp.SeqCut = a.Capped || b.Capped, a.SeqCut() || b.SeqCut()
+	sp.Remove.Refused = sp.Capped
 	return sp, nil
 }
