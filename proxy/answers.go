@@ -33,6 +33,7 @@ type answerCache struct {
 	mu        sync.Mutex
 	cur, prev map[uint64]*answer
 	curBytes  int64
+	prevBytes int64 // what cur held when it became prev
 	maxBytes  int64 // per generation
 	maxEntry  int64
 	// seen holds the keys met once.
@@ -122,13 +123,24 @@ func (c *answerCache) put(key uint64, a *answer) {
 
 func (c *answerCache) putLocked(key uint64, a *answer) {
 	if c.curBytes+a.size() > c.maxBytes {
-		c.prev, c.cur, c.curBytes = c.cur, make(map[uint64]*answer, len(c.cur)), 0
+		c.prev, c.cur, c.prevBytes, c.curBytes = c.cur, make(map[uint64]*answer, len(c.cur)), c.curBytes, 0
 	}
 	if old, ok := c.cur[key]; ok {
 		c.curBytes -= old.size()
 	}
 	c.cur[key] = a
 	c.curBytes += a.size()
+}
+
+// usedBytes is what the two generations hold, at most (an entry in both
+// counts twice); 0 for no cache.
+func (c *answerCache) usedBytes() int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.curBytes + c.prevBytes
 }
 
 // render returns the rendering of body, a new answer to a's request,

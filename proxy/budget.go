@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -369,4 +371,45 @@ func (e *engineBody) Close() error {
 		e.resp = nil
 	}
 	return nil
+}
+
+// MemoryBaseline is what the proxy's process needs besides the answers
+// in flight and the caches' contents: code, goroutine stacks, fasthttp's
+// buffers, the parse of the answers in flight and the collector's slack.
+// [Server.LimitMemory] adds it to the Go memory limit.
+const MemoryBaseline = 112 << 20
+
+// MemoryLimit is the Go memory limit that keeps the process within the
+// bound on answers in flight, the bytes the two caches hold now and
+// [MemoryBaseline]. It follows what the caches hold, not their bounds:
+// a limit at the caches' bounds lets the collector use the room of
+// empty caches as headroom, and a heap of answers in flight grows
+// towards it before a collection (GOGC 400 as serve runs it: five times
+// what is live).
+func (s *Server) MemoryLimit() int64 {
+	c := s.cache.c
+	return s.o.AnswerBytesInFlight + c.MaxCost() - c.RemainingCost() + s.memo.answers.usedBytes() + MemoryBaseline
+}
+
+// LimitMemory sets the Go memory limit to [Server.MemoryLimit] now and
+// every interval until ctx ends, as the caches fill or empty. For a
+// process that runs the proxy (winnow serve); unless the operator set
+// GOMEMLIMIT, which it leaves alone.
+func (s *Server) LimitMemory(ctx context.Context, every time.Duration) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(s.MemoryLimit())
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				debug.SetMemoryLimit(s.MemoryLimit())
+			}
+		}
+	}()
 }

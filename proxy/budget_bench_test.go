@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -42,6 +44,13 @@ func BenchmarkLargeAnswers(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			eng := startLargeEngine(b)
 			s, base := startProxy(b, Options{Engines: []Engine{largeEngine(eng.URL)}})
+			// The collector as winnow serve runs it: GOGC 400 under the
+			// memory limit the proxy keeps.
+			defer debug.SetGCPercent(debug.SetGCPercent(400))
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			s.LimitMemory(ctx, 100*time.Millisecond)
 			debug.FreeOSMemory()
 			// Reset the peak RSS of the process (Linux: clear_refs "5").
 			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
@@ -74,6 +83,7 @@ func BenchmarkLargeAnswers(b *testing.B) {
 			b.ReportMetric(float64(baseRSS)/(1<<20), "start-RSS-MiB")
 			b.ReportMetric(float64(procStatus(b, "VmHWM"))/(1<<20), "peak-RSS-MiB")
 			b.ReportMetric(float64(s.o.AnswerBytesInFlight)/(1<<20), "bound-MiB")
+			b.ReportMetric(float64(s.MemoryLimit())/(1<<20), "limit-MiB")
 			b.ReportMetric(float64(s.inflight.highWater())/(1<<20), "held-peak-MiB")
 		})
 	}

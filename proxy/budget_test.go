@@ -376,3 +376,27 @@ func settledUsed(s *Server) int64 {
 	}
 	return s.inflight.used()
 }
+
+// TestAnswerCacheUsedBytes checks what the memory limit counts of the
+// answer cache: nothing when empty or off, and every remembered answer
+// across both generations.
+func TestAnswerCacheUsedBytes(t *testing.T) {
+	var off *answerCache
+	if n := off.usedBytes(); n != 0 {
+		t.Errorf("no cache: %d bytes used, want 0", n)
+	}
+	c := newAnswerCache(64 << 10)
+	if n := c.usedBytes(); n != 0 {
+		t.Errorf("empty: %d bytes used, want 0", n)
+	}
+	a := &answer{body: make([]byte, 1000), out: make([]byte, 1500)}
+	want := int64(0)
+	for k := range uint64(30) { // 30 answers of 2,756 bytes: past one generation of 32 KiB
+		c.put(k, a)
+		want += a.size()
+	}
+	got := c.usedBytes()
+	if gen := int64(32 << 10); got <= gen || got > want || got > 2*gen {
+		t.Errorf("after %d bytes put: %d used, want over one generation (%d) and within both", want, got, gen)
+	}
+}

@@ -335,6 +335,7 @@ func start(ctx context.Context, o Options) (*env, error) {
 		be.close(quiet)
 		return nil, err
 	}
+	be.win.LimitMemory(ctx, time.Second) // as winnow serve runs it
 	be.winDone = make(chan error, 1)
 	go func() { be.winDone <- be.win.Serve(be.winLn) }()
 	return be, nil

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -923,5 +926,76 @@ func TestExtent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAppendFourPlaces checks the integer formatting of probabilities
+// against strconv for every value it can produce and a few it leaves to
+// strconv.
+func TestAppendFourPlaces(t *testing.T) {
+	for n := 0; n <= 10000; n++ {
+		for _, p := range []float64{float64(n) / 1e4, float64(n)/1e4 + 0.00004, float64(n)/1e4 - 0.00004} {
+			want := strconv.AppendFloat(nil, math.Round(p*1e4)/1e4, 'f', -1, 64)
+			if got := appendFourPlaces(nil, p); string(got) != string(want) {
+				t.Fatalf("appendFourPlaces(%v) = %s, want %s", p, got, want)
+			}
+		}
+	}
+	for _, p := range []float64{-0.5, 1.5, 123.45678, math.Inf(1)} {
+		want := strconv.AppendFloat(nil, math.Round(p*1e4)/1e4, 'f', -1, 64)
+		if got := appendFourPlaces(nil, p); string(got) != string(want) {
+			t.Errorf("appendFourPlaces(%v) = %s, want %s", p, got, want)
+		}
+	}
+}
+
+// TestRenderGroupKeepsHitBytes checks that group mode copies the
+// engine's hits byte for byte: a hit it does not mark is the engine's
+// object unchanged, and a winner or a duplicate is the engine's object
+// with members added before its closing brace (a winner that has
+// inner_hits of its own keeps them, with "winnow" added), never a
+// re-encoding of the hit.
+func TestRenderGroupKeepsHitBytes(t *testing.T) {
+	body := esBody(t, 6)
+	// Hit 3 has inner_hits of its own, as a collapse query returns them.
+	at := bytes.Index(body, []byte(`"_id" : "3"`))
+	body = slices.Concat(body[:at], []byte(`"inner_hits" : {"other" : {"hits" : {"hits" : [ ]}}}, `), body[at:])
+	a := mustNew(t, Config{Kind: "elasticsearch"})
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := []Mark{
+		{Cluster: "a", Winner: 0},
+		{Winner: -1},
+		{Cluster: "a", Winner: 0, Relation: "near-duplicate", Explain: "same text", Decision: "remove", Probability: 0.97},
+		{Cluster: "b", Winner: 3},
+		{Cluster: "b", Winner: 3, Relation: "duplicate", Explain: "same text", Decision: "remove", Probability: 1},
+		{Cluster: "c", Winner: 5},
+	}
+	out, err := a.Render(nil, p, marks, Group, Window{Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(out) {
+		t.Fatalf("group answer is not valid JSON:\n%s", out)
+	}
+	for i, e := range p.elems {
+		hit := body[e.start:e.end]
+		switch {
+		case marks[i].Winner < 0:
+			if !bytes.Contains(out, hit) {
+				t.Errorf("unmarked hit %d is not the engine's bytes in the answer", i)
+			}
+		case i == 3:
+			ih := bytes.Index(hit, []byte(`"inner_hits" : {`)) + len(`"inner_hits" : {`)
+			if !bytes.Contains(out, slices.Concat(hit[:ih], []byte(`"other" : {"hits" : {"hits" : [ ]}},"winnow":`))) {
+				t.Errorf("winner 3's own inner_hits are not kept as the engine wrote them, before winnow's:\n%s", out)
+			}
+		default:
+			if !bytes.Contains(out, slices.Concat(hit[:len(hit)-1], []byte(`,"`))) {
+				t.Errorf("hit %d is not the engine's bytes with members added at its end:\n%s", i, out)
+			}
+		}
 	}
 }

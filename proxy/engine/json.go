@@ -46,6 +46,7 @@ const (
 	hGroup     // winnow_group, written by winnow index
 	hWinner    // winnow_winner
 	hRemovable // winnow_removable
+	hInner     // Elasticsearch: inner_hits, which Group mode adds to
 	hSlots
 )
 
@@ -156,6 +157,7 @@ func (pl *plan) planHit(cfg Config, k kind) {
 	switch k {
 	case kindES:
 		addHit(hScore, []string{"_score"}, true)
+		addHit(hInner, []string{"inner_hits"}, false)
 		if !cfg.URLOnly {
 			addHit(hHL, []string{"highlight"}, true)
 		}
@@ -318,6 +320,9 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	f := a.cfg.Fields
 	pl := &a.plan
 	ar := strArena{b: b, refs: make([]strRef, 0, pl.nfields*len(el))}
+	if a.kind == kindES {
+		p.inner = make([]int, len(el))
+	}
 	if hl := caps[rHL]; hl.end != 0 && len(el) > 0 {
 		solrHighlights(b, hl, p.Results, w, f.Snippet)
 	}
@@ -327,6 +332,9 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		hc := w.caps[i*w.nhit : (i+1)*w.nhit]
 		if s := hc[hScore]; s.end != 0 {
 			r.Score, _ = number(b, s)
+		}
+		if p.inner != nil {
+			p.inner[i] = innerHitsAt(b, hc[hInner])
 		}
 		if h := hc[hHL]; h.end != 0 {
 			r.Snippet = highlight(b, h, f.Snippet)
@@ -352,6 +360,16 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
 	}
 	return p
+}
+
+// innerHitsAt returns where an Elasticsearch hit's inner_hits object
+// (captured at s) starts, or -1 when the hit has none or it is not an
+// object: the walk records it so Group mode need not scan the hit again.
+func innerHitsAt(b []byte, s span) int {
+	if s.end == 0 || b[s.start] != '{' {
+		return -1
+	}
+	return s.start
 }
 
 // totals reads the answer's total and records the patches of the

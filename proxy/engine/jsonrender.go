@@ -191,7 +191,7 @@ func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byt
 		// inner_hits, a scan of every member that would cost about as
 		// much as the rest of the rendering.
 		out = openMember(out, b, e, "_winnow")
-	} else if ih, has := field(b, e, "inner_hits"); has && b[ih.start] == '{' {
+	} else if ih, has := innerHitsOf(p, win); has {
 		out = append(out, b[e.start:ih.end-1]...)
 		if skipWS(b, ih.start+1) < ih.end-1 {
 			out = append(out, ',')
@@ -211,6 +211,21 @@ func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byt
 	}
 	out = clusterJSON(out, marks[win].Cluster)
 	return append(out, '}')
+}
+
+// innerHitsOf returns the span of hit i's inner_hits object, as Parse
+// recorded it.
+func innerHitsOf(p *Parsed, i int) (span, bool) {
+	if p.inner == nil { // not parsed as Elasticsearch: look
+		ih, has := field(p.body, p.elems[i], "inner_hits")
+		return ih, has && p.body[ih.start] == '{'
+	}
+	at := p.inner[i]
+	if at < 0 {
+		return span{}, false
+	}
+	end, _ := skipValue(p.body, at)
+	return span{at, end}, true
 }
 
 // innerHits appends the inner_hits result of win's duplicates.
@@ -334,8 +349,37 @@ func appendProbability(dst []byte, m Mark) []byte {
 	} else {
 		dst = append(dst, `,"probability":`...)
 	}
-	return strconv.AppendFloat(dst, math.Round(m.Probability*1e4)/1e4, 'f', -1, 64)
+	return appendFourPlaces(dst, m.Probability)
 }
+
+// appendFourPlaces appends p rounded to four decimal places in the
+// shortest form, as strconv.AppendFloat(dst, math.Round(p*1e4)/1e4, 'f',
+// -1, 64) does, with integer arithmetic for p in [0, 1]: a float
+// formatting per duplicate was a tenth of a group answer's rendering.
+func appendFourPlaces(dst []byte, p float64) []byte {
+	r := math.Round(p * 1e4)
+	if !(r >= 0 && r <= 1e4) || math.Signbit(r) {
+		return strconv.AppendFloat(dst, r/1e4, 'f', -1, 64)
+	}
+	n := int(r)
+	dst = append(dst, byte('0'+n/1e4))
+	frac := n % 1e4
+	if frac == 0 {
+		return dst
+	}
+	digits := 4
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	dst = append(dst, '.')
+	for d := digits - 1; d >= 0; d-- {
+		dst = append(dst, byte('0'+frac/decimal[d]%10))
+	}
+	return dst
+}
+
+var decimal = [4]int{1, 10, 100, 1000}
 
 var unmarked = Mark{Winner: -1}
 
