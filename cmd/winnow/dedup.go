@@ -170,7 +170,7 @@ func nextSteps(stats dedupStats, out string) string {
 		where = out
 	}
 	return fmt.Sprintf("winnow dedup: %d of the %d duplicates are removable (the content-equivalence decision accepts them against their winner: "+
-		"candidates to delete or drop from an index; pages that differ only in numbers such as prices or versions count as equivalent unless the calibration sets numbers_veto); "+
+		"candidates to delete or drop from an index; a page whose words match but whose prices, counts or versions differ is never among them); "+
 		"the other %d are near-duplicates to keep grouped under their winner. In %s, members with \"removable\": true are the candidates; "+
 		"winnow compare explains any pair (a folder's page is its input's path joined with its id).\n",
 		stats.Removable, stats.Duplicates, stats.Duplicates-stats.Removable, where)
