@@ -162,6 +162,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	r.m.refined(out)
 	r.clusterList(results[:n], out, st, o) // 3. clusters and marks
 	out.joinKnown(results, st.known)       // 4. the cluster service's duplicates
+	out.markTagged(results[:n])            // and the tagged pages alone (tags.go)
 	return out
 }
 

@@ -79,19 +79,11 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 			*f.dst = strings.Split(f.flag, ",")
 		}
 	}
-	group, remove, err := offline.Decisions(c)
+	o, err := indexOptions(c, target)
 	if err != nil {
 		return err
 	}
-	rank, err := offline.Winners(c)
-	if err != nil {
-		return err
-	}
-	o := indextag.Options{
-		Target: target, Signer: offline.Signer(c), Group: group, Remove: remove, Rank: rank,
-		SingleLink: c.Dedup.SingleLink, Workers: c.Dedup.Workers, Fields: offline.CorpusOptions(c).Fields,
-		Apply: *apply, Rate: *rate, Batch: *batch, Slices: *slices, RetryFor: *retryFor, Logger: e.log,
-	}
+	o.Apply, o.Rate, o.Batch, o.Slices, o.RetryFor, o.Logger = *apply, *rate, *batch, *slices, *retryFor, e.log
 	if *since != "" {
 		if o.Since, err = indextag.ParseSince(*since); err != nil {
 			return usagef("index: %v", err)
@@ -144,6 +136,23 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "winnow index: stopped; the checkpoint %s resumes the run: give the same command again\n", o.Checkpoint)
 	}
 	return runErr
+}
+
+// indexOptions are the job's options from the configuration: what
+// decides the groups and which fields are read, as for winnow dedup.
+func indexOptions(c config.Config, target indextag.Target) (indextag.Options, error) {
+	group, remove, err := offline.Decisions(c)
+	if err != nil {
+		return indextag.Options{}, err
+	}
+	rank, err := offline.Winners(c)
+	if err != nil {
+		return indextag.Options{}, err
+	}
+	return indextag.Options{
+		Target: target, Signer: offline.Signer(c), Group: group, Remove: remove, Rank: rank,
+		SingleLink: c.Dedup.SingleLink, Workers: c.Dedup.Workers, Fields: offline.CorpusOptions(c).Fields,
+	}, nil
 }
 
 // indexFingerprint identifies the settings that decide the groups, so that
