@@ -136,3 +136,37 @@ func BenchmarkAnswerCacheHit50(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRefineTagged50 is [BenchmarkRefineCached50] on a list whose
+// every result carries winnow index's tags (the groups the cached
+// refinement found): the path in front of a tagged index, where nothing
+// is looked up, fetched or signed.
+func BenchmarkRefineTagged50(b *testing.B) {
+	s, body, win := warmRefine(b)
+	a := s.transp.light
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := s.refineOptions()
+	ctx := context.Background()
+	ref := s.ref.refine(ctx, p.Results, o)
+	for i := range p.Results[:o.topK] {
+		m := ref.marks[i]
+		p.Results[i].Group, p.Results[i].GroupWinner = m.Cluster, m.Winner == i
+		// Another address of the same page: the list is not the warm
+		// one the proxy remembers (hotLists), as a tagged index's is not.
+		p.Results[i].URL += "#tagged"
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ref := s.ref.refine(ctx, p.Results, o)
+		if ref.service < o.topK {
+			b.Fatalf("%d of %d results grouped by their tags", ref.service, o.topK)
+		}
+		if _, err := a.Render(nil, p, ref.marks, engine.Group, win); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -161,8 +161,11 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	st := r.signList(ctx, results[:n], out, o.budget) // 1. signatures
 	out.count(len(results) - n)                       // 2. where they came from
 	r.m.refined(out)
-	r.clusterList(results[:n], out, st, o) // 3. clusters and marks
-	out.joinKnown(results, st.known)       // 4. the cluster service's duplicates
+	if out.service < n { // else no result was signed: tags or the cluster service group them all
+		r.clusterList(results[:n], out, st, o) // 3. clusters and marks
+	}
+	out.joinKnown(results, st.known) // 4. the cluster service's duplicates
+	out.markTagged(results[:n])      // and the tagged pages alone (tags.go)
 	return out
 }
 

@@ -88,3 +88,14 @@ func removeTagged(ref *refined, results []engine.Result) {
 		ref.marks[i].Explain = "kept: the index tags it a near-duplicate of " + results[w].URL + " but not removable (winnow_removable false)"
 	}
 }
+
+// markTagged marks the tagged results left unmarked, the winners taken
+// from their tags with no duplicate on the page, as clusters of their
+// own, as a signed page alone is marked.
+func (out *refined) markTagged(results []engine.Result) {
+	for i := range results {
+		if results[i].Group != "" && out.marks[i].Winner < 0 && out.sources[i] == srcService {
+			out.marks[i] = engine.Mark{Cluster: results[i].Group, Winner: i}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/indextag"
+	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/internal/realengine"
 	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/page"
@@ -234,4 +235,33 @@ func distinct(m map[string]string) int {
 		seen[v] = true
 	}
 	return len(seen)
+}
+
+// TestTaggedAloneMarked: on a list whose every hit is tagged, a page
+// alone in its group is marked a cluster of its own (as a signed page
+// alone is), and a group's members are marked under the tagged winner,
+// with nothing fetched (the addresses lead nowhere).
+func TestTaggedAloneMarked(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	s, _ := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}})
+	results := []engine.Result{
+		{URL: "http://127.0.0.1:9/a", Group: "00000000000000aa"},
+		{URL: "http://127.0.0.1:9/b", Group: "00000000000000bb"},
+		{URL: "http://127.0.0.1:9/c", Group: "00000000000000bb", GroupWinner: true},
+	}
+	ref := s.ref.refine(context.Background(), results, s.refineOptions())
+	want := []engine.Mark{
+		{Cluster: "00000000000000aa", Winner: 0},
+		{Cluster: "00000000000000bb", Winner: 2, Relation: "duplicate"},
+		{Cluster: "00000000000000bb", Winner: 2},
+	}
+	for i, w := range want {
+		m := ref.marks[i]
+		if m.Cluster != w.Cluster || m.Winner != w.Winner || m.Relation != w.Relation {
+			t.Errorf("mark %d = cluster %q winner %d relation %q, want %q %d %q", i, m.Cluster, m.Winner, m.Relation, w.Cluster, w.Winner, w.Relation)
+		}
+	}
+	if ref.fetched != 0 || ref.service != len(results) {
+		t.Errorf("fetched %d, grouped by tags %d of %d", ref.fetched, ref.service, len(results))
+	}
 }

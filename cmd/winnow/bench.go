@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/winnow-search/winnow/indextag"
 	"github.com/winnow-search/winnow/internal/bench"
 	"github.com/winnow-search/winnow/options"
 )
@@ -30,10 +31,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	engineURL := fs.String("engine", "", "stand in front of the real engine at this `URL` (as scripts/engine start prints it) instead of the demo engine; "+
 		"the sample is loaded into -index there, and the engine's own collapse is measured too")
 	kind := fs.String("kind", "", "the -engine's `kind`: opensearch, elasticsearch or solr")
+	tagged := fs.Bool("tagged", false, "with -engine: tag the loaded index as winnow index -apply does, and ask for the tags, so the proxy groups by them")
 	index := fs.String("index", "", "the -engine's `index` (Solr core) to load the sample into, replaced (default winnow_bench)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-rate 0|N|Fx] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-json]\n"+
-			"                    [-engine URL -kind opensearch|elasticsearch|solr [-index winnow_bench]]\n\n"+
+			"                    [-engine URL -kind opensearch|elasticsearch|solr [-index winnow_bench] [-tagged]]\n\n"+
 			"Measures the proxy against a plain fasthttp pass-through in front of the same\n"+
 			"embedded demo engine, all in this process on 127.0.0.1, with warm signatures;\n"+
 			"with -engine, in front of that real engine, the demo engine serving the pages.")
@@ -59,8 +61,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return usagef("-churn must be in [0, 1e9]")
 	case *engineURL != "" && *kind != "opensearch" && *kind != "elasticsearch" && *kind != "solr":
 		return usagef("-engine needs -kind opensearch, elasticsearch or solr")
-	case *engineURL == "" && (*kind != "" || *index != ""):
-		return usagef("-kind and -index need -engine")
+	case *engineURL == "" && (*kind != "" || *index != "" || *tagged):
+		return usagef("-kind, -index and -tagged need -engine")
 	case *engineURL != "" && *churn > 0:
 		return usagef("-churn needs the demo engine (its x_variant), not -engine")
 	}
@@ -78,6 +80,21 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	if !*asJSON {
 		o.Progress = e.stderr
+	}
+	if *tagged {
+		o.Tag = func(ctx context.Context, indexURL, kind string) error {
+			target, err := indextag.ParseTarget(indexURL, kind)
+			if err != nil {
+				return err
+			}
+			io, err := options.Index(e.cfg, target, o.Logger)
+			if err != nil {
+				return err
+			}
+			io.Apply = true
+			_, err = indextag.Run(ctx, io)
+			return err
+		}
 	}
 	rep, err := bench.Run(ctx, o)
 	if err != nil {

@@ -45,38 +45,55 @@ func TestBench(t *testing.T) {
 
 // TestBenchRealEngine runs a short bench in front of each real engine
 // (started by realengine): the sample is loaded there, winnow marks the
-// top 50 of every query, and the engine's own collapse answers too.
+// top 50 of every query, and the engine's own collapse answers too. With
+// -tagged the index is tagged first and winnow signs nothing: the hits'
+// tags group them.
 func TestBenchRealEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real engines and loads them for seconds")
 	}
 	for _, kind := range realengine.Kinds {
-		t.Run(kind, func(t *testing.T) {
-			base := realengine.Start(t, kind)
-			code, out, errs := winnow(t, "", "bench", "-engine", base, "-kind", kind, "-index", "winnow_bench_test",
-				"-duration", "1500ms", "-rounds", "1", "-conns", "4", "-json")
-			if code != 0 {
-				t.Fatalf("winnow bench -engine = %d, stderr:\n%s", code, errs)
+		for _, tagged := range []bool{false, true} {
+			name := kind
+			args := []string{"bench", "-engine", "", "-kind", kind, "-index", "winnow_bench_test", "-duration", "1500ms", "-rounds", "1", "-conns", "4", "-json"}
+			if tagged {
+				name += "/tagged"
+				args = append(args, "-tagged")
 			}
-			var r bench.Report
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("bench -json output: %v\n%s", err, out)
-			}
-			if r.Kind != kind || r.Engine != base || r.Collapse == nil {
-				t.Fatalf("report engine %q at %q, collapse %v; want %s at %s with a collapse phase", r.Kind, r.Engine, r.Collapse, kind, base)
-			}
-			for name, p := range map[string]bench.Phase{"passthrough": r.Passthrough, "winnow": r.Winnow, "collapse": *r.Collapse} {
-				if p.Requests == 0 || p.Errors != 0 || p.Non2xx != 0 {
-					t.Errorf("%s = %+v, want requests, no errors", name, p)
-				}
-			}
-			if want := len(bench.Queries) * 50; r.MarkedHits != want {
-				t.Errorf("marked results = %d of %d, want %d (the top 50 of each query)", r.MarkedHits, r.CheckedHits, want)
-			}
-			if n := realengine.DocCount(t, kind, base, "winnow_bench_test"); n != 53 {
-				t.Errorf("the engine holds %d documents, want the sample's 53", n)
-			}
-		})
+			t.Run(name, func(t *testing.T) { benchRealEngine(t, kind, tagged, args) })
+		}
+	}
+}
+
+// benchRealEngine is one case of TestBenchRealEngine; args[2] is set to
+// the engine's address.
+func benchRealEngine(t *testing.T, kind string, tagged bool, args []string) {
+	base := realengine.Start(t, kind)
+	args[2] = base
+	code, out, errs := winnow(t, "", args...)
+	if code != 0 {
+		t.Fatalf("winnow bench -engine = %d, stderr:\n%s", code, errs)
+	}
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bench -json output: %v\n%s", err, out)
+	}
+	if r.Kind != kind || r.Engine != base || r.Collapse == nil {
+		t.Fatalf("report engine %q at %q, collapse %v; want %s at %s with a collapse phase", r.Kind, r.Engine, r.Collapse, kind, base)
+	}
+	for name, p := range map[string]bench.Phase{"passthrough": r.Passthrough, "winnow": r.Winnow, "collapse": *r.Collapse} {
+		if p.Requests == 0 || p.Errors != 0 || p.Non2xx != 0 {
+			t.Errorf("%s = %+v, want requests, no errors", name, p)
+		}
+	}
+	if want := len(bench.Queries) * 50; r.MarkedHits != want {
+		t.Errorf("marked results = %d of %d, want %d (the top 50 of each query)", r.MarkedHits, r.CheckedHits, want)
+	}
+	if n := realengine.DocCount(t, kind, base, "winnow_bench_test"); n != 53 {
+		t.Errorf("the engine holds %d documents, want the sample's 53", n)
+	}
+	if signed := r.Signatures["cached"] + r.Signatures["fetched"] + r.Signatures["text"]; tagged && signed != 0 {
+		t.Errorf("tagged index: %v results signed during the run, want none (signatures %v)", signed, r.Signatures)
 	}
 }
 

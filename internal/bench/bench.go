@@ -64,6 +64,11 @@ type Options struct {
 	// the demo engine, which still serves the pages, and measures the
 	// engine's own collapse on the page field as a third target.
 	Engine, Kind, Index string
+	// Tag, when set with Engine, tags the loaded index as `winnow index
+	// -apply` does (it is given the index's URL, as that command takes
+	// it), and both targets then ask for the tags too: the proxy groups
+	// the hits by them instead of fetching and signing.
+	Tag func(ctx context.Context, indexURL, kind string) error
 }
 
 func (o Options) withDefaults() Options {
@@ -307,6 +312,14 @@ func start(ctx context.Context, o Options) (*env, error) {
 			be.close(quiet)
 			return nil, err
 		}
+		if o.Tag != nil {
+			fmt.Fprintf(o.Progress, "bench: tagging %s with winnow index -apply\n", be.backend.index)
+			if err := o.Tag(ctx, be.backend.indexURL(), o.Kind); err != nil {
+				be.close(quiet)
+				return nil, fmt.Errorf("bench: tagging the index: %w", err)
+			}
+			be.backend.tagged = true
+		}
 	}
 	if be.pass, err = loadgen.StartPassthrough(strings.TrimPrefix(strings.TrimPrefix(be.backend.origin, "http://"), "https://")); err != nil {
 		be.close(quiet)
@@ -459,20 +472,21 @@ func (be *env) checkMarks(urls []string) (marked, results, fewest int, err error
 func (be *env) warm(ctx context.Context, urls []string, want int) error {
 	win := be.win
 	deadline := time.Now().Add(60 * time.Second)
+	var fetched, fewest int64
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		before := win.Stats().Signatures
-		_, _, fewest, err := be.checkMarks(urls)
+		_, _, least, err := be.checkMarks(urls)
 		if err != nil {
 			return err
 		}
 		after := win.Stats().Signatures
-		fetched := after.Fetched - before.Fetched + after.Text - before.Text
-		if fetched == 0 && fewest >= want {
+		fetched, fewest = int64(after.Fetched-before.Fetched+after.Text-before.Text), int64(least)
+		if fetched == 0 && least >= want {
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return errors.New("bench: winnow's cache did not warm within 60s")
+	return fmt.Errorf("bench: winnow's cache did not warm within 60s (the last pass signed %d pages; fewest results marked in an answer %d, want %d)", fetched, fewest, want)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

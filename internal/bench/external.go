@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,9 @@ type backend struct {
 	index string
 	// origin is the engine's scheme and host; path its search path.
 	origin, path string
+	// tagged: the index carries winnow index's tags, which the queries
+	// ask for.
+	tagged bool
 }
 
 // demoBackend is the embedded demo engine's, with its Elasticsearch API.
@@ -55,6 +59,22 @@ func realBackend(kind, base, index string) (backend, error) {
 
 func (b backend) solr() bool { return b.kind == "solr" }
 
+// indexURL is the index's address as `winnow index` takes it: the
+// search path without its endpoint.
+func (b backend) indexURL() string {
+	return b.origin + path.Dir(b.path)
+}
+
+// fields are the stored fields the queries ask for, comma-separated:
+// those winnow reads (url, title) and, on a tagged index, the tags.
+func (b backend) fields() string {
+	f := "url,title"
+	if b.tagged {
+		f += ",winnow_group,winnow_winner,winnow_removable"
+	}
+	return f
+}
+
 // adapter is the proxy's engine configuration for b.
 func (b backend) adapter() engine.Config {
 	if b.solr() {
@@ -73,9 +93,9 @@ func (b backend) queryURLs(base string, size int) []string {
 		case b.kind == "":
 			urls[i] = base + b.path + "?q=" + url.QueryEscape(q) + "&size=" + strconv.Itoa(size)
 		case b.solr():
-			urls[i] = base + b.path + "?" + url.Values{"q": {q}, "rows": {strconv.Itoa(size)}, "fl": {"id,url,title,score"}}.Encode()
+			urls[i] = base + b.path + "?" + url.Values{"q": {q}, "rows": {strconv.Itoa(size)}, "fl": {"id,score," + b.fields()}}.Encode()
 		default:
-			urls[i] = base + b.path + "?" + url.Values{"q": {q}, "size": {strconv.Itoa(size)}, "_source_includes": {"url,title"}}.Encode()
+			urls[i] = base + b.path + "?" + url.Values{"q": {q}, "size": {strconv.Itoa(size)}, "_source_includes": {b.fields()}}.Encode()
 		}
 	}
 	return urls
