@@ -127,6 +127,11 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 	rep, runErr := indextag.Run(ctx, o)
 	bars.finish()
 	cpu := processCPU() - cpu0
+	if errors.Is(runErr, indextag.ErrRead) && (rep == nil || rep.Docs == 0) {
+		// Nothing was read (a missing index, a wrong URL): the error
+		// alone, not a report of zeros before it.
+		return runErr
+	}
 	printIndexReport(e.stderr, rep, cpu)
 	if *out != "" {
 		if err := writeIndexReport(e, *out, rep); err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -40,5 +42,21 @@ func TestIndexUnreachable(t *testing.T) {
 	code, _, stderr := winnow(t, "", "index", "-retry-for", "1ms", "http://"+addr+"/llvm")
 	if code != 1 || !strings.Contains(stderr, "could not read the index") {
 		t.Errorf("exit %d, stderr %q; want 1 and the read error", code, stderr)
+	}
+}
+
+// TestIndexMissingIndexErrorFirst: an index the engine does not have is
+// the error alone, exit 1, not a report of zero clusters before it.
+func TestIndexMissingIndexErrorFirst(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error":{"root_cause":[{"type":"index_not_found_exception","reason":"no such index [nosuch]"}],"type":"index_not_found_exception","reason":"no such index [nosuch]"},"status":404}`))
+	}))
+	defer srv.Close()
+	code, _, errs := winnow(t, "", "index", "-kind", "elasticsearch", srv.URL+"/nosuch")
+	if code != 1 || !strings.Contains(errs, "index_not_found_exception") || strings.Contains(errs, "clusters") {
+		t.Errorf("winnow index on a missing index = exit %d, stderr %q; want exit 1 with the engine's error and no report", code, errs)
 	}
 }
