@@ -101,7 +101,7 @@ func Dedup(s beam.Scope, o Options) error {
 	ided := rankIDs(s, numbered, o.Packs)
 	docs, edges := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
-	writeClusters(s, enc, docs, labels, o.Output, o.Packs, inputNames(o.Shards, o.Several))
+	writeClusters(s, enc, docs, labels, o.Output, o.Packs, o.Several)
 	return nil
 }
 
@@ -409,10 +409,10 @@ type Line struct {
 
 // writeClusters joins each component's documents, clusters them as
 // `winnow dedup` does and writes the lines in winner rank-key order.
-func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int, inputNames []string) {
+func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int, several bool) {
 	s = s.Scope("clusters")
 	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
-	parts := beam.ParDo(s, &clusterFn{Config: enc, Path: output, Inputs: inputNames}, beam.GroupByKey(s, members))
+	parts := beam.ParDo(s, &clusterFn{Config: enc, Path: output, Several: several}, beam.GroupByKey(s, members))
 	mergeParts(s, parts, output)
 }
 
@@ -472,10 +472,9 @@ func (f *memberFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(in
 // sorts in one buffer (Flink's GroupByKey).
 type clusterFn struct {
 	Config []byte
-	// Inputs are the inputs' names by position when the job reads
-	// several (a line names each member's input, as winnow dedup's
-	// does), nil when one.
-	Inputs []string
+	// Several says the job reads several inputs: a line names each
+	// member's input, as winnow dedup's does.
+	Several bool
 	// Path is the output; the part files go beside it.
 	Path string
 
@@ -521,8 +520,13 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, lines []Line) ([
 			return lines, err
 		}
 		docs[i] = lineDoc(&ms[i].Doc)
-		if f.Inputs != nil {
-			docs[i].Input = f.Inputs[ms[i].Doc.Input]
+		if f.Several {
+			// The key is the input's name, ':' and the ID, and "#n" for
+			// a repeat (offline.InputKey, RepeatKey): a revisit resolved
+			// from another input keeps its own input there.
+			if at := strings.LastIndex(ms[i].Doc.Key, ":"+ms[i].Doc.ID); at >= 0 {
+				docs[i].Input = ms[i].Doc.Key[:at]
+			}
 		}
 		// Members are keyed by compact IDs (ids.go), in rank-key order;
 		// BatchCluster and the lines want the rank keys.
@@ -726,20 +730,4 @@ func failOnce(step string) error {
 	}
 	f.Close()
 	return fmt.Errorf("pipeline: injected failure of the %s step's first attempt (%s)", step, FailOnceEnv)
-}
-
-// inputNames are the inputs' arguments by position when the job reads
-// several, for the lines; nil when one.
-func inputNames(shards []Shard, several bool) []string {
-	if !several {
-		return nil
-	}
-	var names []string
-	for _, sh := range shards {
-		for len(names) <= sh.Input {
-			names = append(names, "")
-		}
-		names[sh.Input] = sh.Name
-	}
-	return names
 }

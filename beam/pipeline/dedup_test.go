@@ -113,7 +113,13 @@ func sameLines(t *testing.T, name string, got, want []byte) {
 			wl = w[i]
 		}
 		if gl != wl {
-			t.Errorf("%s: line %d of %d (winnow dedup has %d):\n got %.300s\nwant %.300s", name, i+1, len(g), len(w), gl, wl)
+			// From a little before the first byte that differs.
+			at := 0
+			for at < len(gl) && at < len(wl) && gl[at] == wl[at] {
+				at++
+			}
+			from := max(at-60, 0)
+			t.Errorf("%s: line %d of %d (winnow dedup has %d), from byte %d:\n got %.300s\nwant %.300s", name, i+1, len(g), len(w), from, gl[from:], wl[from:])
 			return
 		}
 	}
