@@ -144,6 +144,6 @@ func (s *Server) refineSub(reqCtx context.Context, b *upstream, out, sub []byte,
 	}
 	_, d := ref.clusterCounts()
 	*dups += d
-	*removed += removedCount(ref.marks, p.mode)
+	*removed += removedCount(ref.marks, p.mode, win)
 	return rendered, true
 }

@@ -250,7 +250,7 @@ func (s *Server) transparentSearch(r *search) {
 // nothing because it compared nothing.
 func (s *Server) markRefined(r *search, ref *refined) {
 	_, dups := ref.clusterCounts()
-	setDuplicates(r.ctx, dups, removedCount(ref.marks, r.p.mode), r.p.mode)
+	setDuplicates(r.ctx, dups, removedCount(ref.marks, r.p.mode, r.win), r.p.mode)
 	signed := 0
 	for _, src := range ref.sources {
 		if src != srcNone {
@@ -278,11 +278,29 @@ func setDuplicates(ctx *fasthttp.RequestCtx, dups, removed int, mode engine.Mode
 }
 
 // removedCount is the number of results mode drops (remove mode: the
-// duplicates not marked Keep).
-func removedCount(marks []engine.Mark, mode engine.Mode) int {
+// duplicates not marked Keep) that belong to the page of window w: those
+// ranked after the previous page's last shown result and before this
+// page's last. A refilled page reads past its last result, and what it
+// drops there belongs to the next page, which counts it; counting it
+// here too would count it twice across pages (search_after without a
+// point in time pages this way).
+func removedCount(marks []engine.Mark, mode engine.Mode, w engine.Window) int {
+	facts := func(i int) resultlist.Facts { return resultlist.Facts{Winner: marks[i].Winner, Keep: marks[i].Keep} }
+	lo, hi := -1, len(marks) // count the dropped results i, lo < i < hi
+	if w.Size > 0 {
+		skip := max(w.From-w.Base, 0)
+		if page := resultlist.Window(mode, len(marks), facts, skip, w.Size); len(page) == w.Size {
+			hi = page[len(page)-1]
+		}
+		if skip > 0 {
+			if prev := resultlist.Window(mode, len(marks), facts, skip-1, 1); len(prev) == 1 {
+				lo = prev[0]
+			}
+		}
+	}
 	n := 0
-	for i, m := range marks {
-		if resultlist.Place(mode, i, resultlist.Facts{Winner: m.Winner, Keep: m.Keep}) == resultlist.Dropped {
+	for i := lo + 1; i < hi; i++ {
+		if resultlist.Place(mode, i, facts(i)) == resultlist.Dropped {
 			n++
 		}
 	}
@@ -355,7 +373,7 @@ func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, re
 		method: r.orig.Method, path: r.orig.Path, reqBody: bytes.Clone(r.orig.Body), mode: r.p.mode, win: r.win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
-		removed: removedCount(ref.marks, r.p.mode),
+		removed: removedCount(ref.marks, r.p.mode, r.win),
 	})
 }
 
