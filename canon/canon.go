@@ -118,10 +118,7 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 func Text(b []byte, o Options) (Document, error) {
 	var d Document
 	b, d.Truncated = limit(b, o.MaxBytes)
-	e, name := determineEncoding(b, "text/plain", d.Truncated)
-	if name == "windows-1252" || name == "utf-8" { // no meta tags in text
-		e, name = sniff(b, d.Truncated)
-	}
+	e, name := textEncoding(b, d.Truncated)
 	if !strings.HasPrefix(name, "utf-16") && isBinary(b) {
 		return Document{}, ErrBinary
 	}

@@ -37,6 +37,19 @@ func determineEncoding(b []byte, contentType string, truncated bool) (encoding.E
 	return sniff(b, truncated)
 }
 
+// textEncoding picks the encoding of plain text: UTF-16 by byte order
+// mark, else as sniff does. Text has no <meta> to look for, so it skips
+// determineEncoding's prescan (an HTML tokenizer a page).
+func textEncoding(b []byte, truncated bool) (encoding.Encoding, string) {
+	if bytes.HasPrefix(b, []byte{0xfe, 0xff}) {
+		return charset.Lookup("utf-16be")
+	}
+	if bytes.HasPrefix(b, []byte{0xff, 0xfe}) {
+		return charset.Lookup("utf-16le")
+	}
+	return sniff(b, truncated)
+}
+
 // sniff returns UTF-8 if b is valid UTF-8 (ignoring a partial rune at its
 // end if it was truncated), else windows-1252, the WHATWG default for
 // unlabelled pages.

@@ -86,3 +86,26 @@ func TestCharsetSameText(t *testing.T) {
 		})
 	}
 }
+
+// TestTextIgnoresMeta: plain text is UTF-16 by byte order mark, else UTF-8
+// when valid, else windows-1252; a <meta charset> written in the text is
+// words, not a declaration.
+func TestTextIgnoresMeta(t *testing.T) {
+	for _, c := range []struct {
+		in, charset string
+	}{
+		{`<meta charset="shift_jis"> caf` + "\u00e9", "utf-8"},
+		{"\xef\xbb\xbfplain caf\u00e9", "utf-8"},
+		{"caf\xe9 <meta charset=utf-8>", "windows-1252"},
+		{"\xff\xfeh\x00i\x00", "utf-16le"},
+		{"\xfe\xff\x00h\x00i", "utf-16be"},
+	} {
+		d, err := Text([]byte(c.in), Options{})
+		if err != nil {
+			t.Fatalf("Text(%q): %v", c.in, err)
+		}
+		if d.Charset != c.charset {
+			t.Errorf("Text(%q).Charset = %q, want %q", c.in, d.Charset, c.charset)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/winnow-search/winnow/warc"
 )
@@ -474,8 +475,8 @@ func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error
 			if !ok || string(raw) == "null" {
 				continue
 			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
+			s, err := jsonString(raw)
+			if err != nil {
 				return "", fmt.Errorf("field %q is not a string", k)
 			}
 			if s != "" {
@@ -522,6 +523,29 @@ func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error
 		return Doc{ID: doc.ID, URL: doc.URL}, fmt.Errorf("%w in %s", ErrNoBody, strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}
 	return doc, nil
+}
+
+// jsonString decodes the JSON string raw, a value json.Unmarshal has
+// already validated as part of its record. A string without escapes,
+// control characters or invalid UTF-8 (most text fields) is its bytes
+// between the quotes, so only the others are decoded again.
+func jsonString(raw json.RawMessage) (string, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		body := raw[1 : n-1]
+		plain := true
+		for _, c := range body {
+			if c < 0x20 || c == '\\' || c == '"' {
+				plain = false
+				break
+			}
+		}
+		if plain && utf8.Valid(body) {
+			return string(body), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 // looksLikeHTML reports whether a text field holds an HTML document (a

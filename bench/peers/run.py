@@ -227,25 +227,8 @@ def winnow_clusters(path, out):
 
 
 def score(clusters_path, labels_dir):
-    with open(os.path.join(labels_dir, "docs.tsv")) as f:
-        docs = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
-    dup, grey = set(), set()
-    with open(os.path.join(labels_dir, "pairs.tsv")) as f:
-        for line in f.read().splitlines()[1:]:
-            a, b, _, label = line.split("\t")
-            (dup if label == "dup" else grey).add(frozenset((a, b)))
-    pred = set()
-    with open(clusters_path) as f:
-        for line in f:
-            for a, b in itertools.combinations(json.loads(line), 2):
-                pred.add(frozenset((str(a), str(b))))
-    known = set(docs)
-    pred = {p for p in pred if p <= known and p not in grey}
-    tp = len(pred & dup)
-    prec = tp / len(pred) if pred else 0.0
-    rec = tp / len(dup) if dup else 0.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-    return prec, rec, f1
+    docs, dup, grey = read_labels(labels_dir)
+    return prf_on(predicted_pairs(clusters_path), dup, grey, set(docs))
 
 
 def bench(args):
@@ -300,6 +283,119 @@ def bench(args):
     print_table(rows)
 
 
+def read_labels(labels_dir):
+    with open(os.path.join(labels_dir, "docs.tsv")) as f:
+        docs = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
+    dup, grey = set(), set()
+    with open(os.path.join(labels_dir, "pairs.tsv")) as f:
+        for line in f.read().splitlines()[1:]:
+            a, b, _, label = line.split("\t")
+            (dup if label == "dup" else grey).add(frozenset((a, b)))
+    return docs, dup, grey
+
+
+def predicted_pairs(clusters_path):
+    pred = set()
+    with open(clusters_path) as f:
+        for line in f:
+            for a, b in itertools.combinations(json.loads(line), 2):
+                pred.add(frozenset((str(a), str(b))))
+    return pred
+
+
+def prf_on(pred, dup, grey, pages):
+    """Pairwise P/R/F1 over the pairs whose two pages are both in pages."""
+    pred = {p for p in pred if p <= pages and p not in grey}
+    truth = {p for p in dup if p <= pages}
+    tp = len(pred & truth)
+    prec = tp / len(pred) if pred else 0.0
+    rec = tp / len(truth) if truth else 0.0
+    return prec, rec, (2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+
+
+def families(docs, dup, grey):
+    """Pages joined by any labelled pair (dup or grey), so a fold never cuts one."""
+    index = {d: i for i, d in enumerate(docs)}
+    pairs = [tuple(index[x] for x in p) for p in dup | grey if p <= index.keys()]
+    groups = union_find_clusters(len(docs), pairs)
+    seen = {i for g in groups for i in g}
+    groups += [[i] for i in range(len(docs)) if i not in seen]
+    return [[docs[i] for i in g] for g in groups]
+
+
+def cv(args):
+    """Cross-validated settings: every setting of the grid runs once on all of
+    llvm-docs (the tools are unsupervised; a setting is their only knob); the
+    pages are dealt into folds by labelled family; on each repetition and
+    fold the setting with the best F1 on the other folds' pairs is chosen
+    and scored on the held-out fold's pairs."""
+    import random
+    os.makedirs(args.work, exist_ok=True)
+    docs, dup, grey = read_labels(args.llvm_dir)
+    grid = {}  # tool -> [(setting label, is default, clusters path)]
+    for spec in args.grid:
+        tool, _, vals = spec.partition("@")
+        for v in ["default"] + [x for x in vals.split(",") if x]:
+            out = os.path.join(args.work, f"cv-{tool}-{v}.jsonl")
+            if not os.path.exists(out) or args.rerun:
+                if tool == "winnow":
+                    raw = out + ".winnow"
+                    cmd = [args.winnow, "-set", "dedup.progress=never"]
+                    if v != "default":
+                        cmd += ["-set", f"{args.winnow_key}={v}"]
+                    cmd += ["dedup", "-o", raw, args.llvm_jsonl]
+                else:
+                    cmd = [sys.executable, os.path.abspath(__file__), "tool", tool, args.llvm_jsonl, out]
+                    if v != "default":
+                        cmd.append(v)
+                wall, cpu, rss = measure(cmd, args.timeout)
+                if tool == "winnow":
+                    winnow_clusters(raw, out)
+                print(f"cv {tool}@{v}: cpu {cpu:.2f}s", file=sys.stderr, flush=True)
+            grid.setdefault(tool, []).append((v, predicted_pairs(out)))
+    fams = families(docs, dup, grey)
+    rows = []
+    for tool, settings in grid.items():
+        held, chosen, dflt = [], [], []
+        for rep in range(args.repeats):
+            order = list(fams)
+            random.Random(args.seed + rep).shuffle(order)
+            folds = [set() for _ in range(args.folds)]
+            for g in sorted(order, key=len, reverse=True):  # biggest family to the smallest fold
+                min(folds, key=len).update(g)
+            for k in range(args.folds):
+                train = set().union(*(folds[j] for j in range(args.folds) if j != k))
+                best = max(settings, key=lambda s: prf_on(s[1], dup, grey, train)[2])
+                chosen.append(best[0])
+                held.append(prf_on(best[1], dup, grey, folds[k]))
+                dflt.append(prf_on(settings[0][1], dup, grey, folds[k]))
+        full = {v: prf_on(p, dup, grey, set(docs)) for v, p in settings}
+        rows.append(dict(tool=tool, grid=[v for v, _ in settings], full=full, chosen=chosen,
+                         held_cv=held, held_default=dflt))
+    with open(os.path.join(args.work, "cv.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print(f"{args.repeats} x {args.folds}-fold CV by labelled family; F1 on held-out folds: mean (min–max)")
+    print("| tool | default F1 (all pages) | default F1 held-out | CV-chosen settings (times chosen) | CV F1 held-out "
+          "| winnow − tool, CV F1 on the same folds | best F1 on all pages (setting) |")
+    print("|---|---|---|---|---|---|---|")
+    w = next((r for r in rows if r["tool"] == "winnow"), None)
+    for r in rows:
+        def spread(xs):
+            f = [x[2] for x in xs]
+            return f"{sum(f) / len(f):.3f} ({min(f):.3f}–{max(f):.3f})"
+        counts = {}
+        for c in r["chosen"]:
+            counts[c] = counts.get(c, 0) + 1
+        ch = ", ".join(f"{c} ({n})" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
+        bv = max(r["full"], key=lambda v: r["full"][v][2])
+        diff = "–"
+        if w is not None:  # the folds are the same for every tool: compare fold by fold
+            d = [a[2] - b[2] for a, b in zip(w["held_cv"], r["held_cv"])]
+            diff = f"{sum(d) / len(d):+.3f} ({min(d):+.3f} to {max(d):+.3f})"
+        print(f"| {r['tool']} | {r['full']['default'][2]:.3f} | {spread(r['held_default'])} | {ch} "
+              f"| {spread(r['held_cv'])} | {diff} | {r['full'][bv][2]:.3f} ({bv}) |")
+
+
 def rng(xs, fmt):
     lo, hi = min(xs), max(xs)
     return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else fmt.format(lo) + "–" + fmt.format(hi)
@@ -341,11 +437,30 @@ def main():
     b.add_argument("--sweep", nargs="*", default=[], help="extra settings TOOL@THRESHOLD on llvm-docs")
     b.add_argument("--timeout", type=int, default=900, help="seconds a tool may run on one input")
     b.add_argument("--work", default="/tmp/peers")
+    c = sub.add_parser("cv", help="choose each tool's setting by cross-validation on llvm-docs")
+    c.add_argument("--winnow", default="/tmp/peers-winnow")
+    c.add_argument("--winnow-key", default="decision.min_confidence.group",
+                   help="the winnow -set key the winnow grid sets")
+    c.add_argument("--llvm-dir", default="/tmp/llvm-docs")
+    c.add_argument("--llvm-jsonl", default="/tmp/peers/llvm.jsonl")
+    c.add_argument("--grid", nargs="*", default=[
+        "winnow@0.3,0.4,0.5,0.6,0.7,0.8,0.85,0.9,0.95",
+        "datasketch@0.3,0.4,0.5,0.6,0.7,0.8,0.9", "rensa@0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+        "text-dedup@0.5,0.6,0.8", "datatrove"],
+        help="TOOL@V1,V2,... (the default always included)")
+    c.add_argument("--folds", type=int, default=5)
+    c.add_argument("--repeats", type=int, default=4)
+    c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--timeout", type=int, default=900)
+    c.add_argument("--rerun", action="store_true", help="run the tools again even if their output exists")
+    c.add_argument("--work", default="/tmp/peers/cv")
     a = ap.parse_args()
     if a.cmd == "prep":
         prep(a.llvm_dir, a.out)
     elif a.cmd == "tool":
         TOOLS[a.name](a.inp, a.out, a.threshold)
+    elif a.cmd == "cv":
+        cv(a)
     else:
         bench(a)
 
