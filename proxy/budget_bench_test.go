@@ -29,9 +29,12 @@ import (
 // theirs as they read. "41MBx8": eight 41 MB answers read at full speed;
 // "mixed-slow": eight of 41, 20, 10 and 3 MB, half of them read at
 // 16 MB/s by clients with small receive windows, so refined answers wait
-// in winnow for their clients. Run it alone:
+// in winnow for their clients; "mixed-32-slow": 32 of 41 MB down to
+// 1 KB, half of them slow; "small-64-slow": 64 of 1 MB down to 1 KB,
+// half slow. over-start-MiB, the peak less the start, is what to hold
+// against bound-MiB. Run each mix alone, in a process of its own:
 //
-//	go test -run '^$' -bench LargeAnswers -benchtime 3x ./proxy
+//	go test -run '^$' -bench 'LargeAnswers/41MBx8$' -benchtime 3x ./proxy
 func BenchmarkLargeAnswers(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -40,6 +43,8 @@ func BenchmarkLargeAnswers(b *testing.B) {
 	}{
 		{"41MBx8", []int{41e6, 41e6, 41e6, 41e6, 41e6, 41e6, 41e6, 41e6}, false},
 		{"mixed-slow", []int{41e6, 20e6, 10e6, 3e6, 41e6, 20e6, 10e6, 3e6}, true},
+		{"mixed-32-slow", spread(32, 41e6), true},
+		{"small-64-slow", spread(64, 1e6), true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			eng := startLargeEngine(b)
@@ -81,12 +86,30 @@ func BenchmarkLargeAnswers(b *testing.B) {
 				round++
 			}
 			b.ReportMetric(float64(baseRSS)/(1<<20), "start-RSS-MiB")
-			b.ReportMetric(float64(procStatus(b, "VmHWM"))/(1<<20), "peak-RSS-MiB")
+			peak := procStatus(b, "VmHWM")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+			b.ReportMetric(float64(peak-baseRSS)/(1<<20), "over-start-MiB")
 			b.ReportMetric(float64(s.o.AnswerBytesInFlight)/(1<<20), "bound-MiB")
 			b.ReportMetric(float64(s.MemoryLimit())/(1<<20), "limit-MiB")
 			b.ReportMetric(float64(s.inflight.highWater())/(1<<20), "held-peak-MiB")
 		})
 	}
+}
+
+// spread is n answer sizes from largest down to 1 KB, each a quarter
+// smaller than the last, starting again at largest below 1 KB; the last
+// is 1 KB.
+func spread(n, largest int) []int {
+	sizes := make([]int, n)
+	size := largest
+	for i := range sizes {
+		sizes[i] = size
+		if size = size * 3 / 4; size < 1000 {
+			size = largest
+		}
+	}
+	sizes[n-1] = 1000
+	return sizes
 }
 
 // benchGet GETs path from addr on a connection of its own and reads the
