@@ -285,6 +285,9 @@ func setDuplicates(ctx *fasthttp.RequestCtx, dups, removed int, mode engine.Mode
 // here too would count it twice across pages (search_after without a
 // point in time pages this way).
 func removedCount(marks []engine.Mark, mode engine.Mode, w engine.Window) int {
+	if mode != engine.Remove {
+		return 0 // only remove mode drops; no windows to compute per answer
+	}
 	facts := func(i int) resultlist.Facts { return resultlist.Facts{Winner: marks[i].Winner, Keep: marks[i].Keep} }
 	lo, hi := -1, len(marks) // count the dropped results i, lo < i < hi
 	if w.Size > 0 {
