@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/internal/realengine"
-	"github.com/winnow-search/winnow/proxy/engine"
 )
 
 // clientsIndex is the index (Solr core) the official clients' suite
@@ -53,18 +51,7 @@ func TestOfficialClients(t *testing.T) {
 	}
 	for _, kind := range realengine.Kinds {
 		t.Run(kind, func(t *testing.T) {
-			base := realengine.Start(t, kind)
-			realengine.Load(t, kind, base, clientsIndex, docs)
-			e := Engine{Name: kind, URL: base, Adapter: engine.Config{Kind: kind, TextField: "body"}, Timeout: 30 * time.Second}
-			if kind == "solr" {
-				e.Adapter.Path = "/" + clientsIndex + "/select"
-			}
-			_, proxyURL := startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
-			count := realengine.DocCount(t, kind, base, clientsIndex)
-			def := realengine.Definition(t, kind, base, clientsIndex)
-			if count != len(docs) {
-				t.Fatalf("%d documents loaded, want %d", count, len(docs))
-			}
+			base, proxyURL, count, unchanged := realGateway(t, kind, clientsIndex, docs, "select")
 			env := append(os.Environ(),
 				"WINNOW_KIND="+kind,
 				"WINNOW_PROXY_URL="+proxyURL,
@@ -77,12 +64,7 @@ func TestOfficialClients(t *testing.T) {
 				}
 				t.Run(s.name, func(t *testing.T) { runClientScript(t, s, env) })
 			}
-			if n := realengine.DocCount(t, kind, base, clientsIndex); n != count {
-				t.Errorf("after the clients: %d documents, want %d", n, count)
-			}
-			if after := realengine.Definition(t, kind, base, clientsIndex); !bytes.Equal(after, def) {
-				t.Errorf("after the clients the index definition changed:\n%s\nwas\n%s", after, def)
-			}
+			unchanged("the clients")
 		})
 	}
 }

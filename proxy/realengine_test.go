@@ -48,6 +48,37 @@ type realClient interface {
 	done(t *testing.T, how string, p realPage)
 }
 
+// realGateway loads docs into index on a real engine of kind (started
+// if need be), puts winnow in front of it (Solr: the core's handlers,
+// the first its search path) and returns the engine's and winnow's URLs,
+// the documents loaded, and a check that the index still holds them and
+// its definition (mapping and settings, or schema) after what was done.
+func realGateway(t *testing.T, kind, index string, docs []realengine.Doc, solrHandlers ...string) (base, proxyURL string, count int, unchanged func(after string)) {
+	t.Helper()
+	base = realengine.Start(t, kind)
+	realengine.Load(t, kind, base, index, docs)
+	e := Engine{Name: kind, URL: base, Adapter: engine.Config{Kind: kind, TextField: "body"}, Timeout: 30 * time.Second}
+	if kind == "solr" {
+		e.Adapter.Path = "/" + index + "/" + solrHandlers[0]
+		e.Adapter.SolrHandlers = solrHandlers
+	}
+	_, proxyURL = startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
+	count = realengine.DocCount(t, kind, base, index)
+	def := realengine.Definition(t, kind, base, index)
+	if count != len(docs) {
+		t.Fatalf("%d documents loaded, want %d", count, len(docs))
+	}
+	return base, proxyURL, count, func(after string) {
+		t.Helper()
+		if n := realengine.DocCount(t, kind, base, index); n != count {
+			t.Errorf("after %s: %d documents, want %d", after, n, count)
+		}
+		if now := realengine.Definition(t, kind, base, index); !bytes.Equal(now, def) {
+			t.Errorf("after %s the index definition changed:\n%s\nwas\n%s", after, now, def)
+		}
+	}
+}
+
 // TestRealEngineGateway runs the gateway in front of real OpenSearch,
 // Elasticsearch and Solr holding the demo's LLVM pages: every write and
 // admin probe is refused and leaves the index (document count, mapping
@@ -64,26 +95,9 @@ func TestRealEngineGateway(t *testing.T) {
 	}
 	for _, kind := range realengine.Kinds {
 		t.Run(kind, func(t *testing.T) {
-			base := realengine.Start(t, kind)
-			realengine.Load(t, kind, base, realIndex, docs)
-			e := Engine{Name: kind, URL: base, Adapter: engine.Config{Kind: kind, TextField: "body"}, Timeout: 30 * time.Second}
-			if kind == "solr" {
-				e.Adapter.Path = "/" + realIndex + "/select"
-				e.Adapter.SolrHandlers = []string{"select", "search"}
-			}
-			_, proxyURL := startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
-			count := realengine.DocCount(t, kind, base, realIndex)
-			def := realengine.Definition(t, kind, base, realIndex)
-			if count != len(docs) {
-				t.Fatalf("%d documents loaded, want %d", count, len(docs))
-			}
+			base, proxyURL, count, unchanged := realGateway(t, kind, realIndex, docs, "select", "search")
 			probeReal(t, kind, strings.TrimPrefix(proxyURL, "http://"))
-			if n := realengine.DocCount(t, kind, base, realIndex); n != count {
-				t.Errorf("after the probes: %d documents, want %d", n, count)
-			}
-			if after := realengine.Definition(t, kind, base, realIndex); !bytes.Equal(after, def) {
-				t.Errorf("after the probes the index definition changed:\n%s\nwas\n%s", after, def)
-			}
+			unchanged("the probes")
 			hows := []string{"scroll", "pit"}
 			if kind == "solr" {
 				hows = []string{"cursorMark"}
