@@ -131,9 +131,9 @@ const minCalibrationPairs = 5
 // start model with the numbers veto; and the LCS ratio at its training
 // parts' F1-best threshold. A confidence is chosen as the shipped ones
 // are ([OwnConfidence]), with the target for the floor: among
-// [Confidences] whose accepted pairs' precision reaches it (at the lower
-// end of its Wilson interval, [wilsonLower]), the best F1 averaged over
-// the sets. The shipped decision stays unless another row holds the
+// [Confidences] ([RemoveConfidences] for the remove decision) whose
+// accepted pairs' precision reaches it (at the lower end of its Wilson
+// interval, [wilsonLower]), the best F1 averaged over the sets. The shipped decision stays unless another row holds the
 // target and beats it by more than the fold-to-fold spread (where it
 // does not hold the target itself, the best F1 that does); the refit and
 // the veto are never chosen with fewer than 5 duplicates and 5 other
@@ -335,12 +335,13 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	return c, nil
 }
 
-// confidenceAtFloor returns the confidence of [Confidences] at which the
-// model m, judged on the given pairs of every set (indexes into its
-// Scored), has the best F1 averaged over the sets among those whose
-// precision over all sets' accepted pairs reaches floor, and whether one
-// does; else the last confidence. With cut, the pairs whose word
-// sequence was cut are refused ([similarity.PurposeModel.RefuseSeqCut]).
+// confidenceAtFloor returns the confidence (of [calibrationConfidences])
+// at which the model m, judged on the given pairs of every set (indexes
+// into its Scored), has the best F1 averaged over the sets among those
+// whose precision over all sets' accepted pairs reaches floor, and
+// whether one does; else the last confidence. With cut, the pairs whose
+// word sequence was cut are refused
+// ([similarity.PurposeModel.RefuseSeqCut]).
 func confidenceAtFloor(sets []*CVSet, pairs [][]int, m similarity.Model, t Truth, floor float64, cut bool) (float64, bool) {
 	judged := make([]judgedPairs, len(sets))
 	dups := make([]int, len(sets))
@@ -351,7 +352,7 @@ func confidenceAtFloor(sets []*CVSet, pairs [][]int, m similarity.Model, t Truth
 			return judgedAs(sp, t, cut), isDup(sp)
 		}, &m)
 	}
-	return pickAtFloor(judged, dups, floor)
+	return pickAtFloor(judged, dups, floor, calibrationConfidences(t))
 }
 
 // judgedAs returns sp as a confidence is chosen on it under t: a pair the
@@ -367,11 +368,31 @@ func judgedAs(sp *ScoredPair, t Truth, cut bool) *ScoredPair {
 	return &c
 }
 
+// RemoveConfidences are the confidences a calibration of the remove
+// decision chooses among: [Confidences] and, below them, 0.01, 0.02,
+// 0.05, 0.1 and 0.2 (a group calibration keeps [Confidences]). On a site
+// whose candidate pairs are nearly all content-equivalent the best F1
+// that holds the target lies under 0.3: on llvm-docs, with the cut word
+// sequences refused, no candidate pair between 0.01 and 0.3 is distinct
+// and 62 are content-equivalent (docs/calibration.md); where that is not
+// so, the target keeps the choice above.
+var RemoveConfidences = append([]float64{0.01, 0.02, 0.05, 0.1, 0.2}, Confidences...)
+
+// calibrationConfidences returns the confidences a calibration under t
+// chooses among.
+func calibrationConfidences(t Truth) []float64 {
+	if t.Purpose == similarity.PurposeRemove {
+		return RemoveConfidences
+	}
+	return Confidences
+}
+
 // pickAtFloor is confidenceAtFloor on judged pairs, dups[si] the
-// duplicates among set si's pairs (judged or not).
-func pickAtFloor(judged []judgedPairs, dups []int, floor float64) (float64, bool) {
+// duplicates among set si's pairs (judged or not), the confidence one of
+// grid.
+func pickAtFloor(judged []judgedPairs, dups []int, floor float64, grid []float64) (float64, bool) {
 	best, bestF1 := -1, -1.0
-	for ki, c := range Confidences {
+	for ki, c := range grid {
 		tp, fp, f1 := 0, 0, 0.0
 		for si := range judged {
 			pt := judged[si].at(c, dups[si])
@@ -387,9 +408,9 @@ func pickAtFloor(judged []judgedPairs, dups []int, floor float64) (float64, bool
 		}
 	}
 	if best < 0 {
-		return Confidences[len(Confidences)-1], false
+		return grid[len(grid)-1], false
 	}
-	return Confidences[best], true
+	return grid[best], true
 }
 
 // atFloor returns the threshold of curve (a [Curve], loosest last) of
@@ -444,6 +465,6 @@ func innerConfidence(sets []*CVSet, splits []innerSplit, prior similarity.Model,
 			dups[si] += d + sp.missed[si]
 		}
 	}
-	c, _ := pickAtFloor(judged, dups, floor)
+	c, _ := pickAtFloor(judged, dups, floor, calibrationConfidences(t))
 	return c
 }

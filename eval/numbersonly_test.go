@@ -57,8 +57,9 @@ func TestNumbersOnlyRule(t *testing.T) {
 // pages whose word sequence was cut (the alignment read their first
 // words); refusing them, the confidence calibrated on llvm-docs holds
 // its 0.99 target under cross-validation at a recall the shipped
-// decision reaches only below it, and calibrate chooses that
-// (docs/calibration.md).
+// decision reaches only below it, and calibrate chooses that, its F1
+// within the fold-to-fold spread of the LCS ratio's at its own threshold
+// (which does not hold 0.99) (docs/calibration.md).
 func TestCalibrateRefusingCutSequences(t *testing.T) {
 	llvm := devSets(t)[2]
 	c, err := Calibrate([]*CVSet{llvm}, CalibrateOptions{Purpose: similarity.PurposeRemove, MinPrecision: 0.99})
@@ -73,5 +74,8 @@ func TestCalibrateRefusingCutSequences(t *testing.T) {
 	if c.Chosen != "cut sequences refused" || !c.RefuseSeqCut || c.ChosenFigure.PooledPrecision < 0.99 || c.ChosenFigure.F1 <= c.Shipped.F1 {
 		t.Errorf("chosen %s: pooled precision %.3f, F1 %.3f (shipped %.3f); want cut sequences refused, holding 0.99 above the shipped F1",
 			c.Chosen, c.ChosenFigure.PooledPrecision, c.ChosenFigure.F1, c.Shipped.F1)
+	}
+	if c.ChosenFigure.F1 < c.LCS.F1-c.LCS.SDF1 {
+		t.Errorf("chosen F1 %.3f, more than the spread under the LCS ratio's %.3f ± %.3f", c.ChosenFigure.F1, c.LCS.F1, c.LCS.SDF1)
 	}
 }
