@@ -484,8 +484,7 @@ func CrossValidate(sets []*CVSet, o CVOptions) *CVReport {
 				// slots: one goroutine per core (a run of one seed
 				// otherwise uses one core; -seeds runs them side by side).
 				parallel.For(len(models), runtime.GOMAXPROCS(0), 1, func(mi int) {
-					fitted[mi] = fitPooled(sets, trainIdx, models[mi].Features, truth, penalty)
-					fitted[mi].NumbersVeto = models[mi].Veto
+					fitted[mi] = shippedRules(fitPooled(sets, trainIdx, models[mi].Features, truth, penalty), truth, models[mi].Veto)
 					conf[mi] = chooseConfidence(sets, trainIdx, fitted[mi], truth)
 					heldConf[mi] = nestedOwnConfidence(sets, inner, models[mi].Features, models[mi].Veto, truth, penalty)
 				})
@@ -716,8 +715,7 @@ func FitDefault(sets []*CVSet, truth Truth, penalty float64) FittedModel {
 		}
 	}
 	shipped := similarity.DefaultModel(truth.Purpose)
-	seq := fitPooled(sets, all, shipped.Seq.Features, truth, penalty)
-	seq.NumbersVeto, seq.NumbersOnly = shipped.Seq.NumbersVeto, shipped.Seq.NumbersOnly
+	seq := shippedRules(fitPooled(sets, all, shipped.Seq.Features, truth, penalty), truth, shipped.Seq.NumbersVeto)
 	return FittedModel{
 		Truth:        truth.Name,
 		Seq:          seq,
@@ -836,8 +834,7 @@ func nestedFigures(sets []*CVSet, splits []innerSplit, fs []similarity.Feature, 
 		byConf[si] = make([][]foldScore, len(Confidences))
 	}
 	for _, sp := range splits {
-		m := fitPooled(sets, sp.fitOn, fs, t, penalty)
-		m.NumbersVeto = veto
+		m := shippedRules(fitPooled(sets, sp.fitOn, fs, t, penalty), t, veto)
 		for si, s := range sets {
 			isDup := s.isDup(t)
 			judged, dups := judgeCandidates(len(sp.judge[si]), func(j int) (*ScoredPair, bool) {
@@ -884,6 +881,16 @@ func chooseConfidence(sets []*CVSet, train [][]int, m similarity.Model, t Truth)
 		}
 	}
 	return best
+}
+
+// shippedRules returns m, a model fitted under t, with the fixed rules
+// the shipped decision of t's purpose carries over its coefficients (the
+// numbers-only rule, [similarity.Model.NumbersOnly]) and with the numbers
+// veto when veto: a refit is judged as the decision it would ship as.
+func shippedRules(m similarity.Model, t Truth, veto bool) similarity.Model {
+	m.NumbersOnly = similarity.DefaultModel(t.Purpose).Seq.NumbersOnly
+	m.NumbersVeto = veto
+	return m
 }
 
 // fitPooled fits one model on the given pairs of every set (indexes into

@@ -434,7 +434,7 @@ func TestCrossValidateHeldOut(t *testing.T) {
 			folds := dealFolds(sets, k, rng)
 			for f := range k {
 				trainIdx, tests := splitFold(sets, folds, f)
-				m := fitPooled(sets, trainIdx, fs, truth, FitPenalty)
+				m := shippedRules(fitPooled(sets, trainIdx, fs, truth, FitPenalty), truth, false)
 				inner := innerSplits(sets, trainIdx, truth, innerFolds, innerRand(seed, r, k, f))
 				held := nestedOwnConfidence(sets, inner, fs, false, truth, FitPenalty)
 				if held != chooseConfidence(sets, trainIdx, m, truth) {
@@ -460,6 +460,58 @@ func TestCrossValidateHeldOut(t *testing.T) {
 		// not tell the held-out confidence from the in-fold one.
 		if differs == 0 {
 			t.Errorf("%s: the inner cross-validation's confidence is the in-fold one in every fold; the test needs data where they differ", truth.Name)
+		}
+	}
+}
+
+// TestCrossValidateRefitsNumbersOnly: `winnow eval -cv` judges each
+// refitted model as the decision it would ship as, with the shipped
+// remove decision's numbers-only rule. Pairs that agree word for word
+// and differ in a number of note, none content-equivalent, are refused
+// by every refit: the remove truth's figures gain precision over the
+// same pairs without their numbers, and the group truth's do not move.
+func TestCrossValidateRefitsNumbersOnly(t *testing.T) {
+	if similarity.DefaultModel(similarity.PurposeRemove).Seq.NumbersOnly == 0 {
+		t.Skip("the shipped remove model has no numbers-only rule")
+	}
+	plain, marked := synthSet("plain", 400, 3), synthSet("marked", 400, 3)
+	n := 0
+	for i := range marked.Scored {
+		sp := &marked.Scored[i]
+		if sp.Scores.LCS < 0.7 || sp.Label == 3 {
+			continue
+		}
+		for _, s := range []*similarity.Scores{&sp.Scores, &plain.Scored[i].Scores} {
+			s.LCS, s.HasLCS, s.HasNumbers = 1, true, true
+		}
+		sp.Scores.NumbersDiffer, sp.Scores.NumbersOfNote = 1, 1
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("only %d pairs marked", n)
+	}
+	o := CVOptions{Folds: 3, Repeats: 2, Seed: 1}
+	before, after := CrossValidate([]*CVSet{plain}, o), CrossValidate([]*CVSet{marked}, o)
+	for ti, tab := range after.Tables {
+		// The same coefficients (the numbers are no feature of the
+		// shipped models), judged with and without the rule, confidence
+		// by confidence.
+		gained := false
+		for ki, a := range tab.Confidence {
+			b := before.Tables[ti].Confidence[ki]
+			switch {
+			case purposeOf(t, tab.Truth) != similarity.PurposeRemove:
+				if a.PooledPrecision != b.PooledPrecision || a.F1 != b.F1 {
+					t.Errorf("%s, %s: the group figures moved with the numbers: P %.3f → %.3f, F1 %.3f → %.3f", tab.Truth, a.Candidate, b.PooledPrecision, a.PooledPrecision, b.F1, a.F1)
+				}
+			case a.PooledPrecision < b.PooledPrecision:
+				t.Errorf("%s, %s: pooled precision %.3f with the numbers, %.3f without", tab.Truth, a.Candidate, a.PooledPrecision, b.PooledPrecision)
+			case a.PooledPrecision > b.PooledPrecision:
+				gained = true
+			}
+		}
+		if purposeOf(t, tab.Truth) == similarity.PurposeRemove && !gained {
+			t.Errorf("%s: no confidence gains precision from refusing %d numbers-only pairs: the refit does not carry the rule", tab.Truth, n)
 		}
 	}
 }
