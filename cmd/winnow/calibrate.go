@@ -136,7 +136,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 			writeCalibrationText(e.stdout, c, names)
 		}
 	}
-	y, err := calibrationYAML(frag, fs.Args(), *mode, *minPrecision)
+	y, err := calibrationYAML(frag, fs.Args(), *mode, *minPrecision, e.cfg.Signature.MaxSeq)
 	if err != nil {
 		return err
 	}
@@ -161,8 +161,12 @@ func roundTo(x float64, d int) float64 {
 }
 
 // calibrationYAML returns the fragment -config reads: decision.calibration
-// with the purposes calibrated, under a comment naming the command.
-func calibrationYAML(frag config.Calibration, inputs []string, mode string, minPrecision float64) ([]byte, error) {
+// with the purposes calibrated, under a comment naming the command, and
+// signature.max_seq when the pairs were signed with a word sequence of
+// another length than the default (maxSeq, zero for the default): the
+// figures hold for pages signed as they were, and whether a word
+// sequence was cut (refuse_cut_sequences) depends on it.
+func calibrationYAML(frag config.Calibration, inputs []string, mode string, minPrecision float64, maxSeq int) ([]byte, error) {
 	type section struct {
 		Group  *config.Calibrated `yaml:"group,omitempty"`
 		Remove *config.Calibrated `yaml:"remove,omitempty"`
@@ -174,7 +178,10 @@ func calibrationYAML(frag config.Calibration, inputs []string, mode string, minP
 	if frag.Remove.Set() {
 		s.Remove = &frag.Remove
 	}
-	doc := map[string]map[string]section{"decision": {"calibration": s}}
+	doc := map[string]any{"decision": map[string]section{"calibration": s}}
+	if maxSeq != 0 && maxSeq != similarity.DefaultMaxSeq {
+		doc["signature"] = map[string]int{"max_seq": maxSeq}
+	}
 	b, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)

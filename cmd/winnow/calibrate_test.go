@@ -7,6 +7,18 @@ import (
 	"testing"
 )
 
+// licencePair returns the absolute path of a page of eval's licence
+// pairs (eval/testdata/pairs/pairs/<p>).
+func licencePair(t *testing.T) func(p string) string {
+	return func(p string) string {
+		a, err := filepath.Abs(filepath.Join("../../eval/testdata/pairs/pairs", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+}
+
 // TestCalibrateFlaggedOnAnotherSource: a calibration fitted on a source
 // where the target precision cannot hold under cross-validation (here a
 // list of real licence-text pairs whose labels say the edited copy is
@@ -15,13 +27,7 @@ import (
 // every explanation.
 func TestCalibrateFlaggedOnAnotherSource(t *testing.T) {
 	dir := t.TempDir()
-	abs := func(p string) string {
-		a, err := filepath.Abs(filepath.Join("../../eval/testdata/pairs/pairs", p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
+	abs := licencePair(t)
 	list := "a\tb\tlabel\n" +
 		abs("p1/gpl.txt") + "\t" + abs("p1/gpl-edited.txt") + "\tdistinct\n" +
 		abs("p2/gpl.txt") + "\t" + abs("p2/apache.txt") + "\tsame\n" +
@@ -57,6 +63,38 @@ func TestCalibrateFlaggedOnAnotherSource(t *testing.T) {
 	code, out, _ = winnow(t, "", "-config", cal, "compare", abs("p1/gpl.txt"), abs("p1/gpl-edited.txt"))
 	if code != 0 || !strings.Contains(out, "calibrated on site, NOT HOLDING its target") {
 		t.Errorf("compare -config: exit %d, output:\n%s\nwant the remove verdict flagged", code, out)
+	}
+}
+
+// TestCalibrateNamesItsCap: pairs signed with another word-sequence
+// length (-set signature.max_seq) give a fragment that carries it, and
+// the fragment runs with -config: whether a sequence was cut, which a
+// calibration may refuse, depends on it. The default length adds
+// nothing.
+func TestCalibrateNamesItsCap(t *testing.T) {
+	dir := t.TempDir()
+	abs := licencePair(t)
+	list := "a\tb\tlabel\n" + abs("p1/gpl.txt") + "\t" + abs("p1/gpl-edited.txt") + "\tdistinct\n" +
+		abs("p2/gpl.txt") + "\t" + abs("p2/apache.txt") + "\tsame\n"
+	listPath := filepath.Join(dir, "site.tsv")
+	if err := os.WriteFile(listPath, []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ set, want string }{{"signature.max_seq=16384", "signature:\n    max_seq: 16384\n"}, {"signature.max_seq=8192", ""}} {
+		cal := filepath.Join(dir, "cal.yaml")
+		if code, _, errs := winnow(t, "", "-set", c.set, "calibrate", "-repeats", "1", "-o", cal, listPath); code != 0 {
+			t.Fatalf("calibrate -set %s: exit %d: %s", c.set, code, errs)
+		}
+		y, err := os.ReadFile(cal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(y), "max_seq"); c.want == "" && got || c.want != "" && !strings.Contains(string(y), c.want) {
+			t.Errorf("-set %s: fragment\n%s\nwant %q", c.set, y, c.want)
+		}
+		if code, _, errs := winnow(t, "", "-config", cal, "compare", abs("p1/gpl.txt"), abs("p1/gpl-edited.txt")); code != 0 {
+			t.Errorf("compare -config with the fragment of -set %s: exit %d: %s", c.set, code, errs)
+		}
 	}
 }
 
