@@ -78,6 +78,9 @@ type Calibration struct {
 	// with the calibrated confidence, fold by fold.
 	RefitVsConfidence Paired  `json:"refit_vs_confidence"`
 	VetoVsConfidence  *Paired `json:"veto_vs_confidence,omitempty"`
+	// ChosenVsLCS pairs the chosen decision with the LCS ratio at its
+	// own threshold, fold by fold: whether its F1 reaches the ratio's.
+	ChosenVsLCS Paired `json:"chosen_vs_lcs_ratio"`
 	// Chosen names the row chosen: "shipped", "calibrated confidence",
 	// "refit", "numbers veto" or "cut sequences refused"; ChosenFigure
 	// is its figures.
@@ -310,6 +313,7 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 		}
 	}
 	c.Chosen, c.ChosenFigure = rows[best].name, rows[best].fig
+	c.ChosenVsLCS = *paired(rows[best].folds, ratio)
 	switch c.Chosen {
 	case "shipped":
 		c.MinConfidence, c.Model = start.MinConfidence, start.Seq

@@ -223,6 +223,8 @@ func writeCalibrationText(w io.Writer, c *eval.Calibration, names []string) {
 		fmt.Fprintf(w, "  numbers veto vs calibrated confidence: F1 %+.3f ± %.3f (%d folds better, %d worse)\n",
 			c.VetoVsConfidence.DeltaF1, c.VetoVsConfidence.SD, c.VetoVsConfidence.Better, c.VetoVsConfidence.Worse)
 	}
+	fmt.Fprintf(w, "  chosen vs LCS ratio (own threshold): F1 %+.3f ± %.3f (%d folds better, %d worse)\n",
+		c.ChosenVsLCS.DeltaF1, c.ChosenVsLCS.SD, c.ChosenVsLCS.Better, c.ChosenVsLCS.Worse)
 	holds := "holds"
 	if !c.HoldsTarget {
 		holds = "DOES NOT HOLD"
