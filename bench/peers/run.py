@@ -212,6 +212,8 @@ def measure(cmd, limit):
     wall = time.monotonic() - t0
     err = p.stderr.read().decode(errors="replace")
     p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode == 124:  # timeout(1) killed it
+        raise TimeoutError(f"killed at the {limit} s cap after {ru.ru_utime + ru.ru_stime:.1f} s CPU")
     if p.returncode != 0:
         raise RuntimeError(f"{cmd} failed ({p.returncode}): {err[-2000:]}")
     # ru covers the child and every descendant it waited for; ru_maxrss is the
@@ -247,6 +249,7 @@ def bench(args):
         with open(path) as f:
             n = sum(1 for _ in f)
         results = {s: [] for s in settings}
+        timeouts = {}
         for r in range(runs):  # alternate the tools inside each repetition
             for tool, th in settings:
                 if name == "synth" and th is not None:
@@ -261,6 +264,10 @@ def bench(args):
                         cmd.append(str(th))
                 try:
                     wall, cpu, rss = measure(cmd, args.timeout)
+                except TimeoutError as e:
+                    print(f"{name} {tool}: {e}", file=sys.stderr)
+                    timeouts[(tool, th)] = args.timeout
+                    continue
                 except RuntimeError as e:
                     print(f"{name} {tool}: {e}", file=sys.stderr)
                     continue
@@ -270,6 +277,11 @@ def bench(args):
                 print(f"{name} run {r + 1} {tool}@{th or 'default'}: wall {wall:.2f}s cpu {cpu:.2f}s "
                       f"rss {rss:.0f}MiB", file=sys.stderr, flush=True)
         for (tool, th), ms in results.items():
+            if not ms and (tool, th) in timeouts:
+                rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
+                                 setting="default" if th is None else f"threshold {th}", pages=n,
+                                 timeout=timeouts[(tool, th)]))
+                continue
             if not ms:
                 continue
             out = os.path.join(args.work, f"{name}-{tool}-{th}.jsonl")
@@ -406,6 +418,10 @@ def print_table(rows):
           "| P | R | F1 | winnow/tool per core |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        if "timeout" in r:
+            print(f"| {r['input']} | {r['tool']} | {r['version']} | {r['setting']} | 0 "
+                  f"| > {r['timeout']} (killed) | – | – | – | – | – | – | – |")
+            continue
         w = next(x for x in rows if x["input"] == r["input"] and x["tool"] == "winnow")
         ratio = (min(w["pps_core"]) / max(r["pps_core"]), max(w["pps_core"]) / min(r["pps_core"]))
         prf = r["prf"]
