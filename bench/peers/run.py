@@ -213,7 +213,9 @@ def measure(cmd, limit):
     err = p.stderr.read().decode(errors="replace")
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode == 124:  # timeout(1) killed it
-        raise TimeoutError(f"killed at the {limit} s cap after {ru.ru_utime + ru.ru_stime:.1f} s CPU")
+        e = TimeoutError(f"killed at the {limit} s cap after {ru.ru_utime + ru.ru_stime:.1f} s CPU")
+        e.cpu = ru.ru_utime + ru.ru_stime
+        raise e
     if p.returncode != 0:
         raise RuntimeError(f"{cmd} failed ({p.returncode}): {err[-2000:]}")
     # ru covers the child and every descendant it waited for; ru_maxrss is the
@@ -266,7 +268,7 @@ def bench(args):
                     wall, cpu, rss = measure(cmd, args.timeout)
                 except TimeoutError as e:
                     print(f"{name} {tool}: {e}", file=sys.stderr)
-                    timeouts[(tool, th)] = args.timeout
+                    timeouts[(tool, th)] = (args.timeout, e.cpu)
                     continue
                 except RuntimeError as e:
                     print(f"{name} {tool}: {e}", file=sys.stderr)
@@ -280,7 +282,7 @@ def bench(args):
             if not ms and (tool, th) in timeouts:
                 rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
                                  setting="default" if th is None else f"threshold {th}", pages=n,
-                                 timeout=timeouts[(tool, th)]))
+                                 timeout=timeouts[(tool, th)][0], cpu_at_kill=timeouts[(tool, th)][1]))
                 continue
             if not ms:
                 continue
@@ -419,8 +421,11 @@ def print_table(rows):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "timeout" in r:
+            # CPU so far is a lower bound (on a loaded machine well below the wall cap)
+            w = next(x for x in rows if x["input"] == r["input"] and x["tool"] == "winnow")
             print(f"| {r['input']} | {r['tool']} | {r['version']} | {r['setting']} | 0 "
-                  f"| > {r['timeout']} (killed) | – | – | – | – | – | – | – |")
+                  f"| > {r['timeout']} (killed) | > {r['cpu_at_kill']:.2f} | < {r['pages'] / r['cpu_at_kill']:.0f} "
+                  f"| – | – | – | – | > {min(w['pps_core']) * r['cpu_at_kill'] / r['pages']:.1f}× |")
             continue
         w = next(x for x in rows if x["input"] == r["input"] and x["tool"] == "winnow")
         ratio = (min(w["pps_core"]) / max(r["pps_core"]), max(w["pps_core"]) / min(r["pps_core"]))
