@@ -455,12 +455,13 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return objectDoc(func(k string) json.RawMessage { return obj[k] }, f, n)
+	return objectDoc(func(k string) json.RawMessage { return obj[k] }, false, f, n)
 }
 
 // objectDoc is the document of a JSON object whose member named k is
-// get(k), nil if it has none (see parseJSONLine).
-func objectDoc(get func(k string) json.RawMessage, f JSONLFields, n int) (Doc, error) {
+// get(k), nil if it has none (see parseJSONLine). strict reports that the
+// values are valid JSON in valid UTF-8 (jsontext's strict reading).
+func objectDoc(get func(k string) json.RawMessage, strict bool, f JSONLFields, n int) (Doc, error) {
 	// first returns the first of keys that the record holds, not null.
 	first := func(keys []string) (string, json.RawMessage) {
 		for _, k := range keys {
@@ -477,7 +478,7 @@ func objectDoc(get func(k string) json.RawMessage, f JSONLFields, n int) (Doc, e
 			if raw == nil || string(raw) == "null" {
 				continue
 			}
-			s, err := jsonBytes(raw)
+			s, err := jsonBytes(raw, strict)
 			if err != nil {
 				return nil, fmt.Errorf("field %q is not a string", k)
 			}
@@ -532,17 +533,22 @@ func objectDoc(get func(k string) json.RawMessage, f JSONLFields, n int) (Doc, e
 // jsonString decodes the JSON string raw, a value json.Unmarshal has
 // already validated as part of its record (see jsonBytes).
 func jsonString(raw json.RawMessage) (string, error) {
-	b, err := jsonBytes(raw)
+	b, err := jsonBytes(raw, false)
 	return string(b), err
 }
 
 // jsonBytes decodes the JSON string raw, a value already validated as
 // part of its record, into a new slice. A string without escapes,
 // control characters or invalid UTF-8 (most text fields) is its bytes
-// between the quotes, so only the others are decoded again.
-func jsonBytes(raw json.RawMessage) ([]byte, error) {
+// between the quotes, so only the others are decoded again. strict
+// reports that raw is valid JSON in valid UTF-8: then only an escape
+// needs decoding.
+func jsonBytes(raw json.RawMessage, strict bool) ([]byte, error) {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
 		body := raw[1 : n-1]
+		if strict && bytes.IndexByte(body, '\\') < 0 {
+			return bytes.Clone(body), nil
+		}
 		plain := true
 		for _, c := range body {
 			if c < 0x20 || c == '\\' || c == '"' {

@@ -45,7 +45,7 @@ func (r *recordReader) doc(line []byte, n int) (Doc, error) {
 	if !r.read(line) {
 		return parseJSONLine(line, r.f, n)
 	}
-	return objectDoc(r.get, r.f, n)
+	return objectDoc(r.get, true, r.f, n)
 }
 
 func (r *recordReader) get(k string) json.RawMessage {
