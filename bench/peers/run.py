@@ -349,8 +349,7 @@ def bench(args):
             pred = predicted_pairs(out)
             # On the crawl, a pair of the same page in two releases: the same
             # URL path below its first folder (clang-14/X, clang-15/X).
-            below = lambda u: u.split("://", 1)[-1].split("/", 2)[-1].split("/", 1)[-1]
-            same = sum(1 for p in pred if len(p) == 2 and len({below(u) for u in p}) == 1)
+            same = sum(1 for p in pred if len(p) == 2 and len({below_first_folder(u) for u in p}) == 1)
             rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
                              setting="default" if th is None else f"threshold {th}", pages=n,
                              pps_core=[n / m[1] for m in ms], wall=[m[0] for m in ms],
@@ -359,6 +358,14 @@ def bench(args):
     with open(os.path.join(args.work, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print_table(rows)
+
+
+def below_first_folder(u):
+    """The path of URL or relative path u below its first folder:
+    http://host/clang-14/a/b.html and 14/a/b.html give a/b.html."""
+    if "://" in u:
+        return u.split("://", 1)[1].split("/", 2)[-1]
+    return u.split("/", 1)[-1]
 
 
 def read_labels(labels_dir):
