@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/winnow-search/winnow/warc"
 )
 
@@ -542,12 +544,19 @@ func jsonString(raw json.RawMessage) (string, error) {
 // control characters or invalid UTF-8 (most text fields) is its bytes
 // between the quotes, so only the others are decoded again. strict
 // reports that raw is valid JSON in valid UTF-8: then only an escape
-// needs decoding.
+// needs decoding, and jsontext decodes it (a text field that Python's
+// json.dumps wrote escapes every non-ASCII character); anything it
+// refuses goes to encoding/json.
 func jsonBytes(raw json.RawMessage, strict bool) ([]byte, error) {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
 		body := raw[1 : n-1]
 		if strict && bytes.IndexByte(body, '\\') < 0 {
 			return bytes.Clone(body), nil
+		}
+		if strict {
+			if b, err := jsontext.AppendUnquote(make([]byte, 0, len(body)), raw); err == nil {
+				return b, nil
+			}
 		}
 		plain := true
 		for _, c := range body {
