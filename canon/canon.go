@@ -124,10 +124,15 @@ func Text(b []byte, o Options) (Document, error) {
 	}
 	d.Charset = name
 	u := decode(b, e, name)
+	// A pooled extractor lends its normalizer and its line buffer (for
+	// the paragraph), grown by earlier pages: growing them anew was a
+	// quarter of the bytes a plain-text page allocated.
+	x := getExtractor(false)
+	defer putExtractor(x)
 	var (
-		n    normalizer
+		n    = &x.n
 		out  strings.Builder
-		para []byte // canonical text of the current paragraph
+		para = x.line // canonical text of the current paragraph
 	)
 	out.Grow(len(u))
 	end := func() {
@@ -148,7 +153,7 @@ func Text(b []byte, o Options) (Document, error) {
 			end() // blank line
 			continue
 		}
-		if marked(&n, line) {
+		if marked(n, line) {
 			end()
 		}
 		s := n.line(line)
@@ -161,6 +166,7 @@ func Text(b []byte, o Options) (Document, error) {
 		para = append(para, s...)
 	}
 	end()
+	x.line = para
 	d.finish(out.String())
 	return d, nil
 }

@@ -85,7 +85,10 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 					flush(i)
 					state, start = word, i
 				}
-				i++
+				// The rest of an ASCII word in a tight loop: most of
+				// the text, and the state above does not change in it.
+				for i++; i < len(text) && text[i] < utf8.RuneSelf && wordByte[text[i]]; i++ {
+				}
 				continue
 			}
 			flush(i)

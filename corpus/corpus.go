@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/winnow-search/winnow/warc"
 )
 
@@ -394,6 +396,7 @@ func (o Options) jsonl(r io.Reader, f JSONLFields, input string) iter.Seq2[Doc, 
 	f = f.withDefaults()
 	return func(yield func(Doc, error) bool) {
 		br := bufio.NewReaderSize(r, 64<<10)
+		rr := newRecordReader(f)
 		var line []byte
 		for n := 1; ; n++ {
 			var err error
@@ -410,7 +413,7 @@ func (o Options) jsonl(r io.Reader, f JSONLFields, input string) iter.Seq2[Doc, 
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			doc, derr := parseJSONLine(line, f, n)
+			doc, derr := rr.doc(line, n)
 			if derr != nil {
 				derr = &Error{Input: input, Line: n, Offset: -1, Err: derr}
 			}
@@ -454,44 +457,47 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return objectDoc(obj, f, n)
+	return objectDoc(func(k string) json.RawMessage { return obj[k] }, false, f, n)
 }
 
-// objectDoc is the document of a decoded JSON object (see parseJSONLine).
-func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error) {
+// objectDoc is the document of a JSON object whose member named k is
+// get(k), nil if it has none (see parseJSONLine). strict reports that the
+// values are valid JSON in valid UTF-8 (jsontext's strict reading).
+func objectDoc(get func(k string) json.RawMessage, strict bool, f JSONLFields, n int) (Doc, error) {
 	// first returns the first of keys that the record holds, not null.
 	first := func(keys []string) (string, json.RawMessage) {
 		for _, k := range keys {
-			if raw, ok := obj[k]; ok && string(raw) != "null" {
+			if raw := get(k); raw != nil && string(raw) != "null" {
 				return k, raw
 			}
 		}
 		return "", nil
 	}
 	// str returns the first of keys that holds a non-empty string.
-	str := func(keys []string) (string, error) {
+	str := func(keys []string) ([]byte, error) {
 		for _, k := range keys {
-			raw, ok := obj[k]
-			if !ok || string(raw) == "null" {
+			raw := get(k)
+			if raw == nil || string(raw) == "null" {
 				continue
 			}
-			s, err := jsonString(raw)
+			s, err := jsonBytes(raw, strict)
 			if err != nil {
-				return "", fmt.Errorf("field %q is not a string", k)
+				return nil, fmt.Errorf("field %q is not a string", k)
 			}
-			if s != "" {
+			if len(s) > 0 {
 				return s, nil
 			}
 		}
-		return "", nil
+		return nil, nil
 	}
 	doc := Doc{ID: strconv.Itoa(n)}
 	if k, raw := first(f.ID); raw != nil {
 		var num json.Number
-		if err := json.Unmarshal(raw, &doc.ID); err != nil {
-			if err := json.Unmarshal(raw, &num); err != nil {
-				return Doc{}, fmt.Errorf("field %q is neither a string nor a number", k)
-			}
+		if id, err := jsonString(raw); err == nil {
+			doc.ID = id
+		} else if err := json.Unmarshal(raw, &num); err != nil {
+			return Doc{}, fmt.Errorf("field %q is neither a string nor a number", k)
+		} else {
 			doc.ID = num.String()
 		}
 	}
@@ -500,10 +506,11 @@ func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error
 			return Doc{}, fmt.Errorf("field %q is not a finite number", k)
 		}
 	}
-	var err error
-	if doc.URL, err = str(f.URL); err != nil {
+	url, err := str(f.URL)
+	if err != nil {
 		return Doc{}, err
 	}
+	doc.URL = string(url)
 	html, err := str(f.HTML)
 	if err != nil {
 		return Doc{}, err
@@ -513,12 +520,12 @@ func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error
 		return Doc{}, err
 	}
 	switch {
-	case html != "":
-		doc.Body, doc.ContentType = []byte(html), "text/html"
-	case text != "" && looksLikeHTML(text):
-		doc.Body, doc.ContentType = []byte(text), "text/html"
-	case text != "":
-		doc.Body, doc.ContentType = []byte(text), "text/plain"
+	case len(html) > 0:
+		doc.Body, doc.ContentType = html, "text/html"
+	case len(text) > 0 && looksLikeHTML(text):
+		doc.Body, doc.ContentType = text, "text/html"
+	case len(text) > 0:
+		doc.Body, doc.ContentType = text, "text/plain"
 	default:
 		return Doc{ID: doc.ID, URL: doc.URL}, fmt.Errorf("%w in %s", ErrNoBody, strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}
@@ -526,12 +533,31 @@ func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error
 }
 
 // jsonString decodes the JSON string raw, a value json.Unmarshal has
-// already validated as part of its record. A string without escapes,
-// control characters or invalid UTF-8 (most text fields) is its bytes
-// between the quotes, so only the others are decoded again.
+// already validated as part of its record (see jsonBytes).
 func jsonString(raw json.RawMessage) (string, error) {
+	b, err := jsonBytes(raw, false)
+	return string(b), err
+}
+
+// jsonBytes decodes the JSON string raw, a value already validated as
+// part of its record, into a new slice. A string without escapes,
+// control characters or invalid UTF-8 (most text fields) is its bytes
+// between the quotes, so only the others are decoded again. strict
+// reports that raw is valid JSON in valid UTF-8: then only an escape
+// needs decoding, and jsontext decodes it (a text field that Python's
+// json.dumps wrote escapes every non-ASCII character); anything it
+// refuses goes to encoding/json.
+func jsonBytes(raw json.RawMessage, strict bool) ([]byte, error) {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
 		body := raw[1 : n-1]
+		if strict && bytes.IndexByte(body, '\\') < 0 {
+			return bytes.Clone(body), nil
+		}
+		if strict {
+			if b, err := jsontext.AppendUnquote(make([]byte, 0, len(body)), raw); err == nil {
+				return b, nil
+			}
+		}
 		plain := true
 		for _, c := range body {
 			if c < 0x20 || c == '\\' || c == '"' {
@@ -540,23 +566,25 @@ func jsonString(raw json.RawMessage) (string, error) {
 			}
 		}
 		if plain && utf8.Valid(body) {
-			return string(body), nil
+			return bytes.Clone(body), nil
 		}
 	}
 	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
 }
 
 // looksLikeHTML reports whether a text field holds an HTML document (a
 // body or content field of a crawl dump): it starts, after white space,
 // with a doctype or an <html> tag.
-func looksLikeHTML(s string) bool {
-	s = strings.TrimLeft(strings.TrimPrefix(s, "\ufeff"), " \t\r\n")
-	if len(s) > 14 {
-		s = s[:14]
+func looksLikeHTML(b []byte) bool {
+	b = bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\ufeff")), " \t\r\n")
+	if len(b) > 14 {
+		b = b[:14]
 	}
-	s = strings.ToLower(s)
+	s := strings.ToLower(string(b))
 	return strings.HasPrefix(s, "<!doctype html") || strings.HasPrefix(s, "<html")
 }
 

@@ -186,7 +186,7 @@ func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, er
 		}
 		if text != "" {
 			doc.Body, doc.ContentType = []byte(text), "text/plain"
-			if looksLikeHTML(text) {
+			if looksLikeHTML(doc.Body) {
 				doc.ContentType = "text/html"
 			}
 			return doc, nil

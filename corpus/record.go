@@ -16,5 +16,5 @@ var ErrNoBody = errors.New("no non-empty string")
 // (an Elasticsearch _source, a Solr document) is read this way, so that
 // `winnow index` and `winnow dedup` take the same fields.
 func (f JSONLFields) Object(obj map[string]json.RawMessage, n int) (Doc, error) {
-	return objectDoc(obj, f.withDefaults(), n)
+	return objectDoc(func(k string) json.RawMessage { return obj[k] }, false, f.withDefaults(), n)
 }

@@ -27,12 +27,12 @@ type Member struct {
 	ID string `json:"id"`
 	// Input is the input the member came from when the job read several
 	// (an ID is unique only within its input: a folder's relative path).
-	Input    string         `json:"input,omitempty"`
-	URL      string         `json:"url,omitempty"`
-	Relation string         `json:"relation,omitempty"`
-	Verdict  string         `json:"verdict,omitempty"`
-	Explain  string         `json:"explain,omitempty"`
-	Scores   map[string]any `json:"scores,omitempty"`
+	Input    string  `json:"input,omitempty"`
+	URL      string  `json:"url,omitempty"`
+	Relation string  `json:"relation,omitempty"`
+	Verdict  string  `json:"verdict,omitempty"`
+	Explain  string  `json:"explain,omitempty"`
+	Scores   *Scores `json:"scores,omitempty"`
 	// Removal is what the content-equivalence decision says of deleting
 	// this member in favour of the winner; nil for the winner.
 	*Removal
@@ -80,7 +80,7 @@ func NewLine(c similarity.Cluster, docs []Doc, sigs []*similarity.Signature, ran
 			ml.Relation = m.Verdict.Relation.String()
 			ml.Verdict = m.Verdict.String()
 			ml.Explain = m.Verdict.Explain()
-			ml.Scores = ScoresMap(&m.Verdict.Scores)
+			ml.Scores = NewScores(&m.Verdict.Scores)
 			rv := remove.Decide(sigs[w], sigs[m.Index])
 			ml.Removal = &Removal{Probability: Probability(m.Verdict.Probability), Removable: resultlist.Removable(rv),
 				RemoveProbability: Probability(rv.Probability), RemoveExplain: rv.Explain()}
@@ -97,28 +97,50 @@ func (l *Line) Write(w io.Writer) error {
 	return enc.Encode(l)
 }
 
-// ScoresMap is the JSON form of the scores: NaN (not computed) is left
-// out.
-func ScoresMap(s *similarity.Scores) map[string]any {
-	m := map[string]any{
-		"simhash_distance": s.SimhashDistance,
-		"bloom_ab":         s.BloomAB, "bloom_ba": s.BloomBA,
-		"contain_ab": s.ContainAB, "contain_ba": s.ContainBA,
-		"containment":   s.Containment.String(),
-		"jaccard":       s.Jaccard,
-		"supershingles": s.Supershingles,
-		"fingerprints":  s.Fingerprints,
-		"length_ratio":  s.LengthRatio,
+// Scores is the JSON form of [similarity.Scores]: a score not computed
+// (NaN) is left out, numbers_differ unless it was computed. The fields
+// are in the order of their names, the order encoding/json gives a map's
+// keys (the form was a map, and a struct encodes without sorting them).
+type Scores struct {
+	BloomAB         float64  `json:"bloom_ab"`
+	BloomBA         float64  `json:"bloom_ba"`
+	ContainAB       float64  `json:"contain_ab"`
+	ContainBA       float64  `json:"contain_ba"`
+	Containment     string   `json:"containment"`
+	CoverageA       OptFloat `json:"coverage_a,omitzero"`
+	CoverageB       OptFloat `json:"coverage_b,omitzero"`
+	Divergence      OptFloat `json:"divergence,omitzero"`
+	Fingerprints    int      `json:"fingerprints"`
+	Jaccard         float64  `json:"jaccard"`
+	LCS             OptFloat `json:"lcs,omitzero"`
+	LCSCentral      OptFloat `json:"lcs_central,omitzero"`
+	LengthRatio     float64  `json:"length_ratio"`
+	NumbersDiffer   *int     `json:"numbers_differ,omitempty"`
+	SimhashDistance int      `json:"simhash_distance"`
+	Supershingles   int      `json:"supershingles"`
+}
+
+// OptFloat is a score that may be missing: NaN, left out of JSON.
+type OptFloat float64
+
+// IsZero reports whether f is NaN (omitzero leaves it out).
+func (f OptFloat) IsZero() bool { return math.IsNaN(float64(f)) }
+
+// NewScores returns the JSON form of s.
+func NewScores(s *similarity.Scores) *Scores {
+	j := &Scores{
+		BloomAB: s.BloomAB, BloomBA: s.BloomBA, ContainAB: s.ContainAB, ContainBA: s.ContainBA,
+		Containment: s.Containment.String(),
+		CoverageA:   OptFloat(s.CoverageA), CoverageB: OptFloat(s.CoverageB), Divergence: OptFloat(s.Divergence),
+		Fingerprints: s.Fingerprints, Jaccard: s.Jaccard,
+		LCS: OptFloat(s.LCS), LCSCentral: OptFloat(s.Central),
+		LengthRatio: s.LengthRatio, SimhashDistance: s.SimhashDistance, Supershingles: s.Supershingles,
 	}
 	if s.HasNumbers {
-		m["numbers_differ"] = s.NumbersDiffer
+		n := s.NumbersDiffer
+		j.NumbersDiffer = &n
 	}
-	for k, v := range map[string]float64{"lcs": s.LCS, "lcs_central": s.Central, "coverage_a": s.CoverageA, "coverage_b": s.CoverageB, "divergence": s.Divergence} {
-		if !math.IsNaN(v) {
-			m[k] = v
-		}
-	}
-	return m
+	return j
 }
 
 // Probability returns p for JSON, nil for NaN (no calibrated

@@ -382,10 +382,20 @@ func (m *Model) Explain(s *Scores) string {
 			cs[j], cs[j-1] = cs[j-1], cs[j]
 		}
 	}
+	// Appended with strconv, as fmt's %.2f and %+.1f print them: fmt's
+	// formatting was half of this function, which runs twice for every
+	// member of winnow dedup's output.
+	buf := make([]byte, 0, 32*len(cs)+16)
 	for _, c := range cs {
-		fmt.Fprintf(&b, "%s %.2f (%+.1f), ", c.Feature, c.Value, c.LogOdds())
+		buf = append(buf, c.Feature.String()...)
+		buf = append(buf, ' ')
+		buf = appendFixed(buf, c.Value, 2, false)
+		buf = append(buf, " ("...)
+		buf = appendFixed(buf, c.LogOdds(), 1, true)
+		buf = append(buf, "), "...)
 	}
-	fmt.Fprintf(&b, "intercept %+.1f", m.Intercept)
+	buf = append(buf, "intercept "...)
+	b.Write(appendFixed(buf, m.Intercept, 1, true))
 	if m.numbersOnly(s) {
 		b.WriteString(", only numbers differ (-Inf)")
 	}
@@ -393,6 +403,21 @@ func (m *Model) Explain(s *Scores) string {
 		b.WriteString(", numbers veto (-Inf)")
 	}
 	return b.String()
+}
+
+// appendFixed appends x with prec decimals as fmt's %.Nf does, or %+.Nf
+// with plus.
+func appendFixed(b []byte, x float64, prec int, plus bool) []byte {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		if plus {
+			return fmt.Appendf(b, "%+.*f", prec, x)
+		}
+		return fmt.Appendf(b, "%.*f", prec, x)
+	}
+	if plus && !math.Signbit(x) {
+		b = append(b, '+')
+	}
+	return strconv.AppendFloat(b, x, 'f', prec, 64)
 }
 
 // upperBound returns the model's probability for s with every alignment

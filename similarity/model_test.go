@@ -2,6 +2,7 @@ package similarity
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -252,6 +253,23 @@ func TestFeatureWholePage(t *testing.T) {
 	} {
 		if got := FeatureWholePage.Value(&s); got != 0 {
 			t.Errorf("coverages %v, %v: whole page %v, want 0", s.CoverageA, s.CoverageB, got)
+		}
+	}
+}
+
+// TestAppendFixed: appendFixed prints as fmt's %.2f and %+.1f, signs,
+// zeros, rounding and non-finite values included.
+func TestAppendFixed(t *testing.T) {
+	for _, x := range []float64{0, math.Copysign(0, -1), 0.04, -0.04, -0.05, 0.05, 0.005, -0.005, 0.125, 6.95, -6.95, 1e21, -1e-9, 123.456,
+		math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		for _, c := range []struct {
+			prec   int
+			plus   bool
+			format string
+		}{{2, false, "%.2f"}, {1, true, "%+.1f"}, {1, false, "%.1f"}, {2, true, "%+.2f"}} {
+			if got, want := string(appendFixed([]byte("x"), x, c.prec, c.plus)), "x"+fmt.Sprintf(c.format, x); got != want {
+				t.Errorf("appendFixed(%v, %d, %v) = %q, fmt %s = %q", x, c.prec, c.plus, got, c.format, want)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@
 P/R/F1 on llvm-docs. See docs/peers.md for the commands and the results.
 
   run.py prep LLVM_DIR OUT.jsonl          HTML pages -> {id, text} JSONL
+  run.py prep-warc IN.warc[.gz] OUT.jsonl a crawl's HTML responses -> {id, text} JSONL
   run.py bench [options]                  run every tool, print a table
   run.py tool NAME IN.jsonl OUT.jsonl [THRESHOLD]   one tool (a child of bench)
 
@@ -48,11 +49,66 @@ def prep(llvm_dir, out):
         docs = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
     with open(out, "w") as w:
         for d in docs:
-            p = _Text()
             with open(os.path.join(llvm_dir, "html", d), encoding="utf-8", errors="replace") as f:
-                p.feed(f.read())
-            w.write(json.dumps({"id": d, "text": " ".join(" ".join(p.out).split())}) + "\n")
+                text = visible_text(f.read())
+            w.write(json.dumps({"id": d, "text": text}) + "\n")
     print(f"{len(docs)} pages -> {out}")
+
+
+def visible_text(markup):
+    p = _Text()
+    p.feed(markup)
+    p.close()
+    return " ".join(" ".join(p.out).split())
+
+
+def prep_warc(warc, out):
+    """The HTML responses (status 200) of a WARC as {id: target URI, text}
+    JSONL, the text extracted as prep does; every other record is skipped.
+    Reads plain and gzip (per-record or whole-file) WARC."""
+    import gzip
+    opener = gzip.open if warc.endswith(".gz") else open
+    kept = skipped = 0
+    with opener(warc, "rb") as f, open(out, "w") as w:
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            if not line.strip():
+                continue
+            if not line.startswith(b"WARC/"):
+                raise ValueError(f"{warc}: not a WARC record at {line[:40]!r}")
+            head = {}
+            while True:
+                h = f.readline()
+                if not h.strip():
+                    break
+                k, _, v = h.decode("utf-8", "replace").partition(":")
+                head[k.strip().lower()] = v.strip()
+            block = f.read(int(head["content-length"]))
+            if head.get("warc-type") != "response" or not block.startswith(b"HTTP/"):
+                skipped += 1
+                continue
+            http_head, _, body = block.partition(b"\r\n\r\n")
+            lines = http_head.decode("iso-8859-1").split("\r\n")
+            status = lines[0].split()[1] if len(lines[0].split()) > 1 else ""
+            fields = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+            ctype = fields.get("content-type", "")
+            if status != "200" or "html" not in ctype.lower():
+                skipped += 1
+                continue
+            charset = "utf-8"
+            m = re.search(r"charset=([\w-]+)", ctype, re.I)
+            if m:
+                charset = m.group(1)
+            try:
+                markup = body.decode(charset, errors="replace")
+            except LookupError:
+                markup = body.decode("utf-8", errors="replace")
+            uri = head["warc-target-uri"].strip("<>")  # WARC 1.0 writers may bracket it
+            w.write(json.dumps({"id": uri, "text": visible_text(markup)}) + "\n")
+            kept += 1
+    print(f"{kept} HTML pages -> {out} ({skipped} other records skipped)")
 
 
 def read_docs(path):
@@ -212,6 +268,10 @@ def measure(cmd, limit):
     wall = time.monotonic() - t0
     err = p.stderr.read().decode(errors="replace")
     p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode == 124:  # timeout(1) killed it
+        e = TimeoutError(f"killed at the {limit} s cap after {ru.ru_utime + ru.ru_stime:.1f} s CPU")
+        e.cpu = ru.ru_utime + ru.ru_stime
+        raise e
     if p.returncode != 0:
         raise RuntimeError(f"{cmd} failed ({p.returncode}): {err[-2000:]}")
     # ru covers the child and every descendant it waited for; ru_maxrss is the
@@ -239,6 +299,8 @@ def bench(args):
     inputs = [("llvm-docs", args.llvm_jsonl, args.runs)]
     if args.synth:
         inputs.append(("synth", args.synth, args.synth_runs))
+    if args.crawl:
+        inputs.append(("crawl", args.crawl, args.crawl_runs))
     settings = [("winnow", None)] + [(t, None) for t in args.tools]
     for t, th in (s.split("@") for s in args.sweep):
         settings.append((t, float(th)))
@@ -247,9 +309,10 @@ def bench(args):
         with open(path) as f:
             n = sum(1 for _ in f)
         results = {s: [] for s in settings}
+        timeouts = {}
         for r in range(runs):  # alternate the tools inside each repetition
             for tool, th in settings:
-                if name == "synth" and th is not None:
+                if name != "llvm-docs" and th is not None:
                     continue
                 out = os.path.join(args.work, f"{name}-{tool}-{th}.jsonl")
                 if tool == "winnow":
@@ -261,6 +324,10 @@ def bench(args):
                         cmd.append(str(th))
                 try:
                     wall, cpu, rss = measure(cmd, args.timeout)
+                except TimeoutError as e:
+                    print(f"{name} {tool}: {e}", file=sys.stderr)
+                    timeouts[(tool, th)] = (args.timeout, e.cpu)
+                    continue
                 except RuntimeError as e:
                     print(f"{name} {tool}: {e}", file=sys.stderr)
                     continue
@@ -270,17 +337,38 @@ def bench(args):
                 print(f"{name} run {r + 1} {tool}@{th or 'default'}: wall {wall:.2f}s cpu {cpu:.2f}s "
                       f"rss {rss:.0f}MiB", file=sys.stderr, flush=True)
         for (tool, th), ms in results.items():
+            if not ms and (tool, th) in timeouts:
+                rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
+                                 setting="default" if th is None else f"threshold {th}", pages=n,
+                                 timeout=timeouts[(tool, th)][0], cpu_at_kill=timeouts[(tool, th)][1]))
+                continue
             if not ms:
                 continue
             out = os.path.join(args.work, f"{name}-{tool}-{th}.jsonl")
             prf = score(out, args.llvm_dir) if name == "llvm-docs" else None
+            npairs = same = None
+            if name != "synth":  # synth's hot families hold millions of pairs
+                pred = predicted_pairs(out)
+                npairs = len(pred)
+                # On the crawl, a pair of the same page in two releases: the
+                # same URL path below its first folder (clang-14/X, clang-15/X).
+                same = sum(1 for p in pred if len(p) == 2 and len({below_first_folder(u) for u in p}) == 1)
             rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
                              setting="default" if th is None else f"threshold {th}", pages=n,
                              pps_core=[n / m[1] for m in ms], wall=[m[0] for m in ms],
-                             cpu=[m[1] for m in ms], rss=[m[2] for m in ms], prf=prf))
+                             cpu=[m[1] for m in ms], rss=[m[2] for m in ms], prf=prf,
+                             pairs=npairs, same_path=same))
     with open(os.path.join(args.work, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print_table(rows)
+
+
+def below_first_folder(u):
+    """The path of URL or relative path u below its first folder:
+    http://host/clang-14/a/b.html and 14/a/b.html give a/b.html."""
+    if "://" in u:
+        return u.split("://", 1)[1].split("/", 2)[-1]
+    return u.split("/", 1)[-1]
 
 
 def read_labels(labels_dir):
@@ -403,16 +491,24 @@ def rng(xs, fmt):
 
 def print_table(rows):
     print("| input | tool | version | setting | runs | wall s | CPU s | pages/s per core | peak RSS MiB "
-          "| P | R | F1 | winnow/tool per core |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| P | R | F1 | pairs (same path) | winnow/tool per core |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        if "timeout" in r:
+            # CPU so far is a lower bound (on a loaded machine well below the wall cap)
+            w = next(x for x in rows if x["input"] == r["input"] and x["tool"] == "winnow")
+            print(f"| {r['input']} | {r['tool']} | {r['version']} | {r['setting']} | 0 "
+                  f"| > {r['timeout']} (killed) | > {r['cpu_at_kill']:.2f} | < {r['pages'] / r['cpu_at_kill']:.0f} "
+                  f"| – | – | – | – | – | > {min(w['pps_core']) * r['cpu_at_kill'] / r['pages']:.1f}× |")
+            continue
         w = next(x for x in rows if x["input"] == r["input"] and x["tool"] == "winnow")
         ratio = (min(w["pps_core"]) / max(r["pps_core"]), max(w["pps_core"]) / min(r["pps_core"]))
         prf = r["prf"]
         p = " | ".join(f"{x:.3f}" for x in prf) if prf else "– | – | –"
+        pairs = "–" if r.get("pairs") is None else f"{r['pairs']} ({r['same_path']})"
         print(f"| {r['input']} | {r['tool']} | {r['version']} | {r['setting']} | {len(r['wall'])} "
               f"| {rng(r['wall'], '{:.2f}')} | {rng(r['cpu'], '{:.2f}')} | {rng(r['pps_core'], '{:.0f}')} "
-              f"| {rng(r['rss'], '{:.0f}')} | {p} | {ratio[0]:.1f}–{ratio[1]:.1f}× |")
+              f"| {rng(r['rss'], '{:.0f}')} | {p} | {pairs} | {ratio[0]:.1f}–{ratio[1]:.1f}× |")
 
 
 def main():
@@ -421,6 +517,9 @@ def main():
     p = sub.add_parser("prep")
     p.add_argument("llvm_dir")
     p.add_argument("out")
+    pw = sub.add_parser("prep-warc")
+    pw.add_argument("warc")
+    pw.add_argument("out")
     t = sub.add_parser("tool")
     t.add_argument("name", choices=sorted(TOOLS))
     t.add_argument("inp")
@@ -433,6 +532,8 @@ def main():
     b.add_argument("--synth", default="", help="synthetic JSONL (winnow-synth); empty to skip")
     b.add_argument("--runs", type=int, default=2)
     b.add_argument("--synth-runs", type=int, default=1)
+    b.add_argument("--crawl", default="", help="a crawl's JSONL (run.py prep-warc); empty to skip")
+    b.add_argument("--crawl-runs", type=int, default=2)
     b.add_argument("--tools", nargs="*", default=["datasketch", "rensa", "text-dedup", "datatrove"])
     b.add_argument("--sweep", nargs="*", default=[], help="extra settings TOOL@THRESHOLD on llvm-docs")
     b.add_argument("--timeout", type=int, default=900, help="seconds a tool may run on one input")
@@ -457,6 +558,8 @@ def main():
     a = ap.parse_args()
     if a.cmd == "prep":
         prep(a.llvm_dir, a.out)
+    elif a.cmd == "prep-warc":
+        prep_warc(a.warc, a.out)
     elif a.cmd == "tool":
         TOOLS[a.name](a.inp, a.out, a.threshold)
     elif a.cmd == "cv":

@@ -105,7 +105,7 @@ func compare(ctx context.Context, e *env, args []string) error {
 			"verdict": v.String(), "explain": v.Explain(),
 			"probability": offline.Probability(v.Probability),
 			"remove":      map[string]any{"duplicate": resultlist.Removable(rv), "probability": offline.Probability(rv.Probability), "explain": rv.Explain()},
-			"scores":      offline.ScoresMap(&all),
+			"scores":      offline.NewScores(&all),
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")

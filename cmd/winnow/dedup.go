@@ -268,10 +268,12 @@ type signJob struct {
 }
 
 // signDone is a signing worker's result for one signJob (seq -1 for an
-// input's read error).
+// input's read error). The document is a pointer: gathering the results
+// by value grew a slice of signedDoc through many copies, the largest
+// allocation of the signing stage.
 type signDone struct {
 	seq, input int
-	doc        signedDoc
+	doc        *signedDoc
 	err        error
 }
 
@@ -291,7 +293,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 			for j := range jobs {
 				res, err := sg.Sign(j.doc.Body, j.doc.ContentType)
 				stats.Stages.add(&res)
-				d := signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig, input: severalInput(inputs, j.input),
+				d := &signedDoc{id: j.doc.ID, url: j.doc.URL, popularity: j.doc.Popularity, sig: res.Sig, input: severalInput(inputs, j.input),
 					key: offline.InputKey(len(inputs) > 1, inputs[j.input], j.doc.ID), cut: res.Doc.Truncated || res.Sig.Capped}
 				if err != nil {
 					err = fmt.Errorf("%s: %s: %w", inputs[j.input], j.doc.ID, err)
@@ -334,7 +336,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 	}()
 
 	bar := newBar(e)
-	var docs []signedDoc
+	var docs []*signedDoc
 	var seqs []int
 	for r := range results {
 		if bar != nil {
@@ -364,7 +366,7 @@ func signInputs(ctx context.Context, e *env, inputs []string, sources []iter.Seq
 // after the fact: the output, and the occurrence number a repeated ID
 // (two JSONL lines with one id) gets for a stable cluster ID, must not
 // depend on scheduling.
-func inInputOrder(docs []signedDoc, seqs []int) []signedDoc {
+func inInputOrder(docs []*signedDoc, seqs []int) []signedDoc {
 	order := make([]int, len(docs))
 	for i := range order {
 		order[i] = i
@@ -373,7 +375,7 @@ func inInputOrder(docs []signedDoc, seqs []int) []signedDoc {
 	sorted := make([]signedDoc, len(docs))
 	var keys offline.Keys
 	for i, o := range order {
-		sorted[i] = docs[o]
+		sorted[i] = *docs[o]
 		sorted[i].key = keys.Next(sorted[i].key)
 	}
 	return sorted
