@@ -468,8 +468,8 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 // that budget for the answer and its rendering (readAnswer): for a
 // rendering over answerChunk, its half, and any bytes the rendering
 // takes beyond it, move to the body, given back once the client has
-// received it (heldBody); a smaller one is copied into the response's
-// own buffer. It reports false, leaving the response and r.held as they
+// received it (heldBody); a smaller one becomes the response's own
+// buffer. It reports false, leaving the response and r.held as they
 // were, when rendering fails.
 func (s *Server) refineInto(r *search, parsed *engine.Parsed) (*refined, []byte, bool) {
 	s.m.engine(r.b.Name, "ok", time.Since(r.start))
@@ -495,13 +495,14 @@ func (s *Server) refineInto(r *search, parsed *engine.Parsed) (*refined, []byte,
 // until the handler returns). A rendering over answerChunk takes half
 // of held, and what its buffer holds beyond that, along to the body,
 // given back once the client has received it (heldBody); a smaller one
-// is copied into the response's own buffer and out recycled.
+// becomes the response's own buffer (SwapBody), whose buffer goes to the
+// budget's instead.
 func (s *Server) setRendered(ctx *fasthttp.RequestCtx, out []byte, held *int64) []byte {
 	if len(out) <= answerChunk {
-		// Small: the response's own buffer, given back at once.
-		ctx.Response.SetBody(out)
-		s.inflight.recycle(out)
-		return ctx.Response.Body()
+		// Small: out becomes the response's own buffer, not copied into
+		// it, and the response's buffer takes its turn with the budget's.
+		s.inflight.recycle(ctx.Response.SwapBody(out))
+		return out
 	}
 	share := *held / 2
 	*held -= share

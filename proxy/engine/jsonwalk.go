@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 )
 
@@ -14,6 +15,12 @@ import (
 type selector struct {
 	edges []selEdge
 	slots []int // capture slots of this subtree, cleared on re-entry
+	// byLen[n] has bit k set when edges[k]'s key is n bytes long (the
+	// last entry: that long or longer), so a key no path names is
+	// mostly refused by its length alone; built by finish. wide: more
+	// edges than bits, every key compared.
+	byLen [32]uint64
+	wide  bool
 }
 
 type selEdge struct {
@@ -68,8 +75,12 @@ func (s *selector) edge(key string) *selEdge {
 // a walk of the last member of a name clears first.
 func (s *selector) finish() []int {
 	s.slots = s.slots[:0]
+	s.byLen, s.wide = [32]uint64{}, len(s.edges) > 64
 	for i := range s.edges {
 		e := &s.edges[i]
+		if !s.wide {
+			s.byLen[min(len(e.key), len(s.byLen)-1)] |= 1 << i
+		}
 		for _, c := range e.slots {
 			s.slots = append(s.slots, c.slot)
 		}
@@ -139,8 +150,19 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 			return 0, serr(j, "expected ':'")
 		}
 		j = skipWS(b, j+1)
-		if j, err = w.member(e, caps, j, depth+1); err != nil {
+		if e == nil && j < len(b) && b[j] == '"' && depth < maxDepth {
+			// A string no path selects, the commonest member: skipped
+			// here, not through member and skipValueDepth.
+			j, _, err = scanString(b, j)
+		} else {
+			j, err = w.member(e, caps, j, depth+1)
+		}
+		if err != nil {
 			return 0, err
+		}
+		if j < len(b) && b[j] == ',' && j+1 < len(b) && b[j+1] == '"' {
+			j++ // compact JSON's next member, read without afterMember
+			continue
 		}
 		var done bool
 		if j, done, err = afterMember(b, j, '}'); err != nil || done {
@@ -186,9 +208,17 @@ func (s *selector) match(raw []byte, esc bool) *selEdge {
 		}
 		raw = []byte(k)
 	}
-	for i := range s.edges {
-		if string(raw) == s.edges[i].key {
-			return &s.edges[i]
+	if s.wide {
+		for i := range s.edges {
+			if string(raw) == s.edges[i].key {
+				return &s.edges[i]
+			}
+		}
+		return nil
+	}
+	for m := s.byLen[min(len(raw), len(s.byLen)-1)]; m != 0; m &= m - 1 {
+		if e := &s.edges[bits.TrailingZeros64(m)]; string(raw) == e.key {
+			return e
 		}
 	}
 	return nil
