@@ -454,28 +454,32 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return objectDoc(obj, f, n)
+	return objectDoc(func(k string) (Field, bool) {
+		raw, ok := obj[k]
+		return Field{Raw: raw}, ok
+	}, f, n)
 }
 
-// objectDoc is the document of a decoded JSON object (see parseJSONLine).
-func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error) {
+// objectDoc is the document of a decoded JSON object (see parseJSONLine),
+// whose fields get returns.
+func objectDoc(get func(string) (Field, bool), f JSONLFields, n int) (Doc, error) {
 	// first returns the first of keys that the record holds, not null.
-	first := func(keys []string) (string, json.RawMessage) {
+	first := func(keys []string) (string, Field, bool) {
 		for _, k := range keys {
-			if raw, ok := obj[k]; ok && string(raw) != "null" {
-				return k, raw
+			if v, ok := get(k); ok && !v.null() {
+				return k, v, true
 			}
 		}
-		return "", nil
+		return "", Field{}, false
 	}
 	// str returns the first of keys that holds a non-empty string.
 	str := func(keys []string) (string, error) {
 		for _, k := range keys {
-			raw, ok := obj[k]
-			if !ok || string(raw) == "null" {
+			v, ok := get(k)
+			if !ok || v.null() {
 				continue
 			}
-			s, err := jsonString(raw)
+			s, err := v.str()
 			if err != nil {
 				return "", fmt.Errorf("field %q is not a string", k)
 			}
@@ -486,17 +490,20 @@ func objectDoc(obj map[string]json.RawMessage, f JSONLFields, n int) (Doc, error
 		return "", nil
 	}
 	doc := Doc{ID: strconv.Itoa(n)}
-	if k, raw := first(f.ID); raw != nil {
-		var num json.Number
-		if err := json.Unmarshal(raw, &doc.ID); err != nil {
-			if err := json.Unmarshal(raw, &num); err != nil {
+	if k, v, ok := first(f.ID); ok {
+		switch {
+		case v.Raw == nil:
+			doc.ID = v.Str
+		case json.Unmarshal(v.Raw, &doc.ID) != nil:
+			var num json.Number
+			if err := json.Unmarshal(v.Raw, &num); err != nil {
 				return Doc{}, fmt.Errorf("field %q is neither a string nor a number", k)
 			}
 			doc.ID = num.String()
 		}
 	}
-	if k, raw := first(f.Popularity); raw != nil {
-		if err := json.Unmarshal(raw, &doc.Popularity); err != nil || math.IsNaN(doc.Popularity) || math.IsInf(doc.Popularity, 0) {
+	if k, v, ok := first(f.Popularity); ok {
+		if v.Raw == nil || json.Unmarshal(v.Raw, &doc.Popularity) != nil || math.IsNaN(doc.Popularity) || math.IsInf(doc.Popularity, 0) {
 			return Doc{}, fmt.Errorf("field %q is not a finite number", k)
 		}
 	}
