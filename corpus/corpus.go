@@ -457,30 +457,33 @@ func parseJSONLine(line []byte, f JSONLFields, n int) (Doc, error) {
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return Doc{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return objectDoc(func(k string) json.RawMessage { return obj[k] }, false, f, n)
+	return objectDoc(func(k string) (Field, bool) {
+		raw, ok := obj[k]
+		return Field{Raw: raw}, ok
+	}, false, f, n)
 }
 
-// objectDoc is the document of a JSON object whose member named k is
-// get(k), nil if it has none (see parseJSONLine). strict reports that the
-// values are valid JSON in valid UTF-8 (jsontext's strict reading).
-func objectDoc(get func(k string) json.RawMessage, strict bool, f JSONLFields, n int) (Doc, error) {
+// objectDoc is the document of a JSON object whose fields get returns
+// (see parseJSONLine). strict reports that the raw values are valid JSON
+// in valid UTF-8 (jsontext's strict reading).
+func objectDoc(get func(string) (Field, bool), strict bool, f JSONLFields, n int) (Doc, error) {
 	// first returns the first of keys that the record holds, not null.
-	first := func(keys []string) (string, json.RawMessage) {
+	first := func(keys []string) (string, Field, bool) {
 		for _, k := range keys {
-			if raw := get(k); raw != nil && string(raw) != "null" {
-				return k, raw
+			if v, ok := get(k); ok && !v.null() {
+				return k, v, true
 			}
 		}
-		return "", nil
+		return "", Field{}, false
 	}
 	// str returns the first of keys that holds a non-empty string.
 	str := func(keys []string) ([]byte, error) {
 		for _, k := range keys {
-			raw := get(k)
-			if raw == nil || string(raw) == "null" {
+			v, ok := get(k)
+			if !ok || v.null() {
 				continue
 			}
-			s, err := jsonBytes(raw, strict)
+			s, err := v.bytes(strict)
 			if err != nil {
 				return nil, fmt.Errorf("field %q is not a string", k)
 			}
@@ -491,18 +494,20 @@ func objectDoc(get func(k string) json.RawMessage, strict bool, f JSONLFields, n
 		return nil, nil
 	}
 	doc := Doc{ID: strconv.Itoa(n)}
-	if k, raw := first(f.ID); raw != nil {
+	if k, v, ok := first(f.ID); ok {
 		var num json.Number
-		if id, err := jsonString(raw); err == nil {
+		if v.Raw == nil {
+			doc.ID = v.Str
+		} else if id, err := jsonString(v.Raw); err == nil {
 			doc.ID = id
-		} else if err := json.Unmarshal(raw, &num); err != nil {
+		} else if err := json.Unmarshal(v.Raw, &num); err != nil {
 			return Doc{}, fmt.Errorf("field %q is neither a string nor a number", k)
 		} else {
 			doc.ID = num.String()
 		}
 	}
-	if k, raw := first(f.Popularity); raw != nil {
-		if err := json.Unmarshal(raw, &doc.Popularity); err != nil || math.IsNaN(doc.Popularity) || math.IsInf(doc.Popularity, 0) {
+	if k, v, ok := first(f.Popularity); ok {
+		if v.Raw == nil || json.Unmarshal(v.Raw, &doc.Popularity) != nil || math.IsNaN(doc.Popularity) || math.IsInf(doc.Popularity, 0) {
 			return Doc{}, fmt.Errorf("field %q is not a finite number", k)
 		}
 	}

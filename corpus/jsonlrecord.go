@@ -48,11 +48,11 @@ func (r *recordReader) doc(line []byte, n int) (Doc, error) {
 	return objectDoc(r.get, true, r.f, n)
 }
 
-func (r *recordReader) get(k string) json.RawMessage {
-	if i := slices.Index(r.names, k); i >= 0 {
-		return r.vals[i]
+func (r *recordReader) get(k string) (Field, bool) {
+	if i := slices.Index(r.names, k); i >= 0 && r.vals[i] != nil {
+		return Field{Raw: r.vals[i]}, true
 	}
-	return nil
+	return Field{}, false
 }
 
 // read sets r.vals to the members of the object line, slices of line. It

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/winnow-search/winnow/corpus"
 )
 
 // pageSize is the documents a read request asks for.
@@ -49,19 +51,21 @@ func (e *elastic) count(ctx context.Context, sel selector) (int64, error) {
 	return out.Count, err
 }
 
-// searchAnswer is the part of a search answer read here.
+// searchAnswer is the part of a search answer read here (pit_id,
+// _scroll_id, hits.hits), decoded as it streams (decode.go).
 type searchAnswer struct {
-	PitID    string `json:"pit_id"`
-	ScrollID string `json:"_scroll_id"`
-	Hits     struct {
-		Hits []struct {
-			ID          string                     `json:"_id"`
-			Source      map[string]json.RawMessage `json:"_source"`
-			SeqNo       int64                      `json:"_seq_no"`
-			PrimaryTerm int64                      `json:"_primary_term"`
-			Sort        []any                      `json:"sort"`
-		} `json:"hits"`
-	} `json:"hits"`
+	PitID    string
+	ScrollID string
+	Hits     []esHit
+}
+
+// esHit is one hit of a search answer.
+type esHit struct {
+	ID          string
+	Source      map[string]corpus.Field
+	SeqNo       int64
+	PrimaryTerm int64
+	Sort        json.RawMessage // the sort values, the next page's search_after
 }
 
 // errNoPIT marks a point-in-time read the engine refused before any
@@ -134,7 +138,7 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, fields []string, sl
 		return err
 	}
 	return runSlices(ctx, slices, func(ctx context.Context, slice int) error {
-		var after []any
+		var after json.RawMessage
 		id := pit
 		for {
 			req := map[string]any{
@@ -158,7 +162,7 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, fields []string, sl
 				return err
 			}
 			id = cmp.Or(ans.PitID, id)
-			hs := ans.Hits.Hits
+			hs := ans.Hits
 			for _, h := range hs {
 				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
 					return err
@@ -197,7 +201,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, fields []string,
 			e.c.once(context.WithoutCancel(ctx), "DELETE", "/_search/scroll", nil, body, "", nil)
 		}()
 		for {
-			hs := ans.Hits.Hits
+			hs := ans.Hits
 			for _, h := range hs {
 				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
 					return err
@@ -257,7 +261,7 @@ func (e *elastic) get(ctx context.Context, ids []string, fields []string) ([]hit
 		Docs []struct {
 			ID          string                     `json:"_id"`
 			Found       bool                       `json:"found"`
-			Source      map[string]json.RawMessage `json:"_source"`
+			Source      map[string]json.RawMessage `json:"_source"` // few documents: decoded whole
 			SeqNo       int64                      `json:"_seq_no"`
 			PrimaryTerm int64                      `json:"_primary_term"`
 		} `json:"docs"`
@@ -268,7 +272,7 @@ func (e *elastic) get(ctx context.Context, ids []string, fields []string) ([]hit
 	var hs []hit
 	for _, d := range out.Docs {
 		if d.Found {
-			hs = append(hs, hit{id: d.ID, source: d.Source, ver: version{SeqNo: d.SeqNo, PrimaryTerm: d.PrimaryTerm}})
+			hs = append(hs, hit{id: d.ID, source: rawFields(d.Source), ver: version{SeqNo: d.SeqNo, PrimaryTerm: d.PrimaryTerm}})
 		}
 	}
 	return hs, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/winnow-search/winnow/corpus"
 )
 
 // Kinds of engine.
@@ -29,7 +31,7 @@ var tagFields = []string{FieldGroup, FieldWinner, FieldRemovable, FieldProbabili
 // hit is one stored document as read.
 type hit struct {
 	id     string
-	source map[string]json.RawMessage // the stored fields, decoded as one JSON object
+	source map[string]corpus.Field // the stored fields
 	ver    version
 }
 
@@ -70,15 +72,37 @@ func (t Tags) equal(u Tags) bool {
 
 // storedTags reads the tags a document's source carries; ok is false when
 // it carries no group.
-func storedTags(src map[string]json.RawMessage) (Tags, bool) {
-	var group, winner, removable any
+func storedTags(src map[string]corpus.Field) (Tags, bool) {
 	var t Tags
-	json.Unmarshal(src[FieldGroup], &group)
-	json.Unmarshal(src[FieldWinner], &winner)
-	json.Unmarshal(src[FieldRemovable], &removable)
-	json.Unmarshal(src[FieldProbability], &t.Probability)
-	t.Group, t.Winner, t.Removable = firstString(group), truthy(winner), truthy(removable)
+	if p := src[FieldProbability]; p.Raw != nil {
+		json.Unmarshal(p.Raw, &t.Probability)
+	}
+	t.Group = firstString(value(src[FieldGroup]))
+	t.Winner, t.Removable = truthy(value(src[FieldWinner])), truthy(value(src[FieldRemovable]))
 	return t, t.Group != ""
+}
+
+// value is a stored field as encoding/json decodes it into an any (nil
+// when absent or not JSON).
+func value(f corpus.Field) any {
+	if f.Raw == nil {
+		if f.Str == "" {
+			return nil
+		}
+		return f.Str
+	}
+	var v any
+	json.Unmarshal(f.Raw, &v)
+	return v
+}
+
+// rawFields are the fields of a document decoded as one JSON object.
+func rawFields(src map[string]json.RawMessage) map[string]corpus.Field {
+	out := make(map[string]corpus.Field, len(src))
+	for k, v := range src {
+		out[k] = corpus.Field{Raw: v}
+	}
+	return out
 }
 
 // firstString returns v as a string, or its first element when it is a

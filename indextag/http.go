@@ -202,9 +202,14 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 		_, err = io.Copy(io.Discard, resp.Body)
 		return err
 	}
-	dec := json.NewDecoder(resp.Body)
-	dec.UseNumber()
-	if err := dec.Decode(out); err != nil {
+	if s, ok := out.(streamer); ok {
+		err = decodeStream(resp.Body, s)
+	} else {
+		dec := json.NewDecoder(resp.Body)
+		dec.UseNumber()
+		err = dec.Decode(out)
+	}
+	if err != nil {
 		return fmt.Errorf("indextag: %s %s: bad answer: %w", method, path, err)
 	}
 	return nil

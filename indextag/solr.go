@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/winnow-search/winnow/corpus"
 )
 
 // solr is a Solr core or collection.
@@ -64,12 +66,13 @@ func solrEscape(v string) string {
 	return b.String()
 }
 
+// solrAnswer is the part of a select or get answer read here
+// (response.numFound, response.docs, nextCursorMark), decoded as it
+// streams (decode.go).
 type solrAnswer struct {
-	Response struct {
-		NumFound int64             `json:"numFound"`
-		Docs     []json.RawMessage `json:"docs"`
-	} `json:"response"`
-	NextCursorMark string `json:"nextCursorMark"`
+	NumFound       int64
+	Docs           []map[string]corpus.Field
+	NextCursorMark string
 }
 
 func (s *solr) count(ctx context.Context, sel selector) (int64, error) {
@@ -77,7 +80,7 @@ func (s *solr) count(ctx context.Context, sel selector) (int64, error) {
 	q.Set("rows", "0")
 	var ans solrAnswer
 	err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans)
-	return ans.Response.NumFound, err
+	return ans.NumFound, err
 }
 
 // fl is the field list of a read: the fields, the unique key and
@@ -90,36 +93,29 @@ func fl(key string, fields []string) string {
 }
 
 // solrHit turns a returned document into a hit: its unique key, its
-// _version_, and its fields with single-element lists unwrapped (a
-// multi-valued field holding one value reads as that value).
-func solrHit(key string, raw json.RawMessage) (hit, error) {
-	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil {
-		return hit{}, fmt.Errorf("indextag: Solr document: %w", err)
-	}
-	var h hit
-	var id any
-	d := json.NewDecoder(bytes.NewReader(obj[key]))
-	d.UseNumber()
-	if err := d.Decode(&id); err != nil {
+// _version_, and its fields (a multi-valued field holding one value reads
+// as that value: decode.go unwraps it).
+func solrHit(key string, doc map[string]corpus.Field) (hit, error) {
+	h := hit{source: doc}
+	k, ok := doc[key]
+	switch {
+	case !ok || string(k.Raw) == "null":
 		return hit{}, fmt.Errorf("indextag: Solr document without its unique key %s", key)
+	case k.Raw == nil:
+		h.id = k.Str
+	default:
+		var id any
+		d := json.NewDecoder(bytes.NewReader(k.Raw))
+		d.UseNumber()
+		if err := d.Decode(&id); err != nil {
+			return hit{}, fmt.Errorf("indextag: Solr document without its unique key %s", key)
+		}
+		h.id = fmt.Sprint(id)
 	}
-	h.id = fmt.Sprint(id)
 	var v json.Number
-	if err := json.Unmarshal(obj["_version_"], &v); err == nil {
+	if err := json.Unmarshal(doc["_version_"].Raw, &v); err == nil {
 		h.ver.Version, _ = v.Int64()
 	}
-	for k, val := range obj {
-		if len(val) > 0 && val[0] == '[' {
-			var list []json.RawMessage
-			if json.Unmarshal(val, &list) == nil && len(list) == 1 {
-				obj[k] = list[0]
-			}
-		}
-	}
-	h.source = obj
 	return h, nil
 }
 
@@ -141,8 +137,8 @@ func (s *solr) scan(ctx context.Context, sel selector, fields []string, _ int, f
 		if err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans); err != nil {
 			return err
 		}
-		for _, raw := range ans.Response.Docs {
-			h, err := solrHit(key, raw)
+		for _, doc := range ans.Docs {
+			h, err := solrHit(key, doc)
 			if err != nil {
 				return err
 			}
@@ -173,8 +169,8 @@ func (s *solr) get(ctx context.Context, ids []string, fields []string) ([]hit, e
 		if err := s.c.do(ctx, "GET", s.path("/get"), q, nil, "", &ans); err != nil {
 			return nil, err
 		}
-		for _, raw := range ans.Response.Docs {
-			h, err := solrHit(key, raw)
+		for _, doc := range ans.Docs {
+			h, err := solrHit(key, doc)
 			if err != nil {
 				return nil, err
 			}

@@ -289,6 +289,11 @@ func (r *refiner) listKey(results []engine.Result, out *refined, st *listState) 
 // joinKnown marks the duplicates the cluster service knows (known, by
 // index in results) under their winner's mark.
 func (out *refined) joinKnown(results []engine.Result, known map[int]knownDup) {
+	if len(known) == 0 {
+		return
+	}
+	var explained []string // the tags' explanations by winner (taggedExplain)
+	out.serviceDups = slices.Grow(out.serviceDups, len(known))
 	for i, k := range known {
 		w := k.winner
 		if wm := out.marks[w]; wm.Winner >= 0 {
@@ -301,9 +306,15 @@ func (out *refined) joinKnown(results []engine.Result, known map[int]knownDup) {
 		if out.marks[w].Winner < 0 {
 			out.marks[w] = engine.Mark{Cluster: cluster, Winner: w}
 		}
-		explain := "duplicate: the cluster service groups it under " + results[k.winner].URL + " (group " + k.group + ", verified against its winner)"
+		var explain string
 		if k.tagged {
-			explain = taggedExplain(results, i, k.winner)
+			if explained == nil {
+				explained = make([]string, len(results))
+				out.taggedDups = slices.Grow(out.taggedDups, len(known))
+			}
+			explain = taggedExplain(results, k.winner, explained)
+		} else {
+			explain = "duplicate: the cluster service groups it under " + results[k.winner].URL + " (group " + k.group + ", verified against its winner)"
 		}
 		out.marks[i] = engine.Mark{Cluster: cluster, Winner: w, Relation: "duplicate", Explain: explain}
 		out.serviceDups = append(out.serviceDups, [2]int{i, w})
@@ -324,8 +335,12 @@ func (r *refiner) gather(ctx context.Context, results []engine.Result, out *refi
 	defer cancel()
 	n := len(results)
 	keyErr := make([]error, n)
-	for i := range n {
-		out.keys[i], keyErr[i] = r.keys.key(results[i].URL)
+	// A list whose every hit is tagged, with no cluster service to ask,
+	// is grouped by its tags alone: nothing is looked up by canonical URL.
+	if r.cluster != nil || !allTagged(results) {
+		for i := range n {
+			out.keys[i], keyErr[i] = r.keys.key(results[i].URL)
+		}
 	}
 	// The cluster service first: results it knows as verified
 	// duplicates of another result in the list need no online work, and

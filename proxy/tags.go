@@ -20,7 +20,9 @@ import "github.com/winnow-search/winnow/proxy/engine"
 // all of them when every hit is tagged, none otherwise.
 func taggedGroups(results []engine.Result, known map[int]knownDup, winners []bool) (map[int]knownDup, []bool, []bool) {
 	n := len(results)
-	var byGroup map[string][]int
+	// Each group's winner on this page: the tagged winner, else the
+	// best ranked member.
+	var winnerOf map[string]int
 	all := n > 0
 	for i := range n {
 		g := results[i].Group
@@ -31,62 +33,103 @@ func taggedGroups(results []engine.Result, known map[int]knownDup, winners []boo
 		if _, ok := known[i]; ok {
 			continue
 		}
-		if byGroup == nil {
-			byGroup = map[string][]int{}
+		if winnerOf == nil {
+			winnerOf = make(map[string]int, n)
 		}
-		byGroup[g] = append(byGroup[g], i)
+		if w, ok := winnerOf[g]; !ok || !results[w].GroupWinner && results[i].GroupWinner {
+			winnerOf[g] = i
+		}
 	}
-	if byGroup == nil {
+	if winnerOf == nil {
 		return known, winners, nil
 	}
 	if known == nil {
-		known = map[int]knownDup{}
+		known = make(map[int]knownDup, n)
 	}
 	if winners == nil {
 		winners = make([]bool, n)
 	}
 	presigned := make([]bool, n)
-	for g, members := range byGroup {
-		// The tagged winner, else the best ranked member of the group
-		// on this page.
-		w := members[0]
-		for _, i := range members {
-			if results[i].GroupWinner {
-				w = i
-				break
-			}
+	for i := range n {
+		g := results[i].Group
+		if g == "" {
+			continue
 		}
-		winners[w] = true
-		presigned[w] = all
-		for _, i := range members {
-			if i != w {
-				known[i] = knownDup{winner: w, group: g, tagged: true}
-			}
+		if _, ok := known[i]; ok {
+			continue
 		}
+		w := winnerOf[g]
+		if i == w {
+			winners[w], presigned[w] = true, all
+			continue
+		}
+		known[i] = knownDup{winner: w, group: g, tagged: true}
 	}
 	return known, winners, presigned
 }
 
-// taggedExplain explains why result i is grouped under result w by the
-// tags.
-func taggedExplain(results []engine.Result, i, w int) string {
-	return "duplicate: the index tags it winnow_group " + results[i].Group + " with " + results[w].URL + " (grouped by winnow index)"
+// allTagged reports whether every result carries a winnow_group tag.
+func allTagged(results []engine.Result) bool {
+	for i := range results {
+		if results[i].Group == "" {
+			return false
+		}
+	}
+	return len(results) > 0
+}
+
+// taggedExplain explains why a result is grouped under result w by the
+// tags (its group is w's). Every duplicate of w has the same
+// explanation: explained, when not nil, keeps it by w, so that a list
+// builds each group's once.
+func taggedExplain(results []engine.Result, w int, explained []string) string {
+	if explained != nil && explained[w] != "" {
+		return explained[w]
+	}
+	e := "duplicate: the index tags it winnow_group " + results[w].Group + " with " + results[w].URL + " (grouped by winnow index)"
+	if explained != nil {
+		explained[w] = e
+	}
+	return e
 }
 
 // removeTagged decides remove mode for the duplicates grouped by their
 // tags, which carry no signature here: winnow_removable says whether the
 // content-equivalence decision accepted the page against its winner.
 func removeTagged(ref *refined, results []engine.Result) {
+	if len(ref.taggedDups) == 0 {
+		return
+	}
+	// The explanations by winner, removed and kept: one string a group.
+	var removed, kept map[int]string
 	for _, d := range ref.taggedDups {
 		i, w := d[0], d[1]
 		if results[i].Removable {
-			ref.marks[i].Keep = false
-			ref.marks[i].Explain = "removed: the index tags it winnow_removable (winnow index's content-equivalence decision accepted it against " + results[w].URL + ")"
+			e, ok := removed[w]
+			if !ok {
+				e = "removed: the index tags it winnow_removable (winnow index's content-equivalence decision accepted it against " + results[w].URL + ")"
+				removed = setExplain(removed, w, e, len(ref.taggedDups))
+			}
+			ref.marks[i].Keep, ref.marks[i].Explain = false, e
 			continue
 		}
-		ref.marks[i].Keep = true
-		ref.marks[i].Explain = "kept: the index tags it a near-duplicate of " + results[w].URL + " but not removable (winnow_removable false)"
+		e, ok := kept[w]
+		if !ok {
+			e = "kept: the index tags it a near-duplicate of " + results[w].URL + " but not removable (winnow_removable false)"
+			kept = setExplain(kept, w, e, len(ref.taggedDups))
+		}
+		ref.marks[i].Keep, ref.marks[i].Explain = true, e
 	}
+}
+
+// setExplain keeps explanation e of winner w in m, made with room for n
+// when nil.
+func setExplain(m map[int]string, w int, e string, n int) map[int]string {
+	if m == nil {
+		m = make(map[int]string, n)
+	}
+	m[w] = e
+	return m
 }
 
 // markTagged marks the tagged results left unmarked, the winners taken

@@ -1,0 +1,113 @@
+package indextag
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/winnow-search/winnow/corpus"
+)
+
+// TestDecodeStream checks that the answers decoded as they stream give
+// the pages, IDs, versions and tags that encoding/json's decoding of the
+// same answers gives: strings with escapes, invalid UTF-8, duplicate
+// names, numbers, nulls and Solr's lists.
+func TestDecodeStream(t *testing.T) {
+	src := `{"id":"a\u00e9","url":"http://x/\"q\"","html":"<p>caf\u00e9 \ud83d\ude00 \ud800 \n` + "\xff" + `</p>","popularity":2.5,"html":"<p>last \\ wins</p>",` +
+		`"winnow_group":"00ff","winnow_winner":true,"winnow_removable":"true","winnow_probability":0.75,"nested":{"a":[1,"b"]}}`
+	es := `{"pit_id":"P1","took":3,"_shards":{"total":1},"hits":{"total":{"value":3},"max_score":null,"hits":[` +
+		`{"_index":"i","_id":"1","_score":null,"_seq_no":17,"_primary_term":2,"_source":` + src + `,"sort":[5,"x"]},` +
+		`{"_id":"2","_seq_no":0,"_primary_term":1,"_source":{"text":"plain","winnow_group":["g",1]},"sort":[6]},` +
+		`{"_id":"3","_source":{}}]}}`
+	var got searchAnswer
+	if err := decodeStream(strings.NewReader(es), &got); err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		PitID string `json:"pit_id"`
+		Hits  struct {
+			Hits []struct {
+				ID          string                     `json:"_id"`
+				Source      map[string]json.RawMessage `json:"_source"`
+				SeqNo       int64                      `json:"_seq_no"`
+				PrimaryTerm int64                      `json:"_primary_term"`
+				Sort        json.RawMessage            `json:"sort"`
+			} `json:"hits"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(es), &want); err != nil {
+		t.Fatal(err)
+	}
+	if got.PitID != want.PitID || len(got.Hits) != len(want.Hits.Hits) {
+		t.Fatalf("pit %q, %d hits; want %q, %d", got.PitID, len(got.Hits), want.PitID, len(want.Hits.Hits))
+	}
+	for i, w := range want.Hits.Hits {
+		g := got.Hits[i]
+		if g.ID != w.ID || g.SeqNo != w.SeqNo || g.PrimaryTerm != w.PrimaryTerm || !bytes.Equal(g.Sort, w.Sort) {
+			t.Errorf("hit %d: %q %d %d %s; want %q %d %d %s", i, g.ID, g.SeqNo, g.PrimaryTerm, g.Sort, w.ID, w.SeqNo, w.PrimaryTerm, w.Sort)
+		}
+		sameStored(t, g.Source, rawFields(w.Source))
+	}
+	if got.Hits[0].Source["html"].Str != "<p>last \\ wins</p>" {
+		t.Errorf("duplicate name: %q, want the last", got.Hits[0].Source["html"].Str)
+	}
+
+	// Solr: a list of one value reads as that value.
+	solrBody := `{"responseHeader":{"status":0},"response":{"numFound":2,"start":0,"docs":[` +
+		`{"id":"d1","_version_":1850000000000000001,"html":["<p>one \"v\"</p>"],"url":"http://x/1","winnow_group":["g1"],"winnow_winner":[true]},` +
+		`{"id":7,"_version_":3,"text":["a","b"],"html":"<p>\u00e9</p>"}]},"nextCursorMark":"AoE="}`
+	var sa solrAnswer
+	if err := decodeStream(strings.NewReader(solrBody), &sa); err != nil {
+		t.Fatal(err)
+	}
+	if sa.NumFound != 2 || sa.NextCursorMark != "AoE=" || len(sa.Docs) != 2 {
+		t.Fatalf("solr answer %d %q %d docs", sa.NumFound, sa.NextCursorMark, len(sa.Docs))
+	}
+	h, err := solrHit("id", sa.Docs[0])
+	if err != nil || h.id != "d1" || h.ver.Version != 1850000000000000001 {
+		t.Errorf("solr hit %q %d, %v", h.id, h.ver.Version, err)
+	}
+	d, err := corpus.DefaultJSONLFields.Object(h.source, 0)
+	if err != nil || string(d.Body) != `<p>one "v"</p>` || d.URL != "http://x/1" {
+		t.Errorf("solr doc %+v, %v", d, err)
+	}
+	if tags, ok := storedTags(h.source); !ok || tags.Group != "g1" || !tags.Winner {
+		t.Errorf("solr tags %+v %v", tags, ok)
+	}
+	h, err = solrHit("id", sa.Docs[1])
+	if err != nil || h.id != "7" || h.ver.Version != 3 {
+		t.Errorf("solr hit %q %d, %v", h.id, h.ver.Version, err)
+	}
+	if v := h.source["text"]; string(v.Raw) != `["a","b"]` {
+		t.Errorf("a list of two: %+v", v)
+	}
+
+	for _, bad := range []string{`{"hits":{"hits":[{"_id":"1","_source":{"html":"x}]}}`, `{"hits":{"hits":[{"_seq_no":"x"}]}}`, `[1]`} {
+		var a searchAnswer
+		if err := decodeStream(strings.NewReader(bad), &a); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	if _, err := solrHit("id", map[string]corpus.Field{"html": {Str: "x"}}); err == nil {
+		t.Error("a Solr document without its key: no error")
+	}
+}
+
+// sameStored checks that two readings of a stored document give the same
+// page and tags.
+func sameStored(t *testing.T, got, want map[string]corpus.Field) {
+	t.Helper()
+	f := corpus.DefaultJSONLFields
+	gd, gerr := f.Object(got, 0)
+	wd, werr := f.Object(want, 0)
+	if !reflect.DeepEqual(gd, wd) || (gerr == nil) != (werr == nil) {
+		t.Errorf("page %+v, %v; want %+v, %v", gd, gerr, wd, werr)
+	}
+	gt, gok := storedTags(got)
+	wt, wok := storedTags(want)
+	if !reflect.DeepEqual(gt, wt) || gok != wok {
+		t.Errorf("tags %+v %v; want %+v %v", gt, gok, wt, wok)
+	}
+}
