@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -106,12 +107,16 @@ func field(dec *jsontext.Decoder) (corpus.Field, error) {
 
 // fields reads a stored document's fields, each string decoded once.
 // With unwrap (Solr) a list of one value reads as that value, so that a
-// multi-valued field holding one value reads as a single one.
-func fields(dec *jsontext.Decoder, unwrap bool) (map[string]corpus.Field, error) {
+// multi-valued field holding one value reads as a single one. A field
+// not in want is skipped unread (want nil: every field is read).
+func fields(dec *jsontext.Decoder, unwrap bool, want []string) (map[string]corpus.Field, error) {
 	src := map[string]corpus.Field{}
 	err := object(dec, func(name string) error {
 		var v corpus.Field
 		var err error
+		if want != nil && !slices.Contains(want, name) {
+			return dec.SkipValue()
+		}
 		if unwrap && dec.PeekKind() == '[' {
 			v, err = list(dec)
 		} else {
@@ -211,7 +216,7 @@ func (a *searchAnswer) decodeHit(dec *jsontext.Decoder) (esHit, error) {
 		case "_id":
 			h.ID, err = str(dec)
 		case "_source":
-			h.Source, err = fields(dec, false)
+			h.Source, err = fields(dec, false, a.want)
 		case "_seq_no":
 			h.SeqNo, err = integer(dec)
 		case "_primary_term":
@@ -244,7 +249,7 @@ func (a *solrAnswer) decode(dec *jsontext.Decoder) error {
 					return err
 				case "docs":
 					return orNull(array(dec, func() error {
-						d, err := fields(dec, true)
+						d, err := fields(dec, true, nil)
 						a.Docs = append(a.Docs, d)
 						return err
 					}))

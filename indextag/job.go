@@ -165,7 +165,11 @@ type Report struct {
 	Applied bool   `json:"applied"`
 	// Read is how the index was read: "point in time", "scroll",
 	// "cursorMark", or "checkpoint" (a resumed run).
-	Read        string `json:"read"`
+	Read string `json:"read"`
+	// Source is what an Elasticsearch or OpenSearch read asked for:
+	// "whole" (the stored _source as it is, when the fields read are
+	// most of it) or "fields" (the engine filters it); empty for Solr.
+	Source      string `json:"source,omitempty"`
 	Incremental bool   `json:"incremental,omitempty"`
 	// Docs are the documents signed; Bytes their pages' bytes.
 	Docs    int   `json:"docs"`
@@ -492,6 +496,9 @@ func (j *job) read(ctx context.Context, ck *checkpoint) error {
 		return j.st.scan(ctx, selector{}, fields, slicesN, fn)
 	}, keep)
 	j.rep.Read = j.readMethod()
+	if e, ok := j.st.(*elastic); ok {
+		j.rep.Source = map[bool]string{true: "whole", false: "fields"}[e.whole]
+	}
 	return err
 }
 

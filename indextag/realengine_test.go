@@ -968,3 +968,47 @@ func TestWritesRefused(t *testing.T) {
 		t.Errorf("failed %v, written %d; want all %d failed with HTTP 503", rep.Writes.Failed, rep.Writes.Written, len(e.docs))
 	}
 }
+
+// TestSourceWholeOrFields: an Elasticsearch or OpenSearch read asks for
+// the whole _source while the fields it reads are most of it (the
+// engine then sends the stored bytes as they are instead of parsing and
+// writing each document again), and for its fields once the documents
+// carry a large field it does not read; both find the same groups.
+func TestSourceWholeOrFields(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind string) {
+		if kind == "solr" {
+			t.Skip("Solr returns the stored fields fl names; there is no _source")
+		}
+		e := load(t, kind)
+		o := options(t, e)
+		whole, err := indextag.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if whole.Source != "whole" {
+			t.Errorf("pages alone: source %q, want whole", whole.Source)
+		}
+		big := strings.Repeat("an attachment winnow does not read ", 8<<10)
+		var bulk bytes.Buffer
+		for _, d := range e.docs {
+			action, _ := json.Marshal(map[string]any{"update": map[string]any{"_index": e.index, "_id": d.ID}})
+			doc, _ := json.Marshal(map[string]any{"doc": map[string]any{"attachment": big}})
+			bulk.Write(action)
+			bulk.WriteByte('\n')
+			bulk.Write(doc)
+			bulk.WriteByte('\n')
+		}
+		realengine.Do(t, "POST", e.base+"/_bulk?refresh=true", "application/x-ndjson", bulk.Bytes())
+		fields, err := indextag.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fields.Source != "fields" {
+			t.Errorf("with a large unread field: source %q, want fields", fields.Source)
+		}
+		if fields.Docs != whole.Docs || fields.Clusters != whole.Clusters || fields.Duplicates != whole.Duplicates || fields.Removable != whole.Removable {
+			t.Errorf("fields read: %d docs, %d clusters, %d duplicates, %d removable; whole: %d, %d, %d, %d",
+				fields.Docs, fields.Clusters, fields.Duplicates, fields.Removable, whole.Docs, whole.Clusters, whole.Duplicates, whole.Removable)
+		}
+	})
+}
