@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/winnow-search/winnow/internal/parallel"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -387,34 +389,53 @@ func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byt
 		return err
 	}
 	sortJoin(js)
+	// The pairs of the group, decided on every core: a runner may run the
+	// step as one bundle (prism does), and the LCS is most of its cost.
+	type pair struct {
+		b *similarity.Signature
+		h *Join
+		v similarity.Verdict
+	}
+	var ps []pair
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
 		}
-		var b similarity.Signature
+		b := new(similarity.Signature)
 		if err = b.UnmarshalBinary(run[0].Sig); err != nil {
 			return
 		}
-		for _, h := range run[1:] {
-			if h.Kind != joinHalf {
-				continue
-			}
-			var a similarity.Signature
-			if err = a.UnmarshalBinary(h.Sig); err != nil {
-				return
-			}
-			f.decided.Inc(ctx, 1)
-			v := f.set.decision.Decide(&a, &b)
-			if v.Duplicate {
-				f.confirmed.Inc(ctx, 1)
-				f.edges.add(h.Other, h.Key, f.Packs)
-			}
-			if f.Verdicts && keepVerdict(&v) {
-				f.verdicts.add(pack(h.Key, f.Packs), &Member{Key: h.Key, Pair: h.Other, Verdict: appendVerdict(nil, &v)})
+		for i := range run[1:] {
+			if h := &run[1+i]; h.Kind == joinHalf {
+				ps = append(ps, pair{b: b, h: h})
 			}
 		}
 	})
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(ps))
+	parallel.For(len(ps), runtime.GOMAXPROCS(0), 1, func(k int) {
+		var a similarity.Signature
+		if errs[k] = a.UnmarshalBinary(ps[k].h.Sig); errs[k] == nil {
+			ps[k].v = f.set.decision.Decide(&a, ps[k].b)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for k := range ps {
+		h, v := ps[k].h, &ps[k].v
+		f.decided.Inc(ctx, 1)
+		if v.Duplicate {
+			f.confirmed.Inc(ctx, 1)
+			f.edges.add(h.Other, h.Key, f.Packs)
+		}
+		if f.Verdicts && keepVerdict(v) {
+			f.verdicts.add(pack(h.Key, f.Packs), &Member{Key: h.Key, Pair: h.Other, Verdict: appendVerdict(nil, v)})
+		}
+	}
 	f.edges.flush(emit)
 	f.verdicts.flush(emitVerdicts)
-	return err
+	return nil
 }
