@@ -256,7 +256,8 @@ type matcher struct {
 	extra    int                  // verdicts computed by prefetch
 }
 
-// VerdictCache keeps verdicts across calls of [ClusterRanked], keyed by
+// VerdictCache keeps verdicts across calls of [ClusterRanked] (or hands
+// [BatchCluster] those decided elsewhere), keyed by
 // the signatures' identity: a proxy that serves the same cached
 // signatures query after query then decides each pair (and runs its LCS)
 // once. Implementations must be safe for concurrent use; a verdict is
@@ -587,6 +588,12 @@ type BatchOptions struct {
 	// zero means GOMAXPROCS. The clusters, verdicts and stage counts do
 	// not depend on it.
 	Workers int
+	// Cache, when not nil, supplies verdicts decided before (by another
+	// worker of a distributed job: the pipeline's decide step) and keeps
+	// those computed, as [RankedOptions.Cache] does; it must hold only
+	// verdicts of this Decision. The clusters, verdicts and stage counts
+	// do not depend on it.
+	Cache VerdictCache
 	// Stats, when not nil, receives the counts and times of the stages.
 	Stats *BatchStats
 
@@ -831,7 +838,7 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 	batchSize := cmp.Or(o.batch, batchPairs)
 	var st BatchStats
 	u := NewUnionFind(n)
-	m := matcher{d: &d, sigs: ranked, workers: workers}
+	m := matcher{d: &d, sigs: ranked, workers: workers, cache: o.Cache}
 	rejected := make(map[[2]int32]struct{}) // decided non-matches
 	pending := make(map[[2]int32]struct{})  // pairs of the batch
 	var batch [][2]int32

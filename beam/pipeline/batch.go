@@ -258,7 +258,9 @@ func (m *Member) appendTo(b []byte) []byte {
 	} else {
 		b = append(b, 0)
 	}
-	return m.Doc.appendTo(b)
+	b = m.Doc.appendTo(b)
+	b = appendString(b, m.Pair)
+	return appendBytes(b, m.Verdict)
 }
 
 func (m *Member) readFrom(b []byte) ([]byte, error) {
@@ -273,7 +275,14 @@ func (m *Member) readFrom(b []byte) ([]byte, error) {
 		return b, errBatch
 	}
 	m.Label = b[0] == 1
-	return m.Doc.readFrom(b[1:])
+	if b, err = m.Doc.readFrom(b[1:]); err != nil {
+		return b, err
+	}
+	if m.Pair, b, err = readString(b); err != nil {
+		return b, err
+	}
+	m.Verdict, b, err = readBytes(b)
+	return b, err
 }
 
 func (k *KeySig) appendTo(b []byte) []byte {

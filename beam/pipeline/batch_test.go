@@ -54,7 +54,7 @@ func TestBatchCodecs(t *testing.T) {
 	doc := Doc{BaseKey: "in/a", Key: "in/a#1", ID: "a", URL: "https://a.example/", Popularity: -2.5,
 		Input: 3, Shard: 7, Pos: 1 << 40, Sig: []byte{1, 2, 3}, Usable: true, Cut: true}
 	roundTrip[Doc](t, []Doc{doc, {Key: "k"}, {Sig: []byte{0}}})
-	roundTrip[Member](t, []Member{{Key: "\x00\x01", Root: "r", Label: true, Doc: Doc{Pos: 999}}, {Key: "x", Doc: doc}})
+	roundTrip[Member](t, []Member{{Key: "\x00\x01", Root: "r", Label: true, Doc: Doc{Pos: 999}}, {Key: "x", Doc: doc}, {Key: "y", Root: "r", Pair: "x", Verdict: []byte{1, 0, 2}}})
 	roundTrip[KeySig](t, []KeySig{{Key: "k", Sig: []byte("sig")}, {Key: "j"}})
 	roundTrip[Entry](t, []Entry{{Bucket: "b", Key: "k", Rep: "k", Simhash: 1 << 63}, {Bucket: "c", Key: "k2", Rep: "r", Simhash: 5}})
 	roundTrip[Join](t, []Join{{Key: "a", Kind: joinSig, Sig: []byte("s")}, {Key: "b", Kind: joinPair, Other: "c"}, {Key: "d", Kind: joinHalf, Other: "e", Sig: []byte{9}}})

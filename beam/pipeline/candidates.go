@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/winnow-search/winnow/internal/parallel"
 	"github.com/winnow-search/winnow/similarity"
 )
 
@@ -29,8 +31,9 @@ type Entry struct {
 }
 
 // Join is an element of the signature joins, keyed by Key: the document's
-// signature (Kind joinSig), a candidate pair (Key, Other) (joinPair), or a
-// pair (Other, Key) carrying Other's signature (joinHalf).
+// signature (Kind joinSig), a candidate pair (Key, Other) (joinPair), a
+// pair (Other, Key) carrying Other's signature (joinHalf), or the mark
+// of a candidate pair (Other, Key) (joinSecond).
 type Join struct {
 	Key   string
 	Kind  int8
@@ -42,7 +45,15 @@ const (
 	joinSig int8 = iota
 	joinPair
 	joinHalf
+	joinSecond
 )
+
+// addPair adds the candidate pair (p, q) of representatives to pairs:
+// the pair to p's group, its mark to q's (see halfFn).
+func addPair(pairs *batcher[Join, *Join], p, q *Entry, packs int) {
+	pairs.add(pack(p.Rep, packs), &Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
+	pairs.add(pack(q.Rep, packs), &Join{Key: q.Rep, Kind: joinSecond, Other: p.Rep})
+}
 
 // Block is a slice of a hot bucket in key order: its pairs are those
 // ending at an entry from Cur on, starting at most Window entries before.
@@ -220,9 +231,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*[]byt
 		return err
 	}
 	slices.SortFunc(es, func(a, b Entry) int { return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key)) })
-	emit := func(p, q *Entry) {
-		f.pairs.add(pack(p.Rep, f.Packs), &Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
-	}
+	emit := func(p, q *Entry) { addPair(&f.pairs, p, q, f.Packs) }
 	runs(es, func(e *Entry) string { return e.Bucket }, func(es []Entry) {
 		f.bucket(ctx, es, emit, emitBlock)
 	})
@@ -285,9 +294,7 @@ func (f *blockFn) ProcessElement(_ int, enc []byte, emitPairs func(int, []byte))
 	if err := json.Unmarshal(enc, &b); err != nil {
 		return fmt.Errorf("pipeline: block: %w", err)
 	}
-	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, func(p, q *Entry) {
-		f.pairs.add(pack(p.Rep, f.Packs), &Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
-	})
+	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, func(p, q *Entry) { addPair(&f.pairs, p, q, f.Packs) })
 	f.pairs.flush(emitPairs)
 	return nil
 }
@@ -318,7 +325,10 @@ func sortJoin(js []Join) {
 
 // halfFn joins each document's distinct pairs (as the pair's first, the
 // better ranked document) with its signature, and sends them to the
-// second document.
+// second document; and it sends the signature of a document that is the
+// second of a pair (marked joinSecond) to the same group, for decideFn.
+// A document in no pair as second sends decideFn nothing: most
+// documents of a large crawl are in none.
 type halfFn struct {
 	Packs int
 
@@ -341,21 +351,28 @@ func (f *halfFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int,
 				f.halves.add(pack(p.Other, f.Packs), &Join{Key: p.Other, Kind: joinHalf, Other: p.Key, Sig: sig})
 			}
 		}
+		if run[len(run)-1].Kind == joinSecond { // sorted last
+			f.halves.add(pack(run[0].Key, f.Packs), &run[0])
+		}
 	})
 	f.halves.flush(emit)
 	return nil
 }
 
 // decideFn decides each pair that reaches a document (as b) with the
-// decision of the configuration, emitting an edge per duplicate.
+// decision of the configuration, emitting an edge per duplicate and,
+// with Verdicts, the verdicts that the cluster step reuses
+// (keepVerdict), as Members grouped by b.
 type decideFn struct {
-	Config []byte
-	Packs  int
+	Config   []byte
+	Packs    int
+	Verdicts bool
 
 	set       *settings
 	decided   beam.Counter
 	confirmed beam.Counter
 	edges     edgeBatcher
+	verdicts  batcher[Member, *Member]
 }
 
 func (f *decideFn) Setup() error {
@@ -366,35 +383,59 @@ func (f *decideFn) Setup() error {
 	return err
 }
 
-func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit, emitVerdicts func(int, []byte)) error {
 	js, err := readBatches[Join](nil, values)
 	if err != nil {
 		return err
 	}
 	sortJoin(js)
+	// The pairs of the group, decided on every core: a runner may run the
+	// step as one bundle (prism does), and the LCS is most of its cost.
+	type pair struct {
+		b *similarity.Signature
+		h *Join
+		v similarity.Verdict
+	}
+	var ps []pair
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
 		}
-		var b similarity.Signature
+		b := new(similarity.Signature)
 		if err = b.UnmarshalBinary(run[0].Sig); err != nil {
 			return
 		}
-		for _, h := range run[1:] {
-			if h.Kind != joinHalf {
-				continue
-			}
-			var a similarity.Signature
-			if err = a.UnmarshalBinary(h.Sig); err != nil {
-				return
-			}
-			f.decided.Inc(ctx, 1)
-			if f.set.decision.Decide(&a, &b).Duplicate {
-				f.confirmed.Inc(ctx, 1)
-				f.edges.add(h.Other, h.Key, f.Packs)
+		for i := range run[1:] {
+			if h := &run[1+i]; h.Kind == joinHalf {
+				ps = append(ps, pair{b: b, h: h})
 			}
 		}
 	})
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(ps))
+	parallel.For(len(ps), runtime.GOMAXPROCS(0), 1, func(k int) {
+		var a similarity.Signature
+		if errs[k] = a.UnmarshalBinary(ps[k].h.Sig); errs[k] == nil {
+			ps[k].v = f.set.decision.Decide(&a, ps[k].b)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for k := range ps {
+		h, v := ps[k].h, &ps[k].v
+		f.decided.Inc(ctx, 1)
+		if v.Duplicate {
+			f.confirmed.Inc(ctx, 1)
+			f.edges.add(h.Other, h.Key, f.Packs)
+		}
+		if f.Verdicts && keepVerdict(v) {
+			f.verdicts.add(pack(h.Key, f.Packs), &Member{Key: h.Key, Pair: h.Other, Verdict: appendVerdict(nil, v)})
+		}
+	}
 	f.edges.flush(emit)
-	return err
+	f.verdicts.flush(emitVerdicts)
+	return nil
 }

@@ -99,9 +99,9 @@ func Dedup(s beam.Scope, o Options) error {
 		loadDocs(s, numbered, o.Backend, o.Config.Cluster.MaxBatch)
 	}
 	ided := rankIDs(s, numbered, o.Packs)
-	docs, edges := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
+	docs, edges, verdicts := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
 	labels := components(s, edges, o.Rounds, o.Packs)
-	writeClusters(s, enc, docs, labels, o.Output, o.Packs, o.Several)
+	writeClusters(s, enc, docs, labels, verdicts, o.Output, o.Packs, o.Several)
 	return nil
 }
 
@@ -377,29 +377,33 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	s = s.Scope("candidates")
 	entries, same, sigs := beam.ParDo3(s, newExactFn(packs), beam.GroupByKey(s, keySigs))
-	return pairEdges(s, enc, entries, same, sigs, hotBucket, packs)
+	edges, _ := pairEdges(s, enc, entries, same, sigs, hotBucket, packs, false)
+	return edges
 }
 
 // joinedEdges is candidateEdges for documents whose signatures travel
 // apart (signShards): it joins the documents with compact IDs (ided)
 // with their signature records (apart), and returns too the documents
-// with their signatures, grouped by ID.
-func joinedEdges(s beam.Scope, enc []byte, ided, apart beam.PCollection, hotBucket, packs int) (docs, edges beam.PCollection) {
+// with their signatures, grouped by ID, and the verdicts for the cluster
+// step (decideFn).
+func joinedEdges(s beam.Scope, enc []byte, ided, apart beam.PCollection, hotBucket, packs int) (docs, edges, verdicts beam.PCollection) {
 	s = s.Scope("candidates")
 	entries, same, sigs, docs := beam.ParDo4(s, &sigJoinFn{exactFn: *newExactFn(packs)}, beam.GroupByKey(s, beam.Flatten(s, ided, apart)))
-	return docs, pairEdges(s, enc, entries, same, sigs, hotBucket, packs)
+	edges, verdicts = pairEdges(s, enc, entries, same, sigs, hotBucket, packs, true)
+	return docs, edges, verdicts
 }
 
 // pairEdges expands the candidate entries of exactFn into pairs, decides
-// them, and returns the matching ones with exactFn's edges (same).
-func pairEdges(s beam.Scope, enc []byte, entries, same, sigs beam.PCollection, hotBucket, packs int) beam.PCollection {
+// them, and returns the matching ones with exactFn's edges (same), and
+// with keepVerdicts the verdicts for the cluster step.
+func pairEdges(s beam.Scope, enc []byte, entries, same, sigs beam.PCollection, hotBucket, packs int, keepVerdicts bool) (edges, verdicts beam.PCollection) {
 	k := similarity.DefaultBatchSimhashK
 	pairs, blocks := beam.ParDo2(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k, Packs: packs},
 		beam.GroupByKey(s, entries))
 	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
 	halves := beam.ParDo(s, &halfFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, pairs, hot)))
-	matched := beam.ParDo(s, &decideFn{Config: enc, Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, halves)))
-	return beam.Flatten(s, matched, same)
+	matched, verdicts := beam.ParDo2(s, &decideFn{Config: enc, Packs: packs, Verdicts: keepVerdicts}, beam.GroupByKey(s, halves))
+	return beam.Flatten(s, matched, same), verdicts
 }
 
 // Line is one output line and the key it is sorted by.
@@ -407,11 +411,12 @@ type Line struct {
 	Winner, JSON string
 }
 
-// writeClusters joins each component's documents, clusters them as
-// `winnow dedup` does and writes the lines in winner rank-key order.
-func writeClusters(s beam.Scope, enc []byte, docs, labels beam.PCollection, output string, packs int, several bool) {
+// writeClusters joins each component's documents and the verdicts of
+// their pairs, clusters them as `winnow dedup` does and writes the lines
+// in winner rank-key order.
+func writeClusters(s beam.Scope, enc []byte, docs, labels, verdicts beam.PCollection, output string, packs int, several bool) {
 	s = s.Scope("clusters")
-	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels)))
+	members := beam.ParDo(s, &memberFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, docs, labels, verdicts)))
 	parts := beam.ParDo(s, &clusterFn{Config: enc, Path: output, Several: several}, beam.GroupByKey(s, members))
 	mergeParts(s, parts, output)
 }
@@ -422,14 +427,19 @@ func lineDoc(d *Doc) offline.Doc {
 }
 
 // Member is a document with its key, a component's label of a document
-// (Label), or a document of component Root.
+// (Label), or a document of component Root. With Pair set it is instead
+// the verdict (decideFn) on the pair (Pair, Key) of representatives,
+// encoded by appendVerdict, sent to Key's component (verdicts.go).
 type Member struct {
 	Key, Root string
 	Label     bool
 	Doc       Doc
+	Pair      string
+	Verdict   []byte
 }
 
-// memberFn sends each labelled document to its component.
+// memberFn sends each labelled document, and the verdicts of its pairs
+// as second document, to its component.
 type memberFn struct {
 	Packs int
 
@@ -454,7 +464,8 @@ func (f *memberFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(in
 		}
 		for _, m := range run {
 			if !m.Label {
-				f.out.add(pack(root, f.Packs), &Member{Key: m.Key, Root: root, Doc: m.Doc})
+				m.Root = root
+				f.out.add(pack(root, f.Packs), &m)
 			}
 		}
 	})
@@ -508,10 +519,26 @@ func (f *clusterFn) ProcessElement(ctx context.Context, _ int, values func(*[]by
 	return writePart(ctx, f.Path, lines, emit)
 }
 
-// component appends to lines those of one component's clusters; ms are
-// its members, sorted by key.
-func (f *clusterFn) component(ctx context.Context, ms []Member, lines []Line) ([]Line, error) {
+// component appends to lines those of one component's clusters; run
+// holds its members and the verdicts of their pairs (Pair set), sorted
+// by key.
+func (f *clusterFn) component(ctx context.Context, run []Member, lines []Line) ([]Line, error) {
+	ms := make([]Member, 0, len(run))
+	known := &knownVerdicts{pair: map[[2]string]similarity.Verdict{}}
+	for i := range run {
+		if run[i].Pair == "" {
+			ms = append(ms, run[i])
+			continue
+		}
+		v, err := readVerdict(run[i].Verdict)
+		if err != nil {
+			return lines, err
+		}
+		known.pair[[2]string{run[i].Pair, run[i].Key}] = v
+	}
 	sigs := make([]*similarity.Signature, len(ms))
+	known.rep = make(map[*similarity.Signature]string, len(ms))
+	reps := map[string]string{} // by signature encoding: the first key, the smallest
 	keys := make([]string, len(ms))
 	docs := make([]offline.Doc, len(ms))
 	for i := range ms {
@@ -519,6 +546,12 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, lines []Line) ([
 		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
 			return lines, err
 		}
+		rep, ok := reps[string(ms[i].Doc.Sig)]
+		if !ok {
+			rep = ms[i].Key
+			reps[string(ms[i].Doc.Sig)] = rep
+		}
+		known.rep[sigs[i]] = rep
 		docs[i] = lineDoc(&ms[i].Doc)
 		if f.Several {
 			// The key is the input's name, ':' and the ID, and "#n" for
@@ -532,7 +565,7 @@ func (f *clusterFn) component(ctx context.Context, ms []Member, lines []Line) ([
 		// BatchCluster and the lines want the rank keys.
 		keys[i] = f.set.rank.Key(docs[i])
 	}
-	cs := similarity.BatchCluster(sigs, f.set.decision, similarity.BatchOptions{Keys: keys, WinnerVerified: !f.set.cfg.Dedup.SingleLink})
+	cs := similarity.BatchCluster(sigs, f.set.decision, similarity.BatchOptions{Keys: keys, WinnerVerified: !f.set.cfg.Dedup.SingleLink, Cache: known})
 	for _, c := range cs {
 		f.clusters.Inc(ctx, 1)
 		f.duplicates.Inc(ctx, int64(len(c.Members)-1))

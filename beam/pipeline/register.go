@@ -26,7 +26,7 @@ func init() {
 	register.DoFn5x1[context.Context, int, batches, emitBatch, emitBatch, error](&bucketFn{})
 	register.DoFn3x1[int, []byte, emitBatch, error](&blockFn{})
 	register.DoFn3x1[int, batches, emitBatch, error](&halfFn{})
-	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&decideFn{})
+	register.DoFn5x1[context.Context, int, batches, emitBatch, emitBatch, error](&decideFn{})
 	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&starFn{})
 	register.DoFn3x1[int, batches, emitBatch, error](&memberFn{})
 	register.DoFn4x1[context.Context, int, batches, func(string), error](&clusterFn{})
