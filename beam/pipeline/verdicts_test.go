@@ -46,7 +46,7 @@ func TestVerdictRoundTrip(t *testing.T) {
 		t.Fatalf("%d signatures of the sample, want 50 or more", len(sigs))
 	}
 	line := func(v *similarity.Verdict) string {
-		b, err := json.Marshal([]any{v.Duplicate, v.Relation.String(), v.String(), v.Explain(), offline.ScoresMap(&v.Scores), offline.Probability(v.Probability)})
+		b, err := json.Marshal([]any{v.Duplicate, v.Relation.String(), v.String(), v.Explain(), offline.NewScores(&v.Scores), offline.Probability(v.Probability)})
 		if err != nil {
 			t.Fatal(err)
 		}
