@@ -59,6 +59,7 @@ func main() {
 		<-ctx.Done()
 		if errors.Is(context.Cause(ctx), context.Canceled) {
 			time.Sleep(500 * time.Millisecond)
+			removeSpill()
 			fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
 			os.Exit(130)
 		}
@@ -73,6 +74,7 @@ func main() {
 		usage(os.Stderr)
 		os.Exit(2)
 	}
+	removeSpill()
 	if ctx.Err() != nil {
 		fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
 		os.Exit(130)
@@ -109,6 +111,7 @@ type common struct {
 	split   pipeline.SplitOptions
 	memprof string
 	cpuprof string
+	spill   string
 }
 
 func newCommon(name string) *common {
@@ -119,6 +122,8 @@ func newCommon(name string) *common {
 	c.fs.IntVar(&c.split.FilesPerShard, "shard-files", 64, "files of a directory read by one shard")
 	c.fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile of the live heap at its peak to `file` (sampled every second)")
 	c.fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the run to `file` (prism runs the workers in this process)")
+	c.fs.StringVar(&c.spill, "spill", "auto", "`dir`ectory (shared by every worker) where batches between steps are written, only references crossing the runner; "+
+		"auto: beside the output on the flink, spark and universal runners, off on prism and dataflow; off: batches cross the runner")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
@@ -228,6 +233,9 @@ func runDedup(ctx context.Context, args []string) error {
 	}); err != nil {
 		return err
 	}
+	if err := c.startSpill(run, out); err != nil {
+		return err
+	}
 	start := time.Now()
 	var prof *peakProfiler
 	if c.memprof != "" {
@@ -315,6 +323,9 @@ func runAssign(ctx context.Context, args []string) error {
 		Groups:      groupsPath,
 		Partitioner: part,
 	}); err != nil {
+		return err
+	}
+	if err := c.startSpill(run, out); err != nil {
 		return err
 	}
 	if _, err := pipeline.Run(ctx, run, p); err != nil {
