@@ -70,6 +70,8 @@ func main() {
 		err = runDedup(ctx, os.Args[2:])
 	case "assign":
 		err = runAssign(ctx, os.Args[2:])
+	case "worker-pool":
+		err = runPool(ctx, os.Args[2:])
 	default:
 		usage(os.Stderr)
 		os.Exit(2)
@@ -90,6 +92,7 @@ func main() {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [-cluster URL] [INPUT...]\n"+
 		"       winnow-beam assign -groups FILE [-runner NAME] [-o FILE] INPUT...\n"+
+		"       winnow-beam worker-pool [-addr HOST:PORT]\n"+
 		"run `winnow-beam dedup -h` for the flags, Beam's included")
 }
 
@@ -187,6 +190,16 @@ func runner() (string, error) {
 	}
 	if strings.EqualFold(*jobopts.EnvironmentType, "process") {
 		return "", errProcessEnv
+	}
+	if r != "prism" && r != "dataflow" && !jobopts.IsLoopback() && *jobopts.WorkerBinary == "" {
+		// The job server stages this binary for DOCKER and EXTERNAL
+		// workers: without -worker_binary the SDK would compile the
+		// worker from source.
+		self, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		*jobopts.WorkerBinary = self
 	}
 	return r, nil
 }
