@@ -67,9 +67,28 @@ func (b *batcher[T, P]) flushOver(limit int, emit func(int, []byte)) {
 	}
 }
 
-// flush emits every batch and empties the batcher.
+// flush emits every batch and empties the batcher. With a spill
+// directory (spill.go) the batches go to a file there and their
+// references are emitted; a failure to write them panics, which fails
+// the bundle (the runner retries it), since the emitting DoFns have no
+// error to return at every flush.
 func (b *batcher[T, P]) flush(emit func(int, []byte)) {
-	for _, dest := range slices.Sorted(maps.Keys(b.bufs)) {
+	dests := slices.Sorted(maps.Keys(b.bufs))
+	if dir := spillDir(); dir != "" && len(dests) > 0 {
+		var all [][]byte
+		for _, dest := range dests {
+			all = append(all, b.bufs[dest]...)
+		}
+		refs, err := spill(dir, all)
+		if err != nil {
+			panic(err)
+		}
+		for _, dest := range dests {
+			n := len(b.bufs[dest])
+			b.bufs[dest], refs = refs[:n], refs[n:]
+		}
+	}
+	for _, dest := range dests {
 		for _, batch := range b.bufs[dest] {
 			emit(dest, batch)
 		}
@@ -80,11 +99,18 @@ func (b *batcher[T, P]) flush(emit func(int, []byte)) {
 
 // readBatches appends to dst the elements of every batch of a group.
 func readBatches[T any, P codec[T]](dst []T, values func(*[]byte) bool) ([]T, error) {
-	var b []byte
-	for values(&b) {
+	var elem, buf []byte
+	dir := spillDir()
+	for values(&elem) {
+		b, err := unspill(dir, elem, buf)
+		if err != nil {
+			return dst, err
+		}
+		if dir != "" {
+			buf = b // the next spilled batch reuses the read buffer
+		}
 		for len(b) > 0 {
 			var v T
-			var err error
 			if b, err = P(&v).readFrom(b); err != nil {
 				return dst, err
 			}
@@ -313,11 +339,15 @@ func (e *Edge) readFrom(b []byte) ([]byte, error) {
 	return b, err
 }
 
-// eachInBatch calls fn with each element of one batch.
+// eachInBatch calls fn with each element of one batch (or of the
+// spilled batch it refers to).
 func eachInBatch[T any, P codec[T]](b []byte, fn func(P)) error {
+	b, err := unspill(spillDir(), b, nil)
+	if err != nil {
+		return err
+	}
 	for len(b) > 0 {
 		var v T
-		var err error
 		if b, err = P(&v).readFrom(b); err != nil {
 			return err
 		}

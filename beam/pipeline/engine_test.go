@@ -1,16 +1,15 @@
 package pipeline
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+
+	"github.com/winnow-search/winnow/beam/internal/enginetest"
 )
 
 // onJobServer points the portable runners at the project's job server of
@@ -20,30 +19,7 @@ import (
 // CI=true, where it fails.
 func onJobServer(t *testing.T, kind string) {
 	t.Helper()
-	engine := "../../scripts/engine"
-	endpoint := ""
-	if out, err := exec.Command(engine, "url", kind).Output(); err == nil {
-		endpoint = strings.TrimSpace(string(out))
-	} else {
-		for _, tool := range []string{"java", "mvn"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("%s job server: %s is not installed", kind, tool)
-				}
-				t.Skipf("%s job server: %s is not installed (scripts/engine start %s needs Java and Maven)", kind, tool, kind)
-			}
-		}
-		var stderr bytes.Buffer
-		start := exec.Command(engine, "start", kind)
-		start.Stderr = &stderr
-		out, err := start.Output()
-		if err != nil {
-			t.Fatalf("scripts/engine start %s: %v\n%s", kind, err, stderr.String())
-		}
-		t.Cleanup(func() { exec.Command(engine, "stop", kind).Run() })
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		endpoint = lines[len(lines)-1]
-	}
+	endpoint := enginetest.Endpoint(t, kind)
 	oldEndpoint, oldEnv, oldPar := *jobopts.Endpoint, *jobopts.EnvironmentType, *jobopts.Parallelism
 	*jobopts.Endpoint, *jobopts.EnvironmentType = endpoint, "LOOPBACK"
 	if kind == "flink" {

@@ -77,7 +77,7 @@ func (f *splittersFn) ProcessElement(_ int, values func(*string) bool, emit func
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	var batch []byte
+	var out batcher[Member, *Member] // the one batch of each group
 	last := ""
 	for j := 1; j < f.Ranges; j++ {
 		i := j * len(keys) / f.Ranges
@@ -85,14 +85,12 @@ func (f *splittersFn) ProcessElement(_ int, values func(*string) bool, emit func
 			continue
 		}
 		last = keys[i]
-		batch = (&Member{Key: last, Label: true}).appendTo(batch)
+		for g := range f.Groups {
+			out.add(g, &Member{Key: last, Label: true})
+		}
 	}
-	if batch == nil {
-		return // no sample: every document goes to range 0
-	}
-	for g := range f.Groups {
-		emit(g, batch)
-	}
+	// No sample (no batch): every document goes to range 0.
+	out.flush(emit)
 }
 
 // rangeFn sends each document of its group to its range: range r holds

@@ -59,6 +59,7 @@ func main() {
 		<-ctx.Done()
 		if errors.Is(context.Cause(ctx), context.Canceled) {
 			time.Sleep(500 * time.Millisecond)
+			removeSpill()
 			fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
 			os.Exit(130)
 		}
@@ -69,10 +70,13 @@ func main() {
 		err = runDedup(ctx, os.Args[2:])
 	case "assign":
 		err = runAssign(ctx, os.Args[2:])
+	case "worker-pool":
+		err = runPool(ctx, os.Args[2:])
 	default:
 		usage(os.Stderr)
 		os.Exit(2)
 	}
+	removeSpill()
 	if ctx.Err() != nil {
 		fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
 		os.Exit(130)
@@ -88,6 +92,7 @@ func main() {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [-cluster URL] [INPUT...]\n"+
 		"       winnow-beam assign -groups FILE [-runner NAME] [-o FILE] INPUT...\n"+
+		"       winnow-beam worker-pool [-addr HOST:PORT]\n"+
 		"run `winnow-beam dedup -h` for the flags, Beam's included")
 }
 
@@ -109,6 +114,7 @@ type common struct {
 	split   pipeline.SplitOptions
 	memprof string
 	cpuprof string
+	spill   string
 }
 
 func newCommon(name string) *common {
@@ -119,6 +125,8 @@ func newCommon(name string) *common {
 	c.fs.IntVar(&c.split.FilesPerShard, "shard-files", 64, "files of a directory read by one shard")
 	c.fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile of the live heap at its peak to `file` (sampled every second)")
 	c.fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the run to `file` (prism runs the workers in this process)")
+	c.fs.StringVar(&c.spill, "spill", "auto", "`dir`ectory (shared by every worker) where batches between steps are written, only references crossing the runner; "+
+		"auto: beside the output on the flink, spark and universal runners, off on prism and dataflow; off: batches cross the runner")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
@@ -183,6 +191,16 @@ func runner() (string, error) {
 	if strings.EqualFold(*jobopts.EnvironmentType, "process") {
 		return "", errProcessEnv
 	}
+	if r != "prism" && r != "dataflow" && !jobopts.IsLoopback() && *jobopts.WorkerBinary == "" {
+		// The job server stages this binary for DOCKER and EXTERNAL
+		// workers: without -worker_binary the SDK would compile the
+		// worker from source.
+		self, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		*jobopts.WorkerBinary = self
+	}
 	return r, nil
 }
 
@@ -226,6 +244,9 @@ func runDedup(ctx context.Context, args []string) error {
 		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
 		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs, Backend: *clusterURL,
 	}); err != nil {
+		return err
+	}
+	if err := c.startSpill(run, out); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -315,6 +336,9 @@ func runAssign(ctx context.Context, args []string) error {
 		Groups:      groupsPath,
 		Partitioner: part,
 	}); err != nil {
+		return err
+	}
+	if err := c.startSpill(run, out); err != nil {
 		return err
 	}
 	if _, err := pipeline.Run(ctx, run, p); err != nil {

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/winnow-search/winnow/beam/pipeline"
+)
+
+// spilled is the spill directory of this run, removed by removeSpill.
+var spilled struct {
+	sync.Mutex
+	dir string
+}
+
+// startSpill sets up the spill directory of -spill (see pipeline's
+// spill.go) for a run on runner writing out, and passes it to the workers
+// in the pipeline options. auto spills on the runners whose job servers
+// take a bundle's output only once the bundle is done (Flink's and Spark's
+// batch runners, and any job server behind universal), beside the output
+// so that it is on the output's file system; prism and Dataflow move
+// batches themselves.
+func (c *common) startSpill(runner, out string) error {
+	base := c.spill
+	switch {
+	case base == "off":
+		return nil
+	case base == "auto" && (runner == "prism" || runner == "dataflow"):
+		return nil
+	case base == "auto" && strings.Contains(out, "://"):
+		return fmt.Errorf("-spill auto: the output %s is not a local path; give -spill a directory every worker shares, or -spill off", out)
+	case base == "auto":
+		base = filepath.Dir(out)
+	}
+	abs, err := filepath.Abs(base)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(abs, filepath.Base(out)+".spill-*")
+	if err != nil {
+		return fmt.Errorf("-spill: %w", err)
+	}
+	spilled.Lock()
+	spilled.dir = dir
+	spilled.Unlock()
+	beam.PipelineOptions.Set(pipeline.SpillOption, dir)
+	return nil
+}
+
+// removeSpill removes the spill directory, if any.
+func removeSpill() {
+	spilled.Lock()
+	defer spilled.Unlock()
+	if spilled.dir != "" {
+		os.RemoveAll(spilled.dir)
+		spilled.dir = ""
+	}
+}

@@ -1,0 +1,44 @@
+// Package enginetest gives tests a Beam job server of the project's
+// scripts/engine (flink or spark).
+package enginetest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Endpoint returns the address of the job server of kind (scripts/engine:
+// flink or spark), started for the test unless one runs (one the test
+// started is stopped at its end). Without Java or Maven the test is
+// skipped, unless CI=true, where it fails.
+func Endpoint(t *testing.T, kind string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	engine := filepath.Join(filepath.Dir(file), "../../../scripts/engine")
+	if out, err := exec.Command(engine, "url", kind).Output(); err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s job server: %s is not installed", kind, tool)
+			}
+			t.Skipf("%s job server: %s is not installed (scripts/engine start %s needs Java and Maven)", kind, tool, kind)
+		}
+	}
+	var stderr bytes.Buffer
+	start := exec.Command(engine, "start", kind)
+	start.Stderr = &stderr
+	out, err := start.Output()
+	if err != nil {
+		t.Fatalf("scripts/engine start %s: %v\n%s", kind, err, stderr.String())
+	}
+	t.Cleanup(func() { exec.Command(engine, "stop", kind).Run() })
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
