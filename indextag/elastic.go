@@ -97,8 +97,13 @@ type source struct {
 }
 
 // wholeSourceShare is the share of a sample's _source bytes the fields
-// read must hold for a read to ask for the whole _source.
-const wholeSourceShare = 0.75
+// read must hold for a read to ask for the whole _source; sourceSample is
+// the sample's documents: few, since it carries every field, large unread
+// ones included.
+const (
+	wholeSourceShare = 0.75
+	sourceSample     = 5
+)
 
 // sourceOf chooses the _source of a read. A list of fields makes the
 // engine parse each stored document and write the fields again, where
@@ -115,7 +120,7 @@ func (e *elastic) sourceOf(ctx context.Context, sel selector, fields []string) s
 	if fields == nil {
 		return filtered
 	}
-	body, _ := json.Marshal(map[string]any{"size": 20, "query": e.query(sel), "_source": true, "track_total_hits": false})
+	body, _ := json.Marshal(map[string]any{"size": sourceSample, "query": e.query(sel), "_source": true, "track_total_hits": false})
 	var ans struct {
 		Hits struct {
 			Hits []struct {
