@@ -113,8 +113,7 @@ const (
 // reading and signing. So when a sample of the documents shows the fields
 // read to be most of their bytes (the page's HTML or text), the read asks
 // for the whole _source and skips the other fields as it decodes;
-// otherwise (large fields winnow does not read) it filters. A sample
-// that cannot be read leaves the filter.
+// otherwise (large fields winnow does not read) it filters.
 func (e *elastic) sourceOf(ctx context.Context, sel selector, fields []string) source {
 	filtered := source{filter: sourceFilter(fields), want: fields}
 	if fields == nil {
@@ -128,7 +127,9 @@ func (e *elastic) sourceOf(ctx context.Context, sel selector, fields []string) s
 			} `json:"hits"`
 		} `json:"hits"`
 	}
-	if err := e.c.once(ctx, "POST", e.path("/_search"), nil, body, "", &ans); err != nil {
+	// Back-pressure is retried as for every read; any other failure
+	// leaves the filter.
+	if err := e.c.do(ctx, "POST", e.path("/_search"), nil, body, "", &ans); err != nil {
 		return filtered
 	}
 	var read, all int
