@@ -6,8 +6,10 @@ import (
 	"go/doc/comment"
 	"go/parser"
 	"go/token"
+	"iter"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -26,42 +28,9 @@ func Reference(dir string, defaults Config, engine Engine) (string, error) {
 		return "", err
 	}
 	docs := map[string]map[string]string{} // type name → field name → doc
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok {
-					continue
-				}
-				for _, s := range g.Specs {
-					ts, ok := s.(*ast.TypeSpec)
-					if !ok {
-						continue
-					}
-					st, ok := ts.Type.(*ast.StructType)
-					if !ok {
-						continue
-					}
-					m := map[string]string{}
-					last := ""
-					for _, fl := range st.Fields.List {
-						doc := fl.Doc.Text()
-						for _, n := range fl.Names {
-							// A field declared under a comment that
-							// documents it with its neighbours ("LeaseTTL,
-							// LeaseRenew and LeaseWait shape ...") shares it.
-							if doc == "" && strings.Contains(last, n.Name) {
-								doc = last
-							}
-							m[n.Name] = doc
-						}
-						if fl.Doc != nil {
-							last = doc
-						}
-					}
-					docs[ts.Name.Name] = m
-				}
-			}
+	for _, ts := range typeSpecs(pkgs) {
+		if st, ok := ts.Type.(*ast.StructType); ok {
+			docs[ts.Name.Name] = fieldDocs(st)
 		}
 	}
 	var b strings.Builder
@@ -83,6 +52,11 @@ func Reference(dir string, defaults Config, engine Engine) (string, error) {
 			return fmt.Errorf("no declaration found for type %s", t.Name())
 		}
 		var sub []int
+		type list struct {
+			elem reflect.Value
+			key  string
+		}
+		var lists []list
 		if depth > 0 {
 			fmt.Fprintf(&b, "\n## `%s`\n\n", prefix)
 			if d := strings.TrimSpace(typeDoc(pkgs, t.Name())); d != "" {
@@ -110,12 +84,19 @@ func Reference(dir string, defaults Config, engine Engine) (string, error) {
 				if f.Type.Elem() == reflect.TypeFor[Engine]() {
 					elem = reflect.ValueOf(engine)
 				}
-				defer func(elem reflect.Value, key string) { _ = walkType(elem, key+"[]", depth+1) }(elem, key)
+				// A list's element gets its section after this
+				// section's nested ones.
+				lists = append(lists, list{elem, key + "[]"})
 			}
 		}
 		for _, i := range sub {
 			key, _ := yamlKey(t.Field(i), prefix)
 			if err := walkType(v.Field(i), key, depth+1); err != nil {
+				return err
+			}
+		}
+		for _, l := range slices.Backward(lists) {
+			if err := walkType(l.elem, l.key, depth+1); err != nil {
 				return err
 			}
 		}
@@ -127,27 +108,60 @@ func Reference(dir string, defaults Config, engine Engine) (string, error) {
 	return b.String(), nil
 }
 
-// typeDoc is the doc comment of the named type.
+// typeDoc is the doc comment of the named type: its own, or its
+// declaration's when it stands alone there.
 func typeDoc(pkgs map[string]*ast.Package, name string) string {
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok {
-					continue
-				}
-				for _, s := range g.Specs {
-					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name == name {
-						if ts.Doc != nil {
-							return ts.Doc.Text()
+	for g, ts := range typeSpecs(pkgs) {
+		if ts.Name.Name == name {
+			if ts.Doc != nil {
+				return ts.Doc.Text()
+			}
+			return g.Doc.Text()
+		}
+	}
+	return ""
+}
+
+// typeSpecs yields every type declared in pkgs, with its declaration.
+func typeSpecs(pkgs map[string]*ast.Package) iter.Seq2[*ast.GenDecl, *ast.TypeSpec] {
+	return func(yield func(*ast.GenDecl, *ast.TypeSpec) bool) {
+		for _, p := range pkgs {
+			for _, f := range p.Files {
+				for _, d := range f.Decls {
+					g, ok := d.(*ast.GenDecl)
+					if !ok {
+						continue
+					}
+					for _, s := range g.Specs {
+						if ts, ok := s.(*ast.TypeSpec); ok && !yield(g, ts) {
+							return
 						}
-						return g.Doc.Text()
 					}
 				}
 			}
 		}
 	}
-	return ""
+}
+
+// fieldDocs maps each field of st to its doc comment. A field declared
+// under a comment that documents it with its neighbours ("LeaseTTL,
+// LeaseRenew and LeaseWait shape ...") shares it.
+func fieldDocs(st *ast.StructType) map[string]string {
+	m := map[string]string{}
+	last := ""
+	for _, fl := range st.Fields.List {
+		doc := fl.Doc.Text()
+		for _, n := range fl.Names {
+			if doc == "" && strings.Contains(last, n.Name) {
+				doc = last
+			}
+			m[n.Name] = doc
+		}
+		if fl.Doc != nil {
+			last = doc
+		}
+	}
+	return m
 }
 
 // oneParagraph joins a doc comment's lines into one table cell, with Go
