@@ -3,6 +3,7 @@ package similarity
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,11 @@ func decideAfterPairs(tb testing.TB) [][2]*Signature {
 			for _, rate := range []float64{0.02, 0.1, 0.3} {
 				pairs = append(pairs, [2]*Signature{a, sign(lcsEditWords(r, base, rate, words))})
 			}
+			// Two thirds of the page, then other text: a candidate whose
+			// group alignment stops at its bound, which the exact
+			// alignment of the remove decision passes.
+			half := append(slices.Clip(base[:2*size/3]), words[(w+size+len(words)/3)%(len(words)-size):][:size/3]...)
+			pairs = append(pairs, [2]*Signature{a, sign(half)})
 			o := (w + len(words)/2) % (len(words) - size) // another text
 			pairs = append(pairs, [2]*Signature{a, sign(words[o : o+size])})
 		}
@@ -40,14 +46,15 @@ func verdictText(v Verdict) string { return fmt.Sprintf("%+v", v) }
 
 // TestDecideAfter checks that the remove decision given the group
 // verdict of the same pair decides as it does alone, bit for bit, in
-// either order of the pair and under either purpose's early exit, and
-// that it takes the group's finished alignments: a prior whose LCS
-// scores are altered shows in the verdict exactly when its alignment ran
-// to its end under the same options.
+// either order of the pair, and so does the group decision given the
+// remove verdict (whose exact alignment may run past the group's bound),
+// and that the remove decision takes the group's finished alignments: a
+// prior whose LCS scores are altered shows in the verdict exactly when
+// its alignment ran to its end under the same options.
 func TestDecideAfter(t *testing.T) {
 	group := Decision{Purpose: PurposeGroup}
 	remove := Decision{Purpose: PurposeRemove, Exact: true}
-	var reused, bitParallel int
+	var reused, bitParallel, bounded int
 	for i, p := range decideAfterPairs(t) {
 		for _, ab := range [][2]*Signature{p, {p[1], p[0]}} {
 			a, b := ab[0], ab[1]
@@ -64,6 +71,9 @@ func TestDecideAfter(t *testing.T) {
 			}
 			if g2 := group.DecideAfter(a, b, &want); verdictText(g2) != verdictText(g) {
 				t.Fatalf("pair %d: group after the remove verdict\ngot  %s\nwant %s", i, verdictText(g2), verdictText(g))
+			}
+			if want.Aligned.Done && g.Scores.LCSCut {
+				bounded++ // the remove alignment finished where the group's bound stops
 			}
 			if want.Step != StepVerify || !want.Aligned.Done {
 				continue
@@ -89,8 +99,8 @@ func TestDecideAfter(t *testing.T) {
 			}
 		}
 	}
-	if reused == 0 || bitParallel == 0 {
-		t.Fatalf("%d alignments reused, %d of them bit-parallel: want both", reused, bitParallel)
+	if reused == 0 || bitParallel == 0 || bounded == 0 {
+		t.Fatalf("%d alignments reused, %d of them bit-parallel, %d finished past the group's bound: want each", reused, bitParallel, bounded)
 	}
 }
 

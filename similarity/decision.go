@@ -690,20 +690,22 @@ type Verdict struct {
 }
 
 // Alignment names an alignment of a pair's word sequences that ran to its
-// end ([LCSStageAlignment], not cut), by the options that shape its LCS
-// scores. Any other alignment of the pair under the same options gives
-// the same scores, whatever its early-exit bound
-// ([CompareOptions.MinRatio], [CompareOptions.MinCoverage]): the bound
-// only stops an alignment whose edit distance exceeds it, and the path
-// found below it is a function of the sequences and their distance
-// ([lcsScratch.myersRounds], [lcsScratch.bitCount]). The zero value (Done
-// false) names no alignment.
+// end ([LCSStageAlignment], not cut), by what shapes its LCS scores: the
+// central part's options and the sequences' edit distance. Any other
+// alignment of the pair with the same central options that also runs to
+// its end gives the same scores: the early-exit bound
+// ([CompareOptions.MinRatio], [CompareOptions.MinCoverage],
+// [CompareOptions.MaxD]) only stops an alignment whose edit distance
+// exceeds it, and the path found below it is a function of the sequences
+// and their distance ([lcsScratch.myersRounds], [lcsScratch.bitCount]).
+// The zero value (Done false) names no alignment.
 type Alignment struct {
 	// Done reports a finished alignment.
 	Done bool
-	// MaxD and Central are its [CompareOptions.MaxD] and
-	// [CompareOptions.Central].
-	MaxD    int
+	// Distance is the edit distance of the two word sequences,
+	// |a| + |b| - 2·|LCS|.
+	Distance int
+	// Central is its [CompareOptions.Central].
 	Central CentralOptions
 }
 
@@ -719,11 +721,12 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 
 // DecideAfter is [Decision.Decide] given prior, a verdict of another
 // decision (or of this one) on the same pair in the same order, a and b:
-// when prior's alignment ran to its end under the options this decision
-// aligns with ([Verdict.Aligned]), its LCS scores are taken instead of
-// aligning the pair again. The verdict is Decide's, bit for bit. A prior
-// whose cheap scores differ from the pair's (another pair, or b and a)
-// is not used. Safe for concurrent use.
+// when prior's alignment ran to its end ([Verdict.Aligned]) with the
+// central options this decision aligns with, and this decision's
+// early-exit bound would let it run to its end too, its LCS scores are
+// taken instead of aligning the pair again. The verdict is Decide's, bit
+// for bit. A prior whose cheap scores differ from the pair's (another
+// pair, or b and a) is not used. Safe for concurrent use.
 func (d Decision) DecideAfter(a, b *Signature, prior *Verdict) Verdict {
 	return d.decide(a, b, prior)
 }
@@ -901,18 +904,18 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict, prior *Ve
 
 // align fills the LCS scores of v (HasLCS to Bag) with those of
 // Compare(a, b, o), o asking for the LCS, and sets v.Aligned when the
-// alignment ran to its end. When prior's alignment ran to its end under
-// o's MaxD and Central and prior's cheap scores are v's (the same pair),
-// its scores are taken without aligning again: o's MinRatio and
-// MinCoverage could only have cut an alignment whose edit distance
-// exceeds their bound, and prior's did not exceed it (see [Alignment]).
-// The bag ratio, not part of the alignment, is taken from prior when it
-// has one, else computed when o asks for it.
+// alignment ran to its end. When prior's alignment ran to its end with
+// o's Central, o's bound lets an alignment at its distance run to its
+// end too, and prior's cheap scores are v's (the same pair), its scores
+// are taken without aligning again (see [Alignment]). The bag ratio, not
+// part of the alignment, is taken from prior when it has one, else
+// computed when o asks for it.
 func (v *Verdict) align(a, b *Signature, o CompareOptions, prior *Verdict) {
-	at := Alignment{Done: true, MaxD: o.MaxD, Central: o.Central}
 	var full Scores
-	if prior != nil && prior.Aligned == at && sameCheap(&prior.Scores, &v.Scores) {
-		full = prior.Scores
+	l := -1
+	if p := prior; p != nil && p.Aligned.Done && p.Aligned.Central == o.Central &&
+		o.finishes(a, b, p.Aligned.Distance) && sameCheap(&p.Scores, &v.Scores) {
+		full, l = p.Scores, (len(a.Seq)+len(b.Seq)-p.Aligned.Distance)/2
 		switch {
 		case !o.Bag:
 			full.Bag = math.NaN()
@@ -920,7 +923,7 @@ func (v *Verdict) align(a, b *Signature, o CompareOptions, prior *Verdict) {
 			full.Bag = BagRatio(a.Seq, b.Seq)
 		}
 	} else {
-		full = Compare(a, b, o)
+		full, l = compare(a, b, o)
 	}
 	v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
 	v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
@@ -928,8 +931,8 @@ func (v *Verdict) align(a, b *Signature, o CompareOptions, prior *Verdict) {
 	v.Scores.Divergence, v.Scores.PageDivergence = full.Divergence, full.PageDivergence
 	v.Scores.LCSStage = full.LCSStage
 	v.Scores.Bag = full.Bag
-	if full.HasLCS && !full.LCSCut && full.LCSStage == LCSStageAlignment {
-		v.Aligned = at
+	if l >= 0 {
+		v.Aligned = Alignment{Done: true, Distance: len(a.Seq) + len(b.Seq) - 2*l, Central: o.Central}
 	}
 }
 
