@@ -60,7 +60,9 @@ type Removal struct {
 // sigs (indexed as c's members) clustered under [Ranking.Key] keys of
 // rank. remove decides each member's [Removal] against the winner,
 // aligned to the end ([similarity.Decision.Exact]) so that the line
-// carries the pair's probability, not the bound an early exit leaves.
+// carries the pair's probability, not the bound an early exit leaves;
+// the member's group verdict, of the same pair, lends it its alignment
+// when that ran to its end ([similarity.Decision.DecideAfter]).
 func NewLine(c similarity.Cluster, docs []Doc, sigs []*similarity.Signature, rank Ranking, remove similarity.Decision) Line {
 	remove.Exact = true
 	w := c.Members[0].Index
@@ -81,7 +83,7 @@ func NewLine(c similarity.Cluster, docs []Doc, sigs []*similarity.Signature, ran
 			ml.Verdict = m.Verdict.String()
 			ml.Explain = m.Verdict.Explain()
 			ml.Scores = NewScores(&m.Verdict.Scores)
-			rv := remove.Decide(sigs[w], sigs[m.Index])
+			rv := remove.DecideAfter(sigs[w], sigs[m.Index], &m.Verdict)
 			ml.Removal = &Removal{Probability: Probability(m.Verdict.Probability), Removable: resultlist.Removable(rv),
 				RemoveProbability: Probability(rv.Probability), RemoveExplain: rv.Explain()}
 		}

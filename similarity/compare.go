@@ -225,7 +225,14 @@ func (o CompareOptions) maxD(n, m int) int {
 // [AppendRuns]). Compare does not look
 // at [Signature.Empty]: [Decision.Decide] does. Safe for concurrent use.
 func Compare(a, b *Signature, o CompareOptions) Scores {
-	var s Scores
+	s, _ := compare(a, b, o)
+	return s
+}
+
+// compare is [Compare]; l is the LCS length of the word sequences when
+// their alignment ran to its end, else -1.
+func compare(a, b *Signature, o CompareOptions) (s Scores, l int) {
+	l = -1
 	s.SimhashDistance = Hamming(a.Simhash, b.Simhash)
 	if a.Bloom != nil && b.Bloom != nil {
 		s.BloomAB = BloomMatch(a.Bloom, b.Bloom)
@@ -256,7 +263,7 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 		} else {
 			so := o
 			so.MinRatio = w.seqRatio(o.MinRatio)
-			compareLCS(&s, a.Seq, b.Seq, so)
+			l = compareLCS(&s, a.Seq, b.Seq, so)
 			s.LCS = w.ratio(s.LCS)
 		}
 	}
@@ -267,7 +274,22 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	if o.Numbers {
 		s.numbers(a, b)
 	}
-	return s
+	return s, l
+}
+
+// finishes reports whether [Compare] under o runs the alignment of a's and
+// b's word sequences, at edit distance d, to its end: the whole pages can
+// reach o.MinRatio and d is within the bound of o's early exit, as
+// compareLCS and [lcsScratch.appendRuns] apply them (the search finds
+// every distance within its bound exactly).
+func (o CompareOptions) finishes(a, b *Signature, d int) bool {
+	w := wholeOf(a, b)
+	if o.MinRatio > 0 && w.ratio(1) < o.MinRatio {
+		return false
+	}
+	so := o
+	so.MinRatio = w.seqRatio(o.MinRatio)
+	return d <= so.maxD(len(a.Seq), len(b.Seq))
 }
 
 // numbers fills NumbersDiffer, NumbersOfNote and HasNumbers.
@@ -278,8 +300,9 @@ func (s *Scores) numbers(a, b *Signature) {
 	}
 }
 
-// compareLCS fills the LCS scores of s for the sequences a and b.
-func compareLCS(s *Scores, a, b []uint32, o CompareOptions) {
+// compareLCS fills the LCS scores of s for the sequences a and b and
+// returns their LCS length when the alignment ran to its end, else -1.
+func compareLCS(s *Scores, a, b []uint32, o CompareOptions) int {
 	s.HasLCS = true
 	n, m := len(a), len(b)
 	sc := lcsPool.Get().(*lcsScratch)
@@ -294,7 +317,7 @@ func compareLCS(s *Scores, a, b []uint32, o CompareOptions) {
 		}
 		l, ok := sc.bounded(a, b, maxD)
 		s.LCS, s.LCSCut, s.LCSStage = Ratio(l, n, m), !ok, sc.settled
-		return
+		return -1
 	}
 	runs, l, ok := sc.appendRuns(sc.runs[:0], a, b, o.maxD(n, m))
 	sc.runs = runs
@@ -306,11 +329,12 @@ func compareLCS(s *Scores, a, b []uint32, o CompareOptions) {
 		if o.Central.PageShare > 0 {
 			s.PageDivergence = 1
 		}
-		return
+		return -1
 	}
 	c := sc.central(runs, n, m, o.Central)
 	s.LCS, s.Central, s.CoverageA, s.CoverageB = c.Ratio, c.CentralRatio, c.CoverageA, c.CoverageB
 	s.Divergence, s.PageDivergence = c.Divergence, c.PageDivergence
+	return l
 }
 
 // containment returns the containment relation of a to b from their

@@ -683,6 +683,30 @@ type Verdict struct {
 	// when [Scores.NumbersDiffer] is positive, else nil (the count alone
 	// is explained).
 	NumberPairs []NumberPair
+	// Aligned names the alignment whose LCS scores Scores holds when it
+	// ran to its end, for another decision on the same pair to reuse
+	// ([Decision.DecideAfter]); its zero value: none did.
+	Aligned Alignment
+}
+
+// Alignment names an alignment of a pair's word sequences that ran to its
+// end ([LCSStageAlignment], not cut), by what shapes its LCS scores: the
+// central part's options and the sequences' edit distance. Any other
+// alignment of the pair with the same central options that also runs to
+// its end gives the same scores: the early-exit bound
+// ([CompareOptions.MinRatio], [CompareOptions.MinCoverage],
+// [CompareOptions.MaxD]) only stops an alignment whose edit distance
+// exceeds it, and the path found below it is a function of the sequences
+// and their distance ([lcsScratch.myersRounds], [lcsScratch.bitCount]).
+// The zero value (Done false) names no alignment.
+type Alignment struct {
+	// Done reports a finished alignment.
+	Done bool
+	// Distance is the edit distance of the two word sequences,
+	// |a| + |b| - 2·|LCS|.
+	Distance int
+	// Central is its [CompareOptions.Central].
+	Central CentralOptions
 }
 
 // Decide compares a and b and decides whether they are near-duplicates.
@@ -692,6 +716,24 @@ type Verdict struct {
 // pair passed the candidate test but not the strong-accept test. Safe for
 // concurrent use.
 func (d Decision) Decide(a, b *Signature) Verdict {
+	return d.decide(a, b, nil)
+}
+
+// DecideAfter is [Decision.Decide] given prior, a verdict of another
+// decision (or of this one) on the same pair in the same order, a and b:
+// when prior's alignment ran to its end ([Verdict.Aligned]) with the
+// central options this decision aligns with, and this decision's
+// early-exit bound would let it run to its end too, its LCS scores are
+// taken instead of aligning the pair again. The verdict is Decide's, bit
+// for bit. A prior whose cheap scores differ from the pair's (another
+// pair, or b and a) is not used. Safe for concurrent use.
+func (d Decision) DecideAfter(a, b *Signature, prior *Verdict) Verdict {
+	return d.decide(a, b, prior)
+}
+
+// decide is Decide, reusing prior's alignment when it may (see
+// [Decision.DecideAfter]); prior may be nil.
+func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
 	v := Verdict{MinTokens: d.minTokens(), Gate: d.gate(), Verify: TestResult{Test: Test{Method: MethodNone}},
 		Purpose: d.Purpose, Probability: math.NaN()}
 	vt := d.verify()
@@ -763,7 +805,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		v.Duplicate = true
 	case isModel:
 		v.Step = StepVerify
-		d.verifyByModel(a, b, vt, &v)
+		d.verifyByModel(a, b, vt, &v, prior)
 		v.Duplicate = v.Verify.Pass
 	case vt.Method.needsSeq() && (len(a.Seq) == 0 || len(b.Seq) == 0):
 		v.Step = StepVerify
@@ -786,13 +828,7 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 			if vt.Method == MethodLCSCentral {
 				o.MinCoverage = minCov
 			}
-			full := Compare(a, b, o)
-			v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
-			v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
-			v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
-			v.Scores.Divergence, v.Scores.PageDivergence = full.Divergence, full.PageDivergence
-			v.Scores.LCSStage = full.LCSStage
-			v.Scores.Bag = full.Bag
+			v.align(a, b, o, prior)
 		}
 		v.Verify = vt.eval(&v.Scores, params)
 		v.Duplicate = v.Verify.Pass
@@ -827,8 +863,9 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 // verifyByModel fills v's verification by the purpose's models: the Seq
 // model on the alignment when both sides have a Seq, else the NoSeq model.
 // The LCS exits early once its ratio cannot lift the probability to the
-// threshold whatever the rest of the alignment.
-func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
+// threshold whatever the rest of the alignment. prior, when not nil, may
+// hold the alignment (see [Verdict.align]).
+func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict, prior *Verdict) {
 	pm := d.models()
 	v.Verify = TestResult{Test: vt, Purpose: d.Purpose}
 	if len(a.Seq) == 0 || len(b.Seq) == 0 || !pm.Seq.usesSeq() {
@@ -848,14 +885,8 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 	if pm.Seq.uses(FeaturePageDivergence) {
 		central.PageShare = cmp.Or(central.PageShare, DefaultPageShare)
 	}
-	full := Compare(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: central, Bag: pm.Seq.uses(FeatureBagGap)})
-	v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
-	v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
-	v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
-	v.Scores.Divergence, v.Scores.PageDivergence = full.Divergence, full.PageDivergence
-	v.Scores.LCSStage = full.LCSStage
-	v.Scores.Bag = full.Bag
-	if full.LCSCut {
+	v.align(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: central, Bag: pm.Seq.uses(FeatureBagGap)}, prior)
+	if v.Scores.LCSCut {
 		// The alignment was not finished: bound the probability with its
 		// other features at their best.
 		v.Verify.Cut = true
@@ -869,6 +900,52 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict) {
 	v.Probability = pm.Seq.Probability(&v.Scores)
 	v.Verify.Value = v.Probability
 	v.Verify.Pass = v.Probability >= vt.Threshold
+}
+
+// align fills the LCS scores of v (HasLCS to Bag) with those of
+// Compare(a, b, o), o asking for the LCS, and sets v.Aligned when the
+// alignment ran to its end. When prior's alignment ran to its end with
+// o's Central, o's bound lets an alignment at its distance run to its
+// end too, and prior's cheap scores are v's (the same pair), its scores
+// are taken without aligning again (see [Alignment]). The bag ratio, not
+// part of the alignment, is taken from prior when it has one, else
+// computed when o asks for it.
+func (v *Verdict) align(a, b *Signature, o CompareOptions, prior *Verdict) {
+	var full Scores
+	l := -1
+	if p := prior; p != nil && p.Aligned.Done && p.Aligned.Central == o.Central &&
+		o.finishes(a, b, p.Aligned.Distance) && sameCheap(&p.Scores, &v.Scores) {
+		full, l = p.Scores, (len(a.Seq)+len(b.Seq)-p.Aligned.Distance)/2
+		switch {
+		case !o.Bag:
+			full.Bag = math.NaN()
+		case math.IsNaN(full.Bag):
+			full.Bag = BagRatio(a.Seq, b.Seq)
+		}
+	} else {
+		full, l = compare(a, b, o)
+	}
+	v.Scores.HasLCS, v.Scores.LCSCut = full.HasLCS, full.LCSCut
+	v.Scores.LCS, v.Scores.Central = full.LCS, full.Central
+	v.Scores.CoverageA, v.Scores.CoverageB = full.CoverageA, full.CoverageB
+	v.Scores.Divergence, v.Scores.PageDivergence = full.Divergence, full.PageDivergence
+	v.Scores.LCSStage = full.LCSStage
+	v.Scores.Bag = full.Bag
+	if l >= 0 {
+		v.Aligned = Alignment{Done: true, Distance: len(a.Seq) + len(b.Seq) - 2*l, Central: o.Central}
+	}
+}
+
+// sameCheap reports whether x and y hold the same cheap scores (those of
+// Compare without options), bit for bit: a prior verdict of the same
+// pair in the same order does, one of the reversed pair mostly not (the
+// Bloom and containment scores are directed).
+func sameCheap(x, y *Scores) bool {
+	same := func(p, q float64) bool { return math.Float64bits(p) == math.Float64bits(q) }
+	return x.SimhashDistance == y.SimhashDistance && same(x.BloomAB, y.BloomAB) && same(x.BloomBA, y.BloomBA) &&
+		same(x.ContainAB, y.ContainAB) && same(x.ContainBA, y.ContainBA) && x.Containment == y.Containment &&
+		same(x.Jaccard, y.Jaccard) && x.Supershingles == y.Supershingles && x.Megashingle == y.Megashingle &&
+		x.Fingerprints == y.Fingerprints && same(x.LengthRatio, y.LengthRatio)
 }
 
 func nanLCS(s Scores) Scores {

@@ -239,9 +239,10 @@ func (s *lcsScratch) denseStep(v, pm []uint64, log bool) (carry uint64) {
 // step applies one token's sparse mask to the row v in place: the
 // update V = (V + (V & PM)) | (V &^ PM) on the words of the mask, and the
 // carry of the addition through the words above until it is absorbed
-// (a word without mask bits becomes (x + carry) | x). With log set, the
-// old value of every word written is appended to s.log. It returns the
-// carry out of the top word.
+// (a word without mask bits becomes (x + carry) | x). Only the words
+// that change are written; with log set, the old value of each is
+// appended to s.log (walking back, a word a token left as it was needs
+// no undoing). It returns the carry out of the top word.
 func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry uint64) {
 	pos := 0
 	for e, k32 := range ks {
@@ -252,10 +253,12 @@ func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry 
 		x, p := v[k], ps[e]
 		var sum uint64
 		sum, carry = bits.Add64(x, x&p, carry)
-		if log {
-			s.log = append(s.log, undo{k32, x})
+		if y := sum | (x &^ p); y != x {
+			if log {
+				s.log = append(s.log, undo{k32, x})
+			}
+			v[k] = y
 		}
-		v[k] = sum | (x &^ p)
 		pos = k + 1
 	}
 	if carry != 0 {
@@ -266,18 +269,21 @@ func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry 
 
 // ripple adds a carry of one to the words v[pos:end] without mask bits,
 // each becoming (x + carry) | x, until a word absorbs it, and returns the
-// next word and the carry left.
+// next word and the carry left. A word of all ones passes the carry on
+// and stays as it was: it is neither written nor logged (on long
+// sequences the rows start all ones and most carries cross such words).
 func (s *lcsScratch) ripple(v []uint64, pos, end int, log bool) (int, uint64) {
 	for ; pos < end; pos++ {
 		x := v[pos]
 		sum := x + 1
+		if sum == 0 {
+			continue
+		}
 		if log {
 			s.log = append(s.log, undo{int32(pos), x})
 		}
 		v[pos] = sum | x
-		if sum != 0 {
-			return pos + 1, 0
-		}
+		return pos + 1, 0
 	}
 	return pos, 1
 }
