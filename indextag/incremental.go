@@ -164,7 +164,7 @@ func (j *job) planIncremental(ctx context.Context) (map[string]Tags, error) {
 			continue
 		}
 		gid := ids[best[k]]
-		rv := r.Decide(&j.entries[winners[gid]].sig, &e.sig)
+		rv := r.DecideAfter(&j.entries[winners[gid]].sig, &e.sig, &verdicts[k]) // the group verdict's alignment
 		tags[e.id] = Tags{Group: gid, Removable: rv.Duplicate, Probability: offline.Probability(verdicts[k].Probability)}
 		j.rep.Assigned++
 	}

@@ -836,7 +836,7 @@ func (j *job) decideAgain(id string, t Tags, sig *similarity.Signature) Tags {
 	}
 	r := j.o.Remove
 	r.Exact = true
-	rv := r.Decide(w, sig)
+	rv := r.DecideAfter(w, sig, &v) // the group verdict's alignment, not a second one
 	return Tags{Group: t.Group, Removable: rv.Duplicate, Probability: offline.Probability(v.Probability)}
 }
 

@@ -96,7 +96,7 @@ func compare(ctx context.Context, e *env, args []string) error {
 	v := dec.Decide(&sigs[0], &sigs[1])
 	_, remove, _ := options.Decisions(e.cfg) // checked by decision above
 	remove.Exact = true
-	rv := remove.Decide(&sigs[0], &sigs[1])
+	rv := remove.DecideAfter(&sigs[0], &sigs[1], &v) // the group verdict's alignment
 	all := similarity.Compare(&sigs[0], &sigs[1], similarity.CompareOptions{LCS: true, Numbers: true})
 	if *asJSON {
 		out := map[string]any{
