@@ -61,7 +61,9 @@ type Mark struct {
 	Winner int
 	// Relation is "duplicate", "contains" or "contained".
 	Relation string
-	// Explain is a one-line explanation.
+	// Explain is a one-line explanation. Render leaves an empty one
+	// out: a duplicate's annotation then carries its cluster, relation
+	// and verdict only.
 	Explain string
 	// Keep shows a duplicate in Remove mode, in place with its
 	// annotation as in Annotate mode: remove mode drops only what the

@@ -268,15 +268,19 @@ func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupList
 	return out
 }
 
-// dupExplain appends a duplicate's _winnow value.
+// dupExplain appends a duplicate's _winnow value: its cluster, relation
+// and verdict, and its explanation unless that is empty (the proxy's
+// compact group answer leaves it out; [Mark.Explain]).
 func dupExplain(out []byte, d Mark) []byte {
 	out = append(out, `{"cluster":`...)
 	out = appendString(out, d.Cluster)
 	out = append(out, `,"relation":`...)
 	out = appendString(out, d.Relation)
 	out = appendProbability(out, d)
-	out = append(out, `,"explain":`...)
-	out = appendString(out, d.Explain)
+	if d.Explain != "" {
+		out = append(out, `,"explain":`...)
+		out = appendString(out, d.Explain)
+	}
 	return append(out, '}')
 }
 
