@@ -67,8 +67,26 @@ func skipWSRun(b []byte, i int) int {
 // Control characters are not rejected: the body is the backend's and is
 // copied, not reinterpreted.
 func skipString(b []byte, i int) (int, error) {
-	j, _, err := scanString(b, i)
-	return j, err
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[min(j, len(b)):], '"')
+		if k < 0 {
+			return 0, serr(i, "unterminated string")
+		}
+		j += k
+		if b[j-1] != '\\' {
+			return j + 1, nil
+		}
+		// Count the backslashes before the quote: an odd run escapes it.
+		n := 1
+		for j-1-n > i && b[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1, nil
+		}
+		j++
+	}
 }
 
 const (

@@ -153,7 +153,7 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 		if e == nil && j < len(b) && b[j] == '"' && depth < maxDepth {
 			// A string no path selects, the commonest member: skipped
 			// here, not through member and skipValueDepth.
-			j, _, err = scanString(b, j)
+			j, err = skipString(b, j)
 		} else {
 			j, err = w.member(e, caps, j, depth+1)
 		}
