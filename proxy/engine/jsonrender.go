@@ -230,19 +230,26 @@ func innerHitsOf(p *Parsed, i int) (span, bool) {
 
 // innerHits appends the inner_hits result of win's duplicates.
 func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	n := 0
-	best := 0.0
+	n, best := 0, -1
 	for j := dups.first[win]; j >= 0; j = dups.next[j] {
 		n++
-		best = max(best, p.Results[j].Score)
+		if s := p.Results[j].Score; s > 0 && (best < 0 || s > p.Results[best].Score) {
+			best = int(j)
+		}
 	}
 	out = append(out, `{"hits":{"total":{"value":`...)
 	out = strconv.AppendInt(out, int64(n), 10)
 	out = append(out, `,"relation":"eq"},"max_score":`...)
-	if best > 0 {
-		out = strconv.AppendFloat(out, best, 'g', -1, 64)
-	} else {
+	switch {
+	case best < 0:
 		out = append(out, "null"...)
+	case p.scores != nil && p.scores[best].end != 0:
+		// The best duplicate's _score as the engine wrote it: a float
+		// formatted again cost a tenth of the group rendering.
+		s := p.scores[best]
+		out = append(out, p.body[skipWS(p.body, s.start):s.end]...)
+	default:
+		out = strconv.AppendFloat(out, p.Results[best].Score, 'g', -1, 64)
 	}
 	out = append(out, `,"hits":[`...)
 	out = appendDuplicates(out, p, marks, win, dups)
