@@ -80,19 +80,19 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 			case kindES:
 				out = esWinner(out, p, marks, i, dups)
 			case kindSolr:
-				out = openMember(out, b, e, "_winnow")
+				out = openMember(out, b, e, winnowKey)
 				out = clusterJSON(out, m.Cluster)
 				out = append(out, '}')
 				if dups.first[i] >= 0 && p.ids[i] != "" {
 					expanded = append(expanded, i)
 				}
 			default:
-				out = openMember(out, b, e, "_winnow")
+				out = openMember(out, b, e, winnowKey)
 				out = groupJSON(out, p, marks, i, dups)
 				out = append(out, '}')
 			}
 		case place == resultlist.Annotated:
-			out = openMember(out, b, e, "_winnow")
+			out = openMember(out, b, e, winnowKey)
 			out = annotationJSON(out, p, m)
 			out = append(out, '}')
 		default:
@@ -104,6 +104,9 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 	}
 	return append(out, ']'), expanded
 }
+
+// winnowKey is the key of winnow's member in a hit, as openMember takes it.
+const winnowKey = `"_winnow":`
 
 // appendPatch appends the value of patch pt: the window's From or Size.
 // The engine's total (hits.total, numFound) is never patched: it counts
@@ -190,7 +193,7 @@ func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byt
 		// Most winners have no duplicates: their hit is not scanned for
 		// inner_hits, a scan of every member that would cost about as
 		// much as the rest of the rendering.
-		out = openMember(out, b, e, "_winnow")
+		out = openMember(out, b, e, winnowKey)
 	} else if ih, has := innerHitsOf(p, win); has {
 		out = append(out, b[e.start:ih.end-1]...)
 		if skipWS(b, ih.start+1) < ih.end-1 {
@@ -268,7 +271,7 @@ func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupList
 			out = append(out, p.body[e.start:e.end]...)
 			continue
 		}
-		out = openMember(out, p.body, e, "_winnow")
+		out = openMember(out, p.body, e, winnowKey)
 		out = dupExplain(out, marks[j])
 		out = append(out, '}')
 	}
