@@ -67,15 +67,28 @@ func BenchmarkRefineCached50(b *testing.B) {
 	}
 	o := s.refineOptions()
 	ctx := context.Background()
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		ref := s.ref.refine(ctx, p.Results, o)
-		if _, err := a.Render(nil, p, ref.marks, engine.Group, win); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range groupRequests {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				ref := s.ref.refine(ctx, p.Results, o)
+				if _, err := a.Render(nil, p, c.p.marks(ref.marks), c.p.render(), win); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
+
+// groupRequests are the group-mode requests the refinement benchmarks
+// render for, as the handler renders them: a default one (each
+// duplicate's verdict without its explanation) and one with
+// winnow_explain.
+var groupRequests = []struct {
+	name string
+	p    params
+}{{"compact", params{mode: engine.Group}}, {"explain", params{mode: engine.Group, explain: true}}}
 
 // BenchmarkTransparentCached50 adds the parse of the backend's answer to
 // [BenchmarkRefineCached50]: everything the transparent path does to a
@@ -85,17 +98,21 @@ func BenchmarkTransparentCached50(b *testing.B) {
 	a := s.transp.light
 	o := s.refineOptions()
 	ctx := context.Background()
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := a.Parse(body, "application/json")
-		if err != nil {
-			b.Fatal(err)
-		}
-		ref := s.ref.refine(ctx, p.Results, o)
-		if _, err := a.Render(nil, p, ref.marks, engine.Group, win); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range groupRequests {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := a.Parse(body, "application/json")
+				if err != nil {
+					b.Fatal(err)
+				}
+				ref := s.ref.refine(ctx, p.Results, o)
+				if _, err := a.Render(nil, p, c.p.marks(ref.marks), c.p.render(), win); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -123,13 +123,25 @@ func TestDeclaredCanonicalWins(t *testing.T) {
 	if got, want := winners(first), map[string][]string{"declared-14": {"declared-13"}, "declared-other": nil}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("13 declares 14 canonical: groups %v, want %v\n%s", got, want, first)
 	}
+	// The group answer's duplicates carry their verdict, not the
+	// sentence: that comes with winnow_explain.
+	_, explained := get(t, q, "X-Winnow-Mode", "group", "X-Winnow-Explain", "1")
 	wantNote := "winner: " + srv.URL + "/declared/13 declares it canonical"
-	for _, h := range groupedHits(t, first) {
-		if h.ID != "declared-14" {
-			continue
-		}
-		if e := h.InnerHits.Winnow.Hits.Hits[0].Winnow.Explain; !strings.HasPrefix(e, "duplicate: ") || !strings.HasSuffix(e, "; "+wantNote) {
-			t.Errorf("the duplicate's explanation %q does not end in %q", e, wantNote)
+	for _, c := range []struct {
+		body string
+		full bool
+	}{{first, false}, {explained, true}} {
+		for _, h := range groupedHits(t, c.body) {
+			if h.ID != "declared-14" {
+				continue
+			}
+			e := h.InnerHits.Winnow.Hits.Hits[0].Winnow.Explain
+			if c.full && (!strings.HasPrefix(e, "duplicate: ") || !strings.HasSuffix(e, "; "+wantNote)) {
+				t.Errorf("with winnow_explain, the duplicate's explanation %q does not end in %q", e, wantNote)
+			}
+			if !c.full && e != "" {
+				t.Errorf("without winnow_explain, the duplicate's explanation is %q, want it left out", e)
+			}
 		}
 	}
 

@@ -2,11 +2,13 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -389,6 +391,56 @@ func TestNotRefinedSaysSo(t *testing.T) {
 	_, metrics := get(t, base+"/metrics")
 	if !strings.Contains(metrics, `winnow_answers_unrefined_total{reason="parse"} 3`) {
 		t.Errorf("metrics lack the unrefined answers by reason:\n%s", grepLines(metrics, "unrefined"))
+	}
+}
+
+// TestBrokenAnswerPassesThrough: when the engine's answer to the
+// rewritten (over-fetched) search is broken, in a member winnow reads or
+// in one it would copy byte for byte, the client gets the engine's
+// answer to its own request, as the engine gave it, marked unrefined;
+// never a rendering that carries the break.
+func TestBrokenAnswerPassesThrough(t *testing.T) {
+	good, err := os.ReadFile("engine/testdata/demo-es-53.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, old, new string }{
+		{"cut", `"hits":[`, `"hits":[{"_id":"x","_sc`},
+		{"a skipped string's quote escaped", `LLVM 15 documentation"`, `LLVM 15 documentation\"`},
+		{"a skipped array closed by a brace", `are"]}},`, `are"}}},`},
+		{"a bare word in a skipped array", `"text":["`, `"text":[tru,"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := bytes.Index(good, []byte(tc.old))
+			if i < 0 {
+				t.Fatalf("%q not in the demo answer", tc.old)
+			}
+			broken := append(append(append([]byte(nil), good[:i]...), tc.new...), good[i+len(tc.old):]...)
+			if tc.name == "cut" {
+				broken = broken[:i+len(tc.new)]
+			}
+			engineSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if r.URL.Query().Get("size") == "50" {
+					w.Write(good) // the client's own request
+					return
+				}
+				w.Write(broken) // the over-fetch
+			}))
+			t.Cleanup(engineSrv.Close)
+			e := Engine{Name: "es", URL: engineSrv.URL, Adapter: engine.Config{Kind: "elasticsearch"}}
+			_, base := startProxy(t, Options{Engines: []Engine{e}})
+			resp, err := http.Get(base + "/llvm/_search?q=the&size=50")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if got := resp.Header.Get(refinedHeader); resp.StatusCode != 200 || got != "no; reason=parse" || !bytes.Equal(b, good) {
+				t.Errorf("%d %s=%q, %d bytes (engine's answer: %d); want 200, no; reason=parse and the engine's answer to the client's request",
+					resp.StatusCode, refinedHeader, got, len(b), len(good))
+			}
+		})
 	}
 }
 

@@ -303,12 +303,19 @@ func (c *hotLists) get(results []engine.Result, cache *sigCache, now time.Time, 
 // current reports whether every entry of h is still the cache's and fresh
 // at now, filling dst (len(h.urls) long, or nil) with the entries. When
 // the cache has let no entry go since the last full check, and no entry
-// has reached its deadline, that check still holds and the entries are not
-// visited (unless dst asks for them). One entry in turn is looked up for
-// real, which keeps the cache's admission counts alive for popular pages.
+// has reached its deadline, that check still holds and the entries are
+// not checked again, only fetched into dst. One entry in turn is looked
+// up for real, which keeps the cache's admission counts alive for
+// popular pages.
 func (h *hotList) current(cache *sigCache, now time.Time, dst []*entry) bool {
 	exits := cache.exits.Load()
-	if v := h.seen.Load(); dst != nil || v == nil || v.exits != exits || !now.Before(v.deadline) {
+	if v := h.seen.Load(); v != nil && v.exits == exits && now.Before(v.deadline) {
+		for i := range dst {
+			if dst[i] = h.entries[i].Value(); dst[i] == nil {
+				return false
+			}
+		}
+	} else {
 		deadline := now.Add(cache.ttl)
 		for i := range h.entries {
 			e := h.entries[i].Value()

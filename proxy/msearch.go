@@ -137,7 +137,7 @@ func (s *Server) refineSub(reqCtx context.Context, b *upstream, out, sub []byte,
 		lastStays(ref.marks, p.mode)
 	}
 	n := len(out)
-	rendered, err := b.light.Render(out, parsed, ref.marks, p.render(), win)
+	rendered, err := b.light.Render(out, parsed, p.marks(ref.marks), p.render(), win)
 	if err != nil {
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
 		return out[:n], false

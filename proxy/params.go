@@ -41,6 +41,24 @@ func (p params) render() engine.Mode {
 	return p.mode
 }
 
+// marks readies marks, the refinement's, for rendering in p's mode: a
+// group answer without explain leaves out each duplicate's explanation
+// (its annotation keeps the cluster, the relation and the verdict's
+// decision and probability), which would otherwise be most of what the
+// answer adds to the engine's; winnow_explain=1 keeps it. It clears them
+// in place and returns marks.
+func (p params) marks(marks []engine.Mark) []engine.Mark {
+	if p.explain || p.render() != engine.Group {
+		return marks
+	}
+	for i := range marks {
+		if w := marks[i].Winner; w >= 0 && w != i {
+			marks[i].Explain = ""
+		}
+	}
+	return marks
+}
+
 // settings are the per-request settings, each as a query parameter and
 // as a header; a request naming another winnow_ parameter or X-Winnow-
 // header is refused (unknownSetting), as config refuses an unknown key.

@@ -481,7 +481,7 @@ func (s *Server) refineInto(r *search, parsed *engine.Parsed) (*refined, []byte,
 	// of that size with room for them, not a growth by a quarter when the
 	// marks overflow it, keeps it within what the budget counts.
 	buf := s.inflight.buffer(renderRoom(len(parsed.Body())))
-	out, err := r.b.light.Render(buf, parsed, ref.marks, r.p.render(), r.win)
+	out, err := r.b.light.Render(buf, parsed, r.p.marks(ref.marks), r.p.render(), r.win)
 	if err != nil {
 		s.inflight.recycle(buf)
 		s.log.Warn("render_failed", "engine", r.b.Name, "err", err)

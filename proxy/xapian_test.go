@@ -166,7 +166,7 @@ func TestXapianOmega(t *testing.T) {
 	})
 
 	t.Run("group", func(t *testing.T) {
-		code, body := get(t, base+"/?"+q+"&winnow_mode=group")
+		code, body := get(t, base+"/?"+q+"&winnow_mode=group&winnow_explain=1")
 		a := decodeRSS(t, body)
 		if code != 200 || len(a.Channel.Items) != 3 {
 			t.Fatalf("group: status %d, %d items; want 3 winners\n%s", code, len(a.Channel.Items), body)
@@ -188,6 +188,21 @@ func TestXapianOmega(t *testing.T) {
 						it.Link, d.Item[0].Link, d.Relation, d.Explain, p)
 				}
 			}
+		}
+		// Without winnow_explain a duplicate carries its relation and
+		// verdict, not the explanation.
+		_, compact := get(t, base+"/?"+q+"&winnow_mode=group")
+		n := 0
+		for _, it := range decodeRSS(t, compact).Channel.Items {
+			for _, d := range it.Duplicates {
+				n++
+				if d.Relation == "" || d.Explain != "" {
+					t.Errorf("group without explain: a duplicate of %s has relation %q, explain %q; want a relation, no explanation", it.Link, d.Relation, d.Explain)
+				}
+			}
+		}
+		if n != 4 {
+			t.Errorf("group without explain: %d duplicates nested, want 4", n)
 		}
 	})
 

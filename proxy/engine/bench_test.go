@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -125,5 +126,44 @@ func BenchmarkRenderGroupSparse(b *testing.B) {
 		if out, err = a.Render(out[:0], p, marks, Group, Window{Size: 50}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRenderGroupDemo renders the demo engine's 53-hit answer (what
+// `winnow bench` makes the proxy render) in group mode with marks shaped
+// as the proxy's: every odd hit a duplicate of the hit before it, with
+// a cluster ID, relation, decision and probability, and an explanation
+// ("explain", as winnow_explain asks) or none ("compact", the default
+// group answer).
+func BenchmarkRenderGroupDemo(b *testing.B) {
+	body := read(b, "demo-es-53.json")
+	a := mustNew(b, Config{Kind: "elasticsearch", URLOnly: true})
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const why = "duplicate: simhash distance 1 <= 16 (candidate), P(near-duplicate) 0.954 >= 0.95 [jaccard 0.96 (+8.3), intercept -5.3] (accepted without LCS)"
+	for _, c := range []struct {
+		name, explain string
+	}{{"compact", ""}, {"explain", why}} {
+		marks := make([]Mark, len(p.Results))
+		for i := range marks {
+			cluster := fmt.Sprintf("%016x", i/2*7919)
+			if i%2 == 0 {
+				marks[i] = Mark{Cluster: cluster, Winner: i}
+			} else {
+				marks[i] = Mark{Cluster: cluster, Winner: i - 1, Relation: "duplicate", Explain: c.explain, Decision: "group", Probability: 0.9538}
+			}
+		}
+		b.Run(c.name, func(b *testing.B) {
+			out := make([]byte, 0, 2*len(body))
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if out, err = a.Render(out[:0], p, marks, Group, Window{Size: 50}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

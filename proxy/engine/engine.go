@@ -61,7 +61,9 @@ type Mark struct {
 	Winner int
 	// Relation is "duplicate", "contains" or "contained".
 	Relation string
-	// Explain is a one-line explanation.
+	// Explain is a one-line explanation. Render leaves an empty one
+	// out: a duplicate's annotation then carries its cluster, relation
+	// and verdict only.
 	Explain string
 	// Keep shows a duplicate in Remove mode, in place with its
 	// annotation as in Annotate mode: remove mode drops only what the
@@ -204,6 +206,7 @@ type Parsed struct {
 	list   span     // JSON: the results array, brackets included
 	elems  []span   // JSON: each hit; XML: each <item>/<entry> element
 	inner  []int    // XML: offset of each item's end tag; Elasticsearch: of each hit's inner_hits object, -1 for none
+	scores []span   // Elasticsearch: each hit's _score as the engine wrote it, if a number
 	rootNS int      // XML: where to add the winnow namespace declaration
 	patch  []patch  // JSON, in body order
 	ids    []string // Solr: each hit's uniqueKey, "" for none

@@ -445,7 +445,9 @@ func xmlGroup(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byt
 		out = xmlAttr(out, "cluster", d.Cluster)
 		out = xmlAttr(out, "relation", d.Relation)
 		out = xmlProbability(out, d)
-		out = xmlAttr(out, "explain", d.Explain)
+		if d.Explain != "" {
+			out = xmlAttr(out, "explain", d.Explain)
+		}
 		out = append(out, '>')
 		e := p.elems[j]
 		out = append(out, p.body[e.start:e.end]...)

@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+)
 
 // FuzzParseJSON checks that no JSON adapter panics on any input, and that
 // Render of whatever parses yields a body that parses again.
@@ -11,6 +16,9 @@ func FuzzParseJSON(f *testing.F) {
 	}
 	f.Add([]byte(`{"hits":{"hits":[{"_source":{"url":"\u00e9\ud800"}}]}}`))
 	f.Add([]byte(`[[[[[[[[`))
+	for _, b := range brokenDemo(f, 4096) {
+		f.Add(b)
+	}
 	var adapters []Adapter
 	for _, c := range []Config{{Kind: "elasticsearch"}, {Kind: "solr"}, {Kind: "searxng"},
 		{Kind: "json", Fields: FieldPaths{Results: "results", Total: "number_of_results", URL: "parsed_url.1"}}} {
@@ -66,4 +74,46 @@ func FuzzParseXML(f *testing.F) {
 			}
 		}
 	})
+}
+
+// brokenDemo returns corrupted copies of the demo engine's answer, each
+// broken inside a member the parse does not select (a hit's title or
+// highlight), so only a parse that checks what it skips refuses them,
+// and the answer cut at every step-th byte.
+func brokenDemo(t testing.TB, step int) map[string][]byte {
+	body := read(t, "demo-es-53.json")
+	out := map[string][]byte{}
+	edit := func(name, old, new string) {
+		i := bytes.Index(body, []byte(old))
+		if i < 0 {
+			t.Fatalf("%s: %q not in the demo answer", name, old)
+		}
+		b := append(append(append([]byte(nil), body[:i]...), new...), body[i+len(old):]...)
+		out[name] = b
+	}
+	edit("quote escaped in a skipped string", `Format — LLVM 15 documentation"`, `Format — LLVM 15 documentation\"`)
+	edit("highlight array closed by a brace", `are"]}},`, `are"}}},`)
+	edit("bare word in a skipped array", `"text":["`, `"text":[tru,"`)
+	edit("missing comma in a skipped array", `"text":["`, `"text":[1 "`)
+	edit("missing colon in a skipped object", `"highlight":{"text":`, `"highlight":{"text" `)
+	edit("control byte outside a string", `"release":"22"}`, "\"release\":\"22\"\x01}")
+	for n := 0; n < len(body)-1; n += step {
+		out[fmt.Sprintf("cut at %d", n)] = body[:n]
+	}
+	return out
+}
+
+// TestParseRefusesBrokenAnswers: an answer broken anywhere, in the
+// members the refinement reads or in those it copies byte for byte, is
+// refused as malformed (the proxy then passes the client's own request
+// through), never parsed into a rendering that copies the break.
+func TestParseRefusesBrokenAnswers(t *testing.T) {
+	for _, urlOnly := range []bool{false, true} {
+		a := mustNew(t, Config{Kind: "elasticsearch", URLOnly: urlOnly})
+		for name, b := range brokenDemo(t, 7) {
+			if _, err := a.Parse(b, "application/json"); !errors.Is(err, ErrMalformed) {
+				t.Errorf("URLOnly %v, %s: Parse = %v, want ErrMalformed", urlOnly, name, err)
+			}
+		}
+	}
 }

@@ -322,6 +322,7 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	ar := strArena{b: b, refs: make([]strRef, 0, pl.nfields*len(el))}
 	if a.kind == kindES {
 		p.inner = make([]int, len(el))
+		p.scores = make([]span, len(el))
 	}
 	if hl := caps[rHL]; hl.end != 0 && len(el) > 0 {
 		solrHighlights(b, hl, p.Results, w, f.Snippet)
@@ -331,7 +332,10 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		r.Rank = i
 		hc := w.caps[i*w.nhit : (i+1)*w.nhit]
 		if s := hc[hScore]; s.end != 0 {
-			r.Score, _ = number(b, s)
+			var ok bool
+			if r.Score, ok = number(b, s); ok && p.scores != nil {
+				p.scores[i] = s
+			}
 		}
 		if p.inner != nil {
 			p.inner[i] = innerHitsAt(b, hc[hInner])

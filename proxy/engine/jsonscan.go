@@ -67,8 +67,26 @@ func skipWSRun(b []byte, i int) int {
 // Control characters are not rejected: the body is the backend's and is
 // copied, not reinterpreted.
 func skipString(b []byte, i int) (int, error) {
-	j, _, err := scanString(b, i)
-	return j, err
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[min(j, len(b)):], '"')
+		if k < 0 {
+			return 0, serr(i, "unterminated string")
+		}
+		j += k
+		if b[j-1] != '\\' {
+			return j + 1, nil
+		}
+		// Count the backslashes before the quote: an odd run escapes it.
+		n := 1
+		for j-1-n > i && b[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1, nil
+		}
+		j++
+	}
 }
 
 const (
@@ -419,22 +437,20 @@ func simpleFloat(t []byte) (float64, bool) {
 		t = t[1:]
 	}
 	var m uint64
-	digits, frac, dot := 0, 0, false
-	for _, c := range t {
-		switch {
-		case c >= '0' && c <= '9':
-			m = m*10 + uint64(c-'0')
-			digits++
-			if dot {
-				frac++
-			}
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return 0, false
-		}
+	i := 0
+	for ; i < len(t) && t[i]-'0' <= 9; i++ {
+		m = m*10 + uint64(t[i]-'0')
 	}
-	if digits == 0 || digits > 15 {
+	digits, frac := i, 0
+	if i < len(t) && t[i] == '.' {
+		f := i + 1
+		for i = f; i < len(t) && t[i]-'0' <= 9; i++ {
+			m = m*10 + uint64(t[i]-'0')
+		}
+		frac = i - f
+		digits += frac
+	}
+	if i != len(t) || digits == 0 || digits > 15 {
 		return 0, false
 	}
 	f := float64(m) / pow10[frac]

@@ -144,7 +144,12 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		e := s.match(b[j+1:ke-1], esc)
+		var e *selEdge
+		if esc || s.wide || s.byLen[min(ke-j-2, len(s.byLen)-1)] != 0 {
+			// Only a key of a selected key's length (or one with an
+			// escape) is compared; the others are refused here.
+			e = s.match(b[j+1:ke-1], esc)
+		}
 		j = skipWS(b, ke)
 		if j >= len(b) || b[j] != ':' {
 			return 0, serr(j, "expected ':'")
@@ -153,7 +158,7 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 		if e == nil && j < len(b) && b[j] == '"' && depth < maxDepth {
 			// A string no path selects, the commonest member: skipped
 			// here, not through member and skipValueDepth.
-			j, _, err = scanString(b, j)
+			j, err = skipString(b, j)
 		} else {
 			j, err = w.member(e, caps, j, depth+1)
 		}

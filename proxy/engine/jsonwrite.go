@@ -77,14 +77,13 @@ func appendString(dst []byte, s string) []byte {
 }
 
 // openMember appends the object at s without its closing brace and then
-// the key of a new last member, up to its colon; the caller appends the
-// value and '}'.
-func openMember(dst, b []byte, s span, key string) []byte {
+// quotedKey, the JSON key of a new last member with its quotes and
+// colon; the caller appends the value and '}'.
+func openMember(dst, b []byte, s span, quotedKey string) []byte {
 	end := s.end - 1 // the closing brace
 	dst = append(dst, b[s.start:end]...)
 	if inner := skipWS(b, s.start+1); inner != end {
 		dst = append(dst, ',')
 	}
-	dst = appendString(dst, key)
-	return append(dst, ':')
+	return append(dst, quotedKey...)
 }
