@@ -54,6 +54,11 @@ type Options struct {
 	// Rounds bounds the connected-component rounds. Zero means
 	// DefaultRounds (12).
 	Rounds int
+	// SmallEdges is the most bytes of candidate edges (the batches of
+	// the matching pairs) whose connected components are found in one
+	// grouping on one worker, without the rounds. Zero means
+	// DefaultSmallEdges (16 MiB); negative always runs the rounds.
+	SmallEdges int64
 	// HotBucket is the bucket size above which a bucket's pairs are
 	// expanded in blocks by other workers. Zero means DefaultHotBucket.
 	HotBucket int
@@ -101,7 +106,7 @@ func Dedup(s beam.Scope, o Options) error {
 	}
 	ided := rankIDs(s, numbered, o.Packs)
 	docs, edges, verdicts := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
-	labels := components(s, edges, o.Rounds, o.Packs)
+	labels := components(s, edges, o.Rounds, o.Packs, o.SmallEdges)
 	writeClusters(s, enc, docs, labels, verdicts, o.Output, o.Packs, o.Several)
 	return nil
 }
@@ -112,6 +117,7 @@ func (o *Options) prepare() ([]byte, error) {
 	o.Rounds = cmp.Or(o.Rounds, DefaultRounds)
 	o.HotBucket = cmp.Or(o.HotBucket, DefaultHotBucket)
 	o.Packs = cmp.Or(o.Packs, DefaultPacks)
+	o.SmallEdges = cmp.Or(o.SmallEdges, DefaultSmallEdges)
 	if o.Rounds < 1 || o.HotBucket < 2 || o.Packs < 1 || o.Output == "" || len(o.Shards) == 0 {
 		return nil, errors.New("pipeline: invalid options")
 	}
