@@ -216,7 +216,7 @@ func runDedup(ctx context.Context, args []string) error {
 	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
 	clusterURL := c.fs.String("cluster", "", "also load the signed pages into the cluster service at `URL` (winnow cluster), in input order, as winnow dedup -cluster")
 	c.fs.StringVar(clusterURL, "backend", "", "former name of -cluster (deprecated)")
-	packs := c.fs.Int("packs", pipeline.DefaultPacks, "`groups` of each grouping (elements are batched per group)")
+	packs := c.fs.Int("packs", 0, fmt.Sprintf("`groups` of each grouping (elements are batched per group); 0: %d on prism, %d on the other runners", pipeline.PrismPacks, pipeline.DefaultPacks))
 	smallEdges := c.fs.Int64("small-edges", pipeline.DefaultSmallEdges, "candidate edges of at most this many `bytes` are joined into components in one grouping on one worker, more in rounds; negative: always rounds")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
@@ -239,6 +239,9 @@ func runDedup(ctx context.Context, args []string) error {
 	out, finish, err := c.output()
 	if err != nil {
 		return err
+	}
+	if *packs == 0 && run == "prism" {
+		*packs = pipeline.PrismPacks
 	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := pipeline.Dedup(s, pipeline.Options{
