@@ -20,6 +20,10 @@ import (
 type KeySig struct {
 	Key string
 	Sig []byte
+	// ref is the signature's reference in the signature store
+	// (sigstore.go), which crosses on in its place; nil when it travels
+	// inline. It never crosses itself.
+	ref []byte
 }
 
 // Entry is one document under one candidate key (Bucket), with the
@@ -150,16 +154,25 @@ func (f *sigJoinFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries
 		return errSigJoin
 	}
 	ks := make([]KeySig, 0, len(ms)/2)
+	var store sigReader
+	defer store.close()
 	for i := 0; i < len(ms); i += 2 {
 		rec, m := &ms[i], &ms[i+1]
 		if rec.Key != "" || m.Key == "" || rec.Doc.Input != m.Doc.Input || rec.Doc.Shard != m.Doc.Shard || rec.Doc.Pos != m.Doc.Pos {
 			return errSigJoin
 		}
 		d := m.Doc
-		d.Sig = rec.Doc.Sig
+		d.Sig = rec.Doc.Sig // the signature, or its reference
 		// What placed the document in input order is spent.
 		d.Input, d.Shard, d.Pos, d.SigHash = 0, 0, 0, 0
-		ks = append(ks, KeySig{Key: m.Key, Sig: d.Sig})
+		k := KeySig{Key: m.Key, Sig: d.Sig}
+		if isSigRef(d.Sig) {
+			if k.Sig, err = store.sig(d.Sig); err != nil {
+				return err
+			}
+			k.ref = d.Sig
+		}
+		ks = append(ks, k)
 		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: d})
 	}
 	f.docs.flush(emitDocs)
@@ -172,7 +185,7 @@ func (f *exactFn) group(run []KeySig) error {
 	if err := s.UnmarshalBinary(run[0].Sig); err != nil {
 		return err
 	}
-	f.joins.add(pack(rep, f.Packs), &Join{Key: rep, Kind: joinSig, Sig: run[0].Sig})
+	f.joins.add(pack(rep, f.Packs), &Join{Key: rep, Kind: joinSig, Sig: carried(run[0].Sig, run[0].ref)})
 	var keys []string
 	keys, f.mega = tableKeys(keys, f.mega, &s, f.SimhashK, f.BandRows)
 	for _, m := range run {
@@ -392,22 +405,32 @@ func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byt
 	// The pairs of the group, decided on every core: a runner may run the
 	// step as one bundle (prism does), and the LCS is most of its cost.
 	type pair struct {
-		b *similarity.Signature
-		h *Join
-		v similarity.Verdict
+		b    *similarity.Signature
+		h    *Join
+		aSig []byte // h's signature, read from the store if stored
+		v    similarity.Verdict
 	}
 	var ps []pair
+	var store sigReader
+	defer store.close()
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
 		}
+		var sig []byte
+		if sig, err = store.sig(run[0].Sig); err != nil {
+			return
+		}
 		b := new(similarity.Signature)
-		if err = b.UnmarshalBinary(run[0].Sig); err != nil {
+		if err = b.UnmarshalBinary(sig); err != nil {
 			return
 		}
 		for i := range run[1:] {
 			if h := &run[1+i]; h.Kind == joinHalf {
-				ps = append(ps, pair{b: b, h: h})
+				if sig, err = store.sig(h.Sig); err != nil {
+					return
+				}
+				ps = append(ps, pair{b: b, h: h, aSig: sig})
 			}
 		}
 	})
@@ -417,7 +440,7 @@ func (f *decideFn) ProcessElement(ctx context.Context, _ int, values func(*[]byt
 	errs := make([]error, len(ps))
 	parallel.For(len(ps), runtime.GOMAXPROCS(0), 1, func(k int) {
 		var a similarity.Signature
-		if errs[k] = a.UnmarshalBinary(ps[k].h.Sig); errs[k] == nil {
+		if errs[k] = a.UnmarshalBinary(ps[k].aSig); errs[k] == nil {
 			ps[k].v = f.set.decision.Decide(&a, ps[k].b)
 		}
 	})

@@ -3,8 +3,11 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
@@ -123,18 +126,154 @@ func roundCounter(r int) string { return fmt.Sprintf("cc_unsettled_round_%03d", 
 
 // components returns, for every node of edges (batches of [Edge]s both
 // ways, grouped by first node), its label: batches of [Member]s (node,
-// smallest node of its component) grouped by node, after at most rounds
-// rounds.
-func components(s beam.Scope, edges beam.PCollection, rounds, packs int) beam.PCollection {
+// smallest node of its component) grouped by node. A graph whose edge
+// batches hold at most small bytes (negative: none) is labelled in one
+// grouping by unionFn; a larger one by at most rounds rounds.
+func components(s beam.Scope, edges beam.PCollection, rounds, packs int, small int64) beam.PCollection {
 	s = s.Scope("components")
+	// The total size of the batches reaches every group as a marker (as
+	// the splitters do in ids.go: a grouping, not a side input).
+	sizes := beam.ParDo(s, edgeBytesFn, edges)
+	totals := beam.ParDo(s, &totalFn{Groups: packs}, beam.GroupByKey(s, beam.AddFixedKey(s, sizes)))
+	few, many := beam.ParDo2(s, &routeFn{Small: small}, beam.GroupByKey(s, beam.Flatten(s, edges, totals)))
+	labelled := beam.ParDo(s, &unionFn{Packs: packs}, beam.GroupByKey(s, few))
+
 	star := func(edges beam.PCollection, large, labels bool, counter string) beam.PCollection {
 		return beam.ParDo(s, &starFn{Large: large, Labels: labels, Counter: counter, Packs: packs}, beam.GroupByKey(s, edges))
 	}
+	edges = many
 	for r := 1; r <= rounds; r++ {
 		edges = star(edges, true, false, roundCounter(r))
 		edges = star(edges, false, false, roundCounter(r)+"_small")
 	}
 	// The check: a last large-star over stars changes nothing and counts
 	// any node still unsettled; its edges (leaf, centre) are the labels.
-	return star(edges, true, true, roundCounter(0))
+	return beam.Flatten(s, labelled, star(edges, true, true, roundCounter(0)))
+}
+
+// DefaultSmallEdges is the most bytes of edge batches whose graph
+// components labels in one grouping (unionFn) rather than in rounds: 16
+// MiB, about 800,000 edges, which one worker joins in about a second. The
+// rounds cost two groupings each (25 with the default 12 rounds) whatever
+// the graph; for a small one their fixed cost is most of the step's.
+const DefaultSmallEdges = 16 << 20
+
+// totalMagic starts the marker that carries the total size of the edge
+// batches to each group (totalFn). An edge batch starts with a node's
+// length (8) and a spilled one with spillMagic, so neither is a marker.
+const totalMagic = "\xfeedges1"
+
+// edgeBytesFn emits the size of an edge batch (of the data a spilled
+// batch refers to).
+func edgeBytesFn(_ int, batch []byte, emit func(int64)) error {
+	if spillDir() == "" {
+		emit(int64(len(batch)))
+		return nil
+	}
+	_, _, n, err := parseRefMagic(spillMagic, batch)
+	emit(int64(n))
+	return err
+}
+
+// totalFn adds the sizes of the edge batches and sends the total to each
+// of Groups groups as a marker (totalMagic and the total, a varint).
+type totalFn struct {
+	Groups int
+}
+
+func (f *totalFn) ProcessElement(_ int, sizes func(*int64) bool, emit func(int, []byte)) {
+	var total, n int64
+	for sizes(&n) {
+		total += n
+	}
+	m := binary.AppendUvarint([]byte(totalMagic), uint64(total))
+	for g := range f.Groups {
+		emit(g, m)
+	}
+}
+
+// routeFn sends the edge batches of its group on, as they came, to one
+// group for unionFn (few) when the marker's total is at most Small bytes
+// (Small not negative), else to the rounds (many) in their group.
+type routeFn struct {
+	Small int64
+}
+
+func (f *routeFn) ProcessElement(g int, values func(*[]byte) bool, emitFew, emitMany func(int, []byte)) error {
+	var batches [][]byte
+	total := int64(-1)
+	var b []byte
+	for values(&b) {
+		if rest, ok := strings.CutPrefix(string(b), totalMagic); ok {
+			n, w := binary.Uvarint([]byte(rest))
+			if w <= 0 {
+				return errBatch
+			}
+			total = int64(n)
+			continue
+		}
+		batches = append(batches, b)
+	}
+	if total < 0 && len(batches) > 0 {
+		return errors.New("pipeline: edges without their total")
+	}
+	for _, b := range batches {
+		if f.Small >= 0 && total <= f.Small {
+			emitFew(0, b)
+		} else {
+			emitMany(g, b)
+		}
+	}
+	return nil
+}
+
+// unionFn labels the nodes of a whole graph, its edges in one group, with
+// the smallest node of their components: a union-find over the nodes in
+// key order (union by smaller index, path halving; Tarjan 1975), whose
+// roots are then the smallest keys. It emits each node's label once.
+type unionFn struct {
+	Packs int
+
+	nodes  beam.Counter
+	labels batcher[Member, *Member]
+}
+
+func (f *unionFn) Setup() { f.nodes = beam.NewCounter(metricNS, "cc_union_nodes") }
+
+func (f *unionFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	es, err := readBatches[Edge](nil, values)
+	if err != nil {
+		return err
+	}
+	nodes := make([]string, 0, len(es))
+	for _, e := range es {
+		nodes = append(nodes, e.U) // edges go both ways: every node is some U
+	}
+	slices.Sort(nodes)
+	nodes = slices.Compact(nodes)
+	parent := make([]int, len(nodes))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	index := func(k string) int { i, _ := slices.BinarySearch(nodes, k); return i }
+	for _, e := range es {
+		a, b := find(index(e.U)), find(index(e.V))
+		if a > b {
+			a, b = b, a
+		}
+		parent[b] = a
+	}
+	f.nodes.Inc(ctx, int64(len(nodes)))
+	for i, n := range nodes {
+		f.labels.add(pack(n, f.Packs), &Member{Key: n, Root: nodes[find(i)], Label: true})
+	}
+	f.labels.flush(emit)
+	return nil
 }

@@ -54,6 +54,11 @@ type Options struct {
 	// Rounds bounds the connected-component rounds. Zero means
 	// DefaultRounds (12).
 	Rounds int
+	// SmallEdges is the most bytes of candidate edges (the batches of
+	// the matching pairs) whose connected components are found in one
+	// grouping on one worker, without the rounds. Zero means
+	// DefaultSmallEdges (16 MiB); negative always runs the rounds.
+	SmallEdges int64
 	// HotBucket is the bucket size above which a bucket's pairs are
 	// expanded in blocks by other workers. Zero means DefaultHotBucket.
 	HotBucket int
@@ -77,8 +82,9 @@ type Doc struct {
 	// Input, Shard and Pos place the document in input order.
 	Input, Shard int
 	Pos          int64
-	// Sig is the signature's binary encoding; nil in the dedup pipeline's
-	// ranking steps, where it travels apart (signShards).
+	// Sig is the signature's binary encoding, or its reference with a
+	// signature store (sigstore.go); nil in the dedup pipeline's ranking
+	// steps, where it travels apart (signShards).
 	Sig []byte
 	// SigHash is Sig's xxh3 hash: its group (mod packs) is the group of
 	// the document's signature when that travels apart.
@@ -100,7 +106,7 @@ func Dedup(s beam.Scope, o Options) error {
 	}
 	ided := rankIDs(s, numbered, o.Packs)
 	docs, edges, verdicts := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
-	labels := components(s, edges, o.Rounds, o.Packs)
+	labels := components(s, edges, o.Rounds, o.Packs, o.SmallEdges)
 	writeClusters(s, enc, docs, labels, verdicts, o.Output, o.Packs, o.Several)
 	return nil
 }
@@ -111,6 +117,7 @@ func (o *Options) prepare() ([]byte, error) {
 	o.Rounds = cmp.Or(o.Rounds, DefaultRounds)
 	o.HotBucket = cmp.Or(o.HotBucket, DefaultHotBucket)
 	o.Packs = cmp.Or(o.Packs, DefaultPacks)
+	o.SmallEdges = cmp.Or(o.SmallEdges, DefaultSmallEdges)
 	if o.Rounds < 1 || o.HotBucket < 2 || o.Packs < 1 || o.Output == "" || len(o.Shards) == 0 {
 		return nil, errors.New("pipeline: invalid options")
 	}
@@ -218,6 +225,8 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 		opts.Targets = f.targets
 	}
 	var pos int64
+	var store sigWriter // the shard's signatures, with a signature store
+	defer store.close()
 	stop := make(chan struct{})
 	defer close(stop)
 	for t := range signed(sh.Docs(f.set.cfg, opts), f.set.signer, stop) {
@@ -252,7 +261,13 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 			SigHash: xxh3.Hash(b), Usable: f.set.decision.Matchable(&sig), Cut: cut,
 		}
 		if f.Apart && doc.Usable {
-			f.sigs.add(int(doc.SigHash%uint64(f.Packs)), &Member{Doc: Doc{Input: doc.Input, Shard: doc.Shard, Pos: pos, Sig: b}})
+			rec := b
+			if dir := sigStoreDir(); dir != "" {
+				if rec, err = store.add(dir, b); err != nil {
+					return err
+				}
+			}
+			f.sigs.add(int(doc.SigHash%uint64(f.Packs)), &Member{Doc: Doc{Input: doc.Input, Shard: doc.Shard, Pos: pos, Sig: rec}})
 			f.sigs.flushOver(batchLimit, emitSigs)
 		}
 		if f.KeepSig {
@@ -261,6 +276,11 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 		f.out.add(pack(base, f.Packs), &doc)
 		f.out.flushOver(batchLimit, emit)
 		pos++
+	}
+	// The stored signatures are read only after a grouping that waits
+	// for this bundle: closing the file here is soon enough.
+	if err := store.close(); err != nil {
+		return err
 	}
 	f.out.flush(emit)
 	f.sigs.flush(emitSigs)
@@ -541,15 +561,21 @@ func (f *clusterFn) component(ctx context.Context, run []Member, lines []Line) (
 	reps := map[string]string{} // by signature encoding: the first key, the smallest
 	keys := make([]string, len(ms))
 	docs := make([]offline.Doc, len(ms))
+	var store sigReader
+	defer store.close()
 	for i := range ms {
-		sigs[i] = new(similarity.Signature)
-		if err := sigs[i].UnmarshalBinary(ms[i].Doc.Sig); err != nil {
+		enc, err := store.sig(ms[i].Doc.Sig)
+		if err != nil {
 			return lines, err
 		}
-		rep, ok := reps[string(ms[i].Doc.Sig)]
+		sigs[i] = new(similarity.Signature)
+		if err := sigs[i].UnmarshalBinary(enc); err != nil {
+			return lines, err
+		}
+		rep, ok := reps[string(enc)]
 		if !ok {
 			rep = ms[i].Key
-			reps[string(ms[i].Doc.Sig)] = rep
+			reps[string(enc)] = rep
 		}
 		known.rep[sigs[i]] = rep
 		docs[i] = lineDoc(&ms[i].Doc)

@@ -134,8 +134,9 @@ func withProcs(n int, fn func()) {
 }
 
 // TestDedupSample: on the embedded sample the pipeline writes the bytes
-// `winnow dedup` writes, whatever the parallelism, the number of groups
-// and whether buckets are expanded in blocks.
+// `winnow dedup` writes, whatever the parallelism, the number of groups,
+// whether buckets are expanded in blocks and whether the components are
+// found in one grouping or in rounds.
 func TestDedupSample(t *testing.T) {
 	want := dedupOutput(t)
 	for _, tc := range []struct {
@@ -145,14 +146,21 @@ func TestDedupSample(t *testing.T) {
 		{1, beamRun{runner: "prism"}},
 		{2, beamRun{runner: "prism", o: Options{Packs: 1}}},
 		{2, beamRun{runner: "prism", o: Options{Packs: 7, HotBucket: 2}}},
+		{2, beamRun{runner: "prism", o: Options{SmallEdges: -1}}},
+		{2, beamRun{runner: "prism", o: Options{Packs: 3, SmallEdges: -1, HotBucket: 2}}},
 	} {
-		name := fmt.Sprintf("procs=%d/packs=%d/hot=%d", tc.procs, tc.r.o.Packs, tc.r.o.HotBucket)
+		name := fmt.Sprintf("procs=%d/packs=%d/hot=%d/small=%d", tc.procs, tc.r.o.Packs, tc.r.o.HotBucket, tc.r.o.SmallEdges)
 		t.Run(name, func(t *testing.T) {
 			withProcs(tc.procs, func() {
 				got, st := tc.r.run(t)
 				sameLines(t, name, got, want)
 				if st.Docs != 53 || st.Clusters != 12 {
 					t.Errorf("stats %+v, want 53 documents in 12 clusters", st)
+				}
+				// The sample's edges are a few KB: one grouping unless
+				// the rounds are forced.
+				if rounds := tc.r.o.SmallEdges < 0; rounds != (st.UnionNodes == 0) || rounds != (st.Rounds > 0) {
+					t.Errorf("stats %+v: %d nodes labelled in one grouping, %d rounds", st, st.UnionNodes, st.Rounds)
 				}
 			})
 		})

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
@@ -55,6 +56,21 @@ func TestEngines(t *testing.T) {
 				t.Errorf("no failure was injected: %v", err)
 			}
 			sameLines(t, kind+" after a failed task", got, want)
+
+			// As winnow-beam runs by default on a job server: batches
+			// spilled, signatures in the store; and the component
+			// rounds rather than one grouping.
+			t.Setenv(FailOnceEnv, "")
+			dir := t.TempDir()
+			beam.PipelineOptions.Set(SpillOption, dir)
+			beam.PipelineOptions.Set(SigStoreOption, dir)
+			defer beam.PipelineOptions.Set(SpillOption, "")
+			defer beam.PipelineOptions.Set(SigStoreOption, "")
+			got, st = beamRun{runner: kind, o: Options{SmallEdges: -1}}.run(t)
+			sameLines(t, kind+" spilled, signatures stored, in rounds", got, want)
+			if st.Rounds == 0 {
+				t.Errorf("stats %+v: no component round ran", st)
+			}
 		})
 	}
 }

@@ -28,6 +28,10 @@ func init() {
 	register.DoFn3x1[int, batches, emitBatch, error](&halfFn{})
 	register.DoFn5x1[context.Context, int, batches, emitBatch, emitBatch, error](&decideFn{})
 	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&starFn{})
+	register.Function3x1[int, []byte, func(int64), error](edgeBytesFn)
+	register.DoFn3x0[int, func(*int64) bool, emitBatch](&totalFn{})
+	register.DoFn4x1[int, batches, emitBatch, emitBatch, error](&routeFn{})
+	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&unionFn{})
 	register.DoFn3x1[int, batches, emitBatch, error](&memberFn{})
 	register.DoFn4x1[context.Context, int, batches, func(string), error](&clusterFn{})
 	register.DoFn3x1[context.Context, int, func(*string) bool, error](&writeFn{})
@@ -40,9 +44,11 @@ func init() {
 	register.DoFn4x1[context.Context, int, batches, func(string), error](&assignLineFn{})
 
 	register.Emitter1[string]()
+	register.Emitter1[int64]()
 	register.Emitter2[int, []byte]()
 	register.Emitter2[int, Entry]()
 	register.Iter1[string]()
+	register.Iter1[int64]()
 	register.Iter1[[]byte]()
 	register.Iter1[Entry]()
 }

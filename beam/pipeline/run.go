@@ -30,6 +30,9 @@ type Stats struct {
 	// nodes still unsettled after the last round (0 when converged).
 	Rounds    int
 	Unsettled int64
+	// UnionNodes counts the nodes labelled in one grouping (a graph of at
+	// most Options.SmallEdges), 0 when the rounds ran.
+	UnionNodes int64
 	// Loaded counts the pages loaded into the cluster service (-cluster)
 	// by its status, NotLoaded those left out by reason; nil without a
 	// load.
@@ -78,6 +81,8 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) (Stats, error) {
 			st.PairsDuplicate += v
 		case "bucket_pairs_capped":
 			st.PairsCapped += v
+		case "cc_union_nodes":
+			st.UnionNodes += v
 		}
 		if status, ok := strings.CutPrefix(name, loadedPrefix); ok {
 			if st.Loaded == nil {

@@ -77,7 +77,7 @@ func unspill(dir string, b, buf []byte) ([]byte, error) {
 	if dir == "" {
 		return b, nil
 	}
-	path, off, n, err := parseRef(b)
+	path, off, n, err := parseRefMagic(spillMagic, b)
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +96,10 @@ func unspill(dir string, b, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// parseRef decodes a reference written by spill: the magic, the path
-// (appendString), the offset and the length.
-func parseRef(b []byte) (path string, off, n uint64, err error) {
-	rest, ok := strings.CutPrefix(string(b), spillMagic)
+// parseRefMagic decodes a reference written by spill or sigWriter: the
+// magic, the path (appendString), the offset and the length.
+func parseRefMagic(magic string, b []byte) (path string, off, n uint64, err error) {
+	rest, ok := strings.CutPrefix(string(b), magic)
 	if !ok {
 		return "", 0, 0, errBatch
 	}

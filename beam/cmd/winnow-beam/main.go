@@ -216,7 +216,8 @@ func runDedup(ctx context.Context, args []string) error {
 	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
 	clusterURL := c.fs.String("cluster", "", "also load the signed pages into the cluster service at `URL` (winnow cluster), in input order, as winnow dedup -cluster")
 	c.fs.StringVar(clusterURL, "backend", "", "former name of -cluster (deprecated)")
-	packs := c.fs.Int("packs", pipeline.DefaultPacks, "`groups` of each grouping (elements are batched per group)")
+	packs := c.fs.Int("packs", 0, fmt.Sprintf("`groups` of each grouping (elements are batched per group); 0: %d on prism, %d on the other runners", pipeline.PrismPacks, pipeline.DefaultPacks))
+	smallEdges := c.fs.Int64("small-edges", pipeline.DefaultSmallEdges, "candidate edges of at most this many `bytes` are joined into components in one grouping on one worker, more in rounds; negative: always rounds")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file, as for winnow dedup;\n"+
@@ -239,10 +240,13 @@ func runDedup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *packs == 0 && run == "prism" {
+		*packs = pipeline.PrismPacks
+	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := pipeline.Dedup(s, pipeline.Options{
 		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
-		Output: out, Rounds: *rounds, HotBucket: *hot, Packs: *packs, Backend: *clusterURL,
+		Output: out, Rounds: *rounds, SmallEdges: *smallEdges, HotBucket: *hot, Packs: *packs, Backend: *clusterURL,
 	}); err != nil {
 		return err
 	}
@@ -283,14 +287,22 @@ func runDedup(ctx context.Context, args []string) error {
 	mb := float64(st.Bytes) / (1 << 20)
 	fmt.Fprintf(os.Stderr, "winnow-beam dedup: %d documents (%.1f MiB), %d skipped with errors, %d holding no page, %d too short to compare, %d cut at the size cap; "+
 		"%d clusters holding %d duplicates; %s (%.0f docs/s); %d pairs decided, %d matched; "+
-		"largest key group %d documents (%d after splitting), %d pairs capped; %d component rounds\n",
+		"largest key group %d documents (%d after splitting), %d pairs capped; %s\n",
 		st.Docs, mb, st.Errors, st.Skipped, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
 		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate,
-		st.LargestBucket, st.LargestUnit, st.PairsCapped, st.Rounds)
+		st.LargestBucket, st.LargestUnit, st.PairsCapped, componentsNote(st))
 	if *clusterURL != "" {
 		fmt.Fprintf(os.Stderr, "winnow-beam dedup: loaded into %s: %s; not loaded: %s\n", *clusterURL, offline.FormatCounts(st.Loaded), cmp.Or(offline.FormatCounts(st.NotLoaded), "none"))
 	}
 	return nil
+}
+
+// componentsNote says how the connected components were found.
+func componentsNote(st pipeline.Stats) string {
+	if st.UnionNodes > 0 {
+		return fmt.Sprintf("components of %d documents in one grouping", st.UnionNodes)
+	}
+	return fmt.Sprintf("%d component rounds", st.Rounds)
 }
 
 func runAssign(ctx context.Context, args []string) error {

@@ -20,18 +20,23 @@ var spilled struct {
 
 // startSpill sets up the spill directory of -spill (see pipeline's
 // spill.go) for a run on runner writing out, and passes it to the workers
-// in the pipeline options. auto spills on the runners whose job servers
-// take a bundle's output only once the bundle is done (Flink's and Spark's
-// batch runners, and any job server behind universal), beside the output
-// so that it is on the output's file system; prism and Dataflow move
-// batches themselves.
+// in the pipeline options, as the signature store too (pipeline's
+// sigstore.go). auto spills on the runners whose job servers take a
+// bundle's output only once the bundle is done (Flink's and Spark's batch
+// runners, and any job server behind universal), beside the output so
+// that it is on the output's file system; prism and Dataflow move batches
+// themselves, and prism, whose workers are this process, keeps only the
+// signatures in a directory beside the output.
 func (c *common) startSpill(runner, out string) error {
 	base := c.spill
+	sigsOnly := false
 	switch {
 	case base == "off":
 		return nil
-	case base == "auto" && (runner == "prism" || runner == "dataflow"):
+	case base == "auto" && (runner == "dataflow" || runner == "prism" && strings.Contains(out, "://")):
 		return nil
+	case base == "auto" && runner == "prism":
+		base, sigsOnly = filepath.Dir(out), true
 	case base == "auto" && strings.Contains(out, "://"):
 		return fmt.Errorf("-spill auto: the output %s is not a local path; give -spill a directory every worker shares, or -spill off", out)
 	case base == "auto":
@@ -48,7 +53,10 @@ func (c *common) startSpill(runner, out string) error {
 	spilled.Lock()
 	spilled.dir = dir
 	spilled.Unlock()
-	beam.PipelineOptions.Set(pipeline.SpillOption, dir)
+	beam.PipelineOptions.Set(pipeline.SigStoreOption, dir)
+	if !sigsOnly {
+		beam.PipelineOptions.Set(pipeline.SpillOption, dir)
+	}
 	return nil
 }
 
