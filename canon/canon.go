@@ -67,6 +67,13 @@ type Document struct {
 	// the page (under 3 % of its text) and the whole text was kept
 	// instead, as with ContentAll.
 	MainFallback bool
+	// Links are the targets of the page's <a href> links that stay on
+	// its site as written ([LinkTarget]: relative paths, queries and
+	// fragments; a link with a scheme or a host is left out), in page
+	// order, repeats kept, whatever the content mode: what a copy of the
+	// HTML (a mirror) keeps and a page rewritten for another release or
+	// site may not. nil for Text and for a page without such a link.
+	Links []string
 }
 
 // HTML returns the canonical form of the HTML page b. contentType is the
@@ -104,6 +111,7 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 		x.mainText()
 	}
 	d.Title, d.Lang, d.MainFallback = x.title, x.lang, x.fallback
+	d.Links = x.links()
 	d.finish(x.out.String())
 	putExtractor(x)
 	return d, nil
