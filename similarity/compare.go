@@ -142,6 +142,16 @@ type Scores struct {
 	// NumbersDiffer when it is positive, by [Decision.Decide] only for a
 	// pair the numbers-only rule ([Model.NumbersOnly]) reads; else 0.
 	NumbersOfNote int
+
+	// HasLinks reports that LinksDiffer was computed: with
+	// [CompareOptions.Links] (and by a decision whose model reads
+	// [FeatureLinks]) when both signatures recorded their link targets
+	// ([Signature.Links]).
+	HasLinks bool
+	// LinksDiffer is the share of the link targets of the page with
+	// fewer that the other page lacks ([LinksDiffer]); 0 unless
+	// HasLinks.
+	LinksDiffer float64
 }
 
 // LCSStage is how far the LCS of [Compare] went, cheapest first.
@@ -192,6 +202,9 @@ type CompareOptions struct {
 	// Numbers computes [Scores.NumbersDiffer] (a sort of each side's
 	// numbers) when both signatures recorded them.
 	Numbers bool
+	// Links computes [Scores.LinksDiffer] (a merge of the two link
+	// sketches) when both signatures recorded them.
+	Links bool
 }
 
 // maxD returns the edit distance bound for sequences of lengths n and m.
@@ -266,6 +279,9 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	}
 	if o.Numbers {
 		s.numbers(a, b)
+	}
+	if o.Links {
+		s.LinksDiffer, s.HasLinks = LinksDiffer(a, b)
 	}
 	return s
 }

@@ -553,6 +553,16 @@ func (d *Decision) wantsNumbers() bool {
 	return pm.Seq.usesNumbers() || pm.NoSeq.usesNumbers()
 }
 
+// wantsLinks reports whether Decide compares the pages' link targets
+// ([Scores.LinksDiffer]) on a candidate pair: when its model reads them.
+func (d *Decision) wantsLinks() bool {
+	if d.verify().Method != MethodModel {
+		return false
+	}
+	pm := d.models()
+	return pm.Seq.uses(FeatureLinks) || pm.NoSeq.uses(FeatureLinks)
+}
+
 func (d *Decision) minTokens() int {
 	if d.MinTokens <= 0 {
 		return DefaultDecisionMinTokens
@@ -739,6 +749,9 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 		if d.Exact && v.Scores.NumbersDiffer > 0 {
 			v.NumberPairs = NumberPairs(a, b)
 		}
+	}
+	if d.wantsLinks() {
+		v.Scores.LinksDiffer, v.Scores.HasLinks = LinksDiffer(a, b)
 	}
 	var accept TestResult // Pass only when the strong-accept test ran and passed
 	if at := d.accept(); vt.Method != MethodNone && at.Method != MethodNone && !at.Method.needsSeq() {
