@@ -37,6 +37,11 @@ type Options struct {
 	// Content selects the whole visible text (ContentAll, the default) or
 	// the main content only (ContentMain). Text ignores it.
 	Content ContentMode
+	// Links makes HTML record the targets of the page's links
+	// ([Document.Links]); off by default, since no decision reads them
+	// and on a page of generated tables they cost a twentieth of
+	// canonicalizing it (package eval turns it on for its candidates).
+	Links bool
 }
 
 // Document is the canonical form of one page. Tokens and Sentences are
@@ -72,7 +77,8 @@ type Document struct {
 	// fragments; a link with a scheme or a host is left out), in page
 	// order, repeats kept, whatever the content mode: what a copy of the
 	// HTML (a mirror) keeps and a page rewritten for another release or
-	// site may not. nil for Text and for a page without such a link.
+	// site may not. Only with [Options.Links] (empty, not nil, for a page
+	// without such a link); nil for Text and without it.
 	Links []string
 }
 
@@ -105,6 +111,7 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 		head(u)
 	}
 	x := getExtractor(o.Content == ContentMain)
+	x.readLinks = o.Links
 	x.out.Grow(len(u) / 6)
 	x.run(u)
 	if x.main {

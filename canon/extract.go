@@ -99,10 +99,11 @@ type extractor struct {
 	lang  string
 	attrs tagAttrs // the attributes of the tags that need them
 
-	// linkBuf holds the link targets ([LinkTarget]) one after another,
-	// linkEnds where each ends.
-	linkBuf  []byte
-	linkEnds []int32
+	// readLinks records the link targets ([LinkTarget]) in linkBuf, one
+	// after another, linkEnds where each ends.
+	readLinks bool
+	linkBuf   []byte
+	linkEnds  []int32
 
 	// ContentMain state.
 	stack     []frame
@@ -286,7 +287,7 @@ func (x *extractor) run(b []byte) {
 				if start {
 					pre++
 				}
-			case a == atom.A && hasAttr && start && foreign == 0 && skip == 0:
+			case a == atom.A && x.readLinks && hasAttr && start && foreign == 0 && skip == 0:
 				x.addLink(l.raw())
 			case a == atom.Html && hasAttr && x.lang == "":
 				x.lang = attrValue(x.attrs.read(l.raw()), "lang")
@@ -337,22 +338,21 @@ func (x *extractor) run(b []byte) {
 // addLink records the target of the <a> start tag raw, if it has one
 // that stays on the page's site.
 func (x *extractor) addLink(raw []byte) {
-	for _, a := range x.attrs.read(raw) {
-		if string(a.key) == "href" {
-			if t := LinkTarget(a.val); t != nil {
-				x.linkBuf = append(x.linkBuf, t...)
-				x.linkEnds = append(x.linkEnds, int32(len(x.linkBuf)))
-			}
-			return
-		}
+	if t := LinkTarget(x.attrs.href(raw)); t != nil {
+		x.linkBuf = append(x.linkBuf, t...)
+		x.linkEnds = append(x.linkEnds, int32(len(x.linkBuf)))
 	}
 }
 
 // links returns the recorded link targets as substrings of one string
-// (two allocations a page), nil without any.
+// (two allocations a page): empty without any, nil when they were not
+// read.
 func (x *extractor) links() []string {
-	if len(x.linkEnds) == 0 {
+	if !x.readLinks {
 		return nil
+	}
+	if len(x.linkEnds) == 0 {
+		return []string{}
 	}
 	s := string(x.linkBuf)
 	ls := make([]string, len(x.linkEnds))
@@ -374,7 +374,12 @@ func (x *extractor) links() []string {
 // name the original's host on the copy, is left out. The result is a
 // subslice of v.
 func LinkTarget(v []byte) []byte {
-	v = bytes.TrimFunc(v, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r' })
+	for len(v) > 0 && white(v[0]) {
+		v = v[1:]
+	}
+	for len(v) > 0 && white(v[len(v)-1]) {
+		v = v[:len(v)-1]
+	}
 	if len(v) == 0 || len(v) >= 2 && (v[0] == '/' || v[0] == '\\') && (v[1] == '/' || v[1] == '\\') {
 		return nil
 	}

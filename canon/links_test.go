@@ -42,12 +42,15 @@ func TestHTMLLinks(t *testing.T) {
 <script>document.write('<a href="in-script.html">')</script></main></body></html>`
 	want := []string{"index.html", "gfx9_vdst.html#amdgpu-synid-gfx9-vdst", "../Syntax.html#glc", "a.html?x=1&y=2", "index.html"}
 	for _, c := range []ContentMode{ContentAll, ContentMain} {
-		d, err := HTML([]byte(page), "text/html", Options{Content: c})
+		d, err := HTML([]byte(page), "text/html", Options{Content: c, Links: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(d.Links, want) {
 			t.Errorf("content %d: Links = %q, want %q", c, d.Links, want)
+		}
+		if d, _ := HTML([]byte(page), "text/html", Options{Content: c}); d.Links != nil {
+			t.Errorf("content %d without Options.Links: Links = %q, want nil", c, d.Links)
 		}
 	}
 	d, err := Text([]byte("a text page with <a href=\"x.html\">markup</a> in it"), Options{})

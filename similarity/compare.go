@@ -143,10 +143,10 @@ type Scores struct {
 	// pair the numbers-only rule ([Model.NumbersOnly]) reads; else 0.
 	NumbersOfNote int
 
-	// HasLinks reports that LinksDiffer was computed: with
-	// [CompareOptions.Links] (and by a decision whose model reads
-	// [FeatureLinks]) when both signatures recorded their link targets
-	// ([Signature.Links]).
+	// HasLinks reports that LinksDiffer was set. A signature does not
+	// carry its page's links, so neither [Compare] nor a decision sets
+	// it: package eval does, from the pages' link sketches ([LinkSketch]),
+	// for the candidate models that read [FeatureLinks].
 	HasLinks bool
 	// LinksDiffer is the share of the link targets of the page with
 	// fewer that the other page lacks ([LinksDiffer]); 0 unless
@@ -202,9 +202,6 @@ type CompareOptions struct {
 	// Numbers computes [Scores.NumbersDiffer] (a sort of each side's
 	// numbers) when both signatures recorded them.
 	Numbers bool
-	// Links computes [Scores.LinksDiffer] (a merge of the two link
-	// sketches) when both signatures recorded them.
-	Links bool
 }
 
 // maxD returns the edit distance bound for sequences of lengths n and m.
@@ -279,9 +276,6 @@ func Compare(a, b *Signature, o CompareOptions) Scores {
 	}
 	if o.Numbers {
 		s.numbers(a, b)
-	}
-	if o.Links {
-		s.LinksDiffer, s.HasLinks = LinksDiffer(a, b)
 	}
 	return s
 }

@@ -9,19 +9,23 @@ import (
 )
 
 // MaxLinks is the size of the bottom-k sketch of a page's link targets
-// ([Signature.Links]): the 64 smallest distinct 32-bit hashes, 256 bytes
-// at most. A page with at most 64 distinct targets is kept whole, so the
-// share of targets two such pages do not share is exact; over that it is
-// estimated from the union's 64 smallest hashes, within about
-// sqrt(J(1−J)/64), 0.06 at J = 0.5 (Broder's bottom-k estimator, the
-// same as the sentence fingerprints').
+// ([LinkSketch]): the 64 smallest distinct 32-bit hashes, 256 bytes at
+// most. A page with fewer than 64 distinct targets is kept whole, so
+// [LinksDiffer] of two such pages is exact.
 const MaxLinks = 64
 
-// appendLinkSketch appends to dst (empty, capacity at least MaxLinks) the
-// MaxLinks smallest distinct low 32 bits of the xxh3 of each of links,
-// ascending. Cost: a hash a link and a binary search of the sketch for
-// each hash under its largest; a page's links are mostly repeats and
-// hashes above the sketch's largest once it is full.
+// LinkSketch returns the bottom-k sketch of links, the targets of a
+// page's links (canon.Document.Links, repeats allowed): the [MaxLinks]
+// smallest distinct low 32 bits of the xxh3 of each, ascending, as
+// Broder's bottom-k sketches and the sentence fingerprints keep them.
+// It is empty, not nil, for a page without a link: recorded, and none.
+// Cost: a hash a link, and a binary search of the sketch for each hash
+// under its largest.
+func LinkSketch(links []string) []uint32 {
+	return appendLinkSketch(make([]uint32, 0, MaxLinks), links)
+}
+
+// appendLinkSketch is LinkSketch appending to dst, which must be empty.
 func appendLinkSketch(dst []uint32, links []string) []uint32 {
 	for _, l := range links {
 		h := uint32(xxh3.HashString(l))
@@ -40,27 +44,25 @@ func appendLinkSketch(dst []uint32, links []string) []uint32 {
 	return dst
 }
 
-// LinksDiffer returns the share of the links of the page with fewer
-// distinct link targets ([Signature.Links]) whose target the other page
-// does not have, 1 − |A∩B|/min(|A|, |B|): 0 when one page's targets are
-// all among the other's (a mirror; a syndicated copy whose other links
-// were made absolute and left out; a page with a link or two more), 1
-// when they share none. It is exact when each page has fewer than
-// [MaxLinks] distinct targets. Otherwise both sketches hold every hash of
-// their page up to τ, the smaller of their largest hashes, and the
-// smaller page's hashes up to τ are a uniform sample of its targets
-// whose membership in the other page is known: the share is that
-// sample's (Broder's containment from bottom-k sketches; about MaxLinks
-// values for pages of similar size, fewer as the sizes part). It is 0
-// when either page has no link target: no evidence either way (a text
-// page). known is false when either signature did not record its links
-// (decoded from an encoding older than version 6). Cost: one merge of
-// the two sketches.
-func LinksDiffer(a, b *Signature) (share float64, known bool) {
-	if a.Links == nil || b.Links == nil {
+// LinksDiffer returns, for the link sketches x and y of two pages
+// ([LinkSketch]), the share of the links of the page with fewer distinct
+// link targets whose target the other page does not have,
+// 1 − |A∩B|/min(|A|, |B|): 0 when one page's targets are all among the
+// other's (a mirror; a syndicated copy whose other links were made
+// absolute and left out; a page with a link or two more), 1 when they
+// share none. It is exact when each page has fewer than [MaxLinks]
+// distinct targets. Otherwise both sketches hold every hash of their
+// page up to τ, the smaller of their largest hashes, and the smaller
+// page's hashes up to τ are a uniform sample of its targets whose
+// membership in the other page is known: the share is that sample's
+// (Broder's containment from bottom-k sketches; about MaxLinks values
+// for pages of like size, fewer as the sizes part). It is 0 when either
+// page has no link target: no evidence either way (a text page). known
+// is false when either sketch is nil (not recorded). Cost: one merge.
+func LinksDiffer(x, y []uint32) (share float64, known bool) {
+	if x == nil || y == nil {
 		return 0, false
 	}
-	x, y := a.Links, b.Links
 	if len(x) == 0 || len(y) == 0 {
 		return 0, true
 	}

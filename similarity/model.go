@@ -103,11 +103,11 @@ const (
 	// other page lacks: 0 when they link to the same places (a mirror
 	// copies the HTML; a syndicated copy's absolute links are left out),
 	// or when either has no relative link; 1 when the links were not
-	// compared.
-	// What a page links to is not its visible text, but a page rewritten
-	// for another release may rename every target its tables point to.
-	// A -cv and calibrate candidate for the remove decision
-	// (docs/calibration.md), not in a default model.
+	// compared. What a page links to is not its visible text, but a page
+	// rewritten for another release may rename every target its tables
+	// point to. A -cv candidate for the remove decision that did not win
+	// (docs/calibration.md, "Link targets"); signatures do not carry
+	// links, so only package eval computes it.
 	FeatureLinks
 	numFeatures
 )

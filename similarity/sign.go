@@ -64,7 +64,10 @@ func Sign(in Input, o Options) Signature {
 	var numBuf [MaxNumbers]uint64
 	nums := appendNumbers(numBuf[:0], tokens)
 	var linkBuf [MaxLinks]uint32
-	links := appendLinkSketch(linkBuf[:0], in.Links)
+	var links []uint32
+	if in.Links != nil {
+		links = appendLinkSketch(linkBuf[:0], in.Links)
+	}
 
 	// One allocation for every family but the Bloom filter: a block of
 	// words holding the supershingles, then the min-hashes and the uint32
@@ -87,10 +90,13 @@ func Sign(in Input, o Options) Signature {
 	}
 	sig.MinHash = unsafe.Slice((*uint16)(unsafe.Pointer(&block[nss])), nmh)
 	u32 := unsafe.Slice((*uint32)(unsafe.Pointer(&block[nss+(nmh+3)/4])), n32) // n32 >= LengthDims >= 1
-	// Links first of the uint32 families, non-nil even when empty.
-	sig.Links = u32[:len(links):len(links)]
-	copy(sig.Links, links)
-	u32 = u32[len(links):]
+	// Links first of the uint32 families, non-nil (even when empty)
+	// when the page's links were read.
+	if links != nil {
+		sig.Links = u32[:len(links):len(links)]
+		copy(sig.Links, links)
+		u32 = u32[len(links):]
+	}
 	if len(fp) > 0 {
 		sig.Fingerprints = u32[:len(fp):len(fp)]
 		copy(sig.Fingerprints, fp)

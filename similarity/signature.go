@@ -39,7 +39,8 @@ const (
 //
 // Links are the targets of the page's links that stay on its site, as
 // written (canon.Document.Links: relative paths and fragments, absolute
-// links left out), repeats allowed; nil for a text page.
+// links left out), repeats allowed; nil when they were not read (a text
+// page, or canon without Options.Links), empty when there are none.
 type Input struct {
 	Text      []byte
 	Tokens    []string
@@ -110,10 +111,9 @@ type Signature struct {
 	Numbers []uint64
 
 	// Links is the bottom-k sketch of the page's link targets
-	// ([Input.Links]): the [MaxLinks] smallest distinct low 32 bits of
-	// their xxh3, ascending, for [LinksDiffer]. nil when not recorded
-	// (read from an encoding older than version 6); [Sign] sets it, empty
-	// when the page has no link target.
+	// ([Input.Links], [LinkSketch]), for [LinksDiffer]: nil when not
+	// recorded (the links were not read, or an encoding older than
+	// version 6), empty when the page has no link target.
 	Links []uint32
 }
 
