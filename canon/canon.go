@@ -38,9 +38,9 @@ type Options struct {
 	// the main content only (ContentMain). Text ignores it.
 	Content ContentMode
 	// Links makes HTML record the targets of the page's links
-	// ([Document.Links]); off by default, since no decision reads them
-	// and on a page of generated tables they cost a twentieth of
-	// canonicalizing it (package eval turns it on for its candidates).
+	// ([Document.Links]; Text records that it has none); off by default,
+	// since only a calibration reads them and on a page of generated
+	// tables they cost a twentieth of canonicalizing it.
 	Links bool
 }
 
@@ -77,8 +77,8 @@ type Document struct {
 	// fragments; a link with a scheme or a host is left out), in page
 	// order, repeats kept, whatever the content mode: what a copy of the
 	// HTML (a mirror) keeps and a page rewritten for another release or
-	// site may not. Only with [Options.Links] (empty, not nil, for a page
-	// without such a link); nil for Text and without it.
+	// site may not. Only with [Options.Links]: empty, not nil, for a page
+	// without such a link and for Text; nil without it.
 	Links []string
 }
 
@@ -182,6 +182,9 @@ func Text(b []byte, o Options) (Document, error) {
 	}
 	end()
 	x.line = para
+	if o.Links {
+		d.Links = []string{} // read, and a text has none
+	}
 	d.finish(out.String())
 	return d, nil
 }

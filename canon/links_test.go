@@ -53,8 +53,11 @@ func TestHTMLLinks(t *testing.T) {
 			t.Errorf("content %d without Options.Links: Links = %q, want nil", c, d.Links)
 		}
 	}
-	d, err := Text([]byte("a text page with <a href=\"x.html\">markup</a> in it"), Options{})
-	if err != nil || d.Links != nil {
+	text := []byte("a text page with <a href=\"x.html\">markup</a> in it")
+	if d, err := Text(text, Options{}); err != nil || d.Links != nil {
 		t.Errorf("Text: Links = %q, %v, want nil", d.Links, err)
+	}
+	if d, err := Text(text, Options{Links: true}); err != nil || d.Links == nil || len(d.Links) != 0 {
+		t.Errorf("Text with Options.Links: Links = %q, %v, want empty, not nil: read, and none", d.Links, err)
 	}
 }
