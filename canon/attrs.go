@@ -45,34 +45,99 @@ func (t *tagAttrs) scan(raw []byte) bool {
 		return false
 	}
 	t.kv, t.keys = t.kv[:0], t.keys[:0]
-	i := 1
-	for i < n && !white(raw[i]) && raw[i] != '/' && raw[i] != '>' { // the name
-		i++
-	}
-	i = skipWhite(raw, i)
+	i := skipWhite(raw, tagNameEnd(raw))
 	for i < n && raw[i] != '>' {
-		ks := i
-		for i < n && (raw[i] == '=' && i == ks || raw[i] != '=' && raw[i] != '/' && raw[i] != '>' && !white(raw[i])) {
-			i++
-		}
-		key := raw[ks:i]
-		var val []byte
-		if i = skipWhite(raw, i); i == n {
+		key, val, next, ok := nextAttr(raw, i)
+		if !ok {
 			return false
 		}
-		switch raw[i] {
-		case '/':
-			i++
-		case '=':
-			var ok bool
-			if val, i, ok = tagAttrValue(raw, skipWhite(raw, i+1)); !ok {
-				return false
-			}
-		}
 		t.add(key, val)
-		i = skipWhite(raw, i)
+		i = next
 	}
 	return i == n-1
+}
+
+// nextAttr reads the attribute that starts at raw[i] (the tokenizer's
+// readTagAttrKey and readTagAttrVal) and returns its name, its value and
+// the index after the white space that follows; ok is false when raw
+// ends inside it.
+func nextAttr(raw []byte, i int) (key, val []byte, next int, ok bool) {
+	ks := i
+	i = attrKeyEnd(raw, i)
+	key = raw[ks:i]
+	if i = skipWhite(raw, i); i == len(raw) {
+		return nil, nil, i, false
+	}
+	switch raw[i] {
+	case '/':
+		i++
+	case '=':
+		if val, i, ok = tagAttrValue(raw, skipWhite(raw, i+1)); !ok {
+			return nil, nil, i, false
+		}
+	}
+	return key, val, skipWhite(raw, i), true
+}
+
+// tagNameEnd returns the index after the name of the tag raw ("<name").
+func tagNameEnd(raw []byte) int {
+	i := 1
+	for i < len(raw) && !white(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+		i++
+	}
+	return i
+}
+
+// attrKeyEnd returns the index after the attribute name that starts at
+// raw[i] (the tokenizer's readTagAttrKey: a leading "=" is part of it).
+func attrKeyEnd(raw []byte, i int) int {
+	ks := i
+	for i < len(raw) && (raw[i] == '=' && i == ks || raw[i] != '=' && raw[i] != '/' && raw[i] != '>' && !white(raw[i])) {
+		i++
+	}
+	return i
+}
+
+// href returns the value of the first href attribute of the start tag
+// raw, nil when it has none, as [tagAttrs.read] would give it. It steps
+// over the attributes as scan does, without recording them, and stops
+// at the first href: an <a> tag is read for that alone (a generated
+// reference page has ten thousand). A tag scan cannot read, or whose
+// href value holds a character reference, CR or NUL, goes to read.
+func (t *tagAttrs) href(raw []byte) []byte {
+	n := len(raw)
+	if n < 3 || raw[0] != '<' || raw[n-1] != '>' {
+		return attrValueRaw(t.read(raw), "href")
+	}
+	i := skipWhite(raw, tagNameEnd(raw))
+	for i < n && raw[i] != '>' {
+		k, val, next, ok := nextAttr(raw, i)
+		if !ok {
+			return attrValueRaw(t.read(raw), "href")
+		}
+		if len(k) == 4 && k[0]|0x20 == 'h' && k[1]|0x20 == 'r' && k[2]|0x20 == 'e' && k[3]|0x20 == 'f' {
+			if bytes.IndexByte(val, '&') >= 0 || bytes.IndexByte(val, '\r') >= 0 || bytes.IndexByte(val, 0) >= 0 {
+				return attrValueRaw(t.read(raw), "href")
+			}
+			return val
+		}
+		i = next
+	}
+	if i != n-1 {
+		return attrValueRaw(t.read(raw), "href")
+	}
+	return nil
+}
+
+// attrValueRaw returns the value of the named attribute among attrs,
+// untrimmed; nil when absent.
+func attrValueRaw(attrs []attr, key string) []byte {
+	for _, a := range attrs {
+		if string(a.key) == key {
+			return a.val
+		}
+	}
+	return nil
 }
 
 // tagAttrValue reads the value that starts at raw[i], after "=" and white

@@ -137,3 +137,48 @@ func TestReleaseDropsPageReferences(t *testing.T) {
 		t.Error("the tokenizer's reader still holds the last tag")
 	}
 }
+
+// checkHref compares href's answer on raw with the tokenizer's href
+// attribute, byte for byte (nil and empty alike: no target either way).
+func checkHref(t *testing.T, raw []byte) {
+	t.Helper()
+	var own, tok tagAttrs
+	got := string(own.href(raw))
+	z := tok.tag(raw)
+	want := ""
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if string(k) == "href" {
+			want = string(v)
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%q: href %q, tokenizer %q", raw, got, want)
+	}
+}
+
+// TestHrefRealPages compares href with the tokenizer on every start tag
+// of the real pages in testdata, and on the tokenizer's edge cases.
+func TestHrefRealPages(t *testing.T) {
+	eachStartTag(t, func(raw []byte) { checkHref(t, raw) })
+	for _, raw := range []string{
+		`<a href=x>`, `<a HREF="x" href="y">`, `<a hReF='x'>`, `<a data-href="x" href="y">`,
+		`<a data-x= href=y>`, `<a title="href=x">`, `<a href>`, `<a href=>`, `<a href="">`,
+		`<a href="a.html?x=1&amp;y=2">`, "<a href=\"x\ry\">", `<a href="unterminated>`, `<a href=x`,
+		`<a/href=x>`, `<a =href=x>`, `<a href = "x" >`, `<a class="reference internal" href="#frag"><`,
+	} {
+		checkHref(t, []byte(raw))
+	}
+}
+
+// FuzzHref compares href with the tokenizer on arbitrary <a> tags.
+func FuzzHref(f *testing.F) {
+	for _, s := range []string{`class="x" href="a.html#b"`, `href=x/ y`, `title='href=z' href=w`, `HREF="&lt;"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkHref(t, []byte("<a "+s+">"))
+	})
+}

@@ -37,6 +37,11 @@ type Options struct {
 	// Content selects the whole visible text (ContentAll, the default) or
 	// the main content only (ContentMain). Text ignores it.
 	Content ContentMode
+	// Links makes HTML record the targets of the page's links
+	// ([Document.Links]; Text records that it has none); off by default,
+	// since only a calibration reads them and on a page of generated
+	// tables they cost a twentieth of canonicalizing it.
+	Links bool
 }
 
 // Document is the canonical form of one page. Tokens and Sentences are
@@ -67,6 +72,14 @@ type Document struct {
 	// the page (under 3 % of its text) and the whole text was kept
 	// instead, as with ContentAll.
 	MainFallback bool
+	// Links are the targets of the page's <a href> links that stay on
+	// its site as written ([LinkTarget]: relative paths, queries and
+	// fragments; a link with a scheme or a host is left out), in page
+	// order, repeats kept, whatever the content mode: what a copy of the
+	// HTML (a mirror) keeps and a page rewritten for another release or
+	// site may not. Only with [Options.Links]: empty, not nil, for a page
+	// without such a link and for Text; nil without it.
+	Links []string
 }
 
 // HTML returns the canonical form of the HTML page b. contentType is the
@@ -98,12 +111,14 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 		head(u)
 	}
 	x := getExtractor(o.Content == ContentMain)
+	x.readLinks = o.Links
 	x.out.Grow(len(u) / 6)
 	x.run(u)
 	if x.main {
 		x.mainText()
 	}
 	d.Title, d.Lang, d.MainFallback = x.title, x.lang, x.fallback
+	d.Links = x.links()
 	d.finish(x.out.String())
 	putExtractor(x)
 	return d, nil
@@ -167,6 +182,9 @@ func Text(b []byte, o Options) (Document, error) {
 	}
 	end()
 	x.line = para
+	if o.Links {
+		d.Links = []string{} // read, and a text has none
+	}
 	d.finish(out.String())
 	return d, nil
 }

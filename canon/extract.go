@@ -99,6 +99,12 @@ type extractor struct {
 	lang  string
 	attrs tagAttrs // the attributes of the tags that need them
 
+	// readLinks records the link targets ([LinkTarget]) in linkBuf, one
+	// after another, linkEnds where each ends.
+	readLinks bool
+	linkBuf   []byte
+	linkEnds  []int32
+
 	// ContentMain state.
 	stack     []frame
 	blocks    []block
@@ -132,6 +138,8 @@ func getExtractor(main bool) *extractor {
 		n:        x.n,
 		line:     x.line[:0],
 		attrs:    x.attrs,
+		linkBuf:  x.linkBuf[:0],
+		linkEnds: x.linkEnds[:0],
 		stack:    x.stack[:0],
 		blocks:   x.blocks[:0],
 		blockBuf: x.blockBuf[:0],
@@ -145,7 +153,8 @@ func getExtractor(main bool) *extractor {
 // Document and is dropped.
 func putExtractor(x *extractor) {
 	if cap(x.blockBuf) > maxPooledBuf || cap(x.line) > maxPooledBuf || cap(x.n.out) > maxPooledBuf ||
-		cap(x.n.nfkc) > maxPooledBuf || cap(x.blocks) > maxPooledBuf/32 || cap(x.spans) > maxPooledBuf/8 || cap(x.sums) > maxPooledBuf/4 {
+		cap(x.n.nfkc) > maxPooledBuf || cap(x.blocks) > maxPooledBuf/32 || cap(x.spans) > maxPooledBuf/8 || cap(x.sums) > maxPooledBuf/4 ||
+		cap(x.linkBuf) > maxPooledBuf || cap(x.linkEnds) > maxPooledBuf/4 {
 		return
 	}
 	x.out = strings.Builder{}
@@ -278,6 +287,8 @@ func (x *extractor) run(b []byte) {
 				if start {
 					pre++
 				}
+			case a == atom.A && x.readLinks && hasAttr && start && foreign == 0 && skip == 0:
+				x.addLink(l.raw())
 			case a == atom.Html && hasAttr && x.lang == "":
 				x.lang = attrValue(x.attrs.read(l.raw()), "lang")
 				hasAttr = false
@@ -322,6 +333,69 @@ func (x *extractor) run(b []byte) {
 			rawNext, titleNext = false, false
 		}
 	}
+}
+
+// addLink records the target of the <a> start tag raw, if it has one
+// that stays on the page's site.
+func (x *extractor) addLink(raw []byte) {
+	if t := LinkTarget(x.attrs.href(raw)); t != nil {
+		x.linkBuf = append(x.linkBuf, t...)
+		x.linkEnds = append(x.linkEnds, int32(len(x.linkBuf)))
+	}
+}
+
+// links returns the recorded link targets as substrings of one string
+// (two allocations a page): empty without any, nil when they were not
+// read.
+func (x *extractor) links() []string {
+	if !x.readLinks {
+		return nil
+	}
+	if len(x.linkEnds) == 0 {
+		return []string{}
+	}
+	s := string(x.linkBuf)
+	ls := make([]string, len(x.linkEnds))
+	start := 0
+	for i, end := range x.linkEnds {
+		ls[i] = s[start:end]
+		start = int(end)
+	}
+	return ls
+}
+
+// LinkTarget returns the target of a link whose href value is v if the
+// link stays on the page's site as written, else nil: v without its
+// leading and trailing ASCII white space, when that is not empty and
+// has neither a scheme ("https:", "mailto:", "javascript:", ...) nor a
+// host ("//host/..."). A relative path, a path from the site's root, a
+// query or a fragment is kept as written, so a mirror, which copies the
+// HTML, has its original's targets, while an absolute link, which may
+// name the original's host on the copy, is left out. The result is a
+// subslice of v.
+func LinkTarget(v []byte) []byte {
+	for len(v) > 0 && white(v[0]) {
+		v = v[1:]
+	}
+	for len(v) > 0 && white(v[len(v)-1]) {
+		v = v[:len(v)-1]
+	}
+	if len(v) == 0 || len(v) >= 2 && (v[0] == '/' || v[0] == '\\') && (v[1] == '/' || v[1] == '\\') {
+		return nil
+	}
+	// A scheme: a letter, then letters, digits, "+", "-" or ".", then
+	// ":" before any "/", "?" or "#" (WHATWG URL, scheme state).
+	if c := v[0] | 0x20; 'a' <= c && c <= 'z' {
+		for _, c := range v[1:] {
+			if c == ':' {
+				return nil
+			}
+			if !(c|0x20 >= 'a' && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') {
+				break
+			}
+		}
+	}
+	return v
 }
 
 // tagAtom returns the atom of the tag whose raw text is raw ("<name ...>"

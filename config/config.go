@@ -344,6 +344,10 @@ type Calibrated struct {
 	// signature.max_seq on either side (remove): the alignment did not
 	// read the page's end.
 	RefuseCutSequences bool `yaml:"refuse_cut_sequences"`
+	// RefuseLinksAbove refuses a pair whose relative link targets differ
+	// by more than this share (remove; 0, the default, off): the same
+	// text linking elsewhere. With it the signer reads every page's links.
+	RefuseLinksAbove float64 `yaml:"refuse_links_above"`
 	// TargetPrecision is the precision calibrate was asked to hold, and
 	// Precision, Recall and F1 the cross-validated figures it measured
 	// (pooled precision); Pairs the labelled pairs it read.
@@ -553,7 +557,7 @@ func (c Config) Validate() error {
 		{"decision.calibration.remove", c.Decision.Calibration.Remove, c.Decision.MinConfidence.Remove}} {
 		cc := cal.c
 		if !cc.Set() {
-			if len(cc.Features) > 0 || len(cc.Weights) > 0 || cc.Intercept != 0 || cc.NumbersVeto || cc.RefuseCutSequences {
+			if len(cc.Features) > 0 || len(cc.Weights) > 0 || cc.Intercept != 0 || cc.NumbersVeto || cc.RefuseCutSequences || cc.RefuseLinksAbove != 0 {
 				bad(cal.field+".min_confidence", "missing: a calibration without its confidence")
 			}
 			continue
@@ -569,6 +573,9 @@ func (c Config) Validate() error {
 		}
 		if len(cc.Features) != len(cc.Weights) {
 			bad(cal.field+".weights", "%d weights for %d features", len(cc.Weights), len(cc.Features))
+		}
+		if cc.RefuseLinksAbove < 0 || cc.RefuseLinksAbove >= 1 {
+			bad(cal.field+".refuse_links_above", "%g is not a share in [0, 1)", cc.RefuseLinksAbove)
 		}
 		if cc.TargetPrecision < 0 || cc.TargetPrecision > 1 {
 			bad(cal.field+".target_precision", "%g is not in [0, 1]", cc.TargetPrecision)

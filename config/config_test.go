@@ -100,6 +100,7 @@ func TestLoadErrors(t *testing.T) {
 		{"calibration under a paper method, with min_confidence too, weights unmatched", "decision:\n  method: lcs\n  min_confidence:\n    remove: 0.9\n  calibration:\n    remove:\n      min_confidence: 1.5\n      features: [lcs]\n      weights: [1, 2]\n", nil,
 			[]string{"decision.calibration.remove.min_confidence", "needs decision.method default", "decision.min_confidence.remove both set", "decision.calibration.remove.weights"}},
 		{"calibration without its confidence", "decision:\n  calibration:\n    group:\n      numbers_veto: true\n", nil, []string{"decision.calibration.group.min_confidence"}},
+		{"links refused above a share out of range", "decision:\n  calibration:\n    remove:\n      min_confidence: 0.01\n      refuse_links_above: 1.5\n", nil, []string{"decision.calibration.remove.refuse_links_above"}},
 		{"negative feedback log bound", "", []string{"serve.feedback_log_bytes=-1"}, []string{"serve.feedback_log_bytes"}},
 		{"transparent names no engine", "serve:\n  transparent: solr\n  engines:\n    - {name: es, kind: elasticsearch, url: 'http://x'}\n", nil, []string{"serve.transparent"}},
 	}

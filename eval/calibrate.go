@@ -67,6 +67,13 @@ type Calibration struct {
 	// confidence chosen on each training part as Confidence's (remove
 	// only, when some pair has a cut sequence; nil otherwise).
 	CutRefused *CVFigure `json:"cut_sequences_refused,omitempty"`
+	// LinksRefused is the start model refusing the pairs whose link
+	// targets differ by more than every content-equivalent pair's of the
+	// training part ([similarity.PurposeModel.RefuseLinks]: the widest
+	// limit that costs the training part nothing), its confidence chosen
+	// on each training part as Confidence's with that refusal (remove
+	// only, when some candidate pair's links differ; nil otherwise).
+	LinksRefused *CVFigure `json:"links_refused,omitempty"`
 	// LCS is the LCS ratio with its threshold chosen on each training
 	// part (best F1); LCSAtTarget the same held to the target (the best
 	// F1 among the thresholds whose precision there, at the lower end of
@@ -81,9 +88,13 @@ type Calibration struct {
 	// ChosenVsLCS pairs the chosen decision with the LCS ratio at its
 	// own threshold, fold by fold: whether its F1 reaches the ratio's.
 	ChosenVsLCS Paired `json:"chosen_vs_lcs_ratio"`
+	// ChosenVsLCSAtTarget pairs it with the LCS ratio held to the same
+	// target, the fair comparison under a precision target (nil without
+	// one).
+	ChosenVsLCSAtTarget *Paired `json:"chosen_vs_lcs_ratio_at_target,omitempty"`
 	// Chosen names the row chosen: "shipped", "calibrated confidence",
-	// "refit", "numbers veto" or "cut sequences refused"; ChosenFigure
-	// is its figures.
+	// "refit", "numbers veto", "cut sequences refused" or "link targets
+	// refused"; ChosenFigure is its figures.
 	Chosen       string   `json:"chosen"`
 	ChosenFigure CVFigure `json:"chosen_figure"`
 	// MinConfidence is the chosen decision's confidence: the start
@@ -97,6 +108,10 @@ type Calibration struct {
 	// RefuseSeqCut reports that the chosen decision refuses the pairs
 	// whose word sequence was cut (Chosen "cut sequences refused").
 	RefuseSeqCut bool `json:"refuse_cut_sequences"`
+	// RefuseLinks is the chosen decision's limit on the share of link
+	// targets that differ (Chosen "link targets refused": the largest
+	// share among every content-equivalent candidate pair); 0 otherwise.
+	RefuseLinks float64 `json:"refuse_links_above"`
 	// HoldsTarget reports that the chosen decision's pooled
 	// cross-validated precision reaches the target.
 	HoldsTarget bool `json:"holds_target"`
@@ -186,7 +201,13 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	for _, s := range sets {
 		withCut = withCut || o.Purpose == similarity.PurposeRemove && !start.RefuseSeqCut && slices.ContainsFunc(s.Scored, func(sp ScoredPair) bool { return sp.SeqCut && sp.Candidate })
 	}
-	var shipped, conf, refit, vetoed, cutRefused, ratio, ratioFloor []foldScore
+	withLinks := o.Purpose == similarity.PurposeRemove && start.RefuseLinks == 0
+	anyLinks := false
+	for _, s := range sets {
+		anyLinks = anyLinks || slices.ContainsFunc(s.Scored, func(sp ScoredPair) bool { return sp.Candidate && sp.Scores.HasLinks && sp.Scores.LinksDiffer > 0 })
+	}
+	withLinks = withLinks && anyLinks
+	var shipped, conf, refit, vetoed, cutRefused, linksRefused, ratio, ratioFloor []foldScore
 	eachFold(sets, k, repeats, o.Seed, truth, func(trainIdx, tests [][]int, inner []innerSplit) {
 		cConf, _ := confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor, false)
 		cCut := 0.0
@@ -194,10 +215,15 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 			cCut, _ = confidenceAtFloor(sets, trainIdx, start.Seq, truth, floor, true)
 		}
 		fitted := fitToward(sets, trainIdx, start.Seq, truth, penalty)
-		cRefit := innerConfidence(sets, inner, start.Seq, truth, penalty, floor)
+		cRefit := innerConfidence(sets, inner, start.Seq, truth, penalty, floor, false)
 		cVeto := 0.0
 		if withVeto {
 			cVeto, _ = confidenceAtFloor(sets, trainIdx, veto, truth, floor, false)
+		}
+		lLinks, cLinks := 0.0, 0.0
+		if withLinks {
+			lLinks = linksLimit(sets, trainIdx, truth)
+			cLinks, _ = confidenceRefusing(sets, trainIdx, start.Seq, truth, floor, func(sp *ScoredPair) bool { return linksOver(sp, lLinks) })
 		}
 		for si, s := range sets {
 			isDup := s.isDup(truth)
@@ -211,7 +237,7 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 			n := len(tests[si])
 			gold := make([]bool, n)
 			pS, pC, pR, pV, pL, pF := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-			pK := make([]bool, n)
+			pK, pN := make([]bool, n), make([]bool, n)
 			for j, i := range tests[si] {
 				sp := &s.Scored[i]
 				gold[j] = isDup(sp)
@@ -227,6 +253,7 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 				pR[j] = fitted.Probability(&sp.Scores) >= cRefit
 				pV[j] = withVeto && veto.Probability(&sp.Scores) >= cVeto
 				pK[j] = withCut && !sp.SeqCut && p >= cCut
+				pN[j] = withLinks && !linksOver(sp, lLinks) && p >= cLinks
 			}
 			add := func(dst *[]foldScore, pred []bool) {
 				pt := Verdicts(pred, gold)
@@ -237,6 +264,7 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 			add(&refit, pR)
 			add(&vetoed, pV)
 			add(&cutRefused, pK)
+			add(&linksRefused, pN)
 			add(&ratio, pL)
 			add(&ratioFloor, pF)
 		}
@@ -258,6 +286,10 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	if withCut {
 		f := summarize("cut sequences refused", len(start.Seq.Features)+2, cutRefused)
 		c.CutRefused = &f
+	}
+	if withLinks {
+		f := summarize("link targets refused", len(start.Seq.Features)+3, linksRefused)
+		c.LinksRefused = &f
 	}
 	all := make([][]int, len(sets))
 	for si, s := range sets {
@@ -288,6 +320,9 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	if withCut {
 		rows = append(rows, row{"cut sequences refused", *c.CutRefused, cutRefused, true})
 	}
+	if withLinks {
+		rows = append(rows, row{"link targets refused", *c.LinksRefused, linksRefused, true})
+	}
 	holds := func(f CVFigure) bool { return f.Recall > 0 && f.PooledPrecision >= floor }
 	best := 0
 	if holds(rows[0].fig) {
@@ -314,6 +349,9 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	}
 	c.Chosen, c.ChosenFigure = rows[best].name, rows[best].fig
 	c.ChosenVsLCS = *paired(rows[best].folds, ratio)
+	if floor > 0 {
+		c.ChosenVsLCSAtTarget = paired(rows[best].folds, ratioFloor)
+	}
 	switch c.Chosen {
 	case "shipped":
 		c.MinConfidence, c.Model = start.MinConfidence, start.Seq
@@ -326,7 +364,10 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 	case "refit":
 		c.Model = fitToward(sets, all, start.Seq, truth, penalty)
 		inner := innerSplits(sets, all, truth, innerFolds, innerRand(o.Seed, repeats, k, 0))
-		c.MinConfidence = innerConfidence(sets, inner, start.Seq, truth, penalty, floor)
+		c.MinConfidence = innerConfidence(sets, inner, start.Seq, truth, penalty, floor, false)
+	case "link targets refused":
+		c.Model, c.RefuseLinks = start.Seq, linksLimit(sets, all, truth)
+		c.MinConfidence, _ = confidenceRefusing(sets, all, start.Seq, truth, floor, func(sp *ScoredPair) bool { return linksOver(sp, c.RefuseLinks) })
 	case "numbers veto":
 		c.Model = veto
 		c.MinConfidence, _ = confidenceAtFloor(sets, all, veto, truth, floor, false)
@@ -347,16 +388,46 @@ func Calibrate(sets []*CVSet, o CalibrateOptions) (*Calibration, error) {
 // word sequence was cut are refused
 // ([similarity.PurposeModel.RefuseSeqCut]).
 func confidenceAtFloor(sets []*CVSet, pairs [][]int, m similarity.Model, t Truth, floor float64, cut bool) (float64, bool) {
+	return confidenceRefusing(sets, pairs, m, t, floor, func(sp *ScoredPair) bool { return cut && sp.SeqCut })
+}
+
+// confidenceRefusing is confidenceAtFloor with the remove decision
+// refusing the candidate pairs refuse reports besides those it always
+// refuses.
+func confidenceRefusing(sets []*CVSet, pairs [][]int, m similarity.Model, t Truth, floor float64, refuse func(*ScoredPair) bool) (float64, bool) {
 	judged := make([]judgedPairs, len(sets))
 	dups := make([]int, len(sets))
 	for si, s := range sets {
 		isDup := s.isDup(t)
 		judged[si], dups[si] = judgeCandidates(len(pairs[si]), func(j int) (*ScoredPair, bool) {
 			sp := &s.Scored[pairs[si][j]]
-			return judgedAs(sp, t, cut), isDup(sp)
+			return judgedRefusing(sp, t, refuse(sp)), isDup(sp)
 		}, &m)
 	}
 	return pickAtFloor(judged, dups, floor, calibrationConfidences(t))
+}
+
+// linksLimit returns the largest share of link targets that differ
+// ([similarity.Scores.LinksDiffer]) among the duplicates under t of the
+// given pairs that are candidates: refusing the pairs above it costs
+// those pairs nothing.
+func linksLimit(sets []*CVSet, pairs [][]int, t Truth) float64 {
+	limit := 0.0
+	for si, s := range sets {
+		isDup := s.isDup(t)
+		for _, i := range pairs[si] {
+			if sp := &s.Scored[i]; sp.Candidate && sp.Scores.HasLinks && isDup(sp) {
+				limit = max(limit, sp.Scores.LinksDiffer)
+			}
+		}
+	}
+	return limit
+}
+
+// linksOver reports whether the pair's link targets differ by more than
+// limit, as [similarity.PurposeModel.RefuseLinks] refuses it.
+func linksOver(sp *ScoredPair, limit float64) bool {
+	return sp.Scores.HasLinks && sp.Scores.LinksDiffer > limit
 }
 
 // judgedAs returns sp as a confidence is chosen on it under t: a pair the
@@ -364,7 +435,13 @@ func confidenceAtFloor(sets []*CVSet, pairs [][]int, m similarity.Model, t Truth
 // with cut a pair whose word sequence was cut) is no candidate of a
 // remove decision, so it cannot hold a confidence back.
 func judgedAs(sp *ScoredPair, t Truth, cut bool) *ScoredPair {
-	if t.Purpose != similarity.PurposeRemove || !(sp.Remove.Refused || cut && sp.SeqCut) || !sp.Candidate {
+	return judgedRefusing(sp, t, cut && sp.SeqCut)
+}
+
+// judgedRefusing is judgedAs with refused telling whether the decision
+// refuses sp besides the pairs it always refuses.
+func judgedRefusing(sp *ScoredPair, t Truth, refused bool) *ScoredPair {
+	if t.Purpose != similarity.PurposeRemove || !(sp.Remove.Refused || refused) || !sp.Candidate {
 		return sp
 	}
 	c := *sp
@@ -453,8 +530,9 @@ func wilsonLower(k, n int) float64 {
 // innerConfidence chooses a refitted model's confidence on a training
 // part: the model is refitted toward prior on each inner split's pairs
 // and judges that split's, and the confidence is picked at the floor on
-// these out-of-fold judgements together.
-func innerConfidence(sets []*CVSet, splits []innerSplit, prior similarity.Model, t Truth, penalty, floor float64) float64 {
+// these out-of-fold judgements together; with cut, the pairs whose word
+// sequence was cut are refused.
+func innerConfidence(sets []*CVSet, splits []innerSplit, prior similarity.Model, t Truth, penalty, floor float64, cut bool) float64 {
 	judged := make([]judgedPairs, len(sets))
 	dups := make([]int, len(sets))
 	for _, sp := range splits {
@@ -463,7 +541,7 @@ func innerConfidence(sets []*CVSet, splits []innerSplit, prior similarity.Model,
 			isDup := s.isDup(t)
 			js, d := judgeCandidates(len(sp.judge[si]), func(j int) (*ScoredPair, bool) {
 				p := &s.Scored[sp.judge[si][j]]
-				return judgedAs(p, t, false), isDup(p)
+				return judgedAs(p, t, cut), isDup(p)
 			}, &m)
 			judged[si] = append(judged[si], js...)
 			dups[si] += d + sp.missed[si]

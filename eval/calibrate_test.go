@@ -137,3 +137,31 @@ func TestCalibrateChoosesCutRefusal(t *testing.T) {
 		t.Errorf("chosen %s (refuse %v, holds %v); want cut sequences refused", c.Chosen, c.RefuseSeqCut, c.HoldsTarget)
 	}
 }
+
+// TestCalibrateChoosesLinksRefusal: a remove set whose only pairs judged
+// otherwise among the likely ones link elsewhere (their link targets
+// differ by more than any content-equivalent pair's): refusing them lets
+// the confidence come down, and calibrate chooses it, at the largest
+// share among the content-equivalent pairs.
+func TestCalibrateChoosesLinksRefusal(t *testing.T) {
+	var sp []ScoredPair
+	for i := range 300 {
+		s := similarity.Scores{LCS: 0.97 - 0.1*float64(i%5)/4, Divergence: 0, Jaccard: 0.9, LengthRatio: 1, HasLCS: true,
+			HasLinks: true, LinksDiffer: 0.3 * float64(i%4) / 3}
+		label := 3
+		switch i % 6 {
+		case 1:
+			label, s.LinksDiffer = 0, 0.6 // the same text linking elsewhere
+		case 2:
+			s.LCS, s.Jaccard, s.Divergence, label = 0.4, 0.3, 0.8, 0
+		}
+		sp = append(sp, ScoredPair{Label: label, Scores: s, Candidate: true})
+	}
+	c, err := Calibrate([]*CVSet{NewPairCVSet("manuals", sp)}, CalibrateOptions{Purpose: similarity.PurposeRemove, MinPrecision: 0.99, Repeats: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LinksRefused == nil || c.Chosen != "link targets refused" || c.RefuseLinks != 0.3 || !c.HoldsTarget {
+		t.Errorf("chosen %s (refuse links above %v, holds %v); want link targets refused above 0.3", c.Chosen, c.RefuseLinks, c.HoldsTarget)
+	}
+}

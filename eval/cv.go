@@ -210,6 +210,7 @@ func ModelCandidates() []Candidate {
 		{Name: "model: lcs gap + jaccard", Params: 3, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureJaccard}},
 		{Name: "model: lcs gap + divergence + jaccard + numbers", Params: 5, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard, similarity.FeatureNumbers}},
 		{Name: "model: lcs gap + divergence + jaccard, numbers veto", Params: 4, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard}, Veto: true},
+		{Name: "model: lcs gap + divergence + jaccard + links", Params: 5, Features: []similarity.Feature{similarity.FeatureLCSGap, similarity.FeatureDivergence, similarity.FeatureJaccard, similarity.FeatureLinks}},
 		{Name: "model: every feature", Params: len(f) + 1, Features: f},
 	}
 }

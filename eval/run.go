@@ -178,7 +178,8 @@ func LegacyDecision() similarity.Decision {
 // ScoreOptions returns the scores Run computes for a pair it scores in full
 // (every pair in pair mode, candidates and perhaps-similar pairs in
 // corpus mode): every score a -cv candidate reads, LCS ratios below
-// [MinLCSScored] as bounds.
+// [MinLCSScored] as bounds; Run adds [similarity.Scores.LinksDiffer],
+// which Compare leaves to the decisions that read it.
 func ScoreOptions() similarity.CompareOptions {
 	return similarity.CompareOptions{LCS: true, MinRatio: MinLCSScored, Bag: true, Numbers: true, Central: similarity.CentralOptions{PageShare: similarity.DefaultPageShare}}
 }
@@ -203,8 +204,10 @@ func Run(ctx context.Context, set *Set, o Options) (*Report, error) {
 		// verifies every pair.
 		if set.Mode == PairMode {
 			sp.Scores = similarity.Compare(sigs[a], sigs[b], cmpOpts)
+			sp.Scores.LinksDiffer, sp.Scores.HasLinks = similarity.LinksDiffer(sigs[a].Links, sigs[b].Links)
 		} else if sp.Scores = similarity.Compare(sigs[a], sigs[b], similarity.CompareOptions{}); sp.Candidate || perhapsSimilar(&sp.Scores) {
 			sp.Scores = similarity.Compare(sigs[a], sigs[b], cmpOpts)
+			sp.Scores.LinksDiffer, sp.Scores.HasLinks = similarity.LinksDiffer(sigs[a].Links, sigs[b].Links)
 		} else {
 			sp.Scores.LCS, sp.Scores.Central = 0, 0
 		}
@@ -393,9 +396,13 @@ func clusterScores(set *Set, sigs []*similarity.Signature, d similarity.Decision
 	return pairScore(set, pred), BCubed(pred, goldLabel)
 }
 
-// signAll signs every document of the set in parallel.
+// signAll signs every document of the set in parallel, each with its
+// link targets ([similarity.Signature.Links]) for the candidates and the
+// calibration rows that read them; the other families do not change.
 func signAll(ctx context.Context, set *Set, o Options) ([]*similarity.Signature, error) {
 	sigs := make([]*similarity.Signature, len(set.Docs))
+	signer := o.Signer
+	signer.Canon.Links = true
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -413,7 +420,7 @@ func signAll(ctx context.Context, set *Set, o Options) ([]*similarity.Signature,
 				body, err := os.ReadFile(d.Path)
 				var res page.Result
 				if err == nil {
-					res, err = o.Signer.Sign(body, d.ContentType)
+					res, err = signer.Sign(body, d.ContentType)
 				}
 				if err != nil {
 					mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/winnow-search/winnow/canon"
@@ -34,7 +35,9 @@ func Signer(c config.Config) page.Signer {
 	}
 	s := c.Signature
 	return page.Signer{
-		Canon: canon.Options{MaxBytes: c.Canon.MaxBytes, Content: content},
+		// The links only when the remove calibration reads them: on
+		// pages of generated tables they cost a twentieth of canon.
+		Canon: canon.Options{MaxBytes: c.Canon.MaxBytes, Content: content, Links: readsLinks(c)},
 		Signature: similarity.Options{
 			ChunkAvg:       s.ChunkSize,
 			BloomBits:      s.BloomBits,
@@ -46,6 +49,18 @@ func Signer(c config.Config) page.Signer {
 			MaxSeq:         s.MaxSeq,
 		}.WithDefaults(),
 	}
+}
+
+// readsLinks reports whether a calibrated decision reads the pages' link
+// targets (refuse_links_above, or the links feature), so the signer must
+// record them.
+func readsLinks(c config.Config) bool {
+	for _, cal := range []config.Calibrated{c.Decision.Calibration.Group, c.Decision.Calibration.Remove} {
+		if cal.Set() && (cal.RefuseLinksAbove > 0 || slices.Contains(cal.Features, similarity.FeatureLinks.String())) {
+			return true
+		}
+	}
+	return false
 }
 
 // Decisions returns the decisions of the modes: group (also for annotate
@@ -124,6 +139,9 @@ func Calibrated(p similarity.Purpose, cal config.Calibrated, key string) (*simil
 		pm.Seq.NumbersVeto, pm.NoSeq.NumbersVeto = true, true
 	}
 	pm.RefuseSeqCut = cal.RefuseCutSequences
+	if p == similarity.PurposeRemove {
+		pm.RefuseLinks = cal.RefuseLinksAbove
+	}
 	if pm.MinConfidence > pm.Ceiling() {
 		return nil, fmt.Errorf("config: %s.min_confidence: %g is above the highest probability the calibrated model gives any pair (%.4f)", key, cal.MinConfidence, pm.Ceiling())
 	}

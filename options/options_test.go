@@ -184,3 +184,21 @@ func TestLineRemoveProbabilityExact(t *testing.T) {
 		t.Errorf("remove_explain %q reads as a bound", m.RemoveExplain)
 	}
 }
+
+// TestCalibratedLinks: a remove calibration refusing pairs linking
+// elsewhere reaches the model, and makes the signer read every page's
+// links; without it the signer reads none.
+func TestCalibratedLinks(t *testing.T) {
+	var c config.Config
+	if Signer(c).Canon.Links {
+		t.Error("default configuration: the signer reads links, want not")
+	}
+	c.Decision.Calibration.Remove = config.Calibrated{MinConfidence: 0.01, RefuseLinksAbove: 0.3637}
+	if !Signer(c).Canon.Links {
+		t.Error("refuse_links_above set: the signer does not read links")
+	}
+	pm, err := Calibrated(similarity.PurposeRemove, c.Decision.Calibration.Remove, "decision.calibration.remove")
+	if err != nil || pm.RefuseLinks != 0.3637 {
+		t.Errorf("Calibrated: RefuseLinks %v, %v; want 0.3637", pm.RefuseLinks, err)
+	}
+}

@@ -82,6 +82,7 @@ func (s Signer) SignDoc(doc canon.Document) similarity.Signature {
 		Text:      unsafe.Slice(unsafe.StringData(doc.Text), len(doc.Text)),
 		Tokens:    doc.Tokens,
 		Sentences: doc.Sentences,
+		Links:     doc.Links,
 	}, s.Signature)
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,5 +151,64 @@ func TestChangedPricesAreNotRemoved(t *testing.T) {
 				t.Errorf("remove, the words after the numbers changed: %s, want LCS ratio < 1 and no numbers-only refusal", vw.Explain())
 			}
 		})
+	}
+}
+
+// TestLinkTargets signs a real page beside copies of it: a mirror (the
+// same HTML) and a syndicated copy (its links to other pages made
+// absolute, to another host; its links inside the page kept) keep
+// LinksDiffer 0, while a copy whose link targets were all renamed, as
+// the AMDGPU instruction tables' were between two LLVM releases
+// (gfx9_vdst.html#… to gfx9_vdst_89680f.html#…), links elsewhere
+// whatever its text; the same clang manual page of the next release
+// links mostly to the same places.
+func TestLinkTargets(t *testing.T) {
+	read := func(name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("..", "canon", "testdata", "pages", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	s := Signer{Canon: canon.Options{Content: canon.ContentMain, Links: true}}
+	type signed struct {
+		sig   *similarity.Signature
+		links []uint32
+	}
+	sign := func(b []byte) signed {
+		t.Helper()
+		r, err := s.Sign(b, "text/html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return signed{&r.Sig, similarity.LinkSketch(r.Doc.Links)}
+	}
+	body := read("debian.clang-14-doc.ItaniumMangleAbiTags.html")
+	href := regexp.MustCompile(`href="([^":#/][^":]*?)"`)
+	absolute := href.ReplaceAll(body, []byte(`href="https://mirror.example.org/clang/$1"`))
+	renamed := regexp.MustCompile(`href="([^":/][^":]*?)"`).ReplaceAll(body, []byte(`href="${1}-89680f"`))
+	orig := sign(body)
+	if len(orig.links) < 10 {
+		t.Fatalf("%d link targets recorded, want the page's relative links", len(orig.links))
+	}
+	next := sign(read("debian.clang-15-doc.ItaniumMangleAbiTags.html"))
+	for _, c := range []struct {
+		name     string
+		other    signed
+		min, max float64
+	}{
+		{"mirror", sign(slices.Clone(body)), 0, 0},
+		{"links made absolute", sign(absolute), 0, 0},
+		{"every target renamed", sign(renamed), 1, 1},
+		{"the next release", next, 0, 0.35},
+	} {
+		got, known := similarity.LinksDiffer(orig.links, c.other.links)
+		if !known || got < c.min || got > c.max {
+			t.Errorf("%s: LinksDiffer %.3f (known %v), want %.2f..%.2f", c.name, got, known, c.min, c.max)
+		}
+		if sc := similarity.Compare(orig.sig, c.other.sig, similarity.CompareOptions{LCS: true}); c.name != "the next release" && sc.LCS != 1 {
+			t.Errorf("%s: LCS ratio %.3f, want 1: only the links changed", c.name, sc.LCS)
+		}
 	}
 }

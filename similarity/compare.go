@@ -142,6 +142,16 @@ type Scores struct {
 	// NumbersDiffer when it is positive, by [Decision.Decide] only for a
 	// pair the numbers-only rule ([Model.NumbersOnly]) reads; else 0.
 	NumbersOfNote int
+
+	// HasLinks reports that LinksDiffer was set. A signature does not
+	// carry its page's links, so neither [Compare] nor a decision sets
+	// it: package eval does, from the pages' link sketches ([LinkSketch]),
+	// for the candidate models that read [FeatureLinks].
+	HasLinks bool
+	// LinksDiffer is the share of the link targets of the page with
+	// fewer that the other page lacks ([LinksDiffer]); 0 unless
+	// HasLinks.
+	LinksDiffer float64
 }
 
 // LCSStage is how far the LCS of [Compare] went, cheapest first.

@@ -553,6 +553,15 @@ func (d *Decision) wantsNumbers() bool {
 	return pm.Seq.usesNumbers() || pm.NoSeq.usesNumbers()
 }
 
+// wantsLinks reports whether Decide compares the pages' link targets
+// ([Scores.LinksDiffer]) on a candidate pair: when the purpose's model
+// refuses pairs linking elsewhere ([PurposeModel.RefuseLinks]) or reads
+// [FeatureLinks].
+func (d *Decision) wantsLinks() bool {
+	pm := d.models()
+	return d.Purpose == PurposeRemove && pm.RefuseLinks > 0 || pm.Seq.uses(FeatureLinks) || pm.NoSeq.uses(FeatureLinks)
+}
+
 func (d *Decision) minTokens() int {
 	if d.MinTokens <= 0 {
 		return DefaultDecisionMinTokens
@@ -645,6 +654,11 @@ type Verdict struct {
 	// have accepted because the word sequence of a side ('a' or 'b') was
 	// cut ([Signature.SeqCut]): its end is not aligned.
 	SeqCut byte
+	// LinksRefused is non-zero when a remove decision whose model refuses
+	// pairs linking elsewhere ([PurposeModel.RefuseLinks]) refused a pair
+	// it would have accepted: the limit its link targets differ by more
+	// than ([Scores.LinksDiffer]).
+	LinksRefused float64
 	// Candidates holds the result of each candidate test, in order.
 	Candidates []TestResult
 	// Verify is the verification result, or the strong-accept test's
@@ -782,6 +796,9 @@ func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
 			v.NumberPairs = NumberPairs(a, b)
 		}
 	}
+	if isModel && d.wantsLinks() {
+		v.Scores.LinksDiffer, v.Scores.HasLinks = LinksDiffer(a.Links, b.Links)
+	}
 	var accept TestResult // Pass only when the strong-accept test ran and passed
 	if at := d.accept(); vt.Method != MethodNone && at.Method != MethodNone && !at.Method.needsSeq() {
 		accept = at.eval(&v.Scores, params)
@@ -843,6 +860,10 @@ func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
 		// A calibration may refuse a page whose word sequence was cut:
 		// the alignment read its first words only.
 		cut := isModel && d.models().RefuseSeqCut
+		links := 0.0
+		if isModel {
+			links = d.models().RefuseLinks
+		}
 		switch {
 		case a.Capped:
 			v.Duplicate, v.Capped = false, 'a'
@@ -852,6 +873,8 @@ func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
 			v.Duplicate, v.SeqCut = false, 'a'
 		case cut && b.SeqCut():
 			v.Duplicate, v.SeqCut = false, 'b'
+		case links > 0 && v.Scores.HasLinks && v.Scores.LinksDiffer > links:
+			v.Duplicate, v.LinksRefused = false, links
 		}
 	}
 	if v.Duplicate && v.Relation == RelationNone {
@@ -966,6 +989,8 @@ func (v Verdict) String() string {
 		return rel + " (" + string(v.Capped) + " cut at the size cap)"
 	case v.SeqCut != 0:
 		return rel + " (" + string(v.SeqCut) + "'s word sequence cut)"
+	case v.LinksRefused != 0:
+		return rel + " (link targets differ)"
 	case v.Gated:
 		return rel + " (simhash gate)"
 	case v.Step == StepVerify && v.NoSeq:
@@ -1082,6 +1107,10 @@ func (v Verdict) Explain() string {
 	}
 	if v.SeqCut != 0 {
 		fmt.Fprintf(&b, "; but %c's word sequence was cut at signature.max_seq and its end is not aligned, so it is not content-equivalent", v.SeqCut)
+	}
+	if v.LinksRefused != 0 {
+		fmt.Fprintf(&b, "; but %.0f%% of the link targets differ, over the calibration's %.0f%%, so it is not content-equivalent",
+			100*v.Scores.LinksDiffer, 100*v.LinksRefused)
 	}
 	switch v.Relation {
 	case RelationContains:

@@ -12,7 +12,7 @@ import (
 
 // ErrVersion is returned by [Signature.UnmarshalBinary] for data written
 // with a [SignatureVersion] it cannot read (every version but this one and
-// versions 2 to 4, see [Signature.UnmarshalBinary]).
+// versions 2 to 5, see [Signature.UnmarshalBinary]).
 var ErrVersion = errors.New("similarity: signature encoding of another version")
 
 // ErrCorrupt is returned by [Signature.UnmarshalBinary] for data that is
@@ -25,7 +25,7 @@ var ErrCorrupt = errors.New("similarity: corrupt signature encoding")
 // it: false for an encoding of an older version, which is read without
 // its sequence.
 func EncodedWithSeq(data []byte) bool {
-	return len(data) >= 2 && (data[0] == SignatureVersion || data[0] == signatureVersionNoNumbers) && data[1]&flagSeq != 0
+	return len(data) >= 2 && (data[0] == SignatureVersion || data[0] == signatureVersionNoLinks || data[0] == signatureVersionNoNumbers) && data[1]&flagSeq != 0
 }
 
 // Encoding, version 1. Integers are unsigned varints unless a width is
@@ -33,7 +33,7 @@ func EncodedWithSeq(data []byte) bool {
 //
 //	version  byte = SignatureVersion
 //	flags    byte: 1 Capped, 2 Bloom present, 4 Bloom dense, 8 Seq present,
-//	         16 Numbers present (version 5)
+//	         16 Numbers present (version 5), 32 Links present (version 6)
 //	Tokens, Bytes
 //	Simhash  8 bytes
 //	Bloom    (if flag 2) m, k, Chunks, then
@@ -51,6 +51,7 @@ func EncodedWithSeq(data []byte) bool {
 //	Seq      (if flag 8) count, 4 bytes each
 //	Numbers  (if flag 16) count, varint each (a value v as 2v, most
 //	         numbers of a page in 1–3 bytes)
+//	Links    (if flag 32) count (at most MaxLinks), 4 bytes each
 //
 // A typical 8 KB page takes about 400 bytes without Seq.
 const (
@@ -59,14 +60,15 @@ const (
 	flagBloomDense = 4
 	flagSeq        = 8
 	flagNumbers    = 16
-	flagsKnown     = flagCapped | flagBloom | flagBloomDense | flagSeq | flagNumbers
+	flagLinks      = 32
+	flagsKnown     = flagCapped | flagBloom | flagBloomDense | flagSeq | flagNumbers | flagLinks
 	maxRice        = 16
 )
 
 // MarshalBinary encodes s in the compact binary form described by
 // [SignatureVersion]; it implements [encoding.BinaryMarshaler].
 func (s *Signature) MarshalBinary() ([]byte, error) {
-	return s.AppendBinary(make([]byte, 0, 64+2*len(s.MinHash)+8*len(s.Supershingles)+4*len(s.Fingerprints)+4*len(s.Seq)+300))
+	return s.AppendBinary(make([]byte, 0, 64+2*len(s.MinHash)+8*len(s.Supershingles)+4*len(s.Fingerprints)+4*len(s.Seq)+4*len(s.Links)+300))
 }
 
 // AppendBinary appends the encoding of s to b, as [Signature.MarshalBinary]
@@ -86,6 +88,9 @@ func (s *Signature) AppendBinary(b []byte) ([]byte, error) {
 	}
 	if s.Numbers != nil {
 		flags |= flagNumbers
+	}
+	if s.Links != nil {
+		flags |= flagLinks
 	}
 	b = append(b, SignatureVersion, 0)
 	b = binary.AppendUvarint(b, uint64(s.Tokens))
@@ -128,6 +133,12 @@ func (s *Signature) AppendBinary(b []byte) ([]byte, error) {
 			b = binary.AppendUvarint(b, v)
 		}
 	}
+	if s.Links != nil {
+		b = binary.AppendUvarint(b, uint64(len(s.Links)))
+		for _, v := range s.Links {
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+	}
 	return b, nil
 }
 
@@ -147,6 +158,9 @@ func (s *Signature) checkLimits() error {
 	}
 	if len(s.Numbers) > MaxNumbers {
 		errs = append(errs, fmt.Errorf("similarity: cannot encode %d numbers", len(s.Numbers)))
+	}
+	if len(s.Links) > MaxLinks {
+		errs = append(errs, fmt.Errorf("similarity: cannot encode %d link hashes", len(s.Links)))
 	}
 	return errors.Join(errs...)
 }
@@ -337,8 +351,10 @@ func (d *decoder) count(size, limit int) int {
 // (plus a Bloom filter of at most [MaxBloomBits]). On error s is unchanged.
 // s does not retain data.
 //
-// Versions 2, 3 and 4 have this version's layout, and each is read without
+// Versions 2 to 5 have this version's layout, and each is read without
 // what has changed since, so that no score compares values of two rules.
+// Version 5 had no links section: it is read with Links nil, and a pair
+// with such a page has no [Scores.LinksDiffer].
 // Version 4 had no numbers section: it is read with Numbers nil, and a
 // pair with such a page has no [Scores.NumbersDiffer].
 // Version 3 hashed numbers as words in the word sequence: it is read
@@ -352,10 +368,11 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return ErrCorrupt
 	}
-	if data[0] != SignatureVersion && data[0] != signatureVersionNoNumbers && data[0] != signatureVersionOldSeq && data[0] != signatureVersionOldChunks {
+	if data[0] < signatureVersionOldChunks || data[0] > SignatureVersion {
 		return fmt.Errorf("%w: version %d, want %d", ErrVersion, data[0], SignatureVersion)
 	}
-	if len(data) < 2 || data[1]&^flagsKnown != 0 || data[0] != SignatureVersion && data[1]&flagNumbers != 0 {
+	if len(data) < 2 || data[1]&^flagsKnown != 0 || data[0] < signatureVersionNoLinks && data[1]&flagNumbers != 0 ||
+		data[0] < SignatureVersion && data[1]&flagLinks != 0 {
 		return ErrCorrupt
 	}
 	flags := data[1]
@@ -412,6 +429,14 @@ func (s *Signature) UnmarshalBinary(data []byte) error {
 		t.Numbers = make([]uint64, n)
 		for i := range t.Numbers {
 			t.Numbers[i] = d.uvarint()
+		}
+	}
+	if flags&flagLinks != 0 {
+		n := d.count(4, MaxLinks)
+		t.Links = make([]uint32, n)
+		p := d.bytes(4 * n)
+		for i := range t.Links {
+			t.Links[i] = binary.LittleEndian.Uint32(p[4*i:])
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {

@@ -75,7 +75,9 @@ func TestEncodingEmpty(t *testing.T) {
 }
 
 func TestEncodingErrors(t *testing.T) {
-	s := Sign(sigCorpus(t), Options{})
+	in := sigCorpus(t)
+	in.Links = []string{"index.html", "../a.html#x"}
+	s := Sign(in, Options{})
 	good, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +90,9 @@ func TestEncodingErrors(t *testing.T) {
 		{"nil", nil, ErrCorrupt},
 		{"version 0", append([]byte{0}, good[1:]...), ErrVersion},
 		{"version 1 (MD5 fingerprints)", append([]byte{1}, good[1:]...), ErrVersion},
-		{"version 6", append([]byte{6}, good[1:]...), ErrVersion},
-		{"version 4 with numbers", append([]byte{4}, good[1:]...), ErrCorrupt},
+		{"version 7", append([]byte{7}, good[1:]...), ErrVersion},
+		{"version 5 with links", append([]byte{5}, good[1:]...), ErrCorrupt},
+		{"version 4 with numbers", append([]byte{4, good[1] &^ flagLinks}, good[2:len(good)-(1+4*len(s.Links))]...), ErrCorrupt},
 		{"unknown flag", append([]byte{SignatureVersion, 0x80}, good[2:]...), ErrCorrupt},
 		{"trailing byte", append(slices.Clone(good), 0), ErrCorrupt},
 		{"dense without bloom", []byte{SignatureVersion, flagBloomDense, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ErrCorrupt},
@@ -211,21 +214,27 @@ func TestEncodingLimits(t *testing.T) {
 	}
 }
 
-// TestUnmarshalOldVersions reads signatures of versions 2 to 4 (the same
-// layout without the numbers section) as everything but what changed
-// since: version 4 without its numbers, version 3 also without its word
+// TestUnmarshalOldVersions reads signatures of versions 2 to 5 (the same
+// layout without the links section, and before 5 without the numbers
+// section) as everything but what changed since: version 5 without its
+// links, version 4 without its numbers, version 3 also without its word
 // sequence (numbers hashed as words), version 2 also without its Bloom
 // filter (CDC chunks cut by the old rule), so a store written before
 // any change stays usable and no score mixes two rules.
 func TestUnmarshalOldVersions(t *testing.T) {
-	s := Sign(sigCorpus(t), Options{})
+	in := sigCorpus(t)
+	in.Links = []string{"index.html", "../a.html#x"}
+	s := Sign(in, Options{})
 	sig := &s
-	if sig.Bloom == nil || sig.Chunks == 0 || len(sig.Seq) == 0 || len(sig.Numbers) == 0 {
-		t.Fatal("test signature has no Bloom filter, no sequence or no numbers")
+	if sig.Bloom == nil || sig.Chunks == 0 || len(sig.Seq) == 0 || len(sig.Numbers) == 0 || len(sig.Links) == 0 {
+		t.Fatal("test signature has no Bloom filter, no sequence, no numbers or no links")
 	}
-	for _, version := range []byte{2, 3, 4} {
+	for _, version := range []byte{2, 3, 4, 5} {
 		old := *sig
-		old.Numbers = nil // not in the layout of versions before 5
+		old.Links = nil // not in the layout of versions before 6
+		if version < 5 {
+			old.Numbers = nil // not in the layout of versions before 5
+		}
 		data, err := old.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
@@ -236,6 +245,15 @@ func TestUnmarshalOldVersions(t *testing.T) {
 			t.Fatalf("UnmarshalBinary(version %d) = %v", version, err)
 		}
 		want := old
+		if version == 5 {
+			if !sigEqual(&got, &want) {
+				t.Errorf("version 5 decoded as %+v, want %+v", got, want)
+			}
+			if _, known := LinksDiffer(got.Links, sig.Links); known {
+				t.Errorf("version 5 against a new signature: links known, want unknown")
+			}
+			continue
+		}
 		if version == 4 {
 			if !sigEqual(&got, &want) {
 				t.Errorf("version 4 decoded as %+v, want %+v", got, want)

@@ -42,6 +42,15 @@ type PurposeModel struct {
 	// spread on llvm-docs at min_confidence 0.9); `winnow calibrate`
 	// turns it on where the pairs say it wins (docs/calibration.md).
 	RefuseSeqCut bool
+	// RefuseLinks, when positive, makes a remove decision refuse a pair
+	// whose link targets differ by more than it ([LinksDiffer] of the
+	// signatures' [Signature.Links]): the same text linking elsewhere, as
+	// a manual's generated tables whose every target was renamed in the
+	// next release. A pair whose links were not recorded on a side (not
+	// read by the signer, or an older signature) is not refused. Off in
+	// the shipped model (the signer reads no links by default); `winnow
+	// calibrate` sets it where the pairs say it wins (docs/calibration.md).
+	RefuseLinks float64
 }
 
 // DefaultModel returns the fitted models of the purpose p.

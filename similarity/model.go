@@ -98,10 +98,21 @@ const (
 	// only in prices or counts have LCS ratio 1; this reads what they
 	// say. A -cv candidate for the remove decision (docs/calibration.md).
 	FeatureNumbers
+	// FeatureLinks is [Scores.LinksDiffer], the share of the link
+	// targets (relative, as written) of the page with fewer that the
+	// other page lacks: 0 when they link to the same places (a mirror
+	// copies the HTML; a syndicated copy's absolute links are left out),
+	// or when either has no relative link; 1 when the links were not
+	// compared. What a page links to is not its visible text, but a page
+	// rewritten for another release may rename every target its tables
+	// point to. A -cv candidate for the remove decision that did not win
+	// (docs/calibration.md, "Link targets"); signatures do not carry
+	// links, so only package eval computes it.
+	FeatureLinks
 	numFeatures
 )
 
-var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "page_divergence", "whole_page", "numbers"}
+var featureNames = [...]string{"lcs", "divergence", "jaccard", "length_ratio", "containment", "simhash", "central", "lcs_gap", "bag_gap", "page_divergence", "whole_page", "numbers", "links"}
 
 // String returns the feature's short name, e.g. "lcs", "divergence".
 func (f Feature) String() string {
@@ -190,6 +201,11 @@ func (f Feature) Value(s *Scores) float64 {
 			return 1
 		}
 		return 1 - math.Ldexp(1, -min(s.NumbersDiffer, 60))
+	case FeatureLinks:
+		if !s.HasLinks {
+			return 1
+		}
+		v = s.LinksDiffer
 	case FeatureWholePage:
 		// A coverage is a span over the sequence's length, 1 exactly
 		// when the span is the whole sequence; NaN (no LCS) is not 1.

@@ -63,6 +63,11 @@ func Sign(in Input, o Options) Signature {
 	fp := appendFingerprints(fpBuf[:0], sentences, o.Fingerprints, o.FingerprintBuckets)
 	var numBuf [MaxNumbers]uint64
 	nums := appendNumbers(numBuf[:0], tokens)
+	var linkBuf [MaxLinks]uint32
+	var links []uint32
+	if in.Links != nil {
+		links = appendLinkSketch(linkBuf[:0], in.Links)
+	}
 
 	// One allocation for every family but the Bloom filter: a block of
 	// words holding the supershingles, then the min-hashes and the uint32
@@ -73,7 +78,7 @@ func Sign(in Input, o Options) Signature {
 	if o.MaxSeq > 0 {
 		nseq = min(o.MaxSeq, len(tokens))
 	}
-	nss, nmh, n32 := o.Supershingles, o.MinHashes, len(fp)+o.LengthDims+nseq
+	nss, nmh, n32 := o.Supershingles, o.MinHashes, len(links)+len(fp)+o.LengthDims+nseq
 	block := make([]uint64, len(nums)+nss+(nmh+3)/4+(n32+1)/2)
 	// Numbers first, non-nil even when empty: the signature recorded
 	// them.
@@ -85,6 +90,13 @@ func Sign(in Input, o Options) Signature {
 	}
 	sig.MinHash = unsafe.Slice((*uint16)(unsafe.Pointer(&block[nss])), nmh)
 	u32 := unsafe.Slice((*uint32)(unsafe.Pointer(&block[nss+(nmh+3)/4])), n32) // n32 >= LengthDims >= 1
+	// Links first of the uint32 families, non-nil (even when empty)
+	// when the page's links were read.
+	if links != nil {
+		sig.Links = u32[:len(links):len(links)]
+		copy(sig.Links, links)
+		u32 = u32[len(links):]
+	}
 	if len(fp) > 0 {
 		sig.Fingerprints = u32[:len(fp):len(fp)]
 		copy(sig.Fingerprints, fp)

@@ -7,20 +7,23 @@ import (
 // SignatureVersion is the version byte of the binary encoding written by
 // [Signature.MarshalBinary]. Decoding a signature of another version fails
 // with [ErrVersion], so caches and stores never compare incompatible values;
-// versions 2 and 3 are still read, without what changed since (see
+// versions 2 to 5 are still read, without what changed since (see
 // [Signature.UnmarshalBinary]).
 // Version 2 changed the sentence fingerprints from MD5 to xxh3; version 3
 // the chunk boundaries of the Bloom filter (a 16-byte gear window with
 // jumps, see cdc.go); version 4 the word sequence, where every number is
 // one token (numberHash in sign.go); version 5 added the numbers
-// themselves ([Signature.Numbers]).
-const SignatureVersion = 5
+// themselves ([Signature.Numbers]); version 6 the sketch of the link
+// targets ([Signature.Links]).
+const SignatureVersion = 6
 
-// signatureVersionNoNumbers is the version whose encoding is this one's
-// without the numbers section; signatureVersionOldSeq has, besides,
-// numbers hashed as words in Seq; signatureVersionOldChunks has, besides,
-// other CDC chunk boundaries.
+// signatureVersionNoLinks is the version whose encoding is this one's
+// without the links section; signatureVersionNoNumbers has, besides, no
+// numbers section; signatureVersionOldSeq has, besides, numbers hashed
+// as words in Seq; signatureVersionOldChunks has, besides, other CDC
+// chunk boundaries.
 const (
+	signatureVersionNoLinks   = 5
 	signatureVersionNoNumbers = 4
 	signatureVersionOldSeq    = 3
 	signatureVersionOldChunks = 2
@@ -33,10 +36,16 @@ const (
 // newlines between blocks). Tokens are its word tokens in order (CJK runs
 // already split into character bigrams). Sentences are its sentences in
 // order. Sign neither retains nor modifies any of the slices.
+//
+// Links are the targets of the page's links that stay on its site, as
+// written (canon.Document.Links: relative paths and fragments, absolute
+// links left out), repeats allowed; nil when they were not read (a text
+// page, or canon without Options.Links), empty when there are none.
 type Input struct {
 	Text      []byte
 	Tokens    []string
 	Sentences []string
+	Links     []string
 }
 
 // Signature bundles every signature family of one document. The zero value
@@ -100,6 +109,12 @@ type Signature struct {
 	// its explanation. nil when not recorded (read from an encoding older
 	// than version 5); [Sign] sets it, empty when the page has no number.
 	Numbers []uint64
+
+	// Links is the bottom-k sketch of the page's link targets
+	// ([Input.Links], [LinkSketch]), for [LinksDiffer]: nil when not
+	// recorded (the links were not read, or an encoding older than
+	// version 6), empty when the page has no link target.
+	Links []uint32
 }
 
 // MinTokens is the fewest word tokens a document needs for a signature;

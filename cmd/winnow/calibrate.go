@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,6 +109,7 @@ func runCalibrate(ctx context.Context, e *env, args []string) error {
 			Source: strings.Join(names, "+"), MinConfidence: c.MinConfidence,
 			NumbersVeto:        c.Model.NumbersVeto,
 			RefuseCutSequences: c.RefuseSeqCut,
+			RefuseLinksAbove:   math.Ceil(c.RefuseLinks*1e4) / 1e4, // up: the limit refuses no pair it was chosen on
 			TargetPrecision:    c.Target, Precision: round3(c.ChosenFigure.PooledPrecision),
 			Recall: round3(c.ChosenFigure.Recall), F1: round3(c.ChosenFigure.F1),
 			Pairs: c.Pairs, HoldsTarget: c.HoldsTarget,
@@ -213,6 +215,9 @@ func writeCalibrationText(w io.Writer, c *eval.Calibration, names []string) {
 	if c.CutRefused != nil {
 		row("cut sequences refused", *c.CutRefused)
 	}
+	if c.LinksRefused != nil {
+		row("link targets refused", *c.LinksRefused)
+	}
 	row("LCS ratio (own threshold)", c.LCS)
 	if c.LCSAtTarget != nil {
 		row("LCS ratio (held to the target)", *c.LCSAtTarget)
@@ -225,6 +230,10 @@ func writeCalibrationText(w io.Writer, c *eval.Calibration, names []string) {
 	}
 	fmt.Fprintf(w, "  chosen vs LCS ratio (own threshold): F1 %+.3f ± %.3f (%d folds better, %d worse)\n",
 		c.ChosenVsLCS.DeltaF1, c.ChosenVsLCS.SD, c.ChosenVsLCS.Better, c.ChosenVsLCS.Worse)
+	if p := c.ChosenVsLCSAtTarget; p != nil {
+		fmt.Fprintf(w, "  chosen vs LCS ratio (held to the target): F1 %+.3f ± %.3f (%d folds better, %d worse)\n",
+			p.DeltaF1, p.SD, p.Better, p.Worse)
+	}
 	holds := "holds"
 	if !c.HoldsTarget {
 		holds = "DOES NOT HOLD"
