@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"os"
 
@@ -64,9 +63,7 @@ func (s *sigWriter) add(dir string, sig []byte) ([]byte, error) {
 	if _, err := s.w.Write(sig); err != nil {
 		return nil, fmt.Errorf("pipeline: signature store: %w", err)
 	}
-	r := appendString([]byte(sigRefMagic), s.f.Name())
-	r = binary.AppendUvarint(r, s.off)
-	r = binary.AppendUvarint(r, uint64(len(sig)))
+	r := appendRef(sigRefMagic, s.f.Name(), s.off, uint64(len(sig)))
 	s.off += uint64(len(sig))
 	return r, nil
 }

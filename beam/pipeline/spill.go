@@ -56,9 +56,7 @@ func spill(dir string, batches [][]byte) ([][]byte, error) {
 			f.Close()
 			return nil, fmt.Errorf("pipeline: spill: %w", err)
 		}
-		r := appendString([]byte(spillMagic), f.Name())
-		r = binary.AppendUvarint(r, off)
-		refs[i] = binary.AppendUvarint(r, uint64(len(b)))
+		refs[i] = appendRef(spillMagic, f.Name(), off, uint64(len(b)))
 		off += uint64(len(b))
 	}
 	if err := w.Flush(); err != nil {
@@ -94,6 +92,15 @@ func unspill(dir string, b, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("pipeline: spilled batch %s at %d: %w", path, off, err)
 	}
 	return buf, nil
+}
+
+// appendRef encodes a reference to the n bytes at off in the file at
+// path, for spill and sigWriter: the magic, the path (appendString), the
+// offset and the length; parseRefMagic decodes it.
+func appendRef(magic, path string, off, n uint64) []byte {
+	r := appendString([]byte(magic), path)
+	r = binary.AppendUvarint(r, off)
+	return binary.AppendUvarint(r, n)
 }
 
 // parseRefMagic decodes a reference written by spill or sigWriter: the
