@@ -55,7 +55,8 @@ func TestProcessEnvironment(t *testing.T) {
 }
 
 // TestInterrupt: SIGINT or SIGTERM mid-run stops winnow-beam within a
-// second with a non-zero exit and leaves no file under the output's name.
+// second with a non-zero exit and leaves no file under the output's name
+// and no signature store beside it.
 func TestInterrupt(t *testing.T) {
 	// 20 k synthetic pages: seconds of work, where the sample takes
 	// a fifth of a second.
@@ -95,6 +96,10 @@ func TestInterrupt(t *testing.T) {
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("%s exists after an interrupted run", out)
+			}
+			// The signature store beside the output goes with the run.
+			if left, _ := filepath.Glob(out + ".spill-*"); len(left) > 0 {
+				t.Errorf("left after an interrupted run: %v", left)
 			}
 		})
 	}
