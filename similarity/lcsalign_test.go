@@ -15,14 +15,7 @@ func BenchmarkAlignBitParallel(b *testing.B) {
 	src := lcsAllWords(b, "gpl-3.txt", "gpl-2.txt", "lgpl-2.1.txt")
 	pool := lcsAllWords(b, "apache-2.0.txt", "gfdl-1.3.txt", "mpl-2.0.txt")
 	for _, size := range []int{8 << 10, 64 << 10} {
-		words, bytes := 0, 0
-		for _, w := range src {
-			if bytes >= size {
-				break
-			}
-			bytes += len(w) + 1
-			words++
-		}
+		words, bytes := wordsUpTo(src, size)
 		r := rand.New(rand.NewPCG(43, 44))
 		x := lcsHash(src[:words])
 		y := lcsHash(lcsEditWords(r, src[:words], 0.15, pool))

@@ -154,6 +154,19 @@ func TestCompareLengthOnly(t *testing.T) {
 	}
 }
 
+// wordsUpTo returns how many of words' first words make size bytes of
+// text (each word and a space), and those bytes.
+func wordsUpTo(words []string, size int) (n, bytes int) {
+	for _, w := range words {
+		if bytes >= size {
+			break
+		}
+		bytes += len(w) + 1
+		n++
+	}
+	return n, bytes
+}
+
 // lcsAllWords returns every word of the named testdata files, in order.
 func lcsAllWords(tb testing.TB, names ...string) []string {
 	var ws []string
@@ -173,14 +186,7 @@ func lcsAllWords(tb testing.TB, names ...string) []string {
 func lcsBenchPair(tb testing.TB, size int, near bool) (a, b []string, bytes int) {
 	src := lcsAllWords(tb, "gpl-3.txt", "gpl-2.txt", "lgpl-2.1.txt")
 	other := lcsAllWords(tb, "apache-2.0.txt", "gfdl-1.3.txt", "mpl-2.0.txt", "gnupg-help.de.txt", "gnupg-help.fr.txt", "gnupg-help.ru.txt")
-	words := 0
-	for _, w := range src {
-		if bytes >= size {
-			break
-		}
-		bytes += len(w) + 1
-		words++
-	}
+	words, bytes := wordsUpTo(src, size)
 	if words > len(other) {
 		tb.Fatalf("%d words of unrelated text, want %d", len(other), words)
 	}
