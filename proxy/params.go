@@ -111,8 +111,13 @@ func unknownSetting(ctx *fasthttp.RequestCtx, hasArgs bool) error {
 
 func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	p := params{mode: s.o.Mode, decision: s.o.Decision, remove: s.o.Remove}
-	args := ctx.QueryArgs()
 	hasArgs := hasOwnArgs(ctx)
+	if !hasArgs && !hasOwnHeaders(ctx) {
+		// The common request names none of winnow's settings: the
+		// server's defaults, without looking each one up.
+		return p, nil
+	}
+	args := ctx.QueryArgs()
 	if err := unknownSetting(ctx, hasArgs); err != nil {
 		return p, err
 	}
@@ -238,6 +243,16 @@ func hasOwnArgs(ctx *fasthttp.RequestCtx) bool {
 	}
 	for k := range ctx.QueryArgs().All() {
 		if bytes.HasPrefix(k, []byte("winnow_")) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasOwnHeaders reports whether the request has an X-Winnow- header.
+func hasOwnHeaders(ctx *fasthttp.RequestCtx) bool {
+	for k := range ctx.Request.Header.All() {
+		if len(k) >= len(ownHeader) && strings.EqualFold(string(k[:len(ownHeader)]), ownHeader) {
 			return true
 		}
 	}
