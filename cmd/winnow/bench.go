@@ -32,9 +32,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		"the sample is loaded into -index there, and the engine's own collapse is measured too")
 	kind := fs.String("kind", "", "the -engine's `kind`: opensearch, elasticsearch or solr")
 	tagged := fs.Bool("tagged", false, "with -engine: tag the loaded index as winnow index -apply does, and ask for the tags, so the proxy groups by them")
+	gateway := fs.Bool("gateway", false, "load winnow with winnow_mode=off: the read-only gateway alone (allow-list, exchange, relay), refining nothing")
 	index := fs.String("index", "", "the -engine's `index` (Solr core) to load the sample into, replaced (default winnow_bench)")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-rate 0|N|Fx] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-json]\n"+
+		fmt.Fprintln(e.stderr, "usage: winnow bench [-duration 10s] [-conns 32] [-rate 0|N|Fx] [-results 50] [-rounds 5] [-soak 0] [-churn 0] [-wrk] [-gateway] [-json]\n"+
 			"                    [-engine URL -kind opensearch|elasticsearch|solr [-index winnow_bench] [-tagged]]\n\n"+
 			"Measures the proxy against a plain fasthttp pass-through in front of the same\n"+
 			"embedded demo engine, all in this process on 127.0.0.1, with warm signatures;\n"+
@@ -75,7 +76,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	o := bench.Options{
 		Proxy: po, Duration: *duration, Conns: *conns, Results: *results, Rounds: *rounds,
 		Rate: rate, RateFraction: fraction, Soak: *soak, Churn: *churn, Wrk: *useWrk,
-		Engine: *engineURL, Kind: *kind, Index: *index,
+		Engine: *engineURL, Kind: *kind, Index: *index, Gateway: *gateway,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if !*asJSON {

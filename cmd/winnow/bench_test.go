@@ -209,3 +209,30 @@ func TestParseRate(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchGateway runs the bench with -gateway: winnow checks and
+// relays every search with winnow_mode=off, so its answers are the
+// engine's answers to the pass-through's own requests (the same mean
+// size), none carries a mark, and no signature is looked up.
+func TestBenchGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads loopback servers for 2s")
+	}
+	code, out, errs := winnow(t, "", "bench", "-duration", "2s", "-conns", "4", "-gateway", "-json")
+	if code != 0 {
+		t.Fatalf("winnow bench -gateway = %d, stderr:\n%s", code, errs)
+	}
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bench -json output: %v\n%s", err, out)
+	}
+	if r.Mode != "off" || r.Winnow.Requests == 0 || r.Winnow.Errors != 0 || r.Winnow.Non2xx != 0 {
+		t.Errorf("mode %q, winnow = %+v; want mode off and requests without errors", r.Mode, r.Winnow)
+	}
+	if p, w := r.Passthrough.BodyBytes, r.Winnow.BodyBytes; p <= 0 || math.Abs(w-p) > p/1000 {
+		t.Errorf("mean answer %.0f bytes through winnow, %.0f through the pass-through; want the engine's answer through both", w, p)
+	}
+	if r.MarkedHits != 0 || r.Signatures["cached"] != 0 {
+		t.Errorf("marked results %d, signatures %v; want none: nothing is refined", r.MarkedHits, r.Signatures)
+	}
+}

@@ -69,6 +69,11 @@ type Options struct {
 	// it), and both targets then ask for the tags too: the proxy groups
 	// the hits by them instead of fetching and signing.
 	Tag func(ctx context.Context, indexURL, kind string) error
+	// Gateway loads winnow with winnow_mode=off on every query: it checks
+	// and forwards each search and relays the engine's answer, refining
+	// nothing, so the report gives the read-only gateway's own cost
+	// beside the pass-through (mode "off").
+	Gateway bool
 }
 
 func (o Options) withDefaults() Options {
@@ -149,7 +154,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := be.warm(ctx, winURLs, min(o.Results, be.topK)); err != nil {
 		return nil, err
 	}
-	rep, err := measure(ctx, o, be, mem, passURLs, winURLs)
+	loadURLs := winURLs
+	if o.Gateway {
+		loadURLs = make([]string, len(winURLs))
+		for i, u := range winURLs {
+			loadURLs[i] = u + "&winnow_mode=off"
+		}
+		be.mode = "off"
+	}
+	rep, err := measure(ctx, o, be, mem, passURLs, loadURLs)
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +222,10 @@ func measure(ctx context.Context, o Options, be *env, mem *rssSampler, passURLs,
 		return nil, err
 	}
 	rep.Signatures = signatureDelta(before, be.win.Stats().Signatures)
-	if rep.MarkedHits, rep.CheckedHits, _, err = be.checkMarks(winURLs); err != nil {
-		return nil, err
+	if !o.Gateway {
+		if rep.MarkedHits, rep.CheckedHits, _, err = be.checkMarks(winURLs); err != nil {
+			return nil, err
+		}
 	}
 	rep.Passthrough = phase(&got[0])
 	rep.Winnow = phase(&got[1])

@@ -238,7 +238,11 @@ func (r *Report) writeBench(w io.Writer) {
 	fmt.Fprintf(w, "added CPU per query (process CPU per request, winnow slices - passthrough slices): %.1f us\n", r.AddedCPUUs)
 	fmt.Fprintf(w, "signatures during the measured slices: cached %.0f, fetched %.0f, text %.0f, unrefined %.0f\n",
 		r.Signatures["cached"], r.Signatures["fetched"], r.Signatures["text"], r.Signatures["unrefined"])
-	fmt.Fprintf(w, "winnow answers after the run (mode %s, top %d refined): %d of %d results carry _winnow marks\n", r.Mode, r.TopK, r.MarkedHits, r.CheckedHits)
+	if r.Mode == "off" {
+		fmt.Fprintln(w, "winnow answers: mode off (-gateway), the engine's answers relayed, nothing refined")
+	} else {
+		fmt.Fprintf(w, "winnow answers after the run (mode %s, top %d refined): %d of %d results carry _winnow marks\n", r.Mode, r.TopK, r.MarkedHits, r.CheckedHits)
+	}
 	m := r.Memory
 	fmt.Fprintf(w, "memory (whole process: load generator, demo engine, both proxies): RSS start %.1f MiB, peak %.1f MiB, end %.1f MiB; "+
 		"Go heap in use %.1f MiB; signature cache %.0f MiB (%.2f MiB used), answer cache %.0f MiB; limit caches + answers in flight + 150 MiB = %.0f MiB: %s\n",
