@@ -19,7 +19,9 @@ import (
 // digits before the part the adapter reads ([engine.Parsed.Extent]), and
 // every signature the refinement used is still the cache's
 // (hotList.current), the new answer's own head is sent with the
-// remembered rendering of the rest.
+// remembered rendering of the rest. An answer whose hits winnow index
+// tagged, grouped by the tags alone, uses no signature: its bytes
+// settle it.
 //
 // The backend is still asked every time: the cache saves winnow's work,
 // never the backend's, so the answer is exactly as fresh as without it.
@@ -54,7 +56,10 @@ type answer struct {
 	body   []byte // the backend's answer
 	extent int    // engine.Parsed.Extent of body
 	out    []byte // its rendering; out[:extent] is body[:extent]
-	hot    *hotList
+	// hot is the remembered list whose signatures the rendering used;
+	// nil for an answer grouped by its hits' tags alone, whose rendering
+	// depends on its bytes only.
+	hot *hotList
 
 	// what the refinement counted, counted again on each use
 	cached, unrefined, clusters, dups int
@@ -155,7 +160,7 @@ func (a *answer) render(dst, body []byte, cache *sigCache, now time.Time) (out [
 	if cut < 0 || !bytes.Equal(body[cut:], a.body[a.extent:]) || !digitsApart(a.body[:a.extent], body[:cut]) {
 		return dst, false, false
 	}
-	if !a.hot.current(cache, now, nil) {
+	if a.hot != nil && !a.hot.current(cache, now, nil) {
 		return dst, false, false
 	}
 	cache.hits.Add(uint64(a.cached))

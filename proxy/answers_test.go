@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -149,6 +150,60 @@ func TestAnswerCache(t *testing.T) {
 	same("re-signed, again")
 	if on.memo.answers.hits.Load() == hits {
 		t.Fatal("the answer is not cached again once its signatures are back")
+	}
+}
+
+// TestTaggedAnswerCached runs the answer cache in front of an index that
+// winnow index tagged: a list grouped by its hits' tags alone uses no
+// signature, so its rendering is remembered and served again while the
+// engine's answer stays the same but for its time, byte for byte what a
+// proxy without the cache renders; a tag that changes in the index
+// changes the answer, which is grouped anew.
+func TestTaggedAnswerCached(t *testing.T) {
+	var took atomic.Int64
+	var regrouped atomic.Bool
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hit := func(id, group string, winner bool) string {
+			return `{"_index":"llvm","_id":"` + id + `","_score":1.0,"_source":{"url":"http://127.0.0.1:9/` + id +
+				`","winnow_group":"` + group + `","winnow_winner":` + strconv.FormatBool(winner) + `,"winnow_removable":` + strconv.FormatBool(!winner) + `}}`
+		}
+		b := hit("b", "00000000000000bb", !regrouped.Load())
+		c := hit("c", "00000000000000bb", regrouped.Load())
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"took":`+strconv.FormatInt(took.Load(), 10)+`,"timed_out":false,"hits":{"total":{"value":3,"relation":"eq"},"max_score":1.0,"hits":[`+
+			hit("a", "00000000000000aa", true)+","+b+","+c+`]}}`)
+	}))
+	t.Cleanup(backend.Close)
+	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}})
+	_, offBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, AnswerCacheBytes: -1})
+	const path = "/llvm/_search?q=the&size=10"
+	same := func(step string) string {
+		t.Helper()
+		took.Add(3)
+		codeOn, bodyOn := get(t, onBase+path)
+		codeOff, bodyOff := get(t, offBase+path)
+		if codeOn != http.StatusOK || codeOff != http.StatusOK || bodyOn != bodyOff {
+			t.Fatalf("%s: status %d and %d, answers with and without the answer cache\n%.400s\n%.400s", step, codeOn, codeOff, bodyOn, bodyOff)
+		}
+		return bodyOn
+	}
+	first := same("first")
+	if !strings.Contains(first, `"_id":"c"`) || !strings.Contains(first, `"inner_hits"`) {
+		t.Fatalf("the tagged hits are not grouped: %.400s", first)
+	}
+	for i := range 3 {
+		same("again " + strconv.Itoa(i))
+	}
+	hits := on.memo.answers.hits.Load()
+	if hits == 0 {
+		t.Fatal("four answers alike but for their time, grouped by their tags: none served from the answer cache")
+	}
+	regrouped.Store(true)
+	if body := same("regrouped"); body == first {
+		t.Fatal("the answer after the winner's tag moved is the one before")
+	}
+	if on.memo.answers.hits.Load() != hits {
+		t.Fatal("an answer whose tags changed was served from the answer cache")
 	}
 }
 

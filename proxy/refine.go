@@ -109,6 +109,10 @@ type refined struct {
 	// refined result, nil when some signature came from elsewhere: the
 	// outcome stays valid for as long as hot does (hotList.valid).
 	hot *hotList
+	// tagsOnly says every refined result was grouped by the tags its hit
+	// carries (winnow index), with no cluster service to ask: the
+	// outcome depends on the answer's bytes alone.
+	tagsOnly bool
 }
 
 // clusterCounts returns the clusters of two or more results and
@@ -166,6 +170,7 @@ func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineO
 	}
 	out.joinKnown(results, st.known) // 4. the cluster service's duplicates
 	out.markTagged(results[:n])      // and the tagged pages alone (tags.go)
+	out.tagsOnly = r.cluster == nil && allTagged(results[:n])
 	return out
 }
 

@@ -218,7 +218,7 @@ func (s *Server) transparentSearch(r *search) {
 	if err == nil {
 		ref, out, ok := s.refineInto(r, parsed)
 		if ok {
-			if cacheable && ref.hot != nil {
+			if cacheable && (ref.hot != nil || ref.tagsOnly) {
 				s.rememberAnswer(r, key, parsed, ref, out)
 			}
 			copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
