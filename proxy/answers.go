@@ -62,8 +62,8 @@ type answer struct {
 	hot *hotList
 
 	// what the refinement counted, counted again on each use
-	cached, unrefined, clusters, dups int
-	removed                           int // remove mode's dropped duplicates
+	cached, service, unrefined, clusters, dups int
+	removed                                    int // remove mode's dropped duplicates
 }
 
 func (a *answer) size() int64 {

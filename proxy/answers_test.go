@@ -175,7 +175,7 @@ func TestTaggedAnswerCached(t *testing.T) {
 	}))
 	t.Cleanup(backend.Close)
 	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}})
-	_, offBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, AnswerCacheBytes: -1})
+	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(backend.URL)}, AnswerCacheBytes: -1})
 	const path = "/llvm/_search?q=the&size=10"
 	same := func(step string) string {
 		t.Helper()
@@ -197,6 +197,9 @@ func TestTaggedAnswerCached(t *testing.T) {
 	hits := on.memo.answers.hits.Load()
 	if hits == 0 {
 		t.Fatal("four answers alike but for their time, grouped by their tags: none served from the answer cache")
+	}
+	if got, want := on.Stats().Signatures.Service, off.Stats().Signatures.Service; got != want || want != 4*3 {
+		t.Errorf("results grouped by their tags: %d counted with the answer cache, %d without; want 12 for both", got, want)
 	}
 	regrouped.Store(true)
 	if body := same("regrouped"); body == first {

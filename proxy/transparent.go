@@ -349,7 +349,7 @@ func (s *Server) answerFromCache(r *search, key uint64, resp *fasthttp.Response)
 	}
 	s.memo.answers.hits.Add(1)
 	s.m.engine(r.b.Name, "ok", time.Since(r.start))
-	s.m.refined(&refined{cached: a.cached, unrefined: a.unrefined})
+	s.m.refined(&refined{cached: a.cached, service: a.service, unrefined: a.unrefined})
 	s.m.clustered(a.clusters, a.dups, r.p.mode.String())
 	copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
 	setDuplicates(r.ctx, a.dups, a.removed, r.p.mode)
@@ -375,7 +375,7 @@ func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, re
 	s.memo.answers.put(key, &answer{
 		method: r.orig.Method, path: r.orig.Path, reqBody: bytes.Clone(r.orig.Body), mode: r.p.mode, win: r.win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
-		cached: ref.cached, unrefined: ref.unrefined, clusters: clusters, dups: dups,
+		cached: ref.cached, service: ref.service, unrefined: ref.unrefined, clusters: clusters, dups: dups,
 		removed: removedCount(ref.marks, r.p.mode, r.win),
 	})
 }
