@@ -1,10 +1,10 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -79,6 +79,7 @@ func (s *Server) transparentMsearch(r *search) {
 		return
 	}
 	s.m.engine(r.b.Name, "ok", time.Since(r.start))
+	refs := s.refineSubs(r, body, spans, subs, why)
 	out := s.inflight.buffer(renderRoom(len(body)))
 	out = append(out, body[:spans[0][0]]...)
 	refinedN, unrefinedN, dups, removed := 0, 0, 0, 0
@@ -92,10 +93,8 @@ func (s *Server) transparentMsearch(r *search) {
 			continue
 		}
 		if why[i] == "" {
-			sp := r.p
-			sp.cursor = subs[i].Cursor
 			var ok bool
-			if out, ok = s.refineSub(r.reqCtx, r.b, out, sub, sp, wins[i], &dups, &removed); ok {
+			if out, ok = s.renderSub(r.b, out, refs[i], wins[i], &dups, &removed); ok {
 				refinedN++
 				continue
 			}
@@ -124,20 +123,69 @@ func (s *Server) transparentMsearch(r *search) {
 	}
 }
 
-// refineSub refines one sub-answer of a multi-search and appends its
-// rendering to out; false (out as it was) when it cannot be parsed or
-// rendered. dups and removed add up what the headers report.
-func (s *Server) refineSub(reqCtx context.Context, b *upstream, out, sub []byte, p params, win engine.Window, dups, removed *int) ([]byte, bool) {
-	parsed, err := b.light.Parse(sub, "application/json")
-	if err != nil {
+// msearchParallel bounds the sub-answers of one multi-search refined at
+// once.
+const msearchParallel = 8
+
+// subRefined is a sub-answer of a multi-search, parsed and refined; parsed
+// is nil when it could not be parsed.
+type subRefined struct {
+	parsed *engine.Parsed
+	ref    *refined
+	p      params
+}
+
+// refineSubs parses and refines the sub-answers still refinable (why[i]
+// empty, not the engine's error), up to msearchParallel at once: each
+// refinement may wait up to the budget for pages to be fetched, so one
+// after another a multi-search of n sub-searches could wait n budgets.
+// A sub-answer whose refinement panics is left unparsed (logged): the
+// engine's own then passes, as for one winnow cannot parse.
+func (s *Server) refineSubs(r *search, body []byte, spans [][2]int, subs []engine.SubSearch, why []string) []subRefined {
+	refs := make([]subRefined, len(spans))
+	sem := make(chan struct{}, msearchParallel)
+	var wg sync.WaitGroup
+	for i, sp := range spans {
+		sub := body[sp[0]:sp[1]]
+		if why[i] != "" || engine.MsearchFailed(sub) {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					refs[i] = subRefined{}
+					s.log.Error("msearch_panic", "sub_search", i+1, "panic", fmt.Sprint(p))
+				}
+				<-sem
+			}()
+			parsed, err := r.b.light.Parse(sub, "application/json")
+			if err != nil {
+				return
+			}
+			p := r.p
+			p.cursor = subs[i].Cursor
+			ref := s.refine(r.reqCtx, parsed.Results, p)
+			if p.cursor {
+				lastStays(ref.marks, p.mode)
+			}
+			refs[i] = subRefined{parsed: parsed, ref: ref, p: p}
+		})
+	}
+	wg.Wait()
+	return refs
+}
+
+// renderSub appends the rendering of a refined sub-answer to out; false
+// (out as it was) when it could not be parsed or rendered. dups and
+// removed add up what the headers report.
+func (s *Server) renderSub(b *upstream, out []byte, sr subRefined, win engine.Window, dups, removed *int) ([]byte, bool) {
+	if sr.parsed == nil {
 		return out, false
 	}
-	ref := s.refine(reqCtx, parsed.Results, p)
-	if p.cursor {
-		lastStays(ref.marks, p.mode)
-	}
+	ref, p := sr.ref, sr.p
 	n := len(out)
-	rendered, err := b.light.Render(out, parsed, p.marks(ref.marks), p.render(), win)
+	rendered, err := b.light.Render(out, sr.parsed, p.marks(ref.marks), p.render(), win)
 	if err != nil {
 		s.log.Warn("render_failed", "engine", b.Name, "err", err)
 		return out[:n], false

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
@@ -73,5 +75,69 @@ func TestMsearchPerSubAnswer(t *testing.T) {
 	resp.Body.Close()
 	if h := resp.Header.Get(refinedHeader); h != "no; reason=rewrite" {
 		t.Errorf("a body of one line: %s %q, want no; reason=rewrite", refinedHeader, h)
+	}
+}
+
+// TestMsearchSubAnswersRefinedTogether sends a multi-search of two
+// sub-searches whose pages winnow must fetch, from a page server that
+// answers one sub-search's pages only once the other's have been asked
+// for. Refined one after the other, the first sub-answer's pages would
+// wait past the budget and stay unsigned; refined together, both
+// sub-answers group their two copies of one page.
+func TestMsearchSubAnswersRefinedTogether(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, page := get(t, d.URL()+"/pages/22/PDB/HashTable.html")
+	if len(page) < 1000 {
+		t.Fatalf("the demo's page: %d bytes", len(page))
+	}
+	asked := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	var once [2]sync.Once
+	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := 0
+		if strings.HasPrefix(r.URL.Path, "/1/") {
+			k = 1
+		}
+		once[k].Do(func() { close(asked[k]) })
+		select {
+		case <-asked[1-k]:
+		case <-time.After(30 * time.Second):
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page)
+	}))
+	defer pages.Close()
+	subAnswer := func(k string) string {
+		hit := func(id string) string {
+			return `{"_index":"i","_id":"` + k + id + `","_score":1,"_source":{"url":"` + pages.URL + "/" + k + "/" + id + `.html"}}`
+		}
+		return `{"took":1,"hits":{"total":{"value":2,"relation":"eq"},"hits":[` + hit("a") + "," + hit("b") + `]},"status":200}`
+	}
+	eng := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"took":1,"responses":[`+subAnswer("0")+","+subAnswer("1")+`]}`)
+	}))
+	defer eng.Close()
+	_, base := startProxy(t, Options{Engines: []Engine{{Name: "es", URL: eng.URL, Adapter: engine.Config{Kind: "elasticsearch"}}},
+		Budget: 5 * time.Second})
+	resp, err := http.Post(base+"/_msearch", "application/x-ndjson", strings.NewReader("{}\n{\"size\":2}\n{}\n{\"size\":2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var ms struct {
+		Responses []struct {
+			Hits struct {
+				Hits []map[string]json.RawMessage `json:"hits"`
+			} `json:"hits"`
+		} `json:"responses"`
+	}
+	if err := json.Unmarshal(b, &ms); err != nil || resp.StatusCode != 200 || len(ms.Responses) != 2 {
+		t.Fatalf("%d %v %s", resp.StatusCode, err, b)
+	}
+	for i, sub := range ms.Responses {
+		if len(sub.Hits.Hits) != 1 || sub.Hits.Hits[0]["inner_hits"] == nil {
+			t.Errorf("sub-answer %d: %d hits at the top (%s); want the two copies of the page in one group", i, len(sub.Hits.Hits), b)
+		}
 	}
 }
