@@ -38,6 +38,36 @@ func (u *upstream) route(ctx *fasthttp.RequestCtx, orig *engine.Request) (engine
 	return rt, nil
 }
 
+// routed is a request route let through: its route and the path (with
+// the checked query) the engine is sent.
+type routed struct {
+	rt   engine.Route // without its Query, which route consumed
+	path string
+}
+
+// route is the transparent engine's route, remembered for requests
+// without a body: what the gate decides and the path it hands on depend
+// on the method, the content type and the URI alone, so a popular
+// search is split, decoded, checked and encoded once, not on every
+// request. A refused request is checked every time.
+func (s *Server) route(b *upstream, ctx *fasthttp.RequestCtx, orig *engine.Request) (engine.Route, error) {
+	if len(orig.Body) > 0 {
+		return b.route(ctx, orig)
+	}
+	key := orig.Method + " " + string(ctx.Request.Header.ContentType()) + " " + string(ctx.Request.Header.RequestURI())
+	if r, ok := s.memo.routes.get(key); ok {
+		orig.Path = r.path
+		return r.rt, nil
+	}
+	rt, err := b.route(ctx, orig)
+	if err == nil {
+		kept := rt
+		kept.Query = nil
+		s.memo.routes.put(key, routed{kept, orig.Path})
+	}
+	return rt, err
+}
+
 // engineError answers status with reason in the shape of the engine's own
 // errors ([engine.Kind.ErrorBody]), so a client library reports it as it
 // reports its engine's. typ is the Elasticsearch error type.

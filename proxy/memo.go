@@ -34,6 +34,7 @@ type memo struct {
 	lists          *listCache
 	hot            *hotLists
 	rewrites       *twoGen[string, rewritten]
+	routes         *twoGen[string, routed]
 	// answers is nil when off: a negative AnswerCacheBytes, or a
 	// cluster service, whose verdicts no hot list captures.
 	answers *answerCache
@@ -46,6 +47,7 @@ const (
 	memoLists    = 1024     // clustered lists
 	memoHot      = 1024     // remembered lists of cached results
 	memoRewrites = 4096     // rewritten request paths
+	memoRoutes   = 4096     // requests the gate let through
 )
 
 // newMemo returns the memo layers; answerBytes bounds the answer cache
@@ -58,6 +60,7 @@ func newMemo(answerBytes int64) *memo {
 		lists:          newListCache(memoLists),
 		hot:            newHotLists(memoHot),
 		rewrites:       newTwoGen[string, rewritten](memoRewrites),
+		routes:         newTwoGen[string, routed](memoRoutes),
 		answers:        newAnswerCache(answerBytes),
 	}
 }

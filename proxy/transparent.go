@@ -51,7 +51,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	r := &search{ctx: ctx, reqCtx: reqCtx, b: b, orig: clientRequest(ctx)}
-	rt, err := b.route(ctx, &r.orig)
+	rt, err := s.route(b, ctx, &r.orig)
 	if err != nil {
 		s.m.refused()
 		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
