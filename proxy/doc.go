@@ -31,7 +31,7 @@
 //
 // # Caches
 //
-// One signature cache, whose entries expire, and six memo layers owned by
+// One signature cache, whose entries expire, and seven memo layers owned by
 // one memo value under one rule: an entry is keyed by everything its value
 // is computed from, so it is never stale, only evicted; an entry resting
 // on signature-cache entries also holds them and serves only while each
@@ -50,6 +50,7 @@
 //	answers      method, path, body, mode, window      engine answer and its rendering        second generation by bytes
 //	                                                   (+ the remembered list it rests on)     (AnswerCacheBytes); unusable as above
 //	rewrites     request path (requests with no body)  the rewritten path and window           second generation of 4 Ki
+//	routes       method, content type, URI (no body)   the gate's route and the checked path   second generation of 4 Ki
 //
 // Operations: /metrics (Prometheus text format, HELP, TYPE and le
 // buckets), [Server.Stats], /healthz, /readyz;
