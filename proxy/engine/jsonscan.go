@@ -248,12 +248,21 @@ func skipValueDepth(b []byte, i, depth int) (int, error) {
 			// a call of skipValueDepth.
 			if k := shortString(b, j); k > 0 && depth < maxDepth {
 				j = k
+			} else if depth < maxDepth && j < len(b) && b[j] == '"' {
+				if j, err = skipString(b, j); err != nil {
+					return 0, err
+				}
 			} else if j, err = skipValueDepth(b, j, depth+1); err != nil {
 				return 0, err
 			}
-			if j < len(b) && b[j] == ',' {
-				j = skipWS(b, j+1)
-				continue
+			if j < len(b) {
+				if b[j] == ',' {
+					j = skipWS(b, j+1)
+					continue
+				}
+				if b[j] == close {
+					return j + 1, nil
+				}
 			}
 			var done bool
 			if j, done, err = afterMember(b, j, close); err != nil || done {
@@ -496,7 +505,19 @@ func simpleFloat(t []byte) (float64, bool) {
 	digits, frac := i, 0
 	if i < len(t) && t[i] == '.' {
 		f := i + 1
-		for i = f; i < len(t) && t[i]-'0' <= 9; i++ {
+		i = f
+		if i+8 <= len(t) {
+			// 8 digits at once (SWAR, simdjson's
+			// parse_eight_digits_unrolled): scores are mostly
+			// fractions of many digits.
+			if x := le64(t, i); x&0xF0F0F0F0F0F0F0F0|(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0>>4 == 0x3333333333333333 {
+				x = (x & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
+				x = (x & 0x00FF00FF00FF00FF) * 6553601 >> 16
+				m = m*100000000 + (x&0x0000FFFF0000FFFF)*42949672960001>>32
+				i += 8
+			}
+		}
+		for ; i < len(t) && t[i]-'0' <= 9; i++ {
 			m = m*10 + uint64(t[i]-'0')
 		}
 		frac = i - f

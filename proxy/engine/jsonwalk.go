@@ -155,6 +155,8 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 			// here, not through member.
 			if k := shortString(b, j); k > 0 {
 				j = k
+			} else if j < len(b) && b[j] == '"' {
+				j, err = skipString(b, j)
 			} else {
 				j, err = skipValueDepth(b, j, depth+1)
 			}
@@ -163,6 +165,8 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 			v := j
 			if k := shortString(b, j); k > 0 {
 				j = k
+			} else if j < len(b) && b[j] == '"' {
+				j, err = skipString(b, j)
 			} else {
 				j, err = skipValueDepth(b, j, depth+1)
 			}
@@ -220,9 +224,10 @@ func (w *walker) walkArray(s *selector, caps []span, i, depth int) (int, error) 
 // key's edge (nil: none) and the offset of the member's value.
 func (s *selector) key(b []byte, j int) (*selEdge, int, error) {
 	if j+11 <= len(b) && b[j] == '"' {
-		// Compact JSON's short key (at most 7 bytes, no backslash, ':'
-		// right after it) is read 8 bytes at once, SWAR as in
-		// scanString, with the ':'.
+		// Compact JSON's short key (at most 15 bytes, no backslash,
+		// ':' right after it) is read 8 bytes at once, SWAR as in
+		// scanString, with the ':'; one of at most 7 is compared
+		// as a word.
 		x := le64(b, j+1)
 		q, t := x^swarQuote, x^swarBS
 		n := bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi) >> 3
@@ -234,6 +239,19 @@ func (s *selector) key(b []byte, j int) (*selEdge, int, error) {
 				e = s.matchWord(x&(1<<(8*n)-1), n)
 			}
 			return e, skipWS(b, j+n+3), nil
+		}
+		if n == 8 && j+19 <= len(b) {
+			// A key of 8 to 15 bytes: its second word.
+			y := le64(b, j+9)
+			q, t := y^swarQuote, y^swarBS
+			n = 8 + bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi)>>3
+			if n < 16 && b[j+1+n] == '"' && b[j+2+n] == ':' {
+				var e *selEdge
+				if s.wide || s.byLen[n] != 0 {
+					e = s.match(b[j+1:j+1+n], false)
+				}
+				return e, skipWS(b, j+n+3), nil
+			}
 		}
 	}
 	if j >= len(b) || b[j] != '"' {
@@ -360,6 +378,10 @@ func (w *walker) walkList(i, depth int) (int, error) {
 			w.caps = append(make([]span, 0, n*w.nhit), w.caps...)
 		}
 		w.elems = append(w.elems, span{j, e})
+		if e < len(b) && b[e] == ',' {
+			j = skipWS(b, e+1)
+			continue
+		}
 		var done bool
 		if j, done, err = afterMember(b, e, ']'); err != nil || done {
 			return j, err
