@@ -223,28 +223,33 @@ func (w *walker) walkArray(s *selector, caps []span, i, depth int) (int, error) 
 // key reads the member key at b[j] and the ':' after it, and returns the
 // key's edge (nil: none) and the offset of the member's value.
 func (s *selector) key(b []byte, j int) (*selEdge, int, error) {
-	if j+11 <= len(b) && b[j] == '"' {
-		// Compact JSON's short key (at most 15 bytes, no backslash,
-		// ':' right after it) is read 8 bytes at once, SWAR as in
-		// scanString, with the ':'; one of at most 7 is compared
-		// as a word.
+	if j+17 <= len(b) && b[j] == '"' && !s.wide {
+		// Compact JSON's short key (at most 7 bytes, no backslash, ':'
+		// and the value right after it) is read 8 bytes at once, SWAR
+		// as in scanString, with the ':', and compared as a word. This
+		// path calls nothing; the rest is keySlow's.
 		x := le64(b, j+1)
 		q, t := x^swarQuote, x^swarBS
 		n := bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi) >> 3
-		if n < 8 && b[j+1+n] == '"' && b[j+2+n] == ':' {
-			var e *selEdge
-			if s.wide {
-				e = s.match(b[j+1:j+1+n], false)
-			} else if s.byLen[n] != 0 {
-				e = s.matchWord(x&(1<<(8*n)-1), n)
+		if n < 8 {
+			// The closing quote, ':' and the value's first byte.
+			if z := le64(b, j+1+n); uint16(z) == '"'|':'<<8 && byte(z>>16) > ' ' {
+				return s.matchWord(x&(1<<(8*n)-1), n), j + n + 3, nil
 			}
-			return e, skipWS(b, j+n+3), nil
 		}
-		if n == 8 && j+19 <= len(b) {
-			// A key of 8 to 15 bytes: its second word.
-			y := le64(b, j+9)
-			q, t := y^swarQuote, y^swarBS
-			n = 8 + bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi)>>3
+	}
+	return s.keySlow(b, j)
+}
+
+// keySlow is key for a key of 8 to 15 bytes read as two words, else
+// for any key.
+func (s *selector) keySlow(b []byte, j int) (*selEdge, int, error) {
+	if j+19 <= len(b) && b[j] == '"' {
+		x, y := le64(b, j+1), le64(b, j+9)
+		q, t := x^swarQuote, x^swarBS
+		if (q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi == 0 {
+			q, t = y^swarQuote, y^swarBS
+			n := 8 + bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi)>>3
 			if n < 16 && b[j+1+n] == '"' && b[j+2+n] == ':' {
 				var e *selEdge
 				if s.wide || s.byLen[n] != 0 {
@@ -277,7 +282,7 @@ func (s *selector) key(b []byte, j int) (*selEdge, int, error) {
 // matchWord is match for a key of n < 8 bytes given as a little-endian
 // word, zero above the key.
 func (s *selector) matchWord(x uint64, n int) *selEdge {
-	for m := s.byLen[n]; m != 0; m &= m - 1 {
+	for m := s.byLen[n&(len(s.byLen)-1)]; m != 0; m &= m - 1 {
 		if e := &s.edges[bits.TrailingZeros64(m)]; e.word == x {
 			return e
 		}
