@@ -281,7 +281,10 @@ func skipValueDepth(b []byte, i, depth int) (int, error) {
 		j++
 	}
 	start := j
-	for j < len(b) && numTab[b[j]] {
+	for _, c := range b[j:] {
+		if !numTab[c] {
+			break
+		}
 		j++
 	}
 	if j == start {
