@@ -224,21 +224,47 @@ func (w *walker) walkArray(s *selector, caps []span, i, depth int) (int, error) 
 // key's edge (nil: none) and the offset of the member's value.
 func (s *selector) key(b []byte, j int) (*selEdge, int, error) {
 	if j+17 <= len(b) && b[j] == '"' && !s.wide {
-		// Compact JSON's short key (at most 7 bytes, no backslash, ':'
-		// and the value right after it) is read 8 bytes at once, SWAR
-		// as in scanString, with the ':', and compared as a word. This
-		// path calls nothing; the rest is keySlow's.
+		// A short key (at most 7 bytes, no backslash) is read 8 bytes
+		// at once, SWAR as in scanString, with the ':', and compared as
+		// a word. This path calls nothing; the rest is keySlow's.
 		x := le64(b, j+1)
 		q, t := x^swarQuote, x^swarBS
 		n := bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi) >> 3
 		if n < 8 {
-			// The closing quote, ':' and the value's first byte.
-			if z := le64(b, j+1+n); uint16(z) == '"'|':'<<8 && byte(z>>16) > ' ' {
+			// The closing quote, ':' and the value's first byte, with
+			// at most one space before and one after the ':' (as
+			// Elasticsearch's ?pretty writes them).
+			z := le64(b, j+1+n)
+			if uint16(z) == '"'|':'<<8 && byte(z>>16) > ' ' {
 				return s.matchWord(x&(1<<(8*n)-1), n), j + n + 3, nil
+			}
+			if v := prettyColon(z); v > 0 {
+				return s.matchWord(x&(1<<(8*n)-1), n), j + 1 + n + v, nil
 			}
 		}
 	}
 	return s.keySlow(b, j)
+}
+
+// prettyColon reads z, the 8 bytes from a key's closing quote on: the
+// quote, ':' with one space before it or after it or both, and the
+// value's first byte. It returns the value's offset from the quote, 0
+// when z is not that.
+func prettyColon(z uint64) int {
+	v := 1
+	if byte(z>>8) == ' ' {
+		v++
+	}
+	if byte(z) != '"' || byte(z>>(8*v)) != ':' {
+		return 0
+	}
+	if v++; byte(z>>(8*v)) == ' ' {
+		v++
+	}
+	if byte(z>>(8*v)) <= ' ' {
+		return 0
+	}
+	return v
 }
 
 // keySlow is key for a key of 8 to 15 bytes read as two words, else
