@@ -743,6 +743,48 @@ func TestRenderAtomNamespaces(t *testing.T) {
 }
 
 // TestPlainString checks the 8-byte fast path against the byte loop.
+// TestSimpleFloat checks simpleFloat, whose digits are read 8 at a time
+// where it can, against strconv on random numbers of 0-22 digits around
+// a point, signs and stray bytes included: a number it accepts has
+// strconv's value, and it accepts every plain number of at most 15
+// digits.
+func TestSimpleFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50000 {
+		var b []byte
+		if r.IntN(4) == 0 {
+			b = append(b, '-')
+		}
+		for n := r.IntN(12); n > 0; n-- {
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		if r.IntN(2) == 0 {
+			b = append(b, '.')
+			for n := r.IntN(12); n > 0; n-- {
+				b = append(b, byte('0'+r.IntN(10)))
+			}
+		}
+		if r.IntN(10) == 0 && len(b) > 0 {
+			b[r.IntN(len(b))] = "e/:.x-"[r.IntN(6)]
+		}
+		got, ok := simpleFloat(b)
+		want, err := strconv.ParseFloat(string(b), 64)
+		digits := 0
+		for _, c := range b {
+			if c >= '0' && c <= '9' {
+				digits++
+			}
+		}
+		plain := err == nil && digits > 0 && digits <= 15 && !bytes.ContainsAny(b, "e") && (len(b) == 0 || b[len(b)-1] != '.' || digits > 0)
+		switch {
+		case ok && (err != nil || got != want):
+			t.Fatalf("simpleFloat(%q) = %v, strconv %v, %v", b, got, want, err)
+		case !ok && plain:
+			t.Fatalf("simpleFloat(%q) refused a plain number of %d digits", b, digits)
+		}
+	}
+}
+
 func TestPlainString(t *testing.T) {
 	ref := func(raw []byte) bool {
 		high, ctl := false, false

@@ -59,7 +59,7 @@ type plan struct {
 	// the list is found with path and walked after the root.
 	listApart  bool
 	single     bool // field paths have no dot: the last member wins
-	nfields    int  // result fields read from the doc (URL, Title, ...)
+	nstrings   int  // result fields read from the doc as strings (URL, Title, ..., Group)
 	textIsSnip bool // single and Fields.Text == Fields.Snippet
 }
 
@@ -169,7 +169,9 @@ func (pl *plan) planHit(cfg Config, k kind) {
 		addHit(hScore, []string{"score"}, false)
 	}
 	doc := func(slot int, p string) {
-		pl.nfields++
+		if slot != hWinner && slot != hRemovable {
+			pl.nstrings++
+		}
 		segs := append(append([]string(nil), prefix...), strings.Split(p, ".")...)
 		last := append(append([]bool(nil), prefixLast...), make([]bool, len(segs)-len(prefix))...)
 		if pl.single {
@@ -319,7 +321,7 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	p.Results = make([]Result, len(el))
 	f := a.cfg.Fields
 	pl := &a.plan
-	ar := strArena{b: b, refs: make([]strRef, 0, pl.nfields*len(el))}
+	ar := strArena{b: b, refs: make([]strRef, 0, pl.nstrings*len(el))}
 	if a.kind == kindES {
 		p.inner = make([]int, len(el))
 		p.scores = make([]span, len(el))

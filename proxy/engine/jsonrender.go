@@ -375,25 +375,20 @@ func appendFourPlaces(dst []byte, p float64) []byte {
 	if !(r >= 0 && r <= 1e4) || math.Signbit(r) {
 		return strconv.AppendFloat(dst, r/1e4, 'f', -1, 64)
 	}
-	n := int(r)
-	dst = append(dst, byte('0'+n/1e4))
+	n := uint(r)
 	frac := n % 1e4
 	if frac == 0 {
-		return dst
+		return append(dst, byte('0'+n/1e4))
 	}
-	digits := 4
-	for frac%10 == 0 {
-		frac /= 10
-		digits--
+	// The integer digit, the point and four places, trailing zeros cut
+	// (divisions by constants only).
+	d := [6]byte{byte('0' + n/1e4), '.', byte('0' + frac/1000), byte('0' + frac/100%10), byte('0' + frac/10%10), byte('0' + frac%10)}
+	k := len(d)
+	for d[k-1] == '0' {
+		k--
 	}
-	dst = append(dst, '.')
-	for d := digits - 1; d >= 0; d-- {
-		dst = append(dst, byte('0'+frac/decimal[d]%10))
-	}
-	return dst
+	return append(dst, d[:k]...)
 }
-
-var decimal = [4]int{1, 10, 100, 1000}
 
 var unmarked = Mark{Winner: -1}
 

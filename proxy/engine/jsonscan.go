@@ -65,7 +65,7 @@ func skipWSRun(b []byte, i int) int {
 
 // skipString returns the offset after the string starting at b[i] == '"'.
 // Control characters are not rejected: the body is the backend's and is
-// copied, not reinterpreted.
+// copied, not reinterpreted. Callers try shortString first.
 func skipString(b []byte, i int) (int, error) {
 	j := i + 1
 	for {
@@ -87,6 +87,32 @@ func skipString(b []byte, i int) (int, error) {
 		}
 		j++
 	}
+}
+
+// le64 returns the 8 bytes at b[i:] as a little-endian word: one bounds
+// check and one load, without the subslice binary.LittleEndian needs.
+func le64(b []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64(b[i : i+8])
+}
+
+// shortString returns the offset after the string at b[i] when b[i] is
+// '"', its closing quote is among the 8 bytes after the opening one and
+// no backslash precedes it, else 0 (then skipString or skipValueDepth
+// decides). It inlines.
+func shortString(b []byte, i int) int {
+	if i+9 > len(b) || b[i] != '"' {
+		return 0
+	}
+	q := le64(b, i+1) ^ swarQuote
+	m := (q - swarLo) &^ q & swarHi
+	if m == 0 {
+		return 0
+	}
+	j := i + 1 + bits.TrailingZeros64(m)>>3
+	if b[j-1] == '\\' {
+		return 0
+	}
+	return j + 1
 }
 
 const (
@@ -188,6 +214,9 @@ func skipValueDepth(b []byte, i, depth int) (int, error) {
 	}
 	switch c := b[i]; c {
 	case '"':
+		if k := shortString(b, i); k > 0 {
+			return k, nil
+		}
 		return skipString(b, i)
 	case '{', '[':
 		close := byte('}')
@@ -204,7 +233,9 @@ func skipValueDepth(b []byte, i, depth int) (int, error) {
 				if j >= len(b) || b[j] != '"' {
 					return 0, serr(j, "expected object key")
 				}
-				if j, err = skipString(b, j); err != nil {
+				if k := shortString(b, j); k > 0 {
+					j = k
+				} else if j, err = skipString(b, j); err != nil {
 					return 0, err
 				}
 				j = skipWS(b, j)
@@ -213,8 +244,25 @@ func skipValueDepth(b []byte, i, depth int) (int, error) {
 				}
 				j = skipWS(b, j+1)
 			}
-			if j, err = skipValueDepth(b, j, depth+1); err != nil {
+			// A string, the commonest value, is skipped here, not in
+			// a call of skipValueDepth.
+			if k := shortString(b, j); k > 0 && depth < maxDepth {
+				j = k
+			} else if depth < maxDepth && j < len(b) && b[j] == '"' {
+				if j, err = skipString(b, j); err != nil {
+					return 0, err
+				}
+			} else if j, err = skipValueDepth(b, j, depth+1); err != nil {
 				return 0, err
+			}
+			if j < len(b) {
+				if b[j] == ',' {
+					j = skipWS(b, j+1)
+					continue
+				}
+				if b[j] == close {
+					return j + 1, nil
+				}
 			}
 			var done bool
 			if j, done, err = afterMember(b, j, close); err != nil || done {
@@ -233,7 +281,10 @@ func skipValueDepth(b []byte, i, depth int) (int, error) {
 		j++
 	}
 	start := j
-	for j < len(b) && numTab[b[j]] {
+	for _, c := range b[j:] {
+		if !numTab[c] {
+			break
+		}
 		j++
 	}
 	if j == start {
@@ -391,15 +442,20 @@ func unquote(q []byte) string {
 // plainString reports whether raw, the inside of a JSON string, decodes to
 // itself (as encoding/json decodes it).
 func plainString(raw []byte) bool {
-	// Skip 8 bytes at a time while none is a backslash, a control byte
-	// or a non-ASCII byte (SWAR: the high bit of each lane flags it).
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	// Skip 16 bytes at a time while none is a backslash, a control byte
+	// or a non-ASCII byte (SWAR: the high bit of each lane flags it, and
+	// the lowest such byte is always flagged); a string of 8 bytes or
+	// more ends with its last 8 bytes tested at once.
 	i := 0
-	for ; i+8 <= len(raw); i += 8 {
-		w := binary.LittleEndian.Uint64(raw[i:])
-		bs := w ^ (lo * '\\')
-		if (w|((w-lo*0x20)&^w)|((bs-lo)&^bs))&hi != 0 {
-			break
+	for i+16 <= len(raw) && notPlain(le64(raw, i))|notPlain(le64(raw, i+8)) == 0 {
+		i += 16
+	}
+	if i+16 > len(raw) {
+		if i+8 <= len(raw) && notPlain(le64(raw, i)) == 0 {
+			i += 8
+		}
+		if i+8 > len(raw) && len(raw) >= 8 && notPlain(le64(raw, len(raw)-8)) == 0 {
+			return true
 		}
 	}
 	high, ctl := false, false
@@ -414,6 +470,14 @@ func plainString(raw []byte) bool {
 		}
 	}
 	return !high || !ctl && utf8.Valid(raw)
+}
+
+// notPlain flags (in the high bit of a lane) the bytes of w that are a
+// backslash, a control byte or non-ASCII; the lowest such byte is always
+// flagged, a byte above it may be flagged wrongly.
+func notPlain(w uint64) uint64 {
+	bs := w ^ swarBS
+	return (w | (w-0x20*swarLo)&^w | (bs-swarLo)&^bs) & swarHi
 }
 
 func number(b []byte, s span) (float64, bool) {
@@ -444,7 +508,19 @@ func simpleFloat(t []byte) (float64, bool) {
 	digits, frac := i, 0
 	if i < len(t) && t[i] == '.' {
 		f := i + 1
-		for i = f; i < len(t) && t[i]-'0' <= 9; i++ {
+		i = f
+		if i+8 <= len(t) {
+			// 8 digits at once (SWAR, simdjson's
+			// parse_eight_digits_unrolled): scores are mostly
+			// fractions of many digits.
+			if x := le64(t, i); x&0xF0F0F0F0F0F0F0F0|(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0>>4 == 0x3333333333333333 {
+				x = (x & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
+				x = (x & 0x00FF00FF00FF00FF) * 6553601 >> 16
+				m = m*100000000 + (x&0x0000FFFF0000FFFF)*42949672960001>>32
+				i += 8
+			}
+		}
+		for ; i < len(t) && t[i]-'0' <= 9; i++ {
 			m = m*10 + uint64(t[i]-'0')
 		}
 		frac = i - f

@@ -25,7 +25,8 @@ type selector struct {
 
 type selEdge struct {
 	key   string
-	idx   int // key as an array index, -1 if not numeric
+	word  uint64 // a key shorter than 8 bytes as shortKey reads it
+	idx   int    // key as an array index, -1 if not numeric
 	slots []capSlot
 	sub   *selector
 	// subLast walks the last member with this key (members semantics),
@@ -80,6 +81,10 @@ func (s *selector) finish() []int {
 		e := &s.edges[i]
 		if !s.wide {
 			s.byLen[min(len(e.key), len(s.byLen)-1)] |= 1 << i
+		}
+		e.word = 0
+		for k := min(len(e.key), 8) - 1; k >= 0; k-- {
+			e.word = e.word<<8 | uint64(e.key[k])
 		}
 		for _, c := range e.slots {
 			s.slots = append(s.slots, c.slot)
@@ -137,37 +142,51 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 		return j + 1, nil
 	}
 	for {
-		if j >= len(b) || b[j] != '"' {
-			return 0, serr(j, "expected object key")
-		}
-		ke, esc, err := scanString(b, j)
-		if err != nil {
+		var e *selEdge
+		var err error
+		if e, j, err = s.key(b, j); err != nil {
 			return 0, err
 		}
-		var e *selEdge
-		if esc || s.wide || s.byLen[min(ke-j-2, len(s.byLen)-1)] != 0 {
-			// Only a key of a selected key's length (or one with an
-			// escape) is compared; the others are refused here.
-			e = s.match(b[j+1:ke-1], esc)
-		}
-		j = skipWS(b, ke)
-		if j >= len(b) || b[j] != ':' {
-			return 0, serr(j, "expected ':'")
-		}
-		j = skipWS(b, j+1)
-		if e == nil && j < len(b) && b[j] == '"' && depth < maxDepth {
-			// A string no path selects, the commonest member: skipped
-			// here, not through member and skipValueDepth.
-			j, err = skipString(b, j)
-		} else {
+		switch {
+		case depth >= maxDepth:
+			j, err = w.member(e, caps, j, depth+1)
+		case e == nil:
+			// A value no path selects, most often a string: skipped
+			// here, not through member.
+			if k := shortString(b, j); k > 0 {
+				j = k
+			} else if j < len(b) && b[j] == '"' {
+				j, err = skipString(b, j)
+			} else {
+				j, err = skipValueDepth(b, j, depth+1)
+			}
+		case e.sub == nil && !e.list:
+			// A captured value (member's last case).
+			v := j
+			if k := shortString(b, j); k > 0 {
+				j = k
+			} else if j < len(b) && b[j] == '"' {
+				j, err = skipString(b, j)
+			} else {
+				j, err = skipValueDepth(b, j, depth+1)
+			}
+			if err == nil {
+				e.capture(caps, span{v, j})
+			}
+		default:
 			j, err = w.member(e, caps, j, depth+1)
 		}
 		if err != nil {
 			return 0, err
 		}
-		if j < len(b) && b[j] == ',' && j+1 < len(b) && b[j+1] == '"' {
-			j++ // compact JSON's next member, read without afterMember
-			continue
+		if j+1 < len(b) {
+			if b[j] == ',' && b[j+1] == '"' {
+				j++ // compact JSON's next member, read without afterMember
+				continue
+			}
+			if b[j] == '}' {
+				return j + 1, nil
+			}
 		}
 		var done bool
 		if j, done, err = afterMember(b, j, '}'); err != nil || done {
@@ -199,6 +218,102 @@ func (w *walker) walkArray(s *selector, caps []span, i, depth int) (int, error) 
 			return j, err
 		}
 	}
+}
+
+// key reads the member key at b[j] and the ':' after it, and returns the
+// key's edge (nil: none) and the offset of the member's value.
+func (s *selector) key(b []byte, j int) (*selEdge, int, error) {
+	if j+17 <= len(b) && b[j] == '"' && !s.wide {
+		// A short key (at most 7 bytes, no backslash) is read 8 bytes
+		// at once, SWAR as in scanString, with the ':', and compared as
+		// a word. This path calls nothing; the rest is keySlow's.
+		x := le64(b, j+1)
+		q, t := x^swarQuote, x^swarBS
+		n := bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi) >> 3
+		if n < 8 {
+			// The closing quote, ':' and the value's first byte, with
+			// at most one space before and one after the ':' (as
+			// Elasticsearch's ?pretty writes them).
+			z := le64(b, j+1+n)
+			if uint16(z) == '"'|':'<<8 && byte(z>>16) > ' ' {
+				return s.matchWord(x&(1<<(8*n)-1), n), j + n + 3, nil
+			}
+			if v := prettyColon(z); v > 0 {
+				return s.matchWord(x&(1<<(8*n)-1), n), j + 1 + n + v, nil
+			}
+		}
+	}
+	return s.keySlow(b, j)
+}
+
+// prettyColon reads z, the 8 bytes from a key's closing quote on: the
+// quote, ':' with one space before it or after it or both, and the
+// value's first byte. It returns the value's offset from the quote, 0
+// when z is not that.
+func prettyColon(z uint64) int {
+	v := 1
+	if byte(z>>8) == ' ' {
+		v++
+	}
+	if byte(z) != '"' || byte(z>>(8*v)) != ':' {
+		return 0
+	}
+	if v++; byte(z>>(8*v)) == ' ' {
+		v++
+	}
+	if byte(z>>(8*v)) <= ' ' {
+		return 0
+	}
+	return v
+}
+
+// keySlow is key for a key of 8 to 15 bytes read as two words, else
+// for any key.
+func (s *selector) keySlow(b []byte, j int) (*selEdge, int, error) {
+	if j+19 <= len(b) && b[j] == '"' {
+		x, y := le64(b, j+1), le64(b, j+9)
+		q, t := x^swarQuote, x^swarBS
+		if (q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi == 0 {
+			q, t = y^swarQuote, y^swarBS
+			n := 8 + bits.TrailingZeros64((q-swarLo)&^q&swarHi|(t-swarLo)&^t&swarHi)>>3
+			if n < 16 && b[j+1+n] == '"' && b[j+2+n] == ':' {
+				var e *selEdge
+				if s.wide || s.byLen[n] != 0 {
+					e = s.match(b[j+1:j+1+n], false)
+				}
+				return e, skipWS(b, j+n+3), nil
+			}
+		}
+	}
+	if j >= len(b) || b[j] != '"' {
+		return nil, 0, serr(j, "expected object key")
+	}
+	ke, esc, err := scanString(b, j)
+	if err != nil {
+		return nil, 0, err
+	}
+	var e *selEdge
+	if esc || s.wide || s.byLen[min(ke-j-2, len(s.byLen)-1)] != 0 {
+		// Only a key of a selected key's length (or one with an escape)
+		// is compared; the others are refused here.
+		e = s.match(b[j+1:ke-1], esc)
+	}
+	j = skipWS(b, ke)
+	if j >= len(b) || b[j] != ':' {
+		return nil, 0, serr(j, "expected ':'")
+	}
+	return e, skipWS(b, j+1), nil
+}
+
+// matchWord is match for a key of n < 8 bytes given as a little-endian
+// word, zero above the key.
+func (s *selector) matchWord(x uint64, n int) *selEdge {
+	for m := s.byLen[n&(len(s.byLen)-1)]; m != 0; m &= m - 1 {
+		if e := &s.edges[bits.TrailingZeros64(m)]; e.word == x {
+			return e
+		}
+	}
+	return nil
 }
 
 // match returns the edge for the member key raw (between the quotes).
@@ -252,12 +367,17 @@ func (w *walker) member(e *selEdge, caps []span, i, depth int) (end int, err err
 	if err != nil {
 		return 0, err
 	}
+	e.capture(caps, span{i, end})
+	return end, nil
+}
+
+// capture records the span v of e's value in e's capture slots.
+func (e *selEdge) capture(caps []span, v span) {
 	for _, c := range e.slots {
 		if c.last || caps[c.slot].end == 0 {
-			caps[c.slot] = span{i, end}
+			caps[c.slot] = v
 		}
 	}
-	return end, nil
 }
 
 // walkList validates the result list at b[i], records each element's span
@@ -289,6 +409,10 @@ func (w *walker) walkList(i, depth int) (int, error) {
 			w.caps = append(make([]span, 0, n*w.nhit), w.caps...)
 		}
 		w.elems = append(w.elems, span{j, e})
+		if e < len(b) && b[e] == ',' {
+			j = skipWS(b, e+1)
+			continue
+		}
 		var done bool
 		if j, done, err = afterMember(b, e, ']'); err != nil || done {
 			return j, err

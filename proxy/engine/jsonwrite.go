@@ -17,8 +17,9 @@ var plainJSON = func() (t [256]bool) {
 // long ASCII runs.
 func plainEnd(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		w := s[i : i+8] // one bounds check: the loads below combine into one
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		q, e := x^swarQuote, x^swarBS
 		// Each term flags, in its high bit, a byte < 0x20, a '"', a
 		// '\\' or a byte >= 0x80; a borrow can only flag bytes above
