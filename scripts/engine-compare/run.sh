@@ -5,7 +5,8 @@
 # rendered bytes (TestOldNew in oldnew_test.go.txt, which lists the
 # deliberate differences it allows). The old package is copied from REV
 # into proxy/engine/oldcmp for the run and removed afterwards; nothing is
-# committed. Run from the repository's root.
+# committed. Run from the repository's root. SEED=N varies the answers
+# (default 1).
 set -euo pipefail
 rev="${1:-main}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
