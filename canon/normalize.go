@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -88,20 +89,8 @@ func (n *normalizer) fold(raw []byte) []byte {
 	out := n.out[:0]
 	space := true // suppress leading space
 	for i := 0; i < len(src); {
-		c := src[i]
-		if c < utf8.RuneSelf {
-			i++
-			m := asciiClass[c]
-			if m == 0 {
-				space = true
-				continue
-			}
-			if space && len(out) > 0 {
-				out = append(out, ' ')
-			}
-			space = false
-			out = append(out, m)
-			continue
+		if i, out, space = foldASCII(src, i, out, space); i == len(src) {
+			break
 		}
 		r, size := utf8.DecodeRune(src[i:])
 		i += size
@@ -128,6 +117,36 @@ func (n *normalizer) fold(raw []byte) []byte {
 	}
 	n.out = out
 	return out
+}
+
+// foldASCII is fold's loop over ASCII text: it appends the canonical form
+// of the ASCII bytes from src[i:] to out, space telling that a space is
+// due before the next kept byte, and returns the offset of the first
+// non-ASCII byte (or len(src)), out and space. A kept byte adds at most
+// itself and the space that skipped bytes before it left due, so out is
+// grown once and written by index.
+func foldASCII(src []byte, i int, out []byte, space bool) (int, []byte, bool) {
+	out = slices.Grow(out, len(src)-i+1)
+	buf, k := out[:cap(out)], len(out)
+	for ; i < len(src); i++ {
+		c := src[i]
+		if c >= utf8.RuneSelf {
+			break
+		}
+		m := asciiClass[c]
+		if m == 0 {
+			space = true
+			continue
+		}
+		if space && k > 0 {
+			buf[k] = ' '
+			k++
+		}
+		space = false
+		buf[k] = m
+		k++
+	}
+	return i, buf[:k], space
 }
 
 // inert reports whether NFKC leaves s unchanged because every rune is

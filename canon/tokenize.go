@@ -5,8 +5,8 @@ import (
 	"unicode/utf8"
 )
 
-// wordByte reports whether an ASCII byte belongs to a word.
-var wordByte = func() (t [128]bool) {
+// wordByte reports whether a byte is an ASCII byte of a word.
+var wordByte = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
 	}
@@ -78,6 +78,15 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 		state = none
 	}
 	for i := 0; i < len(text); {
+		if state == none {
+			var got bool
+			if i, toks, got = asciiWords(text, i, toks); got {
+				hasTok = true
+			}
+			if i == len(text) {
+				break
+			}
+		}
 		c := text[i]
 		if c < utf8.RuneSelf {
 			if wordByte[c] {
@@ -87,7 +96,7 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 				}
 				// The rest of an ASCII word in a tight loop: most of
 				// the text, and the state above does not change in it.
-				for i++; i < len(text) && text[i] < utf8.RuneSelf && wordByte[text[i]]; i++ {
+				for i++; i < len(text) && wordByte[text[i]]; i++ {
 				}
 				continue
 			}
@@ -133,6 +142,38 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 		endSentence(len(text))
 	}
 	return toks, sents
+}
+
+// asciiWords is scan's loop over plain ASCII text, outside a word: it
+// appends the ASCII words from text[i:] to toks and returns the offset of
+// the first byte it leaves to scan (a non-ASCII byte, a word that a
+// non-ASCII byte continues, a byte that may end a sentence) and whether
+// it appended a word. Apart from scan, whose many live variables the
+// compiler keeps on the stack, it runs in registers: most of the text is
+// read here.
+func asciiWords(text string, i int, toks []string) (int, []string, bool) {
+	got := false
+	for i < len(text) {
+		c := text[i]
+		if !wordByte[c] {
+			if c >= utf8.RuneSelf || c == '\n' || c == '.' || c == '!' || c == '?' {
+				break
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && wordByte[text[j]] {
+			j++
+		}
+		if j < len(text) && text[j] >= utf8.RuneSelf {
+			break
+		}
+		toks = append(toks, text[i:j])
+		got = true
+		i = j
+	}
+	return i, toks, got
 }
 
 // Tokenize returns the word tokens of text in order: runs of Unicode
