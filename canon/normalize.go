@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode"
@@ -94,6 +95,16 @@ func (n *normalizer) fold(raw []byte) []byte {
 		}
 		r, size := utf8.DecodeRune(src[i:])
 		i += size
+		if r == '…' {
+			// NFKC's three full stops, for a line inert let through
+			// (NFKC leaves no ellipsis behind).
+			if space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			space = false
+			out = append(out, "..."...)
+			continue
+		}
 		switch nonASCIIAction(r) {
 		case runeDrop:
 			continue
@@ -149,13 +160,20 @@ func foldASCII(src []byte, i int, out []byte, space bool) (int, []byte, bool) {
 	return i, buf[:k], space
 }
 
-// inert reports whether NFKC leaves s unchanged because every rune is
-// ASCII or in a range of common letters that are NFKC-stable and never
-// compose with a neighbour (precomposed Latin-1 letters, basic Greek and
-// Cyrillic, kana, CJK unified ideographs, Hangul syllables, common
-// punctuation). It is a fast path: false means "check with norm".
+// inert reports whether NFKC leaves s unchanged, but for an ellipsis
+// (U+2026, three full stops after NFKC, which fold writes itself), because
+// every rune is ASCII or in a range of common characters that are
+// NFKC-stable and never compose with a neighbour (precomposed Latin-1
+// letters, basic Greek and Cyrillic, kana, CJK unified ideographs, Hangul
+// syllables, common punctuation and symbols, box drawing). It is a fast
+// path: false means "check with norm". ASCII is skipped eight bytes at a
+// time.
 func inert(s []byte) bool {
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&0x8080808080808080 == 0 {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			i++
@@ -165,8 +183,10 @@ func inert(s []byte) bool {
 		i += size
 		switch {
 		case r >= 0xc0 && r <= 0xff, r == 0xa0, r == 0xab, r == 0xbb, r == 0xa9, r == 0xb7,
+			r == 0xa7, r == 0xae, r == 0xb0, r == 0xb1, r == 0xb6,
 			r >= 0x391 && r <= 0x3c9, r >= 0x401 && r <= 0x451,
-			r >= 0x2013 && r <= 0x2014, r >= 0x2018 && r <= 0x2019, r >= 0x201c && r <= 0x201e, r == 0x2022,
+			r >= 0x2013 && r <= 0x2014, r >= 0x2018 && r <= 0x2019, r >= 0x201c && r <= 0x201e, r == 0x2022, r == 0x2026,
+			r >= 0x2500 && r <= 0x257f, r >= 0x2713 && r <= 0x2718,
 			r >= 0x3001 && r <= 0x3002, r >= 0x3008 && r <= 0x3011,
 			r >= 0x3041 && r <= 0x3096, r >= 0x30a1 && r <= 0x30fa, r == 0x30fc,
 			r >= 0x4e00 && r <= 0x9fff, r >= 0xac00 && r <= 0xd7a3:

@@ -265,7 +265,11 @@ func TestInert(t *testing.T) {
 		if !inert(s) {
 			continue
 		}
-		if !norm.NFKC.IsNormal(s) && nonASCIIAction(r) == runeKeep {
+		if r == '…' {
+			if got := norm.NFKC.String(string(r)); got != "..." {
+				t.Errorf("NFKC(%U) = %q, but fold writes \"...\" for it", r, got)
+			}
+		} else if !norm.NFKC.IsNormal(s) && nonASCIIAction(r) == runeKeep {
 			t.Errorf("inert(%U) = true, but NFKC changes it", r)
 		}
 		for _, m := range []rune{0x301, 0x308, 0x3099, 0x11a8, 0x302} {
@@ -301,4 +305,27 @@ func TestContentMain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFoldNFKC: fold gives on any text what it gives on the text's NFKC
+// form, whether its fast paths (inert, the ellipsis, foldASCII) take the
+// text or norm does.
+func FuzzFoldNFKC(f *testing.F) {
+	for _, s := range []string{
+		"Intro¶ — “quoted” ‘x’ » © § ° ± ®…", "wait… what…", "e\u0301…", "…\u0301", "a…b",
+		"│ ├── dir ✔ ✘ ╮╯", "Ünïcode ΑΒΓ абв かな 漢字 한국", "ﬁ ¹ ™ … ½", "", "…",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		var a, b normalizer
+		got := string(a.fold([]byte(s)))
+		want := string(b.fold(norm.NFKC.Bytes([]byte(s))))
+		if got != want {
+			t.Errorf("fold(%q) = %q, fold(NFKC) = %q", s, got, want)
+		}
+	})
 }
