@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,4 +329,75 @@ func FuzzFoldNFKC(f *testing.F) {
 			t.Errorf("fold(%q) = %q, fold(NFKC) = %q", s, got, want)
 		}
 	})
+}
+
+// FuzzTextEnough: with Options.Enough, Text's Document is the whole
+// text's, or its head as Enough says: the text up to a word's end and a
+// line end, its tokens and its sentences but the last the first of the
+// whole Document's, and all that Enough asks for in it.
+func FuzzTextEnough(f *testing.F) {
+	long := strings.Repeat("Word and more words, ﬁne ﬃ … “quotes” ¶ é e\u0301 東京都. ", 8)
+	for _, s := range []string{
+		long, "1. 2. 3. " + long, "- " + long + "\n\nsecond paragraph " + long, "short line\n" + long + "\n" + long,
+		strings.Repeat(" ", 60) + long, "a.b.c.d.e.f.g.h.i " + long, strings.Repeat("x", 200) + " " + long,
+	} {
+		f.Add(s, 20, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, nb, nt int) {
+		e := Enough{Bytes: 1 + abs(nb)%200, Tokens: 1 + abs(nt)%40}
+		d, err := Text([]byte(s), Options{Enough: e})
+		whole, werr := Text([]byte(s), Options{})
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("Text(%q) errors %v with Enough, %v without", s, err, werr)
+		}
+		if !d.Cut {
+			if !reflect.DeepEqual(d, whole) {
+				t.Errorf("Text(%q, %+v) = %+v, not cut, want %+v", s, e, d, whole)
+			}
+			return
+		}
+		n := len(d.Text) - 1
+		if !strings.HasPrefix(whole.Text, d.Text[:n]) || d.Text[n] != '\n' || n < len(whole.Text) && whole.Text[n] != ' ' && whole.Text[n] != '\n' {
+			t.Fatalf("Text(%q, %+v).Text = %q, not a head of %q", s, e, d.Text, whole.Text)
+		}
+		if len(d.Tokens) > len(whole.Tokens) || !slices.Equal(d.Tokens, whole.Tokens[:len(d.Tokens)]) {
+			t.Errorf("Text(%q, %+v).Tokens = %q, not a head of %q", s, e, d.Tokens, whole.Tokens)
+		}
+		k := max(len(d.Sentences)-1, 0)
+		if k > len(whole.Sentences) || !slices.Equal(d.Sentences[:k], whole.Sentences[:k]) {
+			t.Errorf("Text(%q, %+v).Sentences = %q, not a head of %q", s, e, d.Sentences, whole.Sentences)
+		}
+		if !e.heldBy(&d) {
+			t.Errorf("Text(%q, %+v) cut short of Enough: %d bytes, %d tokens", s, e, len(d.Text), len(d.Tokens))
+		}
+	})
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// TestTextEnough: a long line is cut when its head holds what Enough
+// asks for, and read whole when it does not.
+func TestTextEnough(t *testing.T) {
+	long := []byte(strings.Repeat("Some words in a sentence. ", 400))
+	whole, _ := Text(long, Options{})
+	for _, tt := range []struct {
+		e   Enough
+		cut bool
+	}{
+		{Enough{Bytes: 300, Tokens: 100}, true},
+		{Enough{Bytes: 300, Tokens: 2000}, false}, // more tokens than the head holds
+		{Enough{Bytes: 9000, Tokens: 10}, false},  // more bytes than the line has
+		{Enough{Bytes: 300}, false},               // both fields needed
+	} {
+		d, err := Text(long, Options{Enough: tt.e})
+		if err != nil || d.Cut != tt.cut {
+			t.Fatalf("Text(%+v).Cut = %v, %v; want %v", tt.e, d.Cut, err, tt.cut)
+		}
+		if d.Cut && (len(d.Text) >= len(whole.Text)/2 || !strings.HasPrefix(whole.Text, d.Text[:len(d.Text)-1])) {
+			t.Errorf("Text(%+v).Text has %d of %d bytes, want a head of at most half", tt.e, len(d.Text), len(whole.Text))
+		}
+		if !d.Cut && !reflect.DeepEqual(d, whole) {
+			t.Errorf("Text(%+v) = %+v, want the whole text's Document", tt.e, d)
+		}
+	}
 }
