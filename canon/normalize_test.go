@@ -2,6 +2,7 @@ package canon
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -398,6 +399,78 @@ func TestTextEnough(t *testing.T) {
 		}
 		if !d.Cut && !reflect.DeepEqual(d, whole) {
 			t.Errorf("Text(%+v) = %+v, want the whole text's Document", tt.e, d)
+		}
+	}
+}
+
+// foldBytes is foldASCII one byte at a time: the oracle of FuzzFoldASCII.
+func foldBytes(src []byte, out []byte, space bool) (int, []byte, bool) {
+	i := 0
+	for ; i < len(src) && src[i] < utf8.RuneSelf; i++ {
+		if m := asciiClass[src[i]]; m == 0 {
+			space = true
+		} else {
+			if space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			out, space = append(out, m), false
+		}
+	}
+	return i, out, space
+}
+
+// FuzzFoldASCII: foldASCII, eight bytes at a time where it can, folds as
+// foldBytes does, from either state and after some output or none.
+func FuzzFoldASCII(f *testing.F) {
+	for _, s := range []string{
+		"Hello World, this is Plain Text: with-dashes and 'quotes' and \"more\" `ticks`",
+		"two  spaces\tand\ttabs\r\nDEL\x7f here ZZ@[`{", "ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefgh 01234567 ", "é non-ASCII after 8 bytes é",
+	} {
+		f.Add([]byte(s), false, true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, space, prefix bool) {
+		var out []byte
+		if prefix {
+			out = []byte("x")
+		}
+		i, got, gs := foldASCII(src, 0, slices.Clone(out), space)
+		j, want, ws := foldBytes(src, slices.Clone(out), space)
+		if i != j || !bytes.Equal(got, want) || gs != ws {
+			t.Errorf("foldASCII(%q, %v) = %d, %q, %v; want %d, %q, %v", src, space, i, got, gs, j, want, ws)
+		}
+	})
+}
+
+// TestPlainFold: plainFold and upperBytes agree with asciiClass on
+// every byte at every position, beside plain and separator bytes.
+func TestPlainFold(t *testing.T) {
+	for b := range 256 {
+		for pos := range 8 {
+			for _, fill := range []byte{'a', 'Z', ' ', '-', 0x7f, 0x80} {
+				var w uint64
+				for k := range 8 {
+					c := fill
+					if k == pos {
+						c = byte(b)
+					}
+					w |= uint64(c) << (8 * k)
+				}
+				src := binary.LittleEndian.AppendUint64(nil, w)
+				_, want, _ := foldBytes(src, []byte("x"), false)
+				plain := !bytes.Contains(src, []byte("  ")) && len(want) == 1+8-bytes.Count(src[7:], []byte(" "))
+				for _, c := range src {
+					plain = plain && c < 0x80 && (asciiClass[c] != 0 || c == ' ')
+				}
+				if got := plainFold(w); got != plain {
+					t.Fatalf("plainFold(%q) = %v, want %v", src, got, plain)
+				}
+				if plain {
+					folded := binary.LittleEndian.AppendUint64(nil, w|upperBytes(w)>>2)
+					if string(want[1:]) != strings.TrimSuffix(string(folded), " ") {
+						t.Fatalf("%q folds to %q, plainFold's copy gives %q", src, want[1:], folded)
+					}
+				}
+			}
 		}
 	}
 }
