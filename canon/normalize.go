@@ -187,9 +187,9 @@ const (
 // the word-at-a-time ones of Anderson's "Bit Twiddling Hacks" (a byte
 // below n, a zero byte), exact for the word as a whole.
 func plainFold(w uint64) bool {
-	c, d, q, a, g, s := w^':'*lows, w^'-'*lows, w^'"'*lows, w^'\''*lows, w^'`'*lows, w^' '*lows
+	c, d, q, a, g := w^':'*lows, w^'-'*lows, w^'"'*lows, w^'\''*lows, w^'`'*lows
 	sep := (c-lows)&^c | (d-lows)&^d | (q-lows)&^q | (a-lows)&^a | (g-lows)&^g // any of them
-	sp := ^((s&^highs + ^uint64(highs)) | s) & highs                           // exactly the spaces
+	sp := eqBytes(w, ' ')
 	// w: non-ASCII; below 0x20: controls; plus one: DEL (on ASCII bytes).
 	return (w|(w-0x20*lows)&^w|(w+lows)|sep|sp&(sp>>8))&highs == 0
 }

@@ -447,14 +447,7 @@ func TestPlainFold(t *testing.T) {
 	for b := range 256 {
 		for pos := range 8 {
 			for _, fill := range []byte{'a', 'Z', ' ', '-', 0x7f, 0x80} {
-				var w uint64
-				for k := range 8 {
-					c := fill
-					if k == pos {
-						c = byte(b)
-					}
-					w |= uint64(c) << (8 * k)
-				}
+				w := wordWith(fill, byte(b), pos)
 				src := binary.LittleEndian.AppendUint64(nil, w)
 				_, want, _ := foldBytes(src, []byte("x"), false)
 				plain := !bytes.Contains(src, []byte("  ")) && len(want) == 1+8-bytes.Count(src[7:], []byte(" "))

@@ -139,3 +139,48 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+// TestWordBytes: wordBytes marks exactly the bytes wordByte lists, at
+// every position and whatever the bytes beside it.
+func TestWordBytes(t *testing.T) {
+	for b := range 256 {
+		for pos := range 8 {
+			for _, fill := range []byte{0x00, 0x2f, 0x3a, 'a', 'z' + 1, 0x80, 0xff} {
+				w := wordWith(fill, byte(b), pos)
+				m := wordBytes(w)
+				for k := range 8 {
+					c := byte(w >> (8 * k))
+					if got := m>>(8*k+7)&1 == 1; got != wordByte[c] || m>>(8*k)&0x7f != 0 {
+						t.Fatalf("wordBytes(%#x) = %#x: byte %d (%#x) marked %v, want %v", w, m, k, c, got, wordByte[c])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEqBytes: eqBytes marks exactly the bytes equal to c.
+func TestEqBytes(t *testing.T) {
+	for _, c := range []byte{'\n', '.', '!', '?', 0, 0x7f, 0x80, 0xff} {
+		for b := range 256 {
+			for pos := range 8 {
+				w := uint64(0x8000ff7f2e0a0100) ^ uint64(c)*lows&0xff00ff00ff00ff00
+				w = w&^(0xff<<(8*pos)) | uint64(b)<<(8*pos)
+				m := eqBytes(w, c)
+				for k := range 8 {
+					got := m>>(8*k+7)&1 == 1
+					if want := byte(w>>(8*k)) == c; got != want || m>>(8*k)&0x7f != 0 {
+						t.Fatalf("eqBytes(%#x, %#x) = %#x: byte %d marked %v, want %v", w, c, m, k, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// wordWith returns eight bytes fill with b at position pos, as a
+// little-endian word.
+func wordWith(fill, b byte, pos int) uint64 {
+	w := uint64(fill) * lows
+	return w&^(0xff<<(8*pos)) | uint64(b)<<(8*pos)
+}
