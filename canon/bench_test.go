@@ -1,6 +1,9 @@
 package canon
 
 import (
+	"bufio"
+	"cmp"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -109,4 +112,39 @@ func BenchmarkHTMLHead(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkTextPeers canonicalizes the first 200 texts of the peers'
+// benchmark input (docs/peers.md: run.py prep writes each llvm-docs page's
+// visible text as one line), from WINNOW_PEERS_JSONL, default
+// /tmp/peers/llvm.jsonl; it is skipped when the file is absent. Long lines
+// of mostly ASCII prose: the fold, the NFKC check and the tokenizer.
+func BenchmarkTextPeers(b *testing.B) {
+	path := cmp.Or(os.Getenv("WINNOW_PEERS_JSONL"), "/tmp/peers/llvm.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skip(err)
+	}
+	defer f.Close()
+	var texts [][]byte
+	var n int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() && len(texts) < 200 {
+		var r struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, []byte(r.Text))
+		n += int64(len(r.Text))
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range texts {
+			if _, err := Text(t, Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

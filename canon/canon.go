@@ -34,6 +34,10 @@ type Options struct {
 	// Document reports Truncated. Zero or negative means DefaultMaxBytes
 	// (8 MiB).
 	MaxBytes int
+	// Enough lets Text stop early on a long line, for a caller that reads
+	// only the head of the Document (see [Enough]). Zero: the whole text.
+	// HTML ignores it.
+	Enough Enough
 	// Content selects the whole visible text (ContentAll, the default) or
 	// the main content only (ContentMain). Text ignores it.
 	Content ContentMode
@@ -43,6 +47,19 @@ type Options struct {
 	// tables they cost a twentieth of canonicalizing it.
 	Links bool
 }
+
+// Enough is the head of a plain text's Document that a caller reads (a
+// signature of a capped prefix): the canonical text's first Bytes bytes and
+// the byte after them, its first Tokens tokens, and its sentences until
+// their lengths add up to more than Bytes. With both fields set, [Text]
+// cuts a line longer than it needs at a space and ends the text there
+// when the Document of that head holds all of these, more than Tokens
+// tokens and more than Bytes bytes of sentences before its last (which
+// the cut may have shortened); else it reads the whole text. The cut
+// Document reports Cut: its Text is the whole Document's Text up to a
+// word's end, with a line end added; its Tokens and its Sentences but the
+// last are the first ones of the whole Document's.
+type Enough struct{ Bytes, Tokens int }
 
 // Document is the canonical form of one page. Tokens and Sentences are
 // substrings of Text.
@@ -68,6 +85,9 @@ type Document struct {
 	// Truncated reports that the input was longer than Options.MaxBytes
 	// and only its prefix was used.
 	Truncated bool
+	// Cut reports that Text stopped at [Options.Enough]: the Document is
+	// the head of the whole text's.
+	Cut bool
 	// MainFallback reports that ContentMain kept implausibly little of
 	// the page (under 3 % of its text) and the whole text was kept
 	// instead, as with ContentAll.
@@ -132,13 +152,23 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 // returns [ErrBinary] for binary input.
 func Text(b []byte, o Options) (Document, error) {
 	var d Document
+	whole := b
 	b, d.Truncated = limit(b, o.MaxBytes)
 	e, name := textEncoding(b, d.Truncated)
 	if !strings.HasPrefix(name, "utf-16") && isBinary(b) {
 		return Document{}, ErrBinary
 	}
 	d.Charset = name
-	u := decode(b, e, name)
+	u := b
+	if name != "utf-8" || d.Truncated {
+		u = decode(b, e, name) // valid UTF-8 needs no decoding: sniff checked it
+	}
+	// With Enough, a line longer than head is cut at a space before it
+	// and ends the text (see Enough).
+	head := 0
+	if o.Enough.Bytes > 0 && o.Enough.Tokens > 0 {
+		head = max(3*o.Enough.Bytes/2, 9*o.Enough.Tokens)
+	}
 	// A pooled extractor lends its normalizer and its line buffer (for
 	// the paragraph), grown by earlier pages: growing them anew was a
 	// quarter of the bytes a plain-text page allocated.
@@ -168,10 +198,22 @@ func Text(b []byte, o Options) (Document, error) {
 			end() // blank line
 			continue
 		}
+		if head > 0 && len(line) > head {
+			// Cut after a word, where NFKC and the folding start
+			// afresh; the line keeps what marked and stripMarkers
+			// read of it (32 bytes, and a few markers).
+			if p := bytes.LastIndexByte(line[:head], ' '); p >= 0 && len(bytes.TrimSpace(line[:p])) >= 32 {
+				line, u, d.Cut = line[:p], nil, true
+			}
+		}
 		if marked(n, line) {
 			end()
 		}
 		s := n.line(line)
+		if d.Cut && len(s) < 64 {
+			o.Enough = Enough{} // too little left after the markers
+			return Text(whole, o)
+		}
 		if len(s) == 0 {
 			continue
 		}
@@ -186,7 +228,26 @@ func Text(b []byte, o Options) (Document, error) {
 		d.Links = []string{} // read, and a text has none
 	}
 	d.finish(out.String())
+	if d.Cut && !o.Enough.heldBy(&d) {
+		o.Enough = Enough{}
+		return Text(whole, o)
+	}
 	return d, nil
+}
+
+// heldBy reports whether the cut Document d holds all that e asks for
+// (see Enough).
+func (e Enough) heldBy(d *Document) bool {
+	if len(d.Tokens) < e.Tokens || len(d.Text) <= e.Bytes+1 {
+		return false
+	}
+	total := 0
+	for _, s := range d.Sentences[:max(len(d.Sentences)-1, 0)] {
+		if total += len(s); total > e.Bytes {
+			return true
+		}
+	}
+	return false
 }
 
 // marked reports whether a raw line starts with a bullet or numbering.

@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"encoding/binary"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -88,23 +90,21 @@ func (n *normalizer) fold(raw []byte) []byte {
 	out := n.out[:0]
 	space := true // suppress leading space
 	for i := 0; i < len(src); {
-		c := src[i]
-		if c < utf8.RuneSelf {
-			i++
-			m := asciiClass[c]
-			if m == 0 {
-				space = true
-				continue
-			}
+		if i, out, space = foldASCII(src, i, out, space); i == len(src) {
+			break
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		i += size
+		if r == '…' {
+			// NFKC's three full stops, for a line inert let through
+			// (NFKC leaves no ellipsis behind).
 			if space && len(out) > 0 {
 				out = append(out, ' ')
 			}
 			space = false
-			out = append(out, m)
+			out = append(out, "..."...)
 			continue
 		}
-		r, size := utf8.DecodeRune(src[i:])
-		i += size
 		switch nonASCIIAction(r) {
 		case runeDrop:
 			continue
@@ -130,13 +130,91 @@ func (n *normalizer) fold(raw []byte) []byte {
 	return out
 }
 
-// inert reports whether NFKC leaves s unchanged because every rune is
-// ASCII or in a range of common letters that are NFKC-stable and never
-// compose with a neighbour (precomposed Latin-1 letters, basic Greek and
-// Cyrillic, kana, CJK unified ideographs, Hangul syllables, common
-// punctuation). It is a fast path: false means "check with norm".
+// foldASCII is fold's loop over ASCII text: it appends the canonical form
+// of the ASCII bytes from src[i:] to out, space telling that a space is
+// due before the next kept byte, and returns the offset of the first
+// non-ASCII byte (or len(src)), out and space. A kept byte adds at most
+// itself and the space that skipped bytes before it left due, so out is
+// grown once and written by index. Eight bytes that fold to themselves
+// but for the case of letters (no separator but single spaces after a
+// kept byte: most of a text) are folded at once ([plainFold]).
+func foldASCII(src []byte, i int, out []byte, space bool) (int, []byte, bool) {
+	out = slices.Grow(out, len(src)-i+9)
+	buf, k := out[:cap(out)], len(out)
+	for i < len(src) {
+		if !space && k > 0 && i+8 <= len(src) {
+			if w := binary.LittleEndian.Uint64(src[i:]); plainFold(w) {
+				binary.LittleEndian.PutUint64(buf[k:], w|upperBytes(w)>>2)
+				i += 8
+				if k += 8; w>>56 == ' ' {
+					k-- // the space is due before the next kept byte
+					space = true
+				}
+				continue
+			}
+		}
+		// Else eight bytes one at a time, before the next try.
+		for end := min(i+8, len(src)); i < end; i++ {
+			c := src[i]
+			if c >= utf8.RuneSelf {
+				return i, buf[:k], space
+			}
+			m := asciiClass[c]
+			if m == 0 {
+				space = true
+				continue
+			}
+			if space && k > 0 {
+				buf[k] = ' '
+				k++
+			}
+			space = false
+			buf[k] = m
+			k++
+		}
+	}
+	return i, buf[:k], space
+}
+
+const (
+	lows  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainFold reports that the 8 bytes of w fold to themselves after a kept
+// byte, but for upper-case letters: all ASCII, none of asciiClass's
+// separators but spaces, and no two spaces side by side. The tests are
+// the word-at-a-time ones of Anderson's "Bit Twiddling Hacks" (a byte
+// below n, a zero byte), exact for the word as a whole.
+func plainFold(w uint64) bool {
+	c, d, q, a, g := w^':'*lows, w^'-'*lows, w^'"'*lows, w^'\''*lows, w^'`'*lows
+	sep := (c-lows)&^c | (d-lows)&^d | (q-lows)&^q | (a-lows)&^a | (g-lows)&^g // any of them
+	sp := eqBytes(w, ' ')
+	// w: non-ASCII; below 0x20: controls; plus one: DEL (on ASCII bytes).
+	return (w|(w-0x20*lows)&^w|(w+lows)|sep|sp&(sp>>8))&highs == 0
+}
+
+// upperBytes sets the high bit of each byte of w (ASCII) that is an
+// upper-case letter.
+func upperBytes(w uint64) uint64 {
+	x := w | highs
+	return (x - 'A'*lows) &^ (x - ('Z'+1)*lows) & highs
+}
+
+// inert reports whether NFKC leaves s unchanged, but for an ellipsis
+// (U+2026, three full stops after NFKC, which fold writes itself), because
+// every rune is ASCII or in a range of common characters that are
+// NFKC-stable and never compose with a neighbour (precomposed Latin-1
+// letters, basic Greek and Cyrillic, kana, CJK unified ideographs, Hangul
+// syllables, common punctuation and symbols, box drawing). It is a fast
+// path: false means "check with norm". ASCII is skipped eight bytes at a
+// time.
 func inert(s []byte) bool {
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&0x8080808080808080 == 0 {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			i++
@@ -146,8 +224,10 @@ func inert(s []byte) bool {
 		i += size
 		switch {
 		case r >= 0xc0 && r <= 0xff, r == 0xa0, r == 0xab, r == 0xbb, r == 0xa9, r == 0xb7,
+			r == 0xa7, r == 0xae, r == 0xb0, r == 0xb1, r == 0xb6,
 			r >= 0x391 && r <= 0x3c9, r >= 0x401 && r <= 0x451,
-			r >= 0x2013 && r <= 0x2014, r >= 0x2018 && r <= 0x2019, r >= 0x201c && r <= 0x201e, r == 0x2022,
+			r >= 0x2013 && r <= 0x2014, r >= 0x2018 && r <= 0x2019, r >= 0x201c && r <= 0x201e, r == 0x2022, r == 0x2026,
+			r >= 0x2500 && r <= 0x257f, r >= 0x2713 && r <= 0x2718,
 			r >= 0x3001 && r <= 0x3002, r >= 0x3008 && r <= 0x3011,
 			r >= 0x3041 && r <= 0x3096, r >= 0x30a1 && r <= 0x30fa, r == 0x30fc,
 			r >= 0x4e00 && r <= 0x9fff, r >= 0xac00 && r <= 0xd7a3:

@@ -2,10 +2,12 @@ package canon
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,7 +267,11 @@ func TestInert(t *testing.T) {
 		if !inert(s) {
 			continue
 		}
-		if !norm.NFKC.IsNormal(s) && nonASCIIAction(r) == runeKeep {
+		if r == '…' {
+			if got := norm.NFKC.String(string(r)); got != "..." {
+				t.Errorf("NFKC(%U) = %q, but fold writes \"...\" for it", r, got)
+			}
+		} else if !norm.NFKC.IsNormal(s) && nonASCIIAction(r) == runeKeep {
 			t.Errorf("inert(%U) = true, but NFKC changes it", r)
 		}
 		for _, m := range []rune{0x301, 0x308, 0x3099, 0x11a8, 0x302} {
@@ -300,5 +306,164 @@ func TestContentMain(t *testing.T) {
 				t.Errorf("HTML(%s, ContentMain) dropped a short line between good blocks: %q", tt.name, d.Text)
 			}
 		})
+	}
+}
+
+// FuzzFoldNFKC: fold gives on any text what it gives on the text's NFKC
+// form, whether its fast paths (inert, the ellipsis, foldASCII) take the
+// text or norm does.
+func FuzzFoldNFKC(f *testing.F) {
+	for _, s := range []string{
+		"Intro¶ — “quoted” ‘x’ » © § ° ± ®…", "wait… what…", "e\u0301…", "…\u0301", "a…b",
+		"│ ├── dir ✔ ✘ ╮╯", "Ünïcode ΑΒΓ абв かな 漢字 한국", "ﬁ ¹ ™ … ½", "", "…",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		var a, b normalizer
+		got := string(a.fold([]byte(s)))
+		want := string(b.fold(norm.NFKC.Bytes([]byte(s))))
+		if got != want {
+			t.Errorf("fold(%q) = %q, fold(NFKC) = %q", s, got, want)
+		}
+	})
+}
+
+// FuzzTextEnough: with Options.Enough, Text's Document is the whole
+// text's, or its head as Enough says: the text up to a word's end and a
+// line end, its tokens and its sentences but the last the first of the
+// whole Document's, and all that Enough asks for in it.
+func FuzzTextEnough(f *testing.F) {
+	long := strings.Repeat("Word and more words, ﬁne ﬃ … “quotes” ¶ é e\u0301 東京都. ", 8)
+	for _, s := range []string{
+		long, "1. 2. 3. " + long, "- " + long + "\n\nsecond paragraph " + long, "short line\n" + long + "\n" + long,
+		strings.Repeat(" ", 60) + long, "a.b.c.d.e.f.g.h.i " + long, strings.Repeat("x", 200) + " " + long,
+	} {
+		f.Add(s, 20, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, nb, nt int) {
+		e := Enough{Bytes: 1 + abs(nb)%200, Tokens: 1 + abs(nt)%40}
+		d, err := Text([]byte(s), Options{Enough: e})
+		whole, werr := Text([]byte(s), Options{})
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("Text(%q) errors %v with Enough, %v without", s, err, werr)
+		}
+		if !d.Cut {
+			if !reflect.DeepEqual(d, whole) {
+				t.Errorf("Text(%q, %+v) = %+v, not cut, want %+v", s, e, d, whole)
+			}
+			return
+		}
+		n := len(d.Text) - 1
+		if !strings.HasPrefix(whole.Text, d.Text[:n]) || d.Text[n] != '\n' || n < len(whole.Text) && whole.Text[n] != ' ' && whole.Text[n] != '\n' {
+			t.Fatalf("Text(%q, %+v).Text = %q, not a head of %q", s, e, d.Text, whole.Text)
+		}
+		if len(d.Tokens) > len(whole.Tokens) || !slices.Equal(d.Tokens, whole.Tokens[:len(d.Tokens)]) {
+			t.Errorf("Text(%q, %+v).Tokens = %q, not a head of %q", s, e, d.Tokens, whole.Tokens)
+		}
+		k := max(len(d.Sentences)-1, 0)
+		if k > len(whole.Sentences) || !slices.Equal(d.Sentences[:k], whole.Sentences[:k]) {
+			t.Errorf("Text(%q, %+v).Sentences = %q, not a head of %q", s, e, d.Sentences, whole.Sentences)
+		}
+		if !e.heldBy(&d) {
+			t.Errorf("Text(%q, %+v) cut short of Enough: %d bytes, %d tokens", s, e, len(d.Text), len(d.Tokens))
+		}
+	})
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// TestTextEnough: a long line is cut when its head holds what Enough
+// asks for, and read whole when it does not.
+func TestTextEnough(t *testing.T) {
+	long := []byte(strings.Repeat("Some words in a sentence. ", 400))
+	whole, _ := Text(long, Options{})
+	for _, tt := range []struct {
+		e   Enough
+		cut bool
+	}{
+		{Enough{Bytes: 300, Tokens: 100}, true},
+		{Enough{Bytes: 300, Tokens: 2000}, false}, // more tokens than the head holds
+		{Enough{Bytes: 9000, Tokens: 10}, false},  // more bytes than the line has
+		{Enough{Bytes: 300}, false},               // both fields needed
+	} {
+		d, err := Text(long, Options{Enough: tt.e})
+		if err != nil || d.Cut != tt.cut {
+			t.Fatalf("Text(%+v).Cut = %v, %v; want %v", tt.e, d.Cut, err, tt.cut)
+		}
+		if d.Cut && (len(d.Text) >= len(whole.Text)/2 || !strings.HasPrefix(whole.Text, d.Text[:len(d.Text)-1])) {
+			t.Errorf("Text(%+v).Text has %d of %d bytes, want a head of at most half", tt.e, len(d.Text), len(whole.Text))
+		}
+		if !d.Cut && !reflect.DeepEqual(d, whole) {
+			t.Errorf("Text(%+v) = %+v, want the whole text's Document", tt.e, d)
+		}
+	}
+}
+
+// foldBytes is foldASCII one byte at a time: the oracle of FuzzFoldASCII.
+func foldBytes(src []byte, out []byte, space bool) (int, []byte, bool) {
+	i := 0
+	for ; i < len(src) && src[i] < utf8.RuneSelf; i++ {
+		if m := asciiClass[src[i]]; m == 0 {
+			space = true
+		} else {
+			if space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			out, space = append(out, m), false
+		}
+	}
+	return i, out, space
+}
+
+// FuzzFoldASCII: foldASCII, eight bytes at a time where it can, folds as
+// foldBytes does, from either state and after some output or none.
+func FuzzFoldASCII(f *testing.F) {
+	for _, s := range []string{
+		"Hello World, this is Plain Text: with-dashes and 'quotes' and \"more\" `ticks`",
+		"two  spaces\tand\ttabs\r\nDEL\x7f here ZZ@[`{", "ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefgh 01234567 ", "é non-ASCII after 8 bytes é",
+	} {
+		f.Add([]byte(s), false, true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, space, prefix bool) {
+		var out []byte
+		if prefix {
+			out = []byte("x")
+		}
+		i, got, gs := foldASCII(src, 0, slices.Clone(out), space)
+		j, want, ws := foldBytes(src, slices.Clone(out), space)
+		if i != j || !bytes.Equal(got, want) || gs != ws {
+			t.Errorf("foldASCII(%q, %v) = %d, %q, %v; want %d, %q, %v", src, space, i, got, gs, j, want, ws)
+		}
+	})
+}
+
+// TestPlainFold: plainFold and upperBytes agree with asciiClass on
+// every byte at every position, beside plain and separator bytes.
+func TestPlainFold(t *testing.T) {
+	for b := range 256 {
+		for pos := range 8 {
+			for _, fill := range []byte{'a', 'Z', ' ', '-', 0x7f, 0x80} {
+				w := wordWith(fill, byte(b), pos)
+				src := binary.LittleEndian.AppendUint64(nil, w)
+				_, want, _ := foldBytes(src, []byte("x"), false)
+				plain := !bytes.Contains(src, []byte("  ")) && len(want) == 1+8-bytes.Count(src[7:], []byte(" "))
+				for _, c := range src {
+					plain = plain && c < 0x80 && (asciiClass[c] != 0 || c == ' ')
+				}
+				if got := plainFold(w); got != plain {
+					t.Fatalf("plainFold(%q) = %v, want %v", src, got, plain)
+				}
+				if plain {
+					folded := binary.LittleEndian.AppendUint64(nil, w|upperBytes(w)>>2)
+					if string(want[1:]) != strings.TrimSuffix(string(folded), " ") {
+						t.Fatalf("%q folds to %q, plainFold's copy gives %q", src, want[1:], folded)
+					}
+				}
+			}
+		}
 	}
 }

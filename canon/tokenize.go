@@ -1,12 +1,13 @@
 package canon
 
 import (
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
 
-// wordByte reports whether an ASCII byte belongs to a word.
-var wordByte = func() (t [128]bool) {
+// wordByte reports whether a byte is an ASCII byte of a word.
+var wordByte = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
 	}
@@ -78,6 +79,15 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 		state = none
 	}
 	for i := 0; i < len(text); {
+		if state == none {
+			var got bool
+			if i, toks, got = asciiWords(text, i, toks); got {
+				hasTok = true
+			}
+			if i == len(text) {
+				break
+			}
+		}
 		c := text[i]
 		if c < utf8.RuneSelf {
 			if wordByte[c] {
@@ -87,7 +97,7 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 				}
 				// The rest of an ASCII word in a tight loop: most of
 				// the text, and the state above does not change in it.
-				for i++; i < len(text) && text[i] < utf8.RuneSelf && wordByte[text[i]]; i++ {
+				for i++; i < len(text) && wordByte[text[i]]; i++ {
 				}
 				continue
 			}
@@ -133,6 +143,104 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 		endSentence(len(text))
 	}
 	return toks, sents
+}
+
+// asciiWords is scan's loop over plain ASCII text, outside a word: it
+// appends the ASCII words from text[i:] to toks and returns the offset of
+// the first byte it leaves to scan (a non-ASCII byte, a word that a
+// non-ASCII byte continues, a byte that may end a sentence) and whether
+// it appended a word. Apart from scan, whose many live variables the
+// compiler keeps on the stack, it runs in registers: most of the text is
+// read here.
+//
+// It reads eight bytes at a time: a mask of their word bytes, XORed with
+// itself shifted by one byte, marks each byte where a word starts or
+// ends, and the marks are taken in order (the word-boundary bitmaps of
+// Langdale and Lemire's simdjson, on one machine word). A loop that
+// stops at the end of each word mispredicts a branch there.
+func asciiWords(text string, i int, toks []string) (int, []string, bool) {
+	got, in, start := false, false, 0 // in: a word opened at start
+	var carry uint64                  // 1: the byte before text[i] is a word byte
+	for ; i+8 <= len(text); i += 8 {
+		b := text[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		m := wordBytes(w) >> 7 // bit 8k: byte k is a word byte
+		edges := m ^ (m<<8 | carry)
+		carry = m >> 56
+		stop := w&highs | eqBytes(w, '\n') | eqBytes(w, '.') | eqBytes(w, '!') | eqBytes(w, '?')
+		lanes := 8
+		if stop != 0 {
+			lanes = bits.TrailingZeros64(stop) / 8
+			edges &= 1<<(8*lanes) - 1
+		}
+		for ; edges != 0; edges &= edges - 1 {
+			k := i + bits.TrailingZeros64(edges)/8
+			if in {
+				toks = append(toks, text[start:k])
+				got = true
+			} else {
+				start = k
+			}
+			in = !in
+		}
+		if stop != 0 {
+			p := i + lanes
+			if in {
+				if text[p] >= utf8.RuneSelf {
+					return start, toks, got // the word may go on
+				}
+				toks = append(toks, text[start:p])
+				got = true
+			}
+			return p, toks, got
+		}
+	}
+	if in {
+		i = start
+	}
+	// The last bytes, one at a time.
+	for i < len(text) {
+		c := text[i]
+		if !wordByte[c] {
+			if c >= utf8.RuneSelf || c == '\n' || c == '.' || c == '!' || c == '?' {
+				break
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && wordByte[text[j]] {
+			j++
+		}
+		if j < len(text) && text[j] >= utf8.RuneSelf {
+			break
+		}
+		toks = append(toks, text[i:j])
+		got = true
+		i = j
+	}
+	return i, toks, got
+}
+
+// wordBytes sets the high bit of each byte of w that is an ASCII word
+// byte (0-9, A-Z, a-z) and clears the others. Setting each byte's high
+// bit before a subtraction keeps borrows inside the byte, so the test
+// is exact byte by byte (Anderson, "Bit Twiddling Hacks": bytes in a
+// range).
+func wordBytes(w uint64) uint64 {
+	x := w | highs
+	digit := (x - '0'*lows) &^ (x - ('9'+1)*lows)
+	upper := (x - 'A'*lows) &^ (x - ('Z'+1)*lows)
+	lower := (x - 'a'*lows) &^ (x - ('z'+1)*lows)
+	return (digit | upper | lower) & highs &^ w
+}
+
+// eqBytes sets the high bit of each byte of w that equals c and clears
+// the others, exactly (no carry crosses a byte).
+func eqBytes(w uint64, c byte) uint64 {
+	t := w ^ uint64(c)*lows
+	return ^((t&^highs + ^uint64(highs)) | t) & highs
 }
 
 // Tokenize returns the word tokens of text in order: runs of Unicode

@@ -23,8 +23,6 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/winnow-search/winnow/warc"
 )
 
@@ -548,10 +546,10 @@ func jsonString(raw json.RawMessage) (string, error) {
 // part of its record, into a new slice. A string without escapes,
 // control characters or invalid UTF-8 (most text fields) is its bytes
 // between the quotes, so only the others are decoded again. strict
-// reports that raw is valid JSON in valid UTF-8: then only an escape
-// needs decoding, and jsontext decodes it (a text field that Python's
-// json.dumps wrote escapes every non-ASCII character); anything it
-// refuses goes to encoding/json.
+// reports that raw is valid JSON in valid UTF-8 (read by jsontext or
+// readFlat): then only an escape needs decoding, and appendUnquoted
+// decodes it without checking the string again (a text field that
+// Python's json.dumps wrote escapes every non-ASCII character).
 func jsonBytes(raw json.RawMessage, strict bool) ([]byte, error) {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
 		body := raw[1 : n-1]
@@ -559,9 +557,7 @@ func jsonBytes(raw json.RawMessage, strict bool) ([]byte, error) {
 			return bytes.Clone(body), nil
 		}
 		if strict {
-			if b, err := jsontext.AppendUnquote(make([]byte, 0, len(body)), raw); err == nil {
-				return b, nil
-			}
+			return appendUnquoted(make([]byte, 0, len(body)), body), nil
 		}
 		plain := true
 		for _, c := range body {

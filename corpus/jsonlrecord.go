@@ -24,6 +24,7 @@ type recordReader struct {
 	f     JSONLFields
 	names []string          // every name f lists, once
 	vals  []json.RawMessage // the record's member of each name, nil if absent
+	seen  [][]byte          // the names readFlat has met in the record
 	rd    bytes.Reader
 	dec   jsontext.Decoder
 }
@@ -59,6 +60,11 @@ func (r *recordReader) get(k string) (Field, bool) {
 // returns false if line is anything but one valid JSON object with
 // distinct, unescaped names in valid UTF-8.
 func (r *recordReader) read(line []byte) bool {
+	return r.readFlat(line) || r.readStream(line)
+}
+
+// readStream is read with jsontext, for every record.
+func (r *recordReader) readStream(line []byte) bool {
 	clear(r.vals)
 	r.rd.Reset(line)
 	r.dec.Reset(&r.rd)
