@@ -232,4 +232,11 @@ func TestRewriteRemembered(t *testing.T) {
 	if _, _, err := s.rewrite(b, engine.Request{Method: "GET", Path: "/llvm/_search?q=a&size=-1"}); err == nil {
 		t.Error("a bad request is rewritten")
 	}
+	long := "/llvm/_search?size=5&q=" + strings.Repeat("long+", 300)
+	if _, _, err := s.rewrite(b, engine.Request{Method: "GET", Path: long}); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := s.memo.rewrites.get(long); kept {
+		t.Error("a rewrite of a URI longer than memoMaxURI is remembered")
+	}
 }

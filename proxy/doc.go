@@ -49,8 +49,9 @@
 //	lists                                              cache entries, list key                 once an entry is not the cache's/fresh
 //	answers      method, path, body, mode, window      engine answer and its rendering        second generation by bytes
 //	                                                   (+ the remembered list it rests on)     (AnswerCacheBytes); unusable as above
-//	rewrites     request path (requests with no body)  the rewritten path and window           second generation of 4 Ki
-//	routes       method, content type, URI (no body)   the gate's route and the checked path   second generation of 4 Ki
+//	rewrites     request path (no body, at most 1 KiB) the rewritten path and window           second generation of 4 Ki
+//	routes       method, content type, URI (no body,    the gate's route and the checked path   second generation of 4 Ki
+//	             at most 1 KiB)
 //
 // Operations: /metrics (Prometheus text format, HELP, TYPE and le
 // buckets), [Server.Stats], /healthz, /readyz;

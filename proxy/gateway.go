@@ -49,12 +49,14 @@ type routed struct {
 // without a body: what the gate decides and the path it hands on depend
 // on the method, the content type and the URI alone, so a popular
 // search is split, decoded, checked and encoded once, not on every
-// request. A refused request is checked every time.
+// request. A refused request, and one whose URI is longer than
+// memoMaxURI, is checked every time.
 func (s *Server) route(b *upstream, ctx *fasthttp.RequestCtx, orig *engine.Request) (engine.Route, error) {
-	if len(orig.Body) > 0 {
+	uri := ctx.Request.Header.RequestURI()
+	if len(orig.Body) > 0 || len(uri) > memoMaxURI {
 		return b.route(ctx, orig)
 	}
-	key := orig.Method + " " + string(ctx.Request.Header.ContentType()) + " " + string(ctx.Request.Header.RequestURI())
+	key := orig.Method + " " + string(ctx.Request.Header.ContentType()) + " " + string(uri)
 	if r, ok := s.memo.routes.get(key); ok {
 		orig.Path = r.path
 		return r.rt, nil

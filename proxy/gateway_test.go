@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -38,6 +39,7 @@ func TestRouteRemembered(t *testing.T) {
 		{"DELETE", "/llvm", "", true},
 		{"PUT", "/llvm/_doc/scroll", "", true},
 		{"GET", "/llvm/_search/../_doc/1", "", true},
+		{"GET", "/llvm/_search?size=5&q=" + strings.Repeat("long+", 300), "", false},
 	} {
 		want := clientRequest(request(c.method, c.uri, c.body))
 		wantRt, wantErr := b.route(request(c.method, c.uri, c.body), &want)
@@ -57,6 +59,6 @@ func TestRouteRemembered(t *testing.T) {
 	n := len(s.memo.routes.cur)
 	s.memo.routes.mu.Unlock()
 	if n != 4 {
-		t.Errorf("%d routes remembered, want the 4 searches without a body", n)
+		t.Errorf("%d routes remembered, want the 4 searches without a body and of a short URI", n)
 	}
 }

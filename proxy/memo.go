@@ -48,6 +48,11 @@ const (
 	memoHot      = 1024     // remembered lists of cached results
 	memoRewrites = 4096     // rewritten request paths
 	memoRoutes   = 4096     // requests the gate let through
+	// memoMaxURI is the longest request URI the rewrites and routes
+	// keep: search URIs are short, and a header may be 16 KiB, so
+	// unique long URIs would otherwise hold up to 2 × 4096 × 32 KiB
+	// in each layer.
+	memoMaxURI = 1 << 10
 )
 
 // newMemo returns the memo layers; answerBytes bounds the answer cache

@@ -384,7 +384,7 @@ func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, re
 // factor, remembered for requests without a body: a popular query's URL
 // is rewritten once, not parsed and encoded again on every request.
 func (s *Server) rewrite(b *upstream, orig engine.Request) (engine.Request, engine.Window, error) {
-	if len(orig.Body) > 0 {
+	if len(orig.Body) > 0 || len(orig.Path) > memoMaxURI {
 		return b.light.Rewrite(orig, s.o.Factor)
 	}
 	if r, ok := s.memo.rewrites.get(orig.Path); ok {
