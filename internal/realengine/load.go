@@ -172,7 +172,10 @@ func Index(ctx context.Context, kind, base, index string, docs []Doc) error {
 		}
 		if len(st.Status[index]) > 0 {
 			q := url.Values{"action": {"UNLOAD"}, "core": {index}, "deleteInstanceDir": {"true"}}
-			if _, err := do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil); err != nil {
+			// Solr's status may still list a core it has just dropped
+			// (or failed to load after a restart), and then refuses to
+			// unload it as non-existent: gone is what is wanted.
+			if _, err := do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil); err != nil && !strings.Contains(err.Error(), "non-existent core") {
 				return err
 			}
 		}
