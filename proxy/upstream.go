@@ -23,9 +23,12 @@ type upstream struct {
 	adapter engine.Adapter
 	// light speaks the same API but parses only URLs and texts: the
 	// transparent path needs no titles or snippets.
-	light  engine.Adapter
-	base   *url.URL
-	client *fasthttp.Client
+	light engine.Adapter
+	base  *url.URL
+	// client holds the connections to the engine's one host: a
+	// HostClient, not a Client, which would look the host up in a
+	// locked map on every request.
+	client *fasthttp.HostClient
 	// gate is the read-only gateway's allow-list of search routes.
 	gate *engine.Gate
 }
@@ -59,15 +62,17 @@ func newUpstream(e Engine) (*upstream, error) {
 		light:   light,
 		base:    u,
 		gate:    engine.NewGate(e.Adapter),
-		client: &fasthttp.Client{
-			Name: "winnow",
+		client: &fasthttp.HostClient{
+			Addr:  fasthttp.AddMissingPort(u.Host, u.Scheme == "https"),
+			IsTLS: u.Scheme == "https",
+			Name:  "winnow",
 			// ReadTimeout caps the deadline of a request's head;
 			// dialEngine's connections keep it for a body winnow keeps
 			// and bound a relayed body by the engine's silence.
-			DialTimeout:     dialEngine(e.Timeout),
-			ReadTimeout:     e.Timeout,
-			WriteTimeout:    e.Timeout,
-			MaxConnsPerHost: 1024,
+			DialTimeout:  dialEngine(e.Timeout),
+			ReadTimeout:  e.Timeout,
+			WriteTimeout: e.Timeout,
+			MaxConns:     1024,
 			// Bodies are streamed, not read before Do returns, so no
 			// answer is in memory before the budget of bytes in flight
 			// admits it (readAnswer) or it streams to the client (relay).
