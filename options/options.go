@@ -51,6 +51,19 @@ func Signer(c config.Config) page.Signer {
 	}
 }
 
+// BatchSigner is [Signer] for the jobs that keep only the signature of
+// each document (winnow dedup, winnow index, winnow-beam): its
+// canonicalization of a plain text may stop at the head the signature
+// reads ([canon.Enough]: its byte and token caps). The signatures are the
+// same, and the rest of a long line is not canonicalized (a fifth of the
+// text of llvm-docs, in six pages of 0.75 to 1 MB).
+func BatchSigner(c config.Config) page.Signer {
+	s := Signer(c)
+	o := s.Signature.WithDefaults()
+	s.Canon.Enough = canon.Enough{Bytes: o.MaxBytes, Tokens: o.MaxTokens}
+	return s
+}
+
 // readsLinks reports whether a calibrated decision reads the pages' link
 // targets (refuse_links_above, or the links feature), so the signer must
 // record them.
@@ -239,7 +252,7 @@ func Index(c config.Config, target indextag.Target, log *slog.Logger) (indextag.
 		return indextag.Options{}, err
 	}
 	return indextag.Options{
-		Target: target, Signer: Signer(c), Group: group, Remove: remove, Rank: rank,
+		Target: target, Signer: BatchSigner(c), Group: group, Remove: remove, Rank: rank,
 		SingleLink: c.Dedup.SingleLink, Workers: c.Dedup.Workers, Fields: CorpusOptions(c).Fields, Logger: log,
 	}, nil
 }

@@ -42,5 +42,5 @@ func decodeSettings(b []byte) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &settings{cfg: c, signer: options.Signer(c), decision: group, remove: remove, rank: rank}, nil
+	return &settings{cfg: c, signer: options.BatchSigner(c), decision: group, remove: remove, rank: rank}, nil
 }

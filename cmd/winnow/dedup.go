@@ -16,8 +16,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/winnow-search/winnow/canon"
-	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
 	"github.com/winnow-search/winnow/offline"
 	"github.com/winnow-search/winnow/options"
@@ -96,7 +94,7 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	inputs, sources, report := openInputs(ctx, e, fs.Args())
 
 	start, cpu0 := time.Now(), processCPU()
-	docs, stats, err := signInputs(ctx, e, inputs, sources, dedupSigner(e.cfg), report)
+	docs, stats, err := signInputs(ctx, e, inputs, sources, options.BatchSigner(e.cfg), report)
 	stats.Stages.cpu0, stats.Stages.signWall = cpu0, time.Since(start)
 	fmt.Fprint(e.stderr, report.summary())
 	if ctx.Err() != nil {
@@ -277,18 +275,6 @@ type signDone struct {
 	seq, input int
 	doc        *signedDoc
 	err        error
-}
-
-// dedupSigner is the configured signer, whose canonicalization of a
-// plain text may stop at the head that the signature reads
-// ([canon.Enough]: its byte and token caps): the signatures are the same,
-// and the rest of a long line is not canonicalized (a fifth of the text
-// of llvm-docs, in six pages of 0.75 to 1 MB).
-func dedupSigner(c config.Config) page.Signer {
-	s := options.Signer(c)
-	o := s.Signature.WithDefaults()
-	s.Canon.Enough = canon.Enough{Bytes: o.MaxBytes, Tokens: o.MaxTokens}
-	return s
 }
 
 // signInputs reads every source and signs its documents on all cores. A
