@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +46,10 @@ func TestTaggedIndex(t *testing.T) {
 				cfg = engine.Config{Kind: "solr", Path: "/solr/" + index + "/select"}
 				search = "/solr/" + index + "/select?q=*:*&rows=60&wt=json"
 			}
+			// The answers carry each page's stored text (Solr's near 1 MB):
+			// a cache of 64 MiB keeps entries up to 4 MiB.
 			s, proxyURL := startProxy(t, Options{Engines: []Engine{{Name: kind, URL: engineURL, Adapter: cfg, Timeout: 5 * time.Second}},
-				Budget: 2 * time.Second, TopK: 100})
+				Budget: 2 * time.Second, TopK: 100, AnswerCacheBytes: 64 << 20})
 			groups := groupedAnswer(t, proxyURL+search, solr)
 			got := s.Stats().Signatures
 			if got.Fetched != 0 || got.Text != 0 || got.Service == 0 {
@@ -61,6 +65,19 @@ func TestTaggedIndex(t *testing.T) {
 						t.Errorf("%s grouped under %s: tags %s and %s", m, winner, tags[m], tags[winner])
 					}
 				}
+			}
+			// The same search again: a tag-grouped answer depends on its
+			// bytes alone, so from its second sighting on it is served
+			// from the answer cache, grouped as before (the engine's took
+			// or QTime may differ between the answers).
+			for range 2 {
+				again := groupedAnswer(t, proxyURL+search, solr)
+				if !maps.EqualFunc(again, groups, slices.Equal) {
+					t.Errorf("the same search grouped anew: %v, first %v", again, groups)
+				}
+			}
+			if hits := s.memo.answers.hits.Load(); hits == 0 {
+				t.Errorf("answer cache hits = 0 after three identical searches; want the tagged answer served from it")
 			}
 
 			// An untagged copy of a page: the online path signs it from
