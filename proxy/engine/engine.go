@@ -205,8 +205,8 @@ type Parsed struct {
 	xml    bool
 	list   span     // JSON: the results array, brackets included
 	elems  []span   // JSON: each hit; XML: each <item>/<entry> element
-	inner  []int    // XML: offset of each item's end tag; Elasticsearch: of each hit's inner_hits object, -1 for none
-	scores []span   // Elasticsearch: each hit's _score as the engine wrote it, if a number
+	inner  []int    // XML: offset of each item's end tag
+	es     []esHit  // Elasticsearch: what Render reads of each hit
 	rootNS int      // XML: where to add the winnow namespace declaration
 	patch  []patch  // JSON, in body order
 	ids    []string // Solr: each hit's uniqueKey, "" for none
@@ -215,6 +215,12 @@ type Parsed struct {
 }
 
 type span struct{ start, end int }
+
+// esHit is what the walk captured of an Elasticsearch hit for Group
+// mode, so Render need not scan the hit again: its _score as the engine
+// wrote it, if a number, and its inner_hits object, if it has one; a
+// zero span for none.
+type esHit struct{ score, inner span }
 
 // patch replaces a value at span: with the window's From or Size, or with
 // the total after refinement.

@@ -174,65 +174,74 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 // groupJSON appends the "_winnow" value of winner win in Group mode for
 // JSON kinds with no grouping format of their own (SearXNG, generic).
 func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+	var rc repeats
 	out = append(out, `{"cluster":`...)
-	out = appendString(out, marks[win].Cluster)
+	out = rc.cluster(out, marks[win].Cluster)
 	out = append(out, `,"duplicates":[`...)
-	out = appendDuplicates(out, p, marks, win, dups)
+	out = appendDuplicates(out, p, marks, win, dups, &rc)
 	return append(out, "]}"...)
 }
+
+// The fixed parts of an Elasticsearch winner in Group mode around its
+// duplicates' count, their best score and the duplicates themselves.
+const (
+	esInnerOpen  = `"inner_hits":{` + esWinnowOpen
+	esWinnowOpen = `"winnow":{"hits":{"total":{"value":`
+	esMaxScore   = `,"relation":"eq"},"max_score":`
+	esHitsOpen   = `,"hits":[`
+	esInnerClose = `]}}}`
+	esClusterKey = `,"_winnow":{"cluster":`
+)
 
 // esWinner appends an Elasticsearch winner in Group mode: the hit with
 // _winnow naming its cluster and its duplicates as inner_hits named
 // "winnow", in the shape a collapse query's inner_hits take, each
 // duplicate with its own _winnow explanation. A hit that has inner_hits
-// already gets "winnow" added to them.
+// already gets "winnow" added to them. The hit's bytes are copied in one
+// append up to where winnow's members go, and the fixed parts between
+// the values in one append each.
 func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
 	b := p.body
 	e := p.elems[win]
+	var rc repeats
 	if dups.first[win] < 0 {
 		// Most winners have no duplicates: their hit is not scanned for
 		// inner_hits, a scan of every member that would cost about as
 		// much as the rest of the rendering.
-		out = openMember(out, b, e, winnowKey)
+		out = openMember(out, b, e, esClusterKey[1:])
 	} else if ih, has := innerHitsOf(p, win); has {
 		out = append(out, b[e.start:ih.end-1]...)
 		if skipWS(b, ih.start+1) < ih.end-1 {
 			out = append(out, ',')
 		}
-		out = append(out, `"winnow":`...)
-		out = innerHits(out, p, marks, win, dups)
+		out = append(out, esWinnowOpen...)
+		out = innerHits(out, p, marks, win, dups, &rc)
+		out = append(out, esInnerClose[:len(esInnerClose)-1]...)
 		out = append(out, b[ih.end-1:e.end-1]...)
-		out = append(out, `,"_winnow":`...)
+		out = append(out, esClusterKey...)
 	} else {
-		out = append(out, b[e.start:e.end-1]...)
-		if skipWS(b, e.start+1) != e.end-1 {
-			out = append(out, ',')
-		}
-		out = append(out, `"inner_hits":{"winnow":`...)
-		out = innerHits(out, p, marks, win, dups)
-		out = append(out, `},"_winnow":`...)
+		out = openMember(out, b, e, esInnerOpen)
+		out = innerHits(out, p, marks, win, dups, &rc)
+		out = append(out, esInnerClose+esClusterKey...)
 	}
-	out = clusterJSON(out, marks[win].Cluster)
-	return append(out, '}')
+	out = rc.cluster(out, marks[win].Cluster)
+	return append(out, "}}"...)
 }
 
 // innerHitsOf returns the span of hit i's inner_hits object, as Parse
 // recorded it.
 func innerHitsOf(p *Parsed, i int) (span, bool) {
-	if p.inner == nil { // not parsed as Elasticsearch: look
+	if p.es == nil { // not parsed as Elasticsearch: look
 		ih, has := field(p.body, p.elems[i], "inner_hits")
 		return ih, has && p.body[ih.start] == '{'
 	}
-	at := p.inner[i]
-	if at < 0 {
-		return span{}, false
-	}
-	end, _ := skipValue(p.body, at)
-	return span{at, end}, true
+	ih := p.es[i].inner
+	return ih, ih.end != 0
 }
 
-// innerHits appends the inner_hits result of win's duplicates.
-func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+// innerHits appends the inner_hits result of win's duplicates from their
+// count on: esWinnowOpen is written.
+func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
 	n, best := 0, -1
 	for j := dups.first[win]; j >= 0; j = dups.next[j] {
 		n++
@@ -240,28 +249,30 @@ func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []by
 			best = int(j)
 		}
 	}
-	out = append(out, `{"hits":{"total":{"value":`...)
-	out = strconv.AppendInt(out, int64(n), 10)
-	out = append(out, `,"relation":"eq"},"max_score":`...)
+	if n < 10 {
+		out = append(out, byte('0'+n))
+	} else {
+		out = strconv.AppendInt(out, int64(n), 10)
+	}
+	out = append(out, esMaxScore...)
 	switch {
 	case best < 0:
 		out = append(out, "null"...)
-	case p.scores != nil && p.scores[best].end != 0:
+	case p.es != nil && p.es[best].score.end != 0:
 		// The best duplicate's _score as the engine wrote it: a float
 		// formatted again cost a tenth of the group rendering.
-		s := p.scores[best]
+		s := p.es[best].score
 		out = append(out, p.body[skipWS(p.body, s.start):s.end]...)
 	default:
 		out = strconv.AppendFloat(out, p.Results[best].Score, 'g', -1, 64)
 	}
-	out = append(out, `,"hits":[`...)
-	out = appendDuplicates(out, p, marks, win, dups)
-	return append(out, "]}}"...)
+	out = append(out, esHitsOpen...)
+	return appendDuplicates(out, p, marks, win, dups, rc)
 }
 
 // appendDuplicates appends win's duplicates, as the backend wrote them,
 // each with its _winnow explanation, separated by commas.
-func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
 	for j := dups.first[win]; j >= 0; j = dups.next[j] {
 		if j != dups.first[win] {
 			out = append(out, ',')
@@ -271,27 +282,86 @@ func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupList
 			out = append(out, p.body[e.start:e.end]...)
 			continue
 		}
-		out = openMember(out, p.body, e, winnowKey)
-		out = dupExplain(out, marks[j])
+		out = openMember(out, p.body, e, `"_winnow":{"cluster":`)
+		out = dupExplain(out, &marks[j], rc)
 		out = append(out, '}')
 	}
 	return out
 }
 
-// dupExplain appends a duplicate's _winnow value: its cluster, relation
-// and verdict, and its explanation unless that is empty (the proxy's
-// compact group answer leaves it out; [Mark.Explain]).
-func dupExplain(out []byte, d Mark) []byte {
-	out = append(out, `{"cluster":`...)
-	out = appendString(out, d.Cluster)
-	out = append(out, `,"relation":`...)
-	out = appendString(out, d.Relation)
-	out = appendProbability(out, d)
+// dupExplain appends a duplicate's _winnow value from its cluster on
+// (`{"cluster":` is written): its cluster, relation and verdict, and its
+// explanation unless that is empty (the proxy's compact group answer
+// leaves it out; [Mark.Explain]).
+func dupExplain(out []byte, d *Mark, rc *repeats) []byte {
+	out = rc.cluster(out, d.Cluster)
+	out = appendRelation(out, d.Relation)
+	out = rc.probability(out, d)
 	if d.Explain != "" {
 		out = append(out, `,"explain":`...)
 		out = appendString(out, d.Explain)
 	}
 	return append(out, '}')
+}
+
+// appendRelation appends a duplicate's "relation" member: the relations
+// winnow names in one append each.
+func appendRelation(out []byte, rel string) []byte {
+	switch rel {
+	case "duplicate":
+		return append(out, `,"relation":"duplicate"`...)
+	case "contains":
+		return append(out, `,"relation":"contains"`...)
+	case "contained":
+		return append(out, `,"relation":"contained"`...)
+	}
+	out = append(out, `,"relation":`...)
+	return appendString(out, rel)
+}
+
+// repeats remembers what a group's rendering writes more than once: the
+// cluster ID, quoted where out holds it (a group's duplicates and
+// winner share it), and the last probability rendered. The zero value
+// remembers nothing.
+type repeats struct {
+	id    string
+	at    span // id, quoted, in out; end 0: none
+	prob  float64
+	probN int // bytes of probS; 0: none
+	probS [6]byte
+}
+
+// cluster appends id as a JSON string, copied from where out holds it
+// already if it is the id rendered last.
+func (rc *repeats) cluster(out []byte, id string) []byte {
+	if rc.at.end != 0 && id == rc.id {
+		return append(out, out[rc.at.start:rc.at.end]...)
+	}
+	start := len(out)
+	out = appendString(out, id)
+	rc.id, rc.at = id, span{start, len(out)}
+	return out
+}
+
+// probability is appendProbability, formatting a probability once for
+// a run of duplicates that share it.
+func (rc *repeats) probability(out []byte, m *Mark) []byte {
+	if m.Decision == "" || math.IsNaN(m.Probability) {
+		return out
+	}
+	switch {
+	case m.Decision == "group" && !m.ProbabilityAtMost:
+		out = append(out, `,"decision":"group","probability":`...)
+	case m.Decision == "remove" && !m.ProbabilityAtMost:
+		out = append(out, `,"decision":"remove","probability":`...)
+	default:
+		out = appendDecision(out, m)
+	}
+	if rc.probN == 0 || m.Probability != rc.prob {
+		rc.prob = m.Probability
+		rc.probN = len(appendFourPlaces(rc.probS[:0], m.Probability))
+	}
+	return append(out, rc.probS[:rc.probN]...)
 }
 
 // clusterJSON appends a winner's _winnow value.
@@ -319,7 +389,8 @@ func solrExpanded(out []byte, p *Parsed, marks []Mark, winners []int) []byte {
 		out = append(out, `:{"numFound":`...)
 		out = strconv.AppendInt(out, int64(n), 10)
 		out = append(out, `,"start":0,"docs":[`...)
-		out = appendDuplicates(out, p, marks, w, dups)
+		var rc repeats
+		out = appendDuplicates(out, p, marks, w, dups, &rc)
 		out = append(out, "]}"...)
 	}
 	return append(out, '}')
@@ -356,14 +427,18 @@ func appendProbability(dst []byte, m Mark) []byte {
 	if m.Decision == "" || math.IsNaN(m.Probability) {
 		return dst
 	}
+	return appendFourPlaces(appendDecision(dst, &m), m.Probability)
+}
+
+// appendDecision appends m's "decision" member and the key of its
+// probability.
+func appendDecision(dst []byte, m *Mark) []byte {
 	dst = append(dst, `,"decision":`...)
 	dst = appendString(dst, m.Decision)
 	if m.ProbabilityAtMost {
-		dst = append(dst, `,"probability_at_most":`...)
-	} else {
-		dst = append(dst, `,"probability":`...)
+		return append(dst, `,"probability_at_most":`...)
 	}
-	return appendFourPlaces(dst, m.Probability)
+	return append(dst, `,"probability":`...)
 }
 
 // appendFourPlaces appends p rounded to four decimal places in the
