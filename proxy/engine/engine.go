@@ -314,13 +314,15 @@ func fetchRange(from, size, factor, maxFetch, window int) (bfrom, bsize int, w W
 type dupLists struct{ first, next []int32 }
 
 func duplicateLists(marks []Mark) dupLists {
-	d := dupLists{first: make([]int32, len(marks)), next: make([]int32, len(marks))}
-	last := make([]int32, len(marks))
-	for i := range marks {
-		d.first[i], d.next[i], last[i] = -1, -1, -1
+	n := len(marks)
+	all := make([]int32, 3*n) // one allocation: first, next, last
+	for i := range all {
+		all[i] = -1
 	}
-	for j, m := range marks {
-		w := m.Winner
+	d := dupLists{first: all[:n:n], next: all[n : 2*n : 2*n]}
+	last := all[2*n:]
+	for j := range marks {
+		w := marks[j].Winner
 		if w < 0 || w == j || w >= len(marks) {
 			continue
 		}

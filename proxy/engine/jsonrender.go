@@ -61,13 +61,17 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 	ind := indentOf(b, p.list)
 	var dups dupLists
 	var expanded []int
+	var rc repeats
 	for n, i := range pick {
 		if n > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, ind...)
 		e := p.elems[i]
-		m := markAt(marks, i)
+		m := &unmarked
+		if marks != nil {
+			m = &marks[i]
+		}
 		isObj := b[e.start] == '{'
 		switch place := resultlist.Place(mode, i, m.facts()); {
 		case !isObj || place == resultlist.Shown:
@@ -78,7 +82,7 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 			}
 			switch a.kind {
 			case kindES:
-				out = esWinner(out, p, marks, i, dups)
+				out = esWinner(out, p, marks, i, dups, &rc)
 			case kindSolr:
 				out = openMember(out, b, e, winnowKey)
 				out = clusterJSON(out, m.Cluster)
@@ -88,12 +92,12 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 				}
 			default:
 				out = openMember(out, b, e, winnowKey)
-				out = groupJSON(out, p, marks, i, dups)
+				out = groupJSON(out, p, marks, i, dups, &rc)
 				out = append(out, '}')
 			}
 		case place == resultlist.Annotated:
 			out = openMember(out, b, e, winnowKey)
-			out = annotationJSON(out, p, m)
+			out = annotationJSON(out, p, *m)
 			out = append(out, '}')
 		default:
 			out = append(out, b[e.start:e.end]...)
@@ -148,7 +152,7 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 		return n
 	}
 	for _, i := range pick {
-		m := marks[i]
+		m := &marks[i]
 		place := resultlist.Place(mode, i, m.facts())
 		if place != resultlist.Leads && place != resultlist.Annotated {
 			continue
@@ -161,8 +165,8 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 	if mode == Group {
 		// Each duplicate is copied into its winner: pick lists the
 		// winners; their duplicates were not picked.
-		for j, d := range marks {
-			if resultlist.Place(mode, j, d.facts()) == resultlist.GroupedUnder {
+		for j := range marks {
+			if d := &marks[j]; resultlist.Place(mode, j, d.facts()) == resultlist.GroupedUnder {
 				e := p.elems[j]
 				n += e.end - e.start + 48 + markProbabilitySize + len(d.Relation) + len(d.Explain)
 			}
@@ -173,12 +177,11 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 
 // groupJSON appends the "_winnow" value of winner win in Group mode for
 // JSON kinds with no grouping format of their own (SearXNG, generic).
-func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	var rc repeats
+func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
 	out = append(out, `{"cluster":`...)
 	out = rc.cluster(out, marks[win].Cluster)
 	out = append(out, `,"duplicates":[`...)
-	out = appendDuplicates(out, p, marks, win, dups, &rc)
+	out = appendDuplicates(out, p, marks, win, dups, rc)
 	return append(out, "]}"...)
 }
 
@@ -189,8 +192,7 @@ const (
 	esWinnowOpen = `"winnow":{"hits":{"total":{"value":`
 	esMaxScore   = `,"relation":"eq"},"max_score":`
 	esHitsOpen   = `,"hits":[`
-	esInnerClose = `]}}}`
-	esClusterKey = `,"_winnow":{"cluster":`
+	esClusterKey = `"_winnow":{"cluster":`
 )
 
 // esWinner appends an Elasticsearch winner in Group mode: the hit with
@@ -200,29 +202,28 @@ const (
 // already gets "winnow" added to them. The hit's bytes are copied in one
 // append up to where winnow's members go, and the fixed parts between
 // the values in one append each.
-func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
 	b := p.body
 	e := p.elems[win]
-	var rc repeats
 	if dups.first[win] < 0 {
 		// Most winners have no duplicates: their hit is not scanned for
 		// inner_hits, a scan of every member that would cost about as
 		// much as the rest of the rendering.
-		out = openMember(out, b, e, esClusterKey[1:])
+		out = openMember(out, b, e, esClusterKey)
 	} else if ih, has := innerHitsOf(p, win); has {
 		out = append(out, b[e.start:ih.end-1]...)
 		if skipWS(b, ih.start+1) < ih.end-1 {
 			out = append(out, ',')
 		}
 		out = append(out, esWinnowOpen...)
-		out = innerHits(out, p, marks, win, dups, &rc)
-		out = append(out, esInnerClose[:len(esInnerClose)-1]...)
+		out = innerHits(out, p, marks, win, dups, rc)
+		out = append(out, "]}}"...)
 		out = append(out, b[ih.end-1:e.end-1]...)
-		out = append(out, esClusterKey...)
+		out = append(out, ","+esClusterKey...)
 	} else {
 		out = openMember(out, b, e, esInnerOpen)
-		out = innerHits(out, p, marks, win, dups, &rc)
-		out = append(out, esInnerClose+esClusterKey...)
+		out = innerHits(out, p, marks, win, dups, rc)
+		out = append(out, "]}}},"+esClusterKey...)
 	}
 	out = rc.cluster(out, marks[win].Cluster)
 	return append(out, "}}"...)
@@ -282,26 +283,32 @@ func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupList
 			out = append(out, p.body[e.start:e.end]...)
 			continue
 		}
-		out = openMember(out, p.body, e, `"_winnow":{"cluster":`)
+		out = openMember(out, p.body, e, esClusterKey)
 		out = dupExplain(out, &marks[j], rc)
-		out = append(out, '}')
+		out = append(out, "}}"...)
 	}
 	return out
 }
 
 // dupExplain appends a duplicate's _winnow value from its cluster on
-// (`{"cluster":` is written): its cluster, relation and verdict, and its
-// explanation unless that is empty (the proxy's compact group answer
-// leaves it out; [Mark.Explain]).
+// (`{"cluster":` is written) but for its closing brace: its cluster,
+// relation and verdict, and its explanation unless that is empty (the
+// proxy's compact group answer leaves it out; [Mark.Explain]).
 func dupExplain(out []byte, d *Mark, rc *repeats) []byte {
 	out = rc.cluster(out, d.Cluster)
-	out = appendRelation(out, d.Relation)
-	out = rc.probability(out, d)
+	if d.Relation == "duplicate" && d.Decision == "group" && !d.ProbabilityAtMost && !math.IsNaN(d.Probability) {
+		// The usual duplicate: its fixed members in one append.
+		out = append(out, `,"relation":"duplicate","decision":"group","probability":`...)
+		out = rc.fourPlaces(out, d.Probability)
+	} else {
+		out = appendRelation(out, d.Relation)
+		out = rc.probability(out, d)
+	}
 	if d.Explain != "" {
 		out = append(out, `,"explain":`...)
-		out = appendString(out, d.Explain)
+		out = rc.explain.append(out, d.Explain)
 	}
-	return append(out, '}')
+	return out
 }
 
 // appendRelation appends a duplicate's "relation" member: the relations
@@ -319,29 +326,38 @@ func appendRelation(out []byte, rel string) []byte {
 	return appendString(out, rel)
 }
 
-// repeats remembers what a group's rendering writes more than once: the
-// cluster ID, quoted where out holds it (a group's duplicates and
-// winner share it), and the last probability rendered. The zero value
-// remembers nothing.
+// repeats remembers what a rendering writes more than once: the last
+// cluster ID and explanation, quoted where out holds them (a group's
+// duplicates and winner share the ID; explanations often repeat), and
+// the last probability. The zero value remembers nothing; it serves one
+// output buffer, which only grows.
 type repeats struct {
-	id    string
-	at    span // id, quoted, in out; end 0: none
-	prob  float64
-	probN int // bytes of probS; 0: none
-	probS [6]byte
+	id, explain quoted
+	prob        float64
+	probN       int // bytes of probS; 0: none
+	probS       [6]byte
 }
 
-// cluster appends id as a JSON string, copied from where out holds it
-// already if it is the id rendered last.
-func (rc *repeats) cluster(out []byte, id string) []byte {
-	if rc.at.end != 0 && id == rc.id {
-		return append(out, out[rc.at.start:rc.at.end]...)
+// quoted is the last string appended as JSON and where out holds it.
+type quoted struct {
+	s  string
+	at span // end 0: none
+}
+
+// append appends s as a JSON string, copied from where out holds it
+// already if it is the string q appended last.
+func (q *quoted) append(out []byte, s string) []byte {
+	if q.at.end != 0 && s == q.s {
+		return append(out, out[q.at.start:q.at.end]...)
 	}
 	start := len(out)
-	out = appendString(out, id)
-	rc.id, rc.at = id, span{start, len(out)}
+	out = appendString(out, s)
+	q.s, q.at = s, span{start, len(out)}
 	return out
 }
+
+// cluster appends a cluster ID as a JSON string.
+func (rc *repeats) cluster(out []byte, id string) []byte { return rc.id.append(out, id) }
 
 // probability is appendProbability, formatting a probability once for
 // a run of duplicates that share it.
@@ -357,9 +373,15 @@ func (rc *repeats) probability(out []byte, m *Mark) []byte {
 	default:
 		out = appendDecision(out, m)
 	}
-	if rc.probN == 0 || m.Probability != rc.prob {
-		rc.prob = m.Probability
-		rc.probN = len(appendFourPlaces(rc.probS[:0], m.Probability))
+	return rc.fourPlaces(out, m.Probability)
+}
+
+// fourPlaces is appendFourPlaces, formatting p once for a run of
+// duplicates that share it.
+func (rc *repeats) fourPlaces(out []byte, p float64) []byte {
+	if rc.probN == 0 || p != rc.prob {
+		rc.prob = p
+		rc.probN = len(appendFourPlaces(rc.probS[:0], p))
 	}
 	return append(out, rc.probS[:rc.probN]...)
 }
@@ -485,9 +507,9 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 	if marks != nil && len(marks) != n {
 		return nil, fmt.Errorf("%w: %d marks for %d results", ErrMarks, len(marks), n)
 	}
-	for i, m := range marks {
-		if m.Winner < -1 || m.Winner >= n {
-			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, m.Winner)
+	for i := range marks {
+		if w := marks[i].Winner; w < -1 || w >= n {
+			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, w)
 		}
 	}
 	if !mode.Valid() {
