@@ -154,7 +154,10 @@ type Config struct {
 	SolrHandlers []string
 	// URLOnly makes Parse read only each hit's URL and text (JSON kinds):
 	// transparent refinement needs no titles or snippets, and reading
-	// highlights is a large part of parsing an answer.
+	// highlights is a large part of parsing an answer. An Elasticsearch
+	// hit's Score is then left 0: its _score is read only when Render
+	// needs it (a group's max_score); reading every score was a fifth of
+	// building the results.
 	URLOnly bool
 }
 
@@ -201,25 +204,28 @@ type Parsed struct {
 	// Total is the backend's total hit count, -1 if unknown.
 	Total int
 
-	body   []byte
-	xml    bool
-	list   span     // JSON: the results array, brackets included
-	elems  []span   // JSON: each hit; XML: each <item>/<entry> element
-	inner  []int    // XML: offset of each item's end tag
-	es     []esHit  // Elasticsearch: what Render reads of each hit
-	rootNS int      // XML: where to add the winnow namespace declaration
-	patch  []patch  // JSON, in body order
-	ids    []string // Solr: each hit's uniqueKey, "" for none
-	xpatch []xmlPatch
-	first  int // results on the first page (Pager), else len(Results)
+	body  []byte
+	xml   bool
+	list  span    // JSON: the results array, brackets included
+	elems []span  // JSON: each hit; XML: each <item>/<entry> element
+	inner []int   // XML: offset of each item's end tag
+	es    []esHit // Elasticsearch: what Render reads of each hit
+	// esScores: Results' Score were not read (URLOnly); Render reads
+	// them from es.
+	esScores bool
+	rootNS   int      // XML: where to add the winnow namespace declaration
+	patch    []patch  // JSON, in body order
+	ids      []string // Solr: each hit's uniqueKey, "" for none
+	xpatch   []xmlPatch
+	first    int // results on the first page (Pager), else len(Results)
 }
 
 type span struct{ start, end int }
 
 // esHit is what the walk captured of an Elasticsearch hit for Group
 // mode, so Render need not scan the hit again: its _score as the engine
-// wrote it, if a number, and its inner_hits object, if it has one; a
-// zero span for none.
+// wrote it (if a number, unless Parsed.esScores), and its inner_hits
+// object, if it has one; a zero span for none.
 type esHit struct{ score, inner span }
 
 // patch replaces a value at span: with the window's From or Size, or with

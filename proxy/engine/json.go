@@ -329,6 +329,7 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	f := a.cfg.Fields
 	if a.kind == kindES {
 		p.es = make([]esHit, len(el))
+		p.esScores = a.cfg.URLOnly
 	}
 	if h := caps[rHL]; h.end != 0 && len(el) > 0 {
 		solrHighlights(b, h, p.Results, w, f.Snippet)
@@ -343,7 +344,9 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		hc := w.caps[k : k+nhit : k+nhit]
 		if s := hc[hScore]; s.end != 0 {
 			var ok bool
-			if r.Score, ok = number(b, s); ok && p.es != nil {
+			if p.esScores {
+				p.es[i].score = s
+			} else if r.Score, ok = number(b, s); ok && p.es != nil {
 				p.es[i].score = s
 			}
 		}

@@ -243,11 +243,11 @@ func innerHitsOf(p *Parsed, i int) (span, bool) {
 // innerHits appends the inner_hits result of win's duplicates from their
 // count on: esWinnowOpen is written.
 func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
-	n, best := 0, -1
+	n, best, bestScore, bestText := 0, -1, 0.0, false
 	for j := dups.first[win]; j >= 0; j = dups.next[j] {
 		n++
-		if s := p.Results[j].Score; s > 0 && (best < 0 || s > p.Results[best].Score) {
-			best = int(j)
+		if s, text := scoreOf(p, int(j)); s > 0 && (best < 0 || s > bestScore) {
+			best, bestScore, bestText = int(j), s, text
 		}
 	}
 	if n < 10 {
@@ -259,16 +259,29 @@ func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *
 	switch {
 	case best < 0:
 		out = append(out, "null"...)
-	case p.es != nil && p.es[best].score.end != 0:
+	case bestText:
 		// The best duplicate's _score as the engine wrote it: a float
 		// formatted again cost a tenth of the group rendering.
 		s := p.es[best].score
 		out = append(out, p.body[skipWS(p.body, s.start):s.end]...)
 	default:
-		out = strconv.AppendFloat(out, p.Results[best].Score, 'g', -1, 64)
+		out = strconv.AppendFloat(out, bestScore, 'g', -1, 64)
 	}
 	out = append(out, esHitsOpen...)
 	return appendDuplicates(out, p, marks, win, dups, rc)
+}
+
+// scoreOf returns result j's score, and whether p.es holds its text as
+// the engine wrote it, a number; it reads the score from the answer when
+// Parse left it (Parsed.esScores).
+func scoreOf(p *Parsed, j int) (float64, bool) {
+	if !p.esScores {
+		return p.Results[j].Score, p.es != nil && p.es[j].score.end != 0
+	}
+	if s := p.es[j].score; s.end != 0 {
+		return number(p.body, s)
+	}
+	return 0, false
 }
 
 // appendDuplicates appends win's duplicates, as the backend wrote them,
