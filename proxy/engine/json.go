@@ -358,13 +358,15 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 		if h := hc[hHL]; h.end != 0 {
 			r.Snippet = highlight(b, h, f.Snippet)
 		}
+		fields := pl.fields
 		if hc[hGroup].end != 0 {
 			r.GroupWinner = string(b[hc[hWinner].start:hc[hWinner].end]) == "true"
 			r.Removable = string(b[hc[hRemovable].start:hc[hRemovable].end]) == "true"
+		} else {
+			fields &^= 1 << 4 // most hits are untagged
 		}
 		// A snippet from the highlighting is the hit's; a text field
 		// that is the snippet field is read only then.
-		fields := pl.fields
 		if r.Snippet != "" {
 			fields &^= 1 << 2
 		} else if pl.textIsSnip && hc[hSnippet].end != 0 {
@@ -552,7 +554,7 @@ func plainArena(buf []byte, contStart bool) bool {
 	for ; i+32 <= len(buf); i += 32 {
 		x := buf[i : i+32 : i+32]
 		w0, w1, w2, w3 := le64(x, 0), le64(x, 8), le64(x, 16), le64(x, 24)
-		ok &= (w0&lo7 + k) &^ w0 & (w1&lo7 + k) &^ w1 & (w2&lo7 + k) &^ w2 & (w3&lo7 + k) &^ w3
+		ok &= (w0&lo7 + k) & (w1&lo7 + k) & (w2&lo7 + k) & (w3&lo7 + k) &^ (w0 | w1 | w2 | w3)
 	}
 	for ; i+8 <= len(buf); i += 8 {
 		w := le64(buf, i)
