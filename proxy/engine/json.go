@@ -320,7 +320,7 @@ func (a *jsonAdapter) backendError(b []byte, caps []span) error {
 // results builds the Parsed from a finished walk. The per-result slices
 // are two allocations (Results, and for Elasticsearch the spans Render
 // reads), and the strings copied from the body share one more, sized
-// exactly (see [strArena]).
+// exactly (see fillArena).
 func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	b := w.b
 	el := w.elems
