@@ -149,19 +149,27 @@ func BenchmarkRenderGroupDemo(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const why = "duplicate: simhash distance 1 <= 16 (candidate), P(near-duplicate) 0.954 >= 0.95 [jaccard 0.96 (+8.3), intercept -5.3] (accepted without LCS)"
 	for _, c := range []struct {
 		name, explain string
-	}{{"compact", ""}, {"explain", why}} {
-		marks := make([]Mark, len(p.Results))
-		for i := range marks {
-			cluster := fmt.Sprintf("%016x", i/2*7919)
-			if i%2 == 0 {
-				marks[i] = Mark{Cluster: cluster, Winner: i}
-			} else {
-				marks[i] = Mark{Cluster: cluster, Winner: i - 1, Relation: "duplicate", Explain: c.explain, Decision: "group", Probability: 0.9538}
-			}
-		}
+	}{{"compact", ""}, {"explain", demoWhy}} {
+		marks := demoGroupMarks(len(p.Results), c.explain)
 		b.Run(c.name, func(b *testing.B) { benchRenderGroup(b, a, p, marks) })
 	}
+}
+
+// demoWhy is a duplicate's explanation as winnow_explain shows it.
+const demoWhy = "duplicate: simhash distance 1 <= 16 (candidate), P(near-duplicate) 0.954 >= 0.95 [jaccard 0.96 (+8.3), intercept -5.3] (accepted without LCS)"
+
+// demoGroupMarks returns BenchmarkRenderGroupDemo's marks for n hits.
+func demoGroupMarks(n int, explain string) []Mark {
+	marks := make([]Mark, n)
+	for i := range marks {
+		cluster := fmt.Sprintf("%016x", i/2*7919)
+		if i%2 == 0 {
+			marks[i] = Mark{Cluster: cluster, Winner: i}
+		} else {
+			marks[i] = Mark{Cluster: cluster, Winner: i - 1, Relation: "duplicate", Explain: explain, Decision: "group", Probability: 0.9538}
+		}
+	}
+	return marks
 }

@@ -154,7 +154,10 @@ type Config struct {
 	SolrHandlers []string
 	// URLOnly makes Parse read only each hit's URL and text (JSON kinds):
 	// transparent refinement needs no titles or snippets, and reading
-	// highlights is a large part of parsing an answer.
+	// highlights is a large part of parsing an answer. An Elasticsearch
+	// hit's Score is then left 0: its _score is read only when Render
+	// needs it (a group's max_score); reading every score was a fifth of
+	// building the results.
 	URLOnly bool
 }
 
@@ -201,20 +204,29 @@ type Parsed struct {
 	// Total is the backend's total hit count, -1 if unknown.
 	Total int
 
-	body   []byte
-	xml    bool
-	list   span     // JSON: the results array, brackets included
-	elems  []span   // JSON: each hit; XML: each <item>/<entry> element
-	inner  []int    // XML: offset of each item's end tag; Elasticsearch: of each hit's inner_hits object, -1 for none
-	scores []span   // Elasticsearch: each hit's _score as the engine wrote it, if a number
-	rootNS int      // XML: where to add the winnow namespace declaration
-	patch  []patch  // JSON, in body order
-	ids    []string // Solr: each hit's uniqueKey, "" for none
-	xpatch []xmlPatch
-	first  int // results on the first page (Pager), else len(Results)
+	body  []byte
+	xml   bool
+	list  span    // JSON: the results array, brackets included
+	elems []span  // JSON: each hit; XML: each <item>/<entry> element
+	inner []int   // XML: offset of each item's end tag
+	es    []esHit // Elasticsearch: what Render reads of each hit
+	// esScores: Results' Score were not read (URLOnly); Render reads
+	// them from es.
+	esScores bool
+	rootNS   int      // XML: where to add the winnow namespace declaration
+	patch    []patch  // JSON, in body order
+	ids      []string // Solr: each hit's uniqueKey, "" for none
+	xpatch   []xmlPatch
+	first    int // results on the first page (Pager), else len(Results)
 }
 
 type span struct{ start, end int }
+
+// esHit is what the walk captured of an Elasticsearch hit for Group
+// mode, so Render need not scan the hit again: its _score as the engine
+// wrote it (if a number, unless Parsed.esScores), and its inner_hits
+// object, if it has one; a zero span for none.
+type esHit struct{ score, inner span }
 
 // patch replaces a value at span: with the window's From or Size, or with
 // the total after refinement.
@@ -308,13 +320,15 @@ func fetchRange(from, size, factor, maxFetch, window int) (bfrom, bsize int, w W
 type dupLists struct{ first, next []int32 }
 
 func duplicateLists(marks []Mark) dupLists {
-	d := dupLists{first: make([]int32, len(marks)), next: make([]int32, len(marks))}
-	last := make([]int32, len(marks))
-	for i := range marks {
-		d.first[i], d.next[i], last[i] = -1, -1, -1
+	n := len(marks)
+	all := make([]int32, 3*n) // one allocation: first, next, last
+	for i := range all {
+		all[i] = -1
 	}
-	for j, m := range marks {
-		w := m.Winner
+	d := dupLists{first: all[:n:n], next: all[n : 2*n : 2*n]}
+	last := all[2*n:]
+	for j := range marks {
+		w := marks[j].Winner
 		if w < 0 || w == j || w >= len(marks) {
 			continue
 		}

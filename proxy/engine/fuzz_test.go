@@ -20,7 +20,7 @@ func FuzzParseJSON(f *testing.F) {
 		f.Add(b)
 	}
 	var adapters []Adapter
-	for _, c := range []Config{{Kind: "elasticsearch"}, {Kind: "solr"}, {Kind: "searxng"},
+	for _, c := range []Config{{Kind: "elasticsearch"}, {Kind: "elasticsearch", URLOnly: true}, {Kind: "solr"}, {Kind: "searxng"},
 		{Kind: "json", Fields: FieldPaths{Results: "results", Total: "number_of_results", URL: "parsed_url.1"}}} {
 		adapters = append(adapters, mustNew(f, c))
 	}

@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 )
 
 type kind int
@@ -58,9 +62,9 @@ type plan struct {
 	// listApart: the list path shares a member with another root path, so
 	// the list is found with path and walked after the root.
 	listApart  bool
-	single     bool // field paths have no dot: the last member wins
-	nstrings   int  // result fields read from the doc as strings (URL, Title, ..., Group)
-	textIsSnip bool // single and Fields.Text == Fields.Snippet
+	single     bool  // field paths have no dot: the last member wins
+	fields     uint8 // the string fields planned, as bits of fieldSlots
+	textIsSnip bool  // single and Fields.Text == Fields.Snippet
 }
 
 // newJSON plans the single pass over an answer of kind k: the root
@@ -169,8 +173,8 @@ func (pl *plan) planHit(cfg Config, k kind) {
 		addHit(hScore, []string{"score"}, false)
 	}
 	doc := func(slot int, p string) {
-		if slot != hWinner && slot != hRemovable {
-			pl.nstrings++
+		if k := slices.Index(fieldSlots[:], slot); k >= 0 {
+			pl.fields |= 1 << k
 		}
 		segs := append(append([]string(nil), prefix...), strings.Split(p, ".")...)
 		last := append(append([]bool(nil), prefixLast...), make([]bool, len(segs)-len(prefix))...)
@@ -313,54 +317,80 @@ func (a *jsonAdapter) backendError(b []byte, caps []span) error {
 	return be
 }
 
-// results builds the Parsed from a finished walk.
+// results builds the Parsed from a finished walk. The per-result slices
+// are two allocations (Results, and for Elasticsearch the spans Render
+// reads), and the strings copied from the body share one more, sized
+// exactly (see fillArena).
 func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	b := w.b
 	el := w.elems
 	p := &Parsed{body: b, list: w.list, elems: el, Total: -1, first: len(el)}
 	p.Results = make([]Result, len(el))
 	f := a.cfg.Fields
-	pl := &a.plan
-	ar := strArena{b: b, refs: make([]strRef, 0, pl.nstrings*len(el))}
 	if a.kind == kindES {
-		p.inner = make([]int, len(el))
-		p.scores = make([]span, len(el))
+		p.es = make([]esHit, len(el))
+		p.esScores = a.cfg.URLOnly
 	}
-	if hl := caps[rHL]; hl.end != 0 && len(el) > 0 {
-		solrHighlights(b, hl, p.Results, w, f.Snippet)
+	if h := caps[rHL]; h.end != 0 && len(el) > 0 {
+		solrHighlights(b, h, p.Results, w, f.Snippet)
 	}
-	for i := range el {
+	pl := &a.plan
+	var local [128]strRef // most answers' strings: no allocation
+	refs, n := local[:0], 0
+	nhit := w.nhit
+	for i, k := 0, 0; i < len(el); i, k = i+1, k+nhit {
 		r := &p.Results[i]
 		r.Rank = i
-		hc := w.caps[i*w.nhit : (i+1)*w.nhit]
+		hc := w.caps[k : k+nhit : k+nhit]
 		if s := hc[hScore]; s.end != 0 {
 			var ok bool
-			if r.Score, ok = number(b, s); ok && p.scores != nil {
-				p.scores[i] = s
+			if p.esScores {
+				p.es[i].score = s
+			} else if r.Score, ok = number(b, s); ok && p.es != nil {
+				p.es[i].score = s
 			}
 		}
-		if p.inner != nil {
-			p.inner[i] = innerHitsAt(b, hc[hInner])
+		if p.es != nil {
+			if s := hc[hInner]; s.end != 0 && b[s.start] == '{' {
+				p.es[i].inner = s
+			}
 		}
 		if h := hc[hHL]; h.end != 0 {
 			r.Snippet = highlight(b, h, f.Snippet)
 		}
-		snip := r.Snippet == ""
-		ar.add(&r.URL, hc[hURL])
-		ar.add(&r.Title, hc[hTitle])
-		if snip {
-			ar.add(&r.Snippet, hc[hSnippet])
-		}
-		if !pl.textIsSnip || !snip || hc[hSnippet].end == 0 {
-			ar.add(&r.Text, hc[hText])
-		}
+		fields := pl.fields
 		if hc[hGroup].end != 0 {
-			ar.add(&r.Group, hc[hGroup])
 			r.GroupWinner = string(b[hc[hWinner].start:hc[hWinner].end]) == "true"
 			r.Removable = string(b[hc[hRemovable].start:hc[hRemovable].end]) == "true"
+		} else {
+			fields &^= 1 << 4 // most hits are untagged
+		}
+		// A snippet from the highlighting is the hit's; a text field
+		// that is the snippet field is read only then.
+		if r.Snippet != "" {
+			fields &^= 1 << 2
+		} else if pl.textIsSnip && hc[hSnippet].end != 0 {
+			fields &^= 1 << 3
+		}
+		for ; fields != 0; fields &= fields - 1 {
+			k := bits.TrailingZeros8(fields)
+			s := hc[fieldSlots[k]]
+			if s.end == 0 {
+				continue
+			}
+			switch j := skipWS(b, s.start); b[j] {
+			case '"':
+				refs = append(refs, strRef{strField(r, k), span{j + 1, s.end - 1}})
+				n += s.end - j - 2
+			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				refs = append(refs, strRef{strField(r, k), span{j, s.end}})
+				n += s.end - j
+			default:
+				*strField(r, k) = text(b, s, false)
+			}
 		}
 	}
-	ar.finish()
+	fillArena(b, refs, n)
 	a.totals(p, w, caps)
 	if len(p.patch) > 1 {
 		slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
@@ -368,14 +398,23 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	return p
 }
 
-// innerHitsAt returns where an Elasticsearch hit's inner_hits object
-// (captured at s) starts, or -1 when the hit has none or it is not an
-// object: the walk records it so Group mode need not scan the hit again.
-func innerHitsAt(b []byte, s span) int {
-	if s.end == 0 || b[s.start] != '{' {
-		return -1
+// The string fields of a Result that results reads, as bits: bit k is
+// field k of fieldSlots (Result.URL, Title, Snippet, Text, Group).
+var fieldSlots = [...]int{hURL, hTitle, hSnippet, hText, hGroup}
+
+// strField returns the address of r's string field k of fieldSlots.
+func strField(r *Result, k int) *string {
+	switch k {
+	case 0:
+		return &r.URL
+	case 1:
+		return &r.Title
+	case 2:
+		return &r.Snippet
+	case 3:
+		return &r.Text
 	}
-	return s.start
+	return &r.Group
 }
 
 // totals reads the answer's total and records the patches of the
@@ -455,56 +494,81 @@ func solrHighlights(b []byte, hl span, rs []Result, w *walker, pref string) {
 	})
 }
 
-// strArena gathers the strings of a Parsed's results that are copied
-// verbatim from the body, so they share one allocation.
-type strArena struct {
-	b    []byte
-	refs []strRef
-	n    int
-}
-
+// strRef is a string of a Parsed's results that the body holds as it is
+// (a JSON string without escapes, or a number's text): where it goes and
+// its bytes in the body, a JSON string's without its quotes.
 type strRef struct {
 	dst *string
 	at  span
 }
 
-// add sets *dst to the text at s (see text), now or in finish.
-func (ar *strArena) add(dst *string, s span) {
-	if s.end == 0 {
+// fillArena copies the strings refs, n bytes, into one allocation of
+// the exact size and sets them, then tests the copy at once for what
+// would need decoding, a test per string costing more than the copy.
+// Only when that test fails are the strings tested one by one, each that
+// needs it decoded on its own (see text).
+func fillArena(b []byte, refs []strRef, n int) {
+	if n == 0 {
 		return
 	}
-	b := ar.b
-	switch i := skipWS(b, s.start); b[i] {
-	case '"':
-		if raw := b[i+1 : s.end-1]; plainString(raw) {
-			ar.refs = append(ar.refs, strRef{dst, span{i + 1, s.end - 1}})
-			ar.n += len(raw)
-			return
-		}
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		ar.refs = append(ar.refs, strRef{dst, span{i, s.end}})
-		ar.n += s.end - i
-		return
-	}
-	*dst = text(b, s, false)
-}
-
-func (ar *strArena) finish() {
-	if ar.n == 0 {
-		return
-	}
-	var sb strings.Builder
-	sb.Grow(ar.n)
-	for _, r := range ar.refs {
-		sb.Write(ar.b[r.at.start:r.at.end])
-	}
-	all := sb.String()
+	buf := make([]byte, n)
+	// buf is written below and never after: all is a string, as
+	// strings.Builder makes one.
+	all := unsafe.String(unsafe.SliceData(buf), len(buf))
 	off := 0
-	for _, r := range ar.refs {
-		n := r.at.end - r.at.start
+	contStart := false // a string starts with a UTF-8 continuation byte
+	for _, r := range refs {
+		n := copy(buf[off:], b[r.at.start:r.at.end])
+		if n > 0 && buf[off]&0xC0 == 0x80 {
+			contStart = true
+		}
 		*r.dst = all[off : off+n]
 		off += n
 	}
+	if plainArena(buf, contStart) {
+		return
+	}
+	// Some string needs decoding: test each, as text does (a number's
+	// text never does; a JSON string's bytes follow its quote).
+	for _, r := range refs {
+		if b[r.at.start-1] == '"' && !plainString(b[r.at.start:r.at.end]) {
+			*r.dst = unquote(b[r.at.start-1 : r.at.end+1])
+		}
+	}
+}
+
+// plainArena reports whether every string copied into buf is its own
+// value (plainString): buf holds printable ASCII other than a backslash
+// only, or it holds no backslash and no control byte, is valid UTF-8 and
+// no string in it starts inside a character (contStart false), so each
+// string is valid UTF-8 too.
+func plainArena(buf []byte, contStart bool) bool {
+	if bytes.IndexByte(buf, '\\') >= 0 {
+		return false
+	}
+	// printable ASCII: per byte c, the high bit of (c&0x7f)+0x60 &^ c is
+	// set iff c < 0x80 and c >= 0x20; the sums stay within their byte.
+	const lo7, k = 0x7f * swarLo, 0x60 * swarLo
+	ok := uint64(swarHi)
+	i := 0
+	for ; i+32 <= len(buf); i += 32 {
+		x := buf[i : i+32 : i+32]
+		w0, w1, w2, w3 := le64(x, 0), le64(x, 8), le64(x, 16), le64(x, 24)
+		ok &= (w0&lo7 + k) & (w1&lo7 + k) & (w2&lo7 + k) & (w3&lo7 + k) &^ (w0 | w1 | w2 | w3)
+	}
+	for ; i+8 <= len(buf); i += 8 {
+		w := le64(buf, i)
+		ok &= (w&lo7 + k) &^ w
+	}
+	if ok&swarHi == swarHi {
+		for _, c := range buf[i:] {
+			if c < ' ' || c >= utf8.RuneSelf {
+				return !contStart && plainString(buf)
+			}
+		}
+		return true
+	}
+	return !contStart && plainString(buf)
 }
 
 func isNumber(b []byte, s span) bool {

@@ -61,13 +61,17 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 	ind := indentOf(b, p.list)
 	var dups dupLists
 	var expanded []int
+	var rc repeats
 	for n, i := range pick {
 		if n > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, ind...)
 		e := p.elems[i]
-		m := markAt(marks, i)
+		m := &unmarked
+		if marks != nil {
+			m = &marks[i]
+		}
 		isObj := b[e.start] == '{'
 		switch place := resultlist.Place(mode, i, m.facts()); {
 		case !isObj || place == resultlist.Shown:
@@ -78,7 +82,7 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 			}
 			switch a.kind {
 			case kindES:
-				out = esWinner(out, p, marks, i, dups)
+				out = esWinner(out, p, marks, i, dups, &rc)
 			case kindSolr:
 				out = openMember(out, b, e, winnowKey)
 				out = clusterJSON(out, m.Cluster)
@@ -88,12 +92,12 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 				}
 			default:
 				out = openMember(out, b, e, winnowKey)
-				out = groupJSON(out, p, marks, i, dups)
+				out = groupJSON(out, p, marks, i, dups, &rc)
 				out = append(out, '}')
 			}
 		case place == resultlist.Annotated:
 			out = openMember(out, b, e, winnowKey)
-			out = annotationJSON(out, p, m)
+			out = annotationJSON(out, p, *m)
 			out = append(out, '}')
 		default:
 			out = append(out, b[e.start:e.end]...)
@@ -148,7 +152,7 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 		return n
 	}
 	for _, i := range pick {
-		m := marks[i]
+		m := &marks[i]
 		place := resultlist.Place(mode, i, m.facts())
 		if place != resultlist.Leads && place != resultlist.Annotated {
 			continue
@@ -161,8 +165,8 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 	if mode == Group {
 		// Each duplicate is copied into its winner: pick lists the
 		// winners; their duplicates were not picked.
-		for j, d := range marks {
-			if resultlist.Place(mode, j, d.facts()) == resultlist.GroupedUnder {
+		for j := range marks {
+			if d := &marks[j]; resultlist.Place(mode, j, d.facts()) == resultlist.GroupedUnder {
 				e := p.elems[j]
 				n += e.end - e.start + 48 + markProbabilitySize + len(d.Relation) + len(d.Explain)
 			}
@@ -173,95 +177,116 @@ func renderSize(p *Parsed, marks []Mark, pick []int, mode Mode) int {
 
 // groupJSON appends the "_winnow" value of winner win in Group mode for
 // JSON kinds with no grouping format of their own (SearXNG, generic).
-func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+func groupJSON(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
 	out = append(out, `{"cluster":`...)
-	out = appendString(out, marks[win].Cluster)
+	out = rc.cluster(out, marks[win].Cluster)
 	out = append(out, `,"duplicates":[`...)
-	out = appendDuplicates(out, p, marks, win, dups)
+	out = appendDuplicates(out, p, marks, win, dups, rc)
 	return append(out, "]}"...)
 }
+
+// The fixed parts of an Elasticsearch winner in Group mode around its
+// duplicates' count, their best score and the duplicates themselves.
+const (
+	esInnerOpen  = `"inner_hits":{` + esWinnowOpen
+	esWinnowOpen = `"winnow":{"hits":{"total":{"value":`
+	esMaxScore   = `,"relation":"eq"},"max_score":`
+	esHitsOpen   = `,"hits":[`
+	esClusterKey = `"_winnow":{"cluster":`
+)
 
 // esWinner appends an Elasticsearch winner in Group mode: the hit with
 // _winnow naming its cluster and its duplicates as inner_hits named
 // "winnow", in the shape a collapse query's inner_hits take, each
 // duplicate with its own _winnow explanation. A hit that has inner_hits
-// already gets "winnow" added to them.
-func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+// already gets "winnow" added to them. The hit's bytes are copied in one
+// append up to where winnow's members go, and the fixed parts between
+// the values in one append each.
+func esWinner(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
 	b := p.body
 	e := p.elems[win]
 	if dups.first[win] < 0 {
 		// Most winners have no duplicates: their hit is not scanned for
 		// inner_hits, a scan of every member that would cost about as
 		// much as the rest of the rendering.
-		out = openMember(out, b, e, winnowKey)
+		out = openMember(out, b, e, esClusterKey)
 	} else if ih, has := innerHitsOf(p, win); has {
 		out = append(out, b[e.start:ih.end-1]...)
 		if skipWS(b, ih.start+1) < ih.end-1 {
 			out = append(out, ',')
 		}
-		out = append(out, `"winnow":`...)
-		out = innerHits(out, p, marks, win, dups)
+		out = append(out, esWinnowOpen...)
+		out = innerHits(out, p, marks, win, dups, rc)
+		out = append(out, "]}}"...)
 		out = append(out, b[ih.end-1:e.end-1]...)
-		out = append(out, `,"_winnow":`...)
+		out = append(out, ","+esClusterKey...)
 	} else {
-		out = append(out, b[e.start:e.end-1]...)
-		if skipWS(b, e.start+1) != e.end-1 {
-			out = append(out, ',')
-		}
-		out = append(out, `"inner_hits":{"winnow":`...)
-		out = innerHits(out, p, marks, win, dups)
-		out = append(out, `},"_winnow":`...)
+		out = openMember(out, b, e, esInnerOpen)
+		out = innerHits(out, p, marks, win, dups, rc)
+		out = append(out, "]}}},"+esClusterKey...)
 	}
-	out = clusterJSON(out, marks[win].Cluster)
-	return append(out, '}')
+	out = rc.cluster(out, marks[win].Cluster)
+	return append(out, "}}"...)
 }
 
 // innerHitsOf returns the span of hit i's inner_hits object, as Parse
 // recorded it.
 func innerHitsOf(p *Parsed, i int) (span, bool) {
-	if p.inner == nil { // not parsed as Elasticsearch: look
+	if p.es == nil { // not parsed as Elasticsearch: look
 		ih, has := field(p.body, p.elems[i], "inner_hits")
 		return ih, has && p.body[ih.start] == '{'
 	}
-	at := p.inner[i]
-	if at < 0 {
-		return span{}, false
-	}
-	end, _ := skipValue(p.body, at)
-	return span{at, end}, true
+	ih := p.es[i].inner
+	return ih, ih.end != 0
 }
 
-// innerHits appends the inner_hits result of win's duplicates.
-func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
-	n, best := 0, -1
+// innerHits appends the inner_hits result of win's duplicates from their
+// count on: esWinnowOpen is written.
+func innerHits(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
+	n, best, bestScore, bestText := 0, -1, 0.0, false
 	for j := dups.first[win]; j >= 0; j = dups.next[j] {
 		n++
-		if s := p.Results[j].Score; s > 0 && (best < 0 || s > p.Results[best].Score) {
-			best = int(j)
+		if s, text := scoreOf(p, int(j)); s > 0 && (best < 0 || s > bestScore) {
+			best, bestScore, bestText = int(j), s, text
 		}
 	}
-	out = append(out, `{"hits":{"total":{"value":`...)
-	out = strconv.AppendInt(out, int64(n), 10)
-	out = append(out, `,"relation":"eq"},"max_score":`...)
+	if n < 10 {
+		out = append(out, byte('0'+n))
+	} else {
+		out = strconv.AppendInt(out, int64(n), 10)
+	}
+	out = append(out, esMaxScore...)
 	switch {
 	case best < 0:
 		out = append(out, "null"...)
-	case p.scores != nil && p.scores[best].end != 0:
+	case bestText:
 		// The best duplicate's _score as the engine wrote it: a float
 		// formatted again cost a tenth of the group rendering.
-		s := p.scores[best]
+		s := p.es[best].score
 		out = append(out, p.body[skipWS(p.body, s.start):s.end]...)
 	default:
-		out = strconv.AppendFloat(out, p.Results[best].Score, 'g', -1, 64)
+		out = strconv.AppendFloat(out, bestScore, 'g', -1, 64)
 	}
-	out = append(out, `,"hits":[`...)
-	out = appendDuplicates(out, p, marks, win, dups)
-	return append(out, "]}}"...)
+	out = append(out, esHitsOpen...)
+	return appendDuplicates(out, p, marks, win, dups, rc)
+}
+
+// scoreOf returns result j's score, and whether p.es holds its text as
+// the engine wrote it, a number; it reads the score from the answer when
+// Parse left it (Parsed.esScores).
+func scoreOf(p *Parsed, j int) (float64, bool) {
+	if !p.esScores {
+		return p.Results[j].Score, p.es != nil && p.es[j].score.end != 0
+	}
+	if s := p.es[j].score; s.end != 0 {
+		return number(p.body, s)
+	}
+	return 0, false
 }
 
 // appendDuplicates appends win's duplicates, as the backend wrote them,
 // each with its _winnow explanation, separated by commas.
-func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupLists) []byte {
+func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupLists, rc *repeats) []byte {
 	for j := dups.first[win]; j >= 0; j = dups.next[j] {
 		if j != dups.first[win] {
 			out = append(out, ',')
@@ -271,27 +296,107 @@ func appendDuplicates(out []byte, p *Parsed, marks []Mark, win int, dups dupList
 			out = append(out, p.body[e.start:e.end]...)
 			continue
 		}
-		out = openMember(out, p.body, e, winnowKey)
-		out = dupExplain(out, marks[j])
-		out = append(out, '}')
+		out = openMember(out, p.body, e, esClusterKey)
+		out = dupExplain(out, &marks[j], rc)
+		out = append(out, "}}"...)
 	}
 	return out
 }
 
-// dupExplain appends a duplicate's _winnow value: its cluster, relation
-// and verdict, and its explanation unless that is empty (the proxy's
-// compact group answer leaves it out; [Mark.Explain]).
-func dupExplain(out []byte, d Mark) []byte {
-	out = append(out, `{"cluster":`...)
-	out = appendString(out, d.Cluster)
-	out = append(out, `,"relation":`...)
-	out = appendString(out, d.Relation)
-	out = appendProbability(out, d)
+// dupExplain appends a duplicate's _winnow value from its cluster on
+// (`{"cluster":` is written) but for its closing brace: its cluster,
+// relation and verdict, and its explanation unless that is empty (the
+// proxy's compact group answer leaves it out; [Mark.Explain]).
+func dupExplain(out []byte, d *Mark, rc *repeats) []byte {
+	out = rc.cluster(out, d.Cluster)
+	if d.Relation == "duplicate" && d.Decision == "group" && !d.ProbabilityAtMost && !math.IsNaN(d.Probability) {
+		// The usual duplicate: its fixed members in one append.
+		out = append(out, `,"relation":"duplicate","decision":"group","probability":`...)
+		out = rc.fourPlaces(out, d.Probability)
+	} else {
+		out = appendRelation(out, d.Relation)
+		out = rc.probability(out, d)
+	}
 	if d.Explain != "" {
 		out = append(out, `,"explain":`...)
-		out = appendString(out, d.Explain)
+		out = rc.explain.append(out, d.Explain)
 	}
-	return append(out, '}')
+	return out
+}
+
+// appendRelation appends a duplicate's "relation" member: the relations
+// winnow names in one append each.
+func appendRelation(out []byte, rel string) []byte {
+	switch rel {
+	case "duplicate":
+		return append(out, `,"relation":"duplicate"`...)
+	case "contains":
+		return append(out, `,"relation":"contains"`...)
+	case "contained":
+		return append(out, `,"relation":"contained"`...)
+	}
+	out = append(out, `,"relation":`...)
+	return appendString(out, rel)
+}
+
+// repeats remembers what a rendering writes more than once: the last
+// cluster ID and explanation, quoted where out holds them (a group's
+// duplicates and winner share the ID; explanations often repeat), and
+// the last probability. The zero value remembers nothing; it serves one
+// output buffer, which only grows.
+type repeats struct {
+	id, explain quoted
+	prob        float64
+	probN       int // bytes of probS; 0: none
+	probS       [6]byte
+}
+
+// quoted is the last string appended as JSON and where out holds it.
+type quoted struct {
+	s  string
+	at span // end 0: none
+}
+
+// append appends s as a JSON string, copied from where out holds it
+// already if it is the string q appended last.
+func (q *quoted) append(out []byte, s string) []byte {
+	if q.at.end != 0 && s == q.s {
+		return append(out, out[q.at.start:q.at.end]...)
+	}
+	start := len(out)
+	out = appendString(out, s)
+	q.s, q.at = s, span{start, len(out)}
+	return out
+}
+
+// cluster appends a cluster ID as a JSON string.
+func (rc *repeats) cluster(out []byte, id string) []byte { return rc.id.append(out, id) }
+
+// probability is appendProbability, formatting a probability once for
+// a run of duplicates that share it.
+func (rc *repeats) probability(out []byte, m *Mark) []byte {
+	if m.Decision == "" || math.IsNaN(m.Probability) {
+		return out
+	}
+	switch {
+	case m.Decision == "group" && !m.ProbabilityAtMost:
+		out = append(out, `,"decision":"group","probability":`...)
+	case m.Decision == "remove" && !m.ProbabilityAtMost:
+		out = append(out, `,"decision":"remove","probability":`...)
+	default:
+		out = appendDecision(out, m)
+	}
+	return rc.fourPlaces(out, m.Probability)
+}
+
+// fourPlaces is appendFourPlaces, formatting p once for a run of
+// duplicates that share it.
+func (rc *repeats) fourPlaces(out []byte, p float64) []byte {
+	if rc.probN == 0 || p != rc.prob {
+		rc.prob = p
+		rc.probN = len(appendFourPlaces(rc.probS[:0], p))
+	}
+	return append(out, rc.probS[:rc.probN]...)
 }
 
 // clusterJSON appends a winner's _winnow value.
@@ -319,7 +424,8 @@ func solrExpanded(out []byte, p *Parsed, marks []Mark, winners []int) []byte {
 		out = append(out, `:{"numFound":`...)
 		out = strconv.AppendInt(out, int64(n), 10)
 		out = append(out, `,"start":0,"docs":[`...)
-		out = appendDuplicates(out, p, marks, w, dups)
+		var rc repeats
+		out = appendDuplicates(out, p, marks, w, dups, &rc)
 		out = append(out, "]}"...)
 	}
 	return append(out, '}')
@@ -356,14 +462,18 @@ func appendProbability(dst []byte, m Mark) []byte {
 	if m.Decision == "" || math.IsNaN(m.Probability) {
 		return dst
 	}
+	return appendFourPlaces(appendDecision(dst, &m), m.Probability)
+}
+
+// appendDecision appends m's "decision" member and the key of its
+// probability.
+func appendDecision(dst []byte, m *Mark) []byte {
 	dst = append(dst, `,"decision":`...)
 	dst = appendString(dst, m.Decision)
 	if m.ProbabilityAtMost {
-		dst = append(dst, `,"probability_at_most":`...)
-	} else {
-		dst = append(dst, `,"probability":`...)
+		return append(dst, `,"probability_at_most":`...)
 	}
-	return appendFourPlaces(dst, m.Probability)
+	return append(dst, `,"probability":`...)
 }
 
 // appendFourPlaces appends p rounded to four decimal places in the
@@ -410,9 +520,9 @@ func choose(p *Parsed, marks []Mark, mode Mode, w Window) ([]int, error) {
 	if marks != nil && len(marks) != n {
 		return nil, fmt.Errorf("%w: %d marks for %d results", ErrMarks, len(marks), n)
 	}
-	for i, m := range marks {
-		if m.Winner < -1 || m.Winner >= n {
-			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, m.Winner)
+	for i := range marks {
+		if w := marks[i].Winner; w < -1 || w >= n {
+			return nil, fmt.Errorf("%w: result %d has winner %d", ErrMarks, i, w)
 		}
 	}
 	if !mode.Valid() {

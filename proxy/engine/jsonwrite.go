@@ -1,6 +1,9 @@
 package engine
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // plainJSON marks the bytes that appendString copies as they are:
 // printable ASCII other than '"' and '\\'.
@@ -36,6 +39,15 @@ func plainEnd(s string, i int) int {
 
 // appendString appends s as a JSON string.
 func appendString(dst []byte, s string) []byte {
+	if len(s) <= 32 && plainEnd(s, 0) == len(s) {
+		// A short plain string (a cluster ID, a relation) in one copy.
+		n := len(dst)
+		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
+		dst[n] = '"'
+		copy(dst[n+1:], s)
+		dst[n+1+len(s)] = '"'
+		return dst
+	}
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
