@@ -29,7 +29,7 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	if first.cached != n {
 		t.Fatalf("first refine: %d of %d cached, want all", first.cached, n)
 	}
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); !ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h == nil {
 		t.Fatal("a list all in the cache is not remembered")
 	}
 	again := r.refine(ctx, p.Results, o)
@@ -48,7 +48,7 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	key := first.keys[3]
 	other := &similarity.Signature{Simhash: ^first.sigs[3].Simhash, Tokens: 7, MinHash: make([]uint16, 84)}
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now()})
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h != nil {
 		t.Error("the list is still served after one entry was replaced")
 	}
 	if got := r.refine(ctx, p.Results, o); got.sigs[3] != other {
@@ -59,13 +59,13 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	// runs.
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now().Add(-2 * s.o.CacheTTL)})
 	r.refine(ctx, p.Results, o) // remembers nothing: one entry is stale
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h != nil {
 		t.Error("a list with a stale entry is served without revalidation")
 	}
 
 	// Deleted: the next query must not take the signature from the list.
 	r.cache.c.Del(key)
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h != nil {
 		t.Error("the list is still served after one entry left the cache")
 	}
 	r.wait()
@@ -90,7 +90,7 @@ func TestHotListHoldsNoEvicted(t *testing.T) {
 	c.c.Wait()
 	h := newHotLists(16)
 	h.put(results, keys, entries, [2]uint64{1, 2})
-	if _, ok := h.get(results, c, time.Now(), make([]*entry, 2)); !ok {
+	if l, _ := h.get(results, c, time.Now()); l == nil {
 		t.Fatal("the list is not served while both entries are cached")
 	}
 	c.c.Del(keys[0])
@@ -107,7 +107,7 @@ func TestHotListHoldsNoEvicted(t *testing.T) {
 	if l.entries[1].Value() == nil {
 		t.Error("an entry still cached was collected")
 	}
-	if _, ok := h.get(results, c, time.Now(), make([]*entry, 2)); ok {
+	if l, _ := h.get(results, c, time.Now()); l != nil {
 		t.Error("the list is served after one entry was deleted")
 	}
 }
@@ -132,14 +132,14 @@ func TestHotListFastPath(t *testing.T) {
 		t.Fatal("a list all in the cache has no remembered list")
 	}
 	now := time.Now()
-	if !h.current(r.cache, now, nil) || h.seen.Load() == nil {
+	seen := h.current(r.cache, now)
+	if seen == nil {
 		t.Fatal("a list just remembered is not current")
 	}
-	seen := h.seen.Load()
-	if !h.current(r.cache, now, nil) || h.seen.Load() != seen {
+	if h.current(r.cache, now) != seen {
 		t.Error("a second check with nothing changed visited the entries again")
 	}
-	if h.current(r.cache, seen.deadline, nil) {
+	if h.current(r.cache, seen.deadline) != nil {
 		t.Error("current at the earliest entry's deadline")
 	}
 
@@ -147,7 +147,7 @@ func TestHotListFastPath(t *testing.T) {
 	other := &similarity.Signature{Simhash: 1, Tokens: 7, MinHash: make([]uint16, 84)}
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now()})
 	r.cache.c.Wait()
-	if h.current(r.cache, time.Now(), nil) {
+	if h.current(r.cache, time.Now()) != nil {
 		t.Error("current after an entry was replaced")
 	}
 	r.wait()
