@@ -152,3 +152,63 @@ func TestHotListFastPath(t *testing.T) {
 	}
 	r.wait()
 }
+
+// TestKnownListNotServedStale checks the refinement of a known list (the
+// remembered list's shared keys and signatures): it serves only while
+// every signature is still the cache's, so a replaced signature, and any
+// signature past its freshness or expiry, sends the query down the full
+// path, whose outcome shows the change.
+func TestKnownListNotServedStale(t *testing.T) {
+	s, body, _ := warmRefine(t)
+	p, err := s.transp.light.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, o := s.ref, s.refineOptions()
+	ctx := context.Background()
+	n := min(len(p.Results), o.topK)
+	known := func(ref *refined, h *hotList) bool { return ref.hot == h && ref.declared == nil }
+
+	first := r.refine(ctx, p.Results, o)
+	second := r.refine(ctx, p.Results, o)
+	h := second.hot
+	if h == nil || !known(r.refine(ctx, p.Results, o), h) {
+		t.Fatal("a list all in the cache is not refined as a known list")
+	}
+
+	// Past the earliest entry's freshness, and past its expiry.
+	seen := h.current(r.cache, time.Now())
+	if seen == nil {
+		t.Fatal("the known list is not current")
+	}
+	for _, at := range []time.Time{seen.deadline, seen.deadline.Add(2 * s.o.CacheTTL)} {
+		if ref := r.refineAt(ctx, p.Results, o, at); known(ref, h) {
+			t.Errorf("the known list is served at %v, its earliest deadline %v", at, seen.deadline)
+		}
+	}
+	r.wait() // the revalidations the stale entries started
+
+	// Replaced: result 3 gets result 0's signature, so it joins 0's cluster.
+	ref := r.refine(ctx, p.Results, o)
+	if ref.hot == nil || ref.marks[3].Winner == ref.marks[0].Winner && ref.marks[0].Winner >= 0 {
+		t.Fatalf("set-up: remembered %v, results 0 and 3 marks %+v %+v", ref.hot != nil, ref.marks[0], ref.marks[3])
+	}
+	h = ref.hot
+	if !known(r.refine(ctx, p.Results, o), h) { // checked in full: the next check may take that one
+		t.Fatal("the list is not refined as a known list again")
+	}
+	r.cache.set(ref.keys[3], &entry{sig: ref.sigs[0], fetchedAt: time.Now()})
+	got := r.refine(ctx, p.Results, o)
+	if known(got, h) || got.sigs[3] != ref.sigs[0] {
+		t.Fatal("the known list is served after a signature was replaced")
+	}
+	if got.marks[3].Winner != got.marks[0].Winner || got.marks[3].Winner < 0 {
+		t.Errorf("after the replacement result 3 is %+v, want it grouped with result 0 %+v", got.marks[3], got.marks[0])
+	}
+	for i := range n {
+		if first.keys[i] != got.keys[i] {
+			t.Errorf("result %d: key %q, want %q", i, got.keys[i], first.keys[i])
+		}
+	}
+	r.wait()
+}
