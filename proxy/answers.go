@@ -160,7 +160,7 @@ func (a *answer) render(dst, body []byte, cache *sigCache, now time.Time) (out [
 	if cut < 0 || !bytes.Equal(body[cut:], a.body[a.extent:]) || !digitsApart(a.body[:a.extent], body[:cut]) {
 		return dst, false, false
 	}
-	if a.hot != nil && !a.hot.current(cache, now, nil) {
+	if a.hot != nil && a.hot.current(cache, now) == nil {
 		return dst, false, false
 	}
 	cache.hits.Add(uint64(a.cached))

@@ -29,7 +29,7 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	if first.cached != n {
 		t.Fatalf("first refine: %d of %d cached, want all", first.cached, n)
 	}
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); !ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h == nil {
 		t.Fatal("a list all in the cache is not remembered")
 	}
 	again := r.refine(ctx, p.Results, o)
@@ -48,7 +48,7 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	key := first.keys[3]
 	other := &similarity.Signature{Simhash: ^first.sigs[3].Simhash, Tokens: 7, MinHash: make([]uint16, 84)}
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now()})
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h != nil {
 		t.Error("the list is still served after one entry was replaced")
 	}
 	if got := r.refine(ctx, p.Results, o); got.sigs[3] != other {
@@ -59,13 +59,13 @@ func TestHotListFollowsTheCache(t *testing.T) {
 	// runs.
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now().Add(-2 * s.o.CacheTTL)})
 	r.refine(ctx, p.Results, o) // remembers nothing: one entry is stale
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h != nil {
 		t.Error("a list with a stale entry is served without revalidation")
 	}
 
 	// Deleted: the next query must not take the signature from the list.
 	r.cache.c.Del(key)
-	if _, ok := r.hot.get(top, r.cache, time.Now(), make([]*entry, n)); ok {
+	if h, _ := r.hot.get(top, r.cache, time.Now()); h != nil {
 		t.Error("the list is still served after one entry left the cache")
 	}
 	r.wait()
@@ -90,7 +90,7 @@ func TestHotListHoldsNoEvicted(t *testing.T) {
 	c.c.Wait()
 	h := newHotLists(16)
 	h.put(results, keys, entries, [2]uint64{1, 2})
-	if _, ok := h.get(results, c, time.Now(), make([]*entry, 2)); !ok {
+	if l, _ := h.get(results, c, time.Now()); l == nil {
 		t.Fatal("the list is not served while both entries are cached")
 	}
 	c.c.Del(keys[0])
@@ -107,7 +107,7 @@ func TestHotListHoldsNoEvicted(t *testing.T) {
 	if l.entries[1].Value() == nil {
 		t.Error("an entry still cached was collected")
 	}
-	if _, ok := h.get(results, c, time.Now(), make([]*entry, 2)); ok {
+	if l, _ := h.get(results, c, time.Now()); l != nil {
 		t.Error("the list is served after one entry was deleted")
 	}
 }
@@ -132,14 +132,14 @@ func TestHotListFastPath(t *testing.T) {
 		t.Fatal("a list all in the cache has no remembered list")
 	}
 	now := time.Now()
-	if !h.current(r.cache, now, nil) || h.seen.Load() == nil {
+	seen := h.current(r.cache, now)
+	if seen == nil {
 		t.Fatal("a list just remembered is not current")
 	}
-	seen := h.seen.Load()
-	if !h.current(r.cache, now, nil) || h.seen.Load() != seen {
+	if h.current(r.cache, now) != seen {
 		t.Error("a second check with nothing changed visited the entries again")
 	}
-	if h.current(r.cache, seen.deadline, nil) {
+	if h.current(r.cache, seen.deadline) != nil {
 		t.Error("current at the earliest entry's deadline")
 	}
 
@@ -147,8 +147,68 @@ func TestHotListFastPath(t *testing.T) {
 	other := &similarity.Signature{Simhash: 1, Tokens: 7, MinHash: make([]uint16, 84)}
 	r.cache.set(key, &entry{sig: other, fetchedAt: time.Now()})
 	r.cache.c.Wait()
-	if h.current(r.cache, time.Now(), nil) {
+	if h.current(r.cache, time.Now()) != nil {
 		t.Error("current after an entry was replaced")
+	}
+	r.wait()
+}
+
+// TestKnownListNotServedStale checks the refinement of a known list (the
+// remembered list's shared keys and signatures): it serves only while
+// every signature is still the cache's, so a replaced signature, and any
+// signature past its freshness or expiry, sends the query down the full
+// path, whose outcome shows the change.
+func TestKnownListNotServedStale(t *testing.T) {
+	s, body, _ := warmRefine(t)
+	p, err := s.transp.light.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, o := s.ref, s.refineOptions()
+	ctx := context.Background()
+	n := min(len(p.Results), o.topK)
+	known := func(ref *refined, h *hotList) bool { return ref.hot == h && ref.declared == nil }
+
+	first := r.refine(ctx, p.Results, o)
+	second := r.refine(ctx, p.Results, o)
+	h := second.hot
+	if h == nil || !known(r.refine(ctx, p.Results, o), h) {
+		t.Fatal("a list all in the cache is not refined as a known list")
+	}
+
+	// Past the earliest entry's freshness, and past its expiry.
+	seen := h.current(r.cache, time.Now())
+	if seen == nil {
+		t.Fatal("the known list is not current")
+	}
+	for _, at := range []time.Time{seen.deadline, seen.deadline.Add(2 * s.o.CacheTTL)} {
+		if ref := r.refineAt(ctx, p.Results, o, at); known(ref, h) {
+			t.Errorf("the known list is served at %v, its earliest deadline %v", at, seen.deadline)
+		}
+	}
+	r.wait() // the revalidations the stale entries started
+
+	// Replaced: result 3 gets result 0's signature, so it joins 0's cluster.
+	ref := r.refine(ctx, p.Results, o)
+	if ref.hot == nil || ref.marks[3].Winner == ref.marks[0].Winner && ref.marks[0].Winner >= 0 {
+		t.Fatalf("set-up: remembered %v, results 0 and 3 marks %+v %+v", ref.hot != nil, ref.marks[0], ref.marks[3])
+	}
+	h = ref.hot
+	if !known(r.refine(ctx, p.Results, o), h) { // checked in full: the next check may take that one
+		t.Fatal("the list is not refined as a known list again")
+	}
+	r.cache.set(ref.keys[3], &entry{sig: ref.sigs[0], fetchedAt: time.Now()})
+	got := r.refine(ctx, p.Results, o)
+	if known(got, h) || got.sigs[3] != ref.sigs[0] {
+		t.Fatal("the known list is served after a signature was replaced")
+	}
+	if got.marks[3].Winner != got.marks[0].Winner || got.marks[3].Winner < 0 {
+		t.Errorf("after the replacement result 3 is %+v, want it grouped with result 0 %+v", got.marks[3], got.marks[0])
+	}
+	for i := range n {
+		if first.keys[i] != got.keys[i] {
+			t.Errorf("result %d: key %q, want %q", i, got.keys[i], first.keys[i])
+		}
 	}
 	r.wait()
 }

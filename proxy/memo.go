@@ -252,11 +252,14 @@ type hotLists struct {
 	m *twoGen[uint64, *hotList]
 }
 
-// hotList is one remembered list; shared, never modified but for touch.
+// hotList is one remembered list; shared, never modified but for touch
+// and seen.
 type hotList struct {
 	urls    []string // raw, as the engine gave them
 	keys    []string // canonical
 	entries []weak.Pointer[entry]
+	// sources are the signatures' sources: srcCache for each.
+	sources []sigSource
 	// winners and by are the winners the entries' declared canonical URLs
 	// give and who declares them (declaredWinners; nil: none), as the
 	// full path finds them: the entries are the same on every use, so
@@ -265,83 +268,122 @@ type hotList struct {
 	by      []int
 	listKey [2]uint64 // listCache key of the list with these winners
 	touch   atomic.Uint32
-	// seen is the outcome of the last full check that found every entry
-	// current; nil before one.
-	seen atomic.Pointer[hotSeen]
+	// seen points weakly to the outcome of the last full check that found
+	// every entry current; nil before one.
+	seen atomic.Pointer[weak.Pointer[hotSeen]]
 }
 
 // hotSeen is a full check of a hotList that found every entry current:
-// the cache's exit count before it, and the earliest entry deadline.
+// the cache's exit count before it, the earliest entry deadline, and the
+// entries with their signatures as the check found them. Shared, never
+// modified. The hotList holds it weakly: it lives until the next garbage
+// collection unless a request in flight uses it, so it keeps a signature
+// the cache has let go no longer than a request would, and a list is
+// checked in full again about once a collection cycle.
 type hotSeen struct {
 	exits    uint64
 	deadline time.Time
+	entries  []*entry
+	sigs     []*similarity.Signature
 }
 
 func newHotLists(max int) *hotLists { return &hotLists{m: newTwoGen[uint64, *hotList](max)} }
 
+// hotKey hashes the raw URLs of results in order, each by its length
+// and the eight bytes at its middle and at its end (where the URLs of one
+// site differ; their beginnings are alike): about a nanosecond a URL,
+// against tens for hashing every byte. Lists that share a key are told
+// apart by comparing the URLs, so a collision costs the full path of the
+// lists concerned, never a wrong answer.
 func hotKey(results []engine.Result) uint64 {
-	var h maphash.Hash
-	h.SetSeed(listSeedA)
+	k := uint64(len(results))
 	for i := range results {
-		h.WriteString(results[i].URL)
-		h.WriteByte(0)
+		u := results[i].URL
+		x := uint64(len(u))
+		if len(u) >= 8 {
+			x ^= le64(u[len(u)-8:])*0xff51afd7ed558ccd ^ le64(u[(len(u)-8)/2:])
+		} else {
+			for j := range len(u) {
+				x = x<<8 | uint64(u[j])
+			}
+		}
+		k = (k ^ x) * 0x9e3779b97f4a7c15
+		k ^= k >> 29
 	}
-	return h.Sum64()
+	return k
 }
 
-// get returns the remembered list for results if it is still valid at
-// now, with its entries in dst (len(results) long).
-func (c *hotLists) get(results []engine.Result, cache *sigCache, now time.Time, dst []*entry) (*hotList, bool) {
+// le64 reads the first eight bytes of s (at least eight long) as a
+// little-endian number; the compiler makes it one load.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// get returns the remembered list for results and the check that shows
+// it still valid at now; nil, nil when there is none or it is not.
+func (c *hotLists) get(results []engine.Result, cache *sigCache, now time.Time) (*hotList, *hotSeen) {
 	h, ok := c.m.get(hotKey(results))
 	if !ok || len(h.urls) != len(results) {
-		return nil, false
+		return nil, nil
 	}
 	for i := range results {
 		if results[i].URL != h.urls[i] {
-			return nil, false
+			return nil, nil
 		}
 	}
-	if !h.current(cache, now, dst) {
-		return nil, false
+	v := h.current(cache, now)
+	if v == nil {
+		return nil, nil
 	}
 	cache.hits.Add(uint64(len(results)))
-	return h, true
+	return h, v
 }
 
-// current reports whether every entry of h is still the cache's and fresh
-// at now, filling dst (len(h.urls) long, or nil) with the entries. When
-// the cache has let no entry go since the last full check, and no entry
-// has reached its deadline, that check still holds and the entries are
-// not checked again, only fetched into dst. One entry in turn is looked
-// up for real, which keeps the cache's admission counts alive for
-// popular pages.
-func (h *hotList) current(cache *sigCache, now time.Time, dst []*entry) bool {
+// current returns the check that shows every entry of h still the cache's
+// and fresh at now, with the entries; nil when one is not. When the cache
+// has let no entry go since the last full check, and no entry has reached
+// its deadline, that check still holds and is returned as it is (unless
+// the garbage collector has taken it since). One entry in turn is looked
+// up for real, which keeps the cache's admission counts alive for popular
+// pages.
+func (h *hotList) current(cache *sigCache, now time.Time) *hotSeen {
 	exits := cache.exits.Load()
-	if v := h.seen.Load(); v != nil && v.exits == exits && now.Before(v.deadline) {
-		for i := range dst {
-			if dst[i] = h.entries[i].Value(); dst[i] == nil {
-				return false
-			}
+	var v *hotSeen
+	if w := h.seen.Load(); w != nil {
+		v = w.Value()
+	}
+	if v == nil || v.exits != exits || !now.Before(v.deadline) {
+		if v = h.check(cache, now, exits); v == nil {
+			return nil
 		}
-	} else {
-		deadline := now.Add(cache.ttl)
-		for i := range h.entries {
-			e := h.entries[i].Value()
-			if e == nil || !cache.current(e, now) {
-				return false
-			}
-			if dst != nil {
-				dst[i] = e
-			}
-			if d := cache.deadline(e); d.Before(deadline) {
-				deadline = d
-			}
-		}
-		h.seen.Store(&hotSeen{exits: exits, deadline: deadline})
 	}
 	i := int(h.touch.Add(1)) % len(h.keys)
-	e, ok := cache.c.Get(h.keys[i])
-	return ok && e == h.entries[i].Value()
+	if e, ok := cache.c.Get(h.keys[i]); !ok || e != v.entries[i] {
+		return nil
+	}
+	return v
+}
+
+// check visits every entry of h: it returns nil when one is gone or not
+// current at now, else the check, which h then holds (weakly). exits is
+// the cache's exit count read before.
+func (h *hotList) check(cache *sigCache, now time.Time, exits uint64) *hotSeen {
+	v := &hotSeen{exits: exits, deadline: now.Add(cache.ttl), entries: make([]*entry, len(h.entries)), sigs: make([]*similarity.Signature, len(h.entries))}
+	for i := range h.entries {
+		e := h.entries[i].Value()
+		if e == nil || !cache.current(e, now) {
+			return nil
+		}
+		v.entries[i], v.sigs[i] = e, e.sig
+		if d := cache.deadline(e); d.Before(v.deadline) {
+			v.deadline = d
+		}
+	}
+	w := weak.Make(v)
+	h.seen.Store(&w)
+	return v
 }
 
 // put remembers the list results whose canonical URLs are keys, whose
@@ -349,10 +391,11 @@ func (h *hotList) current(cache *sigCache, now time.Time, dst []*entry) bool {
 // with the winners the entries' declared canonical URLs give), and
 // returns the remembered list.
 func (c *hotLists) put(results []engine.Result, keys []string, entries []*entry, listKey [2]uint64) *hotList {
-	h := &hotList{urls: make([]string, len(results)), keys: keys, entries: make([]weak.Pointer[entry], len(entries)), listKey: listKey}
+	h := &hotList{urls: make([]string, len(results)), keys: keys, entries: make([]weak.Pointer[entry], len(entries)), sources: make([]sigSource, len(entries)), listKey: listKey}
 	declared := make([]string, len(entries))
 	for i, e := range entries {
 		declared[i] = e.canonical
+		h.sources[i] = srcCache
 	}
 	h.winners, h.by = declaredWinners(keys, declared, nil)
 	for i := range results {

@@ -160,13 +160,20 @@ type signed struct {
 // what is refined. It is a pipeline of four steps, each reading what the
 // one before left in out and in the listState.
 func (r *refiner) refine(ctx context.Context, results []engine.Result, o refineOptions) *refined {
+	return r.refineAt(ctx, results, o, time.Now())
+}
+
+// refineAt is refine at the time now, which decides what in the cache
+// is fresh.
+func (r *refiner) refineAt(ctx context.Context, results []engine.Result, o refineOptions, now time.Time) *refined {
 	n := min(len(results), o.topK)
-	out := newRefined(len(results), n)
-	st := r.signList(ctx, results[:n], out, o.budget) // 1. signatures
-	out.count(len(results) - n)                       // 2. where they came from
+	out := newRefined(len(results))
+	var st listState
+	r.signList(ctx, results[:n], out, &st, o.budget, now) // 1. signatures
+	out.count(len(results) - n)                           // 2. where they came from
 	r.m.refined(out)
 	if out.service < n { // else no result was signed: tags or the cluster service group them all
-		r.clusterList(results[:n], out, st, o) // 3. clusters and marks
+		r.clusterList(results[:n], out, &st, o) // 3. clusters and marks
 	}
 	out.joinKnown(results, st.known) // 4. the cluster service's duplicates
 	out.markTagged(results[:n])      // and the tagged pages alone (tags.go)
@@ -184,13 +191,10 @@ type listState struct {
 	hot     *hotList // the remembered list that signed every result
 }
 
-func newRefined(results, n int) *refined {
-	out := &refined{
-		marks:   make([]engine.Mark, results),
-		sigs:    make([]*similarity.Signature, n),
-		keys:    make([]string, n),
-		sources: make([]sigSource, n),
-	}
+// newRefined returns the outcome for a list of results, every one
+// unmarked; signList gives it its keys, signatures and sources.
+func newRefined(results int) *refined {
+	out := &refined{marks: make([]engine.Mark, results)}
 	for i := range out.marks {
 		out.marks[i].Winner = -1
 	}
@@ -198,28 +202,26 @@ func newRefined(results, n int) *refined {
 }
 
 // signList signs results (the top n of a list): from a remembered list
-// when every entry is still the cache's, else by gather.
-func (r *refiner) signList(ctx context.Context, results []engine.Result, out *refined, budget time.Duration) *listState {
+// when every entry is still the cache's at now, else by gather. A
+// remembered list's keys, signatures and sources are shared, not copied:
+// nothing modifies them once signList has set them.
+func (r *refiner) signList(ctx context.Context, results []engine.Result, out *refined, st *listState, budget time.Duration, now time.Time) {
 	n := len(results)
-	now := time.Now()
-	st := &listState{entries: make([]*entry, n)}
 	if r.cluster == nil && n > 0 {
-		st.hot, _ = r.hot.get(results, r.cache, now, st.entries)
-	}
-	if st.hot != nil {
-		// A warm list seen before: every entry is still the cache's.
-		copy(out.keys, st.hot.keys)
-		for i, e := range st.entries {
-			out.sigs[i], out.sources[i] = e.sig, srcCache
+		var seen *hotSeen
+		if st.hot, seen = r.hot.get(results, r.cache, now); st.hot != nil {
+			// A warm list seen before: every entry is still the cache's.
+			out.keys, out.sigs, out.sources = st.hot.keys, seen.sigs, st.hot.sources
+			st.entries = seen.entries
+			st.winners, st.by = st.hot.winners, st.hot.by // as declaredWinners found them
+			return
 		}
-		st.winners, st.by = st.hot.winners, st.hot.by // as declaredWinners found them
-		return st
 	}
-	clear(st.entries) // a list that failed the check may have filled some
+	out.keys, out.sigs, out.sources = make([]string, n), make([]*similarity.Signature, n), make([]sigSource, n)
 	out.declared = make([]string, n)
+	st.entries = make([]*entry, n)
 	st.known, st.winners = r.gather(ctx, results, out, st.entries, budget, now)
 	st.winners, st.by = declaredWinners(out.keys, out.declared, st.winners)
-	return st
 }
 
 // count counts the results by the source of their signature; beyond are
