@@ -113,10 +113,10 @@ func stage1Go(b []byte, pos int, st *ixState, out []uint32) int {
 	return n
 }
 
-// tokens lists the tokens of b into t (grown as needed), found by stage
-// (stage1 or stage1Go), followed by the sentinels; ok is false when a
-// string is not closed by the end.
-func tokens(b []byte, t []uint32, stage func([]byte, int, *ixState, []uint32) int) (_ []uint32, ok bool) {
+// tokens lists the tokens of b into t (grown as needed), found by stage1
+// (stage1Go when goOnly, for the tests), followed by the sentinels; ok is
+// false when a string is not closed by the end.
+func tokens(b []byte, t []uint32, goOnly bool) (_ []uint32, ok bool) {
 	if need := len(b) + 64 + ixSentinels; cap(t) < need {
 		t = make([]uint32, need)
 	}
@@ -125,19 +125,28 @@ func tokens(b []byte, t []uint32, stage func([]byte, int, *ixState, []uint32) in
 	full := len(b) &^ 63
 	n := 0
 	if full > 0 {
-		n = stage(b[:full], 0, &st, t)
+		n = stage1Or(goOnly, b[:full], 0, &st, t)
 	}
 	if full < len(b) {
 		// The last bytes, padded with white space.
 		var tail [64]byte
 		copy(tail[copy(tail[:], b[full:]):], spaces64[:])
-		n += stage(tail[:], full, &st, t[n:])
+		n += stage1Or(goOnly, tail[:], full, &st, t[n:])
 	}
 	for range ixSentinels {
 		t[n] = uint32(len(b)) << 8
 		n++
 	}
 	return t[:n], st.str == 0
+}
+
+// stage1Or is stage1, or stage1Go when goOnly; called directly, not as a
+// function value, so that neither the state nor the padded tail escapes.
+func stage1Or(goOnly bool, b []byte, pos int, st *ixState, out []uint32) int {
+	if goOnly {
+		return stage1Go(b, pos, st, out)
+	}
+	return stage1(b, pos, st, out)
 }
 
 var spaces64 = bytes.Repeat([]byte{' '}, 64)
@@ -155,7 +164,7 @@ const ixKeep = 1 << 20
 func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, error) {
 	if useIndex && len(w.b) <= ixMaxLen && i < len(w.b) {
 		sc := ixPool.Get().(*ixScratch)
-		t, ok := tokens(w.b, sc.t, stage1)
+		t, ok := tokens(w.b, sc.t, false)
 		end := 0
 		if ok {
 			w.t = t
@@ -244,10 +253,15 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 		if !ok {
 			return 0, 0, false
 		}
-		var more bool
-		if k, end, more, ok = iafter(t, k, '}'); !more {
-			return k, end, ok
+		v := t[k]
+		k++
+		if byte(v) == ',' {
+			continue
 		}
+		if byte(v) == '}' {
+			return k, int(v>>8) + 1, true
+		}
+		return 0, 0, false
 	}
 }
 
@@ -418,7 +432,8 @@ func (w *walker) iskipValue(k int) (next, end int, ok bool) {
 
 // iscalar checks the number or literal at b[p], the next token being at
 // b[q], and returns its end: skipValueDepth's rules, and nothing but
-// white space up to the next token.
+// white space up to the next token. A number ends at q at the latest, as
+// the bytes of numbers are never tokens.
 func (w *walker) iscalar(p, q int) (int, bool) {
 	b := w.b
 	if p >= len(b) {
@@ -446,7 +461,17 @@ func (w *walker) iscalar(p, q int) (int, bool) {
 			e++
 		}
 		s := e
-		for e < len(b) && numTab[b[e]] {
+		for e < q {
+			// 8 digits at once where they are (a score's fraction).
+			if x := uint64(0); e+8 <= q {
+				if x = le64(b, e); x&0xF0F0F0F0F0F0F0F0|(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0>>4 == 0x3333333333333333 {
+					e += 8
+					continue
+				}
+			}
+			if !numTab[b[e]] {
+				break
+			}
 			e++
 		}
 		if e == s {

@@ -45,13 +45,10 @@ func refTokens(b []byte) ([]uint32, bool) {
 func checkTokens(t *testing.T, b []byte) {
 	t.Helper()
 	want, wok := refTokens(b)
-	for _, f := range []struct {
-		name  string
-		stage func([]byte, int, *ixState, []uint32) int
-	}{{"stage1", stage1}, {"stage1Go", stage1Go}} {
-		got, ok := tokens(b, nil, f.stage)
+	for _, goOnly := range []bool{false, true} {
+		got, ok := tokens(b, nil, goOnly)
 		if ok != wok || !slices.Equal(got, want) {
-			t.Fatalf("%s of %q:\n got %v %x\nwant %v %x", f.name, b, ok, got, wok, want)
+			t.Fatalf("stage1Go only %v, %q:\n got %v %x\nwant %v %x", goOnly, b, ok, got, wok, want)
 		}
 	}
 }
@@ -220,7 +217,7 @@ func TestIndexWalkUsed(t *testing.T) {
 			}
 			pl := &ja.plan
 			w := walker{b: body, hit: &pl.hit, nhit: pl.nhit, t: nil}
-			tk, ok := tokens(body, nil, stage1)
+			tk, ok := tokens(body, nil, false)
 			if !ok {
 				t.Fatalf("%s: a string is not closed", name)
 			}
