@@ -132,7 +132,7 @@ func indexAdapters(t testing.TB) []Adapter {
 // wants the same Parsed, or the same error.
 func checkWalks(t *testing.T, adapters []Adapter, body []byte) {
 	t.Helper()
-	defer func() { useIndex = true }()
+	defer func(old bool) { useIndex = old }(useIndex)
 	for _, a := range adapters {
 		useIndex = true
 		p, err := a.Parse(body, "application/json")
@@ -233,5 +233,20 @@ func TestIndexWalkUsed(t *testing.T) {
 				t.Errorf("%s, %s: the index walk refused a valid answer", filepath.Base(name), a.Name())
 			}
 		}
+	}
+}
+
+// BenchmarkStage1 measures the index of the demo answer alone: stage1
+// (the assembly where the CPU has it) and stage1Go.
+func BenchmarkStage1(b *testing.B) {
+	body := read(b, "demo-es-53.json")
+	for _, goOnly := range []bool{false, true} {
+		b.Run(fmt.Sprint("goOnly=", goOnly), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			var t []uint32
+			for b.Loop() {
+				t, _ = tokens(body, t, goOnly)
+			}
+		})
 	}
 }
