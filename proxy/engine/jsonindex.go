@@ -33,8 +33,9 @@ import (
 // ixState carries one block's state into the next: esc is 1 when the
 // block's first byte is escaped (an odd run of backslashes ended the
 // previous one), str all ones when it begins inside a string, scalar 1
-// when the previous byte was part of a number or literal.
-type ixState struct{ esc, str, scalar uint64 }
+// when the previous byte was part of a number or literal; bs is 1 once a
+// backslash was met.
+type ixState struct{ esc, str, scalar, bs uint64 }
 
 const (
 	evenBits = 0x5555555555555555
@@ -54,6 +55,7 @@ const (
 func (st *ixState) block(quote, bs, ws, op uint64) uint64 {
 	var esc uint64
 	if bs|st.esc != 0 {
+		st.bs = 1
 		b := bs &^ st.esc // a backslash escaped from the last block escapes nothing
 		starts := b &^ (b << 1)
 		even := starts & evenBits
@@ -116,10 +118,11 @@ func stage1Go(b []byte, pos int, st *ixState, out []uint32) int {
 
 // tokens lists the tokens of b into t (grown as needed), found by stage1
 // (stage1Go when goOnly, for the tests), followed by the sentinels; ok is
-// false when a string is not closed by the end. stage1 runs on chunks of
+// false when a string is not closed by the end, bs true when b holds a
+// backslash. stage1 runs on chunks of
 // ixChunk bytes, each given room for a token a byte, so that t grows with
 // the tokens (about one in 12 bytes of a compact answer), not with b.
-func tokens(b []byte, t []uint32, goOnly bool) (_ []uint32, ok bool) {
+func tokens(b []byte, t []uint32, goOnly bool) (_ []uint32, ok, bs bool) {
 	t = slices.Grow(t[:0], min(len(b), ixChunk)+len(b)/8+64+ixSentinels)
 	var st ixState
 	full := len(b) &^ 63
@@ -140,7 +143,7 @@ func tokens(b []byte, t []uint32, goOnly bool) (_ []uint32, ok bool) {
 	for range ixSentinels {
 		t = append(t, uint32(len(b))<<8)
 	}
-	return t, st.str == 0
+	return t, st.str == 0, st.bs != 0
 }
 
 // ixChunk is the bytes stage1 indexes a call.
@@ -170,7 +173,8 @@ const ixKeep = 1 << 18
 func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, error) {
 	if useIndex && len(w.b) <= ixMaxLen && i < len(w.b) {
 		sc := ixPool.Get().(*ixScratch)
-		t, ok := tokens(w.b, sc.t, false)
+		t, ok, bs := tokens(w.b, sc.t, false)
+		w.noBS = !bs
 		end := 0
 		if ok {
 			w.t = t
@@ -239,9 +243,12 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 			c--
 		}
 		// A short key without a backslash is refused by its length
-		// alone when no selected key has it, without a call of ikey.
+		// alone when no selected key has it, without a call of ikey;
+		// any key is when the answer has no backslash at all.
 		var e *selEdge
-		if n := c - p - 1; n >= 8 || p+9 > len(b) || s.wide {
+		if n := c - p - 1; w.noBS && !s.wide && s.byLen[min(n, len(s.byLen)-1)] == 0 {
+			// No path names a key of this length.
+		} else if n >= 8 || p+9 > len(b) || s.wide {
 			e = s.ikey(b, p, c)
 		} else if x := le64(b, p+1) & keyMask[n]; hasByte(x, swarBS) {
 			e = s.ikey(b, p, c)

@@ -43,7 +43,7 @@ GLOBL ix20<>(SB), RODATA|NOPTR, $32
 // The loop is ixState.block over classes, a 64-byte block a round; the
 // tokens are written as offset<<8 | byte. Registers: SI the block, R9
 // the end, R10 its offset in the answer, DI the next token, R11-R13 the
-// state (esc, str, scalar).
+// state (esc, str, scalar); the state's bs is set where met.
 TEXT ·stage1AVX2(SB), NOSPLIT, $0-48
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), R9
@@ -97,6 +97,8 @@ loop:
 	MOVQ CX, BX
 	ORQ R11, BX
 	JZ strings
+	MOVQ st+24(FP), R15
+	MOVQ $1, 24(R15) // a backslash was met
 	ANDNQ CX, R11, BX // BX = backslashes not escaped from the last block
 	MOVQ BX, DX
 	SHLQ $1, DX

@@ -14,6 +14,7 @@ import (
 // definition in jsonindex.go reads: a backslash not itself escaped
 // escapes the next byte, in strings or not.
 func refTokens(b []byte) ([]uint32, bool) {
+	// (The backslash flag of tokens is bytes.IndexByte(b, '\\') >= 0.)
 	var out []uint32
 	in, esc, scalar := false, false, false
 	for i, c := range b {
@@ -45,10 +46,11 @@ func refTokens(b []byte) ([]uint32, bool) {
 func checkTokens(t *testing.T, b []byte) {
 	t.Helper()
 	want, wok := refTokens(b)
+	wbs := bytes.IndexByte(b, '\\') >= 0
 	for _, goOnly := range []bool{false, true} {
-		got, ok := tokens(b, nil, goOnly)
-		if ok != wok || !slices.Equal(got, want) {
-			t.Fatalf("stage1Go only %v, %q:\n got %v %x\nwant %v %x", goOnly, b, ok, got, wok, want)
+		got, ok, bs := tokens(b, nil, goOnly)
+		if ok != wok || bs != wbs || !slices.Equal(got, want) {
+			t.Fatalf("stage1Go only %v, %q:\n got %v %v %x\nwant %v %v %x", goOnly, b, ok, bs, got, wok, wbs, want)
 		}
 	}
 }
@@ -120,7 +122,8 @@ func indexAdapters(t testing.TB) []Adapter {
 	var out []Adapter
 	for _, c := range []Config{{Kind: "elasticsearch"}, {Kind: "solr"}, {Kind: "searxng"},
 		{Kind: "json", Fields: FieldPaths{Results: "results", Total: "number_of_results", URL: "parsed_url.1"}},
-		{Kind: "json", Fields: FieldPaths{Results: ".", URL: "u"}}} {
+		{Kind: "json", Fields: FieldPaths{Results: ".", URL: "u"}},
+		{Kind: "json", Fields: FieldPaths{Results: "results", URL: "a_field_name_of_more_than_32_bytes_long", Title: "t\"q"}}} {
 		out = append(out, mustNew(t, c))
 		c.URLOnly = true
 		out = append(out, mustNew(t, c))
@@ -163,7 +166,10 @@ func TestIndexWalk(t *testing.T) {
 		checkWalks(t, adapters, b)
 	}
 	bodies = append(bodies, []byte(`[{"u":"a"},{"u":"b","v":[1,{"w":null}]}]`),
-		[]byte(`{"results":[{"parsed_url":["http","h",3]},{"parsed_url":{"1":2}}],"number_of_results":2}`))
+		[]byte(`{"results":[{"parsed_url":["http","h",3]},{"parsed_url":{"1":2}}],"number_of_results":2}`),
+		[]byte(`{"results":[{"a_field_name_of_more_than_32_bytes_long":"http://h/1","a_field_name_of_more_than_32_bytes_lonG":2},{"t\"q":"x","a_field_name_of_more_than_32_bytes_long":"http://h/2"}]}`),
+		[]byte(`{"results":[{"a_field_name_of_more_than_32_bytes_long":"http://h/1","t\u0022q":"y"}]}`),
+		[]byte(`{"results":[{"a_field_name_of_more_than_32_bytes_long":"http://h/3"}]}`))
 	r := rand.New(rand.NewPCG(3, 4))
 	edits := 300
 	if testing.Short() {
@@ -229,12 +235,12 @@ func indexAccepts(t testing.TB, a Adapter, body []byte) bool {
 	if !ok {
 		t.Fatalf("%T is no JSON adapter", a)
 	}
-	tk, ok := tokens(body, nil, false)
+	tk, ok, bs := tokens(body, nil, false)
 	if !ok || len(tk) == ixSentinels {
 		return false
 	}
 	pl := &ja.plan
-	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit, t: tk}
+	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit, t: tk, noBS: !bs}
 	caps := make([]span, max(pl.nroot, rSlots+16))
 	var k int
 	if ja.kind == kindGeneric && pl.list == nil && byte(tk[0]) == '[' {
@@ -268,7 +274,7 @@ func BenchmarkStage1(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			var t []uint32
 			for b.Loop() {
-				t, _ = tokens(body, t, goOnly)
+				t, _, _ = tokens(body, t, goOnly)
 			}
 		})
 	}

@@ -116,6 +116,7 @@ type walker struct {
 	elems []span
 	caps  []span   // per element: nhit slots
 	t     []uint32 // the structural index's tokens during walkDoc
+	noBS  bool     // the answer holds no backslash (walkDoc)
 }
 
 // walk validates the value at b[i] and fills caps for the paths of s below
