@@ -231,6 +231,10 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 	if v := t[k]; byte(v) == '}' {
 		return k + 1, int(v>>8) + 1, true
 	}
+	var byLen *[32]uint64 // set when a key's length alone may refuse it
+	if w.noBS && !s.wide {
+		byLen = &s.byLen
+	}
 	for {
 		// The key and its ':'; the key's closing quote is the last quote
 		// before the ':', as only white space can follow it.
@@ -246,7 +250,7 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 		// alone when no selected key has it, without a call of ikey;
 		// any key is when the answer has no backslash at all.
 		var e *selEdge
-		if n := c - p - 1; w.noBS && !s.wide && s.byLen[min(n, len(s.byLen)-1)] == 0 {
+		if n := c - p - 1; byLen != nil && byLen[min(n, len(byLen)-1)] == 0 {
 			// No path names a key of this length.
 		} else if n >= 8 || p+9 > len(b) || s.wide {
 			e = s.ikey(b, p, c)
