@@ -250,10 +250,10 @@ func (a *jsonAdapter) Parse(body []byte, contentType string) (*Parsed, error) {
 	var err error
 	asList := a.kind == kindGeneric && pl.list == nil && i < len(body) && body[i] == '['
 	if asList {
-		end, err = w.walkList(i, 0)
+		end, err = w.walkDoc(nil, caps, i, true)
 		w.found, w.list = true, span{i, end}
 	} else {
-		end, err = w.walk(&pl.root, caps, i, 0)
+		end, err = w.walkDoc(&pl.root, caps, i, false)
 	}
 	if err == nil {
 		if j := skipWS(body, end); j != len(body) {

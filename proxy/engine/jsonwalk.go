@@ -114,7 +114,9 @@ type walker struct {
 	found bool      // the result list was walked
 	list  span
 	elems []span
-	caps  []span // per element: nhit slots
+	caps  []span   // per element: nhit slots
+	t     []uint32 // the structural index's tokens during walkDoc
+	noBS  bool     // the answer holds no backslash (walkDoc)
 }
 
 // walk validates the value at b[i] and fills caps for the paths of s below

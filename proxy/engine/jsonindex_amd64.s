@@ -1,0 +1,192 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Byte classes by VPSHUFB, as simdjson's Haswell kernel finds them: a
+// byte is white space when it equals wsTab's entry at its low nibble
+// (VPSHUFB gives 0 for a byte of 0x80 or more, which no such byte
+// equals); structural when the byte with 0x20 set (which turns [ ] into
+// { }) equals opTab's entry at its low nibble. The other entries are
+// 0x80, which no byte under 0x80 equals.
+DATA ixWS<>+0(SB)/8, $0x8080808080808020
+DATA ixWS<>+8(SB)/8, $0x80800d80800a0980
+DATA ixWS<>+16(SB)/8, $0x8080808080808020
+DATA ixWS<>+24(SB)/8, $0x80800d80800a0980
+GLOBL ixWS<>(SB), RODATA|NOPTR, $32
+
+DATA ixOp<>+0(SB)/8, $0x8080808080808080
+DATA ixOp<>+8(SB)/8, $0x80807d2c7b3a8080
+DATA ixOp<>+16(SB)/8, $0x8080808080808080
+DATA ixOp<>+24(SB)/8, $0x80807d2c7b3a8080
+GLOBL ixOp<>(SB), RODATA|NOPTR, $32
+
+DATA ixQuote<>+0(SB)/8, $0x2222222222222222
+DATA ixQuote<>+8(SB)/8, $0x2222222222222222
+DATA ixQuote<>+16(SB)/8, $0x2222222222222222
+DATA ixQuote<>+24(SB)/8, $0x2222222222222222
+GLOBL ixQuote<>(SB), RODATA|NOPTR, $32
+
+DATA ixBS<>+0(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA ixBS<>+8(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA ixBS<>+16(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA ixBS<>+24(SB)/8, $0x5c5c5c5c5c5c5c5c
+GLOBL ixBS<>(SB), RODATA|NOPTR, $32
+
+DATA ix20<>+0(SB)/8, $0x2020202020202020
+DATA ix20<>+8(SB)/8, $0x2020202020202020
+DATA ix20<>+16(SB)/8, $0x2020202020202020
+DATA ix20<>+24(SB)/8, $0x2020202020202020
+GLOBL ix20<>(SB), RODATA|NOPTR, $32
+
+// func stage1AVX2(p *byte, n, pos int, st *ixState, out *uint32) int
+//
+// The loop is ixState.block over classes, a 64-byte block a round; the
+// tokens are written as offset<<8 | byte. Registers: SI the block, R9
+// the end, R10 its offset in the answer, DI the next token, R11-R13 the
+// state (esc, str, scalar); the state's bs is set where met.
+TEXT ·stage1AVX2(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), R9
+	ADDQ SI, R9
+	MOVQ pos+16(FP), R10
+	MOVQ st+24(FP), AX
+	MOVQ 0(AX), R11
+	MOVQ 8(AX), R12
+	MOVQ 16(AX), R13
+	MOVQ out+32(FP), DI
+	VMOVDQU ixQuote<>(SB), Y10
+	VMOVDQU ixBS<>(SB), Y11
+	VMOVDQU ixWS<>(SB), Y12
+	VMOVDQU ix20<>(SB), Y13
+	VMOVDQU ixOp<>(SB), Y14
+	MOVQ $-1, AX
+	VMOVQ AX, X9
+
+loop:
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+
+	// AX: quotes, CX: backslashes.
+	VPCMPEQB Y0, Y10, Y2
+	VPMOVMSKB Y2, AX
+	VPCMPEQB Y1, Y10, Y3
+	VPMOVMSKB Y3, BX
+	SHLQ $32, BX
+	ORQ BX, AX
+	VPCMPEQB Y0, Y11, Y2
+	VPMOVMSKB Y2, CX
+	VPCMPEQB Y1, Y11, Y3
+	VPMOVMSKB Y3, BX
+	SHLQ $32, BX
+	ORQ BX, CX
+
+	// Y4, Y5: white space; Y6, Y7: structural bytes.
+	VPSHUFB Y0, Y12, Y4
+	VPCMPEQB Y4, Y0, Y4
+	VPSHUFB Y1, Y12, Y5
+	VPCMPEQB Y5, Y1, Y5
+	VPOR Y0, Y13, Y6
+	VPSHUFB Y6, Y14, Y2
+	VPCMPEQB Y2, Y6, Y6
+	VPOR Y1, Y13, Y7
+	VPSHUFB Y7, Y14, Y3
+	VPCMPEQB Y3, Y7, Y7
+
+	// Escaped bytes, only when there are backslashes or an escape
+	// carried in: AX loses its escaped quotes.
+	MOVQ CX, BX
+	ORQ R11, BX
+	JZ strings
+	MOVQ st+24(FP), R15
+	MOVQ $1, 24(R15) // a backslash was met
+	ANDNQ CX, R11, BX // BX = backslashes not escaped from the last block
+	MOVQ BX, DX
+	SHLQ $1, DX
+	ANDNQ BX, DX, DX // DX = starts of runs
+	MOVQ $0x5555555555555555, R8
+	MOVQ DX, R14
+	ANDQ R8, R14 // R14 = even starts
+	XORQ R14, DX // DX = odd starts
+	ADDQ BX, R14
+	XORL R15, R15
+	ADDQ BX, DX
+	ADCQ $0, R15 // the escape carried out
+	ANDNQ R14, BX, R14
+	ANDNQ DX, BX, DX
+	ANDQ R8, DX
+	NOTQ R8
+	ANDQ R8, R14
+	ORQ DX, R14
+	ORQ R11, R14 // R14 = escaped bytes
+	MOVQ R15, R11
+	ANDNQ AX, R14, AX
+
+strings:
+	// BX: inside strings (opening quote in, closing one out), by a
+	// carry-less multiply with all ones. VEX forms only: a legacy SSE
+	// instruction between AVX2 ones costs a state transition (about
+	// 500 cycles a block on this VM's Xeon).
+	VMOVQ AX, X8
+	VPCLMULQDQ $0x00, X9, X8, X8
+	VMOVQ X8, BX
+	XORQ R12, BX
+	MOVQ BX, R12
+	SARQ $63, R12
+
+	// DX: white space, R8: structural bytes.
+	VPMOVMSKB Y4, DX
+	VPMOVMSKB Y5, R8
+	SHLQ $32, R8
+	ORQ R8, DX
+	VPMOVMSKB Y6, R8
+	VPMOVMSKB Y7, R14
+	SHLQ $32, R14
+	ORQ R14, R8
+
+	// DX: the bytes of numbers and literals; R14: their runs' starts.
+	ORQ R8, DX
+	ORQ AX, DX
+	ORQ BX, DX
+	NOTQ DX
+	MOVQ DX, R14
+	SHLQ $1, R14
+	ORQ R13, R14
+	ANDNQ DX, R14, R14
+	SHRQ $63, DX
+	MOVQ DX, R13
+
+	// R8: the tokens.
+	ANDNQ R8, BX, R8
+	ANDQ BX, AX
+	ORQ AX, R8
+	ORQ R14, R8
+	TESTQ R8, R8
+	JZ next
+
+flatten:
+	TZCNTQ R8, BX
+	MOVBLZX (SI)(BX*1), DX
+	ADDQ R10, BX
+	SHLQ $8, BX
+	ORQ DX, BX
+	MOVL BX, (DI)
+	ADDQ $4, DI
+	BLSRQ R8, R8
+	JNZ flatten
+
+next:
+	ADDQ $64, SI
+	ADDQ $64, R10
+	CMPQ SI, R9
+	JB loop
+
+	VZEROUPPER
+	MOVQ st+24(FP), AX
+	MOVQ R11, 0(AX)
+	MOVQ R12, 8(AX)
+	MOVQ R13, 16(AX)
+	MOVQ out+32(FP), AX
+	SUBQ AX, DI
+	SHRQ $2, DI
+	MOVQ DI, ret+40(FP)
+	RET
