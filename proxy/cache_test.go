@@ -116,12 +116,7 @@ func TestHotListHoldsNoEvicted(t *testing.T) {
 // it holds only while the cache lets nothing go and no entry reaches its
 // deadline, so a replaced, deleted or stale entry is still seen.
 func TestHotListFastPath(t *testing.T) {
-	s, body, _ := warmRefine(t)
-	p, err := s.transp.light.Parse(body, "application/json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, o := s.ref, s.refineOptions()
+	_, p, r, o := warmParsed(t)
 	ctx := context.Background()
 	ref := r.refine(ctx, p.Results, o)
 	if ref.hot == nil {
@@ -159,12 +154,7 @@ func TestHotListFastPath(t *testing.T) {
 // signature past its freshness or expiry, sends the query down the full
 // path, whose outcome shows the change.
 func TestKnownListNotServedStale(t *testing.T) {
-	s, body, _ := warmRefine(t)
-	p, err := s.transp.light.Parse(body, "application/json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, o := s.ref, s.refineOptions()
+	s, p, r, o := warmParsed(t)
 	ctx := context.Background()
 	n := min(len(p.Results), o.topK)
 	known := func(ref *refined, h *hotList) bool { return ref.hot == h && ref.declared == nil }
@@ -211,4 +201,16 @@ func TestKnownListNotServedStale(t *testing.T) {
 		}
 	}
 	r.wait()
+}
+
+// warmParsed is warmRefine's answer parsed as the transparent path parses
+// it, with the server's refiner and options.
+func warmParsed(t *testing.T) (*Server, *engine.Parsed, *refiner, refineOptions) {
+	t.Helper()
+	s, body, _ := warmRefine(t)
+	p, err := s.transp.light.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p, s.ref, s.refineOptions()
 }
