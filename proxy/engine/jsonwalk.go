@@ -152,18 +152,10 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 		switch {
 		case depth >= maxDepth:
 			j, err = w.member(e, caps, j, depth+1)
-		case e == nil:
-			// A value no path selects, most often a string: skipped
-			// here, not through member.
-			if k := shortString(b, j); k > 0 {
-				j = k
-			} else if j < len(b) && b[j] == '"' {
-				j, err = skipString(b, j)
-			} else {
-				j, err = skipValueDepth(b, j, depth+1)
-			}
-		case e.sub == nil && !e.list:
-			// A captured value (member's last case).
+		case e == nil || e.sub == nil && !e.list:
+			// A value no path selects, most often a string, or a
+			// captured one (member's last case): skipped here, not
+			// through member.
 			v := j
 			if k := shortString(b, j); k > 0 {
 				j = k
@@ -172,7 +164,7 @@ func (w *walker) walk(s *selector, caps []span, i, depth int) (int, error) {
 			} else {
 				j, err = skipValueDepth(b, j, depth+1)
 			}
-			if err == nil {
+			if e != nil && err == nil {
 				e.capture(caps, span{v, j})
 			}
 		default:

@@ -18,7 +18,8 @@ if [ -e "$dir" ]; then
 fi
 trap 'rm -rf "$dir"' EXIT
 mkdir "$dir"
-for f in $(git -C "$root" ls-tree --name-only "$rev" proxy/engine/ | grep '\.go$' | grep -v '_test\.go$'); do
+# Its Go files and its assembly (the structural index), not its tests.
+for f in $(git -C "$root" ls-tree --name-only "$rev" proxy/engine/ | grep -E '\.(go|s)$' | grep -v '_test\.go$'); do
   git -C "$root" show "$rev:$f" | sed 's/^package engine$/package oldcmp/' >"$dir/$(basename "$f")"
 done
 cp "$here/oldnew_test.go.txt" "$dir/oldnew_test.go"
