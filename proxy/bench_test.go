@@ -22,10 +22,13 @@ func warmRefine(b testing.TB) (*Server, []byte, engine.Window) {
 	d := startDemo(b, demo.Options{})
 	s, base := startProxy(b, Options{Engines: []Engine{esEngine(d.URL())}})
 	const path = "/llvm/_search?q=the&size=50"
-	if code, body := get(b, base+path); code != http.StatusOK {
-		b.Fatalf("warm-up GET = %d %s", code, body)
+	warm := func() {
+		if code, body := get(b, base+path); code != http.StatusOK {
+			b.Fatalf("warm-up GET = %d %s", code, body)
+		}
+		s.ref.wait()
 	}
-	s.ref.wait()
+	warm()
 	breq, win, err := s.transp.adapter.Rewrite(engine.Request{Method: "GET", Path: path}, s.o.Factor)
 	if err != nil {
 		b.Fatal(err)
@@ -43,9 +46,16 @@ func warmRefine(b testing.TB) (*Server, []byte, engine.Window) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// On a loaded machine a page may miss the fetch client's deadline and
+	// stay uncached; the next search fetches it again, as in service.
 	ref := s.ref.refine(context.Background(), p.Results, s.refineOptions())
+	for try := 0; ref.cached < 50 && try < 3; try++ {
+		warm()
+		ref = s.ref.refine(context.Background(), p.Results, s.refineOptions())
+	}
 	if ref.cached < 50 {
-		b.Fatalf("warm cache: %d of %d results cached, want 50", ref.cached, len(p.Results))
+		b.Fatalf("warm cache: %d of %d results cached after four searches, want 50; fetches %+v",
+			ref.cached, len(p.Results), s.fetcher.Stats())
 	}
 	return s, body, win
 }
