@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/winnow-search/winnow/proxy/engine"
 )
 
@@ -398,5 +400,63 @@ func TestAnswerCacheUsedBytes(t *testing.T) {
 	got := c.usedBytes()
 	if gen := int64(32 << 10); got <= gen || got > want || got > 2*gen {
 		t.Errorf("after %d bytes put: %d used, want over one generation (%d) and within both", want, got, gen)
+	}
+}
+
+// pieceReader gives its bytes a few at a time, as an engine's answer
+// arrives from the network.
+type pieceReader struct {
+	data  []byte
+	piece int
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.piece)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// writeLog records the size of every Write.
+type writeLog struct {
+	bytes.Buffer
+	writes []int
+}
+
+func (w *writeLog) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, len(p))
+	return w.Buffer.Write(p)
+}
+
+// TestRelayWritesWholeChunks checks that a relayed answer which arrives
+// in pieces of 1.5 KB is written to the client in relayChunk steps, not
+// a piece at a time (each write is a system call and a wake-up of the
+// client): an answer under relayChunk in one write, a larger one in full
+// chunks and its rest, every byte in order.
+func TestRelayWritesWholeChunks(t *testing.T) {
+	for _, size := range []int{100, 26_000, 3*relayChunk + 4000} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte('a' + i%26)
+		}
+		resp := fasthttp.AcquireResponse()
+		resp.SetBodyStream(&pieceReader{data: data, piece: 1500}, size)
+		head := []byte("HEAD")
+		body := &engineBody{head: head, resp: resp}
+		var w writeLog
+		n, err := body.WriteTo(&w)
+		body.Close()
+		if err != nil || n != int64(size+len(head)) {
+			t.Fatalf("%d bytes: WriteTo = %d, %v", size, n, err)
+		}
+		if !bytes.Equal(w.Bytes(), append(head, data...)) {
+			t.Errorf("%d bytes: the client got other bytes", size)
+		}
+		want := (size + len(head) + relayChunk - 1) / relayChunk
+		if len(w.writes) != want {
+			t.Errorf("%d bytes in pieces of 1500: %d writes %v, want %d", size, len(w.writes), w.writes, want)
+		}
 	}
 }
