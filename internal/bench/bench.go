@@ -213,10 +213,13 @@ func measure(ctx context.Context, o Options, be *env, mem *rssSampler, passURLs,
 		// The engine's own collapse, through the same pass-through.
 		targets = append(targets, loadgen.Target{Name: "collapse", URLs: be.backend.collapseURLs(be.pass.URL(), o.Results)})
 	}
+	var prev [2]loadgen.Measured
 	got, err := loadgen.Compare(ctx, targets,
 		loadgen.CompareOptions{Conns: o.Conns, Rate: rep.RateRPS, Rounds: o.Rounds, Slice: slice, OnRound: func(r int, so []loadgen.Measured) {
 			fmt.Fprintf(o.Progress, "bench: round %d/%d: pass-through %.0f req/s p99 %.3f ms, winnow %.0f req/s p99 %.3f ms so far\n",
 				r+1, o.Rounds, so[0].RPS(), ms(so[0].Latency.Quantile(0.99)), so[1].RPS(), ms(so[1].Latency.Quantile(0.99)))
+			rep.ByRound = append(rep.ByRound, roundOf(prev, so))
+			prev = [2]loadgen.Measured{so[0], so[1]}
 		}})
 	if err != nil {
 		return nil, err
@@ -236,6 +239,27 @@ func measure(ctx context.Context, o Options, be *env, mem *rssSampler, passURLs,
 	rep.compare()
 	rep.Memory = mem.report(be)
 	return rep, nil
+}
+
+// roundOf is one round's figures: the targets' results after it, so,
+// less their results before it, prev (Compare's are cumulative).
+func roundOf(prev [2]loadgen.Measured, so []loadgen.Measured) Round {
+	var rd Round
+	var rps, cpu [2]float64
+	for i := range prev {
+		req := so[i].Requests - prev[i].Requests
+		if el := (so[i].Elapsed - prev[i].Elapsed).Seconds(); el > 0 {
+			rps[i] = float64(req) / el
+		}
+		if req > 0 {
+			cpu[i] = float64((so[i].CPU - prev[i].CPU).Microseconds()) / float64(req)
+		}
+	}
+	if rps[0] > 0 {
+		rd.ThroughputRatio = rps[1] / rps[0]
+	}
+	rd.AddedCPUUs = cpu[1] - cpu[0]
+	return rd
 }
 
 // calibrate measures the pass-through's closed-loop throughput when the

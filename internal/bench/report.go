@@ -135,8 +135,11 @@ type Report struct {
 	// both targets are sent the same requests.
 	ThroughputRatio *float64 `json:"throughput_ratio"`
 	AddedCPUUs      float64  `json:"added_cpu_per_query_us"`
-	P99OK           bool     `json:"added_p99_under_1ms"`
-	ThroughputOK    *bool    `json:"throughput_at_least_80pct"`
+	// ByRound are the alternating rounds' own figures, in order: their
+	// spread is what one run of the comparison can tell apart.
+	ByRound      []Round `json:"rounds_measured"`
+	P99OK        bool    `json:"added_p99_under_1ms"`
+	ThroughputOK *bool   `json:"throughput_at_least_80pct"`
 	// Signatures counts winnow's results by signature source during the
 	// measured slices (from its /metrics): all "cached" when warm.
 	Signatures map[string]float64 `json:"signatures"`
@@ -151,6 +154,31 @@ type Report struct {
 	// WrkPassthrough and WrkWinnow are wrk's output with -wrk.
 	WrkPassthrough string `json:"wrk_passthrough,omitempty"`
 	WrkWinnow      string `json:"wrk_winnow,omitempty"`
+}
+
+// Round is one alternating round of the comparison: the pass-through,
+// then winnow, each loaded for one slice.
+type Round struct {
+	// ThroughputRatio is winnow's req/s over the pass-through's in the
+	// round (closed loop; near 1 at a fixed rate).
+	ThroughputRatio float64 `json:"throughput_ratio"`
+	// AddedCPUUs is winnow's process CPU a request less the
+	// pass-through's in the round.
+	AddedCPUUs float64 `json:"added_cpu_per_query_us"`
+}
+
+// spread is the least and the greatest of the rounds' f.
+func spread(rounds []Round, f func(Round) float64) (lo, hi float64) {
+	for i, r := range rounds {
+		v := f(r)
+		if i == 0 || v < lo {
+			lo = v
+		}
+		if i == 0 || v > hi {
+			hi = v
+		}
+	}
+	return lo, hi
 }
 
 // loadName says how the targets were loaded.
@@ -230,12 +258,21 @@ func (r *Report) writeBench(w io.Writer) {
 		fmt.Fprintf(w, "added latency in a closed loop (%s): p50 %+.3f ms, p99 %+.3f ms (target < 1 ms: %s)\n", how, r.AddedP50Ms, r.AddedP99Ms, okWord(r.P99OK))
 		if r.ThroughputRatio != nil && r.ThroughputOK != nil {
 			fmt.Fprintf(w, "throughput ratio winnow/passthrough: %.3f (target >= %.2f: %s)\n", *r.ThroughputRatio, targetThroughput, okWord(*r.ThroughputOK))
+			if len(r.ByRound) > 1 {
+				lo, hi := spread(r.ByRound, func(rd Round) float64 { return rd.ThroughputRatio })
+				fmt.Fprintf(w, "throughput ratio round by round: %.3f to %.3f over %d rounds\n", lo, hi, len(r.ByRound))
+			}
 		}
 		if r.Collapse != nil && r.Collapse.RPS > 0 {
 			fmt.Fprintf(w, "throughput ratio winnow/%s's own collapse on page: %.3f\n", r.Kind, r.Winnow.RPS/r.Collapse.RPS)
 		}
 	}
-	fmt.Fprintf(w, "added CPU per query (process CPU per request, winnow slices - passthrough slices): %.1f us\n", r.AddedCPUUs)
+	fmt.Fprintf(w, "added CPU per query (process CPU per request, winnow slices - passthrough slices): %.1f us", r.AddedCPUUs)
+	if len(r.ByRound) > 1 {
+		lo, hi := spread(r.ByRound, func(rd Round) float64 { return rd.AddedCPUUs })
+		fmt.Fprintf(w, " (round by round %.1f to %.1f)", lo, hi)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "signatures during the measured slices: cached %.0f, fetched %.0f, text %.0f, unrefined %.0f\n",
 		r.Signatures["cached"], r.Signatures["fetched"], r.Signatures["text"], r.Signatures["unrefined"])
 	if r.Mode == "off" {
