@@ -190,28 +190,30 @@ func parseIPv4(host string) (a netip.Addr, ok bool, err error) {
 	if _, lerr := ipv4Number(last); lerr != nil && !allDigits(last) {
 		return netip.Addr{}, false, nil
 	}
-	bad := fmt.Errorf("fetch: malformed IPv4 address %q", host)
+	// Made only for a malformed address: every fetch of a URL with a
+	// literal address parses it.
+	bad := func() error { return fmt.Errorf("fetch: malformed IPv4 address %q", host) }
 	if len(parts) > 4 {
-		return netip.Addr{}, true, bad
+		return netip.Addr{}, true, bad()
 	}
-	nums := make([]uint64, len(parts))
+	var nums [4]uint64
 	for i, p := range parts {
 		n, err := ipv4Number(p)
 		if err != nil {
-			return netip.Addr{}, true, bad
+			return netip.Addr{}, true, bad()
 		}
 		nums[i] = n
 	}
 	var v uint64
-	for i, n := range nums[:len(nums)-1] {
+	for i, n := range nums[:len(parts)-1] {
 		if n > 255 {
-			return netip.Addr{}, true, bad
+			return netip.Addr{}, true, bad()
 		}
 		v |= n << (8 * (3 - i))
 	}
-	lastN := nums[len(nums)-1]
-	if lastN >= 1<<(8*(5-len(nums))) {
-		return netip.Addr{}, true, bad
+	lastN := nums[len(parts)-1]
+	if lastN >= 1<<(8*(5-len(parts))) {
+		return netip.Addr{}, true, bad()
 	}
 	v |= lastN
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true, nil
