@@ -383,11 +383,9 @@ func (e *engineBody) WriteTo(w io.Writer) (n int64, err error) {
 	defer relayBufs.Put(bp)
 	buf := *bp
 	for {
-		k, rerr := 0, error(nil)
-		for k < len(buf) && rerr == nil {
-			var r int
-			r, rerr = e.Read(buf[k:])
-			k += r
+		k, rerr := io.ReadFull(e, buf)
+		if rerr == io.ErrUnexpectedEOF {
+			rerr = io.EOF // the answer's last, short step
 		}
 		if k > 0 {
 			m, werr := w.Write(buf[:k])
