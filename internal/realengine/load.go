@@ -160,34 +160,14 @@ func Index(ctx context.Context, kind, base, index string, docs []Doc) error {
 		_, err = do(ctx, http.MethodPost, base+"/"+index+"/_refresh", "", nil)
 		return err
 	case "solr":
-		b, err := do(ctx, http.MethodGet, base+"/admin/cores?"+url.Values{"action": {"STATUS"}, "core": {index}}.Encode(), "", nil)
-		if err != nil {
-			return err
-		}
-		var st struct {
-			Status map[string]map[string]any `json:"status"`
-		}
-		if err := json.Unmarshal(b, &st); err != nil {
-			return fmt.Errorf("realengine: core status %s: %v", trim(b), err)
-		}
-		if len(st.Status[index]) > 0 {
-			q := url.Values{"action": {"UNLOAD"}, "core": {index}, "deleteInstanceDir": {"true"}}
-			// Solr's status may still list a core it has just dropped
-			// (or failed to load after a restart), and then refuses to
-			// unload it as non-existent: gone is what is wanted.
-			if _, err := do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil); err != nil && !strings.Contains(err.Error(), "non-existent core") {
-				return err
-			}
-		}
-		q := url.Values{"action": {"CREATE"}, "name": {index}, "configSet": {solrConfigSet}}
-		if _, err := do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil); err != nil {
+		if err := recreateCore(ctx, base, index); err != nil {
 			return err
 		}
 		all := make([]map[string]any, len(docs))
 		for i, d := range docs {
 			all[i] = d.fields()
 		}
-		b, err = json.Marshal(all)
+		b, err := json.Marshal(all)
 		if err != nil {
 			return err
 		}
@@ -195,6 +175,53 @@ func Index(ctx context.Context, kind, base, index string, docs []Doc) error {
 		return err
 	}
 	return fmt.Errorf("realengine: unknown kind %q", kind)
+}
+
+// recreateCore drops Solr core index if Solr has it and creates it
+// afresh. Solr loads the cores it finds on disk in the background after
+// it starts answering: until it has loaded one, its status does not list
+// it and creating it again fails ("another core is already defined
+// there"), so the steps are tried again until the core is loaded, for at
+// most a minute.
+func recreateCore(ctx context.Context, base, index string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		err := recreateCoreOnce(ctx, base, index)
+		if err == nil || !strings.Contains(err.Error(), "already defined there") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (Solr has not loaded the core from its files in a minute)", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func recreateCoreOnce(ctx context.Context, base, index string) error {
+	b, err := do(ctx, http.MethodGet, base+"/admin/cores?"+url.Values{"action": {"STATUS"}, "core": {index}}.Encode(), "", nil)
+	if err != nil {
+		return err
+	}
+	var st struct {
+		Status map[string]map[string]any `json:"status"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("realengine: core status %s: %v", trim(b), err)
+	}
+	if len(st.Status[index]) > 0 {
+		q := url.Values{"action": {"UNLOAD"}, "core": {index}, "deleteInstanceDir": {"true"}}
+		// Solr's status may still list a core it has just dropped
+		// (or failed to load after a restart), and then refuses to
+		// unload it as non-existent: gone is what is wanted.
+		if _, err := do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil); err != nil && !strings.Contains(err.Error(), "non-existent core") {
+			return err
+		}
+	}
+	q := url.Values{"action": {"CREATE"}, "name": {index}, "configSet": {solrConfigSet}}
+	_, err = do(ctx, http.MethodGet, base+"/admin/cores?"+q.Encode(), "", nil)
+	return err
 }
 
 // firstError is the first bulk item that reports an error.
