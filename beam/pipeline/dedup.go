@@ -15,8 +15,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -693,6 +695,9 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*string
 	if err := failOnce("write"); err != nil {
 		return err
 	}
+	if err := holdOnce(ctx, "write"); err != nil {
+		return err
+	}
 	var parts []string
 	var part string
 	for values(&part) {
@@ -789,4 +794,44 @@ func failOnce(step string) error {
 	}
 	f.Close()
 	return fmt.Errorf("pipeline: injected failure of the %s step's first attempt (%s)", step, FailOnceEnv)
+}
+
+// HoldOnceEnv names the environment variable, for tests only, that holds
+// the first attempt of a step in the middle of its task until its worker
+// is killed: its value is a directory shared by the workers, where the
+// first attempt writes its process ID to a file named after the step, then
+// waits (for at most holdMax, then fails). A test kills that process, and
+// so a worker dies mid-task whatever the runner's task lengths; the
+// retries find the file and run.
+const HoldOnceEnv = "WINNOW_BEAM_HOLD_ONCE"
+
+// holdMax bounds a hold no one ends.
+const holdMax = 5 * time.Minute
+
+// holdOnce holds the first attempt of step under HoldOnceEnv.
+func holdOnce(ctx context.Context, step string) error {
+	dir := os.Getenv(HoldOnceEnv)
+	if dir == "" {
+		return nil
+	}
+	name := filepath.Join(dir, step)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil // held before: a retry
+	}
+	// Written under another name and renamed, so the test never reads a
+	// partial ID.
+	f.Close()
+	if err := os.WriteFile(name+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(name+".tmp", name+".pid"); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(holdMax):
+		return fmt.Errorf("pipeline: the %s step's first attempt was held %v and its worker not killed (%s)", step, holdMax, HoldOnceEnv)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,12 +17,12 @@ import (
 
 	"github.com/winnow-search/winnow/beam/internal/enginetest"
 	"github.com/winnow-search/winnow/beam/internal/synth"
+	"github.com/winnow-search/winnow/beam/pipeline"
 )
 
 // startPool starts `winnow-beam worker-pool` on a free port and returns
-// its address and a channel of its log lines; it is stopped at the end of
-// the test.
-func startPool(t *testing.T) (addr string, lines <-chan string, logged func() string) {
+// its address and its log so far; it is stopped at the end of the test.
+func startPool(t *testing.T) (addr string, logged func() string) {
 	t.Helper()
 	cmd := exec.Command(beamBin, "worker-pool", "-addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
@@ -65,7 +66,7 @@ func startPool(t *testing.T) (addr string, lines <-chan string, logged func() st
 	if addr == "" {
 		t.Fatal("winnow-beam worker-pool did not say where it listens")
 	}
-	return addr, ch, func() string { mu.Lock(); defer mu.Unlock(); return all.String() }
+	return addr, func() string { mu.Lock(); defer mu.Unlock(); return all.String() }
 }
 
 // TestWorkerKill: with every SDK harness a process of `winnow-beam
@@ -73,7 +74,9 @@ func startPool(t *testing.T) (addr string, lines <-chan string, logged func() st
 // in the middle of its task fails the task, the runner retries it on a
 // new worker, and the output is still the bytes of the run on prism, on
 // Flink (parallelism 2) and Spark. The batches are spilled (-spill auto).
-// Without Java or Maven it is skipped, unless CI=true.
+// The first attempt of the write step holds its task until it is killed
+// (pipeline.HoldOnceEnv), so the kill lands mid-task however short the
+// runner's tasks are. Without Java or Maven it is skipped, unless CI=true.
 func TestWorkerKill(t *testing.T) {
 	pages := synthPages(t, 20_000)
 	// The reference: the same pipeline on prism, in-process, whose output
@@ -85,7 +88,9 @@ func TestWorkerKill(t *testing.T) {
 	for _, kind := range []string{"flink", "spark"} {
 		t.Run(kind, func(t *testing.T) {
 			endpoint := enginetest.Endpoint(t, kind)
-			addr, lines, logged := startPool(t)
+			hold := t.TempDir()
+			t.Setenv(pipeline.HoldOnceEnv, hold) // the pool's workers inherit it
+			addr, logged := startPool(t)
 			out := filepath.Join(t.TempDir(), "out.jsonl")
 			args := []string{"dedup", "-runner", kind, "-endpoint", endpoint,
 				"-environment_type", "EXTERNAL", "-environment_config", addr, "-o", out}
@@ -99,59 +104,44 @@ func TestWorkerKill(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			// Kill a worker in the middle of a task: the runner starts a
-			// worker for a task and stops it when the task is done, and
-			// a short task (Spark's) may end within the wait. A worker
-			// the runner has already asked to stop is left alone, and a
-			// kill counts only when the pool saw the worker end killed
-			// with no stop asked of it before (a stop may cross the
-			// kill: then the next worker is tried; such a kill fails no
-			// task, so it uses none of the runner's retries).
+			// Kill the worker that holds the write step's first attempt,
+			// once it says which it is.
 			killed := make(chan string, 1)
 			done := make(chan struct{})
 			go func() {
 				defer close(killed)
-				started := regexp.MustCompile(`worker (\S+) started, pid (\d+)`)
-				for tries := 0; tries < 3; {
-					var l string
-					var ok bool
+				for {
 					select {
-					case l, ok = <-lines:
 					case <-done:
 						return
+					case <-time.After(100 * time.Millisecond):
 					}
-					if !ok {
-						return
-					}
-					m := started.FindStringSubmatch(l)
-					if m == nil {
+					b, err := os.ReadFile(filepath.Join(hold, "write.pid"))
+					if err != nil {
 						continue
-					}
-					id := m[1]
-					time.Sleep(500 * time.Millisecond)
-					if pool := logged(); strings.Contains(pool, "worker "+id+": stop requested") || strings.Contains(pool, "worker "+id+" (pid") {
-						continue // stopping or ended: not mid-task
 					}
 					var pid int
-					fmt.Sscan(m[2], &pid)
-					if syscall.Kill(pid, syscall.SIGKILL) != nil {
-						continue
-					}
-					tries++
-					if midTask(logged, id) {
-						killed <- id
+					fmt.Sscan(string(b), &pid)
+					m := regexp.MustCompile(`worker (\S+) started, pid ` + strconv.Itoa(pid) + `\n`).FindStringSubmatch(logged())
+					if m != nil && syscall.Kill(pid, syscall.SIGKILL) == nil && midTask(logged, m[1]) {
+						killed <- m[1]
 						return
 					}
+					// Not a worker of the pool, or not ended by the kill:
+					// the run would wait out the hold.
+					cmd.Process.Kill()
+					return
 				}
 			}()
 			err := cmd.Wait()
 			close(done)
 			id := <-killed
+			if id == "" {
+				held, _ := os.ReadFile(filepath.Join(hold, "write.pid"))
+				t.Fatalf("no worker was killed in the middle of a task (the write step held by pid %q; run: %v)\npool:\n%s", held, err, tail(logged()))
+			}
 			if err != nil {
 				t.Fatalf("winnow-beam dedup on %s with a killed worker: %v\n%s\npool:\n%s", kind, err, tail(log.String()), tail(logged()))
-			}
-			if id == "" {
-				t.Fatalf("no worker was killed in the middle of a task\n%s", logged())
 			}
 			pool := logged()
 			t.Logf("%s: worker %s killed mid-task; the pool started %d workers in all", kind, id, strings.Count(pool, " started, pid "))

@@ -16,8 +16,15 @@ import (
 // flink or spark), started for the test unless one runs (one the test
 // started is stopped at its end). Without Java or Maven the test is
 // skipped, unless CI=true, where it fails.
+//
+// The test has the job server to itself until it ends: go test runs the
+// packages of a module in parallel processes, and Beam's Spark job server
+// runs its pipelines in one SparkContext a JVM, so a second pipeline
+// submitted while one runs fails ("Only one SparkContext should be running
+// in this JVM").
 func Endpoint(t *testing.T, kind string) string {
 	t.Helper()
+	holdJobServer(t, kind)
 	_, file, _, _ := runtime.Caller(0)
 	engine := filepath.Join(filepath.Dir(file), "../../../scripts/engine")
 	if out, err := exec.Command(engine, "url", kind).Output(); err == nil {
