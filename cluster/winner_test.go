@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 func TestSortKeyOrdersAsDecide(t *testing.T) {
 	urls := []string{"http://a.example/x", "https://a.example/x", "https://a.example/x?q=1", "https://b.example.uk/x",
 		"https://a.example/xy", "http://b.example.uk/", "https://a.example/x\x00", "https://a.example/x\x01", ""}
-	pops := []float64{0, -0.0, 1, 2.5, -3}
+	pops := []float64{0, math.Copysign(0, -1), 1, 2.5, -3} // both zeros: equal to Decide
 	rng := rand.New(rand.NewPCG(1, 2))
 	var cands []Candidate
 	for range 200 {

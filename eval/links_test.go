@@ -18,7 +18,6 @@ type linkRows struct {
 	rows                            []CVFigure
 	folds                           map[string][]foldScore
 	vetoThresholds                  []float64
-	chosenName                      string
 	linksWeight                     []float64
 	linksWeightMean, linksWeightMax float64
 }

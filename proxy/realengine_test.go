@@ -27,14 +27,13 @@ const realIndex = "winnow_gateway"
 
 // realPage is what a client read of one page of a real engine.
 type realPage struct {
-	ids      []string // the hits, then their grouped duplicates
-	grouped  int
-	last     []any // the last hit's sort values (search_after)
-	cursor   string
-	total    int
-	header   http.Header
-	pitID    string
-	docCount int // Solr: numFound
+	ids     []string // the hits, then their grouped duplicates
+	grouped int
+	last    []any // the last hit's sort values (search_after)
+	cursor  string
+	total   int
+	header  http.Header
+	pitID   string
 }
 
 // realClient is one official client (or net/http for Solr) speaking to

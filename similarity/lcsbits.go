@@ -182,24 +182,6 @@ func (t *wordMasks) intersect(b []uint32) int {
 	return n
 }
 
-// mask returns the mask of x: dense (every word) when x has one, else
-// sparse, the word indexes and their bits; all nil when x is not in the
-// sequence.
-func (t *wordMasks) mask(x uint32) (dense []uint64, ks []int32, ps []uint64) {
-	size := uint32(len(t.slot))
-	h := tokenSlot(x, t.shift)
-	for {
-		s := t.slot[h]
-		if s == 0 {
-			return nil, nil, nil
-		}
-		if t.keys[h] == x {
-			return t.maskOf(s - 1)
-		}
-		h = (h + 1) & (size - 1)
-	}
-}
-
 // maskOf returns the mask of token index id, as mask does.
 func (t *wordMasks) maskOf(id int32) (dense []uint64, ks []int32, ps []uint64) {
 	if d := t.dense[id]; d != 0 {
@@ -248,7 +230,7 @@ func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry 
 	for e, k32 := range ks {
 		k := int(k32)
 		if carry != 0 && pos < k {
-			pos, carry = s.ripple(v, pos, k, log)
+			_, carry = s.ripple(v, pos, k, log)
 		}
 		x, p := v[k], ps[e]
 		var sum uint64
@@ -299,16 +281,6 @@ func onesRow(v []uint64) {
 	for k := range v {
 		v[k] = ^uint64(0)
 	}
-}
-
-// zeros returns the number of zero bits of v, whose bits past the
-// sequence's length stay one (PM is zero there, so the update keeps them).
-func zeros(v []uint64) int {
-	n := 0
-	for _, x := range v {
-		n += bits.OnesCount64(^x)
-	}
-	return n
 }
 
 // bitLength returns the LCS length of a and b by the bit-parallel
