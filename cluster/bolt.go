@@ -8,6 +8,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 var (
@@ -219,7 +220,7 @@ func (s *BoltStore) Apply(b *Batch) error {
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			return ErrClosed
 		}
 		return fmt.Errorf("cluster: store: %w", err)
