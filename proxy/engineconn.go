@@ -52,18 +52,27 @@ func dialEngine(idle time.Duration) fasthttp.DialFuncWithTimeout {
 // Close from another goroutine during a Read).
 type idleConn struct {
 	net.Conn
-	idle  time.Duration
-	hard  atomic.Int64 // Unix nanoseconds; 0: none
+	idle time.Duration
+	hard atomic.Int64 // Unix nanoseconds; 0: none
+	// armed is the read deadline the connection has (Unix nanoseconds;
+	// 0: none or unknown), so a read under the hard deadline, which
+	// every read of a request's head and of a body winnow keeps is, does
+	// not set it again: a deadline set costs a lock and a timer update.
+	armed atomic.Int64
 	local engineAddr
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
-	d := time.Now().Add(c.idle)
-	if h := c.hard.Load(); h != 0 && h < d.UnixNano() {
-		d = time.Unix(0, h)
+	d := time.Now().Add(c.idle).UnixNano()
+	if h := c.hard.Load(); h != 0 && h < d {
+		d = h
 	}
-	if err := c.Conn.SetReadDeadline(d); err != nil {
-		return 0, err
+	if c.armed.Load() != d {
+		if err := c.Conn.SetReadDeadline(time.Unix(0, d)); err != nil {
+			c.armed.Store(0)
+			return 0, err
+		}
+		c.armed.Store(d)
 	}
 	return c.Conn.Read(p)
 }
@@ -72,12 +81,23 @@ func (c *idleConn) Read(p []byte) (int, error) {
 // call or [relaxDeadline].
 func (c *idleConn) SetReadDeadline(t time.Time) error {
 	c.setHard(t)
-	return c.Conn.SetReadDeadline(t)
+	return c.setArmed(t, c.Conn.SetReadDeadline(t))
 }
 
 func (c *idleConn) SetDeadline(t time.Time) error {
 	c.setHard(t)
-	return c.Conn.SetDeadline(t)
+	return c.setArmed(t, c.Conn.SetDeadline(t))
+}
+
+// setArmed records t as the connection's read deadline after the call
+// that set it returned err (on an error, the deadline is unknown).
+func (c *idleConn) setArmed(t time.Time, err error) error {
+	var a int64
+	if err == nil && !t.IsZero() {
+		a = t.UnixNano()
+	}
+	c.armed.Store(a)
+	return err
 }
 
 func (c *idleConn) setHard(t time.Time) {

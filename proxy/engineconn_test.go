@@ -303,3 +303,59 @@ func searchPageEngines(t *testing.T, resp *http.Response) (groups int, errs map[
 	}
 	return len(page.Groups), errs
 }
+
+// deadlineCounter is a connection that counts the read deadlines set on
+// it and remembers the last.
+type deadlineCounter struct {
+	net.Conn
+	sets int
+	last time.Time
+}
+
+func (c *deadlineCounter) SetReadDeadline(t time.Time) error {
+	c.sets++
+	c.last = t
+	return c.Conn.SetReadDeadline(t)
+}
+
+// TestIdleConnArmsOnlyNewDeadlines: under fasthttp's request deadline
+// every read of an engine connection has that deadline, which the
+// connection keeps, so reads set none; once the deadline is lifted
+// (relaxDeadline) each read has the engine's silence from its start,
+// so each sets its own.
+func TestIdleConnArmsOnlyNewDeadlines(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	under := &deadlineCounter{Conn: a}
+	c := &idleConn{Conn: under, idle: time.Hour}
+	go func() {
+		for range 6 {
+			b.Write([]byte("x"))
+		}
+	}()
+	read := func() {
+		t.Helper()
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hard := time.Now().Add(time.Minute)
+	if err := c.SetReadDeadline(hard); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		read()
+	}
+	if under.sets != 1 || !under.last.Equal(hard) {
+		t.Errorf("under the request deadline: %d deadlines set, the last %v; want the one request deadline %v", under.sets, under.last, hard)
+	}
+	c.hard.Store(0) // as relaxDeadline does
+	for i := range 3 {
+		before := time.Now()
+		read()
+		if under.sets != 2+i || under.last.Before(before.Add(time.Hour)) {
+			t.Errorf("relaxed read %d: %d deadlines set, the last %v; want a new one an hour after the read's start (%v)", i, under.sets, under.last, before)
+		}
+	}
+}
