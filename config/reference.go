@@ -7,7 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"iter"
-	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -20,15 +20,12 @@ import (
 // zero), engine an engine's (serve.engines[]). docs/config.md is its
 // output; package options' TestReference keeps the two in step.
 func Reference(dir string, defaults Config, engine Engine) (string, error) {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	files, err := parseSources(dir)
 	if err != nil {
 		return "", err
 	}
 	docs := map[string]map[string]string{} // type name → field name → doc
-	for _, ts := range typeSpecs(pkgs) {
+	for _, ts := range typeSpecs(files) {
 		if st, ok := ts.Type.(*ast.StructType); ok {
 			docs[ts.Name.Name] = fieldDocs(st)
 		}
@@ -59,7 +56,7 @@ func Reference(dir string, defaults Config, engine Engine) (string, error) {
 		var lists []list
 		if depth > 0 {
 			fmt.Fprintf(&b, "\n## `%s`\n\n", prefix)
-			if d := strings.TrimSpace(typeDoc(pkgs, t.Name())); d != "" {
+			if d := strings.TrimSpace(typeDoc(files, t.Name())); d != "" {
 				b.WriteString(oneParagraph(d) + "\n\n")
 			}
 			b.WriteString("| key | default | meaning |\n|---|---|---|\n")
@@ -110,8 +107,8 @@ func Reference(dir string, defaults Config, engine Engine) (string, error) {
 
 // typeDoc is the doc comment of the named type: its own, or its
 // declaration's when it stands alone there.
-func typeDoc(pkgs map[string]*ast.Package, name string) string {
-	for g, ts := range typeSpecs(pkgs) {
+func typeDoc(files []*ast.File, name string) string {
+	for g, ts := range typeSpecs(files) {
 		if ts.Name.Name == name {
 			if ts.Doc != nil {
 				return ts.Doc.Text()
@@ -122,20 +119,43 @@ func typeDoc(pkgs map[string]*ast.Package, name string) string {
 	return ""
 }
 
-// typeSpecs yields every type declared in pkgs, with its declaration.
-func typeSpecs(pkgs map[string]*ast.Package) iter.Seq2[*ast.GenDecl, *ast.TypeSpec] {
+// parseSources parses the Go files of dir but its tests, with their
+// comments.
+func parseSources(dir string) ([]*ast.File, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("config: no Go source in %s", dir)
+	}
+	return files, nil
+}
+
+// typeSpecs yields every type declared in files, with its declaration.
+func typeSpecs(files []*ast.File) iter.Seq2[*ast.GenDecl, *ast.TypeSpec] {
 	return func(yield func(*ast.GenDecl, *ast.TypeSpec) bool) {
-		for _, p := range pkgs {
-			for _, f := range p.Files {
-				for _, d := range f.Decls {
-					g, ok := d.(*ast.GenDecl)
-					if !ok {
-						continue
-					}
-					for _, s := range g.Specs {
-						if ts, ok := s.(*ast.TypeSpec); ok && !yield(g, ts) {
-							return
-						}
+		for _, f := range files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok {
+					continue
+				}
+				for _, s := range g.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && !yield(g, ts) {
+						return
 					}
 				}
 			}
