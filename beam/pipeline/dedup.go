@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"math/rand/v2"
 	"os"
@@ -797,12 +798,13 @@ func failOnce(step string) error {
 }
 
 // HoldOnceEnv names the environment variable, for tests only, that holds
-// the first attempt of a step in the middle of its task until its worker
-// is killed: its value is a directory shared by the workers, where the
-// first attempt writes its process ID to a file named after the step, then
-// waits (for at most holdMax, then fails). A test kills that process, and
-// so a worker dies mid-task whatever the runner's task lengths; the
-// retries find the file and run.
+// the first attempt of a step in the middle of its task: its value is a
+// directory shared by the workers, where the first attempt writes its
+// process ID to a file named after the step (step + ".pid"), then waits
+// until that file is removed, its worker is killed or holdMax has passed
+// (then it fails). A test so has a worker die mid-task whatever the
+// runner's task lengths, or a job that is surely running; the retries
+// find the marker and run.
 const HoldOnceEnv = "WINNOW_BEAM_HOLD_ONCE"
 
 // holdMax bounds a hold no one ends.
@@ -819,19 +821,29 @@ func holdOnce(ctx context.Context, step string) error {
 	if err != nil {
 		return nil // held before: a retry
 	}
+	f.Close()
 	// Written under another name and renamed, so the test never reads a
 	// partial ID.
-	f.Close()
+	pid := name + ".pid"
 	if err := os.WriteFile(name+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return err
 	}
-	if err := os.Rename(name+".tmp", name+".pid"); err != nil {
+	if err := os.Rename(name+".tmp", pid); err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(holdMax):
-		return fmt.Errorf("pipeline: the %s step's first attempt was held %v and its worker not killed (%s)", step, holdMax, HoldOnceEnv)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(holdMax)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-limit:
+			return fmt.Errorf("pipeline: the %s step's first attempt was held %v, neither released nor killed (%s)", step, holdMax, HoldOnceEnv)
+		case <-tick.C:
+			if _, err := os.Stat(pid); errors.Is(err, fs.ErrNotExist) {
+				return nil // released
+			}
+		}
 	}
 }

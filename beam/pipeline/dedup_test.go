@@ -75,6 +75,22 @@ type beamRun struct {
 // run runs the dedup pipeline on inputs and returns its output and stats.
 func (r beamRun) run(t *testing.T, inputs ...string) ([]byte, Stats) {
 	t.Helper()
+	p, out := r.pipeline(t, inputs...)
+	st, err := Run(context.Background(), r.runner, p)
+	if err != nil {
+		t.Fatalf("pipeline on %s: %v", r.runner, err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, st
+}
+
+// pipeline builds the dedup pipeline on inputs and returns it and the
+// file it writes.
+func (r beamRun) pipeline(t *testing.T, inputs ...string) (*beam.Pipeline, string) {
+	t.Helper()
 	shards, err := Split(inputs, r.split)
 	if err != nil {
 		t.Fatal(err)
@@ -86,15 +102,7 @@ func (r beamRun) run(t *testing.T, inputs ...string) ([]byte, Stats) {
 	if err := Dedup(s, o); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Run(context.Background(), r.runner, p)
-	if err != nil {
-		t.Fatalf("pipeline on %s: %v", r.runner, err)
-	}
-	b, err := os.ReadFile(o.Output)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, st
+	return p, o.Output
 }
 
 // sameLines reports the first line where got and want differ.

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
@@ -73,4 +76,50 @@ func TestEngines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSparkOneAtATime: Beam's Spark job server runs one pipeline at a
+// time. A pipeline submitted while another runs (held in its write step,
+// HoldOnceEnv) fails with an error that says so and what to do; the first
+// then finishes with `winnow dedup`'s bytes.
+func TestSparkOneAtATime(t *testing.T) {
+	want := dedupOutput(t)
+	onJobServer(t, "spark")
+	hold := t.TempDir()
+	t.Setenv(HoldOnceEnv, hold)
+	held := filepath.Join(hold, "write.pid")
+	first, out := beamRun{runner: "spark"}.pipeline(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), "spark", first)
+		done <- err
+	}()
+	limit := time.After(5 * time.Minute)
+	for waited := false; !waited; {
+		select {
+		case err := <-done:
+			t.Fatalf("the first pipeline ended before its write step held it: %v", err)
+		case <-limit:
+			t.Fatal("the first pipeline did not reach its write step in 5 minutes")
+		case <-time.After(100 * time.Millisecond):
+			_, err := os.Stat(held)
+			waited = err == nil
+		}
+	}
+	second, _ := beamRun{runner: "spark"}.pipeline(t)
+	_, err := Run(context.Background(), "spark", second)
+	if err == nil || !strings.Contains(err.Error(), "runs one pipeline at a time") {
+		t.Errorf("a second pipeline while one runs: %v; want Spark's refusal, explained", err)
+	}
+	if err := os.Remove(held); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the first pipeline, released: %v", err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "the first pipeline", got, want)
 }

@@ -9,6 +9,20 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
+// sparkBusy is what Beam's Spark job server answers a pipeline submitted
+// while another runs: it runs each in the one SparkContext its JVM may
+// hold.
+const sparkBusy = "Only one SparkContext should be running in this JVM"
+
+// explainFailure adds to a job's failure what an operator can do about
+// it, where the runner's own message does not say.
+func explainFailure(err error) error {
+	if strings.Contains(err.Error(), sparkBusy) {
+		return fmt.Errorf("%w\n(the Spark job server runs one pipeline at a time: another was running; run this one when it ends, or on a job server of its own)", err)
+	}
+	return err
+}
+
 // Stats are a run's figures, read from the pipeline's metrics.
 type Stats struct {
 	Docs, Errors, Empty, Cut, Clusters, Duplicates int64
@@ -44,7 +58,7 @@ type Stats struct {
 func Run(ctx context.Context, runner string, p *beam.Pipeline) (Stats, error) {
 	res, err := beam.Run(ctx, runner, p)
 	if err != nil {
-		return Stats{}, err
+		return Stats{}, explainFailure(err)
 	}
 	var st Stats
 	if res == nil {
