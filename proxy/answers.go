@@ -51,6 +51,7 @@ type answer struct {
 	method, path string
 	reqBody      []byte
 	mode         engine.Mode
+	explain      bool // winnow_explain: each duplicate's explanation shown
 	win          engine.Window
 
 	body   []byte // the backend's answer
@@ -88,7 +89,7 @@ func newAnswerCache(maxBytes int64) *answerCache {
 
 var answerSeed = maphash.MakeSeed()
 
-func answerKey(method, path string, body []byte, mode engine.Mode, win engine.Window) uint64 {
+func answerKey(method, path string, body []byte, mode engine.Mode, explain bool, win engine.Window) uint64 {
 	var h maphash.Hash
 	h.SetSeed(answerSeed)
 	h.WriteString(method)
@@ -97,11 +98,14 @@ func answerKey(method, path string, body []byte, mode engine.Mode, win engine.Wi
 	h.WriteByte(0)
 	h.Write(body)
 	h.WriteByte(byte(mode))
+	if explain {
+		h.WriteByte(1)
+	}
 	return h.Sum64() ^ uint64(win.From)<<1 ^ uint64(win.Size)<<21 ^ uint64(win.Base)<<41
 }
 
 // get returns the entry for a request, if any.
-func (c *answerCache) get(key uint64, method, path string, body []byte, mode engine.Mode, win engine.Window) *answer {
+func (c *answerCache) get(key uint64, method, path string, body []byte, mode engine.Mode, explain bool, win engine.Window) *answer {
 	c.mu.Lock()
 	a, ok := c.cur[key]
 	if !ok {
@@ -110,7 +114,7 @@ func (c *answerCache) get(key uint64, method, path string, body []byte, mode eng
 		}
 	}
 	c.mu.Unlock()
-	if !ok || a.method != method || a.path != path || !bytes.Equal(a.reqBody, body) || a.mode != mode || a.win != win {
+	if !ok || a.method != method || a.path != path || !bytes.Equal(a.reqBody, body) || a.mode != mode || a.explain != explain || a.win != win {
 		return nil
 	}
 	return a

@@ -153,6 +153,45 @@ func TestAnswerCache(t *testing.T) {
 	}
 }
 
+// TestExplainedAnswerCached: an explained answer (winnow_explain) is
+// kept and served from the answer cache as a view of its own, byte for
+// byte what a proxy without the cache renders; the plain answer to the
+// same search never gets its explanations, nor it the plain one's.
+func TestExplainedAnswerCached(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}})
+	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, AnswerCacheBytes: -1})
+	const path = "/llvm/_search?q=the&size=10"
+	same := func(step, path string) string {
+		t.Helper()
+		on.ref.wait()
+		off.ref.wait()
+		on.cache.c.Wait()
+		off.cache.c.Wait()
+		codeOn, bodyOn := get(t, onBase+path)
+		codeOff, bodyOff := get(t, offBase+path)
+		if codeOn != http.StatusOK || codeOff != http.StatusOK || bodyOn != bodyOff {
+			t.Fatalf("%s: status %d and %d, answers with and without the answer cache\n%.400s\n%.400s", step, codeOn, codeOff, bodyOn, bodyOff)
+		}
+		return bodyOn
+	}
+	var explained, plain string
+	for i := range 4 {
+		explained = same("explained "+strconv.Itoa(i), path+"&winnow_explain=true")
+		plain = same("plain "+strconv.Itoa(i), path)
+	}
+	if !strings.Contains(explained, `"explain":`) || strings.Contains(plain, `"explain":`) {
+		t.Fatalf("want explanations in the explained answer only:\nexplained %.600s\nplain %.600s", explained, plain)
+	}
+	hits := on.memo.answers.hits.Load()
+	if hits < 2 {
+		t.Fatalf("four explained and four plain answers alike: %d served from the answer cache, want both views", hits)
+	}
+	if got := same("explained, cached", path+"&winnow_explain=true"); got != explained || on.memo.answers.hits.Load() != hits+1 {
+		t.Fatalf("the explained answer again: hits %d -> %d, want one more and the same bytes", hits, on.memo.answers.hits.Load())
+	}
+}
+
 // TestTaggedAnswerCached runs the answer cache in front of an index that
 // winnow index tagged: a list grouped by its hits' tags alone uses no
 // signature, so its rendering is remembered and served again while the

@@ -202,12 +202,13 @@ func (s *Server) transparentSearch(r *search) {
 	defer func() { s.inflight.give(r.held) }()
 	defer s.inflight.releaseResponse(resp)
 	var key uint64
-	// The answer cache holds the server's own decisions in the plain
-	// modes; explain is a view of its own.
-	// A cursor's pages seldom repeat.
-	cacheable := s.memo.answers != nil && !r.p.custom && !r.p.explain && !cursor
+	// The answer cache holds the server's own decisions (not a
+	// request's own settings), explained or not: an explanation depends
+	// only on the signatures, which the cache checks. A cursor's pages
+	// seldom repeat.
+	cacheable := s.memo.answers != nil && !r.p.custom && !cursor
 	if cacheable {
-		key = answerKey(r.orig.Method, r.orig.Path, r.orig.Body, r.p.mode, r.win)
+		key = answerKey(r.orig.Method, r.orig.Path, r.orig.Body, r.p.mode, r.p.explain, r.win)
 		if s.answerFromCache(r, key, resp) {
 			return
 		}
@@ -328,7 +329,7 @@ func pathOnly(p string) string {
 // answerFromCache answers from the answer cache when the engine's answer
 // resp is one whose refinement it holds, and reports whether it did.
 func (s *Server) answerFromCache(r *search, key uint64, resp *fasthttp.Response) bool {
-	a := s.memo.answers.get(key, r.orig.Method, r.orig.Path, r.orig.Body, r.p.mode, r.win)
+	a := s.memo.answers.get(key, r.orig.Method, r.orig.Path, r.orig.Body, r.p.mode, r.p.explain, r.win)
 	if a == nil {
 		s.memo.answers.misses.Add(1)
 		return false
@@ -373,7 +374,7 @@ func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, re
 	}
 	clusters, dups := ref.clusterCounts()
 	s.memo.answers.put(key, &answer{
-		method: r.orig.Method, path: r.orig.Path, reqBody: bytes.Clone(r.orig.Body), mode: r.p.mode, win: r.win,
+		method: r.orig.Method, path: r.orig.Path, reqBody: bytes.Clone(r.orig.Body), mode: r.p.mode, explain: r.p.explain, win: r.win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, service: ref.service, unrefined: ref.unrefined, clusters: clusters, dups: dups,
 		removed: removedCount(ref.marks, r.p.mode, r.win),
