@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/beam/internal/synth"
+	"github.com/winnow-search/winnow/beam/pipeline"
 )
 
 // beamBin is the winnow-beam binary, built by TestMain.
@@ -58,8 +59,8 @@ func TestProcessEnvironment(t *testing.T) {
 // second with a non-zero exit and leaves no file under the output's name
 // and no signature store beside it.
 func TestInterrupt(t *testing.T) {
-	// 20 k synthetic pages: seconds of work, where the sample takes
-	// a fifth of a second.
+	// 20 k synthetic pages, so that the run has spilled batches and
+	// signatures to leave behind.
 	pages := filepath.Join(t.TempDir(), "synth.jsonl")
 	f, err := os.Create(pages)
 	if err != nil {
@@ -76,12 +77,24 @@ func TestInterrupt(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out.jsonl")
 			cmd := exec.Command(beamBin, "dedup", "-o", out, pages)
+			// The write step holds its task until the signal, so the
+			// signal lands mid-run however fast the machine.
+			hold := t.TempDir()
+			cmd.Env = append(os.Environ(), pipeline.HoldOnceEnv+"="+hold)
 			var log bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &log, &log
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(time.Second) // the pipeline is running
+			for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(hold, "write.pid")); err == nil {
+					break
+				}
+				if time.Since(start) > 5*time.Minute {
+					cmd.Process.Kill()
+					t.Fatalf("the run did not reach its write step in 5 minutes\n%s", log.String())
+				}
+			}
 			sent := time.Now()
 			cmd.Process.Signal(sig)
 			err := cmd.Wait()
