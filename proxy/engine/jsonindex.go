@@ -238,7 +238,10 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 	for {
 		// The key and its ':'; the key's closing quote is the last quote
 		// before the ':', as only white space can follow it.
-		tk := t[k : k+3]
+		// t[k] follows a real token, so t[k+3] is at most the last
+		// sentinel.
+		tk := t[k : k+4]
+
 		if byte(tk[0]) != '"' || byte(tk[1]) != ':' {
 			return 0, 0, false
 		}
@@ -250,8 +253,9 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 		// alone when no selected key has it, without a call of ikey;
 		// any key is when the answer has no backslash at all.
 		var e *selEdge
-		if n := c - p - 1; byLen != nil && byLen[min(n, len(byLen)-1)] == 0 {
-			// No path names a key of this length.
+		if n := c - p - 1; byLen != nil && uint(n) < uint(len(byLen)) && byLen[n] == 0 {
+			// No path names a key of this length (a longer key goes
+			// to ikey, which refuses it by length too).
 		} else if n >= 8 || p+9 > len(b) || s.wide {
 			e = s.ikey(b, p, c)
 		} else if x := le64(b, p+1) & keyMask[n]; hasByte(x, swarBS) {
@@ -263,7 +267,16 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 		case e != nil:
 			k, ok = w.imember(e, caps, k+2, depth+1)
 		case byte(tk[2]) == '"':
-			k, ok = k+3, true // a string, the commonest value
+			// A string, the commonest value, and the token after it.
+			v := tk[3]
+			k += 4
+			if byte(v) == ',' {
+				continue
+			}
+			if byte(v) == '}' {
+				return k, int(v>>8) + 1, true
+			}
+			return 0, 0, false
 		default:
 			k, ok = w.iskip(k + 2)
 		}
