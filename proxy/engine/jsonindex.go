@@ -264,6 +264,12 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 			e = s.matchWord(x, n)
 		}
 		switch {
+		case e != nil && e.sub == nil && !e.list:
+			// A captured value, as imember's last case.
+			var end int
+			if k, end, ok = w.iskipValue(k + 2); ok {
+				e.capture(caps, span{int(tk[2] >> 8), end})
+			}
 		case e != nil:
 			k, ok = w.imember(e, caps, k+2, depth+1)
 		case byte(tk[2]) == '"':
@@ -395,7 +401,14 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 	for {
 		j := int(t[k] >> 8)
 		n := len(w.caps)
-		w.caps = append(w.caps, make([]span, w.nhit)...)
+		if n+w.nhit <= cap(w.caps) {
+			// Past its length w.caps is zero, as make and append's
+			// growth leave it: only its first len(w.caps) spans are
+			// ever written.
+			w.caps = w.caps[:n+w.nhit]
+		} else {
+			w.caps = append(w.caps, make([]span, w.nhit)...)
+		}
 		var e int
 		if k, e, ok = w.iwalk(w.hit, w.caps[n:], k, depth+1); !ok {
 			return 0, 0, false
