@@ -237,11 +237,9 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 	}
 	for {
 		// The key and its ':'; the key's closing quote is the last quote
-		// before the ':', as only white space can follow it.
-		// t[k] follows a real token, so t[k+3] is at most the last
-		// sentinel.
+		// before the ':', as only white space can follow it. t[k]
+		// follows a real token, so t[k+3] is at most the last sentinel.
 		tk := t[k : k+4]
-
 		if byte(tk[0]) != '"' || byte(tk[1]) != ':' {
 			return 0, 0, false
 		}
@@ -505,17 +503,21 @@ func (w *walker) iscalar(p, q int) (int, bool) {
 		}
 		s := e
 		for e < q {
-			// 8 digits at once where they are (a score's fraction).
-			if x := uint64(0); e+8 <= q {
-				if x = le64(b, e); x&0xF0F0F0F0F0F0F0F0|(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0>>4 == 0x3333333333333333 {
-					e += 8
-					continue
-				}
-			}
-			if !numTab[b[e]] {
+			c := b[e]
+			if !numTab[c] {
 				break
 			}
 			e++
+			if c != '.' {
+				continue
+			}
+			// A fraction's digits (a score's), 8 at once.
+			for e+8 <= q {
+				if x := le64(b, e); x&0xF0F0F0F0F0F0F0F0|(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0>>4 != 0x3333333333333333 {
+					break
+				}
+				e += 8
+			}
 		}
 		if e == s {
 			return 0, false
