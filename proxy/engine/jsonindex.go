@@ -231,9 +231,9 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 	if v := t[k]; byte(v) == '}' {
 		return k + 1, int(v>>8) + 1, true
 	}
-	var byLen *[32]uint64 // set when a key's length alone may refuse it
+	lens := ^uint32(0) // the key lengths not refused by length alone
 	if w.noBS && !s.wide {
-		byLen = &s.byLen
+		lens = s.lens
 	}
 	for {
 		// The key and its ':'; the key's closing quote is the last quote
@@ -251,7 +251,7 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 		// alone when no selected key has it, without a call of ikey;
 		// any key is when the answer has no backslash at all.
 		var e *selEdge
-		if n := c - p - 1; byLen != nil && uint(n) < uint(len(byLen)) && byLen[n] == 0 {
+		if n := c - p - 1; uint(n) < 32 && lens&(1<<n) == 0 {
 			// No path names a key of this length (a longer key goes
 			// to ikey, which refuses it by length too).
 		} else if n >= 8 || p+9 > len(b) || s.wide {
