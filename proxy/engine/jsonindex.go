@@ -256,10 +256,10 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 			// to ikey, which refuses it by length too).
 		} else if n >= 8 || p+9 > len(b) || s.wide {
 			e = s.ikey(b, p, c)
-		} else if x := le64(b, p+1) & keyMask[n]; hasByte(x, swarBS) {
-			e = s.ikey(b, p, c)
-		} else if s.byLen[n] != 0 {
+		} else if x := le64(b, p+1) & keyMask[n]; w.noBS || !hasByte(x, swarBS) {
 			e = s.matchWord(x, n)
+		} else {
+			e = s.ikey(b, p, c)
 		}
 		switch {
 		case e != nil && e.sub == nil && !e.list:
