@@ -268,6 +268,18 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 			if k, end, ok = w.iskipValue(k + 2); ok {
 				e.capture(caps, span{int(tk[2] >> 8), end})
 			}
+		case e != nil && e.sub != nil && e.subLast && !e.list:
+			// The last member of its name walked, as imember's second
+			// case (_source).
+			for _, k := range e.sub.slots {
+				caps[k] = span{}
+			}
+			i := int(tk[2] >> 8)
+			var end int
+			if k, end, ok = w.iwalk(e.sub, caps, k+2, depth+1); ok {
+				caps[e.seen] = span{i, end}
+				e.capture(caps, span{i, end})
+			}
 		case e != nil:
 			k, ok = w.imember(e, caps, k+2, depth+1)
 		case byte(tk[2]) == '"':
