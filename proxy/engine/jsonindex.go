@@ -293,6 +293,8 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 				return k, int(v>>8) + 1, true
 			}
 			return 0, 0, false
+		case byte(tk[2]) == '{' || byte(tk[2]) == '[':
+			k, _, ok = w.iskipNested(k + 2)
 		default:
 			k, ok = w.iskip(k + 2)
 		}
