@@ -231,14 +231,15 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 	if v := t[k]; byte(v) == '}' {
 		return k + 1, int(v>>8) + 1, true
 	}
-	var byLen *[32]uint64 // set when a key's length alone may refuse it
+	lens := ^uint32(0) // the key lengths not refused by length alone
 	if w.noBS && !s.wide {
-		byLen = &s.byLen
+		lens = s.lens
 	}
 	for {
 		// The key and its ':'; the key's closing quote is the last quote
-		// before the ':', as only white space can follow it.
-		tk := t[k : k+3]
+		// before the ':', as only white space can follow it. t[k]
+		// follows a real token, so t[k+3] is at most the last sentinel.
+		tk := t[k : k+4]
 		if byte(tk[0]) != '"' || byte(tk[1]) != ':' {
 			return 0, 0, false
 		}
@@ -250,20 +251,50 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 		// alone when no selected key has it, without a call of ikey;
 		// any key is when the answer has no backslash at all.
 		var e *selEdge
-		if n := c - p - 1; byLen != nil && byLen[min(n, len(byLen)-1)] == 0 {
-			// No path names a key of this length.
+		if n := c - p - 1; uint(n) < 32 && lens&(1<<n) == 0 {
+			// No path names a key of this length (a longer key goes
+			// to ikey, which refuses it by length too).
 		} else if n >= 8 || p+9 > len(b) || s.wide {
 			e = s.ikey(b, p, c)
-		} else if x := le64(b, p+1) & keyMask[n]; hasByte(x, swarBS) {
-			e = s.ikey(b, p, c)
-		} else if s.byLen[n] != 0 {
+		} else if x := le64(b, p+1) & keyMask[n]; w.noBS || !hasByte(x, swarBS) {
 			e = s.matchWord(x, n)
+		} else {
+			e = s.ikey(b, p, c)
 		}
 		switch {
+		case e != nil && e.sub == nil && !e.list:
+			// A captured value, as imember's last case.
+			var end int
+			if k, end, ok = w.iskipValue(k + 2); ok {
+				e.capture(caps, span{int(tk[2] >> 8), end})
+			}
+		case e != nil && e.sub != nil && e.subLast && !e.list:
+			// The last member of its name walked, as imember's second
+			// case (_source).
+			for _, k := range e.sub.slots {
+				caps[k] = span{}
+			}
+			i := int(tk[2] >> 8)
+			var end int
+			if k, end, ok = w.iwalk(e.sub, caps, k+2, depth+1); ok {
+				caps[e.seen] = span{i, end}
+				e.capture(caps, span{i, end})
+			}
 		case e != nil:
 			k, ok = w.imember(e, caps, k+2, depth+1)
 		case byte(tk[2]) == '"':
-			k, ok = k+3, true // a string, the commonest value
+			// A string, the commonest value, and the token after it.
+			v := tk[3]
+			k += 4
+			if byte(v) == ',' {
+				continue
+			}
+			if byte(v) == '}' {
+				return k, int(v>>8) + 1, true
+			}
+			return 0, 0, false
+		case byte(tk[2]) == '{' || byte(tk[2]) == '[':
+			k, _, ok = w.iskipNested(k + 2)
 		default:
 			k, ok = w.iskip(k + 2)
 		}
@@ -382,7 +413,14 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 	for {
 		j := int(t[k] >> 8)
 		n := len(w.caps)
-		w.caps = append(w.caps, make([]span, w.nhit)...)
+		if n+w.nhit <= cap(w.caps) {
+			// Past its length w.caps is zero, as make and append's
+			// growth leave it: only its first len(w.caps) spans are
+			// ever written.
+			w.caps = w.caps[:n+w.nhit]
+		} else {
+			w.caps = append(w.caps, make([]span, w.nhit)...)
+		}
 		var e int
 		if k, e, ok = w.iwalk(w.hit, w.caps[n:], k, depth+1); !ok {
 			return 0, 0, false
@@ -479,17 +517,21 @@ func (w *walker) iscalar(p, q int) (int, bool) {
 		}
 		s := e
 		for e < q {
-			// 8 digits at once where they are (a score's fraction).
-			if x := uint64(0); e+8 <= q {
-				if x = le64(b, e); x&0xF0F0F0F0F0F0F0F0|(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0>>4 == 0x3333333333333333 {
-					e += 8
-					continue
-				}
-			}
-			if !numTab[b[e]] {
+			c := b[e]
+			if !numTab[c] {
 				break
 			}
 			e++
+			if c != '.' {
+				continue
+			}
+			// A fraction's digits (a score's), 8 at once.
+			for e+8 <= q {
+				if x := le64(b, e); x&0xF0F0F0F0F0F0F0F0|(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0>>4 != 0x3333333333333333 {
+					break
+				}
+				e += 8
+			}
 		}
 		if e == s {
 			return 0, false

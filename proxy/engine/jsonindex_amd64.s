@@ -66,19 +66,13 @@ loop:
 	VMOVDQU (SI), Y0
 	VMOVDQU 32(SI), Y1
 
-	// AX: quotes, CX: backslashes.
+	// AX: quotes.
 	VPCMPEQB Y0, Y10, Y2
 	VPMOVMSKB Y2, AX
 	VPCMPEQB Y1, Y10, Y3
 	VPMOVMSKB Y3, BX
 	SHLQ $32, BX
 	ORQ BX, AX
-	VPCMPEQB Y0, Y11, Y2
-	VPMOVMSKB Y2, CX
-	VPCMPEQB Y1, Y11, Y3
-	VPMOVMSKB Y3, BX
-	SHLQ $32, BX
-	ORQ BX, CX
 
 	// Y4, Y5: white space; Y6, Y7: structural bytes.
 	VPSHUFB Y0, Y12, Y4
@@ -92,11 +86,26 @@ loop:
 	VPSHUFB Y7, Y14, Y3
 	VPCMPEQB Y3, Y7, Y7
 
-	// Escaped bytes, only when there are backslashes or an escape
-	// carried in: AX loses its escaped quotes.
-	MOVQ CX, BX
-	ORQ R11, BX
+	// Escaped bytes, only when there are backslashes (their mask in
+	// CX, made only then) or an escape carried in: AX loses its
+	// escaped quotes.
+	VPCMPEQB Y0, Y11, Y2
+	VPCMPEQB Y1, Y11, Y3
+	VPOR Y2, Y3, Y15
+	VPTEST Y15, Y15
+	JNZ backslashes
+	TESTQ R11, R11
 	JZ strings
+	XORL CX, CX
+	JMP escapes
+
+backslashes:
+	VPMOVMSKB Y2, CX
+	VPMOVMSKB Y3, BX
+	SHLQ $32, BX
+	ORQ BX, CX
+
+escapes:
 	MOVQ st+24(FP), R15
 	MOVQ $1, 24(R15) // a backslash was met
 	ANDNQ CX, R11, BX // BX = backslashes not escaped from the last block
@@ -163,6 +172,7 @@ strings:
 	TESTQ R8, R8
 	JZ next
 
+	// Two tokens a round, one test of the mask between them.
 flatten:
 	TZCNTQ R8, BX
 	MOVBLZX (SI)(BX*1), DX
@@ -170,9 +180,21 @@ flatten:
 	SHLQ $8, BX
 	ORQ DX, BX
 	MOVL BX, (DI)
-	ADDQ $4, DI
+	BLSRQ R8, R8
+	JZ last
+	TZCNTQ R8, BX
+	MOVBLZX (SI)(BX*1), DX
+	ADDQ R10, BX
+	SHLQ $8, BX
+	ORQ DX, BX
+	MOVL BX, 4(DI)
+	ADDQ $8, DI
 	BLSRQ R8, R8
 	JNZ flatten
+	JMP next
+
+last:
+	ADDQ $4, DI
 
 next:
 	ADDQ $64, SI

@@ -21,6 +21,7 @@ type selector struct {
 	// edges than bits, every key compared.
 	byLen [32]uint64
 	wide  bool
+	lens  uint32 // bit n: byLen[n] != 0
 }
 
 type selEdge struct {
@@ -76,11 +77,13 @@ func (s *selector) edge(key string) *selEdge {
 // a walk of the last member of a name clears first.
 func (s *selector) finish() []int {
 	s.slots = s.slots[:0]
-	s.byLen, s.wide = [32]uint64{}, len(s.edges) > 64
+	s.byLen, s.wide, s.lens = [32]uint64{}, len(s.edges) > 64, 0
 	for i := range s.edges {
 		e := &s.edges[i]
 		if !s.wide {
-			s.byLen[min(len(e.key), len(s.byLen)-1)] |= 1 << i
+			n := min(len(e.key), len(s.byLen)-1)
+			s.byLen[n] |= 1 << i
+			s.lens |= 1 << n
 		}
 		e.word = 0
 		for k := min(len(e.key), 8) - 1; k >= 0; k-- {
