@@ -576,13 +576,6 @@ func isNumber(b []byte, s span) bool {
 	return ok
 }
 
-func get(b []byte, doc span, p string) string {
-	if s, ok := path(b, doc, p); ok {
-		return text(b, s, false)
-	}
-	return ""
-}
-
 // highlight returns the fragments of field pref in a highlight object, else
 // those of its first field.
 func highlight(b []byte, h span, pref string) string {

@@ -16,8 +16,6 @@ import (
 // result list and a hit's fields without building a tree and can copy
 // everything else verbatim. Every function is O(n) in the bytes it skips.
 
-var errSyntax = errors.New("syntax error")
-
 type scanError struct {
 	off int
 	err error
