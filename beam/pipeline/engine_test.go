@@ -94,10 +94,23 @@ func TestSparkOneAtATime(t *testing.T) {
 		_, err := Run(context.Background(), "spark", first)
 		done <- err
 	}()
+	// However the test ends, the first pipeline is released and ended
+	// before the job server goes to the next test.
+	ended := false
+	t.Cleanup(func() {
+		if !ended {
+			os.Remove(held)
+			select {
+			case <-done:
+			case <-time.After(5 * time.Minute):
+			}
+		}
+	})
 	limit := time.After(5 * time.Minute)
 	for waited := false; !waited; {
 		select {
 		case err := <-done:
+			ended = true
 			t.Fatalf("the first pipeline ended before its write step held it: %v", err)
 		case <-limit:
 			t.Fatal("the first pipeline did not reach its write step in 5 minutes")
@@ -114,7 +127,9 @@ func TestSparkOneAtATime(t *testing.T) {
 	if err := os.Remove(held); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
+	err = <-done
+	ended = true
+	if err != nil {
 		t.Fatalf("the first pipeline, released: %v", err)
 	}
 	got, err := os.ReadFile(out)
