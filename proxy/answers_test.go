@@ -78,21 +78,7 @@ func TestAnswerCache(t *testing.T) {
 	const path = "/llvm/_search?q=the&size=10"
 	same := func(step string) string {
 		t.Helper()
-		on.ref.wait()
-		off.ref.wait()
-		// ristretto buffers its sets: wait until the signatures a
-		// background refinement stored are readable (the test failed
-		// on a loaded machine without this).
-		on.cache.c.Wait()
-		off.cache.c.Wait()
-		codeOn, bodyOn := get(t, onBase+path)
-		codeOff, bodyOff := get(t, offBase+path)
-		if codeOn != http.StatusOK || codeOff != http.StatusOK {
-			t.Fatalf("%s: status %d (cache) and %d (no cache)", step, codeOn, codeOff)
-		}
-		if bodyOn != bodyOff {
-			t.Fatalf("%s: answers differ\nwith the answer cache:    %.300s\nwithout the answer cache: %.300s", step, bodyOn, bodyOff)
-		}
+		bodyOn := sameAnswers(t, step, on, onBase, off, offBase, path)
 		if want := `{"took":` + strconv.FormatInt(took.Load(), 10) + `,`; !strings.HasPrefix(bodyOn, want) {
 			t.Fatalf("%s: answer starts %.40q, want the backend's own %q", step, bodyOn, want)
 		}
@@ -153,6 +139,30 @@ func TestAnswerCache(t *testing.T) {
 	}
 }
 
+// sameAnswers asks for path through a proxy with the answer cache (on)
+// and one without (off), once their background refinements are stored,
+// and returns the answer, failing the test unless both are 200 and the
+// same bytes.
+func sameAnswers(t *testing.T, step string, on *Server, onBase string, off *Server, offBase, path string) string {
+	t.Helper()
+	on.ref.wait()
+	off.ref.wait()
+	// ristretto buffers its sets: wait until the signatures a
+	// background refinement stored are readable (the test failed on a
+	// loaded machine without this).
+	on.cache.c.Wait()
+	off.cache.c.Wait()
+	codeOn, bodyOn := get(t, onBase+path)
+	codeOff, bodyOff := get(t, offBase+path)
+	if codeOn != http.StatusOK || codeOff != http.StatusOK {
+		t.Fatalf("%s: status %d (cache) and %d (no cache)", step, codeOn, codeOff)
+	}
+	if bodyOn != bodyOff {
+		t.Fatalf("%s: answers differ\nwith the answer cache:    %.300s\nwithout the answer cache: %.300s", step, bodyOn, bodyOff)
+	}
+	return bodyOn
+}
+
 // TestExplainedAnswerCached: an explained answer (winnow_explain) is
 // kept and served from the answer cache as a view of its own, byte for
 // byte what a proxy without the cache renders; the plain answer to the
@@ -164,16 +174,7 @@ func TestExplainedAnswerCached(t *testing.T) {
 	const path = "/llvm/_search?q=the&size=10"
 	same := func(step, path string) string {
 		t.Helper()
-		on.ref.wait()
-		off.ref.wait()
-		on.cache.c.Wait()
-		off.cache.c.Wait()
-		codeOn, bodyOn := get(t, onBase+path)
-		codeOff, bodyOff := get(t, offBase+path)
-		if codeOn != http.StatusOK || codeOff != http.StatusOK || bodyOn != bodyOff {
-			t.Fatalf("%s: status %d and %d, answers with and without the answer cache\n%.400s\n%.400s", step, codeOn, codeOff, bodyOn, bodyOff)
-		}
-		return bodyOn
+		return sameAnswers(t, step, on, onBase, off, offBase, path)
 	}
 	var explained, plain string
 	for i := range 4 {
