@@ -39,7 +39,7 @@ func dialEngine(idle time.Duration) fasthttp.DialFuncWithTimeout {
 			return nil, err
 		}
 		ic := &idleConn{Conn: c, idle: idle}
-		ic.local = engineAddr{Addr: c.LocalAddr(), conn: ic}
+		ic.local = &engineAddr{Addr: c.LocalAddr(), conn: ic}
 		return ic, nil
 	}
 }
@@ -59,7 +59,7 @@ type idleConn struct {
 	// every read of a request's head and of a body winnow keeps is, does
 	// not set it again: a deadline set costs a lock and a timer update.
 	armed atomic.Int64
-	local engineAddr
+	local *engineAddr // a pointer: fasthttp asks for it on every request, and a struct would be boxed each time
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
@@ -124,7 +124,7 @@ type engineAddr struct {
 // For a body streamed to the client, whose pace is the client's. A
 // response not from dialEngine's connections is left as it is.
 func relaxDeadline(resp *fasthttp.Response) {
-	if a, ok := resp.LocalAddr().(engineAddr); ok {
+	if a, ok := resp.LocalAddr().(*engineAddr); ok {
 		a.conn.hard.Store(0)
 	}
 }

@@ -259,26 +259,45 @@ func hasOwnHeaders(ctx *fasthttp.RequestCtx) bool {
 	return false
 }
 
+// methodName is method as a string, the common ones without a copy.
+func methodName(method []byte) string {
+	switch string(method) {
+	case fasthttp.MethodGet:
+		return fasthttp.MethodGet
+	case fasthttp.MethodPost:
+		return fasthttp.MethodPost
+	case fasthttp.MethodHead:
+		return fasthttp.MethodHead
+	}
+	return string(method)
+}
+
 // clientRequest is the client's request as the adapters rewrite it: the
 // path with winnow's own query parameters stripped, and the body. Its
 // headers stay in ctx: [upstream.do] copies them from there.
 func clientRequest(ctx *fasthttp.RequestCtx) engine.Request {
-	r := engine.Request{Method: string(ctx.Method())}
+	r := engine.Request{Method: methodName(ctx.Method())}
 	uri := ctx.Request.URI()
-	r.Path = string(uri.Path())
-	if qs := uri.QueryString(); len(qs) > 0 {
-		if !hasOwnArgs(ctx) {
-			r.Path += "?" + string(qs)
-		} else {
-			var q fasthttp.Args
-			for k, v := range ctx.QueryArgs().All() {
-				if !bytes.HasPrefix(k, []byte("winnow_")) {
-					q.AddBytesKV(k, v)
-				}
+	qs := uri.QueryString()
+	if len(qs) == 0 || !hasOwnArgs(ctx) {
+		// One string for the path and query: a search's path is read on
+		// every request.
+		var room [256]byte
+		b := append(room[:0], uri.Path()...)
+		if len(qs) > 0 {
+			b = append(append(b, '?'), qs...)
+		}
+		r.Path = string(b)
+	} else {
+		r.Path = string(uri.Path())
+		var q fasthttp.Args
+		for k, v := range ctx.QueryArgs().All() {
+			if !bytes.HasPrefix(k, []byte("winnow_")) {
+				q.AddBytesKV(k, v)
 			}
-			if q.Len() > 0 {
-				r.Path += "?" + q.String()
-			}
+		}
+		if q.Len() > 0 {
+			r.Path += "?" + q.String()
 		}
 	}
 	if body := ctx.PostBody(); len(body) > 0 {
