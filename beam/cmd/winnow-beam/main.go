@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	beamrunners "github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
@@ -115,6 +117,7 @@ type common struct {
 	memprof string
 	cpuprof string
 	spill   string
+	verbose bool
 }
 
 func newCommon(name string) *common {
@@ -128,6 +131,7 @@ func newCommon(name string) *common {
 	c.fs.StringVar(&c.spill, "spill", "auto", "`dir`ectory (shared by every worker) where batches between steps are written, only references crossing the runner; "+
 		"auto: beside the output on the flink, spark and universal runners, off on prism and dataflow; off: batches cross the runner")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
+	c.fs.BoolVar(&c.verbose, "v", false, "log Beam's and the runner's progress too (the pipeline submitted, the job's states, each worker's start and stop); without it only their warnings and errors")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
 			c.fs.Var(f.Value, f.Name, f.Usage)
@@ -142,7 +146,25 @@ func (c *common) parse(args []string) (config.Config, error) {
 		return config.Config{}, err
 	}
 	beam.Init()
+	if !c.verbose {
+		quietRunnerLogs()
+	}
 	return config.Load(c.cfgPath, os.Environ(), c.sets)
+}
+
+// quietRunnerLogs keeps Beam's and prism's informational logs off
+// stderr: the submitted pipeline's protocol buffer as text (tens of
+// kilobytes), the job's states, every worker's start and stop. Their
+// warnings and errors still show, and so do the pipeline's own
+// (a skipped record), which the workers log as warnings.
+func quietRunnerLogs() {
+	beamlog.SetLogger(&beamlog.Standard{Level: beamlog.SevWarn})
+	// prism logs through slog's default logger, taken when its job
+	// service starts, so this is set before the pipeline runs. The
+	// standard log package, which Beam's Standard logger writes to,
+	// then goes through slog too: at warning level, so it passes.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	slog.SetLogLoggerLevel(slog.LevelWarn)
 }
 
 // output returns the path the pipeline writes and a function that, after

@@ -117,3 +117,42 @@ func TestInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerLogs: by default a prism run prints winnow-beam's summary and
+// the pipeline's warnings (a skipped record), not Beam's and prism's
+// progress (the submitted pipeline as text, the job's states); -v
+// prints those too.
+func TestRunnerLogs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	lines := `{"id":"a","text":"the quick brown fox jumps over the lazy dog near the river bank"}` + "\n" +
+		`{"id":"b","text":` + "\n" +
+		`{"id":"c","text":"the quick brown fox jumps over the lazy dog near the river bank"}` + "\n"
+	if err := os.WriteFile(in, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		var stderr bytes.Buffer
+		cmd := exec.Command(beamBin, append(append([]string{"dedup"}, args...), "-o", filepath.Join(dir, "out.jsonl"), in)...)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("winnow-beam dedup %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stderr.String()
+	}
+	quiet := run()
+	for _, want := range []string{"winnow-beam dedup: 2 documents", "1 skipped with errors", "dedup_skip", "line 2"} {
+		if !strings.Contains(quiet, want) {
+			t.Errorf("stderr without -v lacks %q:\n%s", want, quiet)
+		}
+	}
+	for _, noise := range []string{"components:{transforms", "state: RUNNING", "Submitted job", "INFO"} {
+		if strings.Contains(quiet, noise) {
+			t.Errorf("stderr without -v holds %q (%d bytes in all)", noise, len(quiet))
+		}
+	}
+	if verbose := run("-v"); !strings.Contains(verbose, "state: DONE") || !strings.Contains(verbose, "winnow-beam dedup: 2 documents") {
+		t.Errorf("stderr with -v lacks the job's states or the summary:\n%.2000s", verbose)
+	}
+}
