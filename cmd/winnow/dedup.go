@@ -74,6 +74,9 @@ func runDedup(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkInputs(fs.Args()); err != nil {
+		return err
+	}
 	if t := time.Duration(e.cfg.Dedup.Timeout); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -153,6 +155,11 @@ func TestDedupExitStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Not a WARC: the input opens, and every record of it fails.
+	garbage := filepath.Join(dir, "garbage.warc")
+	if err := os.WriteFile(garbage, []byte("not a warc at all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	good := filepath.Join(dir, "good.jsonl")
 	if err := os.WriteFile(good, []byte(`{"id": "a", "text": "one small page of text that is long enough"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -162,7 +169,8 @@ func TestDedupExitStatus(t *testing.T) {
 		inputs []string
 		code   int
 	}{
-		{"every input failed", []string{bad, filepath.Join(dir, "missing.warc")}, 1},
+		{"every input failed", []string{bad, garbage}, 1},
+		{"one input not a WARC", []string{garbage, good}, 0},
 		{"one input read", []string{bad, good}, 0},
 		{"empty input", []string{filepath.Join(dir, "empty.jsonl")}, 1},
 		{"every document binary", []string{binDir}, 1},
@@ -181,6 +189,25 @@ func TestDedupExitStatus(t *testing.T) {
 				t.Errorf("summary does not count the 500 bad lines:\n%s", errs)
 			}
 		})
+	}
+}
+
+// TestDedupMissingInput: an input path that does not exist stops the run
+// before anything is read, naming it, and leaves no output file.
+func TestDedupMissingInput(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	if err := os.WriteFile(good, []byte(`{"id": "a", "text": "one small page of text that is long enough"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "typo.jsonl")
+	out := filepath.Join(dir, "out.jsonl")
+	code, _, errs := winnow(t, "", "-set", "dedup.progress=never", "dedup", "-o", out, good, missing)
+	if code != 1 || !strings.Contains(errs, missing+": no such file or directory") || !strings.Contains(errs, "nothing was read") {
+		t.Errorf("exit %d, want 1 naming %s; stderr:\n%s", code, missing, errs)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("output %s after a refused run: %v", out, err)
 	}
 }
 

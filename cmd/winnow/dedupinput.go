@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 
@@ -22,7 +23,7 @@ const maxWarnings = 20
 
 // ErrNothingRead is returned by dedup when no input gave a document, or
 // every input failed.
-var ErrNothingRead = errors.New("dedup: nothing could be read")
+var ErrNothingRead = errors.New("nothing could be read")
 
 // inputReport tallies what dedup read from its inputs: documents and
 // errors per input, items skipped on purpose by kind, errors by kind. It
@@ -144,6 +145,23 @@ func (r *inputReport) err() error {
 		return fmt.Errorf("%w: no document in the input", ErrNothingRead)
 	case failed == len(r.inputs):
 		return fmt.Errorf("%w: every input failed", ErrNothingRead)
+	}
+	return nil
+}
+
+// checkInputs returns an error naming every input path that cannot be
+// found or reached, before any work: a mistyped path is the operator's
+// to fix, not an input to skip after hours of signing the others (a bad
+// record inside an input is skipped and counted, as before).
+func checkInputs(paths []string) error {
+	var bad []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("nothing was read, an input cannot be opened: %s", strings.Join(bad, "; "))
 	}
 	return nil
 }

@@ -45,6 +45,9 @@ func reportBalance(ctx context.Context, e *env, args []string) error {
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
+	if err := checkInputs(fs.Args()); err != nil {
+		return err
+	}
 	inputs, sources, tally := openInputs(ctx, e, fs.Args())
 	docs, _, err := signInputs(ctx, e, inputs, sources, options.Signer(e.cfg), tally)
 	fmt.Fprint(e.stderr, tally.summary())
