@@ -22,6 +22,12 @@ const (
 	DefaultMaxBackoff = 10 * time.Second
 	DefaultRetryFor   = 10 * time.Minute
 	firstBackoff      = 100 * time.Millisecond
+	// firstContactFor bounds the retries of a connection failure before
+	// the engine has answered anything: a URL that was never reachable
+	// is most likely wrong, and its operator should hear so in seconds,
+	// not after RetryFor. Once the engine has answered, a failure is an
+	// engine restarting mid-run and is retried for RetryFor.
+	firstContactFor = 20 * time.Second
 )
 
 // ErrStatus is wrapped by the error of an engine answer with an
@@ -64,8 +70,12 @@ type conn struct {
 	hc       *http.Client
 	maxWait  time.Duration
 	retryFor time.Duration
-	retries  atomic.Int64 // requests retried after back-pressure or a transient failure
-	backoffs sync.Map     // status or error kind -> *atomic.Int64, for the report
+	// firstContact is firstContactFor (shorter in tests); answered
+	// reports that the engine has answered a request, whatever its status.
+	firstContact time.Duration
+	answered     atomic.Bool
+	retries      atomic.Int64 // requests retried after back-pressure or a transient failure
+	backoffs     sync.Map     // status or error kind -> *atomic.Int64, for the report
 	// onHeader, if not nil, sees each answer's header; set only by
 	// doHeader, before the connection is shared.
 	onHeader func(http.Header)
@@ -79,7 +89,7 @@ func newConn(base *url.URL, o Options) *conn {
 	b := *base
 	b.Path = strings.TrimSuffix(b.Path, "/")
 	b.RawQuery, b.Fragment = "", ""
-	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor}
+	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor, firstContact: firstContactFor}
 }
 
 // count adds one to the retries by reason.
@@ -143,7 +153,14 @@ func (c *conn) do(ctx context.Context, method, path string, query url.Values, bo
 			return err
 		}
 		c.count(reason)
-		if werr := b.wait(ctx, c.retryFor, err); werr != nil {
+		retryFor, unreached := c.retryFor, reason == "connection" && !c.answered.Load()
+		if unreached && (retryFor <= 0 || retryFor > c.firstContact) {
+			retryFor = c.firstContact
+		}
+		if werr := b.wait(ctx, retryFor, err); werr != nil {
+			if unreached {
+				werr = fmt.Errorf("indextag: %s has not answered (is the URL right?): %w", c.base.Redacted(), werr)
+			}
 			return werr
 		}
 	}
@@ -190,6 +207,7 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 	if err != nil {
 		return err
 	}
+	c.answered.Store(true)
 	defer resp.Body.Close()
 	if c.onHeader != nil {
 		c.onHeader(resp.Header)

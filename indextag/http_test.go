@@ -1,0 +1,57 @@
+package indextag
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFirstContactBounded: an engine that has never answered is given up
+// after the first-contact bound, not after RetryFor, and the error asks
+// whether the URL is right; once it has answered, a connection failure
+// is an engine restarting and is retried for RetryFor.
+func TestFirstContactBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	ln.Close() // nothing listens there now
+
+	// Far longer than the test's own deadline: only the first-contact
+	// bound can end the retries in time.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newConn(closed, Options{RetryFor: time.Hour, MaxBackoff: 50 * time.Millisecond})
+	c.firstContact = 300 * time.Millisecond
+	err = c.do(ctx, "GET", "/", nil, nil, "", nil)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "has not answered (is the URL right?)") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("never-reached engine: %v (context: %v); want the first-contact error with the cause", err, ctx.Err())
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("{}")) }))
+	base, _ := url.Parse(srv.URL)
+	c = newConn(base, Options{RetryFor: 800 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	c.firstContact = time.Millisecond
+	if err := c.do(ctx, "GET", "/", nil, nil, "", nil); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	srv.Close()
+	start := time.Now()
+	err = c.do(ctx, "GET", "/", nil, nil, "", nil)
+	if err == nil || strings.Contains(err.Error(), "has not answered") || !strings.Contains(err.Error(), "gave up after 800ms") {
+		t.Fatalf("engine gone after answering: %v; want RetryFor's error", err)
+	}
+	if waited := time.Since(start); waited < 800*time.Millisecond {
+		t.Errorf("gave up after %v, before RetryFor (800ms)", waited)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ended by the test's deadline: %v", err)
+	}
+}
