@@ -310,6 +310,7 @@ def bench(args):
             n = sum(1 for _ in f)
         results = {s: [] for s in settings}
         timeouts = {}
+        winnow_pred = None
         for r in range(runs):  # alternate the tools inside each repetition
             for tool, th in settings:
                 if name != "llvm-docs" and th is not None:
@@ -346,29 +347,62 @@ def bench(args):
                 continue
             out = os.path.join(args.work, f"{name}-{tool}-{th}.jsonl")
             prf = score(out, args.llvm_dir) if name == "llvm-docs" else None
-            npairs = same = None
+            npairs = same = kinds = None
             if name != "synth":  # synth's hot families hold millions of pairs
                 pred = predicted_pairs(out)
                 npairs = len(pred)
-                # On the crawl, a pair of the same page in two releases: the
-                # same URL path below its first folder (clang-14/X, clang-15/X).
-                same = sum(1 for p in pred if len(p) == 2 and len({below_first_folder(u) for u in p}) == 1)
+                # On a crawl, a pair of the same page in two releases: the same
+                # documentation set and the same URL path below its first
+                # folder (clang-14/X and clang-15/X, llvm-13/X and llvm-22/X).
+                kinds = pair_kinds(pred)
+                same = kinds["same page, two releases"]
+                if tool == "winnow":
+                    winnow_pred = pred
+                kinds["shared with winnow's"] = len(pred & winnow_pred) if winnow_pred is not None else None
             rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
                              setting="default" if th is None else f"threshold {th}", pages=n,
                              pps_core=[n / m[1] for m in ms], wall=[m[0] for m in ms],
                              cpu=[m[1] for m in ms], rss=[m[2] for m in ms], prf=prf,
-                             pairs=npairs, same_path=same))
+                             pairs=npairs, same_path=same, pair_kinds=kinds))
     with open(os.path.join(args.work, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print_table(rows)
 
 
-def below_first_folder(u):
-    """The path of URL or relative path u below its first folder:
-    http://host/clang-14/a/b.html and 14/a/b.html give a/b.html."""
+RELEASE = re.compile(r"[-_]?v?\d+(\.\d+)*$")
+
+
+def release_path(u):
+    """The first folder of URL or relative path u, that folder without its
+    release (the documentation set), and the path below it:
+    http://host/clang-14/a/b.html gives (clang-14, clang, a/b.html),
+    http://host/python3.11/c.html (python3.11, python, c.html), 14/a/b.html
+    (14, "", a/b.html)."""
     if "://" in u:
-        return u.split("://", 1)[1].split("/", 2)[-1]
-    return u.split("/", 1)[-1]
+        u = u.split("://", 1)[1].split("/", 1)[-1]
+    folder, _, below = u.partition("/")
+    return folder, RELEASE.sub("", folder), below
+
+
+def pair_kinds(pred):
+    """Counts of predicted pairs by what they join: the same page of two
+    releases of one documentation set, two other pages of two releases of
+    one set, two pages of one release, or pages of two sets."""
+    kinds = dict.fromkeys(["same page, two releases", "other page, two releases", "one release",
+                           "two sets"], 0)
+    for p in pred:
+        if len(p) != 2:
+            continue
+        (fa, sa, pa), (fb, sb, pb) = (release_path(u) for u in p)
+        if sa != sb:
+            kinds["two sets"] += 1
+        elif fa == fb:
+            kinds["one release"] += 1
+        elif pa == pb:
+            kinds["same page, two releases"] += 1
+        else:
+            kinds["other page, two releases"] += 1
+    return kinds
 
 
 def read_labels(labels_dir):
@@ -509,6 +543,15 @@ def print_table(rows):
         print(f"| {r['input']} | {r['tool']} | {r['version']} | {r['setting']} | {len(r['wall'])} "
               f"| {rng(r['wall'], '{:.2f}')} | {rng(r['cpu'], '{:.2f}')} | {rng(r['pps_core'], '{:.0f}')} "
               f"| {rng(r['rss'], '{:.0f}')} | {p} | {pairs} | {ratio[0]:.1f}–{ratio[1]:.1f}× |")
+    kinds = [r for r in rows if r["input"] != "llvm-docs" and r.get("pair_kinds")]
+    if kinds:
+        names = list(kinds[0]["pair_kinds"])
+        print()
+        print("| input | tool | pairs | " + " | ".join(names) + " |")
+        print("|---|---|---|" + "---|" * len(names))
+        for r in kinds:
+            print(f"| {r['input']} | {r['tool']} | {r['pairs']} | "
+                  + " | ".join("–" if r["pair_kinds"][k] is None else str(r["pair_kinds"][k]) for k in names) + " |")
 
 
 def main():
