@@ -4,6 +4,7 @@ P/R/F1 on llvm-docs. See docs/peers.md for the commands and the results.
 
   run.py prep LLVM_DIR OUT.jsonl          HTML pages -> {id, text} JSONL
   run.py prep-warc IN.warc[.gz] OUT.jsonl a crawl's HTML responses -> {id, text} JSONL
+  run.py subset IN.jsonl OUT.jsonl FOLDER...  the pages of a crawl under those first folders
   run.py bench [options]                  run every tool, print a table
   run.py tool NAME IN.jsonl OUT.jsonl [THRESHOLD]   one tool (a child of bench)
 
@@ -109,6 +110,18 @@ def prep_warc(warc, out):
             w.write(json.dumps({"id": uri, "text": visible_text(markup)}) + "\n")
             kept += 1
     print(f"{kept} HTML pages -> {out} ({skipped} other records skipped)")
+
+
+def subset(inp, out, folders):
+    """The records of JSONL inp whose id's first folder is one of folders
+    (release_path), in input order: a crawl cut down by release."""
+    want, kept = set(folders), 0
+    with open(inp) as f, open(out, "w") as w:
+        for line in f:
+            if release_path(json.loads(line)["id"])[0] in want:
+                w.write(line)
+                kept += 1
+    print(f"{kept} pages of {' '.join(folders)} -> {out}")
 
 
 def read_docs(path):
@@ -563,6 +576,10 @@ def main():
     pw = sub.add_parser("prep-warc")
     pw.add_argument("warc")
     pw.add_argument("out")
+    ps = sub.add_parser("subset")
+    ps.add_argument("inp")
+    ps.add_argument("out")
+    ps.add_argument("folders", nargs="+")
     t = sub.add_parser("tool")
     t.add_argument("name", choices=sorted(TOOLS))
     t.add_argument("inp")
@@ -603,6 +620,8 @@ def main():
         prep(a.llvm_dir, a.out)
     elif a.cmd == "prep-warc":
         prep_warc(a.warc, a.out)
+    elif a.cmd == "subset":
+        subset(a.inp, a.out, a.folders)
     elif a.cmd == "tool":
         TOOLS[a.name](a.inp, a.out, a.threshold)
     elif a.cmd == "cv":
