@@ -109,7 +109,7 @@ def prep_warc(warc, out):
             uri = head["warc-target-uri"].strip("<>")  # WARC 1.0 writers may bracket it
             w.write(json.dumps({"id": uri, "text": visible_text(markup)}) + "\n")
             kept += 1
-    print(f"{kept} HTML pages -> {out} ({skipped} other records skipped)")
+    print(f"{kept} HTML pages -> {out} ({skipped} other records skipped, {kept + skipped} records in all)")
 
 
 def subset(inp, out, folders):
