@@ -4,6 +4,7 @@ P/R/F1 on llvm-docs. See docs/peers.md for the commands and the results.
 
   run.py prep LLVM_DIR OUT.jsonl          HTML pages -> {id, text} JSONL
   run.py prep-warc IN.warc[.gz] OUT.jsonl a crawl's HTML responses -> {id, text} JSONL
+  run.py subset IN.jsonl OUT.jsonl FOLDER...  the pages of a crawl under those first folders
   run.py bench [options]                  run every tool, print a table
   run.py tool NAME IN.jsonl OUT.jsonl [THRESHOLD]   one tool (a child of bench)
 
@@ -108,7 +109,19 @@ def prep_warc(warc, out):
             uri = head["warc-target-uri"].strip("<>")  # WARC 1.0 writers may bracket it
             w.write(json.dumps({"id": uri, "text": visible_text(markup)}) + "\n")
             kept += 1
-    print(f"{kept} HTML pages -> {out} ({skipped} other records skipped)")
+    print(f"{kept} HTML pages -> {out} ({skipped} other records skipped, {kept + skipped} records in all)")
+
+
+def subset(inp, out, folders):
+    """The records of JSONL inp whose id's first folder is one of folders
+    (release_path), in input order: a crawl cut down by release."""
+    want, kept = set(folders), 0
+    with open(inp) as f, open(out, "w") as w:
+        for line in f:
+            if release_path(json.loads(line)["id"])[0] in want:
+                w.write(line)
+                kept += 1
+    print(f"{kept} pages of {' '.join(folders)} -> {out}")
 
 
 def read_docs(path):
@@ -310,6 +323,7 @@ def bench(args):
             n = sum(1 for _ in f)
         results = {s: [] for s in settings}
         timeouts = {}
+        winnow_pred = None
         for r in range(runs):  # alternate the tools inside each repetition
             for tool, th in settings:
                 if name != "llvm-docs" and th is not None:
@@ -346,29 +360,62 @@ def bench(args):
                 continue
             out = os.path.join(args.work, f"{name}-{tool}-{th}.jsonl")
             prf = score(out, args.llvm_dir) if name == "llvm-docs" else None
-            npairs = same = None
+            npairs = same = kinds = None
             if name != "synth":  # synth's hot families hold millions of pairs
                 pred = predicted_pairs(out)
                 npairs = len(pred)
-                # On the crawl, a pair of the same page in two releases: the
-                # same URL path below its first folder (clang-14/X, clang-15/X).
-                same = sum(1 for p in pred if len(p) == 2 and len({below_first_folder(u) for u in p}) == 1)
+                # On a crawl, a pair of the same page in two releases: the same
+                # documentation set and the same URL path below its first
+                # folder (clang-14/X and clang-15/X, llvm-13/X and llvm-22/X).
+                kinds = pair_kinds(pred)
+                same = kinds["same page, two releases"]
+                if tool == "winnow":
+                    winnow_pred = pred
+                kinds["shared with winnow's"] = len(pred & winnow_pred) if winnow_pred is not None else None
             rows.append(dict(input=name, tool=tool, version=ver.get(tool, "?"),
                              setting="default" if th is None else f"threshold {th}", pages=n,
                              pps_core=[n / m[1] for m in ms], wall=[m[0] for m in ms],
                              cpu=[m[1] for m in ms], rss=[m[2] for m in ms], prf=prf,
-                             pairs=npairs, same_path=same))
+                             pairs=npairs, same_path=same, pair_kinds=kinds))
     with open(os.path.join(args.work, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print_table(rows)
 
 
-def below_first_folder(u):
-    """The path of URL or relative path u below its first folder:
-    http://host/clang-14/a/b.html and 14/a/b.html give a/b.html."""
+RELEASE = re.compile(r"[-_]?v?\d+(\.\d+)*$")
+
+
+def release_path(u):
+    """The first folder of URL or relative path u, that folder without its
+    release (the documentation set), and the path below it:
+    http://host/clang-14/a/b.html gives (clang-14, clang, a/b.html),
+    http://host/python3.11/c.html (python3.11, python, c.html), 14/a/b.html
+    (14, "", a/b.html)."""
     if "://" in u:
-        return u.split("://", 1)[1].split("/", 2)[-1]
-    return u.split("/", 1)[-1]
+        u = u.split("://", 1)[1].split("/", 1)[-1]
+    folder, _, below = u.partition("/")
+    return folder, RELEASE.sub("", folder), below
+
+
+def pair_kinds(pred):
+    """Counts of predicted pairs by what they join: the same page of two
+    releases of one documentation set, two other pages of two releases of
+    one set, two pages of one release, or pages of two sets."""
+    kinds = dict.fromkeys(["same page, two releases", "other page, two releases", "one release",
+                           "two sets"], 0)
+    for p in pred:
+        if len(p) != 2:
+            continue
+        (fa, sa, pa), (fb, sb, pb) = (release_path(u) for u in p)
+        if sa != sb:
+            kinds["two sets"] += 1
+        elif fa == fb:
+            kinds["one release"] += 1
+        elif pa == pb:
+            kinds["same page, two releases"] += 1
+        else:
+            kinds["other page, two releases"] += 1
+    return kinds
 
 
 def read_labels(labels_dir):
@@ -509,6 +556,15 @@ def print_table(rows):
         print(f"| {r['input']} | {r['tool']} | {r['version']} | {r['setting']} | {len(r['wall'])} "
               f"| {rng(r['wall'], '{:.2f}')} | {rng(r['cpu'], '{:.2f}')} | {rng(r['pps_core'], '{:.0f}')} "
               f"| {rng(r['rss'], '{:.0f}')} | {p} | {pairs} | {ratio[0]:.1f}–{ratio[1]:.1f}× |")
+    kinds = [r for r in rows if r["input"] != "llvm-docs" and r.get("pair_kinds")]
+    if kinds:
+        names = list(kinds[0]["pair_kinds"])
+        print()
+        print("| input | tool | pairs | " + " | ".join(names) + " |")
+        print("|---|---|---|" + "---|" * len(names))
+        for r in kinds:
+            print(f"| {r['input']} | {r['tool']} | {r['pairs']} | "
+                  + " | ".join("–" if r["pair_kinds"][k] is None else str(r["pair_kinds"][k]) for k in names) + " |")
 
 
 def main():
@@ -520,6 +576,10 @@ def main():
     pw = sub.add_parser("prep-warc")
     pw.add_argument("warc")
     pw.add_argument("out")
+    ps = sub.add_parser("subset")
+    ps.add_argument("inp")
+    ps.add_argument("out")
+    ps.add_argument("folders", nargs="+")
     t = sub.add_parser("tool")
     t.add_argument("name", choices=sorted(TOOLS))
     t.add_argument("inp")
@@ -560,6 +620,8 @@ def main():
         prep(a.llvm_dir, a.out)
     elif a.cmd == "prep-warc":
         prep_warc(a.warc, a.out)
+    elif a.cmd == "subset":
+        subset(a.inp, a.out, a.folders)
     elif a.cmd == "tool":
         TOOLS[a.name](a.inp, a.out, a.threshold)
     elif a.cmd == "cv":
