@@ -28,18 +28,31 @@ import (
 // The rounds depend only on the batch and the union-find, not on the
 // workers, so neither the clusters nor the counts do.
 type spanning struct {
-	parent      map[int32]int32 // the assumed unions, over u's roots
+	// parent and stamp are the assumed unions over u's roots: x's assumed
+	// parent is parent[x] when stamp[x] is the round's gen, else x is a
+	// root. A stamp, not a map cleared each round: this walk over every
+	// candidate pair of a batch is the hot loop of a large family of
+	// pages (a template's thousand pages in one bucket).
+	parent      []int32
+	stamp       []uint32
+	gen         uint32
 	todo, chose []int
 }
 
 // find returns the root of x among the assumed unions.
 func (sp *spanning) find(x int32) int32 {
-	for {
-		p, ok := sp.parent[x]
-		if !ok {
-			return x
-		}
-		x = p
+	for sp.stamp[x] == sp.gen {
+		x = sp.parent[x]
+	}
+	return x
+}
+
+// nextRound forgets the assumed unions.
+func (sp *spanning) nextRound() {
+	sp.gen++
+	if sp.gen == 0 { // wrapped: stamps of old rounds could match again
+		clear(sp.stamp)
+		sp.gen = 1
 	}
 }
 
@@ -47,8 +60,8 @@ func (sp *spanning) find(x int32) int32 {
 // (results[k].cand) into results, merges the matches into u, and marks
 // the pairs left unverified as joined.
 func (sp *spanning) verify(m *matcher, u *UnionFind, batch [][2]int32, results []pairResult, workers int) {
-	if sp.parent == nil {
-		sp.parent = make(map[int32]int32)
+	if n := u.Len(); len(sp.stamp) < n {
+		sp.parent, sp.stamp, sp.gen = make([]int32, n), make([]uint32, n), 0
 	}
 	sp.todo = sp.todo[:0]
 	for k := range batch {
@@ -57,7 +70,7 @@ func (sp *spanning) verify(m *matcher, u *UnionFind, batch [][2]int32, results [
 		}
 	}
 	for len(sp.todo) > 0 {
-		clear(sp.parent)
+		sp.nextRound()
 		sp.chose = sp.chose[:0]
 		wait := sp.todo[:0]
 		for _, k := range sp.todo {
@@ -72,7 +85,8 @@ func (sp *spanning) verify(m *matcher, u *UnionFind, batch [][2]int32, results [
 				wait = append(wait, k)
 				continue
 			}
-			sp.parent[max(ri, rj)] = min(ri, rj)
+			hi := max(ri, rj)
+			sp.parent[hi], sp.stamp[hi] = min(ri, rj), sp.gen
 			sp.chose = append(sp.chose, k)
 		}
 		parallel.For(len(sp.chose), workers, 1, func(x int) {
