@@ -142,7 +142,7 @@ func TestRunnerLogs(t *testing.T) {
 		return stderr.String()
 	}
 	quiet := run()
-	for _, want := range []string{"winnow-beam dedup: 2 documents", "1 skipped with errors", "dedup_skip", "line 2"} {
+	for _, want := range []string{"winnow-beam dedup: 2 documents", "1 skipped with errors", "dedup_skip", "line 2", "1 clusters holding 1 duplicates"} {
 		if !strings.Contains(quiet, want) {
 			t.Errorf("stderr without -v lacks %q:\n%s", want, quiet)
 		}
