@@ -74,6 +74,9 @@ func compare(ctx context.Context, e *env, args []string) error {
 				}
 			}
 			p, err := fc.Get(ctx, name, fetch.Validators{})
+			if errors.Is(err, fetch.ErrBlocked) {
+				return fmt.Errorf("%s: %w (to fetch from a network you trust, name it: -set serve.fetch.allow=PREFIX, e.g. 127.0.0.0/8)", name, err)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}

@@ -280,8 +280,8 @@ func TestSigAndCompare(t *testing.T) {
 		r, _ := filepath.Rel(filepath.Dir(filepath.Dir(a)), p)
 		return srv.URL + "/" + filepath.ToSlash(r)
 	}
-	if code, _, errs := winnow(t, "", "compare", rel(a), rel(b)); code != 2 || !strings.Contains(errs, "fetch") {
-		t.Errorf("winnow compare of loopback URLs without serve.fetch.allow = exit %d %q, want 2 (SSRF guard)", code, errs)
+	if code, _, errs := winnow(t, "", "compare", rel(a), rel(b)); code != 2 || !strings.Contains(errs, "refused by SSRF guard") || !strings.Contains(errs, "-set serve.fetch.allow=") {
+		t.Errorf("winnow compare of loopback URLs without serve.fetch.allow = exit %d %q, want 2 (SSRF guard) naming the setting that opens it", code, errs)
 	}
 	if code, out, errs := winnow(t, "", "-set", "serve.fetch.allow=127.0.0.0/8", "compare", rel(a), rel(b)); code != 0 || !strings.Contains(out, "group    duplicate") {
 		t.Errorf("winnow compare of two URLs = exit %d:\n%s%s", code, out, errs)
