@@ -54,9 +54,9 @@ const (
 
 // addPair adds the candidate pair (p, q) of representatives to pairs:
 // the pair to p's group, its mark to q's (see halfFn).
-func addPair(pairs *batcher[Join, *Join], p, q *Entry, packs int) {
-	pairs.add(pack(p.Rep, packs), &Join{Key: p.Rep, Kind: joinPair, Other: q.Rep})
-	pairs.add(pack(q.Rep, packs), &Join{Key: q.Rep, Kind: joinSecond, Other: p.Rep})
+func addPair(pairs *batcher[Join, *Join], p, q string, packs int) {
+	pairs.add(pack(p, packs), &Join{Key: p, Kind: joinPair, Other: q})
+	pairs.add(pack(q, packs), &Join{Key: q, Kind: joinSecond, Other: p})
 }
 
 // Block is a slice of a hot bucket in key order: its pairs are those
@@ -65,7 +65,8 @@ type Block struct {
 	Entries  []Entry
 	Cur      int
 	Window   int
-	SimhashK int // pairs farther apart are skipped; negative: no filter
+	SimhashK int  // pairs farther apart are skipped; negative: no filter
+	Split    bool // bucketFn's Split
 }
 
 // Candidate tables as BatchCluster builds them: table 0 the megashingles,
@@ -223,13 +224,17 @@ func tableKeys(dst []string, mega []uint64, s *similarity.Signature, simhashK, b
 // bucketFn turns each bucket of its group into candidate pairs: each entry
 // with its Window predecessors in key order, as BatchCluster's join. A
 // bucket of more than Hot entries goes out as blocks for other workers to
-// expand.
+// expand. With Split, only the chain pairs (each entry with its immediate
+// predecessor) go out as pairs; the rest of the window goes out apart
+// (restPair), for the dedup pipeline's second decision (tworound.go).
 type bucketFn struct {
 	Window, Hot, SimhashK, Packs int
+	Split                        bool
 
 	size, unit beam.Distribution
 	capped     beam.Counter
 	pairs      batcher[Join, *Join]
+	rest       batcher[Member, *Member]
 }
 
 func (f *bucketFn) Setup() {
@@ -238,21 +243,35 @@ func (f *bucketFn) Setup() {
 	f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped")
 }
 
-func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emitPairs func(int, []byte), emitBlock func(int, []byte)) error {
+func (f *bucketFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emitPairs, emitRest, emitBlock func(int, []byte)) error {
 	es, err := readBatches[Entry](nil, values)
 	if err != nil {
 		return err
 	}
 	slices.SortFunc(es, func(a, b Entry) int { return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key)) })
-	emit := func(p, q *Entry) { addPair(&f.pairs, p, q, f.Packs) }
+	emit := splitPairs(&f.pairs, &f.rest, f.Split, f.Packs)
 	runs(es, func(e *Entry) string { return e.Bucket }, func(es []Entry) {
 		f.bucket(ctx, es, emit, emitBlock)
 	})
 	f.pairs.flush(emitPairs)
+	f.rest.flush(emitRest)
 	return nil
 }
 
-func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry), emitBlock func(int, []byte)) {
+// splitPairs returns the emit function of windowPairs that adds a pair to
+// pairs (addPair), or, with split and a pair not of the chain, to rest
+// (addRest).
+func splitPairs(pairs *batcher[Join, *Join], rest *batcher[Member, *Member], split bool, packs int) func(p, q *Entry, chain bool) {
+	return func(p, q *Entry, chain bool) {
+		if split && !chain {
+			addRest(rest, p, q, packs)
+			return
+		}
+		addPair(pairs, p.Rep, q.Rep, packs)
+	}
+}
+
+func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry, chain bool), emitBlock func(int, []byte)) {
 	n := len(es)
 	if n < 2 {
 		return
@@ -274,7 +293,7 @@ func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry
 	for c := 0; c*f.Window < n; c++ {
 		lo := max(0, (c-1)*f.Window)
 		hi := min(n, (c+1)*f.Window)
-		b := Block{Entries: slices.Clone(es[lo:hi]), Cur: c*f.Window - lo, Window: f.Window, SimhashK: k}
+		b := Block{Entries: slices.Clone(es[lo:hi]), Cur: c*f.Window - lo, Window: f.Window, SimhashK: k, Split: f.Split}
 		f.unit.Update(ctx, int64(len(b.Entries)))
 		// JSON, not the SDK's row encoding of Block: Flink's job server
 		// decodes what a Reshuffle moves and misread that encoding.
@@ -295,27 +314,30 @@ func (f *bucketFn) simhashK(b string) int {
 	return -1
 }
 
-// blockFn expands a block of a hot bucket into its pairs.
+// blockFn expands a block of a hot bucket into its pairs, as bucketFn
+// does: with the block's Split, the chain pairs apart from the rest.
 type blockFn struct {
 	Packs int
 
 	pairs batcher[Join, *Join]
+	rest  batcher[Member, *Member]
 }
 
-func (f *blockFn) ProcessElement(_ int, enc []byte, emitPairs func(int, []byte)) error {
+func (f *blockFn) ProcessElement(_ int, enc []byte, emitPairs, emitRest func(int, []byte)) error {
 	var b Block
 	if err := json.Unmarshal(enc, &b); err != nil {
 		return fmt.Errorf("pipeline: block: %w", err)
 	}
-	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, func(p, q *Entry) { addPair(&f.pairs, p, q, f.Packs) })
+	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, splitPairs(&f.pairs, &f.rest, b.Split, f.Packs))
 	f.pairs.flush(emitPairs)
+	f.rest.flush(emitRest)
 	return nil
 }
 
 // windowPairs calls emit with the entries (p, q), from <= q, q-window <=
 // p < q, of es whose signatures differ and, with k >= 0, whose simhashes
-// are within k.
-func windowPairs(es []Entry, from, window, k int, emit func(p, q *Entry)) {
+// are within k; chain says p is q's immediate predecessor (p = q-1).
+func windowPairs(es []Entry, from, window, k int, emit func(p, q *Entry, chain bool)) {
 	for q := from; q < len(es); q++ {
 		for p := max(0, q-window); p < q; p++ {
 			if es[p].Rep == es[q].Rep {
@@ -324,7 +346,7 @@ func windowPairs(es []Entry, from, window, k int, emit func(p, q *Entry)) {
 			if k >= 0 && similarity.Hamming(es[p].Simhash, es[q].Simhash) > k {
 				continue
 			}
-			emit(&es[p], &es[q])
+			emit(&es[p], &es[q], p == q-1)
 		}
 	}
 }

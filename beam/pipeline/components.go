@@ -128,27 +128,28 @@ func roundCounter(r int) string { return fmt.Sprintf("cc_unsettled_round_%03d", 
 // ways, grouped by first node), its label: batches of [Member]s (node,
 // smallest node of its component) grouped by node. A graph whose edge
 // batches hold at most small bytes (negative: none) is labelled in one
-// grouping by unionFn; a larger one by at most rounds rounds.
-func components(s beam.Scope, edges beam.PCollection, rounds, packs int, small int64) beam.PCollection {
-	s = s.Scope("components")
+// grouping by unionFn; a larger one by at most rounds rounds. Its
+// counters' names start with prefix: Run reads those of the empty one.
+func components(s beam.Scope, prefix string, edges beam.PCollection, rounds, packs int, small int64) beam.PCollection {
+	s = s.Scope(prefix + "components")
 	// The total size of the batches reaches every group as a marker (as
 	// the splitters do in ids.go: a grouping, not a side input).
 	sizes := beam.ParDo(s, edgeBytesFn, edges)
 	totals := beam.ParDo(s, &totalFn{Groups: packs}, beam.GroupByKey(s, beam.AddFixedKey(s, sizes)))
 	few, many := beam.ParDo2(s, &routeFn{Small: small}, beam.GroupByKey(s, beam.Flatten(s, edges, totals)))
-	labelled := beam.ParDo(s, &unionFn{Packs: packs}, beam.GroupByKey(s, few))
+	labelled := beam.ParDo(s, &unionFn{Packs: packs, Counter: prefix + "cc_union_nodes"}, beam.GroupByKey(s, few))
 
 	star := func(edges beam.PCollection, large, labels bool, counter string) beam.PCollection {
 		return beam.ParDo(s, &starFn{Large: large, Labels: labels, Counter: counter, Packs: packs}, beam.GroupByKey(s, edges))
 	}
 	edges = many
 	for r := 1; r <= rounds; r++ {
-		edges = star(edges, true, false, roundCounter(r))
-		edges = star(edges, false, false, roundCounter(r)+"_small")
+		edges = star(edges, true, false, prefix+roundCounter(r))
+		edges = star(edges, false, false, prefix+roundCounter(r)+"_small")
 	}
 	// The check: a last large-star over stars changes nothing and counts
 	// any node still unsettled; its edges (leaf, centre) are the labels.
-	return beam.Flatten(s, labelled, star(edges, true, true, roundCounter(0)))
+	return beam.Flatten(s, labelled, star(edges, true, true, prefix+roundCounter(0)))
 }
 
 // DefaultSmallEdges is the most bytes of edge batches whose graph
@@ -232,13 +233,14 @@ func (f *routeFn) ProcessElement(g int, values func(*[]byte) bool, emitFew, emit
 // key order (union by smaller index, path halving; Tarjan 1975), whose
 // roots are then the smallest keys. It emits each node's label once.
 type unionFn struct {
-	Packs int
+	Packs   int
+	Counter string // the name of the counter of the nodes labelled
 
 	nodes  beam.Counter
 	labels batcher[Member, *Member]
 }
 
-func (f *unionFn) Setup() { f.nodes = beam.NewCounter(metricNS, "cc_union_nodes") }
+func (f *unionFn) Setup() { f.nodes = beam.NewCounter(metricNS, f.Counter) }
 
 func (f *unionFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(int, []byte)) error {
 	es, err := readBatches[Edge](nil, values)

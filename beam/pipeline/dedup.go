@@ -108,8 +108,8 @@ func Dedup(s beam.Scope, o Options) error {
 		loadDocs(s, numbered, o.Backend, o.Config.Cluster.MaxBatch)
 	}
 	ided := rankIDs(s, numbered, o.Packs)
-	docs, edges, verdicts := joinedEdges(s, enc, ided, apart, o.HotBucket, o.Packs)
-	labels := components(s, edges, o.Rounds, o.Packs, o.SmallEdges)
+	docs, edges, verdicts := joinedEdges(s, enc, ided, apart, o)
+	labels := components(s, "", edges, o.Rounds, o.Packs, o.SmallEdges)
 	writeClusters(s, enc, docs, labels, verdicts, o.Output, o.Packs, o.Several)
 	return nil
 }
@@ -400,33 +400,40 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
 	s = s.Scope("candidates")
 	entries, same, sigs := beam.ParDo3(s, newExactFn(packs), beam.GroupByKey(s, keySigs))
-	edges, _ := pairEdges(s, enc, entries, same, sigs, hotBucket, packs, false)
-	return edges
+	pairs, _ := bucketPairs(s, entries, hotBucket, packs, false)
+	matched, _ := decidePairs(s, enc, sigs, pairs, packs, false)
+	return beam.Flatten(s, matched, same)
 }
 
 // joinedEdges is candidateEdges for documents whose signatures travel
 // apart (signShards): it joins the documents with compact IDs (ided)
 // with their signature records (apart), and returns too the documents
 // with their signatures, grouped by ID, and the verdicts for the cluster
-// step (decideFn).
-func joinedEdges(s beam.Scope, enc []byte, ided, apart beam.PCollection, hotBucket, packs int) (docs, edges, verdicts beam.PCollection) {
+// step (decideFn). It decides the pairs in two rounds (tworound.go).
+func joinedEdges(s beam.Scope, enc []byte, ided, apart beam.PCollection, o Options) (docs, edges, verdicts beam.PCollection) {
 	s = s.Scope("candidates")
-	entries, same, sigs, docs := beam.ParDo4(s, &sigJoinFn{exactFn: *newExactFn(packs)}, beam.GroupByKey(s, beam.Flatten(s, ided, apart)))
-	edges, verdicts = pairEdges(s, enc, entries, same, sigs, hotBucket, packs, true)
+	entries, same, sigs, docs := beam.ParDo4(s, &sigJoinFn{exactFn: *newExactFn(o.Packs)}, beam.GroupByKey(s, beam.Flatten(s, ided, apart)))
+	edges, verdicts = twoRoundEdges(s, enc, entries, same, sigs, o)
 	return docs, edges, verdicts
 }
 
-// pairEdges expands the candidate entries of exactFn into pairs, decides
-// them, and returns the matching ones with exactFn's edges (same), and
-// with keepVerdicts the verdicts for the cluster step.
-func pairEdges(s beam.Scope, enc []byte, entries, same, sigs beam.PCollection, hotBucket, packs int, keepVerdicts bool) (edges, verdicts beam.PCollection) {
+// bucketPairs expands the candidate entries of exactFn into pairs for
+// decidePairs; with split, only the chain pairs, and the rest of the
+// window apart (bucketFn).
+func bucketPairs(s beam.Scope, entries beam.PCollection, hotBucket, packs int, split bool) (pairs, rest beam.PCollection) {
 	k := similarity.DefaultBatchSimhashK
-	pairs, blocks := beam.ParDo2(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k, Packs: packs},
+	pairs, rest, blocks := beam.ParDo3(s, &bucketFn{Window: similarity.DefaultBatchMaxBucket, Hot: hotBucket, SimhashK: k, Packs: packs, Split: split},
 		beam.GroupByKey(s, entries))
-	hot := beam.ParDo(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
-	halves := beam.ParDo(s, &halfFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, pairs, hot)))
-	matched, verdicts := beam.ParDo2(s, &decideFn{Config: enc, Packs: packs, Verdicts: keepVerdicts}, beam.GroupByKey(s, halves))
-	return beam.Flatten(s, matched, same), verdicts
+	hot, hotRest := beam.ParDo2(s, &blockFn{Packs: packs}, beam.Reshuffle(s, blocks))
+	return beam.Flatten(s, pairs, hot), beam.Flatten(s, rest, hotRest)
+}
+
+// decidePairs decides the candidate pairs (addPair) with the signatures
+// of exactFn (sigs) and returns the matching ones as edges, and with
+// keepVerdicts the verdicts for the cluster step.
+func decidePairs(s beam.Scope, enc []byte, sigs, pairs beam.PCollection, packs int, keepVerdicts bool) (matched, verdicts beam.PCollection) {
+	halves := beam.ParDo(s, &halfFn{Packs: packs}, beam.GroupByKey(s, beam.Flatten(s, sigs, pairs)))
+	return beam.ParDo2(s, &decideFn{Config: enc, Packs: packs, Verdicts: keepVerdicts}, beam.GroupByKey(s, halves))
 }
 
 // Line is one output line and the key it is sorted by.

@@ -32,8 +32,10 @@ type Stats struct {
 	// counts them by kind.
 	Skipped int64
 	// PairsDecided counts the candidate pairs decided, PairsDuplicate
-	// those that matched (the edges).
-	PairsDecided, PairsDuplicate int64
+	// those that matched (the edges); PairsJoined the distinct pairs of
+	// the second round left undecided, their documents already joined
+	// by the first (tworound.go).
+	PairsDecided, PairsDuplicate, PairsJoined int64
 	// LargestBucket is the most documents under one candidate key;
 	// LargestUnit the most one worker expanded into pairs at once (a hot
 	// bucket is cut into blocks); PairsCapped the pairs of buckets left
@@ -93,6 +95,8 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) (Stats, error) {
 			st.PairsDecided += v
 		case "pairs_duplicate":
 			st.PairsDuplicate += v
+		case "pairs_joined":
+			st.PairsJoined += v
 		case "bucket_pairs_capped":
 			st.PairsCapped += v
 		case "cc_union_nodes":
