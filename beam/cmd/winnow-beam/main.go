@@ -318,7 +318,7 @@ func runDedup(ctx context.Context, args []string) error {
 	el := time.Since(start)
 	mb := float64(st.Bytes) / (1 << 20)
 	fmt.Fprintf(os.Stderr, "winnow-beam dedup: %d documents (%.1f MiB), %d skipped with errors, %d holding no page, %d too short to compare, %d cut at the size cap; "+
-		"%d clusters holding %d duplicates; %s (%.0f docs/s); %d pairs decided, %d matched, %d left joined; "+
+		"%d clusters holding %d duplicates; %s (%.0f docs/s); %d pairs decided, %d matched, %d skipped as already joined; "+
 		"largest key group %d documents (%d after splitting), %d pairs capped; %s\n",
 		st.Docs, mb, st.Errors, st.Skipped, st.Empty, st.Cut, st.Clusters, st.Duplicates, el.Round(time.Millisecond),
 		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate, st.PairsJoined,
