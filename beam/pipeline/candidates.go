@@ -226,7 +226,7 @@ func tableKeys(dst []string, mega []uint64, s *similarity.Signature, simhashK, b
 // bucket of more than Hot entries goes out as blocks for other workers to
 // expand. With Split, only the chain pairs (each entry with its immediate
 // predecessor) go out as pairs; the rest of the window goes out apart
-// (restPair), for the dedup pipeline's second decision (tworound.go).
+// (addRest), for the dedup pipeline's second decision (tworound.go).
 type bucketFn struct {
 	Window, Hot, SimhashK, Packs int
 	Split                        bool
