@@ -21,6 +21,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
+	"github.com/winnow-search/winnow/beam/internal/enginetest"
 	"github.com/winnow-search/winnow/beam/internal/synth"
 	"github.com/winnow-search/winnow/config"
 	"github.com/winnow-search/winnow/corpus"
@@ -78,6 +79,9 @@ func (r beamRun) run(t *testing.T, inputs ...string) ([]byte, Stats) {
 	p, out := r.pipeline(t, inputs...)
 	st, err := Run(context.Background(), r.runner, p)
 	if err != nil {
+		if r.runner == "flink" || r.runner == "spark" {
+			t.Fatalf("pipeline on %s: %v\njob server:\n%s", r.runner, err, enginetest.LogTail(r.runner))
+		}
 		t.Fatalf("pipeline on %s: %v", r.runner, err)
 	}
 	b, err := os.ReadFile(out)

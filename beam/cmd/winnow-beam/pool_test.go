@@ -138,10 +138,10 @@ func TestWorkerKill(t *testing.T) {
 			id := <-killed
 			if id == "" {
 				held, _ := os.ReadFile(filepath.Join(hold, "write.pid"))
-				t.Fatalf("no worker was killed in the middle of a task (the write step held by pid %q; run: %v)\npool:\n%s", held, err, tail(logged()))
+				t.Fatalf("no worker was killed in the middle of a task (the write step held by pid %q; run: %v)\nrun:\n%s\npool:\n%s\n%s job server:\n%s", held, err, tail(log.String()), tail(logged()), kind, enginetest.LogTail(kind))
 			}
 			if err != nil {
-				t.Fatalf("winnow-beam dedup on %s with a killed worker: %v\n%s\npool:\n%s", kind, err, tail(log.String()), tail(logged()))
+				t.Fatalf("winnow-beam dedup on %s with a killed worker: %v\n%s\npool:\n%s\n%s job server:\n%s", kind, err, tail(log.String()), tail(logged()), kind, enginetest.LogTail(kind))
 			}
 			pool := logged()
 			t.Logf("%s: worker %s killed mid-task; the pool started %d workers in all", kind, id, strings.Count(pool, " started, pid "))

@@ -4,6 +4,8 @@ package enginetest
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +27,7 @@ import (
 func Endpoint(t *testing.T, kind string) string {
 	t.Helper()
 	holdJobServer(t, kind)
-	_, file, _, _ := runtime.Caller(0)
-	engine := filepath.Join(filepath.Dir(file), "../../../scripts/engine")
+	engine := script()
 	if out, err := exec.Command(engine, "url", kind).Output(); err == nil {
 		return strings.TrimSpace(string(out))
 	}
@@ -48,4 +49,31 @@ func Endpoint(t *testing.T, kind string) string {
 	t.Cleanup(func() { exec.Command(engine, "stop", kind).Run() })
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1]
+}
+
+// script is the path of the project's scripts/engine.
+func script() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "../../../scripts/engine")
+}
+
+// LogTail returns the last lines of the job server of kind's log (at most
+// about 8 KB), for a test's failure message: a job the runner failed says
+// why there and nowhere else.
+func LogTail(kind string) string {
+	path, err := exec.Command(script(), "log", kind).Output()
+	if err != nil {
+		return fmt.Sprintf("(no %s log: %v)", kind, err)
+	}
+	f, err := os.Open(strings.TrimSpace(string(path)))
+	if err != nil {
+		return fmt.Sprintf("(no %s log: %v)", kind, err)
+	}
+	defer f.Close()
+	const most = 8 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > most {
+		f.Seek(st.Size()-most, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	return string(b)
 }
