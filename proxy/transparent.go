@@ -252,14 +252,28 @@ func (s *Server) transparentSearch(r *search) {
 func (s *Server) markRefined(r *search, ref *refined) {
 	_, dups := ref.clusterCounts()
 	setDuplicates(r.ctx, dups, removedCount(ref.marks, r.p.mode, r.win), r.p.mode)
+	v, unsigned := signedValue(ref.sources)
+	s.markSigned(r, v, unsigned)
+}
+
+// signedValue is the X-Winnow-Signed of a refinement whose results'
+// signatures came from sources: how many had one, of how many ("3/10");
+// unsigned when none of two or more had one.
+func signedValue(sources []sigSource) (v string, unsigned bool) {
 	signed := 0
-	for _, src := range ref.sources {
+	for _, src := range sources {
 		if src != srcNone {
 			signed++
 		}
 	}
-	r.ctx.Response.Header.Set("X-Winnow-Signed", strconv.Itoa(signed)+"/"+strconv.Itoa(len(ref.sources)))
-	if signed == 0 && len(ref.sources) >= 2 {
+	return strconv.Itoa(signed) + "/" + strconv.Itoa(len(sources)), signed == 0 && len(sources) >= 2
+}
+
+// markSigned sets X-Winnow-Signed to v, and marks an unsigned answer
+// unrefined (markRefined).
+func (s *Server) markSigned(r *search, v string, unsigned bool) {
+	r.ctx.Response.Header.Set("X-Winnow-Signed", v)
+	if unsigned {
 		s.notRefined(r, "unsigned", errors.New("no result could be signed: set the engine's text_field, or let the pages be fetched (serve.budget, serve.fetch.allow)"))
 	}
 }
@@ -354,6 +368,7 @@ func (s *Server) answerFromCache(r *search, key uint64, resp *fasthttp.Response)
 	s.m.clustered(a.clusters, a.dups, r.p.mode.String())
 	copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
 	setDuplicates(r.ctx, a.dups, a.removed, r.p.mode)
+	s.markSigned(r, a.signed, a.unsigned)
 	r.ctx.SetStatusCode(resp.StatusCode())
 	return true
 }
@@ -373,11 +388,12 @@ func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, re
 		return
 	}
 	clusters, dups := ref.clusterCounts()
+	signed, unsigned := signedValue(ref.sources)
 	s.memo.answers.put(key, &answer{
 		method: r.orig.Method, path: r.orig.Path, reqBody: bytes.Clone(r.orig.Body), mode: r.p.mode, explain: r.p.explain, win: r.win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, service: ref.service, unrefined: ref.unrefined, clusters: clusters, dups: dups,
-		removed: removedCount(ref.marks, r.p.mode, r.win),
+		removed: removedCount(ref.marks, r.p.mode, r.win), signed: signed, unsigned: unsigned,
 	})
 }
 
