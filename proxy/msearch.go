@@ -55,7 +55,7 @@ func (s *Server) transparentMsearch(r *search) {
 	if resp.StatusCode()/100 != 2 || len(resp.Header.ContentEncoding()) != 0 {
 		// The engine's error about the rewritten request would not be
 		// its answer to the client's: ask again with the client's own.
-		s.m.engine(r.b.Name, "http_error", time.Since(r.start))
+		s.m.engine(r.b, outcomeHTTPError, time.Since(r.start))
 		fasthttp.ReleaseResponse(resp)
 		s.forward(r)
 		setRefined(r.ctx, "no; reason=engine_error")
@@ -78,7 +78,7 @@ func (s *Server) transparentMsearch(r *search) {
 		s.fallback(r, "parse", err)
 		return
 	}
-	s.m.engine(r.b.Name, "ok", time.Since(r.start))
+	s.m.engine(r.b, outcomeOK, time.Since(r.start))
 	refs := s.refineSubs(r, body, spans, subs, why)
 	out := s.inflight.buffer(renderRoom(len(body)))
 	out = append(out, body[:spans[0][0]]...)

@@ -140,7 +140,7 @@ func (s *Server) transparentSearch(r *search) {
 	if err != nil {
 		if cursor {
 			// Never twice: the engine may have moved its cursor.
-			s.m.engine(r.b.Name, "down", time.Since(r.start))
+			s.m.engine(r.b, outcomeDown, time.Since(r.start))
 			s.engineDown(r.ctx, r.b, err)
 			s.notRefined(r, "engine_unreachable", err)
 			return
@@ -152,7 +152,7 @@ func (s *Server) transparentSearch(r *search) {
 		// An engine error is passed on as the engine gave it, to the
 		// client's own request: an error about the rewritten one (a
 		// parse error's column) would not be the engine's answer to it.
-		s.m.engine(r.b.Name, "http_error", time.Since(r.start))
+		s.m.engine(r.b, outcomeHTTPError, time.Since(r.start))
 		if cursor {
 			relay(r.ctx, resp)
 		} else {
@@ -183,7 +183,7 @@ func (s *Server) transparentSearch(r *search) {
 		// A cursor's page is never asked for twice, and a working engine
 		// is never made an error: the page passes unrefined, the bytes
 		// read so far and then the rest of the engine's stream.
-		s.m.engine(r.b.Name, "over_memory_bound", time.Since(r.start))
+		s.m.engine(r.b, outcomeOverBound, time.Since(r.start))
 		relayRest(r.ctx, resp, over.head)
 		s.notRefined(r, "budget", err)
 		return
@@ -191,7 +191,7 @@ func (s *Server) transparentSearch(r *search) {
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		if cursor {
-			s.m.engine(r.b.Name, "down", time.Since(r.start))
+			s.m.engine(r.b, outcomeDown, time.Since(r.start))
 			s.engineDown(r.ctx, r.b, err)
 			s.notRefined(r, unrefinedReason(err, "read"), err)
 			return
@@ -363,9 +363,9 @@ func (s *Server) answerFromCache(r *search, key uint64, resp *fasthttp.Response)
 		r.ctx.Response.SwapBody(out)
 	}
 	s.memo.answers.hits.Add(1)
-	s.m.engine(r.b.Name, "ok", time.Since(r.start))
+	s.m.engine(r.b, outcomeOK, time.Since(r.start))
 	s.m.refined(&refined{cached: a.cached, service: a.service, unrefined: a.unrefined})
-	s.m.clustered(a.clusters, a.dups, r.p.mode.String())
+	s.m.clustered(a.clusters, a.dups, r.p.mode)
 	copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
 	setDuplicates(r.ctx, a.dups, a.removed, r.p.mode)
 	s.markSigned(r, a.signed, a.unsigned)
@@ -426,9 +426,9 @@ type rewritten struct {
 // could not be had, parsed or held within the bound on bytes in flight.
 func (s *Server) fallback(r *search, reason string, err error) {
 	if reason == "budget" {
-		s.m.engine(r.b.Name, "over_memory_bound", time.Since(r.start))
+		s.m.engine(r.b, outcomeOverBound, time.Since(r.start))
 	} else {
-		s.m.engine(r.b.Name, "fallback", time.Since(r.start))
+		s.m.engine(r.b, outcomeFallback, time.Since(r.start))
 	}
 	s.forward(r)
 	s.notRefined(r, reason, err)
@@ -450,7 +450,7 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 		}
 		defer func() { s.inflight.give(r.held) }()
 		if first := replies[0]; err == nil && first.status/100 != 2 {
-			s.m.engine(r.b.Name, "http_error", time.Since(r.start))
+			s.m.engine(r.b, outcomeHTTPError, time.Since(r.start))
 			s.writeAnswer(r.ctx, first.status, first.contentType, first.body, first.header)
 			return
 		}
@@ -489,7 +489,7 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 // buffer. It reports false, leaving the response and r.held as they
 // were, when rendering fails.
 func (s *Server) refineInto(r *search, parsed *engine.Parsed) (*refined, []byte, bool) {
-	s.m.engine(r.b.Name, "ok", time.Since(r.start))
+	s.m.engine(r.b, outcomeOK, time.Since(r.start))
 	ref := s.refine(r.reqCtx, parsed.Results, r.p)
 	if r.p.cursor {
 		lastStays(ref.marks, r.p.mode)
@@ -568,11 +568,11 @@ func (s *Server) forward(r *search) {
 	start := time.Now()
 	resp, err := r.b.do(r.reqCtx, r.orig, &r.ctx.Request.Header)
 	if err != nil {
-		s.m.engine(r.b.Name, "down", time.Since(start))
+		s.m.engine(r.b, outcomeDown, time.Since(start))
 		s.engineDown(r.ctx, r.b, err)
 		return
 	}
-	s.m.engine(r.b.Name, "passthrough", time.Since(start))
+	s.m.engine(r.b, outcomePassthrough, time.Since(start))
 	relay(r.ctx, resp)
 }
 

@@ -31,6 +31,8 @@ type upstream struct {
 	client *fasthttp.HostClient
 	// gate is the read-only gateway's allow-list of search routes.
 	gate *engine.Gate
+	// metrics are the engine's labelled metrics ([metrics.engine]).
+	metrics engineChildren
 }
 
 func newUpstream(e Engine) (*upstream, error) {
