@@ -21,27 +21,58 @@ import (
 // It belongs to one request's handler and is not safe for concurrent
 // use.
 type search struct {
-	ctx    *fasthttp.RequestCtx // the client's request and response
-	reqCtx context.Context      // the engine's deadline (withEngineDeadline)
-	b      *upstream            // the engine
-	orig   engine.Request       // the request as the client sent it, route checked
-	p      params               // winnow's settings for it
-	win    engine.Window        // the client's window in the rewritten answer
-	start  time.Time            // when the engine was first asked
+	ctx  *fasthttp.RequestCtx // the client's request and response
+	b    *upstream            // the engine
+	orig engine.Request       // the request as the client sent it, route checked
+	p    params               // winnow's settings for it
+	win  engine.Window        // the client's window in the rewritten answer
+	// deadline ends the search: the engine's timeout, then the
+	// refinement's budget.
+	deadline time.Time
+	// engineDeadline bounds every request to the engine: the rewritten
+	// one and any fallback share it, so a hanging engine costs the
+	// client one timeout, not one per attempt.
+	engineDeadline time.Time
+	start          time.Time // when the engine was first asked
 	// held is what the answer and its rendering hold of the budget of
 	// bytes in flight; the search's handler gives it back.
 	held int64
+	// reqCtx is the search's context ([search.context]), nil until asked
+	// for; cancel ends it.
+	reqCtx context.Context
+	cancel context.CancelFunc
 }
+
+// context returns the search's context: its deadline, carrying the
+// engine deadline (withEngineDeadline) for the engine requests sent
+// under it. It is made when first asked for, by a refinement, a
+// multi-search or SearXNG's pages: an answer from the answer cache or
+// passed through needs only the deadlines, and a context's timer cost
+// it about 3,900 instructions.
+func (r *search) context() context.Context {
+	if r.reqCtx == nil {
+		ctx, cancel := context.WithDeadline(context.Background(), r.deadline)
+		r.reqCtx, r.cancel = withEngineDeadline(ctx, r.engineDeadline), cancel
+	}
+	return r.reqCtx
+}
+
+// bound is the bound of the search's waits for room in the budget of
+// bytes in flight: its deadline, as its context's would end them.
+func (r *search) bound() waitBound { return waitBound{deadline: r.deadline} }
 
 // transparent forwards a request in the engine's own API and refines
 // the answer. Whatever goes wrong on winnow's side, the client gets the
 // engine's answer as the engine gave it.
 func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	b := s.transp
-	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
-	defer cancel()
-	// The rewritten request and any fallback share the engine's deadline.
-	reqCtx = withEngineDeadline(reqCtx, time.Now().Add(b.Timeout))
+	now := time.Now()
+	r := &search{ctx: ctx, b: b, deadline: now.Add(b.Timeout + s.o.Budget), engineDeadline: now.Add(b.Timeout)}
+	defer func() {
+		if r.cancel != nil {
+			r.cancel()
+		}
+	}()
 	if err := inflateRequest(&ctx.Request, s.o.MaxRequestBytes); err != nil {
 		status := fasthttp.StatusBadRequest
 		if errors.Is(err, errInflatedTooLarge) {
@@ -50,7 +81,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		b.engineError(ctx, status, "parse_exception", "winnow: "+err.Error())
 		return
 	}
-	r := &search{ctx: ctx, reqCtx: reqCtx, b: b, orig: clientRequest(ctx)}
+	r.orig = clientRequest(ctx)
 	rt, err := s.route(b, ctx, &r.orig)
 	if err != nil {
 		s.m.refused()
@@ -136,7 +167,7 @@ func (s *Server) transparentSearch(r *search) {
 			return
 		}
 	}
-	resp, err := r.b.do(r.reqCtx, breq, &r.ctx.Request.Header)
+	resp, err := r.b.do(r.engineDeadline, breq, &r.ctx.Request.Header)
 	if err != nil {
 		if cursor {
 			// Never twice: the engine may have moved its cursor.
@@ -177,18 +208,21 @@ func (s *Server) transparentSearch(r *search) {
 	// and its rendering. Past the bound it is dropped unread, and the
 	// client's own request passes through unrefined (the over-fetched
 	// answer is not the one the client asked for).
-	r.held, err = s.inflight.readAnswer(r.reqCtx, resp)
-	var over *overBoundError
-	if cursor && errors.As(err, &over) {
-		// A cursor's page is never asked for twice, and a working engine
-		// is never made an error: the page passes unrefined, the bytes
-		// read so far and then the rest of the engine's stream.
-		s.m.engine(r.b, outcomeOverBound, time.Since(r.start))
-		relayRest(r.ctx, resp, over.head)
-		s.notRefined(r, "budget", err)
-		return
-	}
+	r.held, err = s.inflight.readAnswer(r.bound(), resp)
 	if err != nil {
+		// over is declared here, where it is needed: errors.As takes its
+		// address, so the variable lives on the heap.
+		var over *overBoundError
+		if cursor && errors.As(err, &over) {
+			// A cursor's page is never asked for twice, and a working
+			// engine is never made an error: the page passes unrefined,
+			// the bytes read so far and then the rest of the engine's
+			// stream.
+			s.m.engine(r.b, outcomeOverBound, time.Since(r.start))
+			relayRest(r.ctx, resp, over.head)
+			s.notRefined(r, "budget", err)
+			return
+		}
 		fasthttp.ReleaseResponse(resp)
 		if cursor {
 			s.m.engine(r.b, outcomeDown, time.Since(r.start))
@@ -444,7 +478,7 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 		replies []reply
 	)
 	if err == nil {
-		replies, err = r.b.callPages(r.reqCtx, reqs, &s.inflight)
+		replies, err = r.b.callPages(r.context(), reqs, &s.inflight)
 		for _, rep := range replies {
 			r.held += rep.held
 		}
@@ -490,7 +524,7 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 // were, when rendering fails.
 func (s *Server) refineInto(r *search, parsed *engine.Parsed) (*refined, []byte, bool) {
 	s.m.engine(r.b, outcomeOK, time.Since(r.start))
-	ref := s.refine(r.reqCtx, parsed.Results, r.p)
+	ref := s.refine(r.context(), parsed.Results, r.p)
 	if r.p.cursor {
 		lastStays(ref.marks, r.p.mode)
 	}
@@ -566,7 +600,7 @@ func lastStays(marks []engine.Mark, mode engine.Mode) {
 // itself writes.
 func (s *Server) forward(r *search) {
 	start := time.Now()
-	resp, err := r.b.do(r.reqCtx, r.orig, &r.ctx.Request.Header)
+	resp, err := r.b.do(r.engineDeadline, r.orig, &r.ctx.Request.Header)
 	if err != nil {
 		s.m.engine(r.b, outcomeDown, time.Since(start))
 		s.engineDown(r.ctx, r.b, err)

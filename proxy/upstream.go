@@ -145,8 +145,7 @@ func forwardable(k []byte) bool {
 
 // do sends r to the backend. One deadline bounds connecting, sending
 // the request and reading the answer's head: the engine's timeout from
-// now, or the deadline of ctx, or the engine deadline ctx carries
-// ([withEngineDeadline]), whichever comes first. The body, not read yet,
+// now, or deadline (zero: none), whichever comes first. The body, not read yet,
 // stays under that deadline on the connection (dialEngine) for a caller
 // that keeps it whole (readAnswer); relay lifts it, so a body streamed
 // to the client is bounded only by the engine's silence.
@@ -155,7 +154,7 @@ func forwardable(k []byte) bool {
 // resp.BodyStream(), to read within the budget (readAnswer) or stream
 // to the client (relay). The caller owns resp: it releases it with
 // fasthttp.ReleaseResponse, or relay does.
-func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.RequestHeader) (*fasthttp.Response, error) {
+func (u *upstream) do(deadline time.Time, r engine.Request, client *fasthttp.RequestHeader) (*fasthttp.Response, error) {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	target := *u.base
@@ -179,11 +178,7 @@ func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.Re
 	if len(r.Body) > 0 {
 		req.SetBodyRaw(r.Body)
 	}
-	deadline := time.Now().Add(u.Timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if d, ok := ctx.Value(engineDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
+	if d := time.Now().Add(u.Timeout); deadline.IsZero() || d.Before(deadline) {
 		deadline = d
 	}
 	resp := fasthttp.AcquireResponse()
@@ -198,12 +193,21 @@ func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.Re
 type engineDeadlineKey struct{}
 
 // withEngineDeadline returns ctx carrying d as the deadline of every
-// request [upstream.do] sends under it, while ctx's own deadline may be
-// later (the refinement's budget comes after the engine's answer). A
-// client request's first attempt and its fallback share d, so a hanging
-// engine costs the client one timeout, not one per attempt.
+// request [upstream.call] sends under it, while ctx's own deadline may be
+// later (the refinement's budget comes after the engine's answer).
 func withEngineDeadline(ctx context.Context, d time.Time) context.Context {
 	return context.WithValue(ctx, engineDeadlineKey{}, d)
+}
+
+// engineDeadline is the deadline of an engine request sent under ctx:
+// ctx's own, or the engine deadline it carries ([withEngineDeadline]),
+// whichever comes first; zero for none.
+func engineDeadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	if e, ok := ctx.Value(engineDeadlineKey{}).(time.Time); ok && (d.IsZero() || e.Before(d)) {
+		d = e
+	}
+	return d
 }
 
 // reply is an engine's answer read into memory.
@@ -224,7 +228,7 @@ type reply struct {
 // ctx too: these callers (the metasearch, SearXNG's pages) wait for the
 // whole answer, so an engine that trickles past their deadline is cut.
 func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudget) (rep reply, err error) {
-	resp, err := u.do(ctx, r, nil)
+	resp, err := u.do(engineDeadline(ctx), r, nil)
 	if err != nil {
 		return rep, err
 	}
@@ -235,7 +239,7 @@ func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudge
 		stop := context.AfterFunc(ctx, func() { st.CloseWithError(context.DeadlineExceeded) })
 		defer stop()
 	}
-	if rep.held, err = budget.readAnswer(ctx, resp); err != nil {
+	if rep.held, err = budget.readAnswer(ctxBound(ctx), resp); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("answer not read by the deadline: %w", ctx.Err())
 		}
