@@ -42,6 +42,11 @@ func TestSetHeader(t *testing.T) {
 		}
 		names = append(names, string(b))
 	}
+	for _, name := range [][]byte{refinedName, duplicatesName, removedName, signedName} {
+		if !canonicalName(name) {
+			t.Errorf("%s is set with SetCanonical, but fasthttp would normalize it", name)
+		}
+	}
 	for _, name := range names {
 		k, v := []byte(name), []byte("v1; a=b")
 		var wantResp, gotResp fasthttp.ResponseHeader
