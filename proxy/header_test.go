@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/winnow-search/winnow/proxy/engine"
 )
 
 // headerLines lists h's headers as All gives them, "name: value".
@@ -93,5 +95,45 @@ func TestCopyAnswerHeader(t *testing.T) {
 		if g, w := headerLines(&got), headerLines(&want); !slices.Equal(g, w) || len(w) == 0 {
 			t.Errorf("%s: copied head %q, want %q", kind, g, w)
 		}
+	}
+}
+
+// TestAppendURI: the URI of an engine request is what url.URL.String
+// writes for the base URL with the request's path appended and its
+// query, for bases with paths, users, IPv6 hosts, an escaped path, a
+// bare '?' and a fragment, and paths with every byte.
+func TestAppendURI(t *testing.T) {
+	bases := []string{"http://127.0.0.1:9200", "http://127.0.0.1:9200/", "http://h:1/es", "http://h:1/es/",
+		"https://user:p%40ss@h", "http://[::1]:9200", "http://h/a%2Fb", "http://h/?", "http://h/#frag", "http://h/a%20b",
+		"http://h/a;b,c:d@e", "http://h/%C3%A4"}
+	paths := []string{"/llvm/_search?q=the&size=150", "/_search", "", "?q=1", "x/y", "/a b", "/ä", "/a%2F", "/*", "*",
+		"/a;b,c/d:e@f$g&h=i+j!k'l(m)n", "/~x", "/a?b?c", "/#x", "//x", "/x?", "/a/b?q=%20&r=ä"}
+	for c := range 256 {
+		paths = append(paths, "/a"+string([]byte{byte(c)})+"b?q="+string([]byte{byte(c)}))
+	}
+	for _, base := range bases {
+		u, err := newUpstream(Engine{Name: "e", URL: base, Adapter: engine.Config{Kind: "elasticsearch"}})
+		if err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		for _, p := range paths {
+			target := *u.base
+			pth, rawQuery, _ := strings.Cut(p, "?")
+			target.Path = strings.TrimSuffix(u.base.Path, "/") + pth
+			target.RawQuery = rawQuery
+			if got, want := string(u.appendURI(nil, p)), target.String(); got != want {
+				t.Errorf("base %s, path %q: URI %q, want %q", base, p, got, want)
+			}
+		}
+	}
+	// A search's URI under a plain base is written as it is, not
+	// through url.URL, which allocates.
+	u, err := newUpstream(Engine{Name: "e", URL: "http://127.0.0.1:9200/", Adapter: engine.Config{Kind: "elasticsearch"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]byte, 0, 256)
+	if n := testing.AllocsPerRun(100, func() { dst = u.appendURI(dst[:0], "/llvm/_search?q=the&size=150") }); n != 0 {
+		t.Errorf("appendURI of a search: %v allocations, want 0", n)
 	}
 }
