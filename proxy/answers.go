@@ -65,6 +65,10 @@ type answer struct {
 	// what the refinement counted, counted again on each use
 	cached, service, unrefined, clusters, dups int
 	removed                                    int // remove mode's dropped duplicates
+	// signed is the refinement's X-Winnow-Signed, and unsigned whether
+	// it marked the answer unrefined for want of signatures (signedValue).
+	signed   string
+	unsigned bool
 }
 
 func (a *answer) size() int64 {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -141,8 +142,8 @@ func TestAnswerCache(t *testing.T) {
 
 // sameAnswers asks for path through a proxy with the answer cache (on)
 // and one without (off), once their background refinements are stored,
-// and returns the answer, failing the test unless both are 200 and the
-// same bytes.
+// and returns the answer, failing the test unless both are 200 with the
+// same headers (but Date) and the same bytes.
 func sameAnswers(t *testing.T, step string, on *Server, onBase string, off *Server, offBase, path string) string {
 	t.Helper()
 	on.ref.wait()
@@ -152,15 +153,103 @@ func sameAnswers(t *testing.T, step string, on *Server, onBase string, off *Serv
 	// loaded machine without this).
 	on.cache.c.Wait()
 	off.cache.c.Wait()
-	codeOn, bodyOn := get(t, onBase+path)
-	codeOff, bodyOff := get(t, offBase+path)
+	codeOn, headOn, bodyOn := getHeader(t, onBase+path)
+	codeOff, headOff, bodyOff := getHeader(t, offBase+path)
 	if codeOn != http.StatusOK || codeOff != http.StatusOK {
 		t.Fatalf("%s: status %d (cache) and %d (no cache)", step, codeOn, codeOff)
 	}
 	if bodyOn != bodyOff {
 		t.Fatalf("%s: answers differ\nwith the answer cache:    %.300s\nwithout the answer cache: %.300s", step, bodyOn, bodyOff)
 	}
+	headOn.Del("Date")
+	headOff.Del("Date")
+	if !reflect.DeepEqual(headOn, headOff) {
+		t.Fatalf("%s: headers differ\nwith the answer cache:    %v\nwithout the answer cache: %v", step, headOn, headOff)
+	}
 	return bodyOn
+}
+
+// getHeader is get that returns the answer's headers too.
+func getHeader(t testing.TB, url string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading the answer: %v", url, err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestAnswerCacheCounts: an answer from the answer cache counts in
+// /metrics what the refinement it reuses counted: the request, the
+// engine call, the results by signature source, the clusters and the
+// duplicates, as a proxy without the cache counts them.
+func TestAnswerCacheCounts(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 5 * time.Second})
+	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 5 * time.Second, AnswerCacheBytes: -1})
+	const path = "/llvm/_search?q=the&size=20"
+	for i := range 3 { // signed, then from the signature cache, then remembered
+		sameAnswers(t, "warm-up "+strconv.Itoa(i), on, onBase, off, offBase, path)
+	}
+	series := []string{
+		`winnow_requests_total{code="2xx",route="proxy"}`,
+		`winnow_request_duration_seconds_count{route="proxy"}`,
+		`winnow_engine_requests_total{engine="es",outcome="ok"}`,
+		`winnow_engine_duration_seconds_count{engine="es"}`,
+		`winnow_results_total{signature="cached"}`,
+		`winnow_cache_hits_total`,
+		`winnow_clusters_total`,
+		`winnow_duplicates_total{mode="group"}`,
+	}
+	onBefore, offBefore := scrape(t, onBase), scrape(t, offBase)
+	hits := on.memo.answers.hits.Load()
+	const n = 3
+	for i := range n {
+		sameAnswers(t, "counted "+strconv.Itoa(i), on, onBase, off, offBase, path)
+	}
+	if got := on.memo.answers.hits.Load() - hits; got != n {
+		t.Fatalf("%d answers from the answer cache, want %d", got, n)
+	}
+	onAfter, offAfter := scrape(t, onBase), scrape(t, offBase)
+	for _, k := range series {
+		dOn, dOff := onAfter[k]-onBefore[k], offAfter[k]-offBefore[k]
+		if dOn != dOff {
+			t.Errorf("%s: %v more with the answer cache, %v without", k, dOn, dOff)
+		}
+		if dOff == 0 {
+			t.Errorf("%s: no change over %d searches (a query without duplicates tests nothing)", k, n)
+		}
+	}
+}
+
+// scrape returns the proxy's metrics at base, by series.
+func scrape(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	code, text := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics = %d", code)
+	}
+	m := map[string]float64{}
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("/metrics line %q: %v", line, err)
+		}
+		m[k] = f
+	}
+	return m
 }
 
 // TestExplainedAnswerCached: an explained answer (winnow_explain) is

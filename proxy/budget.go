@@ -98,9 +98,24 @@ func (b *byteBudget) removeLocked(i int) {
 	b.bufs = b.bufs[:len(b.bufs)-1]
 }
 
-// takeWait is take that waits, up to wait or until ctx ends, for other
+// waitBound ends a wait for room: at deadline (zero: none) or once done
+// is closed (nil: never). A request's handler bounds its wait by its
+// deadline without a context, whose timer a request that never waits
+// would pay for.
+type waitBound struct {
+	deadline time.Time
+	done     <-chan struct{}
+}
+
+// ctxBound is the waitBound of ctx: its deadline, and its end.
+func ctxBound(ctx context.Context) waitBound {
+	d, _ := ctx.Deadline()
+	return waitBound{d, ctx.Done()}
+}
+
+// takeWait is take that waits, up to wait or until wb ends it, for other
 // requests to give bytes back. n over the whole bound fails at once.
-func (b *byteBudget) takeWait(ctx context.Context, n int64, wait time.Duration) bool {
+func (b *byteBudget) takeWait(wb waitBound, n int64, wait time.Duration) bool {
 	if n > b.max {
 		return false
 	}
@@ -117,6 +132,9 @@ func (b *byteBudget) takeWait(ctx context.Context, n int64, wait time.Duration) 
 		freed := b.freed
 		b.mu.Unlock()
 		if timeout == nil {
+			if !wb.deadline.IsZero() {
+				wait = min(wait, time.Until(wb.deadline))
+			}
 			t := time.NewTimer(wait)
 			defer t.Stop()
 			timeout = t.C
@@ -125,7 +143,7 @@ func (b *byteBudget) takeWait(ctx context.Context, n int64, wait time.Duration) 
 		case <-freed:
 		case <-timeout:
 			return false
-		case <-ctx.Done():
+		case <-wb.done:
 			return false
 		}
 	}
@@ -215,13 +233,13 @@ func (b *byteBudget) recycle(buf []byte) {
 // every engine answer) into memory within the budget, counting two bytes
 // per byte of buffer: the answer and its rendering. An answer with a
 // Content-Length is admitted whole before a byte is read, waiting up to
-// b.wait for room; one of unknown length is admitted chunk by chunk
-// as it is read. It returns the bytes held, which the caller gives back
+// b.wait for room, or until wb ends the wait; one of unknown length is
+// admitted chunk by chunk as it is read. It returns the bytes held, which the caller gives back
 // once done with resp.Body(). On errOverBound (an [*overBoundError])
 // nothing is held and resp's stream stays open after what was read
 // (releasing resp closes it); on any other error reading nothing is
 // held and resp's stream is closed.
-func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (held int64, err error) {
+func (b *byteBudget) readAnswer(wb waitBound, resp *fasthttp.Response) (held int64, err error) {
 	st := resp.BodyStream()
 	if st == nil {
 		// No body (HEAD, 204, 304), or one read already.
@@ -230,7 +248,7 @@ func (b *byteBudget) readAnswer(ctx context.Context, resp *fasthttp.Response) (h
 	var buf []byte
 	if n := resp.Header.ContentLength(); n >= 0 {
 		held = 2 * int64(n)
-		if !b.takeWait(ctx, held, b.wait) {
+		if !b.takeWait(wb, held, b.wait) {
 			return 0, &overBoundError{}
 		}
 		buf = b.buffer(n)[:n]

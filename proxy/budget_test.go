@@ -268,26 +268,31 @@ func TestAdmitWait(t *testing.T) {
 
 // TestByteBudgetWait checks admission: a request waiting for room gets it
 // when another gives bytes back, one larger than the whole bound is
-// refused at once, and one whose context ends stops waiting.
+// refused at once, and one whose context ends, or whose deadline has
+// passed, stops waiting.
 func TestByteBudgetWait(t *testing.T) {
 	b := &byteBudget{max: 10}
 	if !b.take(8) {
 		t.Fatal("take(8) of 10 refused")
 	}
 	got := make(chan bool)
-	go func() { got <- b.takeWait(context.Background(), 5, time.Hour) }()
+	go func() { got <- b.takeWait(waitBound{}, 5, time.Hour) }()
 	b.give(8)
 	if !<-got {
 		t.Error("takeWait(5) refused after 8 of 10 were given back")
 	}
-	if b.takeWait(context.Background(), 11, time.Hour) {
+	if b.takeWait(waitBound{}, 11, time.Hour) {
 		t.Error("takeWait(11) of a bound of 10 admitted")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { got <- b.takeWait(ctx, 6, time.Hour) }()
+	go func() { got <- b.takeWait(ctxBound(ctx), 6, time.Hour) }()
 	cancel()
 	if <-got {
 		t.Error("takeWait(6) with 5 of 10 held admitted")
+	}
+	// An hour's wait that its deadline ends at once.
+	if b.takeWait(waitBound{deadline: time.Now().Add(-time.Millisecond)}, 6, time.Hour) {
+		t.Error("takeWait(6) past its deadline, with 5 of 10 held, admitted")
 	}
 	if used, peak := b.used(), b.highWater(); used != 5 || peak != 8 {
 		t.Errorf("used %d, high-water %d; want 5 and 8", used, peak)

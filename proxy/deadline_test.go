@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -176,5 +177,36 @@ func TestTransparentEngineDeadline(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSearchContext: a search's context, made when first asked for,
+// ends at the search's deadline and gives its engine requests the
+// engine deadline; engineDeadline takes whichever of a context's
+// deadline and the engine deadline it carries comes first.
+func TestSearchContext(t *testing.T) {
+	now := time.Now()
+	r := &search{deadline: now.Add(3 * time.Second), engineDeadline: now.Add(2 * time.Second)}
+	ctx := r.context()
+	if d, ok := ctx.Deadline(); !ok || !d.Equal(r.deadline) {
+		t.Errorf("context deadline %v, %v; want the search's %v", d, ok, r.deadline)
+	}
+	if d := engineDeadline(ctx); !d.Equal(r.engineDeadline) {
+		t.Errorf("engineDeadline = %v, want the search's %v", d, r.engineDeadline)
+	}
+	if r.context() != ctx {
+		t.Error("a second context() made a second context")
+	}
+	r.cancel()
+	if ctx.Err() != context.Canceled {
+		t.Errorf("after cancel: %v, want %v", ctx.Err(), context.Canceled)
+	}
+	if d := engineDeadline(context.Background()); !d.IsZero() {
+		t.Errorf("engineDeadline(Background) = %v, want none", d)
+	}
+	early, cancel := context.WithDeadline(context.Background(), now.Add(time.Second))
+	defer cancel()
+	if d := engineDeadline(withEngineDeadline(early, now.Add(2*time.Second))); !d.Equal(now.Add(time.Second)) {
+		t.Errorf("engineDeadline = %v, want the context's own, earlier, %v", d, now.Add(time.Second))
 	}
 }

@@ -56,8 +56,9 @@ func (s *Server) route(b *upstream, ctx *fasthttp.RequestCtx, orig *engine.Reque
 	if len(orig.Body) > 0 || len(uri) > memoMaxURI {
 		return b.route(ctx, orig)
 	}
-	key := orig.Method + " " + string(ctx.Request.Header.ContentType()) + " " + string(uri)
-	if r, ok := s.memo.routes.get(key); ok {
+	var room [256]byte // the key of a search, without allocating
+	key := append(append(append(append(append(room[:0], orig.Method...), ' '), ctx.Request.Header.ContentType()...), ' '), uri...)
+	if r, ok := getBytes(s.memo.routes, key); ok {
 		orig.Path = r.path
 		return r.rt, nil
 	}
@@ -65,7 +66,7 @@ func (s *Server) route(b *upstream, ctx *fasthttp.RequestCtx, orig *engine.Reque
 	if err == nil {
 		kept := rt
 		kept.Query = nil
-		s.memo.routes.put(key, routed{kept, orig.Path})
+		s.memo.routes.put(string(key), routed{kept, orig.Path})
 	}
 	return rt, err
 }

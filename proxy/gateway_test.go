@@ -61,4 +61,34 @@ func TestRouteRemembered(t *testing.T) {
 	if n != 4 {
 		t.Errorf("%d routes remembered, want the 4 searches without a body and of a short URI", n)
 	}
+	// A remembered route is found without allocating.
+	ctx := request("GET", "/llvm/_search?q=the&size=5", "")
+	orig := clientRequest(ctx)
+	if allocs := testing.AllocsPerRun(50, func() { s.route(b, ctx, &orig) }); allocs != 0 {
+		t.Errorf("a remembered route: %v allocations, want 0", allocs)
+	}
+}
+
+// TestTwoGenBytes: getBytes finds a key of bytes in either generation,
+// moving one of the previous generation back, and misses an absent one.
+func TestTwoGenBytes(t *testing.T) {
+	g := newTwoGen[string, int](2)
+	g.put("a", 1)
+	g.put("b", 2)
+	g.put("c", 3) // a and b become the previous generation
+	for _, c := range []struct {
+		key  string
+		want int
+		ok   bool
+	}{{"c", 3, true}, {"a", 1, true}, {"x", 0, false}} {
+		if v, ok := getBytes(g, []byte(c.key)); v != c.want || ok != c.ok {
+			t.Errorf("getBytes(%q) = %d, %v; want %d, %v", c.key, v, ok, c.want, c.ok)
+		}
+	}
+	g.mu.Lock()
+	_, moved := g.cur["a"]
+	g.mu.Unlock()
+	if !moved {
+		t.Error("a key found in the previous generation was not moved to the current one")
+	}
 }

@@ -113,6 +113,19 @@ func (g *twoGen[K, V]) get(k K) (V, bool) {
 	return v, ok
 }
 
+// getBytes is g.get for a key of bytes: a key found in the current
+// generation is looked up without making it a string (a map index
+// expression converts without allocating), so a hit allocates nothing.
+func getBytes[V any](g *twoGen[string, V], k []byte) (V, bool) {
+	g.mu.Lock()
+	v, ok := g.cur[string(k)]
+	g.mu.Unlock()
+	if ok {
+		return v, true
+	}
+	return g.get(string(k))
+}
+
 func (g *twoGen[K, V]) put(k K, v V) {
 	g.mu.Lock()
 	g.putLocked(k, v)

@@ -117,25 +117,25 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 	switch {
 	case errors.Is(err, errOverBound):
 		a.err = err
-		s.m.engine(b.Name, "over_memory_bound", time.Since(start))
+		s.m.engine(b, outcomeOverBound, time.Since(start))
 		s.m.unrefined("budget")
 		return a
 	case err != nil:
 		a.err = err
-		s.m.engine(b.Name, "down", time.Since(start))
+		s.m.engine(b, outcomeDown, time.Since(start))
 		return a
 	case rep.status/100 != 2:
 		a.err = fmt.Errorf("HTTP %d", rep.status)
-		s.m.engine(b.Name, "http_error", time.Since(start))
+		s.m.engine(b, outcomeHTTPError, time.Since(start))
 		return a
 	}
 	p, err := b.adapter.Parse(rep.body, rep.contentType)
 	if err != nil {
 		a.err = err
-		s.m.engine(b.Name, "bad_answer", time.Since(start))
+		s.m.engine(b, outcomeBadAnswer, time.Since(start))
 		return a
 	}
-	s.m.engine(b.Name, "ok", time.Since(start))
+	s.m.engine(b, outcomeOK, time.Since(start))
 	a.results = p.Results
 	return a
 }

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
-	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/winnow-search/winnow/proxy/engine"
 )
 
 // vmMetrics is the per-request part of the proxy's metrics written with
@@ -63,22 +64,14 @@ func (m *vmMetrics) request(d time.Duration) {
 // and with VictoriaMetrics/metrics' le histogram, serially and from every
 // CPU at once.
 func BenchmarkMetricsPerRequest(b *testing.B) {
-	pm := newMetricsRegistry()
-	// The per-request metrics only: newMetrics needs a Server for the
-	// gauges, which a request never touches.
-	pm.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "winnow_requests_total", Help: "h"}, []string{"route", "code"})
-	pm.requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "winnow_request_duration_seconds", Help: "h", Buckets: latencyBuckets}, []string{"route"})
-	pm.engineRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "winnow_engine_requests_total", Help: "h"}, []string{"engine", "outcome"})
-	pm.engineDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "winnow_engine_duration_seconds", Help: "h", Buckets: latencyBuckets}, []string{"engine"})
-	pm.results = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "winnow_results_total", Help: "h"}, []string{"signature"})
-	pm.duplicates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "winnow_duplicates_total", Help: "h"}, []string{"mode"})
-	pm.clusters = prometheus.NewCounter(prometheus.CounterOpts{Name: "winnow_clusters_total", Help: "h"})
+	pm := requestMetrics()
 	ref := &refined{cached: 50}
+	es := &upstream{Engine: Engine{Name: "es"}}
 	clientGolang := func(d time.Duration) {
-		pm.request("proxy", 200, d)
-		pm.engine("es", "ok", d)
+		pm.request(routeProxy, 200, d)
+		pm.engine(es, outcomeOK, d)
 		pm.refined(ref)
-		pm.clustered(3, 7, "group")
+		pm.clustered(3, 7, engine.Group)
 	}
 	vmm := &vmMetrics{set: vm.NewSet(), counters: map[string]*vm.Counter{}, histograms: map[string]*vm.PrometheusHistogram{}}
 	for _, lib := range []struct {

@@ -47,7 +47,7 @@ func (s *Server) transparentMsearch(r *search) {
 	}
 	breq := r.orig
 	breq.Body = engine.AppendMsearch(make([]byte, 0, len(r.orig.Body)+32*len(subs)), subs)
-	resp, err := r.b.do(r.reqCtx, breq, &r.ctx.Request.Header)
+	resp, err := r.b.do(r.engineDeadline, breq, &r.ctx.Request.Header)
 	if err != nil {
 		s.fallback(r, "engine_request", err)
 		return
@@ -55,13 +55,13 @@ func (s *Server) transparentMsearch(r *search) {
 	if resp.StatusCode()/100 != 2 || len(resp.Header.ContentEncoding()) != 0 {
 		// The engine's error about the rewritten request would not be
 		// its answer to the client's: ask again with the client's own.
-		s.m.engine(r.b.Name, "http_error", time.Since(r.start))
+		s.m.engine(r.b, outcomeHTTPError, time.Since(r.start))
 		fasthttp.ReleaseResponse(resp)
 		s.forward(r)
 		setRefined(r.ctx, "no; reason=engine_error")
 		return
 	}
-	r.held, err = s.inflight.readAnswer(r.reqCtx, resp)
+	r.held, err = s.inflight.readAnswer(r.bound(), resp)
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
 		s.fallback(r, unrefinedReason(err, "read"), err)
@@ -78,7 +78,7 @@ func (s *Server) transparentMsearch(r *search) {
 		s.fallback(r, "parse", err)
 		return
 	}
-	s.m.engine(r.b.Name, "ok", time.Since(r.start))
+	s.m.engine(r.b, outcomeOK, time.Since(r.start))
 	refs := s.refineSubs(r, body, spans, subs, why)
 	out := s.inflight.buffer(renderRoom(len(body)))
 	out = append(out, body[:spans[0][0]]...)
@@ -143,6 +143,7 @@ type subRefined struct {
 // engine's own then passes, as for one winnow cannot parse.
 func (s *Server) refineSubs(r *search, body []byte, spans [][2]int, subs []engine.SubSearch, why []string) []subRefined {
 	refs := make([]subRefined, len(spans))
+	ctx := r.context() // made here: r is not for the goroutines to change
 	sem := make(chan struct{}, msearchParallel)
 	var wg sync.WaitGroup
 	for i, sp := range spans {
@@ -165,7 +166,7 @@ func (s *Server) refineSubs(r *search, body []byte, spans [][2]int, subs []engin
 			}
 			p := r.p
 			p.cursor = subs[i].Cursor
-			ref := s.refine(r.reqCtx, parsed.Results, p)
+			ref := s.refine(ctx, parsed.Results, p)
 			if p.cursor {
 				lastStays(ref.marks, p.mode)
 			}

@@ -141,7 +141,7 @@ func (s *Server) refine(ctx context.Context, results []engine.Result, p params) 
 		removeTagged(ref, results) // tags.go
 	}
 	clusters, dups := ref.clusterCounts()
-	s.m.clustered(clusters, dups, p.mode.String())
+	s.m.clustered(clusters, dups, p.mode)
 	return ref
 }
 

@@ -13,23 +13,23 @@ import (
 // panic is logged and answered with 500 so the process lives on.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
-	route := "proxy"
+	rt := routeProxy
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("handler_panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			ctx.ResetBody()
 			ctx.Error("winnow: internal error", fasthttp.StatusInternalServerError)
 		}
-		s.m.request(route, ctx.Response.StatusCode(), time.Since(start))
+		s.m.request(rt, ctx.Response.StatusCode(), time.Since(start))
 	}()
 	p := string(ctx.Path())
 	switch {
 	case p == "/healthz":
-		route = "healthz"
+		rt = routeHealthz
 		ctx.SetContentType("text/plain; charset=utf-8")
 		ctx.WriteString("ok\n")
 	case p == "/readyz":
-		route = "readyz"
+		rt = routeReadyz
 		ctx.SetContentType("text/plain; charset=utf-8")
 		if !s.ready.Load() {
 			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
@@ -44,21 +44,21 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.WriteString("ready\n" + report)
 	case p == "/metrics":
-		route = "metrics"
+		rt = routeMetrics
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 		if err := s.m.write(ctx); err != nil {
 			s.log.Warn("metrics_write_failed", "err", err)
 		}
 	case p == FeedbackPath:
-		route = "feedback"
+		rt = routeFeedback
 		s.feedback(ctx)
 	case p == "/_winnow/search" || p == "/_winnow/search.json" || (p == "/" && s.wantsPage(ctx)):
-		route = "search"
+		rt = routeSearch
 		s.searchPage(ctx)
 	case s.transp != nil:
 		s.transparent(ctx)
 	default:
-		route = "notfound"
+		rt = routeNotFound
 		ctx.Error("winnow: no transparent engine; the search page is at /_winnow/search", fasthttp.StatusNotFound)
 	}
 }

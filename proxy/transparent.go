@@ -21,27 +21,58 @@ import (
 // It belongs to one request's handler and is not safe for concurrent
 // use.
 type search struct {
-	ctx    *fasthttp.RequestCtx // the client's request and response
-	reqCtx context.Context      // the engine's deadline (withEngineDeadline)
-	b      *upstream            // the engine
-	orig   engine.Request       // the request as the client sent it, route checked
-	p      params               // winnow's settings for it
-	win    engine.Window        // the client's window in the rewritten answer
-	start  time.Time            // when the engine was first asked
+	ctx  *fasthttp.RequestCtx // the client's request and response
+	b    *upstream            // the engine
+	orig engine.Request       // the request as the client sent it, route checked
+	p    params               // winnow's settings for it
+	win  engine.Window        // the client's window in the rewritten answer
+	// deadline ends the search: the engine's timeout, then the
+	// refinement's budget.
+	deadline time.Time
+	// engineDeadline bounds every request to the engine: the rewritten
+	// one and any fallback share it, so a hanging engine costs the
+	// client one timeout, not one per attempt.
+	engineDeadline time.Time
+	start          time.Time // when the engine was first asked
 	// held is what the answer and its rendering hold of the budget of
 	// bytes in flight; the search's handler gives it back.
 	held int64
+	// reqCtx is the search's context ([search.context]), nil until asked
+	// for; cancel ends it.
+	reqCtx context.Context
+	cancel context.CancelFunc
 }
+
+// context returns the search's context: its deadline, carrying the
+// engine deadline (withEngineDeadline) for the engine requests sent
+// under it. It is made when first asked for, by a refinement, a
+// multi-search or SearXNG's pages: an answer from the answer cache or
+// passed through needs only the deadlines, and a context's timer cost
+// it about 3,900 instructions.
+func (r *search) context() context.Context {
+	if r.reqCtx == nil {
+		ctx, cancel := context.WithDeadline(context.Background(), r.deadline)
+		r.reqCtx, r.cancel = withEngineDeadline(ctx, r.engineDeadline), cancel
+	}
+	return r.reqCtx
+}
+
+// bound is the bound of the search's waits for room in the budget of
+// bytes in flight: its deadline, as its context's would end them.
+func (r *search) bound() waitBound { return waitBound{deadline: r.deadline} }
 
 // transparent forwards a request in the engine's own API and refines
 // the answer. Whatever goes wrong on winnow's side, the client gets the
 // engine's answer as the engine gave it.
 func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	b := s.transp
-	reqCtx, cancel := context.WithTimeout(context.Background(), b.Timeout+s.o.Budget)
-	defer cancel()
-	// The rewritten request and any fallback share the engine's deadline.
-	reqCtx = withEngineDeadline(reqCtx, time.Now().Add(b.Timeout))
+	now := time.Now()
+	r := &search{ctx: ctx, b: b, deadline: now.Add(b.Timeout + s.o.Budget), engineDeadline: now.Add(b.Timeout)}
+	defer func() {
+		if r.cancel != nil {
+			r.cancel()
+		}
+	}()
 	if err := inflateRequest(&ctx.Request, s.o.MaxRequestBytes); err != nil {
 		status := fasthttp.StatusBadRequest
 		if errors.Is(err, errInflatedTooLarge) {
@@ -50,7 +81,7 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		b.engineError(ctx, status, "parse_exception", "winnow: "+err.Error())
 		return
 	}
-	r := &search{ctx: ctx, reqCtx: reqCtx, b: b, orig: clientRequest(ctx)}
+	r.orig = clientRequest(ctx)
 	rt, err := s.route(b, ctx, &r.orig)
 	if err != nil {
 		s.m.refused()
@@ -92,8 +123,18 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 // unrefined.
 const refinedHeader = "X-Winnow-Refined"
 
+// The names of winnow's answer headers, in fasthttp's canonical form:
+// set with SetCanonical, a name is neither copied nor rewritten (Set
+// does both, about 400 instructions a header).
+var (
+	refinedName    = []byte(refinedHeader)
+	duplicatesName = []byte("X-Winnow-Duplicates")
+	removedName    = []byte("X-Winnow-Removed")
+	signedName     = []byte("X-Winnow-Signed")
+)
+
 func setRefined(ctx *fasthttp.RequestCtx, v string) {
-	ctx.Response.Header.Set(refinedHeader, v)
+	ctx.Response.Header.SetCanonical(refinedName, []byte(v))
 }
 
 // notRefined marks the answer of search r, passed unrefined for
@@ -136,11 +177,11 @@ func (s *Server) transparentSearch(r *search) {
 			return
 		}
 	}
-	resp, err := r.b.do(r.reqCtx, breq, &r.ctx.Request.Header)
+	resp, err := r.b.do(r.engineDeadline, breq, &r.ctx.Request.Header)
 	if err != nil {
 		if cursor {
 			// Never twice: the engine may have moved its cursor.
-			s.m.engine(r.b.Name, "down", time.Since(r.start))
+			s.m.engine(r.b, outcomeDown, time.Since(r.start))
 			s.engineDown(r.ctx, r.b, err)
 			s.notRefined(r, "engine_unreachable", err)
 			return
@@ -152,7 +193,7 @@ func (s *Server) transparentSearch(r *search) {
 		// An engine error is passed on as the engine gave it, to the
 		// client's own request: an error about the rewritten one (a
 		// parse error's column) would not be the engine's answer to it.
-		s.m.engine(r.b.Name, "http_error", time.Since(r.start))
+		s.m.engine(r.b, outcomeHTTPError, time.Since(r.start))
 		if cursor {
 			relay(r.ctx, resp)
 		} else {
@@ -177,21 +218,24 @@ func (s *Server) transparentSearch(r *search) {
 	// and its rendering. Past the bound it is dropped unread, and the
 	// client's own request passes through unrefined (the over-fetched
 	// answer is not the one the client asked for).
-	r.held, err = s.inflight.readAnswer(r.reqCtx, resp)
-	var over *overBoundError
-	if cursor && errors.As(err, &over) {
-		// A cursor's page is never asked for twice, and a working engine
-		// is never made an error: the page passes unrefined, the bytes
-		// read so far and then the rest of the engine's stream.
-		s.m.engine(r.b.Name, "over_memory_bound", time.Since(r.start))
-		relayRest(r.ctx, resp, over.head)
-		s.notRefined(r, "budget", err)
-		return
-	}
+	r.held, err = s.inflight.readAnswer(r.bound(), resp)
 	if err != nil {
+		// over is declared here, where it is needed: errors.As takes its
+		// address, so the variable lives on the heap.
+		var over *overBoundError
+		if cursor && errors.As(err, &over) {
+			// A cursor's page is never asked for twice, and a working
+			// engine is never made an error: the page passes unrefined,
+			// the bytes read so far and then the rest of the engine's
+			// stream.
+			s.m.engine(r.b, outcomeOverBound, time.Since(r.start))
+			relayRest(r.ctx, resp, over.head)
+			s.notRefined(r, "budget", err)
+			return
+		}
 		fasthttp.ReleaseResponse(resp)
 		if cursor {
-			s.m.engine(r.b.Name, "down", time.Since(r.start))
+			s.m.engine(r.b, outcomeDown, time.Since(r.start))
 			s.engineDown(r.ctx, r.b, err)
 			s.notRefined(r, unrefinedReason(err, "read"), err)
 			return
@@ -252,14 +296,28 @@ func (s *Server) transparentSearch(r *search) {
 func (s *Server) markRefined(r *search, ref *refined) {
 	_, dups := ref.clusterCounts()
 	setDuplicates(r.ctx, dups, removedCount(ref.marks, r.p.mode, r.win), r.p.mode)
+	v, unsigned := signedValue(ref.sources)
+	s.markSigned(r, v, unsigned)
+}
+
+// signedValue is the X-Winnow-Signed of a refinement whose results'
+// signatures came from sources: how many had one, of how many ("3/10");
+// unsigned when none of two or more had one.
+func signedValue(sources []sigSource) (v string, unsigned bool) {
 	signed := 0
-	for _, src := range ref.sources {
+	for _, src := range sources {
 		if src != srcNone {
 			signed++
 		}
 	}
-	r.ctx.Response.Header.Set("X-Winnow-Signed", strconv.Itoa(signed)+"/"+strconv.Itoa(len(ref.sources)))
-	if signed == 0 && len(ref.sources) >= 2 {
+	return strconv.Itoa(signed) + "/" + strconv.Itoa(len(sources)), signed == 0 && len(sources) >= 2
+}
+
+// markSigned sets X-Winnow-Signed to v, and marks an unsigned answer
+// unrefined (markRefined).
+func (s *Server) markSigned(r *search, v string, unsigned bool) {
+	r.ctx.Response.Header.SetCanonical(signedName, []byte(v))
+	if unsigned {
 		s.notRefined(r, "unsigned", errors.New("no result could be signed: set the engine's text_field, or let the pages be fetched (serve.budget, serve.fetch.allow)"))
 	}
 }
@@ -272,9 +330,10 @@ func (s *Server) markRefined(r *search, ref *refined) {
 // winnow took out.
 func setDuplicates(ctx *fasthttp.RequestCtx, dups, removed int, mode engine.Mode) {
 	setRefined(ctx, "yes")
-	ctx.Response.Header.Set("X-Winnow-Duplicates", strconv.Itoa(dups))
+	var n [20]byte
+	ctx.Response.Header.SetCanonical(duplicatesName, strconv.AppendInt(n[:0], int64(dups), 10))
 	if mode == engine.Remove {
-		ctx.Response.Header.Set("X-Winnow-Removed", strconv.Itoa(removed))
+		ctx.Response.Header.SetCanonical(removedName, strconv.AppendInt(n[:0], int64(removed), 10))
 	}
 }
 
@@ -349,11 +408,12 @@ func (s *Server) answerFromCache(r *search, key uint64, resp *fasthttp.Response)
 		r.ctx.Response.SwapBody(out)
 	}
 	s.memo.answers.hits.Add(1)
-	s.m.engine(r.b.Name, "ok", time.Since(r.start))
+	s.m.engine(r.b, outcomeOK, time.Since(r.start))
 	s.m.refined(&refined{cached: a.cached, service: a.service, unrefined: a.unrefined})
-	s.m.clustered(a.clusters, a.dups, r.p.mode.String())
+	s.m.clustered(a.clusters, a.dups, r.p.mode)
 	copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
 	setDuplicates(r.ctx, a.dups, a.removed, r.p.mode)
+	s.markSigned(r, a.signed, a.unsigned)
 	r.ctx.SetStatusCode(resp.StatusCode())
 	return true
 }
@@ -373,11 +433,12 @@ func (s *Server) rememberAnswer(r *search, key uint64, parsed *engine.Parsed, re
 		return
 	}
 	clusters, dups := ref.clusterCounts()
+	signed, unsigned := signedValue(ref.sources)
 	s.memo.answers.put(key, &answer{
 		method: r.orig.Method, path: r.orig.Path, reqBody: bytes.Clone(r.orig.Body), mode: r.p.mode, explain: r.p.explain, win: r.win,
 		body: bytes.Clone(body), extent: ext, out: bytes.Clone(out), hot: ref.hot,
 		cached: ref.cached, service: ref.service, unrefined: ref.unrefined, clusters: clusters, dups: dups,
-		removed: removedCount(ref.marks, r.p.mode, r.win),
+		removed: removedCount(ref.marks, r.p.mode, r.win), signed: signed, unsigned: unsigned,
 	})
 }
 
@@ -410,9 +471,9 @@ type rewritten struct {
 // could not be had, parsed or held within the bound on bytes in flight.
 func (s *Server) fallback(r *search, reason string, err error) {
 	if reason == "budget" {
-		s.m.engine(r.b.Name, "over_memory_bound", time.Since(r.start))
+		s.m.engine(r.b, outcomeOverBound, time.Since(r.start))
 	} else {
-		s.m.engine(r.b.Name, "fallback", time.Since(r.start))
+		s.m.engine(r.b, outcomeFallback, time.Since(r.start))
 	}
 	s.forward(r)
 	s.notRefined(r, reason, err)
@@ -428,13 +489,13 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 		replies []reply
 	)
 	if err == nil {
-		replies, err = r.b.callPages(r.reqCtx, reqs, &s.inflight)
+		replies, err = r.b.callPages(r.context(), reqs, &s.inflight)
 		for _, rep := range replies {
 			r.held += rep.held
 		}
 		defer func() { s.inflight.give(r.held) }()
 		if first := replies[0]; err == nil && first.status/100 != 2 {
-			s.m.engine(r.b.Name, "http_error", time.Since(r.start))
+			s.m.engine(r.b, outcomeHTTPError, time.Since(r.start))
 			s.writeAnswer(r.ctx, first.status, first.contentType, first.body, first.header)
 			return
 		}
@@ -473,8 +534,8 @@ func (s *Server) transparentPages(r *search, pg engine.Pager) {
 // buffer. It reports false, leaving the response and r.held as they
 // were, when rendering fails.
 func (s *Server) refineInto(r *search, parsed *engine.Parsed) (*refined, []byte, bool) {
-	s.m.engine(r.b.Name, "ok", time.Since(r.start))
-	ref := s.refine(r.reqCtx, parsed.Results, r.p)
+	s.m.engine(r.b, outcomeOK, time.Since(r.start))
+	ref := s.refine(r.context(), parsed.Results, r.p)
 	if r.p.cursor {
 		lastStays(ref.marks, r.p.mode)
 	}
@@ -550,13 +611,13 @@ func lastStays(marks []engine.Mark, mode engine.Mode) {
 // itself writes.
 func (s *Server) forward(r *search) {
 	start := time.Now()
-	resp, err := r.b.do(r.reqCtx, r.orig, &r.ctx.Request.Header)
+	resp, err := r.b.do(r.engineDeadline, r.orig, &r.ctx.Request.Header)
 	if err != nil {
-		s.m.engine(r.b.Name, "down", time.Since(start))
+		s.m.engine(r.b, outcomeDown, time.Since(start))
 		s.engineDown(r.ctx, r.b, err)
 		return
 	}
-	s.m.engine(r.b.Name, "passthrough", time.Since(start))
+	s.m.engine(r.b, outcomePassthrough, time.Since(start))
 	relay(r.ctx, resp)
 }
 

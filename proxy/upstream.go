@@ -25,12 +25,21 @@ type upstream struct {
 	// transparent path needs no titles or snippets.
 	light engine.Adapter
 	base  *url.URL
+	// origin is base's scheme, user and host as url.URL.String writes
+	// them, and basePath its path without a trailing slash; plainBase
+	// says base has nothing else that String would write (an escaped
+	// path, a bare '?', a fragment) and a path String keeps as it is,
+	// so appendURI can write a request's URI without url.URL.
+	origin, basePath string
+	plainBase        bool
 	// client holds the connections to the engine's one host: a
 	// HostClient, not a Client, which would look the host up in a
 	// locked map on every request.
 	client *fasthttp.HostClient
 	// gate is the read-only gateway's allow-list of search routes.
 	gate *engine.Gate
+	// metrics are the engine's labelled metrics ([metrics.engine]).
+	metrics engineChildren
 }
 
 func newUpstream(e Engine) (*upstream, error) {
@@ -83,7 +92,53 @@ func newUpstream(e Engine) (*upstream, error) {
 		},
 	}
 	up.client.RetryIfErr = up.retry
+	up.origin = (&url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}).String()
+	up.basePath = strings.TrimSuffix(u.Path, "/")
+	up.plainBase = u.RawPath == "" && !u.ForceQuery && u.Fragment == "" && pathKept(up.basePath) &&
+		(up.basePath == "" || up.basePath[0] == '/')
 	return up, nil
+}
+
+// appendURI appends the URI of request path p (a path and its query) on
+// the engine to dst: the base URL with p's path appended to its path and
+// p's query, as url.URL.String writes it. Under a plain base URL, a path
+// whose every byte String keeps as it is (a search's always) is appended
+// as it is: through url.URL the URI cost 1.1 k instructions and an
+// allocation a request.
+func (u *upstream) appendURI(dst []byte, p string) []byte {
+	pth, rawQuery, _ := strings.Cut(p, "?")
+	if u.plainBase && pathKept(pth) && (u.basePath != "" || pth == "" || pth[0] == '/') {
+		dst = append(append(append(dst, u.origin...), u.basePath...), pth...)
+		if rawQuery != "" {
+			dst = append(append(dst, '?'), rawQuery...)
+		}
+		return dst
+	}
+	target := *u.base
+	target.Path = u.basePath + pth
+	target.RawQuery = rawQuery
+	return append(dst, target.String()...)
+}
+
+// pathKeeps says, for each byte, whether url.URL.EscapedPath keeps it as
+// it is in a path (it escapes a path byte by byte): asked of net/url,
+// so appendURI writes what it writes.
+var pathKeeps = func() (keeps [256]bool) {
+	for c := range keeps {
+		p := "/" + string([]byte{byte(c)})
+		keeps[c] = (&url.URL{Path: p}).EscapedPath() == p
+	}
+	return keeps
+}()
+
+// pathKept reports whether url.URL.EscapedPath keeps path p as it is.
+func pathKept(p string) bool {
+	for i := range len(p) {
+		if !pathKeeps[p[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // retry tells fasthttp whether a request that failed on a connection
@@ -106,26 +161,98 @@ func (u *upstream) retry(req *fasthttp.Request, attempts int, err error) (resetT
 
 // hopHeaders are not forwarded in either direction (RFC 9110 §7.6.1);
 // Accept-Encoding is dropped so answers come back uncompressed to parse.
-var hopHeaders = map[string]bool{
-	"connection": true, "keep-alive": true, "proxy-connection": true, "proxy-authenticate": true,
-	"proxy-authorization": true, "te": true, "trailer": true, "transfer-encoding": true, "upgrade": true,
-	"host": true, "accept-encoding": true, "content-length": true,
+// In lower case, by length, so isHop compares a name only with those of
+// its length.
+var hopHeaders = byLength("connection", "keep-alive", "proxy-connection", "proxy-authenticate",
+	"proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
+	"host", "accept-encoding", "content-length")
+
+// byLength returns names by length: [n] holds those of n bytes.
+func byLength(names ...string) [][]string {
+	var by [][]string
+	for _, n := range names {
+		for len(by) <= len(n) {
+			by = append(by, nil)
+		}
+		by[len(n)] = append(by[len(n)], n)
+	}
+	return by
 }
 
 // isHop reports whether header k is in hopHeaders, in any case, without
-// allocating: it runs for every header of every request and answer.
+// allocating or hashing: it runs for every header of every request and
+// answer.
 func isHop(k []byte) bool {
-	var lower [len("proxy-authorization")]byte
-	if len(k) > len(lower) {
+	if len(k) >= len(hopHeaders) {
+		return false
+	}
+	for _, h := range hopHeaders[len(k)] {
+		if equalLower(k, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// equalLower reports whether k is lower, a lower-case ASCII name, in
+// any case.
+func equalLower(k []byte, lower string) bool {
+	if len(k) != len(lower) {
 		return false
 	}
 	for i, c := range k {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		lower[i] = c
+		if c != lower[i] {
+			return false
+		}
 	}
-	return hopHeaders[string(lower[:len(k)])]
+	return true
+}
+
+// headerSetter is a fasthttp request or response header.
+type headerSetter interface {
+	SetCanonical(key, value []byte)
+	SetBytesKV(key, value []byte)
+}
+
+// setHeader sets header k to v in h as h.SetBytesKV does. SetBytesKV
+// normalizes k (upper case first and after each '-', lower case
+// elsewhere) in a copy, byte by byte; a name already in that form, as
+// most engines and clients send them, goes to SetCanonical as it is:
+// copying an engine's head to the client cost 4.2 k instructions,
+// mostly this (BenchmarkCopyAnswerHeader/demo under callgrind).
+func setHeader[H headerSetter](h H, k, v []byte) {
+	if canonicalName(k) {
+		h.SetCanonical(k, v)
+	} else {
+		h.SetBytesKV(k, v)
+	}
+}
+
+// canonicalName reports whether fasthttp's normalization leaves header
+// name k as it is: no CR or LF (made spaces), and upper case exactly at
+// the start and after each '-' (a name with a byte no header name may
+// have is left as it is, and so is one of this form).
+func canonicalName(k []byte) bool {
+	upper := true
+	for _, c := range k {
+		switch {
+		case 'a' <= c && c <= 'z':
+			if upper {
+				return false
+			}
+		case 'A' <= c && c <= 'Z':
+			if !upper {
+				return false
+			}
+		case c == '\r' || c == '\n':
+			return false
+		}
+		upper = c == '-'
+	}
+	return true
 }
 
 // ownHeader starts winnow's own request headers (X-Winnow-Mode, ...),
@@ -135,7 +262,7 @@ const ownHeader = "x-winnow-"
 // forwardable reports whether a client's request header goes on to the
 // backend: not hop-by-hop, not one of winnow's own X-Winnow-*.
 func forwardable(k []byte) bool {
-	if len(k) >= len(ownHeader) && strings.EqualFold(string(k[:len(ownHeader)]), ownHeader) {
+	if len(k) >= len(ownHeader) && equalLower(k[:len(ownHeader)], ownHeader) {
 		return false
 	}
 	return !isHop(k)
@@ -143,8 +270,7 @@ func forwardable(k []byte) bool {
 
 // do sends r to the backend. One deadline bounds connecting, sending
 // the request and reading the answer's head: the engine's timeout from
-// now, or the deadline of ctx, or the engine deadline ctx carries
-// ([withEngineDeadline]), whichever comes first. The body, not read yet,
+// now, or deadline (zero: none), whichever comes first. The body, not read yet,
 // stays under that deadline on the connection (dialEngine) for a caller
 // that keeps it whole (readAnswer); relay lifts it, so a body streamed
 // to the client is bounded only by the engine's silence.
@@ -153,19 +279,16 @@ func forwardable(k []byte) bool {
 // resp.BodyStream(), to read within the budget (readAnswer) or stream
 // to the client (relay). The caller owns resp: it releases it with
 // fasthttp.ReleaseResponse, or relay does.
-func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.RequestHeader) (*fasthttp.Response, error) {
+func (u *upstream) do(deadline time.Time, r engine.Request, client *fasthttp.RequestHeader) (*fasthttp.Response, error) {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
-	target := *u.base
-	pth, rawQuery, _ := strings.Cut(r.Path, "?")
-	target.Path = strings.TrimSuffix(u.base.Path, "/") + pth
-	target.RawQuery = rawQuery
-	req.SetRequestURI(target.String())
+	var uri [256]byte
+	req.SetRequestURIBytes(u.appendURI(uri[:0], r.Path))
 	req.Header.SetMethod(cmp.Or(r.Method, "GET"))
 	if client != nil {
 		for k, v := range client.All() {
 			if forwardable(k) {
-				req.Header.SetBytesKV(k, v)
+				setHeader(&req.Header, k, v)
 			}
 		}
 	} else {
@@ -177,11 +300,7 @@ func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.Re
 	if len(r.Body) > 0 {
 		req.SetBodyRaw(r.Body)
 	}
-	deadline := time.Now().Add(u.Timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if d, ok := ctx.Value(engineDeadlineKey{}).(time.Time); ok && d.Before(deadline) {
+	if d := time.Now().Add(u.Timeout); deadline.IsZero() || d.Before(deadline) {
 		deadline = d
 	}
 	resp := fasthttp.AcquireResponse()
@@ -196,12 +315,21 @@ func (u *upstream) do(ctx context.Context, r engine.Request, client *fasthttp.Re
 type engineDeadlineKey struct{}
 
 // withEngineDeadline returns ctx carrying d as the deadline of every
-// request [upstream.do] sends under it, while ctx's own deadline may be
-// later (the refinement's budget comes after the engine's answer). A
-// client request's first attempt and its fallback share d, so a hanging
-// engine costs the client one timeout, not one per attempt.
+// request [upstream.call] sends under it, while ctx's own deadline may be
+// later (the refinement's budget comes after the engine's answer).
 func withEngineDeadline(ctx context.Context, d time.Time) context.Context {
 	return context.WithValue(ctx, engineDeadlineKey{}, d)
+}
+
+// engineDeadline is the deadline of an engine request sent under ctx:
+// ctx's own, or the engine deadline it carries ([withEngineDeadline]),
+// whichever comes first; zero for none.
+func engineDeadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	if e, ok := ctx.Value(engineDeadlineKey{}).(time.Time); ok && (d.IsZero() || e.Before(d)) {
+		d = e
+	}
+	return d
 }
 
 // reply is an engine's answer read into memory.
@@ -222,7 +350,7 @@ type reply struct {
 // ctx too: these callers (the metasearch, SearXNG's pages) wait for the
 // whole answer, so an engine that trickles past their deadline is cut.
 func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudget) (rep reply, err error) {
-	resp, err := u.do(ctx, r, nil)
+	resp, err := u.do(engineDeadline(ctx), r, nil)
 	if err != nil {
 		return rep, err
 	}
@@ -233,14 +361,14 @@ func (u *upstream) call(ctx context.Context, r engine.Request, budget *byteBudge
 		stop := context.AfterFunc(ctx, func() { st.CloseWithError(context.DeadlineExceeded) })
 		defer stop()
 	}
-	if rep.held, err = budget.readAnswer(ctx, resp); err != nil {
+	if rep.held, err = budget.readAnswer(ctxBound(ctx), resp); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("answer not read by the deadline: %w", ctx.Err())
 		}
 		return rep, err
 	}
 	for k, v := range resp.Header.All() {
-		if !isHop(k) && !strings.EqualFold(string(k), "Content-Encoding") {
+		if !isHop(k) && !equalLower(k, "content-encoding") {
 			rep.header = append(rep.header, [2]string{string(k), string(v)})
 		}
 	}
@@ -300,7 +428,7 @@ func relayRest(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, head []byte) {
 	ctx.Response.Reset()
 	for k, v := range resp.Header.All() {
 		if !isHop(k) {
-			ctx.Response.Header.SetBytesKV(k, v)
+			setHeader(&ctx.Response.Header, k, v)
 		}
 	}
 	ctx.SetStatusCode(resp.StatusCode())
@@ -315,11 +443,12 @@ func relayRest(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, head []byte) {
 }
 
 // copyAnswerHeader copies a backend answer's end-to-end headers but
-// Content-Encoding (winnow parsed and rewrote an identity body).
+// Content-Encoding (winnow parsed and rewrote an identity body) and Date
+// (which fasthttp would drop: it writes its own).
 func copyAnswerHeader(dst, src *fasthttp.ResponseHeader) {
 	for k, v := range src.All() {
-		if !isHop(k) && !strings.EqualFold(string(k), "Content-Encoding") {
-			dst.SetBytesKV(k, v)
+		if !isHop(k) && !equalLower(k, "content-encoding") && !equalLower(k, "date") {
+			setHeader(dst, k, v)
 		}
 	}
 }
