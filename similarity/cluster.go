@@ -254,6 +254,7 @@ type matcher struct {
 	cache    VerdictCache         // verdicts kept across calls, or nil
 	workers  int                  // goroutines for prefetch; <= 1: none
 	extra    int                  // verdicts computed by prefetch
+	seqs     *seqAlignments       // alignments by the pairs' texts, or nil
 }
 
 // VerdictCache keeps verdicts across calls of [ClusterRanked] (or hands
@@ -267,14 +268,22 @@ type VerdictCache interface {
 	SetVerdict(a, b *Signature, v Verdict)
 }
 
-// decide is Decide through the verdict cache.
-func (m *matcher) decide(a, b *Signature) Verdict {
+// decide is Decide of the pair (i, j) through the verdict cache, taking
+// a kept alignment of the same texts when m keeps them.
+func (m *matcher) decide(i, j int) Verdict {
+	a, b := m.sigs[i], m.sigs[j]
 	if m.cache != nil {
 		if v, ok := m.cache.Verdict(a, b); ok {
 			return v
 		}
 	}
-	v := m.d.Decide(a, b)
+	var v Verdict
+	if m.seqs != nil {
+		v = m.d.decide(a, b, m.seqs.prior(i, j), true)
+		m.seqs.keep(i, j, &v)
+	} else {
+		v = m.d.Decide(a, b)
+	}
 	if m.cache != nil {
 		m.cache.SetVerdict(a, b, v)
 	}
@@ -325,7 +334,7 @@ func (m *matcher) verify(i, j int, r *pairResult) {
 		r.dup = true
 		return
 	}
-	r.v = m.decide(m.sigs[i], m.sigs[j])
+	r.v = m.decide(i, j)
 	r.decided, r.dup = true, r.v.Duplicate
 }
 
@@ -373,7 +382,7 @@ func (m *matcher) verdict(i, j int) Verdict {
 	if m.sigs[i] == nil || m.sigs[j] == nil {
 		return m.d.Decide(a, b)
 	}
-	return m.decide(a, b)
+	return m.decide(i, j)
 }
 
 // ClusterRanked clusters a ranked result list (best first, up to a few
@@ -838,7 +847,7 @@ func BatchCluster(sigs []*Signature, d Decision, o BatchOptions) []Cluster {
 	batchSize := cmp.Or(o.batch, batchPairs)
 	var st BatchStats
 	u := NewUnionFind(n)
-	m := matcher{d: &d, sigs: ranked, workers: workers, cache: o.Cache}
+	m := matcher{d: &d, sigs: ranked, workers: workers, cache: o.Cache, seqs: newSeqAlignments(ranked)}
 	rejected := make(map[[2]int32]struct{}) // decided non-matches
 	pending := make(map[[2]int32]struct{})  // pairs of the batch
 	var batch [][2]int32
