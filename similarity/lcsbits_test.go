@@ -3,9 +3,11 @@ package similarity
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	udifflcs "github.com/aymanbagabas/go-udiff/lcs"
@@ -269,4 +271,56 @@ func udiffDeleted(a, b []string) int {
 		n += d.End - d.Start
 	}
 	return n
+}
+
+// TestDenseStepLogged checks the logged dense step, which skips the words
+// it leaves as they are, against the step over every word: the same row,
+// carry and log (the old value of each word changed, in order) on rows
+// of every kind a search meets (all ones as they start, zeros where
+// matched, mixed) under masks sparse and full, with and without a carry
+// through runs of all-ones words.
+func TestDenseStepLogged(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	word := func(kind int) uint64 {
+		switch kind {
+		case 0:
+			return ^uint64(0)
+		case 1:
+			return 0
+		case 2:
+			return ^uint64(0) &^ (1 << r.IntN(64))
+		}
+		return r.Uint64()
+	}
+	var s lcsScratch
+	for i := range 3000 {
+		w := 1 + r.IntN(40)
+		v, pm := make([]uint64, w), make([]uint64, w)
+		for k := range v {
+			v[k] = word(r.IntN(4) * (i % 3)) // i%3 == 0: all ones
+			switch r.IntN(4) {
+			case 0:
+				pm[k] = 1 << r.IntN(64)
+			case 1:
+				pm[k] = r.Uint64() & r.Uint64()
+			}
+		}
+		want := append([]uint64(nil), v...)
+		var wantLog []undo
+		var wantCarry uint64
+		for k, x := range want { // the step over every word
+			p := pm[k]
+			var sum uint64
+			sum, wantCarry = bits.Add64(x, x&p, wantCarry)
+			if y := sum | (x &^ p); y != x {
+				wantLog = append(wantLog, undo{int32(k), x})
+				want[k] = y
+			}
+		}
+		s.log = s.log[:0]
+		carry := s.denseStep(v, pm, true)
+		if carry != wantCarry || !slices.Equal(v, want) || !slices.Equal(s.log, wantLog) {
+			t.Fatalf("case %d: carry %d, row %x, log %v\nwant carry %d, row %x, log %v", i, carry, v, s.log, wantCarry, want, wantLog)
+		}
+	}
 }
