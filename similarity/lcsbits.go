@@ -292,6 +292,12 @@ func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry 
 // and stays as it was: it is neither written nor logged (on long
 // sequences the rows start all ones and most carries cross such words).
 func (s *lcsScratch) ripple(v []uint64, pos, end int, log bool) (int, uint64) {
+	v = v[:end]
+	for ; pos <= len(v)-4; pos += 4 { // four words of all ones at a time
+		if v[pos]&v[pos+1]&v[pos+2]&v[pos+3] != ^uint64(0) {
+			break
+		}
+	}
 	for ; pos < end; pos++ {
 		x := v[pos]
 		sum := x + 1

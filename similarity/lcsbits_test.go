@@ -273,14 +273,28 @@ func udiffDeleted(a, b []string) int {
 	return n
 }
 
-// TestDenseStepLogged checks the logged dense step, which skips the words
-// it leaves as they are, against the step over every word: the same row,
-// carry and log (the old value of each word changed, in order) on rows
-// of every kind a search meets (all ones as they start, zeros where
-// matched, mixed) under masks sparse and full, with and without a carry
-// through runs of all-ones words.
-func TestDenseStepLogged(t *testing.T) {
-	r := rand.New(rand.NewPCG(61, 62))
+// stepOverEvery is the bit-parallel step of one token over every word of
+// the row v: V = (V + (V & PM)) | (V &^ PM), with the old value of each
+// word it changes, in order, and the carry out of the top word. The
+// steps that skip words must agree with it.
+func stepOverEvery(v, pm []uint64) (log []undo, carry uint64) {
+	for k, x := range v {
+		p := pm[k]
+		var sum uint64
+		sum, carry = bits.Add64(x, x&p, carry)
+		if y := sum | (x &^ p); y != x {
+			log = append(log, undo{int32(k), x})
+			v[k] = y
+		}
+	}
+	return log, carry
+}
+
+// stepCases returns rows and masks of every kind a search meets: rows all
+// ones as they start (every third), zeros where matched, mixed; masks
+// sparse and full, so that carries run through words of all ones.
+func stepCases(seed uint64) (rows, masks [][]uint64) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	word := func(kind int) uint64 {
 		switch kind {
 		case 0:
@@ -292,12 +306,11 @@ func TestDenseStepLogged(t *testing.T) {
 		}
 		return r.Uint64()
 	}
-	var s lcsScratch
 	for i := range 3000 {
 		w := 1 + r.IntN(40)
 		v, pm := make([]uint64, w), make([]uint64, w)
 		for k := range v {
-			v[k] = word(r.IntN(4) * (i % 3)) // i%3 == 0: all ones
+			v[k] = word(r.IntN(4) * (i % 3))
 			switch r.IntN(4) {
 			case 0:
 				pm[k] = 1 << r.IntN(64)
@@ -305,22 +318,52 @@ func TestDenseStepLogged(t *testing.T) {
 				pm[k] = r.Uint64() & r.Uint64()
 			}
 		}
-		want := append([]uint64(nil), v...)
-		var wantLog []undo
-		var wantCarry uint64
-		for k, x := range want { // the step over every word
-			p := pm[k]
-			var sum uint64
-			sum, wantCarry = bits.Add64(x, x&p, wantCarry)
-			if y := sum | (x &^ p); y != x {
-				wantLog = append(wantLog, undo{int32(k), x})
-				want[k] = y
-			}
-		}
+		rows, masks = append(rows, v), append(masks, pm)
+	}
+	return rows, masks
+}
+
+// TestDenseStepLogged checks the logged dense step, which skips the words
+// it leaves as they are, against the step over every word: the same row,
+// carry and log.
+func TestDenseStepLogged(t *testing.T) {
+	rows, masks := stepCases(61)
+	var s lcsScratch
+	for i, v := range rows {
+		want := slices.Clone(v)
+		wantLog, wantCarry := stepOverEvery(want, masks[i])
 		s.log = s.log[:0]
-		carry := s.denseStep(v, pm, true)
+		carry := s.denseStep(v, masks[i], true)
 		if carry != wantCarry || !slices.Equal(v, want) || !slices.Equal(s.log, wantLog) {
 			t.Fatalf("case %d: carry %d, row %x, log %v\nwant carry %d, row %x, log %v", i, carry, v, s.log, wantCarry, want, wantLog)
+		}
+	}
+}
+
+// TestSparseStep checks the sparse step, whose carry skips the words of
+// all ones above the mask's words ([lcsScratch.ripple]), against the step
+// over every word, logged and not.
+func TestSparseStep(t *testing.T) {
+	rows, masks := stepCases(63)
+	var s lcsScratch
+	for i, v := range rows {
+		var ks []int32
+		var ps []uint64
+		for k, p := range masks[i] {
+			if p != 0 {
+				ks, ps = append(ks, int32(k)), append(ps, p)
+			}
+		}
+		want := slices.Clone(v)
+		wantLog, wantCarry := stepOverEvery(want, masks[i])
+		for _, log := range []bool{false, true} {
+			got := slices.Clone(v)
+			s.log = s.log[:0]
+			carry := s.step(got, ks, ps, log)
+			logOK := slices.Equal(s.log, wantLog) || !log && len(s.log) == 0
+			if carry != wantCarry || !slices.Equal(got, want) || !logOK {
+				t.Fatalf("case %d (log %v): carry %d, row %x, log %v\nwant carry %d, row %x, log %v", i, log, carry, got, s.log, wantCarry, want, wantLog)
+			}
 		}
 	}
 }
