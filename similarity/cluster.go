@@ -184,7 +184,11 @@ func containPasses(a, b *bloomInfo, t float64) bool {
 // quickCandidate runs the candidate test of d on (a, b) computing only the
 // scores the tests need, cheapest first, and stops at the first test that
 // passes. It agrees with the candidate step of [Decision.Decide].
-// ia and ib are the Bloom data of a and b (see [newBloomInfo]).
+// ia and ib are the Bloom data of a and b (see [newBloomInfo]), or nil to
+// have them read from the filters when a containment test needs them: the
+// default tests do not, and a popcount of both filters for every pair
+// of [BatchCluster]'s tables was 0.6 % of `winnow dedup`'s instructions
+// on the Debian crawl.
 func (d *Decision) quickCandidate(a, b *Signature, ia, ib *bloomInfo) bool {
 	if g := d.gate(); g >= 0 && Hamming(a.Simhash, b.Simhash) > g {
 		return false
@@ -205,6 +209,10 @@ func (d *Decision) quickCandidate(a, b *Signature, ia, ib *bloomInfo) bool {
 		case MethodBloom:
 			v = max(BloomMatch(a.Bloom, b.Bloom), BloomMatch(b.Bloom, a.Bloom))
 		case MethodContainment:
+			if ia == nil {
+				fa, fb := newBloomInfo(a.Bloom), newBloomInfo(b.Bloom)
+				ia, ib = &fa, &fb
+			}
 			if containPasses(ia, ib, t.Threshold) {
 				return true
 			}
@@ -316,12 +324,9 @@ func (m *matcher) candidate(i, j int) bool {
 	if m.d.tooShort(a) || m.d.tooShort(b) {
 		return false
 	}
-	var ia, ib *bloomInfo
+	var ia, ib *bloomInfo // nil: quickCandidate reads the filters if a test needs them
 	if m.blooms != nil {
 		ia, ib = &m.blooms[i], &m.blooms[j]
-	} else {
-		ia, ib = new(bloomInfo), new(bloomInfo)
-		*ia, *ib = newBloomInfo(a.Bloom), newBloomInfo(b.Bloom)
 	}
 	return m.d.quickCandidate(a, b, ia, ib)
 }

@@ -534,8 +534,7 @@ func (d Decision) IsCandidate(a, b *Signature) bool {
 	if d.tooShort(a) || d.tooShort(b) {
 		return false
 	}
-	ia, ib := newBloomInfo(a.Bloom), newBloomInfo(b.Bloom)
-	return d.quickCandidate(a, b, &ia, &ib)
+	return d.quickCandidate(a, b, nil, nil)
 }
 
 // wantsNumbers reports whether Decide compares the pages' numbers
