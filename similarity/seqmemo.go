@@ -27,10 +27,11 @@ type seqAlignments struct {
 }
 
 // seqAlignment is one kept alignment: the signatures it was computed on
-// (to tell a hash collision) and the verdict holding its scores.
+// (to tell a hash collision), the verdict's scores and its alignment.
 type seqAlignment struct {
-	a, b *Signature
-	v    Verdict // Scores and Aligned only
+	a, b    *Signature
+	scores  Scores
+	aligned Alignment
 }
 
 // newSeqAlignments returns an empty memory for the signatures sigs.
@@ -84,7 +85,7 @@ func (sa *seqAlignments) prior(i, j int) *Verdict {
 	if !ok || !sameSeq(e.a, a) || !sameSeq(e.b, b) {
 		return nil
 	}
-	return &e.v
+	return &Verdict{Scores: e.scores, Aligned: e.aligned}
 }
 
 // keep keeps v's alignment of the pair (i, j) when it ran to its end.
@@ -93,7 +94,7 @@ func (sa *seqAlignments) keep(i, j int, v *Verdict) {
 		return
 	}
 	k := sa.key(i, j)
-	e := seqAlignment{a: sa.sigs[i], b: sa.sigs[j], v: Verdict{Scores: v.Scores, Aligned: v.Aligned}}
+	e := seqAlignment{a: sa.sigs[i], b: sa.sigs[j], scores: v.Scores, aligned: v.Aligned}
 	sa.mu.Lock()
 	if sa.kept == nil {
 		sa.kept = make(map[[2]uint64]seqAlignment)

@@ -48,7 +48,7 @@ func TestSeqAlignments(t *testing.T) {
 				}
 				continue
 			}
-			e.v.Scores.Divergence = 0.123456
+			e.scores.Divergence = 0.123456
 			m.seqs.kept[k] = e
 			m.verdicts = nil
 			got := m.decide(2, 3)
