@@ -197,17 +197,23 @@ func (t *wordMasks) maskOf(id int32) (dense []uint64, ks []int32, ps []uint64) {
 // returns the carry out of the top word.
 func (s *lcsScratch) denseStep(v, pm []uint64, log bool) (carry uint64) {
 	pm = pm[:len(v)]
-	if !log {
-		// Without the log the plain pass is the cheaper: the skips
-		// below cost more than they save in BenchmarkLCS's length.
-		for k, x := range v {
-			p := pm[k]
-			var sum uint64
-			sum, carry = bits.Add64(x, x&p, carry)
-			v[k] = sum | (x &^ p)
-		}
-		return carry
+	if log {
+		return s.denseStepLogged(v, pm)
 	}
+	// Without the log the plain pass is the cheaper: the skips of
+	// denseStepLogged cost more than they save in BenchmarkLCS's length.
+	for k, x := range v {
+		p := pm[k]
+		var sum uint64
+		sum, carry = bits.Add64(x, x&p, carry)
+		v[k] = sum | (x &^ p)
+	}
+	return carry
+}
+
+// denseStepLogged is [lcsScratch.denseStep] with the log.
+func (s *lcsScratch) denseStepLogged(v, pm []uint64) (carry uint64) {
+	pm = pm[:len(v)]
 	// Two kinds of word stay as they are and leave the carry as it
 	// came: without carry in, one whose ones miss the token's positions
 	// (x&p == 0: (x + 0) | (x &^ p) = x); with carry in, one of all ones
@@ -281,8 +287,22 @@ func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry 
 		pos = k + 1
 	}
 	if carry != 0 {
-		_, carry = s.ripple(v, pos, len(v), log)
+		carry = s.rippleTop(v, pos, log)
 	}
+	return carry
+}
+
+// rippleTop is [lcsScratch.ripple] from pos to the top of the row, whose
+// words above a token's last mask word are mostly all ones on long rows
+// (they start so): those are passed four at a time first. Between mask
+// words the gaps are short and ripple, inlined, is the cheaper.
+func (s *lcsScratch) rippleTop(v []uint64, pos int, log bool) uint64 {
+	for ; pos <= len(v)-4; pos += 4 {
+		if v[pos]&v[pos+1]&v[pos+2]&v[pos+3] != ^uint64(0) {
+			break
+		}
+	}
+	_, carry := s.ripple(v, pos, len(v), log)
 	return carry
 }
 
@@ -292,12 +312,6 @@ func (s *lcsScratch) step(v []uint64, ks []int32, ps []uint64, log bool) (carry 
 // and stays as it was: it is neither written nor logged (on long
 // sequences the rows start all ones and most carries cross such words).
 func (s *lcsScratch) ripple(v []uint64, pos, end int, log bool) (int, uint64) {
-	v = v[:end]
-	for ; pos <= len(v)-4; pos += 4 { // four words of all ones at a time
-		if v[pos]&v[pos+1]&v[pos+2]&v[pos+3] != ^uint64(0) {
-			break
-		}
-	}
 	for ; pos < end; pos++ {
 		x := v[pos]
 		sum := x + 1
