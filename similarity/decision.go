@@ -534,8 +534,7 @@ func (d Decision) IsCandidate(a, b *Signature) bool {
 	if d.tooShort(a) || d.tooShort(b) {
 		return false
 	}
-	ia, ib := newBloomInfo(a.Bloom), newBloomInfo(b.Bloom)
-	return d.quickCandidate(a, b, &ia, &ib)
+	return d.quickCandidate(a, b, nil, nil)
 }
 
 // wantsNumbers reports whether Decide compares the pages' numbers
@@ -730,7 +729,7 @@ type Alignment struct {
 // pair passed the candidate test but not the strong-accept test. Safe for
 // concurrent use.
 func (d Decision) Decide(a, b *Signature) Verdict {
-	return d.decide(a, b, nil)
+	return d.decide(a, b, nil, false)
 }
 
 // DecideAfter is [Decision.Decide] given prior, a verdict of another
@@ -742,12 +741,15 @@ func (d Decision) Decide(a, b *Signature) Verdict {
 // for bit. A prior whose cheap scores differ from the pair's (another
 // pair, or b and a) is not used. Safe for concurrent use.
 func (d Decision) DecideAfter(a, b *Signature, prior *Verdict) Verdict {
-	return d.decide(a, b, prior)
+	return d.decide(a, b, prior, false)
 }
 
 // decide is Decide, reusing prior's alignment when it may (see
-// [Decision.DecideAfter]); prior may be nil.
-func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
+// [Decision.DecideAfter]); prior may be nil. sameSeqs reports that the
+// caller checked prior to be a verdict of a pair with a's and b's word
+// sequences and token counts, in this order, whatever its other scores
+// (see [Verdict.align]).
+func (d Decision) decide(a, b *Signature, prior *Verdict, sameSeqs bool) Verdict {
 	v := Verdict{MinTokens: d.minTokens(), Gate: d.gate(), Verify: TestResult{Test: Test{Method: MethodNone}},
 		Purpose: d.Purpose, Probability: math.NaN()}
 	vt := d.verify()
@@ -822,7 +824,7 @@ func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
 		v.Duplicate = true
 	case isModel:
 		v.Step = StepVerify
-		d.verifyByModel(a, b, vt, &v, prior)
+		d.verifyByModel(a, b, vt, &v, prior, sameSeqs)
 		v.Duplicate = v.Verify.Pass
 	case vt.Method.needsSeq() && (len(a.Seq) == 0 || len(b.Seq) == 0):
 		v.Step = StepVerify
@@ -845,7 +847,7 @@ func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
 			if vt.Method == MethodLCSCentral {
 				o.MinCoverage = minCov
 			}
-			v.align(a, b, o, prior)
+			v.align(a, b, o, prior, sameSeqs)
 		}
 		v.Verify = vt.eval(&v.Scores, params)
 		v.Duplicate = v.Verify.Pass
@@ -888,7 +890,7 @@ func (d Decision) decide(a, b *Signature, prior *Verdict) Verdict {
 // The LCS exits early once its ratio cannot lift the probability to the
 // threshold whatever the rest of the alignment. prior, when not nil, may
 // hold the alignment (see [Verdict.align]).
-func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict, prior *Verdict) {
+func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict, prior *Verdict, sameSeqs bool) {
 	pm := d.models()
 	v.Verify = TestResult{Test: vt, Purpose: d.Purpose}
 	if len(a.Seq) == 0 || len(b.Seq) == 0 || !pm.Seq.usesSeq() {
@@ -908,7 +910,7 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict, prior *Ve
 	if pm.Seq.uses(FeaturePageDivergence) {
 		central.PageShare = cmp.Or(central.PageShare, DefaultPageShare)
 	}
-	v.align(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: central, Bag: pm.Seq.uses(FeatureBagGap)}, prior)
+	v.align(a, b, CompareOptions{LCS: true, MinRatio: minLCS, MaxD: d.MaxD, Central: central, Bag: pm.Seq.uses(FeatureBagGap)}, prior, sameSeqs)
 	if v.Scores.LCSCut {
 		// The alignment was not finished: bound the probability with its
 		// other features at their best.
@@ -930,14 +932,19 @@ func (d *Decision) verifyByModel(a, b *Signature, vt Test, v *Verdict, prior *Ve
 // alignment ran to its end. When prior's alignment ran to its end with
 // o's Central, o's bound lets an alignment at its distance run to its
 // end too, and prior's cheap scores are v's (the same pair), its scores
-// are taken without aligning again (see [Alignment]). The bag ratio, not
-// part of the alignment, is taken from prior when it has one, else
-// computed when o asks for it.
-func (v *Verdict) align(a, b *Signature, o CompareOptions, prior *Verdict) {
+// are taken without aligning again (see [Alignment]). sameSeqs stands for
+// the last test when the caller checked that prior's pair has a's and b's
+// word sequences and token counts, in this order: the alignment's scores
+// are a function of those (see [wholeOf] and [Alignment]), so another
+// pair of the same texts, whose cheap scores differ (another URL, other
+// numbers or links), has them too. The bag ratio, not part of the
+// alignment, is taken from prior when it has one, else computed when o
+// asks for it.
+func (v *Verdict) align(a, b *Signature, o CompareOptions, prior *Verdict, sameSeqs bool) {
 	var full Scores
 	l := -1
 	if p := prior; p != nil && p.Aligned.Done && p.Aligned.Central == o.Central &&
-		o.finishes(a, b, p.Aligned.Distance) && sameCheap(&p.Scores, &v.Scores) {
+		o.finishes(a, b, p.Aligned.Distance) && (sameSeqs || sameCheap(&p.Scores, &v.Scores)) {
 		full, l = p.Scores, (len(a.Seq)+len(b.Seq)-p.Aligned.Distance)/2
 		switch {
 		case !o.Bag:

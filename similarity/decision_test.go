@@ -290,6 +290,9 @@ func TestQuickCandidateAgrees(t *testing.T) {
 					if got := dt.d.quickCandidate(a, b, &infos[i], &infos[j]); got != want {
 						t.Errorf("quickCandidate(%d, %d) = %v, want %v: %s", i, j, got, want, v.Explain())
 					}
+					if got := dt.d.quickCandidate(a, b, nil, nil); got != want { // the filters read when needed
+						t.Errorf("quickCandidate(%d, %d) without Bloom data = %v, want %v: %s", i, j, got, want, v.Explain())
+					}
 					if want {
 						pass++
 					}

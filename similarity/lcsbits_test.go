@@ -3,9 +3,11 @@ package similarity
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	udifflcs "github.com/aymanbagabas/go-udiff/lcs"
@@ -269,4 +271,99 @@ func udiffDeleted(a, b []string) int {
 		n += d.End - d.Start
 	}
 	return n
+}
+
+// stepOverEvery is the bit-parallel step of one token over every word of
+// the row v: V = (V + (V & PM)) | (V &^ PM), with the old value of each
+// word it changes, in order, and the carry out of the top word. The
+// steps that skip words must agree with it.
+func stepOverEvery(v, pm []uint64) (log []undo, carry uint64) {
+	for k, x := range v {
+		p := pm[k]
+		var sum uint64
+		sum, carry = bits.Add64(x, x&p, carry)
+		if y := sum | (x &^ p); y != x {
+			log = append(log, undo{int32(k), x})
+			v[k] = y
+		}
+	}
+	return log, carry
+}
+
+// stepCases returns rows and masks of every kind a search meets: rows all
+// ones as they start (every third), zeros where matched, mixed; masks
+// sparse and full, so that carries run through words of all ones.
+func stepCases(seed uint64) (rows, masks [][]uint64) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	word := func(kind int) uint64 {
+		switch kind {
+		case 0:
+			return ^uint64(0)
+		case 1:
+			return 0
+		case 2:
+			return ^uint64(0) &^ (1 << r.IntN(64))
+		}
+		return r.Uint64()
+	}
+	for i := range 3000 {
+		w := 1 + r.IntN(40)
+		v, pm := make([]uint64, w), make([]uint64, w)
+		for k := range v {
+			v[k] = word(r.IntN(4) * (i % 3))
+			switch r.IntN(4) {
+			case 0:
+				pm[k] = 1 << r.IntN(64)
+			case 1:
+				pm[k] = r.Uint64() & r.Uint64()
+			}
+		}
+		rows, masks = append(rows, v), append(masks, pm)
+	}
+	return rows, masks
+}
+
+// TestDenseStepLogged checks the logged dense step, which skips the words
+// it leaves as they are, against the step over every word: the same row,
+// carry and log.
+func TestDenseStepLogged(t *testing.T) {
+	rows, masks := stepCases(61)
+	var s lcsScratch
+	for i, v := range rows {
+		want := slices.Clone(v)
+		wantLog, wantCarry := stepOverEvery(want, masks[i])
+		s.log = s.log[:0]
+		carry := s.denseStep(v, masks[i], true)
+		if carry != wantCarry || !slices.Equal(v, want) || !slices.Equal(s.log, wantLog) {
+			t.Fatalf("case %d: carry %d, row %x, log %v\nwant carry %d, row %x, log %v", i, carry, v, s.log, wantCarry, want, wantLog)
+		}
+	}
+}
+
+// TestSparseStep checks the sparse step, whose carry skips the words of
+// all ones above the mask's words ([lcsScratch.ripple]), against the step
+// over every word, logged and not.
+func TestSparseStep(t *testing.T) {
+	rows, masks := stepCases(63)
+	var s lcsScratch
+	for i, v := range rows {
+		var ks []int32
+		var ps []uint64
+		for k, p := range masks[i] {
+			if p != 0 {
+				ks, ps = append(ks, int32(k)), append(ps, p)
+			}
+		}
+		want := slices.Clone(v)
+		wantLog, wantCarry := stepOverEvery(want, masks[i])
+		for _, log := range []bool{false, true} {
+			got := slices.Clone(v)
+			s.log = s.log[:0]
+			carry := s.step(got, ks, ps, log)
+			logOK := slices.Equal(s.log, wantLog) || !log && len(s.log) == 0
+			if carry != wantCarry || !slices.Equal(got, want) || !logOK {
+				t.Fatalf("case %d (log %v): carry %d, row %x, log %v\nwant carry %d, row %x, log %v", i, log, carry, got, s.log, wantCarry, want, wantLog)
+			}
+		}
+	}
 }
