@@ -3,7 +3,9 @@ package similarity
 import (
 	"slices"
 	"sync"
-	"sync/atomic"
+	"unsafe"
+
+	"github.com/zeebo/xxh3"
 )
 
 // seqAlignments keeps the finished alignments of the verdicts of one
@@ -17,13 +19,19 @@ import (
 // documentation crawl over a quarter of the aligned pairs had the texts
 // of a pair aligned before (docs/performance.md, "Alignments of the same
 // texts"). Safe for concurrent use.
+//
+// Only pairs with a side whose text another signature shares are kept:
+// no other pair can have the texts of a pair of two unique texts, and
+// keeping every alignment would hold about 250 bytes for each aligned
+// pair of a call, whatever the input.
 type seqAlignments struct {
 	sigs []*Signature
-	// hash holds each signature's [seqHash] with the top bit set, or 0
-	// before it is needed.
-	hash []atomic.Uint64
-	mu   sync.Mutex
-	kept map[[2]uint64]seqAlignment
+	// hash holds each signature's [seqHash] (0: no sequence).
+	hash []uint64
+	// shared marks the signatures whose hash another signature has.
+	shared []bool
+	mu     sync.Mutex
+	kept   map[[2]uint64]seqAlignment
 }
 
 // seqAlignment is one kept alignment: the signatures it was computed on
@@ -34,35 +42,47 @@ type seqAlignment struct {
 	aligned Alignment
 }
 
-// newSeqAlignments returns an empty memory for the signatures sigs.
+// newSeqAlignments returns an empty memory for the signatures sigs, or
+// nil when no two of them have the same word sequence and token count.
 func newSeqAlignments(sigs []*Signature) *seqAlignments {
-	return &seqAlignments{sigs: sigs, hash: make([]atomic.Uint64, len(sigs))}
-}
-
-// key returns the key of the pair (i, j).
-func (sa *seqAlignments) key(i, j int) [2]uint64 {
-	return [2]uint64{sa.hashOf(i), sa.hashOf(j)}
-}
-
-// hashOf returns the sequence hash of signature i, computing it once
-// (two workers may both compute it; they store the same value).
-func (sa *seqAlignments) hashOf(i int) uint64 {
-	if h := sa.hash[i].Load(); h != 0 {
-		return h
+	sa := &seqAlignments{sigs: sigs, hash: make([]uint64, len(sigs))}
+	sorted := make([]uint64, 0, len(sigs))
+	for i, s := range sigs {
+		if s != nil && len(s.Seq) > 0 {
+			sa.hash[i] = seqHash(s) | 1
+			sorted = append(sorted, sa.hash[i])
+		}
 	}
-	h := seqHash(sa.sigs[i]) | 1<<63
-	sa.hash[i].Store(h)
-	return h
+	slices.Sort(sorted)
+	var repeated []uint64 // the hashes of two signatures or more
+	for k := 1; k < len(sorted); k++ {
+		if sorted[k] == sorted[k-1] && (len(repeated) == 0 || repeated[len(repeated)-1] != sorted[k]) {
+			repeated = append(repeated, sorted[k])
+		}
+	}
+	if len(repeated) == 0 {
+		return nil
+	}
+	sa.shared = make([]bool, len(sigs))
+	for i, h := range sa.hash {
+		_, sa.shared[i] = slices.BinarySearch(repeated, h)
+	}
+	return sa
+}
+
+// key returns the key of the pair (i, j), and whether a pair of other
+// signatures may have its texts.
+func (sa *seqAlignments) key(i, j int) ([2]uint64, bool) {
+	return [2]uint64{sa.hash[i], sa.hash[j]}, sa.shared[i] || sa.shared[j]
 }
 
 // seqHash hashes a signature's word sequence and token count, the inputs
-// of its alignments ([wholeOf]).
+// of its alignments ([wholeOf]). Every signature of a call is hashed
+// (6.6 M words on the Debian crawl), so the words are hashed as bytes, not
+// one at a time.
 func seqHash(s *Signature) uint64 {
-	h := uint64(14695981039346656037) ^ uint64(s.Tokens)
-	for _, x := range s.Seq {
-		h = (h ^ uint64(x)) * 1099511628211
-	}
-	return h
+	words := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s.Seq))), 4*len(s.Seq))
+	return xxh3.HashSeed(words, uint64(s.Tokens))
 }
 
 // sameSeq reports whether x and y hold the same word sequence and token
@@ -78,7 +98,10 @@ func (sa *seqAlignments) prior(i, j int) *Verdict {
 	if len(a.Seq) == 0 || len(b.Seq) == 0 {
 		return nil
 	}
-	k := sa.key(i, j)
+	k, shared := sa.key(i, j)
+	if !shared {
+		return nil
+	}
 	sa.mu.Lock()
 	e, ok := sa.kept[k]
 	sa.mu.Unlock()
@@ -90,10 +113,10 @@ func (sa *seqAlignments) prior(i, j int) *Verdict {
 
 // keep keeps v's alignment of the pair (i, j) when it ran to its end.
 func (sa *seqAlignments) keep(i, j int, v *Verdict) {
-	if !v.Aligned.Done {
+	k, shared := sa.key(i, j)
+	if !shared || !v.Aligned.Done {
 		return
 	}
-	k := sa.key(i, j)
 	e := seqAlignment{a: sa.sigs[i], b: sa.sigs[j], scores: v.Scores, aligned: v.Aligned}
 	sa.mu.Lock()
 	if sa.kept == nil {

@@ -40,7 +40,7 @@ func TestSeqAlignments(t *testing.T) {
 				t.Fatalf("pair %d: same texts\ngot  %s\nwant %s", i, verdictText(got), verdictText(want))
 			}
 			// Alter the kept alignment: only a verdict that takes it shows it.
-			k := m.seqs.key(0, 1)
+			k, _ := m.seqs.key(0, 1)
 			e, kept := m.seqs.kept[k]
 			if !kept {
 				if first.Aligned.Done {
@@ -68,4 +68,40 @@ func TestSeqAlignments(t *testing.T) {
 		t.Fatalf("no pair took a kept alignment (%d) or refused one (%d): the test checks nothing", reused, refused)
 	}
 	t.Logf("%d verdicts took a kept alignment, %d of another token count did not", reused, refused)
+}
+
+// TestSeqAlignmentsUnshared: alignments are kept only for pairs with a
+// side whose texts another signature has; with no text shared there is
+// no memory at all.
+func TestSeqAlignmentsUnshared(t *testing.T) {
+	p := decideAfterPairs(t)[0]
+	a, b := p[0], p[1]
+	if newSeqAlignments([]*Signature{a, b, nil}) != nil {
+		t.Fatal("a memory for signatures of distinct texts")
+	}
+	a2 := *a
+	a2.Simhash ^= 1
+	longer := *b
+	longer.Tokens += 100 // b's sequence, another token count: another text
+	sa := newSeqAlignments([]*Signature{a, b, &a2, &longer})
+	if sa == nil {
+		t.Fatal("no memory for two signatures of one text")
+	}
+	for _, c := range []struct {
+		i, j   int
+		shared bool
+	}{{0, 1, true}, {1, 2, true}, {1, 3, false}, {3, 1, false}} {
+		if _, shared := sa.key(c.i, c.j); shared != c.shared {
+			t.Errorf("pair (%d, %d): shared %v, want %v", c.i, c.j, shared, c.shared)
+		}
+	}
+	v := Verdict{Aligned: Alignment{Done: true}}
+	sa.keep(1, 3, &v)
+	if len(sa.kept) != 0 {
+		t.Errorf("an alignment of two unshared texts was kept")
+	}
+	sa.keep(0, 1, &v)
+	if len(sa.kept) != 1 {
+		t.Errorf("%d alignments kept of a pair with a shared text, want 1", len(sa.kept))
+	}
 }
