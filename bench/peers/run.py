@@ -304,11 +304,25 @@ def score(clusters_path, labels_dir):
     return prf_on(predicted_pairs(clusters_path), dup, grey, set(docs))
 
 
+def winnow_version(binary):
+    """The revision the winnow binary was built from (go version -m), or,
+    for a binary built without it (-buildvcs=false), the checkout's
+    HEAD marked with '?': the binary may be of another commit."""
+    out = subprocess.run(["go", "version", "-m", binary], capture_output=True, text=True).stdout
+    info = dict(l.split("\t")[2].split("=", 1) for l in out.splitlines()
+                if l.startswith("\tbuild\t") and "=" in l)
+    if "vcs.revision" in info:
+        rev = info["vcs.revision"][:7]
+        return rev + ("-dirty" if info.get("vcs.modified") == "true" else "")
+    head = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    return head + "?"
+
+
 def bench(args):
     os.makedirs(args.work, exist_ok=True)
     ver = versions()
-    ver["winnow"] = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                                   capture_output=True, text=True).stdout.strip()
+    ver["winnow"] = winnow_version(args.winnow)
     inputs = [("llvm-docs", args.llvm_jsonl, args.runs)]
     if args.synth:
         inputs.append(("synth", args.synth, args.synth_runs))
