@@ -122,8 +122,9 @@ func TestWorkerKill(t *testing.T) {
 					}
 					var pid int
 					fmt.Sscan(string(b), &pid)
-					m := regexp.MustCompile(`worker (\S+) started, pid ` + strconv.Itoa(pid) + `\n`).FindStringSubmatch(logged())
-					if m != nil && syscall.Kill(pid, syscall.SIGKILL) == nil && midTask(logged, m[1]) {
+					pool := logged()
+					m := regexp.MustCompile(`worker (\S+) started, pid ` + strconv.Itoa(pid) + `\n`).FindStringSubmatch(pool)
+					if m != nil && syscall.Kill(pid, syscall.SIGKILL) == nil && midTask(logged, m[1], len(pool)) {
 						killed <- m[1]
 						return
 					}
@@ -189,14 +190,17 @@ func synthPages(t *testing.T, n int) string {
 }
 
 // midTask waits until the pool logs worker id's end (at most ten
-// seconds) and reports whether it ended killed with no stop asked of it
-// before: the kill, not the runner, ended it, in the middle of its task.
-func midTask(logged func() string, id string) bool {
+// seconds) and reports whether the kill ended it, in the middle of its
+// task: it ended killed, and no stop was asked of it in the pool's log
+// before the kill (the first killedAt bytes). A stop asked after the kill
+// is the runner's answer to the broken connection, and under load the
+// pool may log it before the worker's end.
+func midTask(logged func() string, id string, killedAt int) bool {
 	for range 100 {
 		pool := logged()
 		if end := strings.Index(pool, "worker "+id+" (pid"); end >= 0 {
 			line, _, _ := strings.Cut(pool[end:], "\n")
-			return strings.Contains(line, "signal: killed") && !strings.Contains(pool[:end], "worker "+id+": stop requested")
+			return strings.Contains(line, "signal: killed") && !strings.Contains(pool[:killedAt], "worker "+id+": stop requested")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
