@@ -35,7 +35,13 @@ CONF
 
 engine_launch() {
   local d="$1" p="$2"
-  spawn java "-Xmx${WINNOW_FLINK_HEAP:-1g}" -cp "$(cat "$d/classpath")" \
+  # -Xss: Flink deserializes the submitted job graph recursively
+  # (ObjectInputStream through nested maps and lists), and winnow-beam's
+  # graph overflowed the default 1 MB thread stack in a fresh JVM, whose
+  # methods still run interpreted with larger frames
+  # (java.lang.StackOverflowError in flink-runner-job-invoker, the job
+  # failed before any worker started).
+  spawn java "-Xmx${WINNOW_FLINK_HEAP:-1g}" "-Xss${WINNOW_FLINK_STACK:-8m}" -cp "$(cat "$d/classpath")" \
     org.apache.beam.runners.flink.FlinkJobServerDriver \
     --job-host=127.0.0.1 --job-port="$p" --artifact-port=$((p + 1)) --expansion-port=-1 \
     --flink-master="${WINNOW_FLINK_MASTER:-[local]}" --flink-conf-dir="$d/conf"
