@@ -17,8 +17,8 @@ import (
 // signatures differ elsewhere (so they are not copies of one signature)
 // are common in a crawl of versioned manuals: on the Debian
 // documentation crawl over a quarter of the aligned pairs had the texts
-// of a pair aligned before (docs/performance.md, "Alignments of the same
-// texts"). Safe for concurrent use.
+// of a pair aligned before (docs/performance.md, "Where the
+// verification's cost goes on the Debian crawl"). Safe for concurrent use.
 //
 // Only pairs with a side whose text another signature shares are kept:
 // no other pair can have the texts of a pair of two unique texts, and
@@ -26,7 +26,8 @@ import (
 // pair of a call, whatever the input.
 type seqAlignments struct {
 	sigs []*Signature
-	// hash holds each signature's [seqHash] (0: no sequence).
+	// hash holds each signature's [seqHash] with the low bit set (0: no
+	// sequence).
 	hash []uint64
 	// shared marks the signatures whose hash another signature has.
 	shared []bool
