@@ -15,15 +15,17 @@ import (
 const maxBodyPerItem = 64 << 10
 
 // Handler returns the HTTP API: POST /v1/ingest, POST /v1/lookup,
-// GET /v1/groups/{id}, GET /metrics and GET /healthz. Errors are JSON
-// client.ErrorBody values: 400 for invalid input (naming the item index and
-// URL; nothing of the request is applied), 413 for an oversized batch or
-// body, 404 for an unknown group, 500 for a store failure.
+// GET /v1/groups/{id}, GET /v1/winners, GET /metrics and GET /healthz.
+// Errors are JSON client.ErrorBody values: 400 for invalid input (naming
+// the item index and URL; nothing of the request is applied), 413 for an
+// oversized batch or body, 404 for an unknown group, 500 for a store
+// failure.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/ingest", s.handleIngest)
 	mux.HandleFunc("POST /v1/lookup", s.handleLookup)
 	mux.HandleFunc("GET /v1/groups/{id}", s.handleGroup)
+	mux.HandleFunc("GET /v1/winners", s.handleWinners)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		s.WriteMetrics(w)
@@ -99,6 +101,35 @@ func (s *Service) handleGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, g)
+}
+
+// handleWinners streams [ExportWinners]: the groups file of
+// `winnow-beam assign -groups`, as JSON Lines. A store failure before the
+// first line is a 500; after it, the transfer is aborted, so that a
+// client never takes a cut list for the whole one.
+func (s *Service) handleWinners(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/jsonl")
+	cw := &countingWriter{w: w}
+	if err := ExportWinners(s.st, cw); err != nil {
+		if cw.n == 0 {
+			s.fail(w, err)
+			return
+		}
+		s.o.Logger.Error("cluster_winners_export_failed", "err", err, "bytes_sent", cw.n)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (s *Service) fail(w http.ResponseWriter, err error) {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,5 +95,102 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	if lr, _ := s.Lookup([]string{"https://ok.example/"}); lr[0].Known {
 		t.Error("a rejected batch was partly applied")
+	}
+}
+
+// pageFailing is a store whose Page fails after ok calls (never when ok
+// is negative), and whose Groups fails when groupsErr is set.
+type pageFailing struct {
+	Store
+	ok        int
+	groupsErr bool
+}
+
+func (p *pageFailing) Page(url string) (PageRecord, bool, error) {
+	if p.ok == 0 {
+		return PageRecord{}, false, errors.New("disk gone")
+	}
+	p.ok--
+	return p.Store.Page(url)
+}
+
+func (p *pageFailing) Groups(fn func(id string, g GroupRecord) error) error {
+	if p.groupsErr {
+		return errors.New("disk gone")
+	}
+	return p.Store.Groups(fn)
+}
+
+// TestWinnersHTTP: GET /v1/winners sends ExportWinners' lines; a store
+// failing before the first line is a 500, after it an aborted transfer,
+// never a list that looks whole.
+func TestWinnersHTTP(t *testing.T) {
+	st := NewMemStore()
+	s, err := New(st, Options{SampleSize: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []client.Page
+	for _, p := range signedSample(t) {
+		pages = append(pages, client.Page{URL: p.url, Signature: p.sig})
+	}
+	mustIngest(t, s, pages...)
+	var want strings.Builder
+	if err := ExportWinners(st, &want); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(want.String(), "\n") < 2 {
+		t.Fatalf("the sample makes %d groups, want several", strings.Count(want.String(), "\n"))
+	}
+	get := func(h http.Handler) (*http.Response, []byte, error) {
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		resp, err := http.Get(srv.URL + "/v1/winners")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, b, err
+	}
+	resp, got, err := get(s.Handler())
+	// The memory store's groups come in no set order.
+	sorted := func(b string) string {
+		l := strings.Split(b, "\n")
+		slices.Sort(l)
+		return strings.Join(l, "\n")
+	}
+	if err != nil || resp.StatusCode != 200 || sorted(string(got)) != sorted(want.String()) {
+		t.Errorf("GET /v1/winners = %d, %d bytes, %v; want 200 and ExportWinners' %d bytes", resp.StatusCode, len(got), err, want.Len())
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/jsonl" {
+		t.Errorf("Content-Type %q", ct)
+	}
+
+	quiet := Options{SampleSize: 20, Logger: slog.New(slog.DiscardHandler)}
+	failing := &pageFailing{Store: st, ok: -1}
+	broken, err := New(failing, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing.groupsErr = true
+	if resp, b, _ := get(broken.Handler()); resp.StatusCode != 500 || !strings.Contains(string(b), "disk gone") {
+		t.Errorf("store failing at once: %d %s, want 500 naming the error", resp.StatusCode, b)
+	}
+	// Failing after enough lines to flush the writer's buffer: the
+	// client must see the transfer fail.
+	lines := strings.Count(want.String(), "\n")
+	perLine := want.Len() / lines
+	cut := &pageFailing{Store: st, ok: -1}
+	late, err := New(cut, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut.ok = lines / 2; cut.ok*perLine < 16<<10 {
+		t.Fatalf("half the sample's %d winner lines of ~%d bytes do not fill the writers' buffers", lines, perLine)
+	}
+	resp, b, err := get(late.Handler())
+	if err == nil {
+		t.Errorf("store failing mid-list: %d, %d bytes read without error; want the transfer aborted", resp.StatusCode, len(b))
 	}
 }

@@ -8,6 +8,7 @@
 //	POST /v1/ingest        IngestRequest  -> IngestResponse
 //	POST /v1/lookup        LookupRequest  -> LookupResponse
 //	GET  /v1/groups/{id}                  -> Group
+//	GET  /v1/winners                      -> JSON Lines, one a group (cluster.WinnerLine)
 //
 // Errors are JSON [ErrorBody] values with a 4xx or 5xx status.
 package client

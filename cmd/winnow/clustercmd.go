@@ -23,8 +23,8 @@ func runClusterService(ctx context.Context, e *env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "usage: winnow cluster [-listen ADDR]\n\n"+
 			"Runs the cluster service: POST /v1/ingest, POST /v1/lookup, GET /v1/groups/{id},\n"+
-			"/metrics, /healthz. Feed it with winnow dedup -cluster URL; the proxy asks it with\n"+
-			"serve.cluster: URL.")
+			"GET /v1/winners (winnow-beam assign's -groups), /metrics, /healthz. Feed it with\n"+
+			"winnow dedup -cluster URL; the proxy asks it with serve.cluster: URL.")
 		fs.PrintDefaults()
 	}
 	if err := parseArgs(fs, args); err != nil {
