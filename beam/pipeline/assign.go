@@ -133,7 +133,7 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	halves := beam.ParDo(s, &halfFn{Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, wSigs, pairs)))
 	assigned, rest := beam.ParDo2(s, &matchFn{Config: enc, Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, pSigs, halves)))
 	// The pages that joined no group cluster among themselves.
-	edges := candidateEdges(s, enc, rest, o.HotBucket, o.Packs)
+	edges := candidateEdges(s, enc, rest, o.Options)
 	labels := components(s, "", edges, o.Rounds, o.Packs, o.SmallEdges)
 	parts := beam.ParDo(s, &assignLineFn{Path: o.Output}, beam.GroupByKey(s, beam.Flatten(s, docs, labels, assigned)))
 	mergeParts(s, parts, o.Output)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,77 @@ func TestAssign(t *testing.T) {
 			onJobServer(t, kind)
 			sameLines(t, kind+" assign", check(t, kind), onPrism)
 		})
+	}
+}
+
+// TestAssignNewGroups: with no existing group, every page of the sample
+// is clustered among the new crawl's pages, and the new groups are the
+// clusters `winnow dedup` finds on the sample (there each component is one
+// cluster). The pairs are decided in two rounds, so some pairs, their
+// pages joined by the first round, are never decided.
+func TestAssignNewGroups(t *testing.T) {
+	dir := t.TempDir()
+	groups := filepath.Join(dir, "groups.jsonl")
+	if err := os.WriteFile(groups, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shards, err := Split(nil, SplitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "assign.jsonl")
+	p, s := beam.NewPipelineWithRoot()
+	if err := Assign(s, AssignOptions{Options: Options{Config: config.Default(), Shards: shards, Output: out}, Groups: groups}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Run(context.Background(), "prism", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The groups of two pages or more, each as its sorted IDs.
+	got := map[string][]string{}
+	for line := range strings.Lines(string(b)) {
+		var a Assignment
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Group != "" {
+			t.Errorf("%s joined group %q, and there is none", a.ID, a.Group)
+		}
+		if a.NewGroup != "" {
+			got[a.NewGroup] = append(got[a.NewGroup], a.ID)
+		}
+	}
+	var gotParts []string
+	for _, ids := range got {
+		slices.Sort(ids)
+		gotParts = append(gotParts, strings.Join(ids, " "))
+	}
+	var wantParts []string
+	for line := range strings.Lines(string(dedupOutput(t))) {
+		var c struct {
+			Members []struct{ ID string } `json:"members"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range c.Members {
+			ids = append(ids, m.ID)
+		}
+		slices.Sort(ids)
+		wantParts = append(wantParts, strings.Join(ids, " "))
+	}
+	slices.Sort(gotParts)
+	slices.Sort(wantParts)
+	if len(wantParts) == 0 || !slices.Equal(gotParts, wantParts) {
+		t.Errorf("new groups:\n%s\nwinnow dedup's clusters:\n%s", strings.Join(gotParts, "\n"), strings.Join(wantParts, "\n"))
+	}
+	if st.PairsJoined == 0 || st.PairsDecided == 0 {
+		t.Errorf("%d pairs decided, %d skipped as already joined: want both, the second round skipping pairs the first joined", st.PairsDecided, st.PairsJoined)
 	}
 }

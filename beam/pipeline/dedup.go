@@ -396,13 +396,14 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 
 // candidateEdges returns the matching pairs of the candidate tables, and
 // the edges between documents of identical signatures, as batches of
-// [Edge]s both ways grouped by their first node.
-func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucket, packs int) beam.PCollection {
+// [Edge]s both ways grouped by their first node. It decides the pairs in
+// two rounds (tworound.go), as joinedEdges does: in one, a family of k
+// near-identical pages cost every pair of the family within the window.
+func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, o Options) beam.PCollection {
 	s = s.Scope("candidates")
-	entries, same, sigs := beam.ParDo3(s, newExactFn(packs), beam.GroupByKey(s, keySigs))
-	pairs, _ := bucketPairs(s, entries, hotBucket, packs, false)
-	matched, _ := decidePairs(s, enc, sigs, pairs, packs, false)
-	return beam.Flatten(s, matched, same)
+	entries, same, sigs := beam.ParDo3(s, newExactFn(o.Packs), beam.GroupByKey(s, keySigs))
+	edges, _ := twoRoundEdges(s, enc, entries, same, sigs, o, false)
+	return edges
 }
 
 // joinedEdges is candidateEdges for documents whose signatures travel
@@ -413,7 +414,7 @@ func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, hotBucke
 func joinedEdges(s beam.Scope, enc []byte, ided, apart beam.PCollection, o Options) (docs, edges, verdicts beam.PCollection) {
 	s = s.Scope("candidates")
 	entries, same, sigs, docs := beam.ParDo4(s, &sigJoinFn{exactFn: *newExactFn(o.Packs)}, beam.GroupByKey(s, beam.Flatten(s, ided, apart)))
-	edges, verdicts = twoRoundEdges(s, enc, entries, same, sigs, o)
+	edges, verdicts = twoRoundEdges(s, enc, entries, same, sigs, o, true)
 	return docs, edges, verdicts
 }
 

@@ -25,17 +25,17 @@ import (
 // the lines are the same.
 
 // twoRoundEdges decides the pairs of exactFn's entries in two rounds and
-// returns the matching ones with exactFn's edges (same), and the
-// verdicts of both rounds for the cluster step.
-func twoRoundEdges(s beam.Scope, enc []byte, entries, same, sigs beam.PCollection, o Options) (edges, verdicts beam.PCollection) {
+// returns the matching ones with exactFn's edges (same), and with
+// keepVerdicts the verdicts of both rounds for the cluster step.
+func twoRoundEdges(s beam.Scope, enc []byte, entries, same, sigs beam.PCollection, o Options, keepVerdicts bool) (edges, verdicts beam.PCollection) {
 	chain, rest := bucketPairs(s, entries, o.HotBucket, o.Packs, true)
-	matched1, verdicts1 := decidePairs(s.Scope("first"), enc, sigs, chain, o.Packs, true)
+	matched1, verdicts1 := decidePairs(s.Scope("first"), enc, sigs, chain, o.Packs, keepVerdicts)
 	// The first round's components count under counters of their own:
 	// Run's rounds and union nodes are the final components'.
 	labels := components(s, "first_", beam.Flatten(s, matched1, same), o.Rounds, o.Packs, o.SmallEdges)
 	byQ := beam.ParDo(s, &joinedFn{Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, rest, labels)))
 	left := beam.ParDo(s, &joinedFn{Packs: o.Packs, ByQ: true}, beam.GroupByKey(s, beam.Flatten(s, byQ, labels)))
-	matched2, verdicts2 := decidePairs(s.Scope("second"), enc, sigs, left, o.Packs, true)
+	matched2, verdicts2 := decidePairs(s.Scope("second"), enc, sigs, left, o.Packs, keepVerdicts)
 	return beam.Flatten(s, matched1, matched2, same), beam.Flatten(s, verdicts1, verdicts2)
 }
 

@@ -120,6 +120,9 @@ type common struct {
 	cpuprof string
 	spill   string
 	verbose bool
+	// The pipeline's own knobs, the same for both subcommands.
+	rounds, hot, packs int
+	smallEdges         int64
 }
 
 func newCommon(name string) *common {
@@ -133,6 +136,10 @@ func newCommon(name string) *common {
 	c.fs.StringVar(&c.spill, "spill", "auto", "`dir`ectory (shared by every worker) where batches between steps are written, only references crossing the runner; "+
 		"auto: beside the output on the flink, spark and universal runners, off on prism and dataflow; off: batches cross the runner")
 	c.fs.Int64Var(&c.split.RangeBytes, "shard-bytes", 64<<20, "JSON Lines files over this many `bytes` are read in ranges of this size")
+	c.fs.IntVar(&c.rounds, "rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the connected components")
+	c.fs.IntVar(&c.hot, "hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
+	c.fs.IntVar(&c.packs, "packs", 0, fmt.Sprintf("`groups` of each grouping (elements are batched per group); 0: %d on prism, %d on the other runners", pipeline.PrismPacks, pipeline.DefaultPacks))
+	c.fs.Int64Var(&c.smallEdges, "small-edges", pipeline.DefaultSmallEdges, "candidate edges of at most this many `bytes` are joined into components in one grouping on one worker, more in rounds; negative: always rounds")
 	c.fs.BoolVar(&c.verbose, "v", false, "log Beam's and the runner's progress too (the pipeline submitted, the job's states, each worker's start and stop); without it only their warnings and errors")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if c.fs.Lookup(f.Name) == nil {
@@ -152,6 +159,43 @@ func (c *common) parse(args []string) (config.Config, error) {
 		quietRunnerLogs()
 	}
 	return config.Load(c.cfgPath, os.Environ(), c.sets)
+}
+
+// run runs p on runner run, writing to out, with the spill directory and
+// the profiles the flags ask for.
+func (c *common) run(ctx context.Context, run, out string, p *beam.Pipeline) (pipeline.Stats, error) {
+	if err := c.startSpill(run, out); err != nil {
+		return pipeline.Stats{}, err
+	}
+	var prof *peakProfiler
+	if c.memprof != "" {
+		prof = startPeakProfile(c.memprof, time.Second)
+	}
+	stopCPU, err := startCPUProfile(c.cpuprof)
+	if err != nil {
+		return pipeline.Stats{}, err
+	}
+	st, err := pipeline.Run(ctx, run, p)
+	err = errors.Join(err, stopCPU())
+	if prof != nil {
+		peak, live, perr := prof.end()
+		fmt.Fprintf(os.Stderr, "winnow-beam %s: peak heap %.2f GB, of it live after a collection %.2f GB (profile %s)\n",
+			c.fs.Name(), float64(peak)/1e9, float64(live)/1e9, c.memprof)
+		err = errors.Join(err, perr)
+	}
+	return st, err
+}
+
+// options are the pipeline's options from the flags, for runner run.
+func (c *common) options(run string, cfg config.Config, shards []pipeline.Shard, out string) pipeline.Options {
+	packs := c.packs
+	if packs == 0 && run == "prism" {
+		packs = pipeline.PrismPacks
+	}
+	return pipeline.Options{
+		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1, Output: out,
+		Rounds: c.rounds, SmallEdges: c.smallEdges, HotBucket: c.hot, Packs: packs,
+	}
 }
 
 // quietRunnerLogs keeps Beam's and prism's informational logs off
@@ -236,12 +280,8 @@ var errProcessEnv = errors.New("-environment_type PROCESS: Beam's Go SDK v2.62.0
 
 func runDedup(ctx context.Context, args []string) error {
 	c := newCommon("dedup")
-	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the connected components")
-	hot := c.fs.Int("hot", pipeline.DefaultHotBucket, "candidate buckets over `n` documents are expanded in blocks by other workers")
 	clusterURL := c.fs.String("cluster", "", "also load the signed pages into the cluster service at `URL` (winnow cluster), in input order, as winnow dedup -cluster")
 	c.fs.StringVar(clusterURL, "backend", "", "former name of -cluster (deprecated)")
-	packs := c.fs.Int("packs", 0, fmt.Sprintf("`groups` of each grouping (elements are batched per group); 0: %d on prism, %d on the other runners", pipeline.PrismPacks, pipeline.DefaultPacks))
-	smallEdges := c.fs.Int64("small-edges", pipeline.DefaultSmallEdges, "candidate edges of at most this many `bytes` are joined into components in one grouping on one worker, more in rounds; negative: always rounds")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam dedup [flags] [INPUT...]\n\n"+
 			"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file or a .warc[.gz] file, as for winnow dedup;\n"+
@@ -264,36 +304,14 @@ func runDedup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *packs == 0 && run == "prism" {
-		*packs = pipeline.PrismPacks
-	}
+	o := c.options(run, cfg, shards, out)
+	o.Backend = *clusterURL
 	p, s := beam.NewPipelineWithRoot()
-	if err := pipeline.Dedup(s, pipeline.Options{
-		Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1,
-		Output: out, Rounds: *rounds, SmallEdges: *smallEdges, HotBucket: *hot, Packs: *packs, Backend: *clusterURL,
-	}); err != nil {
-		return err
-	}
-	if err := c.startSpill(run, out); err != nil {
+	if err := pipeline.Dedup(s, o); err != nil {
 		return err
 	}
 	start := time.Now()
-	var prof *peakProfiler
-	if c.memprof != "" {
-		prof = startPeakProfile(c.memprof, time.Second)
-	}
-	stopCPU, err := startCPUProfile(c.cpuprof)
-	if err != nil {
-		return err
-	}
-	st, err := pipeline.Run(ctx, run, p)
-	err = errors.Join(err, stopCPU())
-	if prof != nil {
-		peak, live, perr := prof.end()
-		fmt.Fprintf(os.Stderr, "winnow-beam dedup: peak heap %.2f GB, of it live after a collection %.2f GB (profile %s)\n",
-			float64(peak)/1e9, float64(live)/1e9, c.memprof)
-		err = errors.Join(err, perr)
-	}
+	st, err := c.run(ctx, run, out, p)
 	if err != nil {
 		return err
 	}
@@ -362,7 +380,6 @@ func componentsNote(st pipeline.Stats) string {
 func runAssign(ctx context.Context, args []string) error {
 	c := newCommon("assign")
 	groups := c.fs.String("groups", "", "the existing groups: JSON Lines of group, winner URL and signature (cluster.ExportWinners)")
-	rounds := c.fs.Int("rounds", pipeline.DefaultRounds, "most large-star/small-star `rounds` of the new groups' components")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam assign -groups FILE [flags] [INPUT...]\n\n"+
 			"Assigns each page of the inputs to the existing group whose winner it matches best, or to a new group;\n"+
@@ -398,20 +415,26 @@ func runAssign(ctx context.Context, args []string) error {
 	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := pipeline.Assign(s, pipeline.AssignOptions{
-		Options:     pipeline.Options{Config: cfg, Shards: shards, Several: len(c.fs.Args()) > 1, Output: out, Rounds: *rounds},
+		Options:     c.options(run, cfg, shards, out),
 		Groups:      groupsPath,
 		Partitioner: part,
 	}); err != nil {
 		return err
 	}
-	if err := c.startSpill(run, out); err != nil {
-		return err
-	}
-	if _, err := pipeline.Run(ctx, run, p); err != nil {
+	start := time.Now()
+	st, err := c.run(ctx, run, out, p)
+	if err != nil {
 		return err
 	}
 	if *jobopts.Async {
 		return nil
 	}
-	return finish()
+	if err := finish(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "winnow-beam assign: %d documents (%.1f MiB), %d skipped with errors, %d holding no page; %s (%.0f docs/s); "+
+		"%d pairs decided among the pages that joined no group, %d matched, %d skipped as already joined; %s\n",
+		st.Docs, float64(st.Bytes)/(1<<20), st.Errors, st.Skipped, time.Since(start).Round(time.Millisecond),
+		float64(st.Docs)/time.Since(start).Seconds(), st.PairsDecided, st.PairsDuplicate, st.PairsJoined, componentsNote(st))
+	return nil
 }
