@@ -126,10 +126,10 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	s = s.Scope("assign")
 	k := similarity.DefaultBatchSimhashK
 	keysOf := keysFn{SimhashK: k, BandRows: similarity.DefaultBatchBandRows, Partitioner: o.Partitioner, Tau: o.Tau, Packs: o.Packs}
-	wEntries, wSigs := beam.ParDo2(s, &winnersFn{keysFn: keysOf}, beam.Create(s, o.Groups))
-	pEntries, pSigs := beam.ParDo2(s, &pageKeysFn{keysFn: keysOf}, keySigs)
+	wProbes, wSigs := beam.ParDo2(s, &winnersFn{keysFn: keysOf}, beam.Create(s, o.Groups))
+	pProbes, pSigs := beam.ParDo2(s, &pageKeysFn{keysFn: keysOf}, keySigs)
 	pairs := beam.ParDo(s, &probeFn{Window: similarity.DefaultBatchMaxBucket, Packs: o.Packs},
-		beam.GroupByKey(s, beam.Flatten(s, wEntries, pEntries)))
+		beam.GroupByKey(s, beam.Flatten(s, wProbes, pProbes)))
 	halves := beam.ParDo(s, &halfFn{Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, wSigs, pairs)))
 	assigned, rest := beam.ParDo2(s, &matchFn{Config: enc, Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, pSigs, halves)))
 	// The pages that joined no group cluster among themselves.
@@ -140,7 +140,7 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	return nil
 }
 
-// keysFn emits the candidate keys of a signature under partitions.
+// keysFn emits the candidate keys of a signature.
 type keysFn struct {
 	SimhashK, BandRows, Packs int
 	Partitioner               []byte
@@ -158,12 +158,16 @@ func (f *keysFn) Setup() error {
 	return f.part.UnmarshalBinary(f.Partitioner)
 }
 
-// emit calls fn with every candidate key of s in the partitions parts
-// (nil: the one partition).
-func (f *keysFn) emit(s *similarity.Signature, parts []int, fn func(bucket string)) {
-	if parts == nil {
-		parts = []int{0}
+// parts is the number of partitions.
+func (f *keysFn) parts() int {
+	if f.part == nil {
+		return 1
 	}
+	return f.part.Parts()
+}
+
+// emit calls fn with every candidate key of s.
+func (f *keysFn) emit(s *similarity.Signature, fn func(bucket string)) {
 	var keys []string
 	keys, f.mega = tableKeys(keys, f.mega, s, f.SimhashK, f.BandRows)
 	// The sentence fingerprints (Huang et al.), as the cluster service's
@@ -172,24 +176,84 @@ func (f *keysFn) emit(s *similarity.Signature, parts []int, fn func(bucket strin
 	for _, fp := range s.Fingerprints {
 		keys = append(keys, bucketKey(fingerprintTable, uint64(fp)))
 	}
-	for _, p := range parts {
-		var pb [4]byte
-		binary.BigEndian.PutUint32(pb[:], uint32(p))
-		for _, k := range keys {
-			fn(k + string(pb[:]))
-		}
+	for _, k := range keys {
+		fn(k)
 	}
 }
 
-// winnersFn reads the groups file and emits each winner's keys under its
-// own partition, and its signature.
+// probe is a winner or a page of the new crawl under one candidate key
+// (Bucket). A winner stands in its own partition (Part); a page probes
+// every partition its bound allows (Parts, a bitmap by partition
+// number). A page and a winner under one key are a candidate pair when
+// the page probes the winner's partition. One probe a key, not one a
+// key and partition: a page of the Debian crawl's newer releases probed
+// 21.7 of the 64 partitions of 2,100 groups on average.
+type probe struct {
+	Bucket, Key string
+	Winner      bool
+	Part        int
+	Parts       []uint64
+}
+
+// has reports whether the page p probes partition q.
+func (p *probe) has(q int) bool { return q/64 < len(p.Parts) && p.Parts[q/64]>>(q%64)&1 == 1 }
+
+func (p *probe) appendTo(b []byte) []byte {
+	b = appendString(b, p.Bucket)
+	b = appendString(b, p.Key)
+	if p.Winner {
+		b = append(b, 1)
+		return binary.AppendUvarint(b, uint64(p.Part))
+	}
+	b = append(b, 0)
+	b = binary.AppendUvarint(b, uint64(len(p.Parts)))
+	for _, w := range p.Parts {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return b
+}
+
+func (p *probe) readFrom(b []byte) ([]byte, error) {
+	var err error
+	if p.Bucket, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if p.Key, b, err = readString(b); err != nil {
+		return b, err
+	}
+	if len(b) < 1 {
+		return b, errBatch
+	}
+	p.Winner, b = b[0] == 1, b[1:]
+	n, w := binary.Uvarint(b)
+	if w <= 0 {
+		return b, errBatch
+	}
+	b = b[w:]
+	if p.Winner {
+		p.Part = int(n)
+		return b, nil
+	}
+	if uint64(len(b)/8) < n {
+		return b, errBatch
+	}
+	p.Parts = make([]uint64, n)
+	for i := range p.Parts {
+		p.Parts[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return b[8*n:], nil
+}
+
+// winnersFn reads the groups file and emits each winner's keys in its own
+// partition, and its signature.
 type winnersFn struct {
 	keysFn
 
-	sigs batcher[Join, *Join]
+	probes batcher[probe, *probe]
+	sigs   batcher[Join, *Join]
 }
 
-func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry func(int, Entry), emitSigs func(int, []byte)) error {
+func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitProbes, emitSigs func(int, []byte)) error {
 	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
 		return err
@@ -213,16 +277,19 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry f
 				return fmt.Errorf("%s: line %d: group %s: %w", path, n, l.Group, err)
 			}
 			key := winnerPrefix + l.Group + "\x00" + l.URL
-			var parts []int
+			part := 0
 			if f.part != nil {
-				parts = []int{f.part.Partition(s.Lengths)}
+				part = f.part.Partition(s.Lengths)
 			}
-			f.emit(&s, parts, func(b string) {
-				emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: key, Rep: key, Simhash: s.Simhash})
+			f.emit(&s, func(b string) {
+				f.probes.add(pack(b, f.Packs), &probe{Bucket: b, Key: key, Winner: true, Part: part})
 			})
 			f.sigs.add(pack(key, f.Packs), &Join{Key: key, Kind: joinSig, Sig: l.Signature})
+			f.probes.flushOver(batchLimit, emitProbes)
+			f.sigs.flushOver(batchLimit, emitSigs)
 		}
 		if errors.Is(err, io.EOF) {
+			f.probes.flush(emitProbes)
 			f.sigs.flush(emitSigs)
 			return nil
 		}
@@ -232,45 +299,52 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitEntry f
 	}
 }
 
-// pageKeysFn emits each new page's keys under every partition its bound
+// pageKeysFn emits each new page's keys, with the partitions its bound
 // allows, and its signature.
 type pageKeysFn struct {
 	keysFn
 
-	sigs batcher[Join, *Join]
+	probes batcher[probe, *probe]
+	sigs   batcher[Join, *Join]
 }
 
-func (f *pageKeysFn) ProcessElement(_ int, batch []byte, emitEntry func(int, Entry), emitSigs func(int, []byte)) error {
+func (f *pageKeysFn) ProcessElement(_ int, batch []byte, emitProbes, emitSigs func(int, []byte)) error {
 	var err error
 	if e := eachInBatch(batch, func(ks *KeySig) {
 		if err == nil {
-			err = f.page(ks, emitEntry)
+			err = f.page(ks)
 		}
 	}); e != nil {
 		return e
 	}
+	f.probes.flush(emitProbes)
 	f.sigs.flush(emitSigs)
 	return err
 }
 
-func (f *pageKeysFn) page(ks *KeySig, emitEntry func(int, Entry)) error {
+func (f *pageKeysFn) page(ks *KeySig) error {
 	var s similarity.Signature
 	if err := s.UnmarshalBinary(ks.Sig); err != nil {
 		return err
 	}
-	var parts []int
-	if f.part != nil {
-		parts = f.part.Candidates(s.Lengths, f.Tau)
+	parts := make([]uint64, (f.parts()+63)/64)
+	if f.part == nil {
+		parts[0] = 1
+	} else {
+		for _, q := range f.part.Candidates(s.Lengths, f.Tau) {
+			parts[q/64] |= 1 << (q % 64)
+		}
 	}
-	f.emit(&s, parts, func(b string) {
-		emitEntry(pack(b, f.Packs), Entry{Bucket: b, Key: ks.Key, Rep: ks.Key, Simhash: s.Simhash})
+	f.emit(&s, func(b string) {
+		f.probes.add(pack(b, f.Packs), &probe{Bucket: b, Key: ks.Key, Parts: parts})
 	})
 	f.sigs.add(pack(ks.Key, f.Packs), &Join{Key: ks.Key, Kind: joinSig, Sig: ks.Sig})
 	return nil
 }
 
-// probeFn pairs, in each bucket, every page with the winners (at most
-// Window, the smallest group keys; the rest counted as capped).
+// probeFn pairs, in each bucket, every page with the winners of each
+// partition it probes (at most Window of a partition, the smallest group
+// keys; the rest counted as capped).
 type probeFn struct {
 	Window, Packs int
 
@@ -280,28 +354,60 @@ type probeFn struct {
 
 func (f *probeFn) Setup() { f.capped = beam.NewCounter(metricNS, "bucket_pairs_capped") }
 
-func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*Entry) bool, emit func(int, []byte)) {
-	var es []Entry
-	var e Entry
-	for values(&e) {
-		es = append(es, e)
+func (f *probeFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	ps, err := readBatches[probe](nil, values)
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(es, func(a, b Entry) int { return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key)) })
-	runs(es, func(e *Entry) string { return e.Bucket }, func(run []Entry) {
-		w := 0 // winners sort first (winnerPrefix)
-		for w < len(run) && strings.HasPrefix(run[w].Key, winnerPrefix) {
-			w++
+	// By bucket, the winners first, by partition and key, then the pages.
+	slices.SortFunc(ps, func(a, b probe) int {
+		return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), -cmpBool(a.Winner, b.Winner), cmp.Compare(a.Part, b.Part), cmp.Compare(a.Key, b.Key))
+	})
+	var capped int64
+	runs(ps, func(p *probe) string { return p.Bucket }, func(run []probe) {
+		capped += probePairs(run, f.Window, func(g, p string) {
+			f.pairs.add(pack(g, f.Packs), &Join{Key: g, Kind: joinPair, Other: p})
+		})
+	})
+	if capped > 0 {
+		f.capped.Inc(ctx, capped)
+	}
+	f.pairs.flush(emit)
+	return nil
+}
+
+// probePairs calls pair with each winner and page of one bucket's
+// probes, sorted as probeFn sorts them, that are a candidate pair: the
+// page probes the winner's partition, and the winner is among the first
+// window of its partition. It returns the pairs left out by the window.
+func probePairs(run []probe, window int, pair func(winner, page string)) (capped int64) {
+	w := 0
+	for w < len(run) && run[w].Winner {
+		w++
+	}
+	winners, pages := run[:w], run[w:]
+	for i := 0; i < len(winners); {
+		j := i + 1
+		for j < len(winners) && winners[j].Part == winners[i].Part {
+			j++
 		}
-		if w > f.Window {
-			f.capped.Inc(ctx, int64((w-f.Window)*(len(run)-w)))
-		}
-		for _, p := range run[w:] {
-			for _, g := range run[:min(w, f.Window)] {
-				f.pairs.add(pack(g.Key, f.Packs), &Join{Key: g.Key, Kind: joinPair, Other: p.Key})
+		q, ws := winners[i].Part, winners[i:j]
+		i = j
+		probing := 0
+		for k := range pages {
+			if !pages[k].has(q) {
+				continue
+			}
+			probing++
+			for _, g := range ws[:min(len(ws), window)] {
+				pair(g.Key, pages[k].Key)
 			}
 		}
-	})
-	f.pairs.flush(emit)
+		if len(ws) > window {
+			capped += int64((len(ws) - window) * probing)
+		}
+	}
+	return capped
 }
 
 // matchFn decides a page against the winners that reached it and assigns

@@ -231,3 +231,30 @@ func TestAssignNewGroups(t *testing.T) {
 		t.Errorf("%d pairs decided, %d skipped as already joined: want both, the second round skipping pairs the first joined", st.PairsDecided, st.PairsJoined)
 	}
 }
+
+// TestProbePairs: a page meets the winners of the partitions it probes
+// only, at most window of each partition, the smallest keys; the others
+// are counted as capped.
+func TestProbePairs(t *testing.T) {
+	page := func(key string, parts ...int) probe {
+		p := probe{Bucket: "b", Key: key, Parts: make([]uint64, 2)}
+		for _, q := range parts {
+			p.Parts[q/64] |= 1 << (q % 64)
+		}
+		return p
+	}
+	run := []probe{
+		{Bucket: "b", Key: "w0a", Winner: true, Part: 0},
+		{Bucket: "b", Key: "w0b", Winner: true, Part: 0},
+		{Bucket: "b", Key: "w0c", Winner: true, Part: 0},
+		{Bucket: "b", Key: "w70", Winner: true, Part: 70},
+		page("p1", 0), page("p2", 0, 70), page("p3", 70), page("p4", 5),
+	}
+	var got []string
+	capped := probePairs(run, 2, func(g, p string) { got = append(got, g+"-"+p) })
+	slices.Sort(got)
+	want := []string{"w0a-p1", "w0a-p2", "w0b-p1", "w0b-p2", "w70-p2", "w70-p3"}
+	if !slices.Equal(got, want) || capped != 2 {
+		t.Errorf("pairs %v, capped %d; want %v, 2 (w0c left out for p1 and p2)", got, capped, want)
+	}
+}

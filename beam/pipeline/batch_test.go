@@ -59,4 +59,5 @@ func TestBatchCodecs(t *testing.T) {
 	roundTrip[Entry](t, []Entry{{Bucket: "b", Key: "k", Rep: "k", Simhash: 1 << 63}, {Bucket: "c", Key: "k2", Rep: "r", Simhash: 5}})
 	roundTrip[Join](t, []Join{{Key: "a", Kind: joinSig, Sig: []byte("s")}, {Key: "b", Kind: joinPair, Other: "c"}, {Key: "d", Kind: joinHalf, Other: "e", Sig: []byte{9}}})
 	roundTrip[Edge](t, []Edge{{U: "u", V: "v"}, {U: "", V: "w"}})
+	roundTrip[probe](t, []probe{{Bucket: "b", Key: "\x00g\x00u", Winner: true, Part: 300}, {Bucket: "b", Key: "p", Parts: []uint64{1<<63 | 5, 2}}})
 }

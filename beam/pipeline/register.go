@@ -38,18 +38,16 @@ func init() {
 	register.DoFn3x1[context.Context, int, func(*string) bool, error](&writeFn{})
 	register.DoFn3x1[context.Context, int, batches, error](&loadFn{})
 
-	register.DoFn4x1[context.Context, string, func(int, Entry), emitBatch, error](&winnersFn{})
-	register.DoFn4x1[int, []byte, func(int, Entry), emitBatch, error](&pageKeysFn{})
-	register.DoFn4x0[context.Context, int, func(*Entry) bool, emitBatch](&probeFn{})
+	register.DoFn4x1[context.Context, string, emitBatch, emitBatch, error](&winnersFn{})
+	register.DoFn4x1[int, []byte, emitBatch, emitBatch, error](&pageKeysFn{})
+	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&probeFn{})
 	register.DoFn4x1[int, batches, emitBatch, emitBatch, error](&matchFn{})
 	register.DoFn4x1[context.Context, int, batches, func(string), error](&assignLineFn{})
 
 	register.Emitter1[string]()
 	register.Emitter1[int64]()
 	register.Emitter2[int, []byte]()
-	register.Emitter2[int, Entry]()
 	register.Iter1[string]()
 	register.Iter1[int64]()
 	register.Iter1[[]byte]()
-	register.Iter1[Entry]()
 }
