@@ -23,14 +23,14 @@ import (
 
 // The incremental tier 2 of Zhu et al. §5 ([Assign]): a new crawl is
 // compared with the winners of the existing groups (as exported by
-// cluster.ExportWinners) in the length partitions that the bound of
-// package partition allows for each page; a page joins the group whose
-// winner it matches best (highest Jaccard, then smallest group ID, as the
-// cluster service's tier 2), and the pages that match no group are
-// clustered among themselves as [Dedup] clusters them, each component a
-// new group. Candidate keys of this job carry the partition: a winner
-// stands under its own partition, a page probes every partition its
-// bound allows.
+// cluster.ExportWinners, the service's GET /v1/winners) in the length
+// partitions that the bound of package partition allows for each page; a
+// page joins the group whose winner it matches best (highest Jaccard,
+// then smallest group ID, as the cluster service's tier 2), and the pages
+// that match no group are clustered among themselves as [Dedup] clusters
+// them (in its two rounds), each component a new group. A winner stands
+// under its candidate keys in its own partition, a page under its keys
+// with every partition its bound allows ([probe]).
 
 // fingerprintTable is the table of sentence fingerprints.
 const fingerprintTable = 0xffff
