@@ -19,3 +19,10 @@ var hasFoldAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1
 //
 //go:noescape
 func foldPlainAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool)
+
+// asciiSpanAVX2 returns the length of the ASCII prefix of the n >= 32
+// bytes at p, read 32 bytes a step: it stops at the first non-ASCII byte
+// or where fewer than 32 bytes are left.
+//
+//go:noescape
+func asciiSpanAVX2(p *byte, n int) int

@@ -8,3 +8,7 @@ const hasFoldAVX2 = false
 func foldPlainAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool) {
 	panic("canon: foldPlainAVX2 without AVX2")
 }
+
+func asciiSpanAVX2(p *byte, n int) int {
+	panic("canon: asciiSpanAVX2 without AVX2")
+}

@@ -283,6 +283,20 @@ func TestInert(t *testing.T) {
 	}
 }
 
+// TestInertPositions: inert judges a rune the same at any position of
+// ASCII text, the first two 32-byte steps of asciiSpanAVX2 included.
+func TestInertPositions(t *testing.T) {
+	fill := strings.Repeat("Plain ASCII text, 32 bytes a step. ", 2)
+	for _, r := range []string{"é", "\u0301", "…", "ﬁ", "한", "\U0001F600"} {
+		want := inert([]byte(r))
+		for pos := range len(fill) + 1 {
+			if s := fill[:pos] + r + fill[pos:]; inert([]byte(s)) != want {
+				t.Errorf("inert(%q) = %v, want %v", s, !want, want)
+			}
+		}
+	}
+}
+
 func TestContentMain(t *testing.T) {
 	article := strings.Repeat("This sentence is part of the real article body and it is long enough. ", 4)
 	tests := []struct{ name, in, want, notWant string }{
