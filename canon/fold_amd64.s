@@ -17,19 +17,22 @@ DATA foldSplat<>+1(SB)/1, $0x3f
 DATA foldSplat<>+2(SB)/1, $0x9a
 GLOBL foldSplat<>(SB), RODATA|NOPTR, $3
 
-// func foldPlainAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool)
+// func foldASCIIAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool)
 //
-// A round loads 32 bytes and makes two masks: AX the bytes that are not
-// plain (non-ASCII, below 0x21 or a separator), BX the spaces. A space
-// is plain but after a space or where one is due. A round without a
-// stop stores its 32 folded bytes whole; a round with one stores them
-// too, counts those before the stop and ends the loop. A due space is
-// stored before the bytes and counted when any follow; a space at the
-// end of the bytes counted is not counted but due. VEX forms only: a
-// legacy SSE instruction between AVX2 ones costs a state transition.
-// Registers: SI the next byte, R9 the last start of a round, DI the next
-// output byte, R8 the due space (0 or 1).
-TEXT ·foldPlainAVX2(SB), NOSPLIT, $0-49
+// A round loads 32 bytes and makes three masks: DX the kept bytes
+// (0x21 to 0x7f but separators), BX the spaces, and from them AX the
+// stops, the bytes that are not plain: neither kept nor a single space
+// (a space after a space or where one is due). A round without a stop
+// stores its 32 folded bytes whole; one with a stop stores them too and
+// counts those before it, then skips the ASCII bytes that are not kept
+// from the stop on (a space is due after them), and the next round
+// loads from the byte after them, unless that is non-ASCII. A due space
+// is stored before the bytes and counted when any follow; a space at
+// the end of the bytes counted is not counted but due. VEX forms only:
+// a legacy SSE instruction between AVX2 ones costs a state transition.
+// Registers: SI the round's first byte, R9 the last start of a round, DI
+// the next output byte, R8 the due space (0 or 1).
+TEXT ·foldASCIIAVX2(SB), NOSPLIT, $0-49
 	MOVQ src+0(FP), SI
 	MOVQ n+8(FP), R9
 	LEAQ -32(SI)(R9*1), R9
@@ -43,20 +46,19 @@ TEXT ·foldPlainAVX2(SB), NOSPLIT, $0-49
 loop:
 	VMOVDQU (SI), Y0
 
-	// Y1: the bytes from 0x21 to 0x7f but separators (non-ASCII bytes
-	// are negative); AX: the others.
+	// DX: the bytes from 0x21 to 0x7f but separators (non-ASCII bytes
+	// are negative); BX: the spaces; AX: the others, and the spaces
+	// after a space or a due one.
 	VPSHUFB Y0, Y10, Y1
 	VPCMPEQB Y1, Y0, Y1
 	VPCMPGTB Y12, Y0, Y2
 	VPANDN Y2, Y1, Y1
-	VPMOVMSKB Y1, AX
-	NOTL AX
-
-	// BX: the spaces, which AX then loses but for a space after a
-	// space or a due one.
+	VPMOVMSKB Y1, DX
 	VPCMPEQB Y12, Y0, Y3
 	VPMOVMSKB Y3, BX
-	ANDNL AX, BX, AX
+	MOVL DX, AX
+	ORL BX, AX
+	NOTL AX
 	MOVL BX, CX
 	SHLL $1, CX
 	ORL R8, CX
@@ -84,19 +86,42 @@ loop:
 	JMP done
 
 stop:
-	// CX: the plain bytes before the stop; none leaves the state as it is.
+	// CX: the plain bytes before the stop, stored when there are any.
 	TZCNTL AX, CX
-	JZ done
+	JZ skip
 	MOVB $0x20, (DI)
 	ADDQ R8, DI
 	VMOVDQU Y0, (DI)
 	ADDQ CX, DI
-	ADDQ CX, SI
-	DECL CX
-	SHRL CX, BX
-	ANDL $1, BX
-	MOVL BX, R8
+	LEAL -1(CX), AX
+	SHRXL AX, BX, AX
+	ANDL $1, AX
+	MOVL AX, R8
 	SUBQ R8, DI
+
+skip:
+	// R10: the non-ASCII bytes (folding left their high bits); R11:
+	// the first byte from the stop on that is kept or non-ASCII, 32 if
+	// none. A stop that is non-ASCII ends the loop there; else the
+	// bytes skipped leave a space due.
+	VPMOVMSKB Y0, R10
+	ORL R10, DX
+	MOVL $-1, AX
+	SHLXL CX, AX, AX
+	ANDL AX, DX
+	TZCNTL DX, R11
+	CMPL R11, CX
+	JEQ nonASCII
+	MOVL $1, R8
+	ADDQ R11, SI
+	BTQ R11, R10
+	JCS done
+	CMPQ SI, R9
+	JLS loop
+	JMP done
+
+nonASCII:
+	ADDQ CX, SI
 
 done:
 	VZEROUPPER

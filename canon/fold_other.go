@@ -5,8 +5,8 @@ package canon
 // hasFoldAVX2 is false: foldASCII folds eight bytes at a time in Go.
 const hasFoldAVX2 = false
 
-func foldPlainAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool) {
-	panic("canon: foldPlainAVX2 without AVX2")
+func foldASCIIAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool) {
+	panic("canon: foldASCIIAVX2 without AVX2")
 }
 
 func asciiSpanAVX2(p *byte, n int) int {

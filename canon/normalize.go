@@ -138,18 +138,18 @@ func (n *normalizer) fold(raw []byte) []byte {
 // grown once and written by index. Eight bytes that fold to themselves
 // but for the case of letters (no separator but single spaces after a
 // kept byte: most of a text) are folded at once ([plainFold]). Where the
-// CPU has AVX2, a run of such bytes is folded 32 bytes a step instead
-// ([foldPlainAVX2]); the byte loop takes the byte that ends the run and
-// hands back at the next kept byte. Since out grows by at most one byte
-// more than the bytes read, its room stays at least 8 bytes more than
-// the bytes left, enough for the eight-byte stores and foldPlainAVX2's.
+// CPU has AVX2, the bytes after a kept byte are folded 32 a step instead
+// ([foldASCIIAVX2]), up to a non-ASCII byte or the last 31 bytes. Since
+// out grows by at most one byte more than the bytes read, its room
+// stays at least 8 bytes more than the bytes left, enough for the
+// eight-byte stores and foldASCIIAVX2's.
 func foldASCII(src []byte, i int, out []byte, space bool) (int, []byte, bool) {
 	out = slices.Grow(out, len(src)-i+9)
 	buf, k := out[:cap(out)], len(out)
 	for i < len(src) {
 		if hasFoldAVX2 && k > 0 && len(src)-i >= 32 {
-			_ = buf[k+len(src)-i] // the n+1 bytes foldPlainAVX2 may write
-			r, w, due := foldPlainAVX2(&src[i], len(src)-i, &buf[k], space)
+			_ = buf[k+len(src)-i] // the n+1 bytes foldASCIIAVX2 may write
+			r, w, due := foldASCIIAVX2(&src[i], len(src)-i, &buf[k], space)
 			i, k, space = i+r, k+w, due
 		} else if !space && k > 0 && i+8 <= len(src) {
 			if w := binary.LittleEndian.Uint64(src[i:]); plainFold(w) {
@@ -180,10 +180,6 @@ func foldASCII(src []byte, i int, out []byte, space bool) (int, []byte, bool) {
 			space = false
 			buf[k] = m
 			k++
-			if hasFoldAVX2 && len(src)-i > 32 {
-				i++
-				break // back to foldPlainAVX2, now that a kept byte is out
-			}
 		}
 	}
 	return i, buf[:k], space

@@ -457,22 +457,24 @@ func FuzzFoldASCII(f *testing.F) {
 }
 
 // TestFoldASCIIPositions: foldASCII folds as foldBytes does with any
-// byte, or two spaces, at any position of the first two 32-byte steps
-// of plain text (foldPlainAVX2's, or eight-byte ones), from either state
-// and after some output or none.
+// byte, two spaces, a run of separators longer than a step or a
+// non-ASCII letter at any position of the first two 32-byte steps
+// (foldASCIIAVX2's, or eight-byte ones), from either state and after
+// some output or none.
 func TestFoldASCIIPositions(t *testing.T) {
 	fills := []string{
 		"The Quick brown fox Jumps over the lazy dog, AND more Words here; ok?",
 		"a B c D e F g H i J k L m N o P q R s T u V w X y Z a B c D e F g H i",
 		strings.Repeat("Z", 69),
+		"Key: Value - \"Quoted\" 'x' `y`\tTabs  Two  Spaces:: end---START of more text",
 	}
+	var ins [][]byte
+	for b := range 256 {
+		ins = append(ins, []byte{byte(b)})
+	}
+	ins = append(ins, []byte("  "), []byte(" \t"), []byte("\t "), []byte(strings.Repeat(" -", 20)), []byte("é"))
 	for _, fill := range fills {
-		for pos := range 70 {
-			var ins [][]byte
-			for b := range 256 {
-				ins = append(ins, []byte{byte(b)})
-			}
-			ins = append(ins, []byte("  "), []byte(" \t"), []byte("\t "))
+		for pos := range len(fill) + 1 {
 			for _, in := range ins {
 				src := []byte(fill[:pos] + string(in) + fill[pos:])
 				for _, space := range []bool{false, true} {
