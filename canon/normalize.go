@@ -137,12 +137,21 @@ func (n *normalizer) fold(raw []byte) []byte {
 // itself and the space that skipped bytes before it left due, so out is
 // grown once and written by index. Eight bytes that fold to themselves
 // but for the case of letters (no separator but single spaces after a
-// kept byte: most of a text) are folded at once ([plainFold]).
+// kept byte: most of a text) are folded at once ([plainFold]). Where the
+// CPU has AVX2, the bytes after a kept byte are folded 32 a step instead
+// ([foldASCIIAVX2]), up to a non-ASCII byte or the last 31 bytes. Since
+// out grows by at most one byte more than the bytes read, its room
+// stays at least 8 bytes more than the bytes left, enough for the
+// eight-byte stores and foldASCIIAVX2's.
 func foldASCII(src []byte, i int, out []byte, space bool) (int, []byte, bool) {
 	out = slices.Grow(out, len(src)-i+9)
 	buf, k := out[:cap(out)], len(out)
 	for i < len(src) {
-		if !space && k > 0 && i+8 <= len(src) {
+		if hasFoldAVX2 && k > 0 && len(src)-i >= 32 {
+			_ = buf[k+len(src)-i] // the n+1 bytes foldASCIIAVX2 may write
+			r, w, due := foldASCIIAVX2(&src[i], len(src)-i, &buf[k], space)
+			i, k, space = i+r, k+w, due
+		} else if !space && k > 0 && i+8 <= len(src) {
 			if w := binary.LittleEndian.Uint64(src[i:]); plainFold(w) {
 				binary.LittleEndian.PutUint64(buf[k:], w|upperBytes(w)>>2)
 				i += 8
@@ -208,11 +217,15 @@ func upperBytes(w uint64) uint64 {
 // letters, basic Greek and Cyrillic, kana, CJK unified ideographs, Hangul
 // syllables, common punctuation and symbols, box drawing). It is a fast
 // path: false means "check with norm". ASCII is skipped eight bytes at a
-// time.
+// time, or 32 with AVX2 ([asciiSpanAVX2]).
 func inert(s []byte) bool {
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&0x8080808080808080 == 0 {
-			i += 8
+			if hasFoldAVX2 && len(s)-i >= 32 {
+				i += asciiSpanAVX2(&s[i], len(s)-i) // past 8 bytes or more
+			} else {
+				i += 8
+			}
 			continue
 		}
 		c := s[i]

@@ -283,6 +283,20 @@ func TestInert(t *testing.T) {
 	}
 }
 
+// TestInertPositions: inert judges a rune the same at any position of
+// ASCII text, the first two 32-byte steps of asciiSpanAVX2 included.
+func TestInertPositions(t *testing.T) {
+	fill := strings.Repeat("Plain ASCII text, 32 bytes a step. ", 2)
+	for _, r := range []string{"é", "\u0301", "…", "ﬁ", "한", "\U0001F600"} {
+		want := inert([]byte(r))
+		for pos := range len(fill) + 1 {
+			if s := fill[:pos] + r + fill[pos:]; inert([]byte(s)) != want {
+				t.Errorf("inert(%q) = %v, want %v", s, !want, want)
+			}
+		}
+	}
+}
+
 func TestContentMain(t *testing.T) {
 	article := strings.Repeat("This sentence is part of the real article body and it is long enough. ", 4)
 	tests := []struct{ name, in, want, notWant string }{
@@ -425,6 +439,7 @@ func FuzzFoldASCII(f *testing.F) {
 	for _, s := range []string{
 		"Hello World, this is Plain Text: with-dashes and 'quotes' and \"more\" `ticks`",
 		"two  spaces\tand\ttabs\r\nDEL\x7f here ZZ@[`{", "ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefgh 01234567 ", "é non-ASCII after 8 bytes é",
+		"Thirty-two bytes at a time, AVX2: A Plain Run Of Text Then  Two Spaces, [brackets] and ~tildes~ END ",
 	} {
 		f.Add([]byte(s), false, true)
 	}
@@ -439,6 +454,41 @@ func FuzzFoldASCII(f *testing.F) {
 			t.Errorf("foldASCII(%q, %v) = %d, %q, %v; want %d, %q, %v", src, space, i, got, gs, j, want, ws)
 		}
 	})
+}
+
+// TestFoldASCIIPositions: foldASCII folds as foldBytes does with any
+// byte, two spaces, a run of separators longer than a step or a
+// non-ASCII letter at any position of the first two 32-byte steps
+// (foldASCIIAVX2's, or eight-byte ones), from either state and after
+// some output or none.
+func TestFoldASCIIPositions(t *testing.T) {
+	fills := []string{
+		"The Quick brown fox Jumps over the lazy dog, AND more Words here; ok?",
+		"a B c D e F g H i J k L m N o P q R s T u V w X y Z a B c D e F g H i",
+		strings.Repeat("Z", 69),
+		"Key: Value - \"Quoted\" 'x' `y`\tTabs  Two  Spaces:: end---START of more text",
+	}
+	var ins [][]byte
+	for b := range 256 {
+		ins = append(ins, []byte{byte(b)})
+	}
+	ins = append(ins, []byte("  "), []byte(" \t"), []byte("\t "), []byte(strings.Repeat(" -", 20)), []byte("é"))
+	for _, fill := range fills {
+		for pos := range len(fill) + 1 {
+			for _, in := range ins {
+				src := []byte(fill[:pos] + string(in) + fill[pos:])
+				for _, space := range []bool{false, true} {
+					for _, out := range []string{"", "x"} {
+						i, got, gs := foldASCII(src, 0, []byte(out), space)
+						j, want, ws := foldBytes(src, []byte(out), space)
+						if i != j || !bytes.Equal(got, want) || gs != ws {
+							t.Fatalf("foldASCII(%q, %v) after %q = %d, %q, %v; want %d, %q, %v", src, space, out, i, got, gs, j, want, ws)
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestPlainFold: plainFold and upperBytes agree with asciiClass on
