@@ -51,6 +51,7 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 	prevEnd := 0 // end of the previous CJK rune
 	sent := 0    // start of the current sentence
 	hasTok := false
+	var edges edgeScratch // asciiWords' scratch, zeroed once a text
 	endSentence := func(end int) {
 		if sentences && hasTok {
 			s, e := sent, end
@@ -81,7 +82,7 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 	for i := 0; i < len(text); {
 		if state == none {
 			var got bool
-			if i, toks, got = asciiWords(text, i, toks); got {
+			if i, toks, got = asciiWords(text, i, toks, &edges); got {
 				hasTok = true
 			}
 			if i == len(text) {
@@ -151,16 +152,33 @@ func scan(text string, toks []string, sents []string, sentences bool) ([]string,
 // non-ASCII byte continues, a byte that may end a sentence) and whether
 // it appended a word. Apart from scan, whose many live variables the
 // compiler keeps on the stack, it runs in registers: most of the text is
-// read here.
+// read here. Where the CPU has AVX2, blockWords reads the text 64 bytes a
+// step first (tokenize_amd64.go), and swarWords the rest.
+func asciiWords(text string, i int, toks []string, edges *edgeScratch) (int, []string, bool) {
+	n, in, start := len(toks), false, 0
+	if hasTokenizeAVX2 && len(text)-i > 64 {
+		var done bool
+		if i, toks, start, done = blockWords(text, i, toks, edges); done {
+			return i, toks, len(toks) > n
+		}
+		in = start >= 0
+	}
+	return swarWords(text, i, toks, len(toks) > n, in, start)
+}
+
+// swarWords is asciiWords in Go, from text[i:] with got and, when in, a
+// word open at start (before i) already.
 //
 // It reads eight bytes at a time: a mask of their word bytes, XORed with
 // itself shifted by one byte, marks each byte where a word starts or
 // ends, and the marks are taken in order (the word-boundary bitmaps of
 // Langdale and Lemire's simdjson, on one machine word). A loop that
 // stops at the end of each word mispredicts a branch there.
-func asciiWords(text string, i int, toks []string) (int, []string, bool) {
-	got, in, start := false, false, 0 // in: a word opened at start
-	var carry uint64                  // 1: the byte before text[i] is a word byte
+func swarWords(text string, i int, toks []string, got, in bool, start int) (int, []string, bool) {
+	var carry uint64 // 1: the byte before text[i] is a word byte
+	if in {
+		carry = 1
+	}
 	for ; i+8 <= len(text); i += 8 {
 		b := text[i : i+8]
 		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
