@@ -11,14 +11,16 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasTokenizeAVX2 reports that the CPU runs wordEdgesAVX2 (AVX2, and
-// BMI1's TZCNT, BLSI and BLSR).
-var hasTokenizeAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1
+// hasTokenizeAVX2 reports that the CPU runs wordEdgesAVX2 (AVX2,
+// POPCNT, and BMI1's TZCNT, BLSI and BLSR).
+var hasTokenizeAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT && cpu.X86.HasBMI1
 
 // edgeScratch holds the word edges of one call of wordEdgesAVX2 (one a
-// byte at most) after the start of a word open before it: offsets into
-// the text, without pointers, so that the assembly stores no Go pointer
-// (and needs no write barrier). scan declares it once a text.
+// byte at most, 960 for the bytes blockWords gives it) after the start
+// of a word open before it, and the up to 7 writes past the last edge:
+// offsets into the text, without pointers, so that the assembly stores
+// no Go pointer (and needs no write barrier). scan declares it once a
+// text.
 type edgeScratch [512][2]uint32
 
 // wordEdgesAVX2 reads text[i:end] (p is the text, end-i a multiple of
@@ -34,11 +36,11 @@ type edgeScratch [512][2]uint32
 func wordEdgesAVX2(p *byte, i, end int, carry uint64, edges *uint32) (stop, ne int)
 
 // blockWords is asciiWords on whole 64-byte blocks of text[i:], while
-// more than 64 bytes are left (the last one is the lookahead). With
-// done it returns asciiWords' answer; otherwise where to go on, and the
-// start of a word open there, or -1.
-func blockWords(text string, i int, toks []string, edges *edgeScratch) (int, []string, int, bool) {
-	start := -1
+// more than 64 bytes are left (the last one is the lookahead), after a
+// word open at start (-1: none). With done it returns asciiWords'
+// answer; otherwise where to go on, and the start of a word open there,
+// or -1.
+func blockWords(text string, i int, toks []string, start int, edges *edgeScratch) (int, []string, int, bool) {
 	if len(text) > math.MaxUint32 {
 		return i, toks, start, false // offsets are uint32
 	}

@@ -46,11 +46,19 @@ GLOBL tokHi<>(SB), RODATA|NOPTR, $32
 	VPOR IN, Y3, Y3 \
 	VPMOVMSKB Y3, HARD
 
+// EMIT writes the offset of R8's lowest bit (R10 added) at OFF(DI)
+// and clears the bit.
+#define EMIT(OFF) \
+	TZCNTQ R8, CX \
+	ADDQ R10, CX \
+	MOVL CX, OFF(DI) \
+	BLSRQ R8, R8
+
 // func wordEdgesAVX2(p *byte, i, end int, carry uint64, edges *uint32) (stop, ne int)
 //
 // A 64-byte block a round, as swarWords' eight bytes: the word bytes'
 // mask XORed with itself shifted by one marks the edges, taken in order
-// by TZCNT and BLSR. Registers: SI p, R10 the block's offset, R9 end,
+// by TZCNT and BLSR (and counted by POPCNT). Registers: SI p, R10 the block's offset, R9 end,
 // R11 the carry (bit 0: the byte before the block is a word byte), DI
 // the next edge. VEX forms only (no legacy SSE between AVX2
 // instructions).
@@ -106,18 +114,53 @@ stops:
 	JNZ stopped
 	SHRQ $63, AX
 	MOVQ AX, R11
+	XORL R13, R13
+
+	// The edges' offsets, eight at a time without a test between them
+	// (the writes past the last edge, where TZCNT of 0 gives 64, land
+	// in the scratch's slack), then DI moved past the edges (R12).
+flatten:
 	TESTQ R8, R8
-	JZ next
+	JZ flattened
+	POPCNTQ R8, BX
+	LEAQ (DI)(BX*4), R12
+	EMIT(0)
+	EMIT(4)
+	EMIT(8)
+	EMIT(12)
+	EMIT(16)
+	EMIT(20)
+	EMIT(24)
+	EMIT(28)
+	CMPQ BX, $8
+	JBE moved
+	EMIT(32)
+	EMIT(36)
+	EMIT(40)
+	EMIT(44)
+	EMIT(48)
+	EMIT(52)
+	EMIT(56)
+	EMIT(60)
+	CMPQ BX, $16
+	JBE moved
+	ADDQ $64, DI
 
-edges:
-	TZCNTQ R8, CX
-	ADDQ R10, CX
-	MOVL CX, (DI)
-	ADDQ $4, DI
-	BLSRQ R8, R8
-	JNZ edges
+more:
+	EMIT(0)
+	EMIT(4)
+	EMIT(8)
+	EMIT(12)
+	ADDQ $16, DI
+	TESTQ R8, R8
+	JNZ more
 
-next:
+moved:
+	MOVQ R12, DI
+
+flattened:
+	TESTQ R13, R13
+	JNZ done
 	ADDQ $64, R10
 	CMPQ R10, R9
 	JB loop
@@ -137,7 +180,7 @@ spaced:
 
 	// The edges before the first stop (an edge at the stop itself is
 	// the end of a word that a byte of 0x80 or more may continue:
-	// blockWords decides).
+	// blockWords decides), R13 set: the last round.
 stopped:
 	BLSIQ BX, CX
 	DECQ CX
@@ -145,16 +188,8 @@ stopped:
 	TZCNTQ BX, BX
 	ADDQ R10, BX
 	MOVQ BX, stop+40(FP)
-	TESTQ R8, R8
-	JZ done
-
-last:
-	TZCNTQ R8, CX
-	ADDQ R10, CX
-	MOVL CX, (DI)
-	ADDQ $4, DI
-	BLSRQ R8, R8
-	JNZ last
+	MOVL $1, R13
+	JMP flatten
 
 done:
 	VZEROUPPER

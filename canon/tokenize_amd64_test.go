@@ -34,10 +34,18 @@ func wordEdgesRef(b string, i, end int, carry uint64) (int, []uint32) {
 func checkWordEdges(t *testing.T, b string, i, end int, carry uint64) {
 	t.Helper()
 	var buf [2 * len(edgeScratch{})]uint32
+	for k := range buf {
+		buf[k] = 1 << 31
+	}
 	stop, ne := wordEdgesAVX2(unsafe.StringData(b), i, end, carry, &buf[0])
 	wstop, wedges := wordEdgesRef(b, i, end, carry)
 	if stop != wstop || !slices.Equal(buf[:ne], wedges) {
 		t.Fatalf("wordEdgesAVX2(%q, %d, %d, %d) = %d, %v; want %d, %v", b, i, end, carry, stop, buf[:ne], wstop, wedges)
+	}
+	for k := ne + 7; k < len(buf); k++ {
+		if buf[k] != 1<<31 {
+			t.Fatalf("wordEdgesAVX2(%q, %d, %d, %d) wrote edges[%d], %d past the last edge", b, i, end, carry, k, k-ne)
+		}
 	}
 }
 

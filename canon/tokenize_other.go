@@ -2,7 +2,7 @@
 
 package canon
 
-// hasTokenizeAVX2 is false: asciiWords is swarWords alone.
+// hasTokenizeAVX2 is false: asciiWords reads eight bytes at a time.
 const hasTokenizeAVX2 = false
 
 // edgeScratch is empty: only blockWords writes edges.
@@ -10,6 +10,6 @@ type edgeScratch struct{}
 
 // blockWords is never called (hasTokenizeAVX2 is false); it reads
 // nothing.
-func blockWords(text string, i int, toks []string, _ *edgeScratch) (int, []string, int, bool) {
-	return i, toks, -1, false
+func blockWords(text string, i int, toks []string, start int, _ *edgeScratch) (int, []string, int, bool) {
+	return i, toks, start, false
 }
