@@ -5,7 +5,6 @@ package canon
 import (
 	"math"
 	"slices"
-	"unicode/utf8"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -29,8 +28,9 @@ type edgeScratch [512][2]uint32
 // word of ASCII letters and digits starts or ends, in order, carry (0
 // or 1) telling whether a word is open at i, up to the first byte scan
 // must see: a byte of 0x80 or more, '\n', or '.', '!', '?' before ' ' or
-// '\n'. It returns that byte's offset (end without one) and the number
-// of edges written.
+// '\n'. A word just before that byte ends there, unless the byte is
+// 0x80 or more (a letter may go on with it). It returns that byte's
+// offset (end without one) and the number of edges written.
 //
 //go:noescape
 func wordEdgesAVX2(p *byte, i, end int, carry uint64, edges *uint32) (stop, ne int)
@@ -65,10 +65,7 @@ func blockWords(text string, i int, toks []string, start int, edges *edgeScratch
 		}
 		if stop < end {
 			if start >= 0 {
-				if text[stop] >= utf8.RuneSelf {
-					return start, toks, -1, true // the word may go on
-				}
-				toks = append(toks, text[start:stop])
+				return start, toks, -1, true // a byte of 0x80 or more may go on with the word
 			}
 			return stop, toks, -1, true
 		}

@@ -178,16 +178,21 @@ spaced:
 	BTSQ $63, CX
 	JMP stops
 
-	// The edges before the first stop (an edge at the stop itself is
-	// the end of a word that a byte of 0x80 or more may continue:
-	// blockWords decides), R13 set: the last round.
+	// The edges before the first stop, and the stop's own (the end of
+	// a word before it) unless its byte is 0x80 or more, which may go
+	// on with the word: blockWords decides. R13 set: the last round.
 stopped:
-	BLSIQ BX, CX
-	DECQ CX
-	ANDQ CX, R8
+	BLSMSKQ BX, CX
 	TZCNTQ BX, BX
 	ADDQ R10, BX
 	MOVQ BX, stop+40(FP)
+	MOVBLZX (SI)(BX*1), R12
+	CMPL R12, $0x80
+	JB closed
+	SHRQ $1, CX
+
+closed:
+	ANDQ CX, R8
 	MOVL $1, R13
 	JMP flatten
 

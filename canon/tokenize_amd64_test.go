@@ -19,6 +19,9 @@ func wordEdgesRef(b string, i, end int, carry uint64) (int, []uint32) {
 	for k := i; k < end; k++ {
 		c := b[k]
 		if c >= 0x80 || c == '\n' || (c == '.' || c == '!' || c == '?') && (b[k+1] == ' ' || b[k+1] == '\n') {
+			if prev && c < 0x80 {
+				edges = append(edges, uint32(k))
+			}
 			return k, edges
 		}
 		if wordByte[c] != prev {
