@@ -287,5 +287,5 @@ func decode(b []byte, e encoding.Encoding, name string) []byte {
 // finish sets Text, Tokens and Sentences from the canonical text.
 func (d *Document) finish(text string) {
 	d.Text = text
-	d.Tokens, d.Sentences = scan(text, make([]string, 0, len(text)/6+1), make([]string, 0, len(text)/80+1), true)
+	d.Tokens, d.Sentences = scan(text, make([]string, 0, tokenCap(text)), make([]string, 0, len(text)/80+1), true)
 }

@@ -122,6 +122,11 @@ var scanCases = []string{
 	"é",
 	"東",
 	"a東b",
+	// Longer than the 64-byte blocks of the AVX2 path (tokenize_amd64.go),
+	// with sentence ends, "e.g." and a version inside it, and accents and
+	// CJK in its second half.
+	"The quick brown fox jumps over the lazy dog. It was version 1.5, e.g. the one\nbefore! Was it? " +
+		"Yes: naïve café owners of Zürich read 東京都 news... and the end",
 }
 
 // FuzzScan: scan gives scanRunes' tokens and sentences.
