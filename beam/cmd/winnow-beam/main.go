@@ -379,7 +379,7 @@ func componentsNote(st pipeline.Stats) string {
 
 func runAssign(ctx context.Context, args []string) error {
 	c := newCommon("assign")
-	groups := c.fs.String("groups", "", "the existing groups: JSON Lines of group, winner URL and signature (cluster.ExportWinners)")
+	groups := c.fs.String("groups", "", "the existing groups: JSON Lines of group, winner URL and signature, as the cluster service's GET /v1/winners sends them")
 	c.fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: winnow-beam assign -groups FILE [flags] [INPUT...]\n\n"+
 			"Assigns each page of the inputs to the existing group whose winner it matches best, or to a new group;\n"+
