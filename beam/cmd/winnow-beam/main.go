@@ -429,6 +429,10 @@ func runAssign(ctx context.Context, args []string) error {
 	if *jobopts.Async {
 		return nil
 	}
+	if st.Docs == 0 {
+		// As dedup: an input without a page is a failure, not an empty result.
+		return fmt.Errorf("winnow-beam assign: nothing could be read: no document in the input (%d bad items, %d items holding no page)", st.Errors, st.Skipped)
+	}
 	if err := finish(); err != nil {
 		return err
 	}

@@ -156,3 +156,36 @@ func TestRunnerLogs(t *testing.T) {
 		t.Errorf("stderr with -v lacks the job's states or the summary:\n%.2000s", verbose)
 	}
 }
+
+// TestAssignSummary: assign says what it read and what it decided,
+// writes the heap profile -memprofile asks for, and fails on an input
+// without a page, as dedup does.
+func TestAssignSummary(t *testing.T) {
+	dir := t.TempDir()
+	groups := filepath.Join(dir, "groups.jsonl")
+	in := filepath.Join(dir, "in.jsonl")
+	bad := filepath.Join(dir, "bad.jsonl")
+	page := `{"id":"a","text":"the quick brown fox jumps over the lazy dog near the river bank"}` + "\n"
+	for name, data := range map[string]string{groups: "", in: page + `{"id":"b","text":` + "\n" + strings.Replace(page, `"a"`, `"c"`, 1), bad: `{"id":"b","text":` + "\n"} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prof := filepath.Join(dir, "heap.prof")
+	out, err := exec.Command(beamBin, "assign", "-groups", groups, "-memprofile", prof, "-o", filepath.Join(dir, "out.jsonl"), in).CombinedOutput()
+	if err != nil {
+		t.Fatalf("winnow-beam assign: %v\n%s", err, out)
+	}
+	for _, want := range []string{"winnow-beam assign: 2 documents", "1 skipped with errors", "pairs decided among the pages that joined no group", "peak heap"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("-memprofile wrote no profile: %v", err)
+	}
+	out, err = exec.Command(beamBin, "assign", "-groups", groups, "-o", filepath.Join(dir, "out2.jsonl"), bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "nothing could be read") {
+		t.Errorf("winnow-beam assign on an input without a page: %v\n%s", err, out)
+	}
+}

@@ -32,25 +32,35 @@ func (p *peakProfiler) loop(interval time.Duration) {
 	defer close(p.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for {
 		select {
 		case <-p.stop:
+			if p.peak == 0 {
+				// A run shorter than the interval still gets its profile,
+				// taken at its end.
+				p.sample()
+			}
 			return
 		case <-t.C:
+			p.sample()
 		}
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			p.live = max(p.live, sample[0].Value.Uint64())
-		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		// A new high by 5 % is worth the write; smaller steps are noise.
-		if ms.HeapAlloc > p.peak+p.peak/20 {
-			p.peak = ms.HeapAlloc
-			if err := p.write(); err != nil && p.err == nil {
-				p.err = err
-			}
+	}
+}
+
+// sample reads the heap and writes the profile at a new high.
+func (p *peakProfiler) sample() {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		p.live = max(p.live, s[0].Value.Uint64())
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	// A new high by 5 % is worth the write; smaller steps are noise.
+	if ms.HeapAlloc > p.peak+p.peak/20 {
+		p.peak = ms.HeapAlloc
+		if err := p.write(); err != nil && p.err == nil {
+			p.err = err
 		}
 	}
 }
