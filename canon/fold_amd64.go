@@ -4,7 +4,7 @@ package canon
 
 import "golang.org/x/sys/cpu"
 
-// hasFoldAVX2 reports that the CPU runs foldASCIIAVX2 and asciiSpanAVX2
+// hasFoldAVX2 reports that the CPU runs foldASCIIAVX2
 // (AVX2, and BMI1's TZCNT and BMI2's SHLX and SHRX).
 var hasFoldAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
 
@@ -20,10 +20,3 @@ var hasFoldAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
 //
 //go:noescape
 func foldASCIIAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool)
-
-// asciiSpanAVX2 returns the length of the ASCII prefix of the n >= 32
-// bytes at p, read 32 bytes a step: it stops at the first non-ASCII byte
-// or where fewer than 32 bytes are left.
-//
-//go:noescape
-func asciiSpanAVX2(p *byte, n int) int

@@ -131,30 +131,3 @@ done:
 	MOVQ DI, written+40(FP)
 	MOVB R8, due+48(FP)
 	RET
-
-// func asciiSpanAVX2(p *byte, n int) int
-TEXT ·asciiSpanAVX2(SB), NOSPLIT, $0-24
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), R9
-	LEAQ -32(SI)(R9*1), R9
-	MOVQ SI, DI
-
-loop:
-	VMOVDQU (SI), Y0
-	VPMOVMSKB Y0, AX
-	TESTL AX, AX
-	JNZ stop
-	ADDQ $32, SI
-	CMPQ SI, R9
-	JLS loop
-	JMP done
-
-stop:
-	TZCNTL AX, AX
-	ADDQ AX, SI
-
-done:
-	VZEROUPPER
-	SUBQ DI, SI
-	MOVQ SI, ret+16(FP)
-	RET

@@ -8,7 +8,3 @@ const hasFoldAVX2 = false
 func foldASCIIAVX2(src *byte, n int, dst *byte, space bool) (read, written int, due bool) {
 	panic("canon: foldASCIIAVX2 without AVX2")
 }
-
-func asciiSpanAVX2(p *byte, n int) int {
-	panic("canon: asciiSpanAVX2 without AVX2")
-}

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/winnow-search/winnow/internal/bytespan"
 )
 
 // asciiClass maps an ASCII byte to its canonical form: 0 means the byte
@@ -217,15 +219,11 @@ func upperBytes(w uint64) uint64 {
 // letters, basic Greek and Cyrillic, kana, CJK unified ideographs, Hangul
 // syllables, common punctuation and symbols, box drawing). It is a fast
 // path: false means "check with norm". ASCII is skipped eight bytes at a
-// time, or 32 with AVX2 ([asciiSpanAVX2]).
+// time, or 32 with AVX2 ([bytespan.ASCII]).
 func inert(s []byte) bool {
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&0x8080808080808080 == 0 {
-			if hasFoldAVX2 && len(s)-i >= 32 {
-				i += asciiSpanAVX2(&s[i], len(s)-i) // past 8 bytes or more
-			} else {
-				i += 8
-			}
+			i += bytespan.ASCII(s[i:]) // 8 bytes or more
 			continue
 		}
 		c := s[i]

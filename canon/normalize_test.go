@@ -284,7 +284,7 @@ func TestInert(t *testing.T) {
 }
 
 // TestInertPositions: inert judges a rune the same at any position of
-// ASCII text, the first two 32-byte steps of asciiSpanAVX2 included.
+// ASCII text, the first two 32-byte steps of bytespan.ASCII included.
 func TestInertPositions(t *testing.T) {
 	fill := strings.Repeat("Plain ASCII text, 32 bytes a step. ", 2)
 	for _, r := range []string{"é", "\u0301", "…", "ﬁ", "한", "\U0001F600"} {

@@ -1,0 +1,5 @@
+//go:build !purego
+
+package bytespan
+
+func setAVX2(on bool) { hasAVX2 = on }
