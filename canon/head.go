@@ -2,7 +2,6 @@ package canon
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"net/url"
 	"strconv"
@@ -14,6 +13,8 @@ import (
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding/unicode"
+
+	"github.com/winnow-search/winnow/internal/bytespan"
 )
 
 // Bounds of the head [ParseHead] and [HTMLHead] read, so its cost does
@@ -113,18 +114,7 @@ var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, headKeep); retur
 // ascii reports whether b holds only ASCII bytes and no escape (which
 // shifts ISO-2022-JP into another character set).
 func ascii(b []byte) bool {
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] >= 0x80 {
-			return false
-		}
-	}
-	return bytes.IndexByte(b, 0x1b) < 0
+	return bytespan.ASCII(b) == len(b) && bytes.IndexByte(b, 0x1b) < 0
 }
 
 // asciiCompatible reports whether the encoding of this WHATWG name writes

@@ -13,18 +13,11 @@ import (
 // TestExportWinners: one line per group, with its winner and the
 // winner's stored signature.
 func TestExportWinners(t *testing.T) {
-	st := NewMemStore()
-	s, err := New(st, Options{SampleSize: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []client.Page
+	st, s, pages := ingestedSample(t)
 	var urls []string
-	for _, p := range signedSample(t) {
-		pages = append(pages, client.Page{URL: p.url, Signature: p.sig})
-		urls = append(urls, p.url)
+	for _, p := range pages {
+		urls = append(urls, p.URL)
 	}
-	mustIngest(t, s, pages...)
 	var buf bytes.Buffer
 	if err := ExportWinners(st, &buf); err != nil {
 		t.Fatal(err)
@@ -58,4 +51,21 @@ func TestExportWinners(t *testing.T) {
 	if n != len(groups) {
 		t.Errorf("%d lines, want one per group (%d)", n, len(groups))
 	}
+}
+
+// ingestedSample is a service on a memory store holding the signed
+// sample, with the pages it was given.
+func ingestedSample(t *testing.T) (Store, *Service, []client.Page) {
+	t.Helper()
+	st := NewMemStore()
+	s, err := New(st, Options{SampleSize: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []client.Page
+	for _, p := range signedSample(t) {
+		pages = append(pages, client.Page{URL: p.url, Signature: p.sig})
+	}
+	mustIngest(t, s, pages...)
+	return st, s, pages
 }

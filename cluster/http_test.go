@@ -125,16 +125,7 @@ func (p *pageFailing) Groups(fn func(id string, g GroupRecord) error) error {
 // failing before the first line is a 500, after it an aborted transfer,
 // never a list that looks whole.
 func TestWinnersHTTP(t *testing.T) {
-	st := NewMemStore()
-	s, err := New(st, Options{SampleSize: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []client.Page
-	for _, p := range signedSample(t) {
-		pages = append(pages, client.Page{URL: p.url, Signature: p.sig})
-	}
-	mustIngest(t, s, pages...)
+	st, s, _ := ingestedSample(t)
 	var want strings.Builder
 	if err := ExportWinners(st, &want); err != nil {
 		t.Fatal(err)

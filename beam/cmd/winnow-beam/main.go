@@ -436,9 +436,10 @@ func runAssign(ctx context.Context, args []string) error {
 	if err := finish(); err != nil {
 		return err
 	}
+	el := time.Since(start)
 	fmt.Fprintf(os.Stderr, "winnow-beam assign: %d documents (%.1f MiB), %d skipped with errors, %d holding no page; %s (%.0f docs/s); "+
 		"%d pairs decided among the pages that joined no group, %d matched, %d skipped as already joined; %s\n",
-		st.Docs, float64(st.Bytes)/(1<<20), st.Errors, st.Skipped, time.Since(start).Round(time.Millisecond),
-		float64(st.Docs)/time.Since(start).Seconds(), st.PairsDecided, st.PairsDuplicate, st.PairsJoined, componentsNote(st))
+		st.Docs, float64(st.Bytes)/(1<<20), st.Errors, st.Skipped, el.Round(time.Millisecond),
+		float64(st.Docs)/el.Seconds(), st.PairsDecided, st.PairsDuplicate, st.PairsJoined, componentsNote(st))
 	return nil
 }
