@@ -68,6 +68,46 @@ func nonASCIIAction(r rune) runeAction {
 	return runeKeep
 }
 
+// foldRune is what fold does with a non-ASCII rune r after NFKC: its
+// action and, for a kept rune, the rune it writes (its lower case but
+// in CJK and Hangul, where no rune has one).
+func foldRune(r rune) (runeAction, rune) {
+	a := nonASCIIAction(r)
+	if a == runeKeep && (r < 0x3000 || r > 0xd7ff) {
+		return a, unicode.ToLower(r)
+	}
+	return a, r
+}
+
+// fold2 is foldRune for the runes of two UTF-8 bytes (U+0080 to
+// U+07FF), the action in the top byte and the rune below it: on text
+// in Latin letters with accents, Greek or Cyrillic, most non-ASCII
+// runes, which unicode.ToLower finds by a binary search each.
+var fold2 = func() (t [0x800]uint32) {
+	for r := rune(0x80); r < 0x800; r++ {
+		a, low := foldRune(r)
+		t[r] = uint32(a)<<24 | uint32(low)
+	}
+	return t
+}()
+
+// decodeRune is utf8.DecodeRune with the two- and three-byte sequences
+// of valid UTF-8 read inline (the standard one reads every non-ASCII
+// rune out of line, through two tables); anything else, including every
+// invalid sequence, goes to utf8.DecodeRune, so the results are its.
+func decodeRune(s []byte) (rune, int) {
+	if len(s) >= 2 && s[0] >= 0xc2 && s[0] < 0xe0 && s[1]&0xc0 == 0x80 {
+		return rune(s[0]&0x1f)<<6 | rune(s[1]&0x3f), 2
+	}
+	if len(s) >= 3 && s[0]&0xf0 == 0xe0 && s[1]&0xc0 == 0x80 && s[2]&0xc0 == 0x80 {
+		// Not an overlong form (below U+0800) nor a surrogate.
+		if r := rune(s[0]&0x0f)<<12 | rune(s[1]&0x3f)<<6 | rune(s[2]&0x3f); r >= 0x800 && (r < 0xd800 || r > 0xdfff) {
+			return r, 3
+		}
+	}
+	return utf8.DecodeRune(s)
+}
+
 // normalizer holds the scratch buffers of one normalization run. The zero
 // value is ready to use; it is not safe for concurrent use.
 type normalizer struct {
@@ -89,15 +129,27 @@ func (n *normalizer) fold(raw []byte) []byte {
 		n.nfkc = norm.NFKC.Append(n.nfkc[:0], raw...)
 		src = n.nfkc
 	}
-	out := n.out[:0]
-	space := true // suppress leading space
+	out := slices.Grow(n.out[:0], len(src)+9) // foldASCII's room, grown once
+	space := true                             // suppress leading space
 	for i := 0; i < len(src); {
-		if i, out, space = foldASCII(src, i, out, space); i == len(src) {
-			break
+		// A non-ASCII rune after another goes straight to the rune
+		// path: on non-Latin text a call of foldASCII a rune cost more
+		// than the rune's own folding.
+		if src[i] < utf8.RuneSelf {
+			if i, out, space = foldASCII(src, i, out, space); i == len(src) {
+				break
+			}
 		}
-		r, size := utf8.DecodeRune(src[i:])
+		r, size := decodeRune(src[i:])
 		i += size
-		if r == '…' {
+		var act runeAction
+		var low rune
+		if r < 0x800 {
+			// Two bytes (Latin letters with accents, Greek, Cyrillic,
+			// Hebrew, Arabic): action and lower case from one table.
+			e := fold2[r]
+			act, low = runeAction(e>>24), rune(e&0xffffff)
+		} else if r == '…' {
 			// NFKC's three full stops, for a line inert let through
 			// (NFKC leaves no ellipsis behind).
 			if space && len(out) > 0 {
@@ -106,8 +158,10 @@ func (n *normalizer) fold(raw []byte) []byte {
 			space = false
 			out = append(out, "..."...)
 			continue
+		} else {
+			act, low = foldRune(r)
 		}
-		switch nonASCIIAction(r) {
+		switch act {
 		case runeDrop:
 			continue
 		case runeSpace:
@@ -120,11 +174,9 @@ func (n *normalizer) fold(raw []byte) []byte {
 			out = append(out, ' ')
 		}
 		space = false
-		if r < 0x3000 || r > 0xd7ff {
-			if l := unicode.ToLower(r); l != r {
-				out = utf8.AppendRune(out, l)
-				continue
-			}
+		if low != r {
+			out = utf8.AppendRune(out, low)
+			continue
 		}
 		out = append(out, src[i-size:i]...)
 	}
@@ -231,7 +283,7 @@ func inert(s []byte) bool {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(s[i:])
+		r, size := decodeRune(s[i:])
 		i += size
 		switch {
 		case r >= 0xc0 && r <= 0xff, r == 0xa0, r == 0xab, r == 0xbb, r == 0xa9, r == 0xb7,

@@ -517,3 +517,65 @@ func TestPlainFold(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRune: decodeRune gives what utf8.DecodeRune gives for every
+// sequence of one to three bytes that begins with a non-ASCII byte, valid
+// or not, alone and before more bytes.
+func TestDecodeRune(t *testing.T) {
+	var s [4]byte
+	for a := 0x80; a < 0x100; a++ {
+		for b := range 0x100 {
+			for c := range 0x100 {
+				s[0], s[1], s[2], s[3] = byte(a), byte(b), byte(c), 0x80
+				for _, n := range []int{1, 2, 3, 4} {
+					r, size := decodeRune(s[:n])
+					wr, wsize := utf8.DecodeRune(s[:n])
+					if r != wr || size != wsize {
+						t.Fatalf("decodeRune(% x) = %U, %d; utf8.DecodeRune: %U, %d", s[:n], r, size, wr, wsize)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFoldRunes: fold treats every NFKC-stable rune as foldRune says
+// (dropped, a space, or kept in lower case), twice in a row between
+// words and after a letter at a line's end (where NFKC leaves those as
+// they are), whichever of fold2, the inline decoding
+// or utf8.DecodeRune reads it.
+func TestFoldRunes(t *testing.T) {
+	var n normalizer
+	for r := rune(0x80); r <= utf8.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff || r == '…' || !norm.NFKC.IsNormalString(string(r)) {
+			continue
+		}
+		act, low := foldRune(r)
+		var mid, end string
+		switch act {
+		case runeDrop:
+			mid, end = "", ""
+		case runeSpace:
+			mid, end = " ", ""
+		default:
+			mid, end = string(low), string(low)
+		}
+		if act == runeKeep {
+			mid = " " + mid + mid + " "
+		}
+		for _, c := range []struct{ in, want string }{
+			{"A " + string(r) + string(r) + " b", "a" + mid + "b"},
+			{"a" + string(r), "a" + end},
+		} {
+			if act != runeKeep && c.in[0] == 'A' {
+				c.want = "a b"
+			}
+			if !norm.NFKC.IsNormalString(c.in) {
+				continue // a combining mark, composed with its letter first
+			}
+			if got := string(n.fold([]byte(c.in))); got != c.want {
+				t.Fatalf("fold(%q) = %q, want %q (%U)", c.in, got, c.want, r)
+			}
+		}
+	}
+}
