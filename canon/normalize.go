@@ -92,12 +92,13 @@ var fold2 = func() (t [0x800]uint32) {
 }()
 
 // decodeRune is utf8.DecodeRune with the two- and three-byte sequences
-// of valid UTF-8 read inline (the standard one reads every non-ASCII
-// rune out of line, through two tables); anything else, including every
-// invalid sequence, goes to utf8.DecodeRune, so the results are its.
+// of valid UTF-8 read here (the standard one reads every non-ASCII rune
+// out of line, through two tables); anything else, including every
+// invalid sequence, goes to utf8.DecodeRune, so the results are its. Its
+// callers try rune2 first, which is inlined.
 func decodeRune(s []byte) (rune, int) {
-	if len(s) >= 2 && s[0] >= 0xc2 && s[0] < 0xe0 && s[1]&0xc0 == 0x80 {
-		return rune(s[0]&0x1f)<<6 | rune(s[1]&0x3f), 2
+	if r, n := rune2(s); n != 0 {
+		return r, n
 	}
 	if len(s) >= 3 && s[0]&0xf0 == 0xe0 && s[1]&0xc0 == 0x80 && s[2]&0xc0 == 0x80 {
 		// Not an overlong form (below U+0800) nor a surrogate.
@@ -106,6 +107,19 @@ func decodeRune(s []byte) (rune, int) {
 		}
 	}
 	return utf8.DecodeRune(s)
+}
+
+// rune2 decodes a valid two-byte UTF-8 sequence at the start of s; n is
+// 0 when s does not start with one.
+func rune2(s []byte) (r rune, n int) {
+	if len(s) >= 2 {
+		// A lead byte of 0xc2 to 0xdf (0xc0 and 0xc1 lead overlong
+		// forms), then a continuation byte.
+		if c, d := s[0], s[1]; c-0xc2 < 0xe0-0xc2 && d&0xc0 == 0x80 {
+			return rune(c&0x1f)<<6 | rune(d&0x3f), 2
+		}
+	}
+	return 0, 0
 }
 
 // normalizer holds the scratch buffers of one normalization run. The zero
@@ -140,7 +154,10 @@ func (n *normalizer) fold(raw []byte) []byte {
 				break
 			}
 		}
-		r, size := decodeRune(src[i:])
+		r, size := rune2(src[i:])
+		if size == 0 {
+			r, size = decodeRune(src[i:])
+		}
 		i += size
 		var act runeAction
 		var low rune
@@ -283,23 +300,48 @@ func inert(s []byte) bool {
 			i++
 			continue
 		}
-		r, size := decodeRune(s[i:])
+		r, size := rune2(s[i:])
+		if size == 0 {
+			r, size = decodeRune(s[i:])
+		}
 		i += size
-		switch {
-		case r >= 0xc0 && r <= 0xff, r == 0xa0, r == 0xab, r == 0xbb, r == 0xa9, r == 0xb7,
-			r == 0xa7, r == 0xae, r == 0xb0, r == 0xb1, r == 0xb6,
-			r >= 0x391 && r <= 0x3c9, r >= 0x401 && r <= 0x451,
-			r >= 0x2013 && r <= 0x2014, r >= 0x2018 && r <= 0x2019, r >= 0x201c && r <= 0x201e, r == 0x2022, r == 0x2026,
-			r >= 0x2500 && r <= 0x257f, r >= 0x2713 && r <= 0x2718,
-			r >= 0x3001 && r <= 0x3002, r >= 0x3008 && r <= 0x3011,
-			r >= 0x3041 && r <= 0x3096, r >= 0x30a1 && r <= 0x30fa, r == 0x30fc,
-			r >= 0x4e00 && r <= 0x9fff, r >= 0xac00 && r <= 0xd7a3:
-		default:
+		if r < 0x800 {
+			if inert2[r/64]>>(r%64)&1 == 0 {
+				return false
+			}
+		} else if !inertRune(r) {
 			return false
 		}
 	}
 	return true
 }
+
+// inertRune reports whether r is one of the runes inert lets through.
+func inertRune(r rune) bool {
+	switch {
+	case r >= 0xc0 && r <= 0xff, r == 0xa0, r == 0xab, r == 0xbb, r == 0xa9, r == 0xb7,
+		r == 0xa7, r == 0xae, r == 0xb0, r == 0xb1, r == 0xb6,
+		r >= 0x391 && r <= 0x3c9, r >= 0x401 && r <= 0x451,
+		r >= 0x2013 && r <= 0x2014, r >= 0x2018 && r <= 0x2019, r >= 0x201c && r <= 0x201e, r == 0x2022, r == 0x2026,
+		r >= 0x2500 && r <= 0x257f, r >= 0x2713 && r <= 0x2718,
+		r >= 0x3001 && r <= 0x3002, r >= 0x3008 && r <= 0x3011,
+		r >= 0x3041 && r <= 0x3096, r >= 0x30a1 && r <= 0x30fa, r == 0x30fc,
+		r >= 0x4e00 && r <= 0x9fff, r >= 0xac00 && r <= 0xd7a3:
+		return true
+	}
+	return false
+}
+
+// inert2 is inertRune for the runes below U+0800 as bits: the list of
+// ranges is a dozen comparisons a rune.
+var inert2 = func() (t [0x800 / 64]uint64) {
+	for r := rune(0); r < 0x800; r++ {
+		if inertRune(r) {
+			t[r/64] |= 1 << (r % 64)
+		}
+	}
+	return t
+}()
 
 // bullet reports whether r is a list bullet that is removed at a line start.
 func bullet(r rune) bool {
