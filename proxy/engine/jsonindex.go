@@ -160,7 +160,10 @@ func stage1Or(goOnly bool, b []byte, pos int, st *ixState, out []uint32) int {
 
 var spaces64 = bytes.Repeat([]byte{' '}, 64)
 
-type ixScratch struct{ t []uint32 }
+type ixScratch struct {
+	t     []uint32
+	shape hitShape
+}
 
 // ixPool holds token lists for reuse; a list of over ixKeep tokens is
 // dropped after its parse.
@@ -178,6 +181,8 @@ func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, err
 		end := 0
 		if ok {
 			w.t = t
+			sc.shape.ok, sc.shape.learnt = false, 0
+			w.shape = &sc.shape
 			var k int
 			if asList {
 				k, end, ok = w.iwalkList(0, 0)
@@ -186,7 +191,7 @@ func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, err
 			}
 			// Nothing but white space after the value.
 			ok = ok && k == len(t)-ixSentinels
-			w.t = nil
+			w.t, w.shape = nil, nil
 		}
 		if cap(t) <= ixKeep {
 			sc.t = t[:0]
@@ -421,9 +426,27 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 		} else {
 			w.caps = append(w.caps, make([]span, w.nhit)...)
 		}
+		hc := w.caps[n : n+w.nhit]
 		var e int
-		if k, e, ok = w.iwalk(w.hit, w.caps[n:], k, depth+1); !ok {
-			return 0, 0, false
+		if sh := w.shape; sh != nil && sh.ok {
+			k0 := k
+			if k, e, ok = w.ireplay(k, hc); !ok {
+				sh.ok = false
+				if k, e, ok = w.iwalk(w.hit, hc, k0, depth+1); !ok {
+					return 0, 0, false
+				}
+				if sh.learnt < shapeLearnt {
+					w.learn(k0, k, hc)
+				}
+			}
+		} else {
+			k0 := k
+			if k, e, ok = w.iwalk(w.hit, hc, k, depth+1); !ok {
+				return 0, 0, false
+			}
+			if sh != nil && sh.learnt < shapeLearnt {
+				w.learn(k0, k, hc)
+			}
 		}
 		if len(w.elems) == 0 {
 			// As walkList sizes them.

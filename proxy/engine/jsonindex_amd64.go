@@ -22,3 +22,17 @@ func stage1(b []byte, pos int, st *ixState, out []uint32) int {
 	_ = out[len(b)-1] // room for a token a byte
 	return stage1AVX2(&b[0], len(b)&^63, pos, st, &out[0])
 }
+
+// sameKindsAVX2 is sameKindsGo for n >= 8 tokens at got and want.
+//
+//go:noescape
+func sameKindsAVX2(got, want *uint32, n int) bool
+
+// sameKinds is sameKindsGo, in assembly where the CPU allows.
+func sameKinds(got, want []uint32) bool {
+	if !hasStage1AVX2 || len(got) < 8 {
+		return sameKindsGo(got, want)
+	}
+	_ = want[len(got)-1]
+	return sameKindsAVX2(&got[0], &want[0], len(got))
+}

@@ -212,3 +212,39 @@ next:
 	SHRQ $2, DI
 	MOVQ DI, ret+40(FP)
 	RET
+
+DATA ixKind<>+0(SB)/8, $0x000000ff000000ff
+DATA ixKind<>+8(SB)/8, $0x000000ff000000ff
+DATA ixKind<>+16(SB)/8, $0x000000ff000000ff
+DATA ixKind<>+24(SB)/8, $0x000000ff000000ff
+GLOBL ixKind<>(SB), RODATA|NOPTR, $32
+
+// func sameKindsAVX2(got, want *uint32, n int) bool
+//
+// sameKinds for n >= 8 tokens: the XORs of 8 tokens at once ORed, the
+// last 8 read again from the end (an overlap changes nothing), then
+// tested against each token's low byte.
+TEXT ·sameKindsAVX2(SB), NOSPLIT, $0-25
+	MOVQ got+0(FP), SI
+	MOVQ want+8(FP), DI
+	MOVQ n+16(FP), CX
+	LEAQ -32(SI)(CX*4), R8
+	LEAQ -32(DI)(CX*4), R9
+	VPXOR Y0, Y0, Y0
+
+kinds:
+	VMOVDQU (SI), Y1
+	VPXOR (DI), Y1, Y1
+	VPOR Y1, Y0, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	CMPQ SI, R8
+	JB kinds
+
+	VMOVDQU (R8), Y1
+	VPXOR (R9), Y1, Y1
+	VPOR Y1, Y0, Y0
+	VPTEST ixKind<>(SB), Y0
+	SETEQ ret+24(FP)
+	VZEROUPPER
+	RET

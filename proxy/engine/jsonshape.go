@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"slices"
+	"sort"
+	"unsafe"
+)
+
+// The hits of an answer mostly repeat the first hit's shape: the same
+// members in the same order, each value of the same kind (every
+// Elasticsearch and OpenSearch hit has _index, _type, _id, _score,
+// _source, highlight). A hit walked over the index (iwalk) then takes
+// the same way through the walk as the first: the walk's choices depend
+// only on the kinds of the tokens, on the bytes of the keys it looks up,
+// on the capture slots (zero at each hit's start), on the depth, and on
+// whether each number or literal passes iscalar. So when a hit's tokens
+// have the first hit's kinds one for one, its keys the first hit's bytes
+// and each of its numbers and literals passes iscalar, the walk would
+// accept it and capture the spans of the same tokens: ireplay checks
+// exactly that and writes those spans, for about a third of the walk's
+// instructions. Anything else (a kind, a key or a number that differs)
+// makes iwalkList walk the hit with iwalk, which decides as before; a
+// shape is learnt again from the next hit so walked, a few times a
+// parse.
+//
+// The grammar is still checked token by token: each token's kind is
+// compared with that of a token of an accepted hit at the same place,
+// which the walk checked in that order. A string's inside is not
+// checked, as in the walk, save for the keys, compared byte for byte.
+
+// hitShape is what ireplay compares a hit with: the tokens t[k0:k0+n]
+// of a hit the walk accepted, the keys, numbers and literals among them
+// and where its capture slots took their spans, by the kind of value
+// they start at. ok is false while there is no shape to replay; learnt
+// counts the shapes learnt this parse.
+type hitShape struct {
+	k0, n  int
+	ok     bool
+	learnt int
+	// The keys: their first 8 bytes, for those of more the next 8,
+	// and for those of more than 16 the rest.
+	keys, keys16 []shapeKey
+	long         []shapeLong
+	scalars      []int // tokens (from k0) of numbers and literals no slot captures
+	// The capture slots whose spans start at a string, an object or
+	// array, and a number or literal.
+	strCaps, nestCaps, scalarCaps []shapeCap
+}
+
+// shapeKey is 8 bytes of a member key of the shape, the key's opening
+// quote at token tok (from k0): those after the quote from off (0 or
+// 8) on, up to and with the closing quote, as the word w (le64's, masked
+// by m).
+type shapeKey struct {
+	w, m uint64
+	tok  int
+}
+
+// shapeLong is a key of the shape of over 16 bytes (its closing quote
+// counted) at token tok: its bytes past the 16th are compared with
+// those of the shape's own key, at offset p.
+type shapeLong struct {
+	tok, n, p int
+}
+
+// shapeCap is a capture slot of the shape and where its span starts,
+// token tok (from k0); it ends after the string, number or literal
+// there, or after token close (an object or array).
+type shapeCap struct {
+	slot, tok, close int
+}
+
+// shapeLearnt bounds the shapes a parse learns: answers whose hits
+// differ each from the last walk them with iwalk.
+const shapeLearnt = 4
+
+// shapeSlots bounds the capture slots of a hit a shape serves.
+const shapeSlots = 32
+
+// wordMask[n] keeps the n low bytes of a word, n up to 8.
+var wordMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, ^uint64(0)}
+
+// learn makes the hit at t[k0:k1], which iwalk accepted with the spans
+// hc, the shape to replay; it leaves none when the hit is not an object
+// or the shape does not give back hc.
+func (w *walker) learn(k0, k1 int, hc []span) {
+	sh := w.shape
+	sh.learnt++
+	sh.ok = false
+	t, b := w.t, w.b
+	if byte(t[k0]) != '{' || len(hc) > shapeSlots {
+		return
+	}
+	sh.k0, sh.n = k0, k1-k0
+	sh.keys, sh.keys16, sh.long, sh.scalars = sh.keys[:0], sh.keys16[:0], sh.long[:0], sh.scalars[:0]
+	sh.strCaps, sh.nestCaps, sh.scalarCaps = sh.strCaps[:0], sh.nestCaps[:0], sh.scalarCaps[:0]
+	hit := t[k0:k1]
+	at := func(off int) int { // the token of hit at offset off, or -1
+		i := sort.Search(len(hit), func(i int) bool { return int(hit[i]>>8) >= off })
+		if i < len(hit) && int(hit[i]>>8) == off {
+			return i
+		}
+		return -1
+	}
+	for slot, s := range hc {
+		if s.end == 0 {
+			continue
+		}
+		c := shapeCap{slot: slot, tok: at(s.start), close: -1}
+		if c.tok < 0 {
+			return
+		}
+		switch byte(hit[c.tok]) {
+		case '"':
+			sh.strCaps = append(sh.strCaps, c)
+		case '{', '[':
+			if c.close = at(s.end - 1); c.close < 0 {
+				return
+			}
+			sh.nestCaps = append(sh.nestCaps, c)
+		default:
+			sh.scalarCaps = append(sh.scalarCaps, c)
+		}
+	}
+	for i := range hit {
+		switch v := hit[i]; byte(v) {
+		case '{', '}', '[', ']', ':', ',':
+		case '"':
+			if byte(t[k0+i+1]) != ':' {
+				continue
+			}
+			p, c := int(v>>8), int(t[k0+i+1]>>8)-1
+			for b[c] != '"' {
+				c--
+			}
+			n := c - p
+			if p+1+max(n, 16) > len(b) {
+				return
+			}
+			m := wordMask[min(n, 8)]
+			sh.keys = append(sh.keys, shapeKey{le64(b, p+1) & m, m, i})
+			if n > 8 {
+				m := wordMask[min(n-8, 8)]
+				sh.keys16 = append(sh.keys16, shapeKey{le64(b, p+9) & m, m, i})
+			}
+			if n > 16 {
+				sh.long = append(sh.long, shapeLong{i, n, p})
+			}
+		default:
+			if !slices.ContainsFunc(sh.scalarCaps, func(c shapeCap) bool { return c.tok == i }) {
+				sh.scalars = append(sh.scalars, i)
+			}
+		}
+	}
+	// The shape must give back the spans the walk found.
+	var got [shapeSlots]span
+	sh.ok = true
+	if _, _, ok := w.ireplay(k0, got[:len(hc)]); !ok || !slices.Equal(got[:len(hc)], hc) {
+		sh.ok = false
+	}
+}
+
+// ireplay walks the hit at t[k] as the shape says, if the hit has the
+// shape: it fills hc (zero on entry, and again when ok is false) and
+// returns the token after the hit and the hit's end offset.
+func (w *walker) ireplay(k int, hc []span) (next, end int, ok bool) {
+	sh := w.shape
+	t, b := w.t, w.b
+	n := sh.n
+	if k+n > len(t) {
+		return 0, 0, false
+	}
+	got := t[k : k+n]
+	if !sameKinds(got, t[sh.k0:sh.k0+n]) {
+		return 0, 0, false
+	}
+	// The keys, 8 bytes at once: the XORs with the shape's ORed and
+	// tested once.
+	var diff uint64
+	keys := sh.keys
+	for i := range keys {
+		kd := &keys[i]
+		p := int(got[kd.tok] >> 8)
+		if p+9 > len(b) {
+			return 0, 0, false
+		}
+		diff |= (le64(b, p+1) ^ kd.w) & kd.m
+	}
+	keys = sh.keys16
+	for i := range keys {
+		kd := &keys[i]
+		p := int(got[kd.tok] >> 8)
+		if p+17 > len(b) {
+			return 0, 0, false
+		}
+		diff |= (le64(b, p+9) ^ kd.w) & kd.m
+	}
+	if diff != 0 {
+		return 0, 0, false
+	}
+	for _, l := range sh.long {
+		p, q := int(got[l.tok]>>8)+17, l.p+17
+		if n := l.n - 16; p+n > len(b) || string(b[p:p+n]) != string(b[q:q+n]) {
+			return 0, 0, false
+		}
+	}
+	for _, j := range sh.scalars {
+		if _, ok := w.iscalar(int(got[j]>>8), int(got[j+1]>>8)); !ok {
+			return 0, 0, false
+		}
+	}
+	for i := range sh.strCaps {
+		c := &sh.strCaps[i]
+		// The closing quote is the last quote before the next token.
+		e := int(got[c.tok+1]>>8) - 1
+		for b[e] != '"' {
+			e--
+		}
+		hc[c.slot] = span{int(got[c.tok] >> 8), e + 1}
+	}
+	for i := range sh.nestCaps {
+		c := &sh.nestCaps[i]
+		hc[c.slot] = span{int(got[c.tok] >> 8), int(got[c.close]>>8) + 1}
+	}
+	for i := range sh.scalarCaps {
+		c := &sh.scalarCaps[i]
+		s := int(got[c.tok] >> 8)
+		e, ok := w.iscalar(s, int(got[c.tok+1]>>8))
+		if !ok {
+			clear(hc)
+			return 0, 0, false
+		}
+		hc[c.slot] = span{s, e}
+	}
+	return k + n, int(got[n-1]>>8) + 1, true
+}
+
+// sameKindsGo reports whether the tokens got and want (as many) have the
+// same kinds, their low bytes: the XORs are ORed two tokens a word.
+func sameKindsGo(got, want []uint32) bool {
+	n := len(got)
+	var acc uint64
+	if n >= 2 {
+		g := unsafe.Slice((*uint64)(unsafe.Pointer(&got[0])), n/2)
+		f := unsafe.Slice((*uint64)(unsafe.Pointer(&want[0])), n/2)
+		f = f[:len(g)]
+		for i := range g {
+			acc |= g[i] ^ f[i]
+		}
+	}
+	if n%2 != 0 {
+		acc |= uint64(got[n-1] ^ want[n-1])
+	}
+	return acc&0xff000000ff == 0
+}
