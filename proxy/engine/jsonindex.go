@@ -415,33 +415,27 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 	if v := t[k]; byte(v) == ']' {
 		return k + 1, int(v>>8) + 1, true
 	}
+	nhit, sh := w.nhit, w.shape
 	for {
 		j := int(t[k] >> 8)
 		n := len(w.caps)
-		if n+w.nhit <= cap(w.caps) {
+		if n+nhit <= cap(w.caps) {
 			// Past its length w.caps is zero, as make and append's
 			// growth leave it: only its first len(w.caps) spans are
 			// ever written.
-			w.caps = w.caps[:n+w.nhit]
+			w.caps = w.caps[:n+nhit]
 		} else {
-			w.caps = append(w.caps, make([]span, w.nhit)...)
+			w.caps = append(w.caps, make([]span, nhit)...)
 		}
-		hc := w.caps[n : n+w.nhit]
+		hc := w.caps[n : n+nhit : n+nhit]
+		k0 := k
 		var e int
-		if sh := w.shape; sh != nil && sh.ok {
-			k0 := k
-			if k, e, ok = w.ireplay(k, hc); !ok {
-				sh.ok = false
-				if k, e, ok = w.iwalk(w.hit, hc, k0, depth+1); !ok {
-					return 0, 0, false
-				}
-				if sh.learnt < shapeLearnt {
-					w.learn(k0, k, hc)
-				}
-			}
-		} else {
-			k0 := k
-			if k, e, ok = w.iwalk(w.hit, hc, k, depth+1); !ok {
+		ok = false
+		if sh != nil && sh.ok {
+			k, e, ok = w.ireplay(k, hc)
+		}
+		if !ok {
+			if k, e, ok = w.iwalk(w.hit, hc, k0, depth+1); !ok {
 				return 0, 0, false
 			}
 			if sh != nil && sh.learnt < shapeLearnt {
@@ -452,7 +446,7 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 			// As walkList sizes them.
 			n := min((len(w.b)-j)/(e-j+1)+1, 4096)
 			w.elems = make([]span, 0, n)
-			w.caps = append(make([]span, 0, n*w.nhit), w.caps...)
+			w.caps = append(make([]span, 0, n*nhit), w.caps...)
 		}
 		w.elems = append(w.elems, span{j, e})
 		var more bool

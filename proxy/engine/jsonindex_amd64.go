@@ -36,3 +36,19 @@ func sameKinds(got, want []uint32) bool {
 	_ = want[len(got)-1]
 	return sameKindsAVX2(&got[0], &want[0], len(got))
 }
+
+// keyDiffAMD64 is keyDiffGo for n keys at keys, every word of which lies
+// within the answer at b.
+//
+//go:noescape
+func keyDiffAMD64(got *uint32, b *byte, keys *shapeKey, n int) uint64
+
+// keyDiff is keyDiffGo, in assembly when the hit's last token is 17
+// bytes or more before the answer's end, so that no key's words can
+// read past it.
+func keyDiff(got []uint32, b []byte, keys []shapeKey) uint64 {
+	if len(keys) == 0 || int(got[len(got)-1]>>8)+17 > len(b) {
+		return keyDiffGo(got, b, keys)
+	}
+	return keyDiffAMD64(&got[0], &b[0], &keys[0], len(keys))
+}

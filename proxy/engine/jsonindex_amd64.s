@@ -41,18 +41,23 @@ GLOBL ix20<>(SB), RODATA|NOPTR, $32
 // func stage1AVX2(p *byte, n, pos int, st *ixState, out *uint32) int
 //
 // The loop is ixState.block over classes, a 64-byte block a round; the
-// tokens are written as offset<<8 | byte. Registers: SI the block, R9
-// the end, R10 its offset in the answer, DI the next token, R11-R13 the
-// state (esc, str, scalar); the state's bs is set where met.
+// tokens are written as offset<<8 | byte. Registers: R10 the block's
+// offset in the answer, SI the answer's start (p less pos: the block is
+// at (SI)(R10*1)), R9 the end's offset, DI the next token, R11-R13 the
+// state (esc, str, and for scalar, in R13's top bit, its inverse); the
+// state's bs is set where met.
 TEXT ·stage1AVX2(SB), NOSPLIT, $0-48
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), R9
-	ADDQ SI, R9
 	MOVQ pos+16(FP), R10
+	MOVQ p+0(FP), SI
+	SUBQ R10, SI // SI: the answer's start, as if p were all of it
+	MOVQ n+8(FP), R9
+	ADDQ R10, R9
 	MOVQ st+24(FP), AX
 	MOVQ 0(AX), R11
 	MOVQ 8(AX), R12
 	MOVQ 16(AX), R13
+	XORQ $1, R13
+	SHLQ $63, R13 // R13's top bit: the last byte was no number or literal
 	MOVQ out+32(FP), DI
 	VMOVDQU ixQuote<>(SB), Y10
 	VMOVDQU ixBS<>(SB), Y11
@@ -63,8 +68,8 @@ TEXT ·stage1AVX2(SB), NOSPLIT, $0-48
 	VMOVQ AX, X9
 
 loop:
-	VMOVDQU (SI), Y0
-	VMOVDQU 32(SI), Y1
+	VMOVDQU (SI)(R10*1), Y0
+	VMOVDQU 32(SI)(R10*1), Y1
 
 	// AX: quotes.
 	VPCMPEQB Y0, Y10, Y2
@@ -152,16 +157,15 @@ strings:
 	SHLQ $32, R14
 	ORQ R14, R8
 
-	// DX: the bytes of numbers and literals; R14: their runs' starts.
+	// DX: the bytes of no number or literal; R14: the starts of the
+	// others' runs, a byte of a number or literal after one of none
+	// (SHLQ with three operands is SHLD: the last block's top bit in).
 	ORQ R8, DX
 	ORQ AX, DX
 	ORQ BX, DX
-	NOTQ DX
 	MOVQ DX, R14
-	SHLQ $1, R14
-	ORQ R13, R14
-	ANDNQ DX, R14, R14
-	SHRQ $63, DX
+	SHLQ $1, R13, R14
+	ANDNQ R14, DX, R14
 	MOVQ DX, R13
 
 	// R8: the tokens.
@@ -169,22 +173,21 @@ strings:
 	ANDQ BX, AX
 	ORQ AX, R8
 	ORQ R14, R8
-	TESTQ R8, R8
 	JZ next
 
 	// Two tokens a round, one test of the mask between them.
 flatten:
 	TZCNTQ R8, BX
-	MOVBLZX (SI)(BX*1), DX
 	ADDQ R10, BX
+	MOVBLZX (SI)(BX*1), DX
 	SHLQ $8, BX
 	ORQ DX, BX
 	MOVL BX, (DI)
 	BLSRQ R8, R8
 	JZ last
 	TZCNTQ R8, BX
-	MOVBLZX (SI)(BX*1), DX
 	ADDQ R10, BX
+	MOVBLZX (SI)(BX*1), DX
 	SHLQ $8, BX
 	ORQ DX, BX
 	MOVL BX, 4(DI)
@@ -197,15 +200,16 @@ last:
 	ADDQ $4, DI
 
 next:
-	ADDQ $64, SI
 	ADDQ $64, R10
-	CMPQ SI, R9
+	CMPQ R10, R9
 	JB loop
 
 	VZEROUPPER
 	MOVQ st+24(FP), AX
 	MOVQ R11, 0(AX)
 	MOVQ R12, 8(AX)
+	SHRQ $63, R13
+	XORQ $1, R13
 	MOVQ R13, 16(AX)
 	MOVQ out+32(FP), AX
 	SUBQ AX, DI
@@ -247,4 +251,30 @@ kinds:
 	VPTEST ixKind<>(SB), Y0
 	SETEQ ret+24(FP)
 	VZEROUPPER
+	RET
+
+// func keyDiffAMD64(got *uint32, b *byte, keys *shapeKey, n int) uint64
+//
+// A shapeKey is w, m, tok, off: 32 bytes.
+TEXT ·keyDiffAMD64(SB), NOSPLIT, $0-40
+	MOVQ got+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ keys+16(FP), R8
+	MOVQ n+24(FP), CX
+	XORL AX, AX
+
+key:
+	MOVQ 16(R8), DX
+	MOVL (SI)(DX*4), DX
+	SHRL $8, DX
+	ADDQ 24(R8), DX
+	MOVQ (DI)(DX*1), BX
+	XORQ 0(R8), BX
+	ANDQ 8(R8), BX
+	ORQ BX, AX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ key
+
+	MOVQ AX, ret+32(FP)
 	RET

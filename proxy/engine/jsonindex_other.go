@@ -12,3 +12,7 @@ func stage1(b []byte, pos int, st *ixState, out []uint32) int {
 func sameKinds(got, want []uint32) bool {
 	return sameKindsGo(got, want)
 }
+
+func keyDiff(got []uint32, b []byte, keys []shapeKey) uint64 {
+	return keyDiffGo(got, b, keys)
+}

@@ -38,22 +38,24 @@ type hitShape struct {
 	ok     bool
 	learnt int
 	// The keys: their first 8 bytes, for those of more the next 8,
-	// and for those of more than 16 the rest.
-	keys, keys16 []shapeKey
-	long         []shapeLong
-	scalars      []int // tokens (from k0) of numbers and literals no slot captures
+	// and for those of more than 16 the rest; keyEnd is 17 past the
+	// offset of the last key's quote.
+	keys    []shapeKey
+	long    []shapeLong
+	keyEnd  int
+	scalars []int // tokens (from k0) of numbers and literals no slot captures
 	// The capture slots whose spans start at a string, an object or
 	// array, and a number or literal.
 	strCaps, nestCaps, scalarCaps []shapeCap
 }
 
 // shapeKey is 8 bytes of a member key of the shape, the key's opening
-// quote at token tok (from k0): those after the quote from off (0 or
-// 8) on, up to and with the closing quote, as the word w (le64's, masked
-// by m).
+// quote at token tok (from k0): those from off bytes after the quote
+// (1 or 9) on, up to and with the closing quote, as the word w (le64's,
+// masked by m).
 type shapeKey struct {
-	w, m uint64
-	tok  int
+	w, m     uint64
+	tok, off int
 }
 
 // shapeLong is a key of the shape of over 16 bytes (its closing quote
@@ -92,7 +94,7 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 		return
 	}
 	sh.k0, sh.n = k0, k1-k0
-	sh.keys, sh.keys16, sh.long, sh.scalars = sh.keys[:0], sh.keys16[:0], sh.long[:0], sh.scalars[:0]
+	sh.keys, sh.long, sh.scalars = sh.keys[:0], sh.long[:0], sh.scalars[:0]
 	sh.strCaps, sh.nestCaps, sh.scalarCaps = sh.strCaps[:0], sh.nestCaps[:0], sh.scalarCaps[:0]
 	hit := t[k0:k1]
 	at := func(off int) int { // the token of hit at offset off, or -1
@@ -138,10 +140,10 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 				return
 			}
 			m := wordMask[min(n, 8)]
-			sh.keys = append(sh.keys, shapeKey{le64(b, p+1) & m, m, i})
+			sh.keys = append(sh.keys, shapeKey{le64(b, p+1) & m, m, i, 1})
 			if n > 8 {
 				m := wordMask[min(n-8, 8)]
-				sh.keys16 = append(sh.keys16, shapeKey{le64(b, p+9) & m, m, i})
+				sh.keys = append(sh.keys, shapeKey{le64(b, p+9) & m, m, i, 9})
 			}
 			if n > 16 {
 				sh.long = append(sh.long, shapeLong{i, n, p})
@@ -174,28 +176,8 @@ func (w *walker) ireplay(k int, hc []span) (next, end int, ok bool) {
 	if !sameKinds(got, t[sh.k0:sh.k0+n]) {
 		return 0, 0, false
 	}
-	// The keys, 8 bytes at once: the XORs with the shape's ORed and
-	// tested once.
-	var diff uint64
-	keys := sh.keys
-	for i := range keys {
-		kd := &keys[i]
-		p := int(got[kd.tok] >> 8)
-		if p+9 > len(b) {
-			return 0, 0, false
-		}
-		diff |= (le64(b, p+1) ^ kd.w) & kd.m
-	}
-	keys = sh.keys16
-	for i := range keys {
-		kd := &keys[i]
-		p := int(got[kd.tok] >> 8)
-		if p+17 > len(b) {
-			return 0, 0, false
-		}
-		diff |= (le64(b, p+9) ^ kd.w) & kd.m
-	}
-	if diff != 0 {
+	// The keys, 8 bytes at once.
+	if keyDiff(got, b, sh.keys) != 0 {
 		return 0, 0, false
 	}
 	for _, l := range sh.long {
@@ -252,4 +234,20 @@ func sameKindsGo(got, want []uint32) bool {
 		acc |= uint64(got[n-1] ^ want[n-1])
 	}
 	return acc&0xff000000ff == 0
+}
+
+// keyDiffGo returns the OR of the differences of the keys of the hit of
+// tokens got with keys, 8 bytes a key (a word that would read past b
+// differs).
+func keyDiffGo(got []uint32, b []byte, keys []shapeKey) uint64 {
+	var diff uint64
+	for i := range keys {
+		kd := &keys[i]
+		p := int(got[kd.tok]>>8) + kd.off
+		if p+8 > len(b) {
+			return 1
+		}
+		diff |= (le64(b, p) ^ kd.w) & kd.m
+	}
+	return diff
 }
