@@ -23,32 +23,9 @@ func stage1(b []byte, pos int, st *ixState, out []uint32) int {
 	return stage1AVX2(&b[0], len(b)&^63, pos, st, &out[0])
 }
 
-// sameKindsAVX2 is sameKindsGo for n >= 8 tokens at got and want.
+// shapeMatchAVX2 is shapeMatchGo for n >= 8 tokens at got and want and
+// nkeys >= 1 keys, none of whose words reads past the answer at b
+// (ireplay's test).
 //
 //go:noescape
-func sameKindsAVX2(got, want *uint32, n int) bool
-
-// sameKinds is sameKindsGo, in assembly where the CPU allows.
-func sameKinds(got, want []uint32) bool {
-	if !hasStage1AVX2 || len(got) < 8 {
-		return sameKindsGo(got, want)
-	}
-	_ = want[len(got)-1]
-	return sameKindsAVX2(&got[0], &want[0], len(got))
-}
-
-// keyDiffAMD64 is keyDiffGo for n keys at keys, every word of which lies
-// within the answer at b.
-//
-//go:noescape
-func keyDiffAMD64(got *uint32, b *byte, keys *shapeKey, n int) uint64
-
-// keyDiff is keyDiffGo, in assembly when the hit's last token is 17
-// bytes or more before the answer's end, so that no key's words can
-// read past it.
-func keyDiff(got []uint32, b []byte, keys []shapeKey) uint64 {
-	if len(keys) == 0 || int(got[len(got)-1]>>8)+17 > len(b) {
-		return keyDiffGo(got, b, keys)
-	}
-	return keyDiffAMD64(&got[0], &b[0], &keys[0], len(keys))
-}
+func shapeMatchAVX2(got, want *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool

@@ -223,17 +223,20 @@ DATA ixKind<>+16(SB)/8, $0x000000ff000000ff
 DATA ixKind<>+24(SB)/8, $0x000000ff000000ff
 GLOBL ixKind<>(SB), RODATA|NOPTR, $32
 
-// func sameKindsAVX2(got, want *uint32, n int) bool
+// func shapeMatchAVX2(got, want *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool
 //
-// sameKinds for n >= 8 tokens: the XORs of 8 tokens at once ORed, the
-// last 8 read again from the end (an overlap changes nothing), then
-// tested against each token's low byte.
-TEXT ·sameKindsAVX2(SB), NOSPLIT, $0-25
+// shapeMatchGo for n >= 8 tokens and nkeys >= 1 keys, none of whose
+// words reads past the answer. The kinds: the XORs of 8 tokens at once
+// ORed, the last 8 read again from the end (an overlap changes
+// nothing), then tested against each token's low byte. The keys: a
+// shapeKey is w, m, tok, off (32 bytes); the differences ORed.
+TEXT ·shapeMatchAVX2(SB), NOSPLIT, $0-49
 	MOVQ got+0(FP), SI
 	MOVQ want+8(FP), DI
 	MOVQ n+16(FP), CX
 	LEAQ -32(SI)(CX*4), R8
 	LEAQ -32(DI)(CX*4), R9
+	MOVQ SI, R10
 	VPXOR Y0, Y0, Y0
 
 kinds:
@@ -249,23 +252,17 @@ kinds:
 	VPXOR (R9), Y1, Y1
 	VPOR Y1, Y0, Y0
 	VPTEST ixKind<>(SB), Y0
-	SETEQ ret+24(FP)
 	VZEROUPPER
-	RET
+	JNZ differ
 
-// func keyDiffAMD64(got *uint32, b *byte, keys *shapeKey, n int) uint64
-//
-// A shapeKey is w, m, tok, off: 32 bytes.
-TEXT ·keyDiffAMD64(SB), NOSPLIT, $0-40
-	MOVQ got+0(FP), SI
-	MOVQ b+8(FP), DI
-	MOVQ keys+16(FP), R8
-	MOVQ n+24(FP), CX
+	MOVQ b+24(FP), DI
+	MOVQ keys+32(FP), R8
+	MOVQ nkeys+40(FP), CX
 	XORL AX, AX
 
 key:
 	MOVQ 16(R8), DX
-	MOVL (SI)(DX*4), DX
+	MOVL (R10)(DX*4), DX
 	SHRL $8, DX
 	ADDQ 24(R8), DX
 	MOVQ (DI)(DX*1), BX
@@ -276,5 +273,10 @@ key:
 	DECQ CX
 	JNZ key
 
-	MOVQ AX, ret+32(FP)
+	TESTQ AX, AX
+	SETEQ ret+48(FP)
+	RET
+
+differ:
+	MOVB $0, ret+48(FP)
 	RET

@@ -9,10 +9,7 @@ func stage1(b []byte, pos int, st *ixState, out []uint32) int {
 	return stage1Go(b, pos, st, out)
 }
 
-func sameKinds(got, want []uint32) bool {
-	return sameKindsGo(got, want)
-}
-
-func keyDiff(got []uint32, b []byte, keys []shapeKey) uint64 {
-	return keyDiffGo(got, b, keys)
+// shapeMatchAVX2 is never called: hasStage1AVX2 is false.
+func shapeMatchAVX2(got, want *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool {
+	panic("engine: shapeMatchAVX2 without AVX2")
 }

@@ -30,23 +30,21 @@ import (
 
 // hitShape is what ireplay compares a hit with: the tokens t[k0:k0+n]
 // of a hit the walk accepted, the keys, numbers and literals among them
-// and where its capture slots took their spans, by the kind of value
-// they start at. ok is false while there is no shape to replay; learnt
-// counts the shapes learnt this parse.
+// and where its capture slots took their spans. ok is false while there
+// is no shape to replay; learnt counts the shapes learnt this parse.
 type hitShape struct {
 	k0, n  int
 	ok     bool
 	learnt int
 	// The keys: their first 8 bytes, for those of more the next 8,
-	// and for those of more than 16 the rest; keyEnd is 17 past the
-	// offset of the last key's quote.
-	keys    []shapeKey
-	long    []shapeLong
-	keyEnd  int
-	scalars []int // tokens (from k0) of numbers and literals no slot captures
-	// The capture slots whose spans start at a string, an object or
-	// array, and a number or literal.
-	strCaps, nestCaps, scalarCaps []shapeCap
+	// and for those of more than 16 the rest.
+	keys []shapeKey
+	long []shapeLong
+	// asm: shapeMatchAVX2 serves the shape (n >= 8, a key at least);
+	// rare: long or scalars is not empty.
+	asm, rare bool
+	scalars   []int // tokens (from k0) of numbers and literals no slot captures
+	caps      []shapeCap
 }
 
 // shapeKey is 8 bytes of a member key of the shape, the key's opening
@@ -66,10 +64,11 @@ type shapeLong struct {
 }
 
 // shapeCap is a capture slot of the shape and where its span starts,
-// token tok (from k0); it ends after the string, number or literal
-// there, or after token close (an object or array).
+// token tok (from k0), a value of kind: it ends after the string, number
+// or literal there, or after token close (an object or array).
 type shapeCap struct {
 	slot, tok, close int
+	kind             byte // '"', '{' (or '[') or '0' (a number or literal)
 }
 
 // shapeLearnt bounds the shapes a parse learns: answers whose hits
@@ -94,8 +93,7 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 		return
 	}
 	sh.k0, sh.n = k0, k1-k0
-	sh.keys, sh.long, sh.scalars = sh.keys[:0], sh.long[:0], sh.scalars[:0]
-	sh.strCaps, sh.nestCaps, sh.scalarCaps = sh.strCaps[:0], sh.nestCaps[:0], sh.scalarCaps[:0]
+	sh.keys, sh.long, sh.scalars, sh.caps = sh.keys[:0], sh.long[:0], sh.scalars[:0], sh.caps[:0]
 	hit := t[k0:k1]
 	at := func(off int) int { // the token of hit at offset off, or -1
 		i := sort.Search(len(hit), func(i int) bool { return int(hit[i]>>8) >= off })
@@ -112,17 +110,17 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 		if c.tok < 0 {
 			return
 		}
-		switch byte(hit[c.tok]) {
+		switch c.kind = byte(hit[c.tok]); c.kind {
 		case '"':
-			sh.strCaps = append(sh.strCaps, c)
 		case '{', '[':
+			c.kind = '{'
 			if c.close = at(s.end - 1); c.close < 0 {
 				return
 			}
-			sh.nestCaps = append(sh.nestCaps, c)
 		default:
-			sh.scalarCaps = append(sh.scalarCaps, c)
+			c.kind = '0'
 		}
+		sh.caps = append(sh.caps, c)
 	}
 	for i := range hit {
 		switch v := hit[i]; byte(v) {
@@ -149,11 +147,13 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 				sh.long = append(sh.long, shapeLong{i, n, p})
 			}
 		default:
-			if !slices.ContainsFunc(sh.scalarCaps, func(c shapeCap) bool { return c.tok == i }) {
+			if !slices.ContainsFunc(sh.caps, func(c shapeCap) bool { return c.tok == i }) {
 				sh.scalars = append(sh.scalars, i)
 			}
 		}
 	}
+	sh.asm = hasStage1AVX2 && sh.n >= 8 && len(sh.keys) > 0
+	sh.rare = len(sh.long) > 0 || len(sh.scalars) > 0
 	// The shape must give back the spans the walk found.
 	var got [shapeSlots]span
 	sh.ok = true
@@ -173,53 +173,59 @@ func (w *walker) ireplay(k int, hc []span) (next, end int, ok bool) {
 		return 0, 0, false
 	}
 	got := t[k : k+n]
-	if !sameKinds(got, t[sh.k0:sh.k0+n]) {
+	last := int(got[n-1] >> 8)
+	if sh.asm && last+17 <= len(b) {
+		// No key's words (the keys come before the last token, each
+		// read from at most 9 bytes after its quote) read past b.
+		if !shapeMatchAVX2(&got[0], &t[sh.k0], n, &b[0], &sh.keys[0], len(sh.keys)) {
+			return 0, 0, false
+		}
+	} else if !shapeMatchGo(got, t[sh.k0:sh.k0+n], b, sh.keys) {
 		return 0, 0, false
 	}
-	// The keys, 8 bytes at once.
-	if keyDiff(got, b, sh.keys) != 0 {
-		return 0, 0, false
-	}
-	for _, l := range sh.long {
-		p, q := int(got[l.tok]>>8)+17, l.p+17
-		if n := l.n - 16; p+n > len(b) || string(b[p:p+n]) != string(b[q:q+n]) {
-			return 0, 0, false
+	if sh.rare {
+		for _, l := range sh.long {
+			p, q := int(got[l.tok]>>8)+17, l.p+17
+			if n := l.n - 16; p+n > len(b) || string(b[p:p+n]) != string(b[q:q+n]) {
+				return 0, 0, false
+			}
+		}
+		for _, j := range sh.scalars {
+			if _, ok := w.iscalar(int(got[j]>>8), int(got[j+1]>>8)); !ok {
+				return 0, 0, false
+			}
 		}
 	}
-	for _, j := range sh.scalars {
-		if _, ok := w.iscalar(int(got[j]>>8), int(got[j+1]>>8)); !ok {
-			return 0, 0, false
+	caps := sh.caps
+	for i := range caps {
+		c := &caps[i]
+		s := span{int(got[c.tok] >> 8), 0}
+		switch c.kind {
+		case '"':
+			// The closing quote is the last quote before the next token.
+			e := int(got[c.tok+1]>>8) - 1
+			for b[e] != '"' {
+				e--
+			}
+			s.end = e + 1
+		case '{':
+			s.end = int(got[c.close]>>8) + 1
+		default:
+			if s.end, ok = w.iscalar(s.start, int(got[c.tok+1]>>8)); !ok {
+				clear(hc)
+				return 0, 0, false
+			}
 		}
+		hc[c.slot] = s
 	}
-	for i := range sh.strCaps {
-		c := &sh.strCaps[i]
-		// The closing quote is the last quote before the next token.
-		e := int(got[c.tok+1]>>8) - 1
-		for b[e] != '"' {
-			e--
-		}
-		hc[c.slot] = span{int(got[c.tok] >> 8), e + 1}
-	}
-	for i := range sh.nestCaps {
-		c := &sh.nestCaps[i]
-		hc[c.slot] = span{int(got[c.tok] >> 8), int(got[c.close]>>8) + 1}
-	}
-	for i := range sh.scalarCaps {
-		c := &sh.scalarCaps[i]
-		s := int(got[c.tok] >> 8)
-		e, ok := w.iscalar(s, int(got[c.tok+1]>>8))
-		if !ok {
-			clear(hc)
-			return 0, 0, false
-		}
-		hc[c.slot] = span{s, e}
-	}
-	return k + n, int(got[n-1]>>8) + 1, true
+	return k + n, last + 1, true
 }
 
-// sameKindsGo reports whether the tokens got and want (as many) have the
-// same kinds, their low bytes: the XORs are ORed two tokens a word.
-func sameKindsGo(got, want []uint32) bool {
+// shapeMatchGo reports whether the hit of tokens got has the kinds of
+// the shape's, want (as many tokens), and its keys, 8 bytes a word
+// (a word that would read past b differs).
+func shapeMatchGo(got, want []uint32, b []byte, keys []shapeKey) bool {
+	// The kinds, the tokens' low bytes: the XORs ORed, two tokens a word.
 	n := len(got)
 	var acc uint64
 	if n >= 2 {
@@ -233,21 +239,17 @@ func sameKindsGo(got, want []uint32) bool {
 	if n%2 != 0 {
 		acc |= uint64(got[n-1] ^ want[n-1])
 	}
-	return acc&0xff000000ff == 0
-}
-
-// keyDiffGo returns the OR of the differences of the keys of the hit of
-// tokens got with keys, 8 bytes a key (a word that would read past b
-// differs).
-func keyDiffGo(got []uint32, b []byte, keys []shapeKey) uint64 {
+	if acc&0xff000000ff != 0 {
+		return false
+	}
 	var diff uint64
 	for i := range keys {
 		kd := &keys[i]
 		p := int(got[kd.tok]>>8) + kd.off
 		if p+8 > len(b) {
-			return 1
+			return false
 		}
 		diff |= (le64(b, p) ^ kd.w) & kd.m
 	}
-	return diff
+	return diff == 0
 }
