@@ -181,7 +181,7 @@ func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, err
 		end := 0
 		if ok {
 			w.t = t
-			sc.shape.ok, sc.shape.learnt = false, 0
+			sc.shape.ok, sc.shape.learnt, sc.shape.replayed, sc.shape.missed = false, 0, 0, 0
 			w.shape = &sc.shape
 			var k int
 			if asList {
@@ -432,14 +432,16 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 		var e int
 		ok = false
 		if sh != nil && sh.ok {
-			k, e, ok = w.ireplay(k, hc)
+			if k, e, ok = w.ireplay(k, hc); ok {
+				sh.replayed++
+			}
 		}
 		if !ok {
 			if k, e, ok = w.iwalk(w.hit, hc, k0, depth+1); !ok {
 				return 0, 0, false
 			}
-			if sh != nil && sh.learnt < shapeLearnt {
-				w.learn(k0, k, hc)
+			if sh != nil {
+				w.missed(k0, k, hc)
 			}
 		}
 		if len(w.elems) == 0 {

@@ -223,41 +223,43 @@ DATA ixKind<>+16(SB)/8, $0x000000ff000000ff
 DATA ixKind<>+24(SB)/8, $0x000000ff000000ff
 GLOBL ixKind<>(SB), RODATA|NOPTR, $32
 
-// func shapeMatchAVX2(got, want *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool
+// func shapeMatchAVX2(got, kinds, kmask *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool
 //
 // shapeMatchGo for n >= 8 tokens and nkeys >= 1 keys, none of whose
-// words reads past the answer. The kinds: the XORs of 8 tokens at once
-// ORed, the last 8 read again from the end (an overlap changes
-// nothing), then tested against each token's low byte. The keys: a
-// shapeKey is w, m, tok, off (32 bytes); the differences ORed.
-TEXT ·shapeMatchAVX2(SB), NOSPLIT, $0-49
+// words reads past the answer. The kinds: 8 tokens at once, masked,
+// XORed with the kinds and ORed, the last 8 read again from the end (an
+// overlap changes nothing), then each token's low byte tested. The
+// keys: a shapeKey is w, m, tok, off (32 bytes); the differences ORed.
+TEXT ·shapeMatchAVX2(SB), NOSPLIT, $0-57
 	MOVQ got+0(FP), SI
-	MOVQ want+8(FP), DI
-	MOVQ n+16(FP), CX
-	LEAQ -32(SI)(CX*4), R8
-	LEAQ -32(DI)(CX*4), R9
-	MOVQ SI, R10
+	MOVQ kinds+8(FP), DI
+	MOVQ kmask+16(FP), R11
+	MOVQ n+24(FP), CX
+	LEAQ -32(CX*4), R8 // the last 8 tokens' offset
+	XORL DX, DX
 	VPXOR Y0, Y0, Y0
 
 kinds:
-	VMOVDQU (SI), Y1
-	VPXOR (DI), Y1, Y1
+	VMOVDQU (SI)(DX*1), Y1
+	VPAND (R11)(DX*1), Y1, Y1
+	VPXOR (DI)(DX*1), Y1, Y1
 	VPOR Y1, Y0, Y0
-	ADDQ $32, SI
-	ADDQ $32, DI
-	CMPQ SI, R8
+	ADDQ $32, DX
+	CMPQ DX, R8
 	JB kinds
 
-	VMOVDQU (R8), Y1
-	VPXOR (R9), Y1, Y1
+	VMOVDQU (SI)(R8*1), Y1
+	VPAND (R11)(R8*1), Y1, Y1
+	VPXOR (DI)(R8*1), Y1, Y1
 	VPOR Y1, Y0, Y0
 	VPTEST ixKind<>(SB), Y0
 	VZEROUPPER
 	JNZ differ
 
-	MOVQ b+24(FP), DI
-	MOVQ keys+32(FP), R8
-	MOVQ nkeys+40(FP), CX
+	MOVQ SI, R10
+	MOVQ b+32(FP), DI
+	MOVQ keys+40(FP), R8
+	MOVQ nkeys+48(FP), CX
 	XORL AX, AX
 
 key:
@@ -274,9 +276,9 @@ key:
 	JNZ key
 
 	TESTQ AX, AX
-	SETEQ ret+48(FP)
+	SETEQ ret+56(FP)
 	RET
 
 differ:
-	MOVB $0, ret+48(FP)
+	MOVB $0, ret+56(FP)
 	RET

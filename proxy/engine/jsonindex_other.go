@@ -10,6 +10,6 @@ func stage1(b []byte, pos int, st *ixState, out []uint32) int {
 }
 
 // shapeMatchAVX2 is never called: hasStage1AVX2 is false.
-func shapeMatchAVX2(got, want *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool {
+func shapeMatchAVX2(got, kinds, kmask *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool {
 	panic("engine: shapeMatchAVX2 without AVX2")
 }

@@ -36,10 +36,18 @@ type hitShape struct {
 	k0, n  int
 	ok     bool
 	learnt int
+	// missed: 1 + the index in the list of the hit the replay last
+	// refused (0: none); replayed: the hits it took this parse.
+	missed, replayed int
+	// kinds and kmask: each token's byte and 0xff, but 0 and 0 for a
+	// number or literal, whose byte may differ (iscalar checks it).
+	kinds, kmask []uint32
 	// The keys: their first 8 bytes, for those of more the next 8,
 	// and for those of more than 16 the rest.
 	keys []shapeKey
 	long []shapeLong
+	// lastKey is the last key's token (from k0).
+	lastKey int
 	// asm: shapeMatchAVX2 serves the shape (n >= 8, a key at least);
 	// rare: long or scalars is not empty.
 	asm, rare bool
@@ -80,6 +88,21 @@ const shapeSlots = 32
 
 // wordMask[n] keeps the n low bytes of a word, n up to 8.
 var wordMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, ^uint64(0)}
+
+// missed is told of the hit at t[k0:k1] that iwalk walked (with the
+// spans hc), as there was no shape or the replay refused it: the shape
+// is learnt from the first hit, and again from a hit when the replay
+// refused the one before it too, a few times a parse.
+func (w *walker) missed(k0, k1 int, hc []span) {
+	sh, i := w.shape, len(w.elems)
+	refused := sh.ok
+	if sh.learnt < shapeLearnt && (!sh.ok || sh.missed == i) {
+		w.learn(k0, k1, hc)
+	}
+	if refused {
+		sh.missed = i + 1
+	}
+}
 
 // learn makes the hit at t[k0:k1], which iwalk accepted with the spans
 // hc, the shape to replay; it leaves none when the hit is not an object
@@ -122,8 +145,12 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 		}
 		sh.caps = append(sh.caps, c)
 	}
-	for i := range hit {
-		switch v := hit[i]; byte(v) {
+	kinds := slices.Grow(sh.kinds[:0], len(hit))[:len(hit)]
+	kmask := slices.Grow(sh.kmask[:0], len(hit))[:len(hit)]
+	sh.kinds, sh.kmask = kinds, kmask
+	for i, v := range hit {
+		kinds[i], kmask[i] = v&0xff, 0xff
+		switch byte(v) {
 		case '{', '}', '[', ']', ':', ',':
 		case '"':
 			if byte(t[k0+i+1]) != ':' {
@@ -146,7 +173,9 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 			if n > 16 {
 				sh.long = append(sh.long, shapeLong{i, n, p})
 			}
+			sh.lastKey = i
 		default:
+			kinds[i], kmask[i] = 0, 0
 			if !slices.ContainsFunc(sh.caps, func(c shapeCap) bool { return c.tok == i }) {
 				sh.scalars = append(sh.scalars, i)
 			}
@@ -173,14 +202,15 @@ func (w *walker) ireplay(k int, hc []span) (next, end int, ok bool) {
 		return 0, 0, false
 	}
 	got := t[k : k+n]
-	last := int(got[n-1] >> 8)
-	if sh.asm && last+17 <= len(b) {
-		// No key's words (the keys come before the last token, each
-		// read from at most 9 bytes after its quote) read past b.
-		if !shapeMatchAVX2(&got[0], &t[sh.k0], n, &b[0], &sh.keys[0], len(sh.keys)) {
+	kinds, kmask := sh.kinds[:n], sh.kmask[:n]
+	if sh.asm && int(got[sh.lastKey]>>8)+17 <= len(b) {
+		// No key's words read past b: each is read from at most 9
+		// bytes after its quote, and none comes after the last key's
+		// (whatever the tokens there, their offsets grow).
+		if !shapeMatchAVX2(&got[0], &kinds[0], &kmask[0], n, &b[0], &sh.keys[0], len(sh.keys)) {
 			return 0, 0, false
 		}
-	} else if !shapeMatchGo(got, t[sh.k0:sh.k0+n], b, sh.keys) {
+	} else if !shapeMatchGo(got, kinds, kmask, b, sh.keys) {
 		return 0, 0, false
 	}
 	if sh.rare {
@@ -218,26 +248,28 @@ func (w *walker) ireplay(k int, hc []span) (next, end int, ok bool) {
 		}
 		hc[c.slot] = s
 	}
-	return k + n, last + 1, true
+	return k + n, int(got[n-1]>>8) + 1, true
 }
 
-// shapeMatchGo reports whether the hit of tokens got has the kinds of
-// the shape's, want (as many tokens), and its keys, 8 bytes a word
-// (a word that would read past b differs).
-func shapeMatchGo(got, want []uint32, b []byte, keys []shapeKey) bool {
-	// The kinds, the tokens' low bytes: the XORs ORed, two tokens a word.
+// shapeMatchGo reports whether the hit of tokens got has the shape's
+// kinds (as many tokens: the low byte of each masked by kmask is that
+// of kinds) and its keys, 8 bytes a word (a word that would read past b
+// differs).
+func shapeMatchGo(got, kinds, kmask []uint32, b []byte, keys []shapeKey) bool {
+	// The kinds: the differences ORed, two tokens a word.
 	n := len(got)
 	var acc uint64
 	if n >= 2 {
 		g := unsafe.Slice((*uint64)(unsafe.Pointer(&got[0])), n/2)
-		f := unsafe.Slice((*uint64)(unsafe.Pointer(&want[0])), n/2)
-		f = f[:len(g)]
+		f := unsafe.Slice((*uint64)(unsafe.Pointer(&kinds[0])), n/2)
+		m := unsafe.Slice((*uint64)(unsafe.Pointer(&kmask[0])), n/2)
+		f, m = f[:len(g)], m[:len(g)]
 		for i := range g {
-			acc |= g[i] ^ f[i]
+			acc |= g[i]&m[i] ^ f[i]
 		}
 	}
 	if n%2 != 0 {
-		acc |= uint64(got[n-1] ^ want[n-1])
+		acc |= uint64(got[n-1]&kmask[n-1] ^ kinds[n-1])
 	}
 	if acc&0xff000000ff != 0 {
 		return false
