@@ -32,6 +32,10 @@ DATA ixBS<>+16(SB)/8, $0x5c5c5c5c5c5c5c5c
 DATA ixBS<>+24(SB)/8, $0x5c5c5c5c5c5c5c5c
 GLOBL ixBS<>(SB), RODATA|NOPTR, $32
 
+DATA ixOnes<>+0(SB)/8, $-1
+DATA ixOnes<>+8(SB)/8, $-1
+GLOBL ixOnes<>(SB), RODATA|NOPTR, $16
+
 DATA ix20<>+0(SB)/8, $0x2020202020202020
 DATA ix20<>+8(SB)/8, $0x2020202020202020
 DATA ix20<>+16(SB)/8, $0x2020202020202020
@@ -64,8 +68,7 @@ TEXT ·stage1AVX2(SB), NOSPLIT, $0-48
 	VMOVDQU ixWS<>(SB), Y12
 	VMOVDQU ix20<>(SB), Y13
 	VMOVDQU ixOp<>(SB), Y14
-	MOVQ $-1, AX
-	VMOVQ AX, X9
+	VMOVQ R11, X9 // Y9: not zero while an escape is carried in
 
 loop:
 	VMOVDQU (SI)(R10*1), Y0
@@ -91,26 +94,19 @@ loop:
 	VPSHUFB Y7, Y14, Y3
 	VPCMPEQB Y3, Y7, Y7
 
-	// Escaped bytes, only when there are backslashes (their mask in
-	// CX, made only then) or an escape carried in: AX loses its
-	// escaped quotes.
+	// Escaped bytes, only when there are backslashes or an escape
+	// carried in (Y9): their mask in CX; AX loses its escaped quotes.
 	VPCMPEQB Y0, Y11, Y2
 	VPCMPEQB Y1, Y11, Y3
 	VPOR Y2, Y3, Y15
+	VPOR Y9, Y15, Y15
 	VPTEST Y15, Y15
-	JNZ backslashes
-	TESTQ R11, R11
 	JZ strings
-	XORL CX, CX
-	JMP escapes
 
-backslashes:
 	VPMOVMSKB Y2, CX
 	VPMOVMSKB Y3, BX
 	SHLQ $32, BX
 	ORQ BX, CX
-
-escapes:
 	MOVQ st+24(FP), R15
 	MOVQ $1, 24(R15) // a backslash was met
 	ANDNQ CX, R11, BX // BX = backslashes not escaped from the last block
@@ -133,6 +129,7 @@ escapes:
 	ORQ DX, R14
 	ORQ R11, R14 // R14 = escaped bytes
 	MOVQ R15, R11
+	VMOVQ R11, X9
 	ANDNQ AX, R14, AX
 
 strings:
@@ -141,7 +138,7 @@ strings:
 	// instruction between AVX2 ones costs a state transition (about
 	// 500 cycles a block on this VM's Xeon).
 	VMOVQ AX, X8
-	VPCLMULQDQ $0x00, X9, X8, X8
+	VPCLMULQDQ $0x00, ixOnes<>(SB), X8, X8
 	VMOVQ X8, BX
 	XORQ R12, BX
 	MOVQ BX, R12
