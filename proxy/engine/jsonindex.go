@@ -514,24 +514,10 @@ func (w *walker) iscalar(p, q int) (int, bool) {
 		return 0, false // a sentinel
 	}
 	e := p
-	switch b[p] {
-	case 't':
-		if len(b)-p < 4 || string(b[p:p+4]) != "true" {
-			return 0, false
-		}
-		e += 4
-	case 'f':
-		if len(b)-p < 5 || string(b[p:p+5]) != "false" {
-			return 0, false
-		}
-		e += 5
-	case 'n':
-		if len(b)-p < 4 || string(b[p:p+4]) != "null" {
-			return 0, false
-		}
-		e += 4
-	default:
-		if b[e] == '-' {
+	switch c := b[p]; {
+	case c < 'f':
+		// A number, the commonest (no literal starts below 'f').
+		if c == '-' {
 			e++
 		}
 		s := e
@@ -555,6 +541,23 @@ func (w *walker) iscalar(p, q int) (int, bool) {
 		if e == s {
 			return 0, false
 		}
+	case c == 't':
+		if len(b)-p < 4 || string(b[p:p+4]) != "true" {
+			return 0, false
+		}
+		e += 4
+	case c == 'f':
+		if len(b)-p < 5 || string(b[p:p+5]) != "false" {
+			return 0, false
+		}
+		e += 5
+	case c == 'n':
+		if len(b)-p < 4 || string(b[p:p+4]) != "null" {
+			return 0, false
+		}
+		e += 4
+	default:
+		return 0, false // no number starts with these bytes either
 	}
 	if e != q && !wsTab[b[e]] {
 		return 0, false
