@@ -547,19 +547,21 @@ func plainArena(buf []byte, contStart, noBS bool) bool {
 	if !noBS && bytes.IndexByte(buf, '\\') >= 0 {
 		return false
 	}
-	// printable ASCII: per byte c, the high bit of (c&0x7f)+0x60 &^ c is
-	// set iff c < 0x80 and c >= 0x20; the sums stay within their byte.
-	const lo7, k = 0x7f * swarLo, 0x60 * swarLo
+	// printable ASCII: per byte c below 0x80, the high bit of c+0x60 is
+	// set iff c >= 0x20, and &^ c clears it for c >= 0x80. A byte of
+	// 0xa0 or more carries into the next, but is refused itself: the
+	// bits are all set only when each byte is printable ASCII.
+	const k = 0x60 * swarLo
 	ok := uint64(swarHi)
 	i := 0
 	for ; i+32 <= len(buf); i += 32 {
 		x := buf[i : i+32 : i+32]
 		w0, w1, w2, w3 := le64(x, 0), le64(x, 8), le64(x, 16), le64(x, 24)
-		ok &= (w0&lo7 + k) & (w1&lo7 + k) & (w2&lo7 + k) & (w3&lo7 + k) &^ (w0 | w1 | w2 | w3)
+		ok &= (w0 + k) & (w1 + k) & (w2 + k) & (w3 + k) &^ (w0 | w1 | w2 | w3)
 	}
 	for ; i+8 <= len(buf); i += 8 {
 		w := le64(buf, i)
-		ok &= (w&lo7 + k) &^ w
+		ok &= (w + k) &^ w
 	}
 	if ok&swarHi == swarHi {
 		for _, c := range buf[i:] {
