@@ -181,7 +181,7 @@ func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, err
 		end := 0
 		if ok {
 			w.t = t
-			sc.shape.ok, sc.shape.learnt, sc.shape.replayed, sc.shape.missed = false, 0, 0, 0
+			sc.shape.reset()
 			w.shape = &sc.shape
 			var k int
 			if asList {

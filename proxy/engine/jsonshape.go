@@ -30,15 +30,17 @@ import (
 
 // hitShape is what ireplay compares a hit with: the tokens t[k0:k0+n]
 // of a hit the walk accepted, the keys, numbers and literals among them
-// and where its capture slots took their spans. ok is false while there
-// is no shape to replay; learnt counts the shapes learnt this parse.
+// and where its capture slots took their spans.
 type hitShape struct {
-	k0, n  int
-	ok     bool
-	learnt int
+	k0, n int
+	// ok: there is a shape to replay; off: none is replayed or learnt
+	// any more this parse; learnt counts the shapes learnt.
+	ok, off bool
+	learnt  int
 	// missed: 1 + the index in the list of the hit the replay last
-	// refused (0: none); replayed: the hits it took this parse.
-	missed, replayed int
+	// refused (0: none); misses and replayed: the hits it refused and
+	// took this parse.
+	missed, misses, replayed int
 	// kinds and kmask: each token's byte and 0xff, but 0 and 0 for a
 	// number or literal, whose byte may differ (iscalar checks it).
 	kinds, kmask []uint32
@@ -53,6 +55,11 @@ type hitShape struct {
 	asm, rare bool
 	scalars   []int // tokens (from k0) of numbers and literals no slot captures
 	caps      []shapeCap
+}
+
+// reset readies sh for a parse, keeping its slices' room.
+func (sh *hitShape) reset() {
+	sh.ok, sh.off, sh.learnt, sh.missed, sh.misses, sh.replayed = false, false, 0, 0, 0, 0
 }
 
 // shapeKey is 8 bytes of a member key of the shape, the key's opening
@@ -79,9 +86,18 @@ type shapeCap struct {
 	kind             byte // '"', '{' (or '[') or '0' (a number or literal)
 }
 
-// shapeLearnt bounds the shapes a parse learns: answers whose hits
-// differ each from the last walk them with iwalk.
-const shapeLearnt = 4
+// The replay's bounds: a parse learns shapes from the first hit of a
+// list of shapeMinHits hits or more (walkList's guess from the first
+// hit's length), and learns again from a hit once (shapeLearnt shapes);
+// the replay stops for the parse at the shapeMisses-th hit it refuses.
+// Learning costs about three walks of the hit, a refused replay a tenth
+// of one: an answer of a few hits, or whose hits differ each from the
+// last, costs a few walks more, not one a hit.
+const (
+	shapeMinHits = 8
+	shapeLearnt  = 2
+	shapeMisses  = 4
+)
 
 // shapeSlots bounds the capture slots of a hit a shape serves.
 const shapeSlots = 32
@@ -89,18 +105,33 @@ const shapeSlots = 32
 // wordMask[n] keeps the n low bytes of a word, n up to 8.
 var wordMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, ^uint64(0)}
 
-// missed is told of the hit at t[k0:k1] that iwalk walked (with the
-// spans hc), as there was no shape or the replay refused it: the shape
-// is learnt from the first hit, and again from a hit when the replay
-// refused the one before it too, a few times a parse.
+// missed is told of the hit at t[k0:k1], the list's len(w.elems)-th,
+// that iwalk walked (with the spans hc) as there was no shape or the
+// replay refused it. The shape is learnt from the first hit, and again
+// from a hit when the replay refused the one before it too, within the
+// bounds above.
 func (w *walker) missed(k0, k1 int, hc []span) {
-	sh, i := w.shape, len(w.elems)
-	refused := sh.ok
-	if sh.learnt < shapeLearnt && (!sh.ok || sh.missed == i) {
-		w.learn(k0, k1, hc)
-	}
-	if refused {
+	sh, t, i := w.shape, w.t, len(w.elems)
+	learn := true // no shape: none learnt yet, or the last learn failed
+	switch {
+	case sh.off:
+		return
+	case sh.ok: // the replay refused the hit
+		learn = sh.missed == i
 		sh.missed = i + 1
+		if sh.misses++; sh.misses == shapeMisses {
+			sh.ok, sh.off = false, true
+			return
+		}
+	case i == 0:
+		j, e := int(t[k0]>>8), int(t[k1-1]>>8)+1
+		if (len(w.b)-j)/(e-j+1)+1 < shapeMinHits {
+			sh.off = true
+			return
+		}
+	}
+	if learn && sh.learnt < shapeLearnt {
+		w.learn(k0, k1, hc)
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -88,16 +89,25 @@ func brokenHits(t testing.TB) map[string][]byte {
 // replayed.
 func shapesLearnt(t testing.TB, a Adapter, body []byte) (ok bool, learnt, replayed int) {
 	t.Helper()
+	ok, sh := walkShapes(t, a, body)
+	return ok, sh.learnt, sh.replayed
+}
+
+// walkShapes walks body over the index as Parse does and returns
+// whether the walk accepted it and the state of its shapes at the end.
+func walkShapes(t testing.TB, a Adapter, body []byte) (bool, *hitShape) {
+	t.Helper()
 	ja := a.(*jsonAdapter)
+	sh := new(hitShape)
 	tk, ok, bs := tokens(body, nil, false)
 	if !ok {
-		return false, 0, 0
+		return false, sh
 	}
 	pl := &ja.plan
-	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit, t: tk, noBS: !bs, shape: new(hitShape)}
+	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit, t: tk, noBS: !bs, shape: sh}
 	caps := make([]span, max(pl.nroot, rSlots+16))
 	k, _, ok := w.iwalk(&pl.root, caps, 0, 0)
-	return ok && k == len(tk)-ixSentinels, w.shape.learnt, w.shape.replayed
+	return ok && k == len(tk)-ixSentinels, sh
 }
 
 // TestShapeReplay: the hits of the demo answer after the first are
@@ -139,38 +149,72 @@ func TestShapeReplayFields(t *testing.T) {
 	hit := func(key, url string) string {
 		return `{"` + key + `":"` + url + `","eightchr":"t","ninechars":"s","n":1}`
 	}
-	// The keys of a hit within 17 bytes of the answer's end are not
-	// read as words: the answers end with another member.
-	const end = `],"number_of_results":3}`
+	// An answer of 10 hits, the third edited. The keys of a hit within
+	// 17 bytes of the answer's end are not read as words: the answers
+	// end with another member but for one.
+	const end = `],"number_of_results":10}`
+	answer := func(third, end string) []byte {
+		hits := make([]string, 10)
+		for i := range hits {
+			hits[i] = hit(long, fmt.Sprint("http://h/", i))
+		}
+		hits[2] = third
+		return []byte(`{"results":[` + strings.Join(hits, ",") + end)
+	}
 	for _, c := range []struct {
 		name     string
-		body     string
+		body     []byte
 		replayed int
 	}{
-		{"alike", `{"results":[` + hit(long, "u1") + `,` + hit(long, "u2") + `,` + hit(long, "u3") + end, 2},
-		{"a long key's last byte", `{"results":[` + hit(long, "u1") + `,` + hit(long[:len(long)-1]+"G", "u2") + `,` + hit(long, "u3") + end, 1},
-		{"a long key's 17th byte", `{"results":[` + hit(long, "u1") + `,` + hit(long[:16]+"X"+long[17:], "u2") + `,` + hit(long, "u3") + end, 1},
-		{"the last hit at the end", `{"results":[` + hit(long, "u1") + `,` + hit(long, "u2") + `,` + hit(long, "u3") + `]}`, 1},
-		{"an 8-byte key's last byte", `{"results":[` + hit(long, "u1") + `,` + strings8(hit(long, "u2")) + `,` + hit(long, "u3") + end, 1},
+		{"alike", answer(hit(long, "u"), end), 9},
+		{"a long key's last byte", answer(hit(long[:len(long)-1]+"G", "u"), end), 8},
+		{"a long key's 17th byte", answer(hit(long[:16]+"X"+long[17:], "u"), end), 8},
+		{"an 8-byte key's last byte", answer(strings8(hit(long, "u")), end), 8},
+		{"the last hit at the end", answer(hit(long, "u"), `]}`), 8},
 	} {
-		ok, learnt, replayed := shapesLearnt(t, a, []byte(c.body))
+		ok, learnt, replayed := shapesLearnt(t, a, c.body)
 		if !ok || learnt != 1 || replayed != c.replayed {
 			t.Errorf("%s: the index walk accepted %v, learnt %d shapes, replayed %d hits; want true, 1, %d", c.name, ok, learnt, replayed, c.replayed)
 		}
-		checkWalks(t, []Adapter{a}, []byte(c.body))
-		p, err := a.Parse([]byte(c.body), "")
-		if err != nil || len(p.Results) != 3 {
+		checkWalks(t, []Adapter{a}, c.body)
+		p, err := a.Parse(c.body, "")
+		if err != nil || len(p.Results) != 10 {
 			t.Fatalf("%s: %v, %+v", c.name, err, p)
 		}
 	}
 	// A number no path reads, broken in a replayed hit.
-	broken := []byte(`{"results":[` + hit(long, "u1") + `,` + strings.Replace(hit(long, "u2"), `"n":1`, `"n":1x`, 1) + `,` + hit(long, "u3") + end)
+	broken := answer(strings.Replace(hit(long, "u"), `"n":1`, `"n":1x`, 1), end)
 	if ok, _, _ := shapesLearnt(t, a, broken); ok {
 		t.Errorf("the index walk accepted %q", broken)
 	}
 	if _, err := a.Parse(broken, ""); !errors.Is(err, ErrMalformed) {
 		t.Errorf("Parse(%q) = %v, want ErrMalformed", broken, err)
 	}
+}
+
+// TestShapeBounds: a parse learns no shape from an answer of a few
+// hits, and stops replaying one whose hits differ each from the last.
+func TestShapeBounds(t *testing.T) {
+	a := mustNew(t, Config{Kind: "elasticsearch"})
+	for _, name := range []string{"es7-search.json", "opensearch-search.json"} {
+		body := read(t, name)
+		if ok, learnt, replayed := shapesLearnt(t, a, body); !ok || learnt != 0 || replayed != 0 {
+			t.Errorf("%s: the index walk accepted %v, learnt %d shapes, replayed %d hits; want true, 0, 0", name, ok, learnt, replayed)
+		}
+	}
+	// Hits whose members come each in another order than the last's.
+	var hits []string
+	for i := range 40 {
+		m := []string{`"_index":"x"`, fmt.Sprintf(`"_id":"%d"`, i), `"_score":1.5`,
+			fmt.Sprintf(`"_source":{"url":"http://h/%d","title":"t"}`, i), fmt.Sprintf(`"k%d":1`, i%7)}
+		hits = append(hits, "{"+strings.Join(append(m[i%5:], m[:i%5]...), ",")+"}")
+	}
+	body := []byte(`{"hits":{"total":{"value":40},"hits":[` + strings.Join(hits, ",") + `]}}`)
+	if ok, sh := walkShapes(t, a, body); !ok || sh.learnt != 2 || sh.replayed != 0 || sh.misses != shapeMisses {
+		t.Errorf("hits in other orders: the index walk accepted %v, learnt %d shapes, replayed %d hits, refused %d; want true, 2, 0, %d",
+			ok, sh.learnt, sh.replayed, sh.misses, shapeMisses)
+	}
+	checkWalks(t, indexAdapters(t), body)
 }
 
 // strings8 renames a hit's "eightchr" key to "eightchR".
