@@ -417,6 +417,13 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 	}
 	nhit, sh := w.nhit, w.shape
 	for {
+		if sh != nil && sh.ok && len(w.elems) > 0 {
+			// The hits that have the shape.
+			var done bool
+			if k, end, done, ok = w.ireplayList(k); done {
+				return k, end, ok
+			}
+		}
 		j := int(t[k] >> 8)
 		n := len(w.caps)
 		if n+nhit <= cap(w.caps) {
@@ -430,19 +437,11 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 		hc := w.caps[n : n+nhit : n+nhit]
 		k0 := k
 		var e int
-		ok = false
-		if sh != nil && sh.ok {
-			if k, e, ok = w.ireplay(k, hc); ok {
-				sh.replayed++
-			}
+		if k, e, ok = w.iwalk(w.hit, hc, k0, depth+1); !ok {
+			return 0, 0, false
 		}
-		if !ok {
-			if k, e, ok = w.iwalk(w.hit, hc, k0, depth+1); !ok {
-				return 0, 0, false
-			}
-			if sh != nil {
-				w.missed(k0, k, hc)
-			}
+		if sh != nil {
+			w.missed(k0, k, hc)
 		}
 		if len(w.elems) == 0 {
 			// As walkList sizes them.

@@ -222,6 +222,32 @@ func (w *walker) learn(k0, k1 int, hc []span) {
 	}
 }
 
+// ireplayList is iwalkList's loop over the hits from t[k] on while the
+// shape takes them: it returns the token of the first hit it refused,
+// or with done true what iwalkList returns after the list.
+func (w *walker) ireplayList(k int) (next, end int, done, ok bool) {
+	t, nhit, sh := w.t, w.nhit, w.shape
+	for {
+		n := len(w.caps)
+		if n+nhit > cap(w.caps) {
+			w.caps = append(w.caps, make([]span, nhit)...)[:n]
+		}
+		hc := w.caps[n : n+nhit : n+nhit]
+		k1, e, ok := w.ireplay(k, hc)
+		if !ok {
+			return k, 0, false, true
+		}
+		sh.replayed++
+		// Past its length w.caps is zero (see iwalkList).
+		w.caps = w.caps[:n+nhit]
+		w.elems = append(w.elems, span{int(t[k] >> 8), e})
+		var more bool
+		if k, end, more, ok = iafter(t, k1, ']'); !more {
+			return k, end, true, ok
+		}
+	}
+}
+
 // ireplay walks the hit at t[k] as the shape says, if the hit has the
 // shape: it fills hc (zero on entry, and again when ok is false) and
 // returns the token after the hit and the hit's end offset.
