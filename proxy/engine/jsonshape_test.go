@@ -252,11 +252,11 @@ func TestShapeMatch(t *testing.T) {
 		}
 		check := func(got []uint32, kd []shapeKey) bool {
 			t.Helper()
-			g := shapeMatchGo(got, kinds, kmask, b, kd)
-			if a := shapeMatchAVX2(&got[0], &kinds[0], &kmask[0], n, &b[0], &kd[0], len(kd)); g != a {
+			a := shapeMatchAVX2(&got[0], &kinds[0], &kmask[0], n, &b[0], &kd[0], len(kd))
+			if g := shapeMatchGo(got, kinds, kmask, b, kd); g != a {
 				t.Fatalf("n %d: Go %v, assembly %v", n, g, a)
 			}
-			return g
+			return a
 		}
 		if !check(hit, keys) {
 			t.Fatalf("n %d: a hit does not match its shape", n)
