@@ -28,7 +28,9 @@ import (
 // without the index ([walker.walk]), which gives its usual error (or, for
 // what only the index walk refuses, such as nesting deeper than it
 // tracks, the answer's result): what Parse accepts, refuses and reports
-// does not depend on the index.
+// does not depend on the index. The hits of the result list that repeat
+// the first one's shape are walked by comparing them with it
+// (jsonshape.go).
 
 // ixState carries one block's state into the next: esc is 1 when the
 // block's first byte is escaped (an odd run of backslashes ended the

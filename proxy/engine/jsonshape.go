@@ -9,24 +9,28 @@ import (
 // The hits of an answer mostly repeat the first hit's shape: the same
 // members in the same order, each value of the same kind (every
 // Elasticsearch and OpenSearch hit has _index, _type, _id, _score,
-// _source, highlight). A hit walked over the index (iwalk) then takes
-// the same way through the walk as the first: the walk's choices depend
-// only on the kinds of the tokens, on the bytes of the keys it looks up,
-// on the capture slots (zero at each hit's start), on the depth, and on
-// whether each number or literal passes iscalar. So when a hit's tokens
-// have the first hit's kinds one for one, its keys the first hit's bytes
-// and each of its numbers and literals passes iscalar, the walk would
-// accept it and capture the spans of the same tokens: ireplay checks
-// exactly that and writes those spans, for about a third of the walk's
-// instructions. Anything else (a kind, a key or a number that differs)
-// makes iwalkList walk the hit with iwalk, which decides as before; a
-// shape is learnt again from the next hit so walked, a few times a
-// parse.
+// _source, most a highlight). A hit walked over the index (iwalk) then
+// takes the same way through the walk as the first: the walk's choices
+// depend only on the kinds of the tokens (a number or a literal, whatever
+// its first byte, taking one way), on the bytes of the keys it looks
+// up, on the capture slots (zero at each hit's start), on the depth,
+// and on whether each number or literal passes iscalar. So when a hit's
+// tokens have the first hit's kinds one for one, its keys the first
+// hit's bytes (up to and with the closing quote, 8 bytes a word) and
+// each of its numbers and literals passes iscalar, the walk would accept
+// it and capture the spans of the same tokens: ireplay checks exactly
+// that and writes those spans, for about a third of the walk's
+// instructions (a comparison of 8 tokens at once and a word a key in
+// assembly, shapeMatchAVX2). Anything else (a kind, a key or a number
+// that differs) makes iwalkList walk the hit with iwalk, which decides
+// as before; the shape is learnt again, within bounds (shapeMinHits).
 //
 // The grammar is still checked token by token: each token's kind is
 // compared with that of a token of an accepted hit at the same place,
 // which the walk checked in that order. A string's inside is not
 // checked, as in the walk, save for the keys, compared byte for byte.
+// learn makes sure that replaying the hit it learns from gives back the
+// spans the walk found, else it keeps no shape.
 
 // hitShape is what ireplay compares a hit with: the tokens t[k0:k0+n]
 // of a hit the walk accepted, the keys, numbers and literals among them

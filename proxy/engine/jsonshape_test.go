@@ -202,19 +202,24 @@ func TestShapeBounds(t *testing.T) {
 			t.Errorf("%s: the index walk accepted %v, learnt %d shapes, replayed %d hits; want true, 0, 0", name, ok, learnt, replayed)
 		}
 	}
-	// Hits whose members come each in another order than the last's.
-	var hits []string
-	for i := range 40 {
-		m := []string{`"_index":"x"`, fmt.Sprintf(`"_id":"%d"`, i), `"_score":1.5`,
-			fmt.Sprintf(`"_source":{"url":"http://h/%d","title":"t"}`, i), fmt.Sprintf(`"k%d":1`, i%7)}
-		hits = append(hits, "{"+strings.Join(append(m[i%5:], m[:i%5]...), ",")+"}")
-	}
-	body := []byte(`{"hits":{"total":{"value":40},"hits":[` + strings.Join(hits, ",") + `]}}`)
+	body := mixedHits(40)
 	if ok, sh := walkShapes(t, a, body); !ok || sh.learnt != 2 || sh.replayed != 0 || sh.misses != shapeMisses {
 		t.Errorf("hits in other orders: the index walk accepted %v, learnt %d shapes, replayed %d hits, refused %d; want true, 2, 0, %d",
 			ok, sh.learnt, sh.replayed, sh.misses, shapeMisses)
 	}
 	checkWalks(t, indexAdapters(t), body)
+}
+
+// mixedHits returns an Elasticsearch answer of n hits whose members come
+// each in another order than the last's.
+func mixedHits(n int) []byte {
+	var hits []string
+	for i := range n {
+		m := []string{`"_index":"x"`, fmt.Sprintf(`"_id":"%d"`, i), `"_score":1.5`,
+			fmt.Sprintf(`"_source":{"url":"http://h/%d","title":"t"}`, i), fmt.Sprintf(`"k%d":1`, i%7)}
+		hits = append(hits, "{"+strings.Join(append(m[i%5:], m[:i%5]...), ",")+"}")
+	}
+	return []byte(fmt.Sprintf(`{"hits":{"total":{"value":%d},"hits":[%s]}}`, n, strings.Join(hits, ",")))
 }
 
 // strings8 renames a hit's "eightchr" key to "eightchR".
