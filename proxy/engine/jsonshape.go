@@ -94,7 +94,7 @@ type shapeCap struct {
 // list of shapeMinHits hits or more (walkList's guess from the first
 // hit's length), and learns again from a hit once (shapeLearnt shapes);
 // the replay stops for the parse at the shapeMisses-th hit it refuses.
-// Learning costs about three walks of the hit, a refused replay a tenth
+// Learning costs about two walks of the hit, a refused replay a tenth
 // of one: an answer of a few hits, or whose hits differ each from the
 // last, costs a few walks more, not one a hit.
 const (
