@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -55,5 +56,31 @@ func TestParseStrings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlainArenaPrintable checks plainArena's test for printable ASCII
+// (contStart set, so that no other test can accept) on random bytes
+// around its bounds, a byte that carries into the next among them.
+func TestPlainArenaPrintable(t *testing.T) {
+	const alphabet = "\x00\x1f\x20\x21\\\x7e\x7f\x80\x9f\xa0\xc3\xdf\xe0\xffa"
+	r := rand.New(rand.NewPCG(7, 8))
+	for n := range 100 {
+		for range 200 {
+			buf := make([]byte, n)
+			for i := range buf {
+				buf[i] = 'a'
+				if r.IntN(n+1) < 2 {
+					buf[i] = alphabet[r.IntN(len(alphabet))]
+				}
+			}
+			want := true
+			for _, c := range buf {
+				want = want && c >= 0x20 && c < 0x80 && c != '\\'
+			}
+			if got := plainArena(buf, true, false); got != want {
+				t.Fatalf("%q: %v, want %v", buf, got, want)
+			}
+		}
 	}
 }

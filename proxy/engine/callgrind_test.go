@@ -35,6 +35,39 @@ func BenchmarkCallgrindParseDemo(b *testing.B) {
 	}
 }
 
+// BenchmarkCallgrindParseSmall parses the engines' answers of a hit or
+// two in testdata, each with its kind's adapter, once an iteration.
+func BenchmarkCallgrindParseSmall(b *testing.B) {
+	growStack(64)
+	var as []Adapter
+	var bodies [][]byte
+	for _, c := range [][2]string{{"solr", "solr-select.json"}, {"solr", "solr-highlight.json"},
+		{"searxng", "searxng-webapp-test.json"}, {"elasticsearch", "es7-search.json"}, {"elasticsearch", "opensearch-search.json"}} {
+		as = append(as, mustNew(b, Config{Kind: c[0]}))
+		bodies = append(bodies, read(b, c[1]))
+	}
+	for b.Loop() {
+		for i, a := range as {
+			if _, err := a.Parse(bodies[i], "application/json"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkCallgrindParseMixed parses an answer of 50 hits whose members
+// come each in another order than the last's (mixedHits).
+func BenchmarkCallgrindParseMixed(b *testing.B) {
+	growStack(64)
+	a := mustNew(b, Config{Kind: "elasticsearch"})
+	body := mixedHits(50)
+	for b.Loop() {
+		if _, err := a.Parse(body, "application/json"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkCallgrindRenderCompact(b *testing.B) { callgrindRender(b, "") }
 
 func BenchmarkCallgrindRenderExplain(b *testing.B) { callgrindRender(b, demoWhy) }

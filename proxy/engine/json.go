@@ -337,22 +337,22 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	pl := &a.plan
 	var local [128]strRef // most answers' strings: no allocation
 	refs, n := local[:0], 0
-	nhit := w.nhit
-	for i, k := 0, 0; i < len(el); i, k = i+1, k+nhit {
-		r := &p.Results[i]
+	nhit, rs, es, allCaps := w.nhit, p.Results, p.es, w.caps
+	for i := range rs {
+		r := &rs[i]
 		r.Rank = i
-		hc := w.caps[k : k+nhit : k+nhit]
+		hc := allCaps[i*nhit:][:nhit:nhit]
 		if s := hc[hScore]; s.end != 0 {
 			var ok bool
 			if p.esScores {
-				p.es[i].score = s
-			} else if r.Score, ok = number(b, s); ok && p.es != nil {
-				p.es[i].score = s
+				es[i].score = s
+			} else if r.Score, ok = number(b, s); ok && es != nil {
+				es[i].score = s
 			}
 		}
-		if p.es != nil {
+		if es != nil {
 			if s := hc[hInner]; s.end != 0 && b[s.start] == '{' {
-				p.es[i].inner = s
+				es[i].inner = s
 			}
 		}
 		if h := hc[hHL]; h.end != 0 {
@@ -390,7 +390,7 @@ func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 			}
 		}
 	}
-	fillArena(b, refs, n)
+	fillArena(b, refs, n, w.noBS)
 	a.totals(p, w, caps)
 	if len(p.patch) > 1 {
 		slices.SortFunc(p.patch, func(x, y patch) int { return x.at.start - y.at.start })
@@ -506,8 +506,9 @@ type strRef struct {
 // the exact size and sets them, then tests the copy at once for what
 // would need decoding, a test per string costing more than the copy.
 // Only when that test fails are the strings tested one by one, each that
-// needs it decoded on its own (see text).
-func fillArena(b []byte, refs []strRef, n int) {
+// needs it decoded on its own (see text). noBS: b holds no backslash
+// (the structural index found none).
+func fillArena(b []byte, refs []strRef, n int, noBS bool) {
 	if n == 0 {
 		return
 	}
@@ -525,7 +526,7 @@ func fillArena(b []byte, refs []strRef, n int) {
 		*r.dst = all[off : off+n]
 		off += n
 	}
-	if plainArena(buf, contStart) {
+	if plainArena(buf, contStart, noBS) {
 		return
 	}
 	// Some string needs decoding: test each, as text does (a number's
@@ -541,24 +542,26 @@ func fillArena(b []byte, refs []strRef, n int) {
 // value (plainString): buf holds printable ASCII other than a backslash
 // only, or it holds no backslash and no control byte, is valid UTF-8 and
 // no string in it starts inside a character (contStart false), so each
-// string is valid UTF-8 too.
-func plainArena(buf []byte, contStart bool) bool {
-	if bytes.IndexByte(buf, '\\') >= 0 {
+// string is valid UTF-8 too. noBS: buf holds no backslash, known.
+func plainArena(buf []byte, contStart, noBS bool) bool {
+	if !noBS && bytes.IndexByte(buf, '\\') >= 0 {
 		return false
 	}
-	// printable ASCII: per byte c, the high bit of (c&0x7f)+0x60 &^ c is
-	// set iff c < 0x80 and c >= 0x20; the sums stay within their byte.
-	const lo7, k = 0x7f * swarLo, 0x60 * swarLo
+	// printable ASCII: per byte c below 0x80, the high bit of c+0x60 is
+	// set iff c >= 0x20, and &^ c clears it for c >= 0x80. A byte of
+	// 0xa0 or more carries into the next, but is refused itself: the
+	// bits are all set only when each byte is printable ASCII.
+	const k = 0x60 * swarLo
 	ok := uint64(swarHi)
 	i := 0
 	for ; i+32 <= len(buf); i += 32 {
 		x := buf[i : i+32 : i+32]
 		w0, w1, w2, w3 := le64(x, 0), le64(x, 8), le64(x, 16), le64(x, 24)
-		ok &= (w0&lo7 + k) & (w1&lo7 + k) & (w2&lo7 + k) & (w3&lo7 + k) &^ (w0 | w1 | w2 | w3)
+		ok &= (w0 + k) & (w1 + k) & (w2 + k) & (w3 + k) &^ (w0 | w1 | w2 | w3)
 	}
 	for ; i+8 <= len(buf); i += 8 {
 		w := le64(buf, i)
-		ok &= (w&lo7 + k) &^ w
+		ok &= (w + k) &^ w
 	}
 	if ok&swarHi == swarHi {
 		for _, c := range buf[i:] {

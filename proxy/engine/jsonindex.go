@@ -28,7 +28,9 @@ import (
 // without the index ([walker.walk]), which gives its usual error (or, for
 // what only the index walk refuses, such as nesting deeper than it
 // tracks, the answer's result): what Parse accepts, refuses and reports
-// does not depend on the index.
+// does not depend on the index. The hits of the result list that repeat
+// the first one's shape are walked by comparing them with it
+// (jsonshape.go).
 
 // ixState carries one block's state into the next: esc is 1 when the
 // block's first byte is escaped (an odd run of backslashes ended the
@@ -160,7 +162,10 @@ func stage1Or(goOnly bool, b []byte, pos int, st *ixState, out []uint32) int {
 
 var spaces64 = bytes.Repeat([]byte{' '}, 64)
 
-type ixScratch struct{ t []uint32 }
+type ixScratch struct {
+	t     []uint32
+	shape hitShape
+}
 
 // ixPool holds token lists for reuse; a list of over ixKeep tokens is
 // dropped after its parse.
@@ -178,6 +183,8 @@ func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, err
 		end := 0
 		if ok {
 			w.t = t
+			sc.shape.reset()
+			w.shape = &sc.shape
 			var k int
 			if asList {
 				k, end, ok = w.iwalkList(0, 0)
@@ -186,7 +193,7 @@ func (w *walker) walkDoc(s *selector, caps []span, i int, asList bool) (int, err
 			}
 			// Nothing but white space after the value.
 			ok = ok && k == len(t)-ixSentinels
-			w.t = nil
+			w.t, w.shape = nil, nil
 		}
 		if cap(t) <= ixKeep {
 			sc.t = t[:0]
@@ -410,26 +417,39 @@ func (w *walker) iwalkList(k, depth int) (next, end int, ok bool) {
 	if v := t[k]; byte(v) == ']' {
 		return k + 1, int(v>>8) + 1, true
 	}
+	nhit, sh := w.nhit, w.shape
 	for {
+		if sh != nil && sh.ok && len(w.elems) > 0 {
+			// The hits that have the shape.
+			var done bool
+			if k, end, done, ok = w.ireplayList(k); done {
+				return k, end, ok
+			}
+		}
 		j := int(t[k] >> 8)
 		n := len(w.caps)
-		if n+w.nhit <= cap(w.caps) {
+		if n+nhit <= cap(w.caps) {
 			// Past its length w.caps is zero, as make and append's
 			// growth leave it: only its first len(w.caps) spans are
 			// ever written.
-			w.caps = w.caps[:n+w.nhit]
+			w.caps = w.caps[:n+nhit]
 		} else {
-			w.caps = append(w.caps, make([]span, w.nhit)...)
+			w.caps = append(w.caps, make([]span, nhit)...)
 		}
+		hc := w.caps[n : n+nhit : n+nhit]
+		k0 := k
 		var e int
-		if k, e, ok = w.iwalk(w.hit, w.caps[n:], k, depth+1); !ok {
+		if k, e, ok = w.iwalk(w.hit, hc, k0, depth+1); !ok {
 			return 0, 0, false
+		}
+		if sh != nil {
+			w.missed(k0, k, hc)
 		}
 		if len(w.elems) == 0 {
 			// As walkList sizes them.
 			n := min((len(w.b)-j)/(e-j+1)+1, 4096)
 			w.elems = make([]span, 0, n)
-			w.caps = append(make([]span, 0, n*w.nhit), w.caps...)
+			w.caps = append(make([]span, 0, n*nhit), w.caps...)
 		}
 		w.elems = append(w.elems, span{j, e})
 		var more bool
@@ -495,24 +515,10 @@ func (w *walker) iscalar(p, q int) (int, bool) {
 		return 0, false // a sentinel
 	}
 	e := p
-	switch b[p] {
-	case 't':
-		if len(b)-p < 4 || string(b[p:p+4]) != "true" {
-			return 0, false
-		}
-		e += 4
-	case 'f':
-		if len(b)-p < 5 || string(b[p:p+5]) != "false" {
-			return 0, false
-		}
-		e += 5
-	case 'n':
-		if len(b)-p < 4 || string(b[p:p+4]) != "null" {
-			return 0, false
-		}
-		e += 4
-	default:
-		if b[e] == '-' {
+	switch c := b[p]; {
+	case c < 'f':
+		// A number, the commonest (no literal starts below 'f').
+		if c == '-' {
 			e++
 		}
 		s := e
@@ -536,6 +542,23 @@ func (w *walker) iscalar(p, q int) (int, bool) {
 		if e == s {
 			return 0, false
 		}
+	case c == 't':
+		if len(b)-p < 4 || string(b[p:p+4]) != "true" {
+			return 0, false
+		}
+		e += 4
+	case c == 'f':
+		if len(b)-p < 5 || string(b[p:p+5]) != "false" {
+			return 0, false
+		}
+		e += 5
+	case c == 'n':
+		if len(b)-p < 4 || string(b[p:p+4]) != "null" {
+			return 0, false
+		}
+		e += 4
+	default:
+		return 0, false // no number starts with these bytes either
 	}
 	if e != q && !wsTab[b[e]] {
 		return 0, false

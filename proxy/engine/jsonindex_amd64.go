@@ -22,3 +22,10 @@ func stage1(b []byte, pos int, st *ixState, out []uint32) int {
 	_ = out[len(b)-1] // room for a token a byte
 	return stage1AVX2(&b[0], len(b)&^63, pos, st, &out[0])
 }
+
+// shapeMatchAVX2 is shapeMatchGo for n >= 8 tokens at got, kinds and
+// kmask and nkeys >= 1 keys, none of whose words reads past the answer
+// at b (ireplay's test).
+//
+//go:noescape
+func shapeMatchAVX2(got, kinds, kmask *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool

@@ -32,6 +32,10 @@ DATA ixBS<>+16(SB)/8, $0x5c5c5c5c5c5c5c5c
 DATA ixBS<>+24(SB)/8, $0x5c5c5c5c5c5c5c5c
 GLOBL ixBS<>(SB), RODATA|NOPTR, $32
 
+DATA ixOnes<>+0(SB)/8, $-1
+DATA ixOnes<>+8(SB)/8, $-1
+GLOBL ixOnes<>(SB), RODATA|NOPTR, $16
+
 DATA ix20<>+0(SB)/8, $0x2020202020202020
 DATA ix20<>+8(SB)/8, $0x2020202020202020
 DATA ix20<>+16(SB)/8, $0x2020202020202020
@@ -41,30 +45,34 @@ GLOBL ix20<>(SB), RODATA|NOPTR, $32
 // func stage1AVX2(p *byte, n, pos int, st *ixState, out *uint32) int
 //
 // The loop is ixState.block over classes, a 64-byte block a round; the
-// tokens are written as offset<<8 | byte. Registers: SI the block, R9
-// the end, R10 its offset in the answer, DI the next token, R11-R13 the
-// state (esc, str, scalar); the state's bs is set where met.
+// tokens are written as offset<<8 | byte. Registers: R10 the block's
+// offset in the answer, SI the answer's start (p less pos: the block is
+// at (SI)(R10*1)), R9 the end's offset, DI the next token, R11-R13 the
+// state (esc, str, and for scalar, in R13's top bit, its inverse); the
+// state's bs is set where met.
 TEXT ·stage1AVX2(SB), NOSPLIT, $0-48
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), R9
-	ADDQ SI, R9
 	MOVQ pos+16(FP), R10
+	MOVQ p+0(FP), SI
+	SUBQ R10, SI // SI: the answer's start, as if p were all of it
+	MOVQ n+8(FP), R9
+	ADDQ R10, R9
 	MOVQ st+24(FP), AX
 	MOVQ 0(AX), R11
 	MOVQ 8(AX), R12
 	MOVQ 16(AX), R13
+	XORQ $1, R13
+	SHLQ $63, R13 // R13's top bit: the last byte was no number or literal
 	MOVQ out+32(FP), DI
 	VMOVDQU ixQuote<>(SB), Y10
 	VMOVDQU ixBS<>(SB), Y11
 	VMOVDQU ixWS<>(SB), Y12
 	VMOVDQU ix20<>(SB), Y13
 	VMOVDQU ixOp<>(SB), Y14
-	MOVQ $-1, AX
-	VMOVQ AX, X9
+	VMOVQ R11, X9 // Y9: not zero while an escape is carried in
 
 loop:
-	VMOVDQU (SI), Y0
-	VMOVDQU 32(SI), Y1
+	VMOVDQU (SI)(R10*1), Y0
+	VMOVDQU 32(SI)(R10*1), Y1
 
 	// AX: quotes.
 	VPCMPEQB Y0, Y10, Y2
@@ -86,26 +94,19 @@ loop:
 	VPSHUFB Y7, Y14, Y3
 	VPCMPEQB Y3, Y7, Y7
 
-	// Escaped bytes, only when there are backslashes (their mask in
-	// CX, made only then) or an escape carried in: AX loses its
-	// escaped quotes.
+	// Escaped bytes, only when there are backslashes or an escape
+	// carried in (Y9): their mask in CX; AX loses its escaped quotes.
 	VPCMPEQB Y0, Y11, Y2
 	VPCMPEQB Y1, Y11, Y3
 	VPOR Y2, Y3, Y15
+	VPOR Y9, Y15, Y15
 	VPTEST Y15, Y15
-	JNZ backslashes
-	TESTQ R11, R11
 	JZ strings
-	XORL CX, CX
-	JMP escapes
 
-backslashes:
 	VPMOVMSKB Y2, CX
 	VPMOVMSKB Y3, BX
 	SHLQ $32, BX
 	ORQ BX, CX
-
-escapes:
 	MOVQ st+24(FP), R15
 	MOVQ $1, 24(R15) // a backslash was met
 	ANDNQ CX, R11, BX // BX = backslashes not escaped from the last block
@@ -128,6 +129,7 @@ escapes:
 	ORQ DX, R14
 	ORQ R11, R14 // R14 = escaped bytes
 	MOVQ R15, R11
+	VMOVQ R11, X9
 	ANDNQ AX, R14, AX
 
 strings:
@@ -136,7 +138,7 @@ strings:
 	// instruction between AVX2 ones costs a state transition (about
 	// 500 cycles a block on this VM's Xeon).
 	VMOVQ AX, X8
-	VPCLMULQDQ $0x00, X9, X8, X8
+	VPCLMULQDQ $0x00, ixOnes<>(SB), X8, X8
 	VMOVQ X8, BX
 	XORQ R12, BX
 	MOVQ BX, R12
@@ -152,16 +154,15 @@ strings:
 	SHLQ $32, R14
 	ORQ R14, R8
 
-	// DX: the bytes of numbers and literals; R14: their runs' starts.
+	// DX: the bytes of no number or literal; R14: the starts of the
+	// others' runs, a byte of a number or literal after one of none
+	// (SHLQ with three operands is SHLD: the last block's top bit in).
 	ORQ R8, DX
 	ORQ AX, DX
 	ORQ BX, DX
-	NOTQ DX
 	MOVQ DX, R14
-	SHLQ $1, R14
-	ORQ R13, R14
-	ANDNQ DX, R14, R14
-	SHRQ $63, DX
+	SHLQ $1, R13, R14
+	ANDNQ R14, DX, R14
 	MOVQ DX, R13
 
 	// R8: the tokens.
@@ -169,22 +170,21 @@ strings:
 	ANDQ BX, AX
 	ORQ AX, R8
 	ORQ R14, R8
-	TESTQ R8, R8
 	JZ next
 
 	// Two tokens a round, one test of the mask between them.
 flatten:
 	TZCNTQ R8, BX
-	MOVBLZX (SI)(BX*1), DX
 	ADDQ R10, BX
+	MOVBLZX (SI)(BX*1), DX
 	SHLQ $8, BX
 	ORQ DX, BX
 	MOVL BX, (DI)
 	BLSRQ R8, R8
 	JZ last
 	TZCNTQ R8, BX
-	MOVBLZX (SI)(BX*1), DX
 	ADDQ R10, BX
+	MOVBLZX (SI)(BX*1), DX
 	SHLQ $8, BX
 	ORQ DX, BX
 	MOVL BX, 4(DI)
@@ -197,18 +197,85 @@ last:
 	ADDQ $4, DI
 
 next:
-	ADDQ $64, SI
 	ADDQ $64, R10
-	CMPQ SI, R9
+	CMPQ R10, R9
 	JB loop
 
 	VZEROUPPER
 	MOVQ st+24(FP), AX
 	MOVQ R11, 0(AX)
 	MOVQ R12, 8(AX)
+	SHRQ $63, R13
+	XORQ $1, R13
 	MOVQ R13, 16(AX)
 	MOVQ out+32(FP), AX
 	SUBQ AX, DI
 	SHRQ $2, DI
 	MOVQ DI, ret+40(FP)
+	RET
+
+DATA ixKind<>+0(SB)/8, $0x000000ff000000ff
+DATA ixKind<>+8(SB)/8, $0x000000ff000000ff
+DATA ixKind<>+16(SB)/8, $0x000000ff000000ff
+DATA ixKind<>+24(SB)/8, $0x000000ff000000ff
+GLOBL ixKind<>(SB), RODATA|NOPTR, $32
+
+// func shapeMatchAVX2(got, kinds, kmask *uint32, n int, b *byte, keys *shapeKey, nkeys int) bool
+//
+// shapeMatchGo for n >= 8 tokens and nkeys >= 1 keys, none of whose
+// words reads past the answer. The kinds: 8 tokens at once, masked,
+// XORed with the kinds and ORed, the last 8 read again from the end (an
+// overlap changes nothing), then each token's low byte tested. The
+// keys: a shapeKey is w, m, tok, off (32 bytes); the differences ORed.
+TEXT ·shapeMatchAVX2(SB), NOSPLIT, $0-57
+	MOVQ got+0(FP), SI
+	MOVQ kinds+8(FP), DI
+	MOVQ kmask+16(FP), R11
+	MOVQ n+24(FP), CX
+	LEAQ -32(CX*4), R8 // the last 8 tokens' offset
+	XORL DX, DX
+	VPXOR Y0, Y0, Y0
+
+kinds:
+	VMOVDQU (SI)(DX*1), Y1
+	VPAND (R11)(DX*1), Y1, Y1
+	VPXOR (DI)(DX*1), Y1, Y1
+	VPOR Y1, Y0, Y0
+	ADDQ $32, DX
+	CMPQ DX, R8
+	JB kinds
+
+	VMOVDQU (SI)(R8*1), Y1
+	VPAND (R11)(R8*1), Y1, Y1
+	VPXOR (DI)(R8*1), Y1, Y1
+	VPOR Y1, Y0, Y0
+	VPTEST ixKind<>(SB), Y0
+	VZEROUPPER
+	JNZ differ
+
+	MOVQ SI, R10
+	MOVQ b+32(FP), DI
+	MOVQ keys+40(FP), R8
+	MOVQ nkeys+48(FP), CX
+	XORL AX, AX
+
+key:
+	MOVQ 16(R8), DX
+	MOVL (R10)(DX*4), DX
+	SHRL $8, DX
+	ADDQ 24(R8), DX
+	MOVQ (DI)(DX*1), BX
+	XORQ 0(R8), BX
+	ANDQ 8(R8), BX
+	ORQ BX, AX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ key
+
+	TESTQ AX, AX
+	SETEQ ret+56(FP)
+	RET
+
+differ:
+	MOVB $0, ret+56(FP)
 	RET

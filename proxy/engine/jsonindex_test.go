@@ -203,6 +203,14 @@ func FuzzIndexWalk(f *testing.F) {
 	for _, b := range brokenDemo(f, 4096) {
 		f.Add(b)
 	}
+	// Hits that differ from the first one's shape, or are broken where
+	// only the replay of that shape reads them.
+	for _, v := range shapeVariants(f) {
+		f.Add(v.body)
+	}
+	for _, b := range brokenHits(f) {
+		f.Add(b)
+	}
 	adapters := indexAdapters(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkWalks(t, adapters, body)
@@ -240,7 +248,7 @@ func indexAccepts(t testing.TB, a Adapter, body []byte) bool {
 		return false
 	}
 	pl := &ja.plan
-	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit, t: tk, noBS: !bs}
+	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit, t: tk, noBS: !bs, shape: new(hitShape)}
 	caps := make([]span, max(pl.nroot, rSlots+16))
 	var k int
 	if ja.kind == kindGeneric && pl.list == nil && byte(tk[0]) == '[' {

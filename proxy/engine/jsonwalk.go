@@ -117,9 +117,10 @@ type walker struct {
 	found bool      // the result list was walked
 	list  span
 	elems []span
-	caps  []span   // per element: nhit slots
-	t     []uint32 // the structural index's tokens during walkDoc
-	noBS  bool     // the answer holds no backslash (walkDoc)
+	caps  []span    // per element: nhit slots
+	t     []uint32  // the structural index's tokens during walkDoc
+	noBS  bool      // the answer holds no backslash (walkDoc)
+	shape *hitShape // the hits' shape during walkDoc; nil: none learnt
 }
 
 // walk validates the value at b[i] and fills caps for the paths of s below
