@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/zeebo/xxh3"
 
 	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/cluster/partition"
@@ -132,10 +133,19 @@ func Assign(s beam.Scope, o AssignOptions) error {
 		beam.GroupByKey(s, beam.Flatten(s, wProbes, pProbes)))
 	halves := beam.ParDo(s, &halfFn{Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, wSigs, pairs)))
 	assigned, rest := beam.ParDo2(s, &matchFn{Config: enc, Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, pSigs, halves)))
-	// The pages that joined no group cluster among themselves.
-	edges := candidateEdges(s, enc, rest, o.Options)
+	// The pages that joined no group cluster among themselves, under
+	// compact IDs in key order (ids.go, the keys as rank keys), as the
+	// dedup pipeline's documents: its pairs, edges and labels carry two
+	// keys each, and with the 58-byte keys of the Debian crawl they held
+	// most of the job's memory (docs/beam.md). The IDs compare as the
+	// keys, so every bucket's order, representative and component root
+	// is the same; the roots go back to keys for the lines (newGroupFn).
+	ided := rankIDs(s, rest, o.Packs, true)
+	edges, idDocs := candidateEdges(s, enc, ided, o.Options)
 	labels := components(s, "", edges, o.Rounds, o.Packs, o.SmallEdges)
-	parts := beam.ParDo(s, &assignLineFn{Path: o.Output}, beam.GroupByKey(s, beam.Flatten(s, docs, labels, assigned)))
+	members := beam.ParDo(s, &memberFn{Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, idDocs, labels)))
+	newGroups := beam.ParDo(s, &newGroupFn{Packs: o.Packs}, beam.GroupByKey(s, members))
+	parts := beam.ParDo(s, &assignLineFn{Path: o.Output}, beam.GroupByKey(s, beam.Flatten(s, docs, newGroups, assigned)))
 	mergeParts(s, parts, o.Output)
 	return nil
 }
@@ -411,15 +421,16 @@ func probePairs(run []probe, window int, pair func(winner, page string)) (capped
 }
 
 // matchFn decides a page against the winners that reached it and assigns
-// it to the best match; a page that matches none goes on as a KeySig to
-// be clustered with the others.
+// it to the best match; a page that matches none goes on to be clustered
+// with the others, as a Member keyed by its key for rankIDs (its Doc
+// holding the key and the signature).
 type matchFn struct {
 	Config []byte
 	Packs  int
 
 	set      *settings
 	assigned batcher[Member, *Member]
-	rest     batcher[KeySig, *KeySig]
+	rest     batcher[Member, *Member]
 }
 
 func (f *matchFn) Setup() error {
@@ -461,13 +472,53 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		}
 		key := run[0].Key
 		if best == "" {
-			f.rest.add(pack(string(run[0].Sig), f.Packs), &KeySig{Key: key, Sig: run[0].Sig})
+			sig := run[0].Sig
+			f.rest.add(pack(key, f.Packs), &Member{Key: key, Doc: Doc{Key: key, Sig: sig, SigHash: xxh3.Hash(sig), Usable: true}})
 			return
 		}
 		f.assigned.add(pack(key, f.Packs), &Member{Key: key, Root: best, Label: true, Doc: Doc{Pos: int64(bestJ * 1e9)}})
 	})
 	f.rest.flush(emitRest)
 	f.assigned.flush(emitAssigned)
+	return err
+}
+
+// errNoRoot reports a component whose root has no label: a bug, or a
+// runner that lost elements.
+var errNoRoot = errors.New("pipeline: a new group's first page is not among its members")
+
+// newGroupFn labels each page of a new group with the key of the group's
+// first page. Its group holds the components' members from memberFn:
+// keyed by compact ID, Root the smallest ID of their component, the Doc
+// holding the page's key (idSigFn). The IDs compare as the keys, so the
+// member whose ID is the root has the smallest key. It emits the labels
+// ([Member]s with Label, keyed by key) grouped by key, for assignLineFn.
+type newGroupFn struct {
+	Packs int
+
+	labels batcher[Member, *Member]
+}
+
+func (f *newGroupFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(ms, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
+	runs(ms, func(m *Member) string { return m.Root }, func(run []Member) {
+		if err == nil && run[0].Key != run[0].Root {
+			err = errNoRoot
+		}
+		if err != nil {
+			return
+		}
+		first := run[0].Doc.Key
+		for i := range run {
+			k := run[i].Doc.Key
+			f.labels.add(pack(k, f.Packs), &Member{Key: k, Root: first, Label: true})
+		}
+	})
+	f.labels.flush(emit)
 	return err
 }
 

@@ -163,8 +163,9 @@ func TestAssign(t *testing.T) {
 // TestAssignNewGroups: with no existing group, every page of the sample
 // is clustered among the new crawl's pages, and the new groups are the
 // clusters `winnow dedup` finds on the sample (there each component is one
-// cluster). The pairs are decided in two rounds, so some pairs, their
-// pages joined by the first round, are never decided.
+// cluster), each named by its first page's key. The pairs are decided in
+// two rounds, so some pairs, their pages joined by the first round, are
+// never decided.
 func TestAssignNewGroups(t *testing.T) {
 	dir := t.TempDir()
 	groups := filepath.Join(dir, "groups.jsonl")
@@ -203,8 +204,13 @@ func TestAssignNewGroups(t *testing.T) {
 		}
 	}
 	var gotParts []string
-	for _, ids := range got {
+	for first, ids := range got {
 		slices.Sort(ids)
+		// A group is named by the key of its first page (one input:
+		// the key is the page's ID), not by the pipeline's compact IDs.
+		if ids[0] != first {
+			t.Errorf("group %q: its first page is %q", first, ids[0])
+		}
 		gotParts = append(gotParts, strings.Join(ids, " "))
 	}
 	var wantParts []string

@@ -101,14 +101,6 @@ func newExactFn(packs int) *exactFn {
 	return &exactFn{SimhashK: similarity.DefaultBatchSimhashK, BandRows: similarity.DefaultBatchBandRows, Packs: packs}
 }
 
-func (f *exactFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
-	ks, err := readBatches[KeySig](nil, values)
-	if err != nil {
-		return err
-	}
-	return f.exact(ks, emitEntries, emitEdges, emitSigs)
-}
-
 // exact handles the KeySigs of one group.
 func (f *exactFn) exact(ks []KeySig, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
 	var err error
@@ -175,6 +167,32 @@ func (f *sigJoinFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries
 		}
 		ks = append(ks, k)
 		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: d})
+	}
+	f.docs.flush(emitDocs)
+	return f.exact(ks, emitEntries, emitEdges, emitSigs)
+}
+
+// idSigFn takes as exactFn does the KeySigs of its group: documents
+// keyed by their compact IDs that carry their signatures (idFn with
+// KeepSig, in the assign pipeline). It emits each document's key too,
+// grouped by ID (a [Member] whose Doc holds only the key): the
+// components are of IDs, the assign pipeline's lines of keys.
+type idSigFn struct {
+	exactFn
+
+	docs batcher[Member, *Member]
+}
+
+func (f *idSigFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries, emitEdges, emitSigs, emitDocs func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
+	}
+	ks := make([]KeySig, len(ms))
+	for i := range ms {
+		m := &ms[i]
+		ks[i] = KeySig{Key: m.Key, Sig: m.Doc.Sig}
+		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: Doc{Key: m.Doc.Key}})
 	}
 	f.docs.flush(emitDocs)
 	return f.exact(ks, emitEntries, emitEdges, emitSigs)
