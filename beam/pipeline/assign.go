@@ -255,7 +255,11 @@ func (p *probe) readFrom(b []byte) ([]byte, error) {
 }
 
 // winnersFn reads the groups file and emits each winner's keys in its own
-// partition, and its signature.
+// partition, and its signature: with a signature store (sigstore.go), its
+// reference. A winner's signature goes on to every page it meets in a
+// bucket (halfFn, for matchFn): on the Debian crawl's newer releases
+// against its older releases' 2,100 groups, those copies (9.7 KB each)
+// were most of the job's peak memory (docs/beam.md).
 type winnersFn struct {
 	keysFn
 
@@ -274,6 +278,8 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitProbes,
 		return err
 	}
 	defer r.Close()
+	var store sigWriter
+	defer store.close()
 	br := bufio.NewReaderSize(r, 1<<20)
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
@@ -294,11 +300,24 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitProbes,
 			f.emit(&s, func(b string) {
 				f.probes.add(pack(b, f.Packs), &probe{Bucket: b, Key: key, Winner: true, Part: part})
 			})
-			f.sigs.add(pack(key, f.Packs), &Join{Key: key, Kind: joinSig, Sig: l.Signature})
+			sig := l.Signature
+			if dir := sigStoreDir(); dir != "" {
+				ref, err := store.add(dir, sig)
+				if err != nil {
+					return err
+				}
+				sig = ref
+			}
+			f.sigs.add(pack(key, f.Packs), &Join{Key: key, Kind: joinSig, Sig: sig})
 			f.probes.flushOver(batchLimit, emitProbes)
 			f.sigs.flushOver(batchLimit, emitSigs)
 		}
 		if errors.Is(err, io.EOF) {
+			// The stored signatures are read only after groupings that
+			// wait for this bundle: closing the file here is soon enough.
+			if err := store.close(); err != nil {
+				return err
+			}
 			f.probes.flush(emitProbes)
 			f.sigs.flush(emitSigs)
 			return nil
@@ -445,6 +464,8 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		return err
 	}
 	sortJoin(js)
+	var store sigReader // the winners' signatures, if stored
+	defer store.close()
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
@@ -458,8 +479,12 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		page.Seq = nil
 		best, bestJ := "", 0.0
 		for _, h := range run[1:] {
+			var sig []byte
+			if sig, err = store.sig(h.Sig); err != nil {
+				return
+			}
 			var w similarity.Signature
-			if err = w.UnmarshalBinary(h.Sig); err != nil {
+			if err = w.UnmarshalBinary(sig); err != nil {
 				return
 			}
 			v := f.set.decision.Decide(&w, &page)
