@@ -442,7 +442,8 @@ func probePairs(run []probe, window int, pair func(winner, page string)) (capped
 // matchFn decides a page against the winners that reached it and assigns
 // it to the best match; a page that matches none goes on to be clustered
 // with the others, as a Member keyed by its key for rankIDs (its Doc
-// holding the key and the signature).
+// holding the key and the signature, or with a signature store its
+// reference: its copies go on with its pairs, as dedup's do).
 type matchFn struct {
 	Config []byte
 	Packs  int
@@ -466,6 +467,8 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 	sortJoin(js)
 	var store sigReader // the winners' signatures, if stored
 	defer store.close()
+	var pages sigWriter // the rest's signatures, with a store
+	defer pages.close()
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
@@ -498,11 +501,22 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		key := run[0].Key
 		if best == "" {
 			sig := run[0].Sig
-			f.rest.add(pack(key, f.Packs), &Member{Key: key, Doc: Doc{Key: key, Sig: sig, SigHash: xxh3.Hash(sig), Usable: true}})
+			d := Doc{Key: key, Sig: sig, SigHash: xxh3.Hash(sig), Usable: true}
+			if dir := sigStoreDir(); dir != "" {
+				if d.Sig, err = pages.add(dir, sig); err != nil {
+					return
+				}
+			}
+			f.rest.add(pack(key, f.Packs), &Member{Key: key, Doc: d})
 			return
 		}
 		f.assigned.add(pack(key, f.Packs), &Member{Key: key, Root: best, Label: true, Doc: Doc{Pos: int64(bestJ * 1e9)}})
 	})
+	// The stored signatures are read only after groupings that wait for
+	// this bundle: closing the file here is soon enough.
+	if cerr := pages.close(); err == nil {
+		err = cerr
+	}
 	f.rest.flush(emitRest)
 	f.assigned.flush(emitAssigned)
 	return err

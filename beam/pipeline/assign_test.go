@@ -177,22 +177,33 @@ func TestAssign(t *testing.T) {
 	}
 }
 
-// TestAssignSigStore: with a signature store the winners' signatures are
-// written to it once, and only their references go on to the pages they
-// meet; the output is the same bytes.
+// TestAssignSigStore: with a signature store the winners' signatures, and
+// those of the pages that join no group, are written to it once, and only
+// their references go on (to the pages a winner meets, to the new groups'
+// pairs); the output is the same bytes, against the sample's groups and
+// against none (where only the pages' can be stored).
 func TestAssignSigStore(t *testing.T) {
 	fx := newAssignFixture(t)
-	want := fx.run(t, "prism")
-	dir := t.TempDir()
-	beam.PipelineOptions.Set(SigStoreOption, dir)
-	t.Cleanup(func() { beam.PipelineOptions.Set(SigStoreOption, "") })
-	sameLines(t, "prism with stored signatures", fx.run(t, "prism"), want)
-	files, err := os.ReadDir(dir)
-	if err != nil {
+	none := fx
+	none.groups, none.part = filepath.Join(t.TempDir(), "none.jsonl"), nil
+	if err := os.WriteFile(none.groups, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(files) == 0 || !strings.HasPrefix(files[0].Name(), "s-") {
-		t.Fatalf("store holds %v, want the winners' signatures", files)
+	for name, fx := range map[string]assignFixture{"groups": fx, "no group": none} {
+		t.Run(name, func(t *testing.T) {
+			want := fx.run(t, "prism")
+			dir := t.TempDir()
+			beam.PipelineOptions.Set(SigStoreOption, dir)
+			t.Cleanup(func() { beam.PipelineOptions.Set(SigStoreOption, "") })
+			sameLines(t, "prism with stored signatures", fx.run(t, "prism"), want)
+			files, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) == 0 || !strings.HasPrefix(files[0].Name(), "s-") {
+				t.Fatalf("store holds %v, want signature files", files)
+			}
+		})
 	}
 }
 

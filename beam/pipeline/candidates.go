@@ -173,8 +173,8 @@ func (f *sigJoinFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries
 }
 
 // idSigFn takes as exactFn does the KeySigs of its group: documents
-// keyed by their compact IDs that carry their signatures (idFn with
-// KeepSig, in the assign pipeline). It emits each document's key too,
+// keyed by their compact IDs that carry their signatures or their
+// references (idFn with KeepSig, in the assign pipeline). It emits each document's key too,
 // grouped by ID (a [Member] whose Doc holds only the key): the
 // components are of IDs, the assign pipeline's lines of keys.
 type idSigFn struct {
@@ -189,9 +189,18 @@ func (f *idSigFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries, 
 		return err
 	}
 	ks := make([]KeySig, len(ms))
+	var store sigReader
+	defer store.close()
 	for i := range ms {
 		m := &ms[i]
-		ks[i] = KeySig{Key: m.Key, Sig: m.Doc.Sig}
+		k := KeySig{Key: m.Key, Sig: m.Doc.Sig}
+		if isSigRef(k.Sig) {
+			if k.Sig, err = store.sig(k.Sig); err != nil {
+				return err
+			}
+			k.ref = m.Doc.Sig
+		}
+		ks[i] = k
 		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: Doc{Key: m.Doc.Key}})
 	}
 	f.docs.flush(emitDocs)
