@@ -46,7 +46,8 @@ func idKey(id uint64) string {
 // in batches spread over packs groups) its compact ID, and returns the
 // usable ones keyed by their IDs, grouped by their signatures' hash: for
 // joinedEdges, without their signatures (they travel apart), or with
-// keepSig with them, for candidateEdges.
+// keepSig with them (or their references), for candidateEdges. The assign
+// pipeline ranks its pages by their document keys: its order.
 func rankIDs(s beam.Scope, ranked beam.PCollection, packs int, keepSig bool) beam.PCollection {
 	s = s.Scope("ids")
 	sample := beam.ParDo(s, sampleFn, ranked)
