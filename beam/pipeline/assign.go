@@ -135,11 +135,11 @@ func Assign(s beam.Scope, o AssignOptions) error {
 	assigned, rest := beam.ParDo2(s, &matchFn{Config: enc, Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, pSigs, halves)))
 	// The pages that joined no group cluster among themselves, under
 	// compact IDs in key order (ids.go, the keys as rank keys), as the
-	// dedup pipeline's documents: its pairs, edges and labels carry two
-	// keys each, and with the 58-byte keys of the Debian crawl they held
-	// most of the job's memory (docs/beam.md). The IDs compare as the
-	// keys, so every bucket's order, representative and component root
-	// is the same; the roots go back to keys for the lines (newGroupFn).
+	// dedup pipeline's documents: the pairs, edges and labels carry two
+	// nodes each, and as the Debian crawl's 58-byte keys they held most
+	// of the job's memory (docs/beam.md). The IDs compare as the keys,
+	// so every bucket's order, representative and component root is the
+	// same; the roots go back to keys for the lines (newGroupFn).
 	ided := rankIDs(s, rest, o.Packs, true)
 	edges, idDocs := candidateEdges(s, enc, ided, o.Options)
 	labels := components(s, "", edges, o.Rounds, o.Packs, o.SmallEdges)

@@ -158,12 +158,9 @@ func (f *sigJoinFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries
 		d.Sig = rec.Doc.Sig // the signature, or its reference
 		// What placed the document in input order is spent.
 		d.Input, d.Shard, d.Pos, d.SigHash = 0, 0, 0, 0
-		k := KeySig{Key: m.Key, Sig: d.Sig}
-		if isSigRef(d.Sig) {
-			if k.Sig, err = store.sig(d.Sig); err != nil {
-				return err
-			}
-			k.ref = d.Sig
+		k, err := keySig(&store, m.Key, d.Sig)
+		if err != nil {
+			return err
 		}
 		ks = append(ks, k)
 		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: d})
@@ -172,11 +169,21 @@ func (f *sigJoinFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries
 	return f.exact(ks, emitEntries, emitEdges, emitSigs)
 }
 
+// keySig returns the KeySig of key and sig, a signature or its reference
+// in the signature store (read back with store).
+func keySig(store *sigReader, key string, sig []byte) (KeySig, error) {
+	if !isSigRef(sig) {
+		return KeySig{Key: key, Sig: sig}, nil
+	}
+	b, err := store.sig(sig)
+	return KeySig{Key: key, Sig: b, ref: sig}, err
+}
+
 // idSigFn takes as exactFn does the KeySigs of its group: documents
 // keyed by their compact IDs that carry their signatures or their
-// references (idFn with KeepSig, in the assign pipeline). It emits each document's key too,
-// grouped by ID (a [Member] whose Doc holds only the key): the
-// components are of IDs, the assign pipeline's lines of keys.
+// references (idFn with KeepSig, in the assign pipeline). It emits each
+// document's key too, grouped by ID (a [Member] whose Doc holds only the
+// key): the components are of IDs, the assign pipeline's lines of keys.
 type idSigFn struct {
 	exactFn
 
@@ -193,14 +200,9 @@ func (f *idSigFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries, 
 	defer store.close()
 	for i := range ms {
 		m := &ms[i]
-		k := KeySig{Key: m.Key, Sig: m.Doc.Sig}
-		if isSigRef(k.Sig) {
-			if k.Sig, err = store.sig(k.Sig); err != nil {
-				return err
-			}
-			k.ref = m.Doc.Sig
+		if ks[i], err = keySig(&store, m.Key, m.Doc.Sig); err != nil {
+			return err
 		}
-		ks[i] = k
 		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: Doc{Key: m.Doc.Key}})
 	}
 	f.docs.flush(emitDocs)
