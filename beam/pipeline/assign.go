@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/zeebo/xxh3"
 
 	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/cluster/partition"
@@ -132,10 +133,19 @@ func Assign(s beam.Scope, o AssignOptions) error {
 		beam.GroupByKey(s, beam.Flatten(s, wProbes, pProbes)))
 	halves := beam.ParDo(s, &halfFn{Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, wSigs, pairs)))
 	assigned, rest := beam.ParDo2(s, &matchFn{Config: enc, Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, pSigs, halves)))
-	// The pages that joined no group cluster among themselves.
-	edges := candidateEdges(s, enc, rest, o.Options)
+	// The pages that joined no group cluster among themselves, under
+	// compact IDs in key order (ids.go, the keys as rank keys), as the
+	// dedup pipeline's documents: the pairs, edges and labels carry two
+	// nodes each, and as the Debian crawl's 58-byte keys they held most
+	// of the job's memory (docs/beam.md). The IDs compare as the keys,
+	// so every bucket's order, representative and component root is the
+	// same; the roots go back to keys for the lines (newGroupFn).
+	ided := rankIDs(s, rest, o.Packs, true)
+	edges, idDocs := candidateEdges(s, enc, ided, o.Options)
 	labels := components(s, "", edges, o.Rounds, o.Packs, o.SmallEdges)
-	parts := beam.ParDo(s, &assignLineFn{Path: o.Output}, beam.GroupByKey(s, beam.Flatten(s, docs, labels, assigned)))
+	members := beam.ParDo(s, &memberFn{Packs: o.Packs}, beam.GroupByKey(s, beam.Flatten(s, idDocs, labels)))
+	newGroups := beam.ParDo(s, &newGroupFn{Packs: o.Packs}, beam.GroupByKey(s, members))
+	parts := beam.ParDo(s, &assignLineFn{Path: o.Output}, beam.GroupByKey(s, beam.Flatten(s, docs, newGroups, assigned)))
 	mergeParts(s, parts, o.Output)
 	return nil
 }
@@ -245,7 +255,11 @@ func (p *probe) readFrom(b []byte) ([]byte, error) {
 }
 
 // winnersFn reads the groups file and emits each winner's keys in its own
-// partition, and its signature.
+// partition, and its signature: with a signature store (sigstore.go), its
+// reference. A winner's signature goes on to every page it meets in a
+// bucket (halfFn, for matchFn): on the Debian crawl's newer releases
+// against its older releases' 2,100 groups, those copies (9.7 KB each)
+// were most of the job's peak memory (docs/beam.md).
 type winnersFn struct {
 	keysFn
 
@@ -264,6 +278,8 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitProbes,
 		return err
 	}
 	defer r.Close()
+	var store sigWriter
+	defer store.close()
 	br := bufio.NewReaderSize(r, 1<<20)
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
@@ -284,11 +300,24 @@ func (f *winnersFn) ProcessElement(ctx context.Context, path string, emitProbes,
 			f.emit(&s, func(b string) {
 				f.probes.add(pack(b, f.Packs), &probe{Bucket: b, Key: key, Winner: true, Part: part})
 			})
-			f.sigs.add(pack(key, f.Packs), &Join{Key: key, Kind: joinSig, Sig: l.Signature})
+			sig := l.Signature
+			if dir := sigStoreDir(); dir != "" {
+				ref, err := store.add(dir, sig)
+				if err != nil {
+					return err
+				}
+				sig = ref
+			}
+			f.sigs.add(pack(key, f.Packs), &Join{Key: key, Kind: joinSig, Sig: sig})
 			f.probes.flushOver(batchLimit, emitProbes)
 			f.sigs.flushOver(batchLimit, emitSigs)
 		}
 		if errors.Is(err, io.EOF) {
+			// The stored signatures are read only after groupings that
+			// wait for this bundle: closing the file here is soon enough.
+			if err := store.close(); err != nil {
+				return err
+			}
 			f.probes.flush(emitProbes)
 			f.sigs.flush(emitSigs)
 			return nil
@@ -411,15 +440,17 @@ func probePairs(run []probe, window int, pair func(winner, page string)) (capped
 }
 
 // matchFn decides a page against the winners that reached it and assigns
-// it to the best match; a page that matches none goes on as a KeySig to
-// be clustered with the others.
+// it to the best match; a page that matches none goes on to be clustered
+// with the others, as a Member keyed by its key for rankIDs (its Doc
+// holding the key and the signature, or with a signature store its
+// reference: its copies go on with its pairs, as dedup's do).
 type matchFn struct {
 	Config []byte
 	Packs  int
 
 	set      *settings
 	assigned batcher[Member, *Member]
-	rest     batcher[KeySig, *KeySig]
+	rest     batcher[Member, *Member]
 }
 
 func (f *matchFn) Setup() error {
@@ -434,6 +465,10 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		return err
 	}
 	sortJoin(js)
+	var store sigReader // the winners' signatures, if stored
+	defer store.close()
+	var pages sigWriter // the rest's signatures, with a store
+	defer pages.close()
 	runs(js, func(j *Join) string { return j.Key }, func(run []Join) {
 		if err != nil || run[0].Kind != joinSig {
 			return
@@ -447,8 +482,12 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		page.Seq = nil
 		best, bestJ := "", 0.0
 		for _, h := range run[1:] {
+			var sig []byte
+			if sig, err = store.sig(h.Sig); err != nil {
+				return
+			}
 			var w similarity.Signature
-			if err = w.UnmarshalBinary(h.Sig); err != nil {
+			if err = w.UnmarshalBinary(sig); err != nil {
 				return
 			}
 			v := f.set.decision.Decide(&w, &page)
@@ -461,13 +500,64 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 		}
 		key := run[0].Key
 		if best == "" {
-			f.rest.add(pack(string(run[0].Sig), f.Packs), &KeySig{Key: key, Sig: run[0].Sig})
+			sig := run[0].Sig
+			d := Doc{Key: key, Sig: sig, SigHash: xxh3.Hash(sig), Usable: true}
+			if dir := sigStoreDir(); dir != "" {
+				if d.Sig, err = pages.add(dir, sig); err != nil {
+					return
+				}
+			}
+			f.rest.add(pack(key, f.Packs), &Member{Key: key, Doc: d})
 			return
 		}
 		f.assigned.add(pack(key, f.Packs), &Member{Key: key, Root: best, Label: true, Doc: Doc{Pos: int64(bestJ * 1e9)}})
 	})
+	// The stored signatures are read only after groupings that wait for
+	// this bundle: closing the file here is soon enough.
+	if cerr := pages.close(); err == nil {
+		err = cerr
+	}
 	f.rest.flush(emitRest)
 	f.assigned.flush(emitAssigned)
+	return err
+}
+
+// errNoRoot reports a component whose root has no label: a bug, or a
+// runner that lost elements.
+var errNoRoot = errors.New("pipeline: a new group's first page is not among its members")
+
+// newGroupFn labels each page of a new group with the key of the group's
+// first page. Its group holds the components' members from memberFn:
+// keyed by compact ID, Root the smallest ID of their component, the Doc
+// holding the page's key (idSigFn). The IDs compare as the keys, so the
+// member whose ID is the root has the smallest key. It emits the labels
+// ([Member]s with Label, keyed by key) grouped by key, for assignLineFn.
+type newGroupFn struct {
+	Packs int
+
+	labels batcher[Member, *Member]
+}
+
+func (f *newGroupFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(ms, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Root, b.Root), cmp.Compare(a.Key, b.Key)) })
+	runs(ms, func(m *Member) string { return m.Root }, func(run []Member) {
+		if err == nil && run[0].Key != run[0].Root {
+			err = errNoRoot
+		}
+		if err != nil {
+			return
+		}
+		first := run[0].Doc.Key
+		for i := range run {
+			k := run[i].Doc.Key
+			f.labels.add(pack(k, f.Packs), &Member{Key: k, Root: first, Label: true})
+		}
+	})
+	f.labels.flush(emit)
 	return err
 }
 

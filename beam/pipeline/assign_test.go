@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,17 +20,28 @@ import (
 	"github.com/winnow-search/winnow/options"
 )
 
-// TestAssign: a cluster service holds the groups of the sample's LLVM 13
-// and 14 pages; their winners, exported, and the whole sample as a new
-// crawl go through the tier-2 pipeline. Every page must join the existing
-// group that the service puts it in when it ingests the page under a new
-// URL, and the pages the service puts in new groups get none.
-func TestAssign(t *testing.T) {
-	type signed struct {
-		id  string
-		sig []byte
-	}
-	var all []signed
+// signedPage is a page of the sample with its signature's encoding.
+type signedPage struct {
+	id  string
+	sig []byte
+}
+
+// assignFixture is the sample as a new crawl against the groups of its
+// LLVM 13 and 14 pages, held by a cluster service.
+type assignFixture struct {
+	all []signedPage
+	// groups is the groups file, the service's winners; part its
+	// partitioner.
+	groups string
+	part   []byte
+	// want is the group the service puts each page in when it ingests
+	// it alone under a new URL; absent for a new group.
+	want map[string]string
+}
+
+func newAssignFixture(t *testing.T) assignFixture {
+	t.Helper()
+	var fx assignFixture
 	var old []client.Page
 	for d, err := range sample.Docs() {
 		if err != nil {
@@ -45,13 +55,12 @@ func TestAssign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, signed{d.ID, enc})
+		fx.all = append(fx.all, signedPage{d.ID, enc})
 		if strings.Contains(d.ID, "/13/") || strings.Contains(d.ID, "/14/") {
 			old = append(old, client.Page{URL: "https://old.example/" + d.ID, Signature: enc})
 		}
 	}
-	dir := t.TempDir()
-	groups := filepath.Join(dir, "groups.jsonl")
+	fx.groups = filepath.Join(t.TempDir(), "groups.jsonl")
 	var gb bytes.Buffer
 	st := cluster.NewMemStore()
 	svc2, err := cluster.New(st, cluster.Options{SampleSize: 10, Logger: slog.New(slog.DiscardHandler)})
@@ -64,72 +73,84 @@ func TestAssign(t *testing.T) {
 	if err := cluster.ExportWinners(st, &gb); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(groups, gb.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(fx.groups, gb.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	part, err := SamplePartitioner(groups)
-	if err != nil {
+	if fx.part, err = SamplePartitioner(fx.groups); err != nil {
 		t.Fatal(err)
 	}
 
 	// What the service does with each page of the new crawl, alone.
-	want := map[string]string{}
-	for _, p := range all {
+	fx.want = map[string]string{}
+	for _, p := range fx.all {
 		res, err := svc2.Ingest([]client.Page{{URL: "https://new.example/" + p.id, Signature: p.sig}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res[0].Status != client.StatusNew {
-			want[p.id] = res[0].Group
+			fx.want[p.id] = res[0].Group
 		}
 		// Undo, so each page meets the old groups only.
 		if _, err := svc2.Ingest([]client.Page{{URL: "https://new.example/" + p.id, Deleted: true}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return fx
+}
 
+// run runs the pipeline on the sample on runner and returns its output.
+func (fx assignFixture) run(t *testing.T, runner string) []byte {
+	t.Helper()
+	shards, err := Split(nil, SplitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "assign.jsonl")
+	p, s := beam.NewPipelineWithRoot()
+	err = Assign(s, AssignOptions{
+		Options: Options{Config: config.Default(), Shards: shards, Output: out},
+		Groups:  fx.groups, Partitioner: fx.part,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), runner, p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAssign: a cluster service holds the groups of the sample's LLVM 13
+// and 14 pages; their winners, exported, and the whole sample as a new
+// crawl go through the tier-2 pipeline. Every page must join the existing
+// group that the service puts it in when it ingests the page under a new
+// URL, and the pages the service puts in new groups get none.
+func TestAssign(t *testing.T) {
+	fx := newAssignFixture(t)
 	// check runs the pipeline on runner, checks its output and returns it.
 	check := func(t *testing.T, runner string) []byte {
 		t.Helper()
-		shards, err := Split(nil, SplitOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(t.TempDir(), "assign.jsonl")
-		p, s := beam.NewPipelineWithRoot()
-		err = Assign(s, AssignOptions{
-			Options: Options{Config: config.Default(), Shards: shards, Output: out},
-			Groups:  groups, Partitioner: part,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Run(context.Background(), runner, p); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+		b := fx.run(t, runner)
 		got := map[string]Assignment{}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
+		for line := range strings.Lines(string(b)) {
 			var a Assignment
-			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
 				t.Fatal(err)
 			}
 			got[a.ID] = a
 		}
-		if len(got) != len(all) {
-			t.Fatalf("%d lines, want one per page (%d)", len(got), len(all))
+		if len(got) != len(fx.all) {
+			t.Fatalf("%d lines, want one per page (%d)", len(got), len(fx.all))
 		}
 		joined, fresh := 0, 0
-		for _, p := range all {
+		for _, p := range fx.all {
 			a := got[p.id]
-			if a.Group != want[p.id] {
-				t.Errorf("%s: group %q, the service says %q", p.id, a.Group, want[p.id])
+			if a.Group != fx.want[p.id] {
+				t.Errorf("%s: group %q, the service says %q", p.id, a.Group, fx.want[p.id])
 			}
 			if !bytes.Equal(a.Signature, p.sig) {
 				t.Errorf("%s: signature not the page's", p.id)
@@ -144,10 +165,6 @@ func TestAssign(t *testing.T) {
 		if joined == 0 || fresh == 0 {
 			t.Errorf("%d pages joined existing groups, %d formed new ones; want some of each", joined, fresh)
 		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
 		return b
 	}
 	onPrism := check(t, "prism")
@@ -160,11 +177,42 @@ func TestAssign(t *testing.T) {
 	}
 }
 
+// TestAssignSigStore: with a signature store the winners' signatures, and
+// those of the pages that join no group, are written to it once, and only
+// their references go on (to the pages a winner meets, to the new groups'
+// pairs); the output is the same bytes, against the sample's groups and
+// against none (where only the pages' can be stored).
+func TestAssignSigStore(t *testing.T) {
+	fx := newAssignFixture(t)
+	none := fx
+	none.groups, none.part = filepath.Join(t.TempDir(), "none.jsonl"), nil
+	if err := os.WriteFile(none.groups, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, fx := range map[string]assignFixture{"groups": fx, "no group": none} {
+		t.Run(name, func(t *testing.T) {
+			want := fx.run(t, "prism")
+			dir := t.TempDir()
+			beam.PipelineOptions.Set(SigStoreOption, dir)
+			t.Cleanup(func() { beam.PipelineOptions.Set(SigStoreOption, "") })
+			sameLines(t, "prism with stored signatures", fx.run(t, "prism"), want)
+			files, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) == 0 || !strings.HasPrefix(files[0].Name(), "s-") {
+				t.Fatalf("store holds %v, want signature files", files)
+			}
+		})
+	}
+}
+
 // TestAssignNewGroups: with no existing group, every page of the sample
 // is clustered among the new crawl's pages, and the new groups are the
 // clusters `winnow dedup` finds on the sample (there each component is one
-// cluster). The pairs are decided in two rounds, so some pairs, their
-// pages joined by the first round, are never decided.
+// cluster), each named by its first page's key. The pairs are decided in
+// two rounds, so some pairs, their pages joined by the first round, are
+// never decided.
 func TestAssignNewGroups(t *testing.T) {
 	dir := t.TempDir()
 	groups := filepath.Join(dir, "groups.jsonl")
@@ -203,8 +251,13 @@ func TestAssignNewGroups(t *testing.T) {
 		}
 	}
 	var gotParts []string
-	for _, ids := range got {
+	for first, ids := range got {
 		slices.Sort(ids)
+		// A group is named by the key of its first page (one input:
+		// the key is the page's ID), not by the pipeline's compact IDs.
+		if ids[0] != first {
+			t.Errorf("group %q: its first page is %q", first, ids[0])
+		}
 		gotParts = append(gotParts, strings.Join(ids, " "))
 	}
 	var wantParts []string

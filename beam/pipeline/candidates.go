@@ -101,14 +101,6 @@ func newExactFn(packs int) *exactFn {
 	return &exactFn{SimhashK: similarity.DefaultBatchSimhashK, BandRows: similarity.DefaultBatchBandRows, Packs: packs}
 }
 
-func (f *exactFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
-	ks, err := readBatches[KeySig](nil, values)
-	if err != nil {
-		return err
-	}
-	return f.exact(ks, emitEntries, emitEdges, emitSigs)
-}
-
 // exact handles the KeySigs of one group.
 func (f *exactFn) exact(ks []KeySig, emitEntries func(int, []byte), emitEdges func(int, []byte), emitSigs func(int, []byte)) error {
 	var err error
@@ -166,15 +158,52 @@ func (f *sigJoinFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries
 		d.Sig = rec.Doc.Sig // the signature, or its reference
 		// What placed the document in input order is spent.
 		d.Input, d.Shard, d.Pos, d.SigHash = 0, 0, 0, 0
-		k := KeySig{Key: m.Key, Sig: d.Sig}
-		if isSigRef(d.Sig) {
-			if k.Sig, err = store.sig(d.Sig); err != nil {
-				return err
-			}
-			k.ref = d.Sig
+		k, err := keySig(&store, m.Key, d.Sig)
+		if err != nil {
+			return err
 		}
 		ks = append(ks, k)
 		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: d})
+	}
+	f.docs.flush(emitDocs)
+	return f.exact(ks, emitEntries, emitEdges, emitSigs)
+}
+
+// keySig returns the KeySig of key and sig, a signature or its reference
+// in the signature store (read back with store).
+func keySig(store *sigReader, key string, sig []byte) (KeySig, error) {
+	if !isSigRef(sig) {
+		return KeySig{Key: key, Sig: sig}, nil
+	}
+	b, err := store.sig(sig)
+	return KeySig{Key: key, Sig: b, ref: sig}, err
+}
+
+// idSigFn takes as exactFn does the KeySigs of its group: documents
+// keyed by their compact IDs that carry their signatures or their
+// references (idFn with KeepSig, in the assign pipeline). It emits each
+// document's key too, grouped by ID (a [Member] whose Doc holds only the
+// key): the components are of IDs, the assign pipeline's lines of keys.
+type idSigFn struct {
+	exactFn
+
+	docs batcher[Member, *Member]
+}
+
+func (f *idSigFn) ProcessElement(_ int, values func(*[]byte) bool, emitEntries, emitEdges, emitSigs, emitDocs func(int, []byte)) error {
+	ms, err := readBatches[Member](nil, values)
+	if err != nil {
+		return err
+	}
+	ks := make([]KeySig, len(ms))
+	var store sigReader
+	defer store.close()
+	for i := range ms {
+		m := &ms[i]
+		if ks[i], err = keySig(&store, m.Key, m.Doc.Sig); err != nil {
+			return err
+		}
+		f.docs.add(pack(m.Key, f.Packs), &Member{Key: m.Key, Doc: Doc{Key: m.Doc.Key}})
 	}
 	f.docs.flush(emitDocs)
 	return f.exact(ks, emitEntries, emitEdges, emitSigs)

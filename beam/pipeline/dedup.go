@@ -107,7 +107,7 @@ func Dedup(s beam.Scope, o Options) error {
 	if o.Backend != "" {
 		loadDocs(s, numbered, o.Backend, o.Config.Cluster.MaxBatch)
 	}
-	ided := rankIDs(s, numbered, o.Packs)
+	ided := rankIDs(s, numbered, o.Packs, false)
 	docs, edges, verdicts := joinedEdges(s, enc, ided, apart, o)
 	labels := components(s, "", edges, o.Rounds, o.Packs, o.SmallEdges)
 	writeClusters(s, enc, docs, labels, verdicts, o.Output, o.Packs, o.Several)
@@ -396,14 +396,16 @@ func (f *numberFn) ProcessElement(_ int, values func(*[]byte) bool, emitDocs fun
 
 // candidateEdges returns the matching pairs of the candidate tables, and
 // the edges between documents of identical signatures, as batches of
-// [Edge]s both ways grouped by their first node. It decides the pairs in
-// two rounds (tworound.go), as joinedEdges does: in one, a family of k
+// [Edge]s both ways grouped by their first node, for documents with
+// compact IDs that carry their signatures (ided: rankIDs with keepSig);
+// and each document's key by ID (idSigFn). It decides the pairs in two
+// rounds (tworound.go), as joinedEdges does: in one, a family of k
 // near-identical pages cost every pair of the family within the window.
-func candidateEdges(s beam.Scope, enc []byte, keySigs beam.PCollection, o Options) beam.PCollection {
+func candidateEdges(s beam.Scope, enc []byte, ided beam.PCollection, o Options) (edges, docs beam.PCollection) {
 	s = s.Scope("candidates")
-	entries, same, sigs := beam.ParDo3(s, newExactFn(o.Packs), beam.GroupByKey(s, keySigs))
-	edges, _ := twoRoundEdges(s, enc, entries, same, sigs, o, false)
-	return edges
+	entries, same, sigs, docs := beam.ParDo4(s, &idSigFn{exactFn: *newExactFn(o.Packs)}, beam.GroupByKey(s, ided))
+	edges, _ = twoRoundEdges(s, enc, entries, same, sigs, o, false)
+	return edges, docs
 }
 
 // joinedEdges is candidateEdges for documents whose signatures travel

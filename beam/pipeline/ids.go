@@ -44,14 +44,16 @@ func idKey(id uint64) string {
 
 // rankIDs gives every ranked document (a Member keyed by its rank key,
 // in batches spread over packs groups) its compact ID, and returns the
-// usable ones keyed by their IDs, grouped by their signatures' hash, for
-// joinedEdges.
-func rankIDs(s beam.Scope, ranked beam.PCollection, packs int) beam.PCollection {
+// usable ones keyed by their IDs, grouped by their signatures' hash: for
+// joinedEdges, without their signatures (they travel apart), or with
+// keepSig with them (or their references), for candidateEdges. The assign
+// pipeline ranks its pages by their document keys: its order.
+func rankIDs(s beam.Scope, ranked beam.PCollection, packs int, keepSig bool) beam.PCollection {
 	s = s.Scope("ids")
 	sample := beam.ParDo(s, sampleFn, ranked)
 	splitters := beam.ParDo(s, &splittersFn{Ranges: packs, Groups: packs}, beam.GroupByKey(s, beam.AddFixedKey(s, sample)))
 	byRange := beam.ParDo(s, &rangeFn{}, beam.GroupByKey(s, beam.Flatten(s, ranked, splitters)))
-	return beam.ParDo(s, &idFn{Packs: packs}, beam.GroupByKey(s, byRange))
+	return beam.ParDo(s, &idFn{Packs: packs, KeepSig: keepSig}, beam.GroupByKey(s, byRange))
 }
 
 // sampleFn emits the rank keys in the sample of a batch of Members.
@@ -127,9 +129,11 @@ func (f *rangeFn) ProcessElement(_ int, values func(*[]byte) bool, emit func(int
 }
 
 // idFn numbers the documents of a range in rank-key order and emits the
-// usable ones under their compact IDs, to their signature's group.
+// usable ones under their compact IDs, to their signature's group; with
+// KeepSig, with their signatures.
 type idFn struct {
-	Packs int
+	Packs   int
+	KeepSig bool
 
 	docs batcher[Member, *Member]
 }
@@ -149,7 +153,10 @@ func (f *idFn) ProcessElement(r int, values func(*[]byte) bool, emitDocs func(in
 		k := idKey(uint64(r)<<32 | uint64(i))
 		// The input position stays: it meets the signature record.
 		d := m.Doc
-		d.BaseKey, d.Sig = "", nil
+		d.BaseKey = ""
+		if !f.KeepSig {
+			d.Sig = nil
+		}
 		f.docs.add(int(d.SigHash%uint64(f.Packs)), &Member{Key: k, Doc: d})
 	}
 	f.docs.flush(emitDocs)

@@ -21,8 +21,8 @@ func init() {
 	register.DoFn3x1[int, batches, emitBatch, error](&rangeFn{})
 	register.Function2x2[int, []byte, int, []byte](oneGroup)
 	register.DoFn3x1[int, batches, emitBatch, error](&idFn{})
-	register.DoFn5x1[int, batches, emitBatch, emitBatch, emitBatch, error](&exactFn{})
 	register.DoFn6x1[int, batches, emitBatch, emitBatch, emitBatch, emitBatch, error](&sigJoinFn{})
+	register.DoFn6x1[int, batches, emitBatch, emitBatch, emitBatch, emitBatch, error](&idSigFn{})
 	register.DoFn6x1[context.Context, int, batches, emitBatch, emitBatch, emitBatch, error](&bucketFn{})
 	register.DoFn4x1[int, []byte, emitBatch, emitBatch, error](&blockFn{})
 	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&joinedFn{})
@@ -42,6 +42,7 @@ func init() {
 	register.DoFn4x1[int, []byte, emitBatch, emitBatch, error](&pageKeysFn{})
 	register.DoFn4x1[context.Context, int, batches, emitBatch, error](&probeFn{})
 	register.DoFn4x1[int, batches, emitBatch, emitBatch, error](&matchFn{})
+	register.DoFn3x1[int, batches, emitBatch, error](&newGroupFn{})
 	register.DoFn4x1[context.Context, int, batches, func(string), error](&assignLineFn{})
 
 	register.Emitter1[string]()
