@@ -169,6 +169,26 @@ func sameAnswers(t *testing.T, step string, on *Server, onBase string, off *Serv
 	return bodyOn
 }
 
+// steadyDemo is the demo engine behind a server that sets every
+// answer's "took" to 1. Tests that compare two proxies' answers to the
+// same search, asked one after the other, need it: the demo engine
+// reports its own milliseconds, and on a loaded machine one of the two
+// searches took one more now and then, which failed the comparison.
+func steadyDemo(t testing.TB) *httptest.Server {
+	d := startDemo(t, demo.Options{})
+	tookRE := regexp.MustCompile(`^\{"took":\d+`)
+	return behindDemo(t, d, func(w http.ResponseWriter, resp *http.Response) {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		w.Write(tookRE.ReplaceAll(b, []byte(`{"took":1`)))
+	})
+}
+
 // getHeader is get that returns the answer's headers too.
 func getHeader(t testing.TB, url string) (int, http.Header, string) {
 	t.Helper()
@@ -189,9 +209,9 @@ func getHeader(t testing.TB, url string) (int, http.Header, string) {
 // engine call, the results by signature source, the clusters and the
 // duplicates, as a proxy without the cache counts them.
 func TestAnswerCacheCounts(t *testing.T) {
-	d := startDemo(t, demo.Options{})
-	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 5 * time.Second})
-	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 5 * time.Second, AnswerCacheBytes: -1})
+	d := steadyDemo(t)
+	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL)}, Budget: 5 * time.Second})
+	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL)}, Budget: 5 * time.Second, AnswerCacheBytes: -1})
 	const path = "/llvm/_search?q=the&size=20"
 	for i := range 3 { // signed, then from the signature cache, then remembered
 		sameAnswers(t, "warm-up "+strconv.Itoa(i), on, onBase, off, offBase, path)
@@ -257,9 +277,9 @@ func scrape(t *testing.T, base string) map[string]float64 {
 // byte what a proxy without the cache renders; the plain answer to the
 // same search never gets its explanations, nor it the plain one's.
 func TestExplainedAnswerCached(t *testing.T) {
-	d := startDemo(t, demo.Options{})
-	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}})
-	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, AnswerCacheBytes: -1})
+	d := steadyDemo(t)
+	on, onBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL)}})
+	off, offBase := startProxy(t, Options{Engines: []Engine{esEngine(d.URL)}, AnswerCacheBytes: -1})
 	const path = "/llvm/_search?q=the&size=10"
 	same := func(step, path string) string {
 		t.Helper()
