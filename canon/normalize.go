@@ -109,6 +109,18 @@ func decodeRune(s []byte) (rune, int) {
 	return utf8.DecodeRune(s)
 }
 
+// keptRun returns the end of the run of runes of U+3100 to U+D7FF (CJK,
+// kana, Hangul: what fold keeps as they are) at src[i:].
+func keptRun(src []byte, i int) int {
+	for i+3 <= len(src) && src[i]&0xf0 == 0xe0 && src[i+1]&0xc0 == 0x80 && src[i+2]&0xc0 == 0x80 {
+		if r := rune(src[i]&0x0f)<<12 | rune(src[i+1]&0x3f)<<6 | rune(src[i+2]&0x3f); r < 0x3100 || r >= 0xd800 {
+			break
+		}
+		i += 3
+	}
+	return i
+}
+
 // rune2 decodes a valid two-byte UTF-8 sequence at the start of s; n is
 // 0 when s does not start with one.
 func rune2(s []byte) (r rune, n int) {
@@ -174,6 +186,17 @@ func (n *normalizer) fold(raw []byte) []byte {
 			}
 			space = false
 			out = append(out, "..."...)
+			continue
+		} else if r >= 0x3100 && r < 0xd800 {
+			// CJK, kana and Hangul are kept as they are (foldRune):
+			// the run of them that starts here is copied at once.
+			if space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			space = false
+			j := keptRun(src, i)
+			out = append(out, src[i-size:j]...)
+			i = j
 			continue
 		} else {
 			act, low = foldRune(r)
@@ -309,7 +332,9 @@ func inert(s []byte) bool {
 			if inert2[r/64]>>(r%64)&1 == 0 {
 				return false
 			}
-		} else if !inertRune(r) {
+		} else if (r < 0x4e00 || r > 0x9fff) && !inertRune(r) {
+			// CJK unified ideographs, the commonest runes of three
+			// bytes, tested first.
 			return false
 		}
 	}

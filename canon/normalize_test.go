@@ -579,3 +579,81 @@ func TestFoldRunes(t *testing.T) {
 		}
 	}
 }
+
+// foldRef is fold's rules applied a rune at a time, without its fast
+// paths (foldASCII, the tables, the runs of kept runes): the oracle of
+// TestFoldMixed and FuzzFoldRef, for text that NFKC leaves as it is.
+func foldRef(src []byte) string {
+	var out []byte
+	space := true
+	for _, r := range string(src) {
+		act, w := runeKeep, ""
+		switch {
+		case r < utf8.RuneSelf:
+			if m := asciiClass[r]; m == 0 {
+				act = runeSpace
+			} else {
+				w = string(rune(m))
+			}
+		case r == '…':
+			w = "..."
+		default:
+			var low rune
+			act, low = foldRune(r)
+			w = string(low)
+		}
+		switch act {
+		case runeDrop:
+			continue
+		case runeSpace:
+			space = true
+			continue
+		}
+		if space && len(out) > 0 {
+			out = append(out, ' ')
+		}
+		space = false
+		out = append(out, w...)
+	}
+	return string(out)
+}
+
+// foldAlphabet: ASCII, runes of two bytes with and without a lower case,
+// dropped and spaced runes, the bounds of the runs fold copies whole
+// (U+30FF, U+3100, U+D7FF) and runes past them, NFKC's changes (a
+// full-width letter, the ideographic space, a combining accent) and a
+// rune of four bytes.
+var foldAlphabet = []rune("aZ 9-:.\tÉßЖжΣ…“\u00ad\u200b\u3000\u30ff\u3100\u3105\u4e00\u9fff\uac00\ud7a3\ud7ff\ue000\uff21\u0301\U0001F600")
+
+// TestFoldMixed: fold, with its fast paths, gives foldRef's result on
+// the NFKC form of random text of foldAlphabet.
+func TestFoldMixed(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var n normalizer
+	for range 20000 {
+		rs := make([]rune, r.IntN(60))
+		for i := range rs {
+			rs[i] = foldAlphabet[r.IntN(len(foldAlphabet))]
+		}
+		s := []byte(string(rs))
+		if got, want := string(n.fold(s)), foldRef(norm.NFKC.Bytes(s)); got != want {
+			t.Fatalf("fold(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// FuzzFoldRef: fold gives foldRef's result on the NFKC form of any valid
+// text.
+func FuzzFoldRef(f *testing.F) {
+	f.Add(string(foldAlphabet))
+	f.Add("漢字かなカナ한국 mixed 東京 text… “x”")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		var n normalizer
+		if got, want := string(n.fold([]byte(s))), foldRef(norm.NFKC.Bytes([]byte(s))); got != want {
+			t.Errorf("fold(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
