@@ -522,8 +522,8 @@ func (f *matchFn) ProcessElement(_ int, values func(*[]byte) bool, emitAssigned 
 	return err
 }
 
-// errNoRoot reports a component whose root has no label: a bug, or a
-// runner that lost elements.
+// errNoRoot reports a component whose root (its smallest ID) is not
+// among its members: a bug, or a runner that lost elements.
 var errNoRoot = errors.New("pipeline: a new group's first page is not among its members")
 
 // newGroupFn labels each page of a new group with the key of the group's
