@@ -263,7 +263,7 @@ func (w *walker) iwalk(s *selector, caps []span, k, depth int) (next, end int, o
 			// to ikey, which refuses it by length too).
 		} else if n >= 8 || p+9 > len(b) || s.wide {
 			e = s.ikey(b, p, c)
-		} else if x := le64(b, p+1) & keyMask[n]; w.noBS || !hasByte(x, swarBS) {
+		} else if x := le64(b, p+1) & wordMask[n]; w.noBS || !hasByte(x, swarBS) {
 			e = s.matchWord(x, n)
 		} else {
 			e = s.ikey(b, p, c)
@@ -339,8 +339,8 @@ func hasByte(x, c uint64) bool {
 	return (t-swarLo)&^t&swarHi != 0
 }
 
-// keyMask[n] keeps the n low bytes of a word.
-var keyMask = [8]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff}
+// wordMask[n] keeps the n low bytes of a word, n up to 8.
+var wordMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, ^uint64(0)}
 
 // imember is member over the tokens: it walks the value at t[k] that edge
 // e selects and returns the token after it.

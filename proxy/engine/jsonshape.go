@@ -106,9 +106,6 @@ const (
 // shapeSlots bounds the capture slots of a hit a shape serves.
 const shapeSlots = 32
 
-// wordMask[n] keeps the n low bytes of a word, n up to 8.
-var wordMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, ^uint64(0)}
-
 // missed is told of the hit at t[k0:k1], the list's len(w.elems)-th,
 // that iwalk walked (with the spans hc) as there was no shape or the
 // replay refused it. The shape is learnt from the first hit, and again
