@@ -100,25 +100,33 @@ func decodeRune(s []byte) (rune, int) {
 	if r, n := rune2(s); n != 0 {
 		return r, n
 	}
-	if len(s) >= 3 && s[0]&0xf0 == 0xe0 && s[1]&0xc0 == 0x80 && s[2]&0xc0 == 0x80 {
-		// Not an overlong form (below U+0800) nor a surrogate.
-		if r := rune(s[0]&0x0f)<<12 | rune(s[1]&0x3f)<<6 | rune(s[2]&0x3f); r >= 0x800 && (r < 0xd800 || r > 0xdfff) {
-			return r, 3
-		}
+	// Not an overlong form (below U+0800) nor a surrogate.
+	if r, ok := rune3(s); ok && r >= 0x800 && (r < 0xd800 || r > 0xdfff) {
+		return r, 3
 	}
 	return utf8.DecodeRune(s)
+}
+
+// rune3 decodes three bytes at the start of s shaped as a three-byte UTF-8
+// sequence (a lead byte 0xe0 to 0xef, two continuation bytes); ok is
+// false when s does not start with such bytes. Whether the rune is
+// allowed there (no overlong form, no surrogate) is the caller's test.
+func rune3(s []byte) (r rune, ok bool) {
+	if len(s) >= 3 && s[0]&0xf0 == 0xe0 && s[1]&0xc0 == 0x80 && s[2]&0xc0 == 0x80 {
+		return rune(s[0]&0x0f)<<12 | rune(s[1]&0x3f)<<6 | rune(s[2]&0x3f), true
+	}
+	return 0, false
 }
 
 // keptRun returns the end of the run of runes of U+3100 to U+D7FF (CJK,
 // kana, Hangul: what fold keeps as they are) at src[i:].
 func keptRun(src []byte, i int) int {
-	for i+3 <= len(src) && src[i]&0xf0 == 0xe0 && src[i+1]&0xc0 == 0x80 && src[i+2]&0xc0 == 0x80 {
-		if r := rune(src[i]&0x0f)<<12 | rune(src[i+1]&0x3f)<<6 | rune(src[i+2]&0x3f); r < 0x3100 || r >= 0xd800 {
-			break
+	for {
+		if r, ok := rune3(src[i:]); !ok || r < 0x3100 || r >= 0xd800 {
+			return i
 		}
 		i += 3
 	}
-	return i
 }
 
 // rune2 decodes a valid two-byte UTF-8 sequence at the start of s; n is
