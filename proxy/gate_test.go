@@ -122,6 +122,33 @@ var solrWriteProbes = []probe{
 	{method: "GET", uri: "/solr/core/select?q=x&q%00=y;z"},
 	{method: "GET", uri: "/api/cores/core/select?q=x"},
 	{method: "GET", uri: "/solr/core/a/select?q=x"},
+	// Solr reads a GET's body as a POST's, and a form in the charset its
+	// Content-Type names anywhere, or the query string in ie's.
+	{method: "GET", uri: "/solr/core/select?q=x", ctype: "application/x-www-form-urlencoded", body: "shards=127.0.0.1:1/solr/core"},
+	{method: "GET", uri: "/solr/core/select?q=x", ctype: "application/json", body: `{"params":{"shards":"127.0.0.1:1/solr/core"}}`},
+	{method: "GET", uri: "/solr/core/select?q=x", body: "shards=127.0.0.1:1/solr/core"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded; charset=UTF-16LE", body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
+	{method: "POST", uri: "/solr/core/select", ctype: `application/x-www-form-urlencoded; x="charset=UTF-16LE"`, body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded; charset=UTF-16LE; x", body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
+	{method: "GET", uri: "/solr/core/select?" + utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core") + "&ie=UTF-16LE"},
+}
+
+// utf16Form is a form of the names and values given in turn, each in
+// UTF-16LE, percent-encoded: what Solr reads as those parameters under
+// charset=UTF-16LE (or ie=UTF-16LE), and UTF-8 as others.
+func utf16Form(kv ...string) string {
+	enc := func(s string) string {
+		var b strings.Builder
+		for _, c := range s {
+			fmt.Fprintf(&b, "%%%02X%%%02X", c&0xff, c>>8)
+		}
+		return b.String()
+	}
+	var parts []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		parts = append(parts, enc(kv[i])+"="+enc(kv[i+1]))
+	}
+	return strings.Join(parts, "&")
 }
 
 // recorder is a loopback engine that counts what reaches it and answers

@@ -112,6 +112,7 @@ func TestRealEngineGateway(t *testing.T) {
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
 			} else {
 				checkSolrHandlers(t, base, proxyURL)
+				checkSolrSmuggled(t, base, proxyURL)
 			}
 		})
 	}
@@ -581,6 +582,47 @@ func checkSolrHandlers(t *testing.T, base, proxyURL string) {
 		}
 		if got := resp.Header.Get(refinedHeader); got != "yes" {
 			t.Errorf("GET %s: %s %q, want yes", p.uri, refinedHeader, got)
+		}
+	}
+}
+
+// checkSolrSmuggled sends Solr parameters the gate refuses (here
+// shards, a request from Solr to another host) where Solr reads them and
+// a gate reading a POST's UTF-8 form would not: in a GET's body, in a
+// form in UTF-16, in a query string in UTF-16 (ie). Solr itself reads
+// each; through winnow each is refused.
+func checkSolrSmuggled(t *testing.T, base, proxyURL string) {
+	shards := "127.0.0.1:1/solr/" + realIndex
+	for _, p := range []probe{
+		{method: "GET", uri: "?q=*:*", ctype: "application/x-www-form-urlencoded", body: "shards=" + shards},
+		{method: "GET", uri: "?q=*:*", ctype: "application/json", body: `{"params":{"shards":"` + shards + `"}}`},
+		{method: "POST", uri: "", ctype: "application/x-www-form-urlencoded; charset=UTF-16LE", body: utf16Form("q", "*:*", "shards", shards)},
+		{method: "GET", uri: "?" + utf16Form("q", "*:*", "shards", shards) + "&ie=UTF-16LE"},
+	} {
+		send := func(u string) (int, string) {
+			req, err := http.NewRequest(p.method, u+"/"+realIndex+"/select"+p.uri, strings.NewReader(p.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.ctype != "" {
+				req.Header.Set("Content-Type", p.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		// The same search without shards is Solr's 200: another status
+		// (its allowUrls refusal, or a failure to reach the shard) is
+		// Solr acting on shards.
+		if code, direct := send(base); code == 200 {
+			t.Errorf("%s %s %q: Solr did not read shards, the probe proves nothing: %.300s", p.method, p.uri, p.ctype, direct)
+		}
+		if code, through := send(proxyURL); code != 403 || !strings.Contains(through, "this gateway is read-only") {
+			t.Errorf("%s %s %q: through winnow %d %.300s; want winnow's 403", p.method, p.uri, p.ctype, code, through)
 		}
 	}
 }

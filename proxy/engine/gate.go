@@ -340,8 +340,13 @@ func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, boo
 	if err := solrParams(q); err != nil {
 		return 0, false, err
 	}
-	if r.Method == "POST" && len(r.Body) > 0 {
-		mt, _, _ := mime.ParseMediaType(r.ContentType)
+	// Solr reads the body of a GET as it reads a POST's (a form or a JSON
+	// Request API body): every body is checked, whatever the method.
+	if len(r.Body) > 0 {
+		mt, err := solrBodyType(r.ContentType)
+		if err != nil {
+			return 0, false, err
+		}
 		switch mt {
 		case "application/x-www-form-urlencoded":
 			form, err := url.ParseQuery(string(r.Body))
@@ -362,6 +367,23 @@ func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, boo
 		}
 	}
 	return RouteSearch, cursor, nil
+}
+
+// solrBodyType is the media type of a search body's Content-Type, which
+// names no charset but UTF-8. Solr decodes a form body in the charset it
+// finds after "charset=" anywhere in the header: in UTF-16 the bytes of
+// "s\x00h\x00a\x00r\x00d\x00s\x00" are a parameter "shards" that the gate,
+// reading UTF-8, would not have seen.
+func solrBodyType(ct string) (string, error) {
+	mt, ps, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", refused("a search body is a form or JSON; Content-Type %q: %v", ct, err)
+	}
+	n := strings.Count(strings.ToLower(ct), "charset=")
+	if cs, ok := ps["charset"]; n > 1 || n == 1 && (!ok || !strings.EqualFold(cs, "utf-8")) {
+		return "", refused("a search body is UTF-8, not Content-Type %q", ct)
+	}
+	return mt, nil
 }
 
 // SolrHandler checks a name for [Config].SolrHandlers: one path
@@ -410,7 +432,8 @@ var solrResponseWriters = []string{"", "json", "xml", "javabin", "csv", "geojson
 // solrParams refuses the parameters that reach beyond one search of
 // one core: another handler (qt), other cores or hosts (shards,
 // collection), request bodies by reference (stream.*), the update
-// parameters, and response writers that run templates.
+// parameters, response writers that run templates, and an input
+// encoding (ie) other than UTF-8.
 func solrParams(q url.Values) error {
 	for k, vs := range q {
 		switch {
@@ -418,6 +441,15 @@ func solrParams(q url.Values) error {
 			k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
 			k == "action", k == "tr", strings.HasPrefix(k, "v."), k == "update.chain", k == "processor":
 			return refused("Solr parameter %q reaches beyond a search", k)
+		case k == "ie":
+			// The query string's or form's charset (input encoding): in
+			// another than UTF-8 Solr reads other parameters than the
+			// gate checked.
+			for _, v := range vs {
+				if !strings.EqualFold(v, "utf-8") {
+					return refused("Solr parameter ie=%q: parameters are UTF-8", v)
+				}
+			}
 		case k == "wt":
 			for _, v := range vs {
 				if !slices.Contains(solrResponseWriters, v) {
