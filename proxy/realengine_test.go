@@ -109,6 +109,7 @@ func TestRealEngineGateway(t *testing.T) {
 				}
 			}
 			if kind != "solr" {
+				checkOthersCursors(t, kind, base, strings.TrimPrefix(proxyURL, "http://"))
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
 			} else {
 				checkSolrHandlers(t, base, proxyURL)
@@ -442,6 +443,51 @@ func (c *solrReal) next(t *testing.T, size int, how string, p realPage) realPage
 	return c.get(t, size, p.cursor)
 }
 func (c *solrReal) done(*testing.T, string, realPage) {}
+
+// checkOthersCursors opens a scroll and a point in time on the engine
+// itself, as another client of the engine, and sends through winnow
+// every way found to clear all scrolls or points in time (_all): each
+// is refused, and the other client's scroll and point in time still
+// serve their next page.
+func checkOthersCursors(t *testing.T, kind, base, addr string) {
+	var scroll struct {
+		ID string `json:"_scroll_id"`
+	}
+	json.Unmarshal(realengine.Do(t, "POST", base+"/"+realIndex+"/_search?scroll=1m", "application/json", []byte(`{"size":1}`)), &scroll)
+	var pit struct {
+		ID   string `json:"id"`
+		OSID string `json:"pit_id"`
+	}
+	pitPath := "/_pit"
+	if kind == "opensearch" {
+		pitPath = "/_search/point_in_time"
+	}
+	json.Unmarshal(realengine.Do(t, "POST", base+"/"+realIndex+pitPath+"?keep_alive=1m", "", nil), &pit)
+	pitID := pit.ID + pit.OSID
+	if scroll.ID == "" || pitID == "" {
+		t.Fatalf("no scroll (%q) or point in time (%q) opened", scroll.ID, pitID)
+	}
+	for _, p := range []probe{
+		{method: "DELETE", uri: "/_search/scroll/_all"},
+		{method: "DELETE", uri: "/_search/scroll?scroll_id=_all"},
+		{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":"_all"}`},
+		{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":/**/"_all"}`},
+		{method: "DELETE", uri: "/_search/point_in_time/_all"},
+		{method: "DELETE", uri: "/_search/point_in_time", body: `{"pit_id":["_all"]}`},
+	} {
+		if code, body := sendRaw(t, addr, p); code != 403 {
+			t.Errorf("%s %s %s = %d %.300s, want 403", p.method, p.uri, p.body, code, body)
+		}
+	}
+	realengine.Do(t, "POST", base+"/_search/scroll", "application/json", []byte(`{"scroll":"1m","scroll_id":"`+scroll.ID+`"}`))
+	realengine.Do(t, "POST", base+"/_search", "application/json", []byte(`{"size":1,"pit":{"id":"`+pitID+`","keep_alive":"1m"}}`))
+	realengine.Do(t, "DELETE", base+"/_search/scroll", "application/json", []byte(`{"scroll_id":"`+scroll.ID+`"}`))
+	if kind == "opensearch" {
+		realengine.Do(t, "DELETE", base+pitPath, "application/json", []byte(`{"pit_id":["`+pitID+`"]}`))
+	} else {
+		realengine.Do(t, "DELETE", base+pitPath, "application/json", []byte(`{"id":"`+pitID+`"}`))
+	}
+}
 
 // checkESRouteAnswers checks the routes winnow passes as the engine
 // answers them: _count, aggregations with size=0, an engine error, and

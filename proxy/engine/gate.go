@@ -211,9 +211,58 @@ func pathSegments(p string) ([]string, error) {
 // whether a search pages by a cursor (a scroll, a point in time,
 // search_after).
 func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
+	if q.Has("source") {
+		// The engine reads source as the request's body: it would carry
+		// a body past the gate's look at the body.
+		return 0, false, refused("parameter source (a body in the query string): send the body as the request's body")
+	}
 	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
+	if err == nil && r.Method == "DELETE" {
+		err = esNotAll(r.Body, s, q)
+	}
 	cursor := k == RouteSearch && (q.Has("scroll") || esCursorBody(r.Body))
 	return k, cursor, err
+}
+
+// esNotAll refuses a DELETE of scrolls or points in time that names
+// "_all" (in the path, the scroll_id parameter or the body's scroll_id,
+// pit_id or id): the engine then clears every scroll or point in time
+// of every client, not the caller's own. A body the gate cannot read as
+// JSON of those members is refused too: the engine's parser is laxer
+// (comments, UTF-16), and what the gate cannot read it does not pass.
+func esNotAll(body []byte, s []string, q url.Values) error {
+	ids := q["scroll_id"]
+	if len(s) == 3 {
+		ids = append(ids, s[2])
+	}
+	if len(body) > 0 {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return refused("a DELETE body of scroll or point in time IDs: %v", err)
+		}
+		for _, k := range []string{"scroll_id", "pit_id", "id"} {
+			v, ok := doc[k]
+			if !ok {
+				continue
+			}
+			var one string
+			var list []string
+			switch {
+			case json.Unmarshal(v, &one) == nil:
+				ids = append(ids, one)
+			case json.Unmarshal(v, &list) == nil:
+				ids = append(ids, list...)
+			default:
+				return refused("%s is not an ID or a list of IDs", k)
+			}
+		}
+	}
+	for _, id := range ids {
+		if slices.Contains(strings.Split(id, ","), "_all") {
+			return refused("clearing every scroll or point in time (_all) reaches other clients' searches; name your own IDs")
+		}
+	}
+	return nil
 }
 
 func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
@@ -236,8 +285,7 @@ func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
 		return RouteScroll, nil
 	case !os && len(s) == 1 && s[0] == "_pit" && method == "DELETE":
 		return RoutePIT, nil
-	case os && len(s) == 2 && s[0] == "_search" && s[1] == "point_in_time" && method == "DELETE",
-		os && len(s) == 3 && s[0] == "_search" && s[1] == "point_in_time" && s[2] == "_all" && (method == "DELETE" || method == "GET"):
+	case os && len(s) == 2 && s[0] == "_search" && s[1] == "point_in_time" && method == "DELETE":
 		return RoutePIT, nil
 	case len(s) >= 2 && indexPattern(s[0]) == nil:
 		switch {
