@@ -110,6 +110,7 @@ func TestRealEngineGateway(t *testing.T) {
 			}
 			if kind != "solr" {
 				checkOthersCursors(t, kind, base, strings.TrimPrefix(proxyURL, "http://"))
+				checkHiddenIndices(t, base, strings.TrimPrefix(proxyURL, "http://"))
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
 			} else {
 				checkSolrHandlers(t, base, proxyURL)
@@ -486,6 +487,37 @@ func checkOthersCursors(t *testing.T, kind, base, addr string) {
 		realengine.Do(t, "DELETE", base+pitPath, "application/json", []byte(`{"pit_id":["`+pitID+`"]}`))
 	} else {
 		realengine.Do(t, "DELETE", base+pitPath, "application/json", []byte(`{"id":"`+pitID+`"}`))
+	}
+}
+
+// checkHiddenIndices puts a document in an index whose name starts with
+// '.' and one in a hidden index (index.hidden) and asks for them through
+// winnow the ways found to reach them past the gate's look at the path:
+// named in a multi-search's lines, or opened by expand_wildcards. Each
+// is refused, and no answer holds either document.
+func checkHiddenIndices(t *testing.T, base, addr string) {
+	const dot, hidden, secret = ".winnow_gateway_dot", "winnow_gateway_hidden", "winnow-gateway-secret"
+	for _, ix := range []struct{ name, settings string }{{dot, `{}`}, {hidden, `{"index.hidden":true}`}} {
+		realengine.Do(t, "PUT", base+"/"+ix.name, "application/json", []byte(`{"settings":`+ix.settings+`}`))
+		t.Cleanup(func() { realengine.Do(t, "DELETE", base+"/"+ix.name, "", nil) })
+		realengine.Do(t, "PUT", base+"/"+ix.name+"/_doc/1?refresh=true", "application/json", []byte(`{"body":"`+secret+`"}`))
+	}
+	ms := func(lines ...string) probe {
+		return probe{method: "POST", uri: "/_msearch", ctype: "application/x-ndjson", body: strings.Join(lines, "\n") + "\n"}
+	}
+	for _, p := range []probe{
+		ms(`{"index":"`+dot+`"}`, `{}`),
+		ms(`{"indices":"`+dot+`"}`, `{}`),
+		ms(`{"index":["`+realIndex+`","`+dot+`"]}`, `{}`),
+		ms(``, `{}`, `{"index":"`+dot+`"}`, `{}`),
+		ms(`{"index":"`+realIndex+`*","expand_wildcards":"all"}`, `{}`),
+		{method: "GET", uri: "/" + realIndex + "*/_search?q=body:" + secret + "&expand_wildcards=all"},
+		{method: "GET", uri: "/" + realIndex + "*/_search?q=body:" + secret + "&expand_wildcards=open,hidden"},
+	} {
+		code, body := sendRaw(t, addr, p)
+		if code != 403 || strings.Contains(body, secret) {
+			t.Errorf("%s %s %q = %d %.300s, want 403", p.method, p.uri, p.body, code, body)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -216,9 +217,17 @@ func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool,
 		// a body past the gate's look at the body.
 		return 0, false, refused("parameter source (a body in the query string): send the body as the request's body")
 	}
+	for _, v := range q["expand_wildcards"] {
+		if err := expandWildcards(v); err != nil {
+			return 0, false, err
+		}
+	}
 	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
-	if err == nil && r.Method == "DELETE" {
+	switch {
+	case err == nil && r.Method == "DELETE":
 		err = esNotAll(r.Body, s, q)
+	case err == nil && k == RouteMsearch:
+		err = esMsearchLines(r.Body)
 	}
 	cursor := k == RouteSearch && (q.Has("scroll") || esCursorBody(r.Body))
 	return k, cursor, err
@@ -333,6 +342,82 @@ func indexPattern(s string) error {
 				return fmt.Errorf("index name %q holds %q", name, c)
 			}
 		}
+	}
+	return nil
+}
+
+// expandWildcards refuses an expand_wildcards value (a comma list) that
+// opens wildcards to hidden indices ("hidden", "all"): the gateway
+// searches the engine's data, not its hidden or system indices.
+func expandWildcards(v string) error {
+	for _, w := range strings.Split(v, ",") {
+		if w == "hidden" || w == "all" {
+			return refused("expand_wildcards=%s reaches hidden and system indices", v)
+		}
+	}
+	return nil
+}
+
+// esMsearchLines checks the indices a multi-search names line by line:
+// each line that is not blank is one JSON object, whose "index" or
+// "indices" (a string or a list of them) passes [indexPattern] and
+// whose "expand_wildcards" passes [expandWildcards]. Every line is
+// checked, headers and bodies alike (no search body has those members),
+// so the check does not depend on how the engine pairs the lines; every
+// member is seen, repeated ones too. A line the gate cannot read is
+// refused: the engine's parser is laxer (comments, UTF-16, SMILE).
+func esMsearchLines(body []byte) error {
+	for i, line := range bytes.Split(body, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := esMsearchLine(line); err != nil {
+			return refused("_msearch line %d: %v", i+1, err)
+		}
+	}
+	return nil
+}
+
+// esMsearchLine checks one line of a multi-search ([esMsearchLines]).
+func esMsearchLine(line []byte) error {
+	d := json.NewDecoder(bytes.NewReader(line))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("not a JSON object")
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return err
+		}
+		switch t {
+		case "index", "indices", "expand_wildcards":
+			var list []string
+			if json.Unmarshal(v, &list) != nil {
+				var one string
+				if err := json.Unmarshal(v, &one); err != nil {
+					return fmt.Errorf("%s is not a string or a list of strings", t)
+				}
+				list = []string{one}
+			}
+			joined := strings.Join(list, ",")
+			if t == "expand_wildcards" {
+				if err := expandWildcards(joined); err != nil {
+					return err
+				}
+			} else if err := indexPattern(joined); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := d.Token(); err != nil {
+		return err
+	}
+	if rest := line[d.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("more than one JSON object")
 	}
 	return nil
 }
