@@ -157,6 +157,13 @@ var solrWriteProbes = []probe{
 	{method: "POST", uri: "/solr/core/select", ctype: `application/x-www-form-urlencoded; x="charset=UTF-16LE"`, body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
 	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded; charset=UTF-16LE; x", body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
 	{method: "GET", uri: "/solr/core/select?" + utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core") + "&ie=UTF-16LE"},
+	// A [subquery] document transformer's own request, to the handler
+	// its qt names, and a search that rebuilds a dictionary.
+	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.qt=/update&x.optimize=true"},
+	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.fl=y:%5Bsubquery%5D&x.y.qt=/update"},
+	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.shards=127.0.0.1:1/solr/core"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"query":"x","fields":"id,x:[subquery]","params":{"x.q":"*:*","x.qt":"/update"}}`},
+	{method: "GET", uri: "/solr/core/select?q=x&spellcheck=true&spellcheck.build=true"},
 }
 
 // utf16Form is a form of the names and values given in turn, each in
@@ -295,11 +302,12 @@ func TestGatewayAllowList(t *testing.T) {
 			shape: `"type":"security_exception"`},
 		{kind: "solr", path: "/solr/core/select", refused: solrWriteProbes,
 			allowed: map[probe]string{
-				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:                                                "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:                                               "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:                                              "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:                                          "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
-				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}: "POST /solr/core/select?rows=30&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:       "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:      "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:     "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}: "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
+				{method: "GET", uri: "/solr/core/select?q=x&facet=true&facet.field=page&f.page.facet.limit=5&hl=true&hl.fl=title&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.rows=2"}: "GET /solr/core/select?f.page.facet.limit=5&facet=true&facet.field=page&fl=id%2Cx%3A%5Bsubquery%5D&hl=true&hl.fl=title&q=x&rows=30&start=0&wt=json&x.q=%2A%3A%2A&x.rows=2",
+				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}:                                                        "POST /solr/core/select?rows=30&start=0&wt=json",
 				// pysolr's form: one trailing '/', which Solr ignores.
 				{method: "GET", uri: "/solr/core/select/?q=x&rows=2&wt=json"}: "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
 			},

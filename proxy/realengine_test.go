@@ -115,6 +115,7 @@ func TestRealEngineGateway(t *testing.T) {
 			} else {
 				checkSolrHandlers(t, base, proxyURL)
 				checkSolrSmuggled(t, base, proxyURL)
+				checkSolrSubquery(t, base)
 			}
 		})
 	}
@@ -702,6 +703,46 @@ func checkSolrSmuggled(t *testing.T, base, proxyURL string) {
 		if code, through := send(proxyURL); code != 403 || !strings.Contains(through, "this gateway is read-only") {
 			t.Errorf("%s %s %q: through winnow %d %.300s; want winnow's 403", p.method, p.uri, p.ctype, code, through)
 		}
+	}
+}
+
+// checkSolrSubquery: a [subquery] document transformer's parameters
+// (x.*) are a request of its own, to the handler x.qt names. Through
+// winnow, one asking Solr's /update to optimize a core of two segments
+// is refused and the core keeps its two segments.
+func checkSolrSubquery(t *testing.T, base string) {
+	const core = realIndex + "_subquery"
+	realengine.Load(t, "solr", base, core, []realengine.Doc{{ID: "a", Title: "a", Body: "one"}})
+	e := Engine{Name: "solr", URL: base, Adapter: engine.Config{Kind: "solr", Path: "/" + core + "/select"}, Timeout: 30 * time.Second}
+	_, proxyURL := startProxy(t, Options{Engines: []Engine{e}})
+	realengine.Do(t, "POST", base+"/"+core+"/update?commit=true", "application/json", []byte(`[{"id":"b","title":"b","body":"two"}]`))
+	segments := func() int {
+		var st struct {
+			Status map[string]struct {
+				Index struct {
+					SegmentCount int `json:"segmentCount"`
+				} `json:"index"`
+			} `json:"status"`
+		}
+		json.Unmarshal(realengine.Do(t, "GET", base+"/admin/cores?action=STATUS&wt=json&core="+core, "", nil), &st)
+		return st.Status[core].Index.SegmentCount
+	}
+	before := segments()
+	if before < 2 {
+		t.Fatalf("core %s has %d segments, want 2 to see an optimize", core, before)
+	}
+	u := proxyURL + "/" + core + "/select?q=*:*&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.qt=/update&x.optimize=true&x.maxSegments=1"
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "this gateway is read-only") {
+		t.Errorf("[subquery] with x.qt=/update: %d %.300s, want winnow's 403", resp.StatusCode, b)
+	}
+	if after := segments(); after != before {
+		t.Errorf("core %s: %d segments after the [subquery], %d before: the search optimized the core", core, after, before)
 	}
 }
 

@@ -569,25 +569,50 @@ var solrResponseWriters = []string{"", "json", "xml", "javabin", "csv", "geojson
 // encoding (ie) other than UTF-8.
 func solrParams(q url.Values) error {
 	for k, vs := range q {
-		switch {
-		case k == "qt", k == "shards" || strings.HasPrefix(k, "shards."), strings.HasPrefix(k, "stream."),
-			k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
-			k == "action", k == "tr", strings.HasPrefix(k, "v."), k == "update.chain", k == "processor":
-			return refused("Solr parameter %q reaches beyond a search", k)
-		case k == "ie":
-			// The query string's or form's charset (input encoding): in
-			// another than UTF-8 Solr reads other parameters than the
-			// gate checked.
-			for _, v := range vs {
-				if !strings.EqualFold(v, "utf-8") {
-					return refused("Solr parameter ie=%q: parameters are UTF-8", v)
+		// A [subquery] document transformer named x (fl=x:[subquery])
+		// sends a request of its own with the parameters x.* (x.y.* for
+		// one nested in it), to the handler x.qt names: x.qt=/update
+		// with x.optimize=true merged the core's segments from /select.
+		// So every tail of a name after a '.' is checked as a name.
+		for name := k; ; {
+			if err := solrParam(name, vs); err != nil {
+				if name != k {
+					return fmt.Errorf("%w, in %q (a [subquery]'s parameters are its own request's)", err, k)
 				}
+				return err
 			}
-		case k == "wt":
-			for _, v := range vs {
-				if !slices.Contains(solrResponseWriters, v) {
-					return refused("Solr response writer wt=%q is not a data format", v)
-				}
+			i := strings.IndexByte(name, '.')
+			if i < 0 {
+				break
+			}
+			name = name[i+1:]
+		}
+	}
+	return nil
+}
+
+// solrParam refuses parameter k (with values vs) for [solrParams].
+func solrParam(k string, vs []string) error {
+	switch {
+	case k == "qt", k == "shards" || strings.HasPrefix(k, "shards."), strings.HasPrefix(k, "stream."),
+		k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
+		k == "action", k == "tr", strings.HasPrefix(k, "v."), k == "update.chain", k == "processor":
+		return refused("Solr parameter %q reaches beyond a search", k)
+	case k == "spellcheck.build", k == "spellcheck.reload", k == "suggest.build", k == "suggest.buildAll", k == "suggest.reload":
+		return refused("Solr parameter %q rebuilds a dictionary on the engine", k)
+	case k == "ie":
+		// The query string's or form's charset (input encoding): in
+		// another than UTF-8 Solr reads other parameters than the
+		// gate checked.
+		for _, v := range vs {
+			if !strings.EqualFold(v, "utf-8") {
+				return refused("Solr parameter ie=%q: parameters are UTF-8", v)
+			}
+		}
+	case k == "wt":
+		for _, v := range vs {
+			if !slices.Contains(solrResponseWriters, v) {
+				return refused("Solr response writer wt=%q is not a data format", v)
 			}
 		}
 	}
