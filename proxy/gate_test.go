@@ -81,6 +81,32 @@ var esWriteProbes = []probe{
 	{method: "POST", uri: "/_pit"},
 	{method: "OPTIONS", uri: "/_search"},
 	{method: "PATCH", uri: "/_search", body: `{}`},
+	// Clearing every client's scrolls or points in time, not one's own.
+	{method: "DELETE", uri: "/_search/scroll/_all"},
+	{method: "DELETE", uri: "/_search/scroll/abc,_all"},
+	{method: "DELETE", uri: "/_search/scroll?scroll_id=_all"},
+	{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":"_all"}`},
+	{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":["_all"]}`},
+	{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":/**/"_all"}`},
+	{method: "DELETE", uri: "/_search/scroll", ctype: "application/yaml", body: "scroll_id: _all\n"},
+	{method: "DELETE", uri: "/_search/point_in_time/_all"},
+	{method: "GET", uri: "/_search/point_in_time/_all"},
+	{method: "DELETE", uri: "/_search/point_in_time", body: `{"pit_id":["_all"]}`},
+	{method: "DELETE", uri: "/_pit", body: `{"id":"_all"}`},
+	// System and hidden indices named in a multi-search or opened by
+	// expand_wildcards.
+	{method: "POST", uri: "/_msearch", body: "{\"index\":\".security\"}\n{}\n"},
+	{method: "POST", uri: "/idx/_msearch", body: "{\"indices\":\".security\"}\n{}\n"},
+	{method: "POST", uri: "/_msearch", body: "{\"index\":[\"idx\",\".security\"]}\r\n{}\r\n"},
+	{method: "POST", uri: "/_msearch", body: "{\"index\":\".security\",\"index\":\"idx\"}\n{}\n"},
+	{method: "POST", uri: "/_msearch", body: "{\"index\":/**/\".security\"}\n{}\n"},
+	{method: "POST", uri: "/_msearch", body: "\n{}\n{\"index\":\".security\"}\n{}\n"},
+	{method: "POST", uri: "/_msearch", body: "{\"index\":\"idx\"}\n{}\n{\"index\":\"idx*\",\"expand_wildcards\":\"all\"}\n{}\n"},
+	{method: "POST", uri: "/_msearch", body: "{\"index\":\"idx\"} {\"index\":\".security\"}\n{}\n"},
+	{method: "GET", uri: "/idx*/_search?expand_wildcards=all"},
+	{method: "GET", uri: "/_count?expand_wildcards=open,hidden"},
+	// A body in the query string, past the gate's look at the body.
+	{method: "DELETE", uri: "/_search/scroll?source=%7B%22scroll_id%22:%22_all%22%7D&source_content_type=application/json"},
 }
 
 // solrWriteProbes are requests to a Solr core that are not searches:
@@ -122,6 +148,40 @@ var solrWriteProbes = []probe{
 	{method: "GET", uri: "/solr/core/select?q=x&q%00=y;z"},
 	{method: "GET", uri: "/api/cores/core/select?q=x"},
 	{method: "GET", uri: "/solr/core/a/select?q=x"},
+	// Solr reads a GET's body as a POST's, and a form in the charset its
+	// Content-Type names anywhere, or the query string in ie's.
+	{method: "GET", uri: "/solr/core/select?q=x", ctype: "application/x-www-form-urlencoded", body: "shards=127.0.0.1:1/solr/core"},
+	{method: "GET", uri: "/solr/core/select?q=x", ctype: "application/json", body: `{"params":{"shards":"127.0.0.1:1/solr/core"}}`},
+	{method: "GET", uri: "/solr/core/select?q=x", body: "shards=127.0.0.1:1/solr/core"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded; charset=UTF-16LE", body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
+	{method: "POST", uri: "/solr/core/select", ctype: `application/x-www-form-urlencoded; x="charset=UTF-16LE"`, body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded; charset=UTF-16LE; x", body: utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core")},
+	{method: "GET", uri: "/solr/core/select?" + utf16Form("q", "*:*", "shards", "127.0.0.1:1/solr/core") + "&ie=UTF-16LE"},
+	// A [subquery] document transformer's own request, to the handler
+	// its qt names, and a search that rebuilds a dictionary.
+	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.qt=/update&x.optimize=true"},
+	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.fl=y:%5Bsubquery%5D&x.y.qt=/update"},
+	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.shards=127.0.0.1:1/solr/core"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"query":"x","fields":"id,x:[subquery]","params":{"x.q":"*:*","x.qt":"/update"}}`},
+	{method: "GET", uri: "/solr/core/select?q=x&spellcheck=true&spellcheck.build=true"},
+}
+
+// utf16Form is a form of the names and values given in turn, each in
+// UTF-16LE, percent-encoded: what Solr reads as those parameters under
+// charset=UTF-16LE (or ie=UTF-16LE), and UTF-8 as others.
+func utf16Form(kv ...string) string {
+	enc := func(s string) string {
+		var b strings.Builder
+		for _, c := range s {
+			fmt.Fprintf(&b, "%%%02X%%%02X", c&0xff, c>>8)
+		}
+		return b.String()
+	}
+	var parts []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		parts = append(parts, enc(kv[i])+"="+enc(kv[i+1]))
+	}
+	return strings.Join(parts, "&")
 }
 
 // recorder is a loopback engine that counts what reaches it and answers
@@ -208,24 +268,27 @@ func TestGatewayAllowList(t *testing.T) {
 			probe{method: "POST", uri: "/idx/_search/point_in_time"},
 			probe{method: "DELETE", uri: "/_search/point_in_time"}),
 			allowed: map[probe]string{
-				{method: "GET", uri: "/"}:                                             "",
-				{method: "HEAD", uri: "/"}:                                            "",
-				{method: "GET", uri: "/_search?q=x"}:                                  "GET /_search?from=0&q=x&size=30",
-				{method: "POST", uri: "/idx/_search", body: `{"size":2}`}:             "",
-				{method: "GET", uri: "/idx,other/_search?q=x&size=2"}:                 "GET /idx,other/_search?from=0&q=x&size=6",
-				{method: "GET", uri: "/idx%2Cother/_search?q=x&size=2"}:               "GET /idx,other/_search?from=0&q=x&size=6",
-				{method: "GET", uri: "/logs-*,-logs-old/_count"}:                      "GET /logs-%2A,-logs-old/_count",
-				{method: "GET", uri: "/_all/_search?q=x&size=1&winnow_mode=remove"}:   "GET /_all/_search?from=0&q=x&size=3",
-				{method: "POST", uri: "/_msearch", body: "{}\n{}\n"}:                  "",
-				{method: "POST", uri: "/idx/_msearch", body: "{}\n{}\n"}:              "",
-				{method: "POST", uri: "/_count", body: `{}`}:                          "",
-				{method: "GET", uri: "/_search/scroll/abc-_="}:                        "",
-				{method: "POST", uri: "/_search/scroll", body: `{"scroll_id":"a"}`}:   "",
-				{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":"a"}`}: "",
-				{method: "DELETE", uri: "/_search/scroll/_all"}:                       "",
-				{method: "POST", uri: "/idx/_pit?keep_alive=1m"}:                      "",
-				{method: "DELETE", uri: "/_pit", body: `{"id":"a"}`}:                  "",
-				{method: "POST", uri: "/_search?scroll=1m", body: `{"size":4}`}:       "",
+				{method: "GET", uri: "/"}:                                           "",
+				{method: "HEAD", uri: "/"}:                                          "",
+				{method: "GET", uri: "/_search?q=x"}:                                "GET /_search?from=0&q=x&size=30",
+				{method: "POST", uri: "/idx/_search", body: `{"size":2}`}:           "",
+				{method: "GET", uri: "/idx,other/_search?q=x&size=2"}:               "GET /idx,other/_search?from=0&q=x&size=6",
+				{method: "GET", uri: "/idx%2Cother/_search?q=x&size=2"}:             "GET /idx,other/_search?from=0&q=x&size=6",
+				{method: "GET", uri: "/logs-*,-logs-old/_count"}:                    "GET /logs-%2A,-logs-old/_count",
+				{method: "GET", uri: "/_all/_search?q=x&size=1&winnow_mode=remove"}: "GET /_all/_search?from=0&q=x&size=3",
+				{method: "POST", uri: "/_msearch", body: "{}\n{}\n"}:                "",
+				{method: "POST", uri: "/idx/_msearch", body: "{}\n{}\n"}:            "",
+				{method: "POST", uri: "/_msearch", body: "{\"index\":[\"idx\",\"logs-*\"],\"expand_wildcards\":\"open\"}\n{\"query\":{\"match_all\":{}}}\n"}: "",
+				{method: "GET", uri: "/idx*/_search?expand_wildcards=open,closed&size=2"}:                                                                    "GET /idx%2A/_search?expand_wildcards=open%2Cclosed&from=0&size=6",
+				{method: "POST", uri: "/_count", body: `{}`}:                                                                                                 "",
+				{method: "GET", uri: "/_search/scroll/abc-_="}:                                                                                               "",
+				{method: "POST", uri: "/_search/scroll", body: `{"scroll_id":"a"}`}:                                                                          "",
+				{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":"a"}`}:                                                                        "",
+				{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":["a","b"]}`}:                                                                  "",
+				{method: "DELETE", uri: "/_search/scroll/a,b"}:                                                                                               "",
+				{method: "POST", uri: "/idx/_pit?keep_alive=1m"}:                                                                                             "",
+				{method: "DELETE", uri: "/_pit", body: `{"id":"a"}`}:                                                                                         "",
+				{method: "POST", uri: "/_search?scroll=1m", body: `{"size":4}`}:                                                                              "",
 			},
 			shape: `"type":"security_exception"`},
 		{kind: "opensearch", path: "/_search", refused: append(esWriteProbes,
@@ -234,18 +297,17 @@ func TestGatewayAllowList(t *testing.T) {
 			allowed: map[probe]string{
 				{method: "POST", uri: "/idx/_search/point_in_time?keep_alive=1m"}:           "",
 				{method: "DELETE", uri: "/_search/point_in_time", body: `{"pit_id":["a"]}`}: "",
-				{method: "DELETE", uri: "/_search/point_in_time/_all"}:                      "",
-				{method: "GET", uri: "/_search/point_in_time/_all"}:                         "",
 				{method: "GET", uri: "/_search/scroll/abc"}:                                 "",
 			},
 			shape: `"type":"security_exception"`},
 		{kind: "solr", path: "/solr/core/select", refused: solrWriteProbes,
 			allowed: map[probe]string{
-				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:                                                "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:                                               "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:                                              "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:                                          "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
-				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}: "POST /solr/core/select?rows=30&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:       "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:      "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:     "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}: "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
+				{method: "GET", uri: "/solr/core/select?q=x&facet=true&facet.field=page&f.page.facet.limit=5&hl=true&hl.fl=title&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.rows=2"}: "GET /solr/core/select?f.page.facet.limit=5&facet=true&facet.field=page&fl=id%2Cx%3A%5Bsubquery%5D&hl=true&hl.fl=title&q=x&rows=30&start=0&wt=json&x.q=%2A%3A%2A&x.rows=2",
+				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}:                                                        "POST /solr/core/select?rows=30&start=0&wt=json",
 				// pysolr's form: one trailing '/', which Solr ignores.
 				{method: "GET", uri: "/solr/core/select/?q=x&rows=2&wt=json"}: "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
 			},

@@ -109,9 +109,13 @@ func TestRealEngineGateway(t *testing.T) {
 				}
 			}
 			if kind != "solr" {
+				checkOthersCursors(t, kind, base, strings.TrimPrefix(proxyURL, "http://"))
+				checkHiddenIndices(t, base, strings.TrimPrefix(proxyURL, "http://"))
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
 			} else {
 				checkSolrHandlers(t, base, proxyURL)
+				checkSolrSmuggled(t, base, proxyURL)
+				checkSolrSubquery(t, base)
 			}
 		})
 	}
@@ -442,6 +446,82 @@ func (c *solrReal) next(t *testing.T, size int, how string, p realPage) realPage
 }
 func (c *solrReal) done(*testing.T, string, realPage) {}
 
+// checkOthersCursors opens a scroll and a point in time on the engine
+// itself, as another client of the engine, and sends through winnow
+// every way found to clear all scrolls or points in time (_all): each
+// is refused, and the other client's scroll and point in time still
+// serve their next page.
+func checkOthersCursors(t *testing.T, kind, base, addr string) {
+	var scroll struct {
+		ID string `json:"_scroll_id"`
+	}
+	json.Unmarshal(realengine.Do(t, "POST", base+"/"+realIndex+"/_search?scroll=1m", "application/json", []byte(`{"size":1}`)), &scroll)
+	var pit struct {
+		ID   string `json:"id"`
+		OSID string `json:"pit_id"`
+	}
+	pitPath := "/_pit"
+	if kind == "opensearch" {
+		pitPath = "/_search/point_in_time"
+	}
+	json.Unmarshal(realengine.Do(t, "POST", base+"/"+realIndex+pitPath+"?keep_alive=1m", "", nil), &pit)
+	pitID := pit.ID + pit.OSID
+	if scroll.ID == "" || pitID == "" {
+		t.Fatalf("no scroll (%q) or point in time (%q) opened", scroll.ID, pitID)
+	}
+	for _, p := range []probe{
+		{method: "DELETE", uri: "/_search/scroll/_all"},
+		{method: "DELETE", uri: "/_search/scroll?scroll_id=_all"},
+		{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":"_all"}`},
+		{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":/**/"_all"}`},
+		{method: "DELETE", uri: "/_search/point_in_time/_all"},
+		{method: "DELETE", uri: "/_search/point_in_time", body: `{"pit_id":["_all"]}`},
+	} {
+		if code, body := sendRaw(t, addr, p); code != 403 {
+			t.Errorf("%s %s %s = %d %.300s, want 403", p.method, p.uri, p.body, code, body)
+		}
+	}
+	realengine.Do(t, "POST", base+"/_search/scroll", "application/json", []byte(`{"scroll":"1m","scroll_id":"`+scroll.ID+`"}`))
+	realengine.Do(t, "POST", base+"/_search", "application/json", []byte(`{"size":1,"pit":{"id":"`+pitID+`","keep_alive":"1m"}}`))
+	realengine.Do(t, "DELETE", base+"/_search/scroll", "application/json", []byte(`{"scroll_id":"`+scroll.ID+`"}`))
+	if kind == "opensearch" {
+		realengine.Do(t, "DELETE", base+pitPath, "application/json", []byte(`{"pit_id":["`+pitID+`"]}`))
+	} else {
+		realengine.Do(t, "DELETE", base+pitPath, "application/json", []byte(`{"id":"`+pitID+`"}`))
+	}
+}
+
+// checkHiddenIndices puts a document in an index whose name starts with
+// '.' and one in a hidden index (index.hidden) and asks for them through
+// winnow the ways found to reach them past the gate's look at the path:
+// named in a multi-search's lines, or opened by expand_wildcards. Each
+// is refused, and no answer holds either document.
+func checkHiddenIndices(t *testing.T, base, addr string) {
+	const dot, hidden, secret = ".winnow_gateway_dot", "winnow_gateway_hidden", "winnow-gateway-secret"
+	for _, ix := range []struct{ name, settings string }{{dot, `{}`}, {hidden, `{"index.hidden":true}`}} {
+		realengine.Do(t, "PUT", base+"/"+ix.name, "application/json", []byte(`{"settings":`+ix.settings+`}`))
+		t.Cleanup(func() { realengine.Do(t, "DELETE", base+"/"+ix.name, "", nil) })
+		realengine.Do(t, "PUT", base+"/"+ix.name+"/_doc/1?refresh=true", "application/json", []byte(`{"body":"`+secret+`"}`))
+	}
+	ms := func(lines ...string) probe {
+		return probe{method: "POST", uri: "/_msearch", ctype: "application/x-ndjson", body: strings.Join(lines, "\n") + "\n"}
+	}
+	for _, p := range []probe{
+		ms(`{"index":"`+dot+`"}`, `{}`),
+		ms(`{"indices":"`+dot+`"}`, `{}`),
+		ms(`{"index":["`+realIndex+`","`+dot+`"]}`, `{}`),
+		ms(``, `{}`, `{"index":"`+dot+`"}`, `{}`),
+		ms(`{"index":"`+realIndex+`*","expand_wildcards":"all"}`, `{}`),
+		{method: "GET", uri: "/" + realIndex + "*/_search?q=body:" + secret + "&expand_wildcards=all"},
+		{method: "GET", uri: "/" + realIndex + "*/_search?q=body:" + secret + "&expand_wildcards=open,hidden"},
+	} {
+		code, body := sendRaw(t, addr, p)
+		if code != 403 || strings.Contains(body, secret) {
+			t.Errorf("%s %s %q = %d %.300s, want 403", p.method, p.uri, p.body, code, body)
+		}
+	}
+}
+
 // checkESRouteAnswers checks the routes winnow passes as the engine
 // answers them: _count, aggregations with size=0, an engine error, and
 // _msearch refined sub-search by sub-search (checkMsearch).
@@ -582,6 +662,87 @@ func checkSolrHandlers(t *testing.T, base, proxyURL string) {
 		if got := resp.Header.Get(refinedHeader); got != "yes" {
 			t.Errorf("GET %s: %s %q, want yes", p.uri, refinedHeader, got)
 		}
+	}
+}
+
+// checkSolrSmuggled sends Solr parameters the gate refuses (here
+// shards, a request from Solr to another host) where Solr reads them and
+// a gate reading a POST's UTF-8 form would not: in a GET's body, in a
+// form in UTF-16, in a query string in UTF-16 (ie). Solr itself reads
+// each; through winnow each is refused.
+func checkSolrSmuggled(t *testing.T, base, proxyURL string) {
+	shards := "127.0.0.1:1/solr/" + realIndex
+	for _, p := range []probe{
+		{method: "GET", uri: "?q=*:*", ctype: "application/x-www-form-urlencoded", body: "shards=" + shards},
+		{method: "GET", uri: "?q=*:*", ctype: "application/json", body: `{"params":{"shards":"` + shards + `"}}`},
+		{method: "POST", uri: "", ctype: "application/x-www-form-urlencoded; charset=UTF-16LE", body: utf16Form("q", "*:*", "shards", shards)},
+		{method: "GET", uri: "?" + utf16Form("q", "*:*", "shards", shards) + "&ie=UTF-16LE"},
+	} {
+		send := func(u string) (int, string) {
+			req, err := http.NewRequest(p.method, u+"/"+realIndex+"/select"+p.uri, strings.NewReader(p.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.ctype != "" {
+				req.Header.Set("Content-Type", p.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		// The same search without shards is Solr's 200: another status
+		// (its allowUrls refusal, or a failure to reach the shard) is
+		// Solr acting on shards.
+		if code, direct := send(base); code == 200 {
+			t.Errorf("%s %s %q: Solr did not read shards, the probe proves nothing: %.300s", p.method, p.uri, p.ctype, direct)
+		}
+		if code, through := send(proxyURL); code != 403 || !strings.Contains(through, "this gateway is read-only") {
+			t.Errorf("%s %s %q: through winnow %d %.300s; want winnow's 403", p.method, p.uri, p.ctype, code, through)
+		}
+	}
+}
+
+// checkSolrSubquery: a [subquery] document transformer's parameters
+// (x.*) are a request of its own, to the handler x.qt names. Through
+// winnow, one asking Solr's /update to optimize a core of two segments
+// is refused and the core keeps its two segments.
+func checkSolrSubquery(t *testing.T, base string) {
+	const core = realIndex + "_subquery"
+	realengine.Load(t, "solr", base, core, []realengine.Doc{{ID: "a", Title: "a", Body: "one"}})
+	e := Engine{Name: "solr", URL: base, Adapter: engine.Config{Kind: "solr", Path: "/" + core + "/select"}, Timeout: 30 * time.Second}
+	_, proxyURL := startProxy(t, Options{Engines: []Engine{e}})
+	realengine.Do(t, "POST", base+"/"+core+"/update?commit=true", "application/json", []byte(`[{"id":"b","title":"b","body":"two"}]`))
+	segments := func() int {
+		var st struct {
+			Status map[string]struct {
+				Index struct {
+					SegmentCount int `json:"segmentCount"`
+				} `json:"index"`
+			} `json:"status"`
+		}
+		json.Unmarshal(realengine.Do(t, "GET", base+"/admin/cores?action=STATUS&wt=json&core="+core, "", nil), &st)
+		return st.Status[core].Index.SegmentCount
+	}
+	before := segments()
+	if before < 2 {
+		t.Fatalf("core %s has %d segments, want 2 to see an optimize", core, before)
+	}
+	u := proxyURL + "/" + core + "/select?q=*:*&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.qt=/update&x.optimize=true&x.maxSegments=1"
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "this gateway is read-only") {
+		t.Errorf("[subquery] with x.qt=/update: %d %.300s, want winnow's 403", resp.StatusCode, b)
+	}
+	if after := segments(); after != before {
+		t.Errorf("core %s: %d segments after the [subquery], %d before: the search optimized the core", core, after, before)
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -211,9 +212,66 @@ func pathSegments(p string) ([]string, error) {
 // whether a search pages by a cursor (a scroll, a point in time,
 // search_after).
 func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
+	if q.Has("source") {
+		// The engine reads source as the request's body: it would carry
+		// a body past the gate's look at the body.
+		return 0, false, refused("parameter source (a body in the query string): send the body as the request's body")
+	}
+	for _, v := range q["expand_wildcards"] {
+		if err := expandWildcards(v); err != nil {
+			return 0, false, err
+		}
+	}
 	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
+	switch {
+	case err == nil && r.Method == "DELETE":
+		err = esNotAll(r.Body, s, q)
+	case err == nil && k == RouteMsearch:
+		err = esMsearchLines(r.Body)
+	}
 	cursor := k == RouteSearch && (q.Has("scroll") || esCursorBody(r.Body))
 	return k, cursor, err
+}
+
+// esNotAll refuses a DELETE of scrolls or points in time that names
+// "_all" (in the path, the scroll_id parameter or the body's scroll_id,
+// pit_id or id): the engine then clears every scroll or point in time
+// of every client, not the caller's own. A body the gate cannot read as
+// JSON of those members is refused too: the engine's parser is laxer
+// (comments, UTF-16), and what the gate cannot read it does not pass.
+func esNotAll(body []byte, s []string, q url.Values) error {
+	ids := q["scroll_id"]
+	if len(s) == 3 {
+		ids = append(ids, s[2])
+	}
+	if len(body) > 0 {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return refused("a DELETE body of scroll or point in time IDs: %v", err)
+		}
+		for _, k := range []string{"scroll_id", "pit_id", "id"} {
+			v, ok := doc[k]
+			if !ok {
+				continue
+			}
+			var one string
+			var list []string
+			switch {
+			case json.Unmarshal(v, &one) == nil:
+				ids = append(ids, one)
+			case json.Unmarshal(v, &list) == nil:
+				ids = append(ids, list...)
+			default:
+				return refused("%s is not an ID or a list of IDs", k)
+			}
+		}
+	}
+	for _, id := range ids {
+		if slices.Contains(strings.Split(id, ","), "_all") {
+			return refused("clearing every scroll or point in time (_all) reaches other clients' searches; name your own IDs")
+		}
+	}
+	return nil
 }
 
 func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
@@ -236,8 +294,7 @@ func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
 		return RouteScroll, nil
 	case !os && len(s) == 1 && s[0] == "_pit" && method == "DELETE":
 		return RoutePIT, nil
-	case os && len(s) == 2 && s[0] == "_search" && s[1] == "point_in_time" && method == "DELETE",
-		os && len(s) == 3 && s[0] == "_search" && s[1] == "point_in_time" && s[2] == "_all" && (method == "DELETE" || method == "GET"):
+	case os && len(s) == 2 && s[0] == "_search" && s[1] == "point_in_time" && method == "DELETE":
 		return RoutePIT, nil
 	case len(s) >= 2 && indexPattern(s[0]) == nil:
 		switch {
@@ -285,6 +342,82 @@ func indexPattern(s string) error {
 				return fmt.Errorf("index name %q holds %q", name, c)
 			}
 		}
+	}
+	return nil
+}
+
+// expandWildcards refuses an expand_wildcards value (a comma list) that
+// opens wildcards to hidden indices ("hidden", "all"): the gateway
+// searches the engine's data, not its hidden or system indices.
+func expandWildcards(v string) error {
+	for _, w := range strings.Split(v, ",") {
+		if w == "hidden" || w == "all" {
+			return refused("expand_wildcards=%s reaches hidden and system indices", v)
+		}
+	}
+	return nil
+}
+
+// esMsearchLines checks the indices a multi-search names line by line:
+// each line that is not blank is one JSON object, whose "index" or
+// "indices" (a string or a list of them) passes [indexPattern] and
+// whose "expand_wildcards" passes [expandWildcards]. Every line is
+// checked, headers and bodies alike (no search body has those members),
+// so the check does not depend on how the engine pairs the lines; every
+// member is seen, repeated ones too. A line the gate cannot read is
+// refused: the engine's parser is laxer (comments, UTF-16, SMILE).
+func esMsearchLines(body []byte) error {
+	for i, line := range bytes.Split(body, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := esMsearchLine(line); err != nil {
+			return refused("_msearch line %d: %v", i+1, err)
+		}
+	}
+	return nil
+}
+
+// esMsearchLine checks one line of a multi-search ([esMsearchLines]).
+func esMsearchLine(line []byte) error {
+	d := json.NewDecoder(bytes.NewReader(line))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("not a JSON object")
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return err
+		}
+		switch t {
+		case "index", "indices", "expand_wildcards":
+			var list []string
+			if json.Unmarshal(v, &list) != nil {
+				var one string
+				if err := json.Unmarshal(v, &one); err != nil {
+					return fmt.Errorf("%s is not a string or a list of strings", t)
+				}
+				list = []string{one}
+			}
+			joined := strings.Join(list, ",")
+			if t == "expand_wildcards" {
+				if err := expandWildcards(joined); err != nil {
+					return err
+				}
+			} else if err := indexPattern(joined); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := d.Token(); err != nil {
+		return err
+	}
+	if rest := line[d.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("more than one JSON object")
 	}
 	return nil
 }
@@ -340,8 +473,13 @@ func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, boo
 	if err := solrParams(q); err != nil {
 		return 0, false, err
 	}
-	if r.Method == "POST" && len(r.Body) > 0 {
-		mt, _, _ := mime.ParseMediaType(r.ContentType)
+	// Solr reads the body of a GET as it reads a POST's (a form or a JSON
+	// Request API body): every body is checked, whatever the method.
+	if len(r.Body) > 0 {
+		mt, err := solrBodyType(r.ContentType)
+		if err != nil {
+			return 0, false, err
+		}
 		switch mt {
 		case "application/x-www-form-urlencoded":
 			form, err := url.ParseQuery(string(r.Body))
@@ -362,6 +500,23 @@ func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, boo
 		}
 	}
 	return RouteSearch, cursor, nil
+}
+
+// solrBodyType is the media type of a search body's Content-Type, which
+// names no charset but UTF-8. Solr decodes a form body in the charset it
+// finds after "charset=" anywhere in the header: in UTF-16 the bytes of
+// "s\x00h\x00a\x00r\x00d\x00s\x00" are a parameter "shards" that the gate,
+// reading UTF-8, would not have seen.
+func solrBodyType(ct string) (string, error) {
+	mt, ps, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", refused("a search body is a form or JSON; Content-Type %q: %v", ct, err)
+	}
+	n := strings.Count(strings.ToLower(ct), "charset=")
+	if cs, ok := ps["charset"]; n > 1 || n == 1 && (!ok || !strings.EqualFold(cs, "utf-8")) {
+		return "", refused("a search body is UTF-8, not Content-Type %q", ct)
+	}
+	return mt, nil
 }
 
 // SolrHandler checks a name for [Config].SolrHandlers: one path
@@ -410,19 +565,54 @@ var solrResponseWriters = []string{"", "json", "xml", "javabin", "csv", "geojson
 // solrParams refuses the parameters that reach beyond one search of
 // one core: another handler (qt), other cores or hosts (shards,
 // collection), request bodies by reference (stream.*), the update
-// parameters, and response writers that run templates.
+// parameters, response writers that run templates, and an input
+// encoding (ie) other than UTF-8.
 func solrParams(q url.Values) error {
 	for k, vs := range q {
-		switch {
-		case k == "qt", k == "shards" || strings.HasPrefix(k, "shards."), strings.HasPrefix(k, "stream."),
-			k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
-			k == "action", k == "tr", strings.HasPrefix(k, "v."), k == "update.chain", k == "processor":
-			return refused("Solr parameter %q reaches beyond a search", k)
-		case k == "wt":
-			for _, v := range vs {
-				if !slices.Contains(solrResponseWriters, v) {
-					return refused("Solr response writer wt=%q is not a data format", v)
+		// A [subquery] document transformer named x (fl=x:[subquery])
+		// sends a request of its own with the parameters x.* (x.y.* for
+		// one nested in it), to the handler x.qt names: x.qt=/update
+		// with x.optimize=true merged the core's segments from /select.
+		// So every tail of a name after a '.' is checked as a name.
+		for name := k; ; {
+			if err := solrParam(name, vs); err != nil {
+				if name != k {
+					return fmt.Errorf("%w, in %q (a [subquery]'s parameters are its own request's)", err, k)
 				}
+				return err
+			}
+			i := strings.IndexByte(name, '.')
+			if i < 0 {
+				break
+			}
+			name = name[i+1:]
+		}
+	}
+	return nil
+}
+
+// solrParam refuses parameter k (with values vs) for [solrParams].
+func solrParam(k string, vs []string) error {
+	switch {
+	case k == "qt", k == "shards" || strings.HasPrefix(k, "shards."), strings.HasPrefix(k, "stream."),
+		k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
+		k == "action", k == "tr", strings.HasPrefix(k, "v."), k == "update.chain", k == "processor":
+		return refused("Solr parameter %q reaches beyond a search", k)
+	case k == "spellcheck.build", k == "spellcheck.reload", k == "suggest.build", k == "suggest.buildAll", k == "suggest.reload":
+		return refused("Solr parameter %q rebuilds a dictionary on the engine", k)
+	case k == "ie":
+		// The query string's or form's charset (input encoding): in
+		// another than UTF-8 Solr reads other parameters than the
+		// gate checked.
+		for _, v := range vs {
+			if !strings.EqualFold(v, "utf-8") {
+				return refused("Solr parameter ie=%q: parameters are UTF-8", v)
+			}
+		}
+	case k == "wt":
+		for _, v := range vs {
+			if !slices.Contains(solrResponseWriters, v) {
+				return refused("Solr response writer wt=%q is not a data format", v)
 			}
 		}
 	}
