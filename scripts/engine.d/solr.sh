@@ -40,7 +40,6 @@ engine_launch() {
   cp -r "$solr_launcher/configset/conf" "$dir/home/configsets/winnow/conf"
   spawn "$(java_home 17)/bin/java" "-Xmx$heap" -XX:+UseG1GC \
     -Dsolr.log.dir="$dir/logs" -Dsolr.install.dir="$dir" \
-    -Dsolr.disable.shardsWhitelist=true \
     -cp "$dir/classes:$(cat "$dir/classpath")" winnow.SolrLauncher "$dir/home" "$port"
 }
 
