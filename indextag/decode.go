@@ -215,6 +215,10 @@ func (a *searchAnswer) decodeHit(dec *jsontext.Decoder) (esHit, error) {
 		switch name {
 		case "_id":
 			h.ID, err = str(dec)
+		case "_index":
+			h.Index, err = str(dec)
+		case "_routing":
+			h.Routing, err = str(dec)
 		case "_source":
 			h.Source, err = fields(dec, false, a.want)
 		case "_seq_no":

@@ -68,10 +68,17 @@ type searchAnswer struct {
 // esHit is one hit of a search answer.
 type esHit struct {
 	ID          string
+	Index       string // the concrete index (an alias's or data stream's member)
+	Routing     string
 	Source      map[string]corpus.Field
 	SeqNo       int64
 	PrimaryTerm int64
 	Sort        json.RawMessage // the sort values, the next page's search_after
+}
+
+// hit is the stored document h.
+func (h *esHit) hit() hit {
+	return hit{ref: ref{id: h.ID, index: h.Index, routing: h.Routing}, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}
 }
 
 // errNoPIT marks a point-in-time read the engine refused before any
@@ -229,7 +236,7 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, src source, slices 
 			id = cmp.Or(ans.PitID, id)
 			hs := ans.Hits
 			for _, h := range hs {
-				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
+				if err := fn(h.hit()); err != nil {
 					return err
 				}
 			}
@@ -268,7 +275,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 		for {
 			hs := ans.Hits
 			for _, h := range hs {
-				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
+				if err := fn(h.hit()); err != nil {
 					return err
 				}
 			}
@@ -312,32 +319,43 @@ func runSlices(ctx context.Context, n int, fn func(ctx context.Context, slice in
 	return first
 }
 
-func (e *elastic) get(ctx context.Context, ids []string, fields []string) ([]hit, error) {
-	if len(ids) == 0 {
+func (e *elastic) get(ctx context.Context, refs []ref, fields []string) ([]hit, error) {
+	if len(refs) == 0 {
 		return nil, nil
 	}
-	req := map[string]any{"ids": ids}
+	// Each document is asked for in its own index with its routing: an
+	// _mget on an alias over several indexes is refused.
+	docs := make([]map[string]any, len(refs))
+	for i, r := range refs {
+		d := map[string]any{"_index": cmp.Or(r.index, e.index), "_id": r.id}
+		if r.routing != "" {
+			d["routing"] = r.routing
+		}
+		docs[i] = d
+	}
 	var q url.Values
 	if fields != nil {
 		q = url.Values{"_source_includes": {strings.Join(fields, ",")}}
 	}
-	body, _ := json.Marshal(req)
+	body, _ := json.Marshal(map[string]any{"docs": docs})
 	var out struct {
 		Docs []struct {
 			ID          string                     `json:"_id"`
+			Index       string                     `json:"_index"`
+			Routing     string                     `json:"_routing"`
 			Found       bool                       `json:"found"`
 			Source      map[string]json.RawMessage `json:"_source"` // few documents: decoded whole
 			SeqNo       int64                      `json:"_seq_no"`
 			PrimaryTerm int64                      `json:"_primary_term"`
 		} `json:"docs"`
 	}
-	if err := e.c.do(ctx, "POST", e.path("/_mget"), q, body, "", &out); err != nil {
+	if err := e.c.do(ctx, "POST", "/_mget", q, body, "", &out); err != nil {
 		return nil, err
 	}
 	var hs []hit
 	for _, d := range out.Docs {
 		if d.Found {
-			hs = append(hs, hit{id: d.ID, source: rawFields(d.Source), ver: version{SeqNo: d.SeqNo, PrimaryTerm: d.PrimaryTerm}})
+			hs = append(hs, hit{ref: ref{id: d.ID, index: d.Index, routing: d.Routing}, source: rawFields(d.Source), ver: version{SeqNo: d.SeqNo, PrimaryTerm: d.PrimaryTerm}})
 		}
 	}
 	return hs, nil
@@ -389,7 +407,10 @@ func (e *elastic) write(ctx context.Context, ups []update) ([]result, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for _, u := range ups {
-		meta := map[string]any{"_index": e.index, "_id": u.id}
+		meta := map[string]any{"_index": cmp.Or(u.index, e.index), "_id": u.id}
+		if u.routing != "" {
+			meta["routing"] = u.routing
+		}
 		if u.ver.PrimaryTerm > 0 {
 			meta["if_seq_no"], meta["if_primary_term"] = u.ver.SeqNo, u.ver.PrimaryTerm
 		}

@@ -153,13 +153,17 @@ func (s *solr) scan(ctx context.Context, sel selector, fields []string, _ int, f
 	}
 }
 
-func (s *solr) get(ctx context.Context, ids []string, fields []string) ([]hit, error) {
-	if len(ids) == 0 {
+func (s *solr) get(ctx context.Context, refs []ref, fields []string) ([]hit, error) {
+	if len(refs) == 0 {
 		return nil, nil
 	}
 	key, err := s.uniqueKey(ctx)
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.id
 	}
 	var hs []hit
 	for start := 0; start < len(ids); start += pageSize {
