@@ -61,8 +61,29 @@ type searchAnswer struct {
 	PitID    string
 	ScrollID string
 	Hits     []esHit
+	// Failed counts the shards that did not answer, Failure is the first
+	// one's reason, and TimedOut reports a search cut short: the engine
+	// still answers 200 with the hits of the others.
+	Failed   int64
+	Failure  string
+	TimedOut bool
 
 	want []string // the _source fields decoded, nil for all (set before decoding)
+}
+
+// partial returns an error when the answer holds only part of the hits
+// asked for (a shard failed, or the search timed out): taken as the
+// whole, the documents of the failed shards would be missing from the
+// groups, and an incremental run would elect second winners in the
+// groups whose winners it did not see.
+func (a *searchAnswer) partial() error {
+	switch {
+	case a.Failed > 0:
+		return fmt.Errorf("indextag: %d shards failed to answer (%s): the answer is not the whole index", a.Failed, a.Failure)
+	case a.TimedOut:
+		return errors.New("indextag: the search timed out (search.default_search_timeout?): the answer is not the whole index")
+	}
+	return nil
 }
 
 // esHit is one hit of a search answer.
@@ -230,7 +251,7 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, src source, slices 
 			}
 			body, _ := json.Marshal(req)
 			ans := searchAnswer{want: src.want}
-			if err := e.c.do(ctx, "POST", "/_search", nil, body, "", &ans); err != nil {
+			if err := cmp.Or(e.c.do(ctx, "POST", "/_search", nil, body, "", &ans), ans.partial()); err != nil {
 				return err
 			}
 			id = cmp.Or(ans.PitID, id)
@@ -264,7 +285,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 		}
 		body, _ := json.Marshal(req)
 		ans := searchAnswer{want: src.want}
-		if err := e.c.do(ctx, "POST", e.path("/_search"), url.Values{"scroll": {keepAlive}}, body, "", &ans); err != nil {
+		if err := cmp.Or(e.c.do(ctx, "POST", e.path("/_search"), url.Values{"scroll": {keepAlive}}, body, "", &ans), ans.partial()); err != nil {
 			return err
 		}
 		scrollID := ans.ScrollID
@@ -284,7 +305,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 			}
 			body, _ := json.Marshal(map[string]any{"scroll": keepAlive, "scroll_id": scrollID})
 			ans = searchAnswer{want: src.want}
-			if err := e.c.do(ctx, "POST", "/_search/scroll", nil, body, "", &ans); err != nil {
+			if err := cmp.Or(e.c.do(ctx, "POST", "/_search/scroll", nil, body, "", &ans), ans.partial()); err != nil {
 				return err
 			}
 			scrollID = cmp.Or(ans.ScrollID, scrollID)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -167,6 +168,29 @@ func TestWhereDocumentsAre(t *testing.T) {
 				esBulk(t, base, ds, docs[27:], "create", nil, stamp)
 				applyAll(t, &engine{kind: kind, base: base, index: ds, docs: docs}, false)
 			})
+		}
+	})
+}
+
+// TestShardFailure: an answer in which a shard failed is an error, not
+// the whole index. An incremental run's -since range over an alias whose
+// indexes map the field differently (a date in one, a number in the
+// other) fails on one index's shard; the engine still answers 200 with
+// the other's hits, which were taken as everything.
+func TestShardFailure(t *testing.T) {
+	esKinds(t, func(t *testing.T, kind, base, name string, docs []realengine.Doc) {
+		const shard1 = `{"number_of_shards":1,"number_of_replicas":0}`
+		a, b, alias := name+"-dates", name+"-numbers", name+"-alias"
+		esCreate(t, base, a, shard1, strings.Replace(esMapping, `{"properties":{`, `{"properties":{"updated":{"type":"date"},`, 1), nil, "index", nil)
+		esCreate(t, base, b, shard1, strings.Replace(esMapping, `{"properties":{`, `{"properties":{"updated":{"type":"long"},`, 1), nil, "index", nil)
+		esBulk(t, base, a, docs[:10], "index", nil, map[string]any{"updated": "2026-11-20T00:00:00Z"})
+		esBulk(t, base, b, docs[10:20], "index", nil, map[string]any{"updated": 1763596800})
+		realengine.Do(t, "POST", base+"/_aliases", "application/json", []byte(`{"actions":[{"add":{"index":"`+a+`","alias":"`+alias+`"}},{"add":{"index":"`+b+`","alias":"`+alias+`"}}]}`))
+		o := options(t, &engine{kind: kind, base: base, index: alias})
+		o.Since = &indextag.Since{Field: "updated", Value: "2026-11-01T00:00:00Z"}
+		rep, err := indextag.Run(context.Background(), o)
+		if !errors.Is(err, indextag.ErrRead) || !strings.Contains(err.Error(), "shards failed") || !strings.Contains(err.Error(), b) {
+			t.Errorf("a shard failed: %v (read %d documents); want a read error naming the failed shard's index %s", err, rep.Docs, b)
 		}
 	})
 }
