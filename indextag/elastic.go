@@ -388,6 +388,11 @@ var esTypes = map[string]string{FieldGroup: "keyword", FieldWinner: "boolean", F
 func (e *elastic) prepare(ctx context.Context) error {
 	var m map[string]struct {
 		Mappings struct {
+			Source struct {
+				Enabled  *bool    `json:"enabled"`
+				Includes []string `json:"includes"`
+				Excludes []string `json:"excludes"`
+			} `json:"_source"`
 			Properties map[string]struct {
 				Type string `json:"type"`
 			} `json:"properties"`
@@ -395,6 +400,17 @@ func (e *elastic) prepare(ctx context.Context) error {
 	}
 	if err := e.c.do(ctx, "GET", e.path("/_mapping"), nil, nil, "", &m); err != nil {
 		return fmt.Errorf("indextag: reading the mapping of %s: %w", e.index, err)
+	}
+	// A partial update indexes the document again from its _source: the
+	// fields a mapping leaves out of it would no longer be searchable.
+	for idx, im := range m {
+		src := im.Mappings.Source
+		switch {
+		case src.Enabled != nil && !*src.Enabled:
+			return fmt.Errorf("indextag: index %s has _source disabled: its documents cannot be updated", idx)
+		case len(src.Includes) > 0 || len(src.Excludes) > 0:
+			return fmt.Errorf("indextag: index %s keeps only part of each document in _source (includes %q, excludes %q): an update indexes the document again from its _source, so the fields left out would be lost from the index; winnow does not write to it", idx, src.Includes, src.Excludes)
+		}
 	}
 	missing := map[string]any{}
 	for _, f := range tagFields {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -194,6 +196,11 @@ var solrTypes = map[string][]string{
 }
 
 func (s *solr) prepare(ctx context.Context) error {
+	if lost, err := s.lostFields(ctx); err != nil {
+		return fmt.Errorf("indextag: reading the fields of %s: %w", s.core, err)
+	} else if len(lost) > 0 {
+		return fmt.Errorf("indextag: core %s has indexed fields neither stored nor with docValues (%s): an atomic update rebuilds a document from its stored fields and docValues, so writing the tags would drop those fields from the index; winnow does not write to it", s.core, strings.Join(lost, ", "))
+	}
 	var add []map[string]any
 	for _, f := range tagFields {
 		var out struct {
@@ -227,6 +234,46 @@ func (s *solr) prepare(ctx context.Context) error {
 		return fmt.Errorf("indextag: adding the winnow fields to the schema of %s (a managed schema is needed): %w", s.core, err)
 	}
 	return nil
+}
+
+// lostFields returns the fields of the core's documents that an atomic
+// update would drop: indexed, neither stored nor with docValues, and not
+// a copyField destination (Solr copies those again). The Luke handler
+// lists the fields the index holds, dynamic ones included, with their
+// schema's flags ("ITS-..."; I indexed, S stored, D docValues).
+func (s *solr) lostFields(ctx context.Context) ([]string, error) {
+	var luke struct {
+		Fields map[string]struct {
+			Schema string `json:"schema"`
+		} `json:"fields"`
+	}
+	if err := s.c.do(ctx, "GET", s.path("/admin/luke"), url.Values{"numTerms": {"0"}, "wt": {"json"}}, nil, "", &luke); err != nil {
+		return nil, err
+	}
+	var copies struct {
+		CopyFields []struct {
+			Dest string `json:"dest"`
+		} `json:"copyFields"`
+	}
+	if err := s.c.do(ctx, "GET", s.path("/schema/copyfields"), url.Values{"wt": {"json"}}, nil, "", &copies); err != nil {
+		return nil, err
+	}
+	var lost []string
+	for name, f := range luke.Fields {
+		if len(f.Schema) < 4 || f.Schema[0] != 'I' || f.Schema[2] == 'S' || f.Schema[3] == 'D' {
+			continue
+		}
+		copied := false
+		for _, c := range copies.CopyFields {
+			ok, _ := path.Match(c.Dest, name) // a dynamic destination: *_str
+			copied = copied || ok
+		}
+		if !copied {
+			lost = append(lost, name)
+		}
+	}
+	slices.Sort(lost)
+	return lost, nil
 }
 
 // solrDoc is the atomic update of one document, conditioned on its

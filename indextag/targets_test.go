@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,4 +195,105 @@ func TestShardFailure(t *testing.T) {
 			t.Errorf("a shard failed: %v (read %d documents); want a read error naming the failed shard's index %s", err, rep.Docs, b)
 		}
 	})
+}
+
+// solrBaseFields are the fields of the configset winnow-managed
+// (scripts/engine.d/solr.sh); solrManagedCore removes any other.
+var solrBaseFields = []string{"id", "_version_", "url", "page", "title", "body", "html"}
+
+// solrManagedCore creates core name (replacing one of that name) from
+// the configset winnow-managed, whose schema the Schema API changes as
+// operators change theirs. A standalone node writes a core's schema
+// changes to its configset, which every core made from it shares, so the
+// fields earlier tests added (winnow's among them) are removed first; then
+// schema (Schema API commands, "" none) is applied and docs are loaded.
+func solrManagedCore(t *testing.T, base, name, schema string, docs []map[string]any) *engine {
+	t.Helper()
+	var st struct {
+		Status map[string]map[string]any `json:"status"`
+	}
+	decode(t, realengine.Do(t, "GET", base+"/admin/cores?action=STATUS&wt=json&core="+name, "", nil), &st)
+	if len(st.Status[name]) > 0 {
+		realengine.Do(t, "GET", base+"/admin/cores?action=UNLOAD&deleteInstanceDir=true&core="+name, "", nil)
+	}
+	realengine.Do(t, "GET", base+"/admin/cores?action=CREATE&configSet=winnow-managed&name="+name, "", nil)
+	core := base + "/" + name
+	var fields struct {
+		Fields []struct{ Name string } `json:"fields"`
+	}
+	decode(t, realengine.Do(t, "GET", core+"/schema/fields?wt=json", "", nil), &fields)
+	var drop []string
+	for _, f := range fields.Fields {
+		if !slices.Contains(solrBaseFields, f.Name) {
+			drop = append(drop, `"delete-field":{"name":"`+f.Name+`"}`)
+		}
+	}
+	if len(drop) > 0 {
+		realengine.Do(t, "POST", core+"/schema", "application/json", []byte("{"+strings.Join(drop, ",")+"}"))
+	}
+	if schema != "" {
+		realengine.Do(t, "POST", core+"/schema", "application/json", []byte(schema))
+	}
+	if len(docs) > 0 {
+		b, _ := json.Marshal(docs)
+		realengine.Do(t, "POST", core+"/update?commit=true", "application/json", b)
+	}
+	return &engine{kind: "solr", base: base, index: name}
+}
+
+// solrDocs are docs as Solr documents.
+func solrDocs(docs []realengine.Doc) []map[string]any {
+	out := make([]map[string]any, len(docs))
+	for i, d := range docs {
+		out[i] = map[string]any{"id": d.ID, "url": d.URL, "page": d.Page, "title": d.Title, "body": d.Body, "html": d.HTML}
+	}
+	return out
+}
+
+// solrFound counts the documents q finds in the core of e.
+func solrFound(t *testing.T, e *engine, q string) int {
+	t.Helper()
+	var r struct {
+		Response struct{ NumFound int } `json:"response"`
+	}
+	decode(t, realengine.Do(t, "GET", e.indexURL()+"/select?rows=0&wt=json&q="+url.QueryEscape(q), "", nil), &r)
+	return r.Response.NumFound
+}
+
+// TestSolrManagedSchema: on a core with a managed schema -apply adds the
+// winnow fields through the Schema API and tags every document; a core
+// with an indexed field neither stored nor with docValues is refused
+// before anything is written: an atomic update rebuilds each document
+// from its stored fields and docValues, and that field's terms were
+// dropped from every document written (a search on it found 5 pages
+// before -apply, none after).
+func TestSolrManagedSchema(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, "solr"), "/")
+	docs, err := realengine.Sample("http://127.0.0.1:8081")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+
+	e := solrManagedCore(t, base, name, "", solrDocs(docs))
+	e.docs = docs
+	applyAll(t, e, true)
+
+	summaries := solrDocs(docs)
+	for i, d := range summaries {
+		d["summary"] = docs[i].Body
+	}
+	e = solrManagedCore(t, base, name, `{"add-field":{"name":"summary","type":"text","indexed":true,"stored":false}}`, summaries)
+	e.docs = docs
+	const q = "summary:benchmark"
+	before := solrFound(t, e, q)
+	o := options(t, e)
+	o.Apply = true
+	rep, err := indextag.Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "summary") || rep.Writes.Written != 0 {
+		t.Errorf("an unstored indexed field: %v, wrote %d; want it refused, naming summary", err, rep.Writes.Written)
+	}
+	if after := solrFound(t, e, q); before == 0 || after != before {
+		t.Errorf("%s found %d pages before -apply, %d after", q, before, after)
+	}
 }
