@@ -169,10 +169,12 @@ func (s *solr) get(ctx context.Context, refs []ref, fields []string) ([]hit, err
 	}
 	var hs []hit
 	for start := 0; start < len(ids); start += pageSize {
-		part := ids[start:min(start+pageSize, len(ids))]
-		q := url.Values{"ids": {strings.Join(part, ",")}, "fl": {fl(key, fields)}, "wt": {"json"}}
+		// One id parameter a document (ids splits on commas, which IDs
+		// may hold), sent as a form: a hundred URLs as IDs overflow the
+		// 8 KB request line Jetty takes (414).
+		q := url.Values{"id": ids[start:min(start+pageSize, len(ids))], "fl": {fl(key, fields)}, "wt": {"json"}}
 		var ans solrAnswer
-		if err := s.c.do(ctx, "GET", s.path("/get"), q, nil, "", &ans); err != nil {
+		if err := s.c.do(ctx, "POST", s.path("/get"), nil, []byte(q.Encode()), "application/x-www-form-urlencoded", &ans); err != nil {
 			return nil, err
 		}
 		for _, doc := range ans.Docs {
