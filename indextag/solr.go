@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -292,20 +293,24 @@ func solrDoc(key string, u update) map[string]any {
 	return d
 }
 
-// write sends the updates as one request; when Solr refuses it for a
-// version conflict (the whole request fails with 409), the updates are
-// sent one by one so that each gets its own outcome (those applied before
-// the conflict then conflict with themselves and are re-read).
+// write sends the updates as one request. Solr stops a request at its
+// first document it refuses, with one status for the whole: a version
+// conflict (409), or a document it cannot take (400: one indexed before
+// a field became required, say). Then the updates are sent one by one so
+// that each gets its own outcome and the others are written (those
+// applied before the refused one then conflict with themselves and are
+// re-read).
 func (s *solr) write(ctx context.Context, ups []update) ([]result, error) {
 	key, err := s.uniqueKey(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res, err := s.send(ctx, key, ups)
-	if statusOf(err) != 409 || len(ups) == 1 {
-		if st := statusOf(err); len(ups) == 1 && (st == 409 || st == 404) {
-			return []result{{outcome: outcomeConflict}}, nil
-		}
+	st := statusOf(err)
+	switch {
+	case len(ups) == 1 && (st == 409 || st == 404 || st == 400):
+		return []result{solrRefused(err)}, nil
+	case st != 409 && st != 400:
 		return res, err
 	}
 	res = make([]result, len(ups))
@@ -314,15 +319,43 @@ func (s *solr) write(ctx context.Context, ups []update) ([]result, error) {
 		switch st := statusOf(err); {
 		case err == nil:
 			res[i] = r[0]
-		case st == 409 || st == 404:
-			res[i] = result{outcome: outcomeConflict}
 		case st != 0:
-			res[i] = result{outcome: fmt.Sprintf("HTTP %d", st)}
+			res[i] = solrRefused(err)
 		default:
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// solrRefused is the outcome of one update Solr refused: a conflict
+// (changed or deleted since read: re-read it), or the status and Solr's
+// reason without the document's ID, so that the report counts documents
+// by reason.
+func solrRefused(err error) result {
+	var se *statusError
+	if !errors.As(err, &se) {
+		return result{outcome: err.Error()}
+	}
+	if se.status == 409 || se.status == 404 {
+		return result{outcome: outcomeConflict}
+	}
+	var body struct {
+		Error struct {
+			Msg string `json:"msg"`
+		} `json:"error"`
+	}
+	reason := fmt.Sprintf("HTTP %d", se.status)
+	if json.Unmarshal([]byte(se.body), &body) == nil && body.Error.Msg != "" {
+		msg := body.Error.Msg
+		if strings.HasPrefix(msg, "[doc=") {
+			if _, rest, ok := strings.Cut(msg, "] "); ok {
+				msg = rest
+			}
+		}
+		reason += ": " + msg
+	}
+	return result{outcome: reason}
 }
 
 func (s *solr) send(ctx context.Context, key string, ups []update) ([]result, error) {

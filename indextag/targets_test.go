@@ -342,3 +342,44 @@ func TestSolrRereadIDs(t *testing.T) {
 		t.Errorf("%d documents keep their change, want %d", n, len(docs))
 	}
 }
+
+// TestSolrOneDocumentRefused: Solr refuses a request of updates at its
+// first document it cannot take, with status 400 for the whole request:
+// here a document indexed before its schema made a field required. The
+// other documents are written and the run goes on; the refused one is
+// counted by Solr's reason. The run ended at that request, every
+// document counted as failed.
+func TestSolrOneDocumentRefused(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, "solr"), "/")
+	docs, err := realengine.Sample("http://127.0.0.1:8081")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	withLang := solrDocs(docs)
+	for _, d := range withLang[1:] {
+		d["lang"] = "en"
+	}
+	e := solrManagedCore(t, base, name, `{"add-field":{"name":"lang","type":"string","stored":true}}`, withLang)
+	realengine.Do(t, "POST", e.indexURL()+"/schema", "application/json", []byte(`{"replace-field":{"name":"lang","type":"string","stored":true,"required":true}}`))
+	e.docs = docs
+	o := options(t, e)
+	o.Apply = true
+	rep, err := indextag.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rep.Writes
+	if w.Written != len(docs)-1 || w.Failed["HTTP 400: missing required field: lang"] != 1 || len(w.Failed) != 1 {
+		t.Errorf("wrote %d, failed %v; want %d written and %s refused for its missing lang", w.Written, w.Failed, len(docs)-1, docs[0].ID)
+	}
+	st, untagged := e.state(t), 0
+	for _, d := range docs[1:] {
+		if st[d.ID].group == "" {
+			untagged++
+		}
+	}
+	if untagged > 0 {
+		t.Errorf("%d of the %d documents Solr takes not tagged", untagged, len(docs)-1)
+	}
+}
