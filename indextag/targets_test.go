@@ -76,16 +76,24 @@ func deleteIfThere(t *testing.T, u string) {
 	}
 }
 
+// sampleOn starts the engine of kind and returns its address, a name for
+// the test's index and the sample's pages.
+func sampleOn(t *testing.T, kind string) (base, name string, docs []realengine.Doc) {
+	t.Helper()
+	base = strings.TrimSuffix(realengine.Start(t, kind), "/")
+	docs, err := realengine.Sample("http://127.0.0.1:8081")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())), docs
+}
+
 // esKinds runs fn for OpenSearch and Elasticsearch.
 func esKinds(t *testing.T, fn func(t *testing.T, kind, base, name string, docs []realengine.Doc)) {
 	for _, kind := range []string{"opensearch", "elasticsearch"} {
 		t.Run(kind, func(t *testing.T) {
-			base := strings.TrimSuffix(realengine.Start(t, kind), "/")
-			docs, err := realengine.Sample("http://127.0.0.1:8081")
-			if err != nil {
-				t.Fatal(err)
-			}
-			fn(t, kind, base, strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())), docs)
+			base, name, docs := sampleOn(t, kind)
+			fn(t, kind, base, name, docs)
 		})
 	}
 }
@@ -269,12 +277,7 @@ func solrFound(t *testing.T, e *engine, q string) int {
 // dropped from every document written (a search on it found 5 pages
 // before -apply, none after).
 func TestSolrManagedSchema(t *testing.T) {
-	base := strings.TrimSuffix(realengine.Start(t, "solr"), "/")
-	docs, err := realengine.Sample("http://127.0.0.1:8081")
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	base, name, docs := sampleOn(t, "solr")
 
 	e := solrManagedCore(t, base, name, "", solrDocs(docs))
 	e.docs = docs
@@ -306,15 +309,10 @@ func TestSolrManagedSchema(t *testing.T) {
 // query string overflowed the request line Jetty takes (414: every
 // re-read failed).
 func TestSolrRereadIDs(t *testing.T) {
-	base := strings.TrimSuffix(realengine.Start(t, "solr"), "/")
-	docs, err := realengine.Sample("http://127.0.0.1:8081")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, name, docs := sampleOn(t, "solr")
 	for i := range docs {
 		docs[i].ID += ", copy " + strings.Repeat("x", 200)
 	}
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	realengine.Load(t, "solr", base, name, docs)
 	e := &engine{kind: "solr", base: base, index: name, docs: docs}
 	o := options(t, e)
@@ -350,12 +348,7 @@ func TestSolrRereadIDs(t *testing.T) {
 // counted by Solr's reason. The run ended at that request, every
 // document counted as failed.
 func TestSolrOneDocumentRefused(t *testing.T) {
-	base := strings.TrimSuffix(realengine.Start(t, "solr"), "/")
-	docs, err := realengine.Sample("http://127.0.0.1:8081")
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	base, name, docs := sampleOn(t, "solr")
 	withLang := solrDocs(docs)
 	for _, d := range withLang[1:] {
 		d["lang"] = "en"
