@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -412,30 +413,31 @@ func (e *elastic) prepare(ctx context.Context) error {
 			return fmt.Errorf("indextag: index %s keeps only part of each document in _source (includes %q, excludes %q): an update indexes the document again from its _source, so the fields left out would be lost from the index; winnow does not write to it", idx, src.Includes, src.Excludes)
 		}
 	}
-	missing := map[string]any{}
-	for _, f := range tagFields {
-		want := esTypes[f]
-		found := false
-		for idx, im := range m {
-			p, ok := im.Mappings.Properties[f]
-			if !ok {
-				continue
-			}
-			found = true
-			if p.Type != want && !(f == FieldProbability && (p.Type == "double" || p.Type == "half_float")) {
+	// Each index of the target (an alias's, a data stream's backing
+	// indexes) gets the fields it lacks: one that a rollover added after
+	// the others were tagged would otherwise map winnow_group dynamically
+	// as text on the first write, which a collapse cannot use.
+	missing := map[string]map[string]any{} // by index
+	for _, idx := range slices.Sorted(maps.Keys(m)) {
+		for _, f := range tagFields {
+			want := esTypes[f]
+			p, ok := m[idx].Mappings.Properties[f]
+			switch {
+			case !ok:
+				if missing[idx] == nil {
+					missing[idx] = map[string]any{}
+				}
+				missing[idx][f] = map[string]string{"type": want}
+			case p.Type != want && !(f == FieldProbability && (p.Type == "double" || p.Type == "half_float")):
 				return fmt.Errorf("indextag: index %s maps %s as %q, not %q: it is not winnow's field (rename it or use another index)", idx, f, p.Type, want)
 			}
 		}
-		if !found {
-			missing[f] = map[string]string{"type": want}
+	}
+	for _, idx := range slices.Sorted(maps.Keys(missing)) {
+		body, _ := json.Marshal(map[string]any{"properties": missing[idx]})
+		if err := e.c.do(ctx, "PUT", "/"+url.PathEscape(idx)+"/_mapping", nil, body, "", nil); err != nil {
+			return fmt.Errorf("indextag: adding the winnow fields to the mapping of %s: %w", idx, err)
 		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	body, _ := json.Marshal(map[string]any{"properties": missing})
-	if err := e.c.do(ctx, "PUT", e.path("/_mapping"), nil, body, "", nil); err != nil {
-		return fmt.Errorf("indextag: adding the winnow fields to the mapping of %s: %w", e.index, err)
 	}
 	return nil
 }
