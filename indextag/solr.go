@@ -199,10 +199,27 @@ var solrTypes = map[string][]string{
 }
 
 func (s *solr) prepare(ctx context.Context) error {
-	if lost, err := s.lostFields(ctx); err != nil {
+	flags, err := s.fieldFlags(ctx)
+	if err != nil {
+		return fmt.Errorf("indextag: reading the fields of %s: %w", s.core, err)
+	}
+	if lost, err := s.lostFields(ctx, flags); err != nil {
 		return fmt.Errorf("indextag: reading the fields of %s: %w", s.core, err)
 	} else if len(lost) > 0 {
 		return fmt.Errorf("indextag: core %s has indexed fields neither stored nor with docValues (%s): an atomic update rebuilds a document from its stored fields and docValues, so writing the tags would drop those fields from the index; winnow does not write to it", s.core, strings.Join(lost, ", "))
+	}
+	// An atomic update of a parent indexes its block again; without
+	// _nest_path_ Solr cannot rebuild the children, and drops them.
+	_, nested := flags["_root_"]
+	if _, paths := flags["_nest_path_"]; nested && !paths {
+		q := url.Values{"q": {"*:*"}, "fq": {"-{!join from=_root_ to=id}*:*"}, "rows": {"0"}, "wt": {"json"}}
+		var ans solrAnswer
+		if err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans); err != nil {
+			return fmt.Errorf("indextag: looking for nested documents in %s: %w", s.core, err)
+		}
+		if ans.NumFound > 0 {
+			return fmt.Errorf("indextag: core %s holds %d nested (child) documents and its schema has no _nest_path_: an atomic update of a parent would drop its children; winnow does not write to it", s.core, ans.NumFound)
+		}
 	}
 	var add []map[string]any
 	for _, f := range tagFields {
@@ -239,12 +256,16 @@ func (s *solr) prepare(ctx context.Context) error {
 	return nil
 }
 
-// lostFields returns the fields of the core's documents that an atomic
-// update would drop: indexed, neither stored nor with docValues, and not
-// a copyField destination (Solr copies those again). The Luke handler
-// lists the fields the index holds, dynamic ones included, with their
-// schema's flags ("ITS-..."; I indexed, S stored, D docValues).
-func (s *solr) lostFields(ctx context.Context) ([]string, error) {
+// solrNestFields are the fields Solr itself sets on every document of a
+// schema that has them (Solr's _default configset has _root_, indexed
+// and neither stored nor with docValues), and sets again on an atomic
+// update.
+var solrNestFields = map[string]bool{"_root_": true, "_nest_path_": true, "_nest_parent_": true}
+
+// fieldFlags returns the fields the core's index holds, dynamic ones
+// included, with their schema's flags ("ITS-..."; I indexed, S stored,
+// D docValues), as the Luke handler lists them.
+func (s *solr) fieldFlags(ctx context.Context) (map[string]string, error) {
 	var luke struct {
 		Fields map[string]struct {
 			Schema string `json:"schema"`
@@ -253,6 +274,18 @@ func (s *solr) lostFields(ctx context.Context) ([]string, error) {
 	if err := s.c.do(ctx, "GET", s.path("/admin/luke"), url.Values{"numTerms": {"0"}, "wt": {"json"}}, nil, "", &luke); err != nil {
 		return nil, err
 	}
+	flags := make(map[string]string, len(luke.Fields))
+	for name, f := range luke.Fields {
+		flags[name] = f.Schema
+	}
+	return flags, nil
+}
+
+// lostFields returns the fields of the core's documents (flags, from
+// fieldFlags) that an atomic update would drop: indexed, neither stored
+// nor with docValues, and not a copyField destination (Solr copies those
+// again).
+func (s *solr) lostFields(ctx context.Context, flags map[string]string) ([]string, error) {
 	var copies struct {
 		CopyFields []struct {
 			Dest string `json:"dest"`
@@ -262,8 +295,11 @@ func (s *solr) lostFields(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var lost []string
-	for name, f := range luke.Fields {
-		if len(f.Schema) < 4 || f.Schema[0] != 'I' || f.Schema[2] == 'S' || f.Schema[3] == 'D' {
+	for name, f := range flags {
+		if len(f) < 4 || f[0] != 'I' || f[2] == 'S' || f[3] == 'D' {
+			continue
+		}
+		if solrNestFields[name] {
 			continue
 		}
 		copied := false

@@ -281,11 +281,16 @@ func solrFound(t *testing.T, e *engine, q string) int {
 // before anything is written: an atomic update rebuilds each document
 // from its stored fields and docValues, and that field's terms were
 // dropped from every document written (a search on it found 5 pages
-// before -apply, none after).
+// before -apply, none after); so is a core holding nested documents
+// whose schema has no _nest_path_ (an atomic update of the parent
+// deleted its child).
 func TestSolrManagedSchema(t *testing.T) {
 	base, name, docs := sampleOn(t, "solr")
 
-	e := solrManagedCore(t, base, name, "", solrDocs(docs))
+	// _root_ as Solr's _default configset has it: indexed, neither stored
+	// nor with docValues, set by Solr on every document (and again on an
+	// atomic update).
+	e := solrManagedCore(t, base, name, `{"add-field":{"name":"_root_","type":"string","indexed":true,"stored":false,"docValues":false}}`, solrDocs(docs))
 	e.docs = docs
 	applyAll(t, e, true)
 
@@ -305,6 +310,21 @@ func TestSolrManagedSchema(t *testing.T) {
 	}
 	if after := solrFound(t, e, q); before == 0 || after != before {
 		t.Errorf("%s found %d pages before -apply, %d after", q, before, after)
+	}
+
+	// A nested document, in a schema with _root_ and no _nest_path_: the
+	// atomic update of its parent deleted it.
+	nested := solrDocs(docs)
+	nested[0]["_childDocuments_"] = []map[string]any{{"id": "child-of-0", "html": docs[1].HTML}}
+	e = solrManagedCore(t, base, name, `{"add-field":{"name":"_root_","type":"string","indexed":true,"stored":false,"docValues":false}}`, nested)
+	o = options(t, e)
+	o.Apply = true
+	rep, err = indextag.Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "nested") || rep.Writes.Written != 0 {
+		t.Errorf("a nested document: %v, wrote %d; want it refused", err, rep.Writes.Written)
+	}
+	if n := solrFound(t, e, "id:child-of-0"); n != 1 {
+		t.Errorf("the nested document: found %d, want 1", n)
 	}
 }
 
