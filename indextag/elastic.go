@@ -33,6 +33,38 @@ type elastic struct {
 	// whole reports that the last scan asked for the whole _source (see
 	// sourceOf).
 	whole bool
+
+	mu     sync.Mutex
+	first  string // the first concrete index a read saw; guarded by mu
+	spread bool   // the target spans several indexes; guarded by mu
+}
+
+// saw records the concrete index of a document read.
+func (e *elastic) saw(index string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.first == "":
+		e.first = index
+	case index != e.first:
+		e.spread = true
+	}
+}
+
+// where is the index that a write or a re-read of r names: the target
+// itself when it is one index (an alias over one index included: the
+// operator's privileges may name only the alias), else the concrete
+// index that holds r (an alias over several, where a write by the
+// alias's name goes to its write index or is refused), and always a data
+// stream's backing index (a data stream takes only new documents).
+func (e *elastic) where(r ref) string {
+	e.mu.Lock()
+	spread := e.spread
+	e.mu.Unlock()
+	if r.index == "" || (!spread && !strings.HasPrefix(r.index, ".ds-")) {
+		return e.index
+	}
+	return r.index
 }
 
 func (e *elastic) path(p string) string { return "/" + url.PathEscape(e.index) + p }
@@ -258,6 +290,7 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, src source, slices 
 			id = cmp.Or(ans.PitID, id)
 			hs := ans.Hits
 			for _, h := range hs {
+				e.saw(h.Index)
 				if err := fn(h.hit()); err != nil {
 					return err
 				}
@@ -297,6 +330,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 		for {
 			hs := ans.Hits
 			for _, h := range hs {
+				e.saw(h.Index)
 				if err := fn(h.hit()); err != nil {
 					return err
 				}
@@ -349,7 +383,7 @@ func (e *elastic) get(ctx context.Context, refs []ref, fields []string) ([]hit, 
 	// _mget on an alias over several indexes is refused.
 	docs := make([]map[string]any, len(refs))
 	for i, r := range refs {
-		d := map[string]any{"_index": cmp.Or(r.index, e.index), "_id": r.id}
+		d := map[string]any{"_index": e.where(r), "_id": r.id}
 		if r.routing != "" {
 			d["routing"] = r.routing
 		}
@@ -433,9 +467,18 @@ func (e *elastic) prepare(ctx context.Context) error {
 			}
 		}
 	}
+	if len(m) > 1 {
+		e.mu.Lock()
+		e.spread = true
+		e.mu.Unlock()
+	}
 	for _, idx := range slices.Sorted(maps.Keys(missing)) {
 		body, _ := json.Marshal(map[string]any{"properties": missing[idx]})
-		if err := e.c.do(ctx, "PUT", "/"+url.PathEscape(idx)+"/_mapping", nil, body, "", nil); err != nil {
+		p := "/" + url.PathEscape(idx) + "/_mapping"
+		if len(m) == 1 {
+			p = e.path("/_mapping") // the target's name, as for the writes
+		}
+		if err := e.c.do(ctx, "PUT", p, nil, body, "", nil); err != nil {
 			return fmt.Errorf("indextag: adding the winnow fields to the mapping of %s: %w", idx, err)
 		}
 	}
@@ -446,7 +489,7 @@ func (e *elastic) write(ctx context.Context, ups []update) ([]result, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for _, u := range ups {
-		meta := map[string]any{"_index": cmp.Or(u.index, e.index), "_id": u.id}
+		meta := map[string]any{"_index": e.where(u.ref), "_id": u.id}
 		if u.routing != "" {
 			meta["routing"] = u.routing
 		}
