@@ -39,6 +39,8 @@ type ckptLine struct {
 	K string `json:"k"`
 	// A document read.
 	ID     string  `json:"id,omitempty"`
+	Index  string  `json:"index,omitempty"`
+	Route  string  `json:"routing,omitempty"`
 	URL    string  `json:"url,omitempty"`
 	Pop    float64 `json:"pop,omitempty"`
 	Ver    version `json:"ver,omitzero"`
@@ -142,7 +144,7 @@ func (ck *checkpoint) load(r io.Reader, want ckptHeader) (bool, error) {
 		ck.valid += int64(len(b))
 		switch l.K {
 		case "doc":
-			e := entry{id: l.ID, url: l.URL, popularity: l.Pop, ver: l.Ver, cut: l.Cut, role: l.Role, tagged: l.Tagged}
+			e := entry{ref: ref{id: l.ID, index: l.Index, routing: l.Route}, url: l.URL, popularity: l.Pop, ver: l.Ver, cut: l.Cut, role: l.Role, tagged: l.Tagged}
 			if l.Old != nil {
 				e.old = *l.Old
 			}
@@ -189,7 +191,7 @@ func (ck *checkpoint) sync() error {
 
 // doc records a document read.
 func (ck *checkpoint) doc(e *entry) error {
-	l := ckptLine{K: "doc", ID: e.id, URL: e.url, Pop: e.popularity, Ver: e.ver, Cut: e.cut, Role: e.role, Tagged: e.tagged}
+	l := ckptLine{K: "doc", ID: e.id, Index: e.index, Route: e.routing, URL: e.url, Pop: e.popularity, Ver: e.ver, Cut: e.cut, Role: e.role, Tagged: e.tagged}
 	if e.tagged {
 		old := e.old
 		l.Old = &old

@@ -27,8 +27,8 @@ func TestCheckpoint(t *testing.T) {
 	}
 	one := 0.5
 	es := []entry{
-		{id: "a", url: "http://x/a", ver: version{SeqNo: 3, PrimaryTerm: 1}, sig: res.Sig},
-		{id: "b", ver: version{Version: 1234567890123456789}, sig: res.Sig, tagged: true, old: Tags{Group: "g", Removable: true, Probability: &one}},
+		{ref: ref{id: "a", index: "docs-2026", routing: "r"}, url: "http://x/a", ver: version{SeqNo: 3, PrimaryTerm: 1}, sig: res.Sig},
+		{ref: ref{id: "b"}, ver: version{Version: 1234567890123456789}, sig: res.Sig, tagged: true, old: Tags{Group: "g", Removable: true, Probability: &one}},
 	}
 	for i := range es {
 		if err := ck.doc(&es[i]); err != nil {
@@ -53,6 +53,9 @@ func TestCheckpoint(t *testing.T) {
 	}
 	if !ck.resumed || len(ck.entries) != 2 || !ck.written["a"] || ck.written["b"] {
 		t.Fatalf("resumed %v, %d entries, written %v; want resumed, 2, only a", ck.resumed, len(ck.entries), ck.written)
+	}
+	if a := ck.entries[0]; a.ref != es[0].ref {
+		t.Errorf("entry a read back at %+v, want %+v", a.ref, es[0].ref)
 	}
 	b := ck.entries[1]
 	if b.ver.Version != 1234567890123456789 || !b.tagged || !b.old.equal(es[1].old) || !sameSig(&b.sig, &res.Sig) {

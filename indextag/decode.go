@@ -190,6 +190,33 @@ func (a *searchAnswer) decode(dec *jsontext.Decoder) error {
 			a.PitID, err = str(dec)
 		case "_scroll_id":
 			a.ScrollID, err = str(dec)
+		case "timed_out":
+			var tok jsontext.Token
+			tok, err = dec.ReadToken()
+			a.TimedOut = tok.Kind() == 't'
+		case "_shards":
+			err = orNull(object(dec, func(name string) error {
+				switch name {
+				case "failed":
+					var err error
+					a.Failed, err = integer(dec)
+					return err
+				case "failures":
+					v, err := dec.ReadValue()
+					var fs []struct {
+						Index  string `json:"index"`
+						Reason struct {
+							Type   string `json:"type"`
+							Reason string `json:"reason"`
+						} `json:"reason"`
+					}
+					if err == nil && json.Unmarshal(v, &fs) == nil && len(fs) > 0 {
+						a.Failure = fmt.Sprintf("index %s: %s: %s", fs[0].Index, fs[0].Reason.Type, fs[0].Reason.Reason)
+					}
+					return err
+				}
+				return dec.SkipValue()
+			}))
 		case "hits":
 			err = orNull(object(dec, func(name string) error {
 				if name != "hits" {
@@ -215,6 +242,10 @@ func (a *searchAnswer) decodeHit(dec *jsontext.Decoder) (esHit, error) {
 		switch name {
 		case "_id":
 			h.ID, err = str(dec)
+		case "_index":
+			h.Index, err = str(dec)
+		case "_routing":
+			h.Routing, err = str(dec)
 		case "_source":
 			h.Source, err = fields(dec, false, a.want)
 		case "_seq_no":

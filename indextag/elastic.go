@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -32,6 +33,38 @@ type elastic struct {
 	// whole reports that the last scan asked for the whole _source (see
 	// sourceOf).
 	whole bool
+
+	mu     sync.Mutex
+	first  string // the first concrete index a read saw; guarded by mu
+	spread bool   // the target spans several indexes; guarded by mu
+}
+
+// saw records the concrete index of a document read.
+func (e *elastic) saw(index string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.first == "":
+		e.first = index
+	case index != e.first:
+		e.spread = true
+	}
+}
+
+// where is the index that a write or a re-read of r names: the target
+// itself when it is one index (an alias over one index included: the
+// operator's privileges may name only the alias), else the concrete
+// index that holds r (an alias over several, where a write by the
+// alias's name goes to its write index or is refused), and always a data
+// stream's backing index (a data stream takes only new documents).
+func (e *elastic) where(r ref) string {
+	e.mu.Lock()
+	spread := e.spread
+	e.mu.Unlock()
+	if r.index == "" || (!spread && !strings.HasPrefix(r.index, ".ds-")) {
+		return e.index
+	}
+	return r.index
 }
 
 func (e *elastic) path(p string) string { return "/" + url.PathEscape(e.index) + p }
@@ -61,17 +94,45 @@ type searchAnswer struct {
 	PitID    string
 	ScrollID string
 	Hits     []esHit
+	// Failed counts the shards that did not answer, Failure is the first
+	// one's reason, and TimedOut reports a search cut short: the engine
+	// still answers 200 with the hits of the others.
+	Failed   int64
+	Failure  string
+	TimedOut bool
 
 	want []string // the _source fields decoded, nil for all (set before decoding)
+}
+
+// partial returns an error when the answer holds only part of the hits
+// asked for (a shard failed, or the search timed out): taken as the
+// whole, the documents of the failed shards would be missing from the
+// groups, and an incremental run would elect second winners in the
+// groups whose winners it did not see.
+func (a *searchAnswer) partial() error {
+	switch {
+	case a.Failed > 0:
+		return fmt.Errorf("indextag: %d shards failed to answer (%s): the answer is not the whole index", a.Failed, a.Failure)
+	case a.TimedOut:
+		return errors.New("indextag: the search timed out (search.default_search_timeout?): the answer is not the whole index")
+	}
+	return nil
 }
 
 // esHit is one hit of a search answer.
 type esHit struct {
 	ID          string
+	Index       string // the concrete index (an alias's or data stream's member)
+	Routing     string
 	Source      map[string]corpus.Field
 	SeqNo       int64
 	PrimaryTerm int64
 	Sort        json.RawMessage // the sort values, the next page's search_after
+}
+
+// hit is the stored document h.
+func (h *esHit) hit() hit {
+	return hit{ref: ref{id: h.ID, index: h.Index, routing: h.Routing}, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}
 }
 
 // errNoPIT marks a point-in-time read the engine refused before any
@@ -223,13 +284,14 @@ func (e *elastic) scanPIT(ctx context.Context, sel selector, src source, slices 
 			}
 			body, _ := json.Marshal(req)
 			ans := searchAnswer{want: src.want}
-			if err := e.c.do(ctx, "POST", "/_search", nil, body, "", &ans); err != nil {
+			if err := cmp.Or(e.c.do(ctx, "POST", "/_search", nil, body, "", &ans), ans.partial()); err != nil {
 				return err
 			}
 			id = cmp.Or(ans.PitID, id)
 			hs := ans.Hits
 			for _, h := range hs {
-				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
+				e.saw(h.Index)
+				if err := fn(h.hit()); err != nil {
 					return err
 				}
 			}
@@ -257,7 +319,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 		}
 		body, _ := json.Marshal(req)
 		ans := searchAnswer{want: src.want}
-		if err := e.c.do(ctx, "POST", e.path("/_search"), url.Values{"scroll": {keepAlive}}, body, "", &ans); err != nil {
+		if err := cmp.Or(e.c.do(ctx, "POST", e.path("/_search"), url.Values{"scroll": {keepAlive}}, body, "", &ans), ans.partial()); err != nil {
 			return err
 		}
 		scrollID := ans.ScrollID
@@ -268,7 +330,8 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 		for {
 			hs := ans.Hits
 			for _, h := range hs {
-				if err := fn(hit{id: h.ID, source: h.Source, ver: version{SeqNo: h.SeqNo, PrimaryTerm: h.PrimaryTerm}}); err != nil {
+				e.saw(h.Index)
+				if err := fn(h.hit()); err != nil {
 					return err
 				}
 			}
@@ -277,7 +340,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 			}
 			body, _ := json.Marshal(map[string]any{"scroll": keepAlive, "scroll_id": scrollID})
 			ans = searchAnswer{want: src.want}
-			if err := e.c.do(ctx, "POST", "/_search/scroll", nil, body, "", &ans); err != nil {
+			if err := cmp.Or(e.c.do(ctx, "POST", "/_search/scroll", nil, body, "", &ans), ans.partial()); err != nil {
 				return err
 			}
 			scrollID = cmp.Or(ans.ScrollID, scrollID)
@@ -312,32 +375,43 @@ func runSlices(ctx context.Context, n int, fn func(ctx context.Context, slice in
 	return first
 }
 
-func (e *elastic) get(ctx context.Context, ids []string, fields []string) ([]hit, error) {
-	if len(ids) == 0 {
+func (e *elastic) get(ctx context.Context, refs []ref, fields []string) ([]hit, error) {
+	if len(refs) == 0 {
 		return nil, nil
 	}
-	req := map[string]any{"ids": ids}
+	// Each document is asked for in its own index with its routing: an
+	// _mget on an alias over several indexes is refused.
+	docs := make([]map[string]any, len(refs))
+	for i, r := range refs {
+		d := map[string]any{"_index": e.where(r), "_id": r.id}
+		if r.routing != "" {
+			d["routing"] = r.routing
+		}
+		docs[i] = d
+	}
 	var q url.Values
 	if fields != nil {
 		q = url.Values{"_source_includes": {strings.Join(fields, ",")}}
 	}
-	body, _ := json.Marshal(req)
+	body, _ := json.Marshal(map[string]any{"docs": docs})
 	var out struct {
 		Docs []struct {
 			ID          string                     `json:"_id"`
+			Index       string                     `json:"_index"`
+			Routing     string                     `json:"_routing"`
 			Found       bool                       `json:"found"`
 			Source      map[string]json.RawMessage `json:"_source"` // few documents: decoded whole
 			SeqNo       int64                      `json:"_seq_no"`
 			PrimaryTerm int64                      `json:"_primary_term"`
 		} `json:"docs"`
 	}
-	if err := e.c.do(ctx, "POST", e.path("/_mget"), q, body, "", &out); err != nil {
+	if err := e.c.do(ctx, "POST", "/_mget", q, body, "", &out); err != nil {
 		return nil, err
 	}
 	var hs []hit
 	for _, d := range out.Docs {
 		if d.Found {
-			hs = append(hs, hit{id: d.ID, source: rawFields(d.Source), ver: version{SeqNo: d.SeqNo, PrimaryTerm: d.PrimaryTerm}})
+			hs = append(hs, hit{ref: ref{id: d.ID, index: d.Index, routing: d.Routing}, source: rawFields(d.Source), ver: version{SeqNo: d.SeqNo, PrimaryTerm: d.PrimaryTerm}})
 		}
 	}
 	return hs, nil
@@ -349,6 +423,11 @@ var esTypes = map[string]string{FieldGroup: "keyword", FieldWinner: "boolean", F
 func (e *elastic) prepare(ctx context.Context) error {
 	var m map[string]struct {
 		Mappings struct {
+			Source struct {
+				Enabled  *bool    `json:"enabled"`
+				Includes []string `json:"includes"`
+				Excludes []string `json:"excludes"`
+			} `json:"_source"`
 			Properties map[string]struct {
 				Type string `json:"type"`
 			} `json:"properties"`
@@ -357,30 +436,51 @@ func (e *elastic) prepare(ctx context.Context) error {
 	if err := e.c.do(ctx, "GET", e.path("/_mapping"), nil, nil, "", &m); err != nil {
 		return fmt.Errorf("indextag: reading the mapping of %s: %w", e.index, err)
 	}
-	missing := map[string]any{}
-	for _, f := range tagFields {
-		want := esTypes[f]
-		found := false
-		for idx, im := range m {
-			p, ok := im.Mappings.Properties[f]
-			if !ok {
-				continue
-			}
-			found = true
-			if p.Type != want && !(f == FieldProbability && (p.Type == "double" || p.Type == "half_float")) {
+	// A partial update indexes the document again from its _source: the
+	// fields a mapping leaves out of it would no longer be searchable.
+	for idx, im := range m {
+		src := im.Mappings.Source
+		switch {
+		case src.Enabled != nil && !*src.Enabled:
+			return fmt.Errorf("indextag: index %s has _source disabled: its documents cannot be updated", idx)
+		case len(src.Includes) > 0 || len(src.Excludes) > 0:
+			return fmt.Errorf("indextag: index %s keeps only part of each document in _source (includes %q, excludes %q): an update indexes the document again from its _source, so the fields left out would be lost from the index; winnow does not write to it", idx, src.Includes, src.Excludes)
+		}
+	}
+	// Each index of the target (an alias's, a data stream's backing
+	// indexes) gets the fields it lacks: one that a rollover added after
+	// the others were tagged would otherwise map winnow_group dynamically
+	// as text on the first write, which a collapse cannot use.
+	missing := map[string]map[string]any{} // by index
+	for _, idx := range slices.Sorted(maps.Keys(m)) {
+		for _, f := range tagFields {
+			want := esTypes[f]
+			p, ok := m[idx].Mappings.Properties[f]
+			switch {
+			case !ok:
+				if missing[idx] == nil {
+					missing[idx] = map[string]any{}
+				}
+				missing[idx][f] = map[string]string{"type": want}
+			case p.Type != want && !(f == FieldProbability && (p.Type == "double" || p.Type == "half_float")):
 				return fmt.Errorf("indextag: index %s maps %s as %q, not %q: it is not winnow's field (rename it or use another index)", idx, f, p.Type, want)
 			}
 		}
-		if !found {
-			missing[f] = map[string]string{"type": want}
+	}
+	if len(m) > 1 {
+		e.mu.Lock()
+		e.spread = true
+		e.mu.Unlock()
+	}
+	for _, idx := range slices.Sorted(maps.Keys(missing)) {
+		body, _ := json.Marshal(map[string]any{"properties": missing[idx]})
+		p := "/" + url.PathEscape(idx) + "/_mapping"
+		if len(m) == 1 {
+			p = e.path("/_mapping") // the target's name, as for the writes
 		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	body, _ := json.Marshal(map[string]any{"properties": missing})
-	if err := e.c.do(ctx, "PUT", e.path("/_mapping"), nil, body, "", nil); err != nil {
-		return fmt.Errorf("indextag: adding the winnow fields to the mapping of %s: %w", e.index, err)
+		if err := e.c.do(ctx, "PUT", p, nil, body, "", nil); err != nil {
+			return fmt.Errorf("indextag: adding the winnow fields to the mapping of %s: %w", idx, err)
+		}
 	}
 	return nil
 }
@@ -389,7 +489,10 @@ func (e *elastic) write(ctx context.Context, ups []update) ([]result, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for _, u := range ups {
-		meta := map[string]any{"_index": e.index, "_id": u.id}
+		meta := map[string]any{"_index": e.where(u.ref), "_id": u.id}
+		if u.routing != "" {
+			meta["routing"] = u.routing
+		}
 		if u.ver.PrimaryTerm > 0 {
 			meta["if_seq_no"], meta["if_primary_term"] = u.ver.SeqNo, u.ver.PrimaryTerm
 		}

@@ -28,9 +28,20 @@ const (
 // tagFields are the fields written, in the order above.
 var tagFields = []string{FieldGroup, FieldWinner, FieldRemovable, FieldProbability}
 
+// ref names one stored document: its ID and, on Elasticsearch and
+// OpenSearch, the concrete index that holds it and its custom routing.
+// The target may be an alias or a data stream over several indexes, or
+// an index routed by another key than the _id: a write or a re-read
+// addressed by the ID alone goes to the alias's write index (none: every
+// write refused), to the data stream (which takes only new documents) or
+// to the shard of the _id, and misses the document.
+type ref struct {
+	id, index, routing string
+}
+
 // hit is one stored document as read.
 type hit struct {
-	id     string
+	ref
 	source map[string]corpus.Field // the stored fields
 	ver    version
 }
@@ -133,7 +144,7 @@ func truthy(v any) bool {
 
 // update is one conditional partial write.
 type update struct {
-	id   string
+	ref
 	ver  version
 	tags Tags
 }
@@ -160,8 +171,8 @@ type store interface {
 	// the fields named by fields (nil: all); fn is called from up to
 	// slices goroutines at once and may return an error to stop.
 	scan(ctx context.Context, sel selector, fields []string, slices int, fn func(hit) error) error
-	// get returns the documents of ids that exist, with their versions.
-	get(ctx context.Context, ids []string, fields []string) ([]hit, error)
+	// get returns the documents of refs that exist, with their versions.
+	get(ctx context.Context, refs []ref, fields []string) ([]hit, error)
 	// prepare adds the tag fields to the mapping or schema, after
 	// checking that none exists with another type.
 	prepare(ctx context.Context) error

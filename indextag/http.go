@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -143,6 +145,12 @@ func (c *conn) do(ctx context.Context, method, path string, query url.Values, bo
 		}
 		st := statusOf(err)
 		reason := fmt.Sprintf("HTTP %d", st)
+		if untrusted(err) {
+			// The engine answered the handshake with a certificate no
+			// retry will make trusted (Elasticsearch 8's own CA, by
+			// default): not a connection that failed.
+			return fmt.Errorf("indextag: %s: the engine's TLS certificate is not trusted; SSL_CERT_FILE=FILE trusts the CA in FILE (Elasticsearch's config/certs/http_ca.crt): %w", c.base.Redacted(), err)
+		}
 		if st == 0 {
 			var ne interface{ Timeout() bool }
 			if !errors.As(err, &ne) && !isConnError(err) {
@@ -164,6 +172,15 @@ func (c *conn) do(ctx context.Context, method, path string, query url.Values, bo
 			return werr
 		}
 	}
+}
+
+// untrusted reports a TLS certificate that does not verify.
+func untrusted(err error) bool {
+	var ve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.As(err, &ve) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
 }
 
 // isConnError reports a failure to reach the engine or a connection cut

@@ -3,6 +3,8 @@ package indextag
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -53,5 +55,26 @@ func TestFirstContactBounded(t *testing.T) {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("ended by the test's deadline: %v", err)
+	}
+}
+
+// TestUntrustedCertificate: an engine whose TLS certificate does not
+// verify (Elasticsearch 8 serves HTTPS under its own CA by default) is
+// told at once, with how to trust it; it was retried as an engine not
+// answering for 20 seconds and then reported as a URL that may be wrong.
+func TestUntrustedCertificate(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"version":{"number":"8.19.0"}}`))
+	}))
+	defer srv.Close()
+	base, _ := url.Parse(srv.URL)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	c := newConn(base, Options{RetryFor: time.Hour, MaxBackoff: 50 * time.Millisecond})
+	err := c.do(context.Background(), "GET", "/", nil, nil, "", nil)
+	if err == nil || !strings.Contains(err.Error(), "certificate is not trusted") || !strings.Contains(err.Error(), "SSL_CERT_FILE") {
+		t.Errorf("untrusted certificate: %v; want it named, with SSL_CERT_FILE", err)
+	}
+	if n := c.retryCounts(); len(n) > 0 {
+		t.Errorf("retried %v; a certificate does not become trusted by retrying", n)
 	}
 }

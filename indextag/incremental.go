@@ -3,6 +3,7 @@ package indextag
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/winnow-search/winnow/internal/parallel"
 	"github.com/winnow-search/winnow/offline"
@@ -16,12 +17,12 @@ import (
 // document and keeps the IDs of members of groups whose winner it has
 // not seen yet.
 func (j *job) readIncremental(ctx context.Context, fields []string, keep func(signed) error) error {
-	seen := map[string]bool{}
+	seen := map[ref]bool{}
 	keepOnce := func(s signed) error {
-		if seen[s.e.id] {
+		if seen[s.e.ref] {
 			return nil
 		}
-		seen[s.e.id] = true
+		seen[s.e.ref] = true
 		return keep(s)
 	}
 	slicesN := max(j.o.Slices, 1)
@@ -39,7 +40,7 @@ func (j *job) readIncremental(ctx context.Context, fields []string, keep func(si
 	}
 	// Groups whose winner is gone: members seen, no winner.
 	hasWinner := map[string]bool{}
-	members := map[string][]string{}
+	members := map[string][]ref{}
 	err = j.st.scan(ctx, selector{}, []string{FieldGroup, FieldWinner}, slicesN, func(h hit) error {
 		t, ok := storedTags(h.source)
 		if !ok {
@@ -52,20 +53,20 @@ func (j *job) readIncremental(ctx context.Context, fields []string, keep func(si
 			hasWinner[t.Group] = true
 			delete(members, t.Group)
 		case !hasWinner[t.Group]:
-			members[t.Group] = append(members[t.Group], h.id)
+			members[t.Group] = append(members[t.Group], h.ref)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	var orphans []string
-	for g, ids := range members {
+	var orphans []ref
+	for g, refs := range members {
 		if !hasWinner[g] {
-			orphans = append(orphans, ids...)
+			orphans = append(orphans, refs...)
 		}
 	}
-	slices.Sort(orphans)
+	slices.SortFunc(orphans, func(a, b ref) int { return strings.Compare(a.id, b.id) })
 	return j.readInto(ctx, roleOrphan, func(ctx context.Context, fn func(hit) error) error {
 		for start := 0; start < len(orphans); start += pageSize {
 			hs, err := j.st.get(ctx, orphans[start:min(start+pageSize, len(orphans))], fields)

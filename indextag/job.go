@@ -137,7 +137,8 @@ func (o Options) readFields() []string {
 
 // entry is one document read and signed: all that is kept of it.
 type entry struct {
-	id, url    string
+	ref
+	url        string
 	popularity float64
 	ver        version
 	sig        similarity.Signature
@@ -401,7 +402,7 @@ func (j *job) sign(ctx context.Context, h hit, r role) signed {
 	if err != nil {
 		return signed{skip: "unsignable page"}
 	}
-	e := entry{id: h.id, url: doc.URL, popularity: doc.Popularity, ver: h.ver, sig: res.Sig,
+	e := entry{ref: h.ref, url: doc.URL, popularity: doc.Popularity, ver: h.ver, sig: res.Sig,
 		cut: res.Doc.Truncated || res.Sig.Capped, role: r}
 	e.old, e.tagged = storedTags(h.source)
 	return signed{e: e, bytes: len(doc.Body), fetch: fetched}
@@ -518,6 +519,17 @@ func (j *job) readMethod() string {
 // plan decides every document's tags and returns the updates of those
 // that do not carry them yet; it fills the report's groups.
 func (j *job) plan(ctx context.Context) ([]update, error) {
+	// A document is keyed by its _id, as winnow dedup keys a record by
+	// its id: the indexes of an alias that share IDs are not one set of
+	// documents.
+	j.byID = make(map[string]int, len(j.entries))
+	for i := range j.entries {
+		e := &j.entries[i]
+		if k, ok := j.byID[e.id]; ok {
+			return nil, fmt.Errorf("indextag: %s holds two documents of _id %q (in %s and %s): winnow keys a document by its _id; tag each index on its own", j.o.Target.Index, e.id, j.entries[k].index, e.index)
+		}
+		j.byID[e.id] = i
+	}
 	var tags map[string]Tags
 	var err error
 	if j.o.Since != nil {
@@ -528,11 +540,7 @@ func (j *job) plan(ctx context.Context) ([]update, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.byID = make(map[string]int, len(j.entries))
 	j.winners = map[string]int{}
-	for i := range j.entries {
-		j.byID[j.entries[i].id] = i
-	}
 	var ups []update
 	for i := range j.entries {
 		e := &j.entries[i]
@@ -547,7 +555,7 @@ func (j *job) plan(ctx context.Context) ([]update, error) {
 			j.rep.Writes.Unchanged++
 			continue
 		}
-		ups = append(ups, update{id: e.id, ver: e.ver, tags: t})
+		ups = append(ups, update{ref: e.ref, ver: e.ver, tags: t})
 	}
 	j.rep.Writes.Planned = len(ups)
 	return ups, nil
@@ -767,11 +775,11 @@ func writeReason(err error) string {
 // already carry their tags (a write of a stopped run) need none.
 func (j *job) reread(ctx context.Context, ups []update, attempts map[string]int) ([]update, error) {
 	j.rep.Writes.Reread += len(ups)
-	ids := make([]string, len(ups))
+	refs := make([]ref, len(ups))
 	for i, u := range ups {
-		ids[i] = u.id
+		refs[i] = u.ref
 	}
-	hs, err := j.st.get(ctx, ids, j.o.readFields())
+	hs, err := j.st.get(ctx, refs, j.o.readFields())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -809,7 +817,7 @@ func (j *job) reread(ctx context.Context, ups []update, attempts map[string]int)
 			j.rep.Writes.Unchanged++
 			continue
 		}
-		out = append(out, update{id: u.id, ver: h.ver, tags: t})
+		out = append(out, update{ref: h.ref, ver: h.ver, tags: t})
 	}
 	return out, nil
 }

@@ -885,8 +885,8 @@ func mustPath(t *testing.T, raw string) string {
 }
 
 // TestMapping: -apply adds the fields to a mapping that lacks them, and
-// refuses an index where a field of that name has another type, before
-// writing anything.
+// refuses, before writing anything, an index where a field of that name
+// has another type or whose _source leaves fields out.
 func TestMapping(t *testing.T) {
 	for _, kind := range []string{"opensearch", "elasticsearch"} {
 		t.Run(kind, func(t *testing.T) {
@@ -900,6 +900,9 @@ func TestMapping(t *testing.T) {
 			}{
 				{"bare", `{"properties":{"id":{"type":"keyword"},"html":{"type":"text","index":false}}}`, ""},
 				{"clash", `{"properties":{"id":{"type":"keyword"},"html":{"type":"text","index":false},"winnow_group":{"type":"long"}}}`, "not winnow's field"},
+				// An update indexes a document again from its _source: the
+				// id left out of it would no longer be found.
+				{"excludes", `{"_source":{"excludes":["id"]},"properties":{"id":{"type":"keyword"},"html":{"type":"text","index":false}}}`, "would be lost"},
 			} {
 				index := "mapping-" + tc.name + "-" + kind
 				realengine.Do(t, "DELETE", base+"/"+index+"?ignore_unavailable=true", "", nil)

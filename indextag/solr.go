@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -153,20 +156,26 @@ func (s *solr) scan(ctx context.Context, sel selector, fields []string, _ int, f
 	}
 }
 
-func (s *solr) get(ctx context.Context, ids []string, fields []string) ([]hit, error) {
-	if len(ids) == 0 {
+func (s *solr) get(ctx context.Context, refs []ref, fields []string) ([]hit, error) {
+	if len(refs) == 0 {
 		return nil, nil
 	}
 	key, err := s.uniqueKey(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.id
+	}
 	var hs []hit
 	for start := 0; start < len(ids); start += pageSize {
-		part := ids[start:min(start+pageSize, len(ids))]
-		q := url.Values{"ids": {strings.Join(part, ",")}, "fl": {fl(key, fields)}, "wt": {"json"}}
+		// One id parameter a document (ids splits on commas, which IDs
+		// may hold), sent as a form: a hundred URLs as IDs overflow the
+		// 8 KB request line Jetty takes (414).
+		q := url.Values{"id": ids[start:min(start+pageSize, len(ids))], "fl": {fl(key, fields)}, "wt": {"json"}}
 		var ans solrAnswer
-		if err := s.c.do(ctx, "GET", s.path("/get"), q, nil, "", &ans); err != nil {
+		if err := s.c.do(ctx, "POST", s.path("/get"), nil, []byte(q.Encode()), "application/x-www-form-urlencoded", &ans); err != nil {
 			return nil, err
 		}
 		for _, doc := range ans.Docs {
@@ -190,6 +199,28 @@ var solrTypes = map[string][]string{
 }
 
 func (s *solr) prepare(ctx context.Context) error {
+	flags, err := s.fieldFlags(ctx)
+	if err != nil {
+		return fmt.Errorf("indextag: reading the fields of %s: %w", s.core, err)
+	}
+	if lost, err := s.lostFields(ctx, flags); err != nil {
+		return fmt.Errorf("indextag: reading the fields of %s: %w", s.core, err)
+	} else if len(lost) > 0 {
+		return fmt.Errorf("indextag: core %s has indexed fields neither stored nor with docValues (%s): an atomic update rebuilds a document from its stored fields and docValues, so writing the tags would drop those fields from the index; winnow does not write to it", s.core, strings.Join(lost, ", "))
+	}
+	// An atomic update of a parent indexes its block again; without
+	// _nest_path_ Solr cannot rebuild the children, and drops them.
+	_, nested := flags["_root_"]
+	if _, paths := flags["_nest_path_"]; nested && !paths {
+		q := url.Values{"q": {"*:*"}, "fq": {"-{!join from=_root_ to=id}*:*"}, "rows": {"0"}, "wt": {"json"}}
+		var ans solrAnswer
+		if err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans); err != nil {
+			return fmt.Errorf("indextag: looking for nested documents in %s: %w", s.core, err)
+		}
+		if ans.NumFound > 0 {
+			return fmt.Errorf("indextag: core %s holds %d nested (child) documents and its schema has no _nest_path_: an atomic update of a parent would drop its children; winnow does not write to it", s.core, ans.NumFound)
+		}
+	}
 	var add []map[string]any
 	for _, f := range tagFields {
 		var out struct {
@@ -225,6 +256,65 @@ func (s *solr) prepare(ctx context.Context) error {
 	return nil
 }
 
+// solrNestFields are the fields Solr itself sets on every document of a
+// schema that has them (Solr's _default configset has _root_, indexed
+// and neither stored nor with docValues), and sets again on an atomic
+// update.
+var solrNestFields = map[string]bool{"_root_": true, "_nest_path_": true, "_nest_parent_": true}
+
+// fieldFlags returns the fields the core's index holds, dynamic ones
+// included, with their schema's flags ("ITS-..."; I indexed, S stored,
+// D docValues), as the Luke handler lists them.
+func (s *solr) fieldFlags(ctx context.Context) (map[string]string, error) {
+	var luke struct {
+		Fields map[string]struct {
+			Schema string `json:"schema"`
+		} `json:"fields"`
+	}
+	if err := s.c.do(ctx, "GET", s.path("/admin/luke"), url.Values{"numTerms": {"0"}, "wt": {"json"}}, nil, "", &luke); err != nil {
+		return nil, err
+	}
+	flags := make(map[string]string, len(luke.Fields))
+	for name, f := range luke.Fields {
+		flags[name] = f.Schema
+	}
+	return flags, nil
+}
+
+// lostFields returns the fields of the core's documents (flags, from
+// fieldFlags) that an atomic update would drop: indexed, neither stored
+// nor with docValues, and not a copyField destination (Solr copies those
+// again).
+func (s *solr) lostFields(ctx context.Context, flags map[string]string) ([]string, error) {
+	var copies struct {
+		CopyFields []struct {
+			Dest string `json:"dest"`
+		} `json:"copyFields"`
+	}
+	if err := s.c.do(ctx, "GET", s.path("/schema/copyfields"), url.Values{"wt": {"json"}}, nil, "", &copies); err != nil {
+		return nil, err
+	}
+	var lost []string
+	for name, f := range flags {
+		if len(f) < 4 || f[0] != 'I' || f[2] == 'S' || f[3] == 'D' {
+			continue
+		}
+		if solrNestFields[name] {
+			continue
+		}
+		copied := false
+		for _, c := range copies.CopyFields {
+			ok, _ := path.Match(c.Dest, name) // a dynamic destination: *_str
+			copied = copied || ok
+		}
+		if !copied {
+			lost = append(lost, name)
+		}
+	}
+	slices.Sort(lost)
+	return lost, nil
+}
+
 // solrDoc is the atomic update of one document, conditioned on its
 // _version_.
 func solrDoc(key string, u update) map[string]any {
@@ -239,20 +329,24 @@ func solrDoc(key string, u update) map[string]any {
 	return d
 }
 
-// write sends the updates as one request; when Solr refuses it for a
-// version conflict (the whole request fails with 409), the updates are
-// sent one by one so that each gets its own outcome (those applied before
-// the conflict then conflict with themselves and are re-read).
+// write sends the updates as one request. Solr stops a request at its
+// first document it refuses, with one status for the whole: a version
+// conflict (409), or a document it cannot take (400: one indexed before
+// a field became required, say). Then the updates are sent one by one so
+// that each gets its own outcome and the others are written (those
+// applied before the refused one then conflict with themselves and are
+// re-read).
 func (s *solr) write(ctx context.Context, ups []update) ([]result, error) {
 	key, err := s.uniqueKey(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res, err := s.send(ctx, key, ups)
-	if statusOf(err) != 409 || len(ups) == 1 {
-		if st := statusOf(err); len(ups) == 1 && (st == 409 || st == 404) {
-			return []result{{outcome: outcomeConflict}}, nil
-		}
+	st := statusOf(err)
+	switch {
+	case len(ups) == 1 && (st == 409 || st == 404 || st == 400):
+		return []result{solrRefused(err)}, nil
+	case st != 409 && st != 400:
 		return res, err
 	}
 	res = make([]result, len(ups))
@@ -261,15 +355,43 @@ func (s *solr) write(ctx context.Context, ups []update) ([]result, error) {
 		switch st := statusOf(err); {
 		case err == nil:
 			res[i] = r[0]
-		case st == 409 || st == 404:
-			res[i] = result{outcome: outcomeConflict}
 		case st != 0:
-			res[i] = result{outcome: fmt.Sprintf("HTTP %d", st)}
+			res[i] = solrRefused(err)
 		default:
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// solrRefused is the outcome of one update Solr refused: a conflict
+// (changed or deleted since read: re-read it), or the status and Solr's
+// reason without the document's ID, so that the report counts documents
+// by reason.
+func solrRefused(err error) result {
+	var se *statusError
+	if !errors.As(err, &se) {
+		return result{outcome: err.Error()}
+	}
+	if se.status == 409 || se.status == 404 {
+		return result{outcome: outcomeConflict}
+	}
+	var body struct {
+		Error struct {
+			Msg string `json:"msg"`
+		} `json:"error"`
+	}
+	reason := fmt.Sprintf("HTTP %d", se.status)
+	if json.Unmarshal([]byte(se.body), &body) == nil && body.Error.Msg != "" {
+		msg := body.Error.Msg
+		if strings.HasPrefix(msg, "[doc=") {
+			if _, rest, ok := strings.Cut(msg, "] "); ok {
+				msg = rest
+			}
+		}
+		reason += ": " + msg
+	}
+	return result{outcome: reason}
 }
 
 func (s *solr) send(ctx context.Context, key string, ups []update) ([]result, error) {

@@ -6,7 +6,8 @@
 # "/NAME"); create a core with the shipped configset through CoreAdmin:
 #   curl 'http://127.0.0.1:18983/solr/admin/cores?action=CREATE&name=llvm&configSet=winnow'
 # Heap: WINNOW_SOLR_HEAP (default 512m). Solr home: DIR/home (solr.xml and
-# configsets/winnow are copied from scripts/solr-launcher on every start;
+# configsets/winnow are copied from scripts/solr-launcher on every start,
+# with configsets/winnow-managed made from it (solr_managed_configset);
 # cores under DIR/home stay between starts).
 solr_launcher="$here/solr-launcher"
 
@@ -32,12 +33,29 @@ engine_fetch() {
   fi
 }
 
+# solr_managed_configset DIR: the configset winnow-managed, the shipped
+# one with a managed schema (the Schema API can change it, as operators'
+# cores do) that lacks the winnow fields (winnow index -apply adds them).
+# In a standalone node a core's schema changes are written to its
+# configset, shared by every core made from it: this is remade on every
+# start.
+solr_managed_configset() {
+  local out="$1/conf"
+  rm -rf "$out"
+  mkdir -p "$out"
+  sed 's|<schemaFactory class="ClassicIndexSchemaFactory"/>|<schemaFactory class="ManagedIndexSchemaFactory"/>|' \
+    "$solr_launcher/configset/conf/solrconfig.xml" >"$out/solrconfig.xml"
+  grep -q ManagedIndexSchemaFactory "$out/solrconfig.xml" || die "solrconfig.xml: no schemaFactory to replace"
+  grep -v '<field name="winnow_' "$solr_launcher/configset/conf/schema.xml" >"$out/managed-schema.xml"
+}
+
 engine_launch() {
   local dir="$1" port="$2" heap="${WINNOW_SOLR_HEAP:-512m}"
   mkdir -p "$dir/home/configsets/winnow" "$dir/logs"
   cp "$solr_launcher/solr.xml" "$dir/home/solr.xml"
   rm -rf "$dir/home/configsets/winnow/conf"
   cp -r "$solr_launcher/configset/conf" "$dir/home/configsets/winnow/conf"
+  solr_managed_configset "$dir/home/configsets/winnow-managed"
   spawn "$(java_home 17)/bin/java" "-Xmx$heap" -XX:+UseG1GC \
     -Dsolr.log.dir="$dir/logs" -Dsolr.install.dir="$dir" \
     -cp "$dir/classes:$(cat "$dir/classpath")" winnow.SolrLauncher "$dir/home" "$port"
