@@ -112,3 +112,35 @@ func TestParseHTTPResponseTruncatedChunk(t *testing.T) {
 		t.Error("reading a cut chunked body: no error")
 	}
 }
+
+// TestPywbDechunked reads the responses pywb 2.10.0's recorder wrote
+// (testdata/pywb.warc.gz): it stores a chunked response de-chunked and
+// keeps its Transfer-Encoding: chunked header (pywb issue 584), so the
+// body is the page itself, gzipped or not.
+func TestPywbDechunked(t *testing.T) {
+	bodies := map[string]string{}
+	eachRecord(t, readFile(t, "testdata/pywb.warc.gz"), func(rec *Record) {
+		if rec.Type != "response" {
+			return
+		}
+		status, _, body, err := ParseHTTPResponse(rec.Content)
+		if err != nil {
+			t.Fatalf("%s: %v", rec.TargetURI, err)
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			t.Errorf("%s: reading the body: %v", rec.TargetURI, err)
+		}
+		if status != 200 {
+			t.Errorf("%s: status %d", rec.TargetURI, status)
+		}
+		bodies[strings.TrimPrefix(rec.TargetURI, "http://127.0.0.1:8766/")] = string(b)
+	})
+	page := bodies["chunked.html"]
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.HasSuffix(page, "</html>") || len(page) != 1577 {
+		t.Errorf("chunked.html: body of %d bytes %.40q...%q, want the page of 1577 bytes", len(page), page, page[max(0, len(page)-10):])
+	}
+	if bodies["chunked-gzip.html"] != page {
+		t.Errorf("chunked-gzip.html: body %.60q, want chunked.html's", bodies["chunked-gzip.html"])
+	}
+}
