@@ -41,10 +41,18 @@ type Doc struct {
 	// (a JSON Lines field), else 0.
 	Popularity float64
 	// ContentType is "text/html" or "text/plain" when the input kind
-	// says so, else the Content-Type header value as stored (which may
-	// carry a charset parameter).
+	// says so (with "; charset=utf-8" for a JSON string or a Parquet
+	// string column, which hold Unicode whatever a page's <meta> says),
+	// else the Content-Type header value as stored (which may carry a
+	// charset parameter).
 	ContentType string
 }
+
+// The content types of documents held as Unicode strings.
+const (
+	htmlUTF8 = "text/html; charset=utf-8"
+	textUTF8 = "text/plain; charset=utf-8"
+)
 
 // Default caps of [Options].
 const (
@@ -381,7 +389,8 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 // text, content, raw_content or body). The body is the first html field
 // that is a non-empty string (ContentType "text/html"), else the first
 // such text field: "text/html" if it starts with a doctype or <html> tag,
-// else "text/plain". The id may be a string or a number; without one the
+// else "text/plain"; either with "; charset=utf-8", since a JSON string
+// holds Unicode whatever charset the page's <meta> names. The id may be a string or a number; without one the
 // ID is the line number in decimal. A popularity field, if present, must
 // be a number. Blank lines are skipped. A line that is not a JSON object,
 // has no html or text, or is longer than MaxLineSize yields an error
@@ -522,13 +531,15 @@ func objectDoc(get func(string) (Field, bool), strict bool, f JSONLFields, n int
 	if err != nil {
 		return Doc{}, err
 	}
+	// A JSON string is Unicode: a <meta charset> that a page's HTML keeps
+	// names the bytes it was decoded from, not these.
 	switch {
 	case len(html) > 0:
-		doc.Body, doc.ContentType = html, "text/html"
+		doc.Body, doc.ContentType = html, htmlUTF8
 	case len(text) > 0 && looksLikeHTML(text):
-		doc.Body, doc.ContentType = text, "text/html"
+		doc.Body, doc.ContentType = text, htmlUTF8
 	case len(text) > 0:
-		doc.Body, doc.ContentType = text, "text/plain"
+		doc.Body, doc.ContentType = text, textUTF8
 	default:
 		return Doc{ID: doc.ID, URL: doc.URL}, fmt.Errorf("%w in %s", ErrNoBody, strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // ErrCorrupt is wrapped by the error for data whose checksum does not
@@ -42,19 +44,26 @@ type parquetColumns struct {
 	id, url, html, popularity int
 	text                      []int // every text column present, in the order of the names
 	htmlNames, textNames      []string
+	// unicode holds the string columns (STRING / UTF8 annotated): their
+	// values are Unicode whatever a page's <meta> says; a binary
+	// column's are bytes of their own charset.
+	unicode map[int]bool
 }
 
 func lookupColumns(s *parquet.Schema, f JSONLFields) parquetColumns {
+	c := parquetColumns{htmlNames: f.HTML, textNames: f.Text, unicode: map[int]bool{}}
 	find := func(names []string) int {
 		for _, n := range names {
 			if leaf, ok := s.Lookup(n); ok && leaf.Node != nil && leaf.Node.Leaf() {
+				if isString(leaf.Node.Type()) {
+					c.unicode[leaf.ColumnIndex] = true
+				}
 				return leaf.ColumnIndex
 			}
 		}
 		return -1
 	}
-	c := parquetColumns{id: find(f.ID), url: find(f.URL), html: find(f.HTML), popularity: find(f.Popularity),
-		htmlNames: f.HTML, textNames: f.Text}
+	c.id, c.url, c.html, c.popularity = find(f.ID), find(f.URL), find(f.HTML), find(f.Popularity)
 	for _, n := range f.Text {
 		if i := find([]string{n}); i >= 0 {
 			c.text = append(c.text, i)
@@ -176,7 +185,7 @@ func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, er
 		return Doc{}, err
 	}
 	if html != "" {
-		doc.Body, doc.ContentType = []byte(html), "text/html"
+		doc.Body, doc.ContentType = []byte(html), c.contentType(c.html, "text/html")
 		return doc, nil
 	}
 	for _, col := range c.text {
@@ -185,12 +194,33 @@ func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, er
 			return Doc{}, err
 		}
 		if text != "" {
-			doc.Body, doc.ContentType = []byte(text), "text/plain"
+			doc.Body, doc.ContentType = []byte(text), c.contentType(col, "text/plain")
 			if looksLikeHTML(doc.Body) {
-				doc.ContentType = "text/html"
+				doc.ContentType = c.contentType(col, "text/html")
 			}
 			return doc, nil
 		}
 	}
 	return Doc{}, fmt.Errorf("no non-empty string in %s", strings.Join(append(append([]string{}, c.htmlNames...), c.textNames...), ", "))
+}
+
+// isString reports whether a column of type t holds strings: the STRING
+// logical type, or the UTF8 converted type of older writers.
+func isString(t parquet.Type) bool {
+	if lt := t.LogicalType(); lt != nil {
+		if _, ok := lt.Value.(*format.StringType); ok {
+			return true
+		}
+	}
+	ct := t.ConvertedType()
+	return ct != nil && *ct == deprecated.UTF8
+}
+
+// contentType is mediaType for a value of column col, said to be UTF-8 if
+// the column holds strings.
+func (c parquetColumns) contentType(col int, mediaType string) string {
+	if c.unicode[col] {
+		return mediaType + "; charset=utf-8"
+	}
+	return mediaType
 }

@@ -15,10 +15,10 @@ import (
 func TestParquet(t *testing.T) {
 	got := summary(Open("testdata/pages.parquet"))
 	want := []string{
-		`1 "http://example.org/13/llvm-link.html" text/html 10631`,
-		`2 "https://example.org/16/llvm-link.html" text/html 10629`,
-		`3 "https://example.org/22/llvm-link.html" text/html 10628`,
-		`4 "https://example.org/LICENSE-2.0.txt" text/plain 2000`,
+		`1 "http://example.org/13/llvm-link.html" text/html; charset=utf-8 10631`,
+		`2 "https://example.org/16/llvm-link.html" text/html; charset=utf-8 10629`,
+		`3 "https://example.org/22/llvm-link.html" text/html; charset=utf-8 10628`,
+		`4 "https://example.org/LICENSE-2.0.txt" text/plain; charset=utf-8 2000`,
 	}
 	check(t, "Open(pages.parquet)", got, want)
 
@@ -35,7 +35,7 @@ func TestParquet(t *testing.T) {
 	// Other names: the dump column as the text, the url column as the ID.
 	o := Options{Fields: JSONLFields{ID: []string{"url"}, Text: []string{"dump"}, HTML: []string{"none"}}}
 	got = summary(o.Open("testdata/pages.parquet"))
-	if len(got) != 4 || !strings.HasPrefix(got[0], `http://example.org/13/llvm-link.html "http://example.org/13/llvm-link.html" text/plain 7`) {
+	if len(got) != 4 || !strings.HasPrefix(got[0], `http://example.org/13/llvm-link.html "http://example.org/13/llvm-link.html" text/plain; charset=utf-8 7`) {
 		t.Errorf("Open with other field names = %q", got)
 	}
 	o = Options{Fields: JSONLFields{Text: []string{"missing"}, HTML: []string{"none"}}}

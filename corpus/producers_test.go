@@ -7,12 +7,12 @@ import (
 	"github.com/winnow-search/winnow/page"
 )
 
-// canonicalTexts reads the input at path and returns the canonical text
-// page.Signer makes of each document, by URL.
-func canonicalTexts(t *testing.T, path string) map[string]string {
+// canonicalTexts reads the input at path with o and returns the
+// canonical text page.Signer makes of each document, by URL.
+func canonicalTexts(t *testing.T, o Options, path string) map[string]string {
 	t.Helper()
 	texts := map[string]string{}
-	for doc, err := range Open(path) {
+	for doc, err := range o.Open(path) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -25,23 +25,34 @@ func canonicalTexts(t *testing.T, path string) map[string]string {
 	return texts
 }
 
-// TestProducersAgree reads the same pages as two producers wrote them: as
+// TestProducersAgree reads the same pages as producers wrote them: as
 // pywb's recorder stored the HTTP responses (../warc/testdata/pywb.warc.gz:
-// windows-1251 declared only in the HTTP header of a text/plain page) and
-// as pandas wrote them to JSON Lines after Python decoded them by their
-// declared charsets (testdata/pandas.jsonl: every non-ASCII character a
-// \u escape). Each page must give one canonical text, whoever wrote it.
+// windows-1251 declared only in the HTTP header of a text/plain page, only
+// in the <meta> of an HTML page), as pandas wrote them to JSON Lines after
+// Python decoded them by their declared charsets (testdata/pandas.jsonl:
+// every non-ASCII character a \u escape; the HTML keeps its <meta>), and
+// as pyarrow wrote them to Parquet, decoded in a string column and as
+// served in a binary one (testdata/charset.parquet). Each page must give
+// one canonical text, whoever wrote it.
 func TestProducersAgree(t *testing.T) {
-	warcTexts := canonicalTexts(t, "../warc/testdata/pywb.warc.gz")
-	jsonTexts := canonicalTexts(t, "testdata/pandas.jsonl")
-	for _, p := range []string{"chunked.html", "ru.txt"} {
+	inputs := map[string]map[string]string{
+		"WARC":           canonicalTexts(t, Options{}, "../warc/testdata/pywb.warc.gz"),
+		"JSON Lines":     canonicalTexts(t, Options{}, "testdata/pandas.jsonl"),
+		"Parquet string": canonicalTexts(t, Options{}, "testdata/charset.parquet"),
+		"Parquet binary": canonicalTexts(t, Options{Fields: JSONLFields{HTML: []string{"raw"}}}, "testdata/charset.parquet"),
+	}
+	for _, p := range []string{"chunked.html", "ru.html", "ru.txt"} {
 		u := "http://127.0.0.1:8766/" + p
-		w, j := warcTexts[u], jsonTexts[u]
-		if w == "" || w != j {
-			t.Errorf("%s: WARC text %.80q, JSON Lines text %.80q, want the same", p, w, j)
+		want := inputs["WARC"][u]
+		for name, texts := range inputs {
+			if got, ok := texts[u]; ok && got != want {
+				t.Errorf("%s: %s text %.80q, WARC text %.80q, want the same", p, name, got, want)
+			}
 		}
 	}
-	if w := warcTexts["http://127.0.0.1:8766/ru.txt"]; !strings.HasPrefix(w, "съешь же ещё") {
-		t.Errorf("ru.txt: text %.40q, want the Russian the page holds", w)
+	for _, p := range []string{"ru.html", "ru.txt"} {
+		if w := inputs["WARC"]["http://127.0.0.1:8766/"+p]; !strings.Contains(w, "съешь же ещё") {
+			t.Errorf("%s: text %.40q, want the Russian the page holds", p, w)
+		}
 	}
 }
