@@ -392,7 +392,8 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 // else "text/plain"; either with "; charset=utf-8", since a JSON string
 // holds Unicode whatever charset the page's <meta> names. The id may be a string or a number; without one the
 // ID is the line number in decimal. A popularity field, if present, must
-// be a number. Blank lines are skipped. A line that is not a JSON object,
+// be a number. A byte order mark before the first line, a CR before a
+// line's LF and blank lines are skipped. A line that is not a JSON object,
 // has no html or text, or is longer than MaxLineSize yields an error
 // naming its line number, and the walk goes on.
 func (o Options) JSONL(r io.Reader, f JSONLFields) iter.Seq2[Doc, error] {
@@ -403,6 +404,11 @@ func (o Options) jsonl(r io.Reader, f JSONLFields, input string) iter.Seq2[Doc, 
 	f = f.withDefaults()
 	return func(yield func(Doc, error) bool) {
 		br := bufio.NewReaderSize(r, 64<<10)
+		// A UTF-8 byte order mark (Python's utf-8-sig, Windows tools) is
+		// no part of the first record.
+		if b, _ := br.Peek(3); string(b) == "\xef\xbb\xbf" {
+			br.Discard(3)
+		}
 		rr := newRecordReader(f)
 		var line []byte
 		for n := 1; ; n++ {

@@ -187,6 +187,14 @@ func TestJSONLReadError(t *testing.T) {
 	check(t, "JSONL with a read error", got, []string{`a "" text/plain; charset=utf-8 1`, "error: corpus: line 2: disk on fire"})
 }
 
+// TestJSONLByteOrderMark reads a file pandas 3.1.1 wrote through a file
+// opened with Python's utf-8-sig codec and CRLF line ends (as on Windows):
+// the byte order mark is no part of the first record.
+func TestJSONLByteOrderMark(t *testing.T) {
+	got := summary(Open("testdata/bom.jsonl"))
+	check(t, "JSONL with a byte order mark", got, []string{`a "" text/plain; charset=utf-8 89`, `b "" text/plain; charset=utf-8 45`})
+}
+
 // wgetDocs is what testdata/wget.warc.gz gives: three 200 responses; the
 // 404, requests, metadata and warcinfo are skipped (the wget_arguments
 // resource is text/plain).
