@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"compress/bzip2"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -22,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/winnow-search/winnow/warc"
 )
@@ -607,8 +610,9 @@ func looksLikeHTML(b []byte) bool {
 }
 
 // OpenContext yields the documents of the input at path, by its kind: a
-// directory as [Options.Dir]; *.jsonl, *.ndjson and the same with .gz as
-// [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
+// directory as [Options.Dir]; *.jsonl, *.ndjson and *.json (C4 and Dolma
+// ship JSON Lines as .json.gz), each also compressed as .gz, .zst (the
+// Pile) or .bz2, as [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
 // with the Fields of o; *.warc and *.warc.gz as
 // [Options.WARC], resolving revisit records by reading their targets again
 // from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
@@ -637,13 +641,19 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 			return
 		}
 		name := strings.ToLower(filepath.Base(path))
-		base, gz := strings.CutSuffix(name, ".gz")
+		base, comp := name, ""
+		for _, ext := range []string{".gz", ".zst", ".bz2"} {
+			if b, ok := strings.CutSuffix(name, ext); ok {
+				base, comp = b, ext
+				break
+			}
+		}
 		var seq func(io.Reader) iter.Seq2[Doc, error]
 		var ra io.ReaderAt // the open file, for revisits
 		switch {
-		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson"):
+		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson") || strings.HasSuffix(base, ".json"):
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.jsonl(r, o.Fields, path) }
-		case !gz && strings.HasSuffix(base, ".parquet"):
+		case comp == "" && strings.HasSuffix(base, ".parquet"):
 			f, err := openInput(ctx, path, fi)
 			if err != nil {
 				fail(err)
@@ -659,10 +669,10 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 				}
 			}
 			return
-		case strings.HasSuffix(base, ".warc"):
-			gz = false // package warc detects gzip itself
+		case strings.HasSuffix(base, ".warc") && (comp == "" || comp == ".gz"):
+			comp = "" // package warc detects gzip itself
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra, 0, math.MaxInt64) }
-		case !gz && fileKind(name) != "":
+		case comp == "" && fileKind(name) != "":
 			var body []byte
 			if fi.Mode().IsRegular() {
 				body, err = o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
@@ -680,7 +690,7 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 			yield(Doc{ID: path, Body: body, ContentType: fileKind(name)}, nil)
 			return
 		default:
-			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson, .parquet, .warc, .html or .txt)"))
+			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .html or .txt)"))
 			return
 		}
 		f, err := openInput(ctx, path, fi)
@@ -691,13 +701,24 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 		defer f.Close()
 		ra = f
 		var r io.Reader = bufio.NewReaderSize(ctxReader{ctx, f}, 256<<10)
-		if gz {
+		switch comp {
+		case ".gz":
 			zr, err := gzip.NewReader(r)
 			if err != nil {
 				fail(err)
 				return
 			}
 			r = zr
+		case ".zst":
+			zr, err := zstd.NewReader(r)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer zr.Close()
+			r = zr
+		case ".bz2":
+			r = bzip2.NewReader(r)
 		}
 		for doc, err := range seq(r) {
 			if !yield(doc, err) {

@@ -187,6 +187,17 @@ func TestJSONLReadError(t *testing.T) {
 	check(t, "JSONL with a read error", got, []string{`a "" text/plain; charset=utf-8 1`, "error: corpus: line 2: disk on fire"})
 }
 
+// TestOpenCompressedJSONL reads JSON Lines as datasets ship them, each
+// file written by pandas 3.1.1 (to_json(orient="records", lines=True,
+// compression=...)): C4's and Dolma's .json.gz, the Pile's .jsonl.zst,
+// and .jsonl.bz2.
+func TestOpenCompressedJSONL(t *testing.T) {
+	for _, name := range []string{"c4.json.gz", "pile.jsonl.zst", "pages.jsonl.bz2"} {
+		got := summary(Open("testdata/" + name))
+		check(t, name, got, []string{`1 "https://example.org/a" text/plain; charset=utf-8 94`, `2 "https://example.org/b" text/plain; charset=utf-8 75`})
+	}
+}
+
 // TestJSONLByteOrderMark reads a file pandas 3.1.1 wrote through a file
 // opened with Python's utf-8-sig codec and CRLF line ends (as on Windows):
 // the byte order mark is no part of the first record.
@@ -360,7 +371,7 @@ func TestOpen(t *testing.T) {
 		}},
 		{"testdata/dir/CommandGuide/llvm-link.html", Options{}, []string{`testdata/dir/CommandGuide/llvm-link.html "" text/html 10631`}},
 		{"testdata/dir/Apache-2.0.txt", Options{MaxFileSize: 100}, []string{"error: corpus: testdata/dir/Apache-2.0.txt: corpus: too large: file of 11358 bytes over the 100 byte cap"}},
-		{filepath.Join(tmp, "notes.pdf"), Options{}, []string{"error: corpus: " + filepath.ToSlash(filepath.Join(tmp, "notes.pdf")) + ": unknown input kind (want a directory, .jsonl, .ndjson, .parquet, .warc, .html or .txt)"}},
+		{filepath.Join(tmp, "notes.pdf"), Options{}, []string{"error: corpus: " + filepath.ToSlash(filepath.Join(tmp, "notes.pdf")) + ": unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .html or .txt)"}},
 		{"testdata/nonexistent.warc", Options{}, []string{"error: corpus: testdata/nonexistent.warc: stat testdata/nonexistent.warc: no such file or directory"}},
 	}
 	for _, tt := range tests {

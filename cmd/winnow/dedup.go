@@ -44,7 +44,8 @@ type dedupStats struct {
 
 // dedupUsage is the head of winnow dedup's usage, before its flags.
 const dedupUsage = "usage: winnow dedup [-o FILE] [-cluster URL] [INPUT...]\n\n" +
-	"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n" +
+	"INPUT is a directory of .html/.txt files, a .jsonl, .ndjson or .json file (JSON Lines; also\n" +
+	"gzip, zstd or bzip2 compressed: .gz, .zst, .bz2), a .parquet file or a .warc[.gz] file.\n" +
 	"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used, under the URLs\n" +
 	"the demo engine of winnow serve gives it (serve.demo_listen).\n" +
 	"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n" +
