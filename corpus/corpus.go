@@ -613,8 +613,8 @@ func looksLikeHTML(b []byte) bool {
 // directory as [Options.Dir]; *.jsonl, *.ndjson and *.json (C4 and Dolma
 // ship JSON Lines as .json.gz), each also compressed as .gz, .zst (the
 // Pile) or .bz2, as [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
-// with the Fields of o; *.warc and *.warc.gz as
-// [Options.WARC], resolving revisit records by reading their targets again
+// with the Fields of o; *.warc and *.warc.gz (and Common Crawl's
+// *.warc.wet.gz) as [Options.WARC], resolving revisit records by reading their targets again
 // from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
 // Doc whose ID is path. Errors name path. The file is closed when the walk
 // ends.
@@ -669,7 +669,7 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 				}
 			}
 			return
-		case strings.HasSuffix(base, ".warc") && (comp == "" || comp == ".gz"):
+		case (strings.HasSuffix(base, ".warc") || strings.HasSuffix(base, ".wet")) && (comp == "" || comp == ".gz"):
 			comp = "" // package warc detects gzip itself
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra, 0, math.MaxInt64) }
 		case comp == "" && fileKind(name) != "":
@@ -690,7 +690,7 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 			yield(Doc{ID: path, Body: body, ContentType: fileKind(name)}, nil)
 			return
 		default:
-			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .html or .txt)"))
+			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .wet.gz, .html or .txt)"))
 			return
 		}
 		f, err := openInput(ctx, path, fi)

@@ -371,7 +371,7 @@ func TestOpen(t *testing.T) {
 		}},
 		{"testdata/dir/CommandGuide/llvm-link.html", Options{}, []string{`testdata/dir/CommandGuide/llvm-link.html "" text/html 10631`}},
 		{"testdata/dir/Apache-2.0.txt", Options{MaxFileSize: 100}, []string{"error: corpus: testdata/dir/Apache-2.0.txt: corpus: too large: file of 11358 bytes over the 100 byte cap"}},
-		{filepath.Join(tmp, "notes.pdf"), Options{}, []string{"error: corpus: " + filepath.ToSlash(filepath.Join(tmp, "notes.pdf")) + ": unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .html or .txt)"}},
+		{filepath.Join(tmp, "notes.pdf"), Options{}, []string{"error: corpus: " + filepath.ToSlash(filepath.Join(tmp, "notes.pdf")) + ": unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .wet.gz, .html or .txt)"}},
 		{"testdata/nonexistent.warc", Options{}, []string{"error: corpus: testdata/nonexistent.warc: stat testdata/nonexistent.warc: no such file or directory"}},
 	}
 	for _, tt := range tests {

@@ -50,6 +50,12 @@ func TestProducersAgree(t *testing.T) {
 			}
 		}
 	}
+	// Common Crawl's WET files hold the pages' text as conversion records
+	// (testdata/wet.warc.wet.gz, written by warcio in their layout).
+	wet := canonicalTexts(t, Options{}, "testdata/wet.warc.wet.gz")
+	if u := "http://127.0.0.1:8766/ru.txt"; len(wet) != 2 || wet[u] != inputs["WARC"][u] {
+		t.Errorf("WET: %d pages, ru.txt text %.80q, want 2 pages and the WARC's text %.80q", len(wet), wet[u], inputs["WARC"][u])
+	}
 	for _, p := range []string{"ru.html", "ru.txt"} {
 		if w := inputs["WARC"]["http://127.0.0.1:8766/"+p]; !strings.Contains(w, "съешь же ещё") {
 			t.Errorf("%s: text %.40q, want the Russian the page holds", p, w)

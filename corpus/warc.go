@@ -24,12 +24,13 @@ type Skip struct {
 	// Input is the file or directory walked, or "" for a bare reader.
 	Input string
 	// Kind says what was skipped, from a small set of values fit to count
-	// by: "warcinfo", "request", "metadata", "conversion", "continuation"
-	// (WARC record types), "response 404" (any status but 200, by its
+	// by: "warcinfo", "request", "metadata", "continuation" (WARC record
+	// types), "response 404" (any status but 200, by its
 	// code), "response no http" (a response block that is no HTTP
 	// message, e.g. dns:), "media image/png" (a payload type that Accept
 	// refuses), "resource metadata:" (a resource record whose target is
-	// not an http(s) URL, by scheme, such as wget's log and arguments),
+	// not an http(s) URL, by scheme, such as wget's log and arguments;
+	// "conversion ..." likewise),
 	// "revisit unresolved" (a revisit whose target was not read before
 	// it), "file .css" (a file of a directory walk that is no document,
 	// by extension), "symlink broken", "symlink to a walked folder" and
@@ -211,6 +212,8 @@ func (o Options) WARCRange(path string, start, end int64) iter.Seq2[Doc, error] 
 //   - resource records whose WARC-Target-URI is an http or https URL: the
 //     block, with the record's Content-Type (wget stores its log and
 //     arguments as resource records of metadata: URIs, which are skipped);
+//   - conversion records of such URLs, the same way: the text of a page
+//     (Common Crawl's WET files hold only these);
 //   - revisit records whose target (WARC-Refers-To, or the target URI and
 //     date it names, or an earlier record with the same payload digest)
 //     was read before, in this file or in an earlier input of [Options.Open]
@@ -322,9 +325,9 @@ func (o Options) warcDoc(rec *warc.Record) (doc Doc, skip string, err error) {
 			return Doc{}, "response " + strconv.Itoa(status), nil
 		}
 		doc.ContentType, body = h.Get("Content-Type"), b
-	case "resource":
+	case "resource", "conversion":
 		if s := scheme(rec.TargetURI); s != "http" && s != "https" {
-			return Doc{}, "resource " + s + ":", nil
+			return Doc{}, rec.Type + " " + s + ":", nil
 		}
 	case "":
 		return Doc{}, "no type", nil
