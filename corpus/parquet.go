@@ -48,16 +48,19 @@ type parquetColumns struct {
 	// values are Unicode whatever a page's <meta> says; a binary
 	// column's are bytes of their own charset.
 	unicode map[int]bool
+	// unsigned holds the unsigned integer columns (uint32, uint64 of
+	// pandas or pyarrow: hashes as IDs), whose values past the signed
+	// range are not negative.
+	unsigned map[int]bool
 }
 
 func lookupColumns(s *parquet.Schema, f JSONLFields) parquetColumns {
-	c := parquetColumns{htmlNames: f.HTML, textNames: f.Text, unicode: map[int]bool{}}
+	c := parquetColumns{htmlNames: f.HTML, textNames: f.Text, unicode: map[int]bool{}, unsigned: map[int]bool{}}
 	find := func(names []string) int {
 		for _, n := range names {
 			if leaf, ok := s.Lookup(n); ok && leaf.Node != nil && leaf.Node.Leaf() {
-				if isString(leaf.Node.Type()) {
-					c.unicode[leaf.ColumnIndex] = true
-				}
+				c.unicode[leaf.ColumnIndex] = isString(leaf.Node.Type())
+				c.unsigned[leaf.ColumnIndex] = isUnsigned(leaf.Node.Type())
 				return leaf.ColumnIndex
 			}
 		}
@@ -157,6 +160,12 @@ func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, er
 			doc.ID = string(v.ByteArray())
 		case parquet.Int32, parquet.Int64:
 			doc.ID = strconv.FormatInt(v.Int64(), 10)
+			switch {
+			case c.unsigned[c.id] && v.Kind() == parquet.Int32:
+				doc.ID = strconv.FormatUint(uint64(v.Uint32()), 10)
+			case c.unsigned[c.id]:
+				doc.ID = strconv.FormatUint(v.Uint64(), 10)
+			}
 		default:
 			return Doc{}, errors.New("id column is neither a string nor an integer")
 		}
@@ -214,6 +223,18 @@ func isString(t parquet.Type) bool {
 	}
 	ct := t.ConvertedType()
 	return ct != nil && *ct == deprecated.UTF8
+}
+
+// isUnsigned reports whether a column of type t holds unsigned integers:
+// the INTEGER logical type unsigned, or the UINT_* converted types.
+func isUnsigned(t parquet.Type) bool {
+	if lt := t.LogicalType(); lt != nil {
+		if it, ok := lt.Value.(*format.IntType); ok {
+			return !it.IsSigned
+		}
+	}
+	ct := t.ConvertedType()
+	return ct != nil && *ct >= deprecated.Uint8 && *ct <= deprecated.Uint64
 }
 
 // contentType is mediaType for a value of column col, said to be UTF-8 if

@@ -63,6 +63,18 @@ func TestParquet(t *testing.T) {
 	}
 }
 
+// TestParquetUnsignedID reads testdata/uint64.parquet, which pandas 3.1.1
+// wrote from a uint64 id column (hashes as IDs): an ID past 2^63 is that
+// number, not a negative one.
+func TestParquetUnsignedID(t *testing.T) {
+	got := summary(Open("testdata/uint64.parquet"))
+	check(t, "Open(uint64.parquet)", got, []string{
+		`18446744073709551615 "" text/plain; charset=utf-8 55`,
+		`9223372036854775808 "" text/plain; charset=utf-8 18`,
+		`1 "" text/plain; charset=utf-8 11`,
+	})
+}
+
 // TestParquetChecksum reads testdata/pages-crc.parquet, which pyarrow
 // wrote with page checksums (see testdata/README.md), and a copy with one
 // byte of a page's text changed: the damaged row group is one error
