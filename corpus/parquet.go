@@ -30,11 +30,13 @@ const parquetBatch = 64
 // integer; without it the row number), url, html, text (HTML if it starts
 // with a doctype or <html> tag), popularity (a number). A row with no html
 // or text yields an error naming its row (1-based) and the walk goes on; a
-// row group that cannot be read yields an error and the walk goes on with
-// the next; a file that is no Parquet file yields one error.
+// row group that cannot be read yields one error naming the rows it lost
+// (all of it that was not yielded) and the walk goes on with the next; a
+// file that is no Parquet file yields one error.
 //
-// The reader is github.com/parquet-go/parquet-go (pure Go; every codec that
-// writers use: snappy, gzip, zstd, brotli, lz4).
+// The reader is github.com/parquet-go/parquet-go (pure Go; the codecs that
+// writers use: snappy, gzip, zstd, brotli, LZ4_RAW; not the older LZ4 that
+// Spark's lz4 and fastparquet's LZ4 write, whose row groups are errors).
 func (o Options) Parquet(r io.ReaderAt, size int64, f JSONLFields) iter.Seq2[Doc, error] {
 	return o.parquet(r, size, f, "")
 }
@@ -112,11 +114,13 @@ func (o Options) parquet(r io.ReaderAt, size int64, f JSONLFields, input string)
 				}
 				if err != nil {
 					rows.Close()
-					row = start + int(rg.NumRows())
+					// The rest of the row group is lost: say how much.
+					first, last := row+1, start+int(rg.NumRows())
+					row = last
 					if errors.Is(err, parquet.ErrCorrupted) && strings.Contains(err.Error(), "checksum") {
 						err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 					}
-					if !yield(Doc{}, &Error{Input: input, Row: start + 1, Offset: -1, Err: fmt.Errorf("parquet: row group: %w", err)}) {
+					if !yield(Doc{}, &Error{Input: input, Row: first, Offset: -1, Err: fmt.Errorf("parquet: row group: rows %d to %d lost: %w", first, last, err)}) {
 						return
 					}
 					break

@@ -78,8 +78,8 @@ func TestParquetUnsignedID(t *testing.T) {
 // TestParquetChecksum reads testdata/pages-crc.parquet, which pyarrow
 // wrote with page checksums (see testdata/README.md), and a copy with one
 // byte of a page's text changed: the damaged row group is one error
-// naming the file and wrapping ErrCorrupt, and the other row group is
-// read.
+// naming the file and the rows it held and wrapping ErrCorrupt, and the
+// other row group is read.
 func TestParquetChecksum(t *testing.T) {
 	data, err := os.ReadFile("testdata/pages-crc.parquet")
 	if err != nil {
@@ -107,8 +107,8 @@ func TestParquetChecksum(t *testing.T) {
 		}
 		docs = append(docs, doc.ID)
 	}
-	if len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) || !strings.Contains(errs[0].Error(), path) {
-		t.Errorf("errors %v, want one wrapping ErrCorrupt and naming %s", errs, path)
+	if len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) || !strings.Contains(errs[0].Error(), path) || !strings.Contains(errs[0].Error(), "rows 1 to 2 lost") {
+		t.Errorf("errors %v, want one wrapping ErrCorrupt, naming %s and the rows lost", errs, path)
 	}
 	if len(docs) != 1 {
 		t.Errorf("documents %q, want the one of the undamaged row group", docs)
