@@ -246,8 +246,23 @@ func (o Options) Dir(root string) iter.Seq2[Doc, error] {
 }
 
 func (o Options) dir(ctx context.Context, root string) iter.Seq2[Doc, error] {
-	return o.walk(ctx, os.DirFS(root), ".", root)
+	return o.walk(ctx, osDir(root), ".", root)
 }
+
+// osDir is os.DirFS without its fs.ValidPath check, which refuses a name
+// that is not UTF-8: a Latin-1 file name of an old archive, or the bytes
+// of a URL that a wget mirror kept, names a page all the same. The walk
+// opens only the names its own listing gave. Stat does not open (a named
+// pipe would block), as os.DirFS's does not.
+type osDir string
+
+func (d osDir) path(name string) string { return filepath.Join(string(d), filepath.FromSlash(name)) }
+
+func (d osDir) Open(name string) (fs.File, error) { return os.Open(d.path(name)) }
+
+func (d osDir) Stat(name string) (fs.FileInfo, error) { return os.Stat(d.path(name)) }
+
+func (d osDir) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(d.path(name)) }
 
 // FS is like [Options.Dir] on the tree under dir in fsys (an embed.FS,
 // say). IDs are relative to dir.
@@ -675,7 +690,7 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 		case comp == "" && fileKind(name) != "":
 			var body []byte
 			if fi.Mode().IsRegular() {
-				body, err = o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
+				body, err = o.readFile(osDir(filepath.Dir(path)), filepath.Base(path))
 			} else {
 				var f *os.File
 				if f, err = openInput(ctx, path, fi); err == nil {
