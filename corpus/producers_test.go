@@ -50,6 +50,10 @@ func TestProducersAgree(t *testing.T) {
 			}
 		}
 	}
+	// A page served without a Content-Type is sniffed, as a browser does.
+	if w := inputs["WARC"]["http://127.0.0.1:8766/noctype.html"]; w != inputs["WARC"]["http://127.0.0.1:8766/chunked.html"] {
+		t.Errorf("noctype.html: text %.80q, want chunked.html's, the same page", w)
+	}
 	// Common Crawl's WET files hold the pages' text as conversion records
 	// (testdata/wet.warc.wet.gz, written by warcio in their layout).
 	wet := canonicalTexts(t, Options{}, "testdata/wet.warc.wet.gz")

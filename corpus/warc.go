@@ -8,6 +8,7 @@ import (
 	"iter"
 	"math"
 	"mime"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -221,7 +222,9 @@ func (o Options) WARCRange(path string, start, end int64) iter.Seq2[Doc, error] 
 //     revisit's ID and URL, or the target's skip kind if it is no page
 //     (wget stores a repeated 404 as a revisit).
 //
-// Only payloads whose media type Accept allows become documents. Every
+// A payload without a Content-Type is sniffed as a browser sniffs it
+// (net/http.DetectContentType). Only payloads whose media type Accept
+// allows become documents. Every
 // other record (warcinfo, request, metadata, other statuses, other media
 // types, unresolved revisits) is passed to OnSkip with its kind. A Doc's ID
 // is the WARC-Record-ID and its URL the WARC-Target-URI. A damaged record,
@@ -333,6 +336,15 @@ func (o Options) warcDoc(rec *warc.Record) (doc Doc, skip string, err error) {
 		return Doc{}, "no type", nil
 	default:
 		return Doc{}, rec.Type, nil
+	}
+	if strings.TrimSpace(doc.ContentType) == "" {
+		// A server that sent no Content-Type: a browser sniffs the
+		// body (WHATWG MIME sniffing), so do we; the charset that
+		// sniffing guesses is left to canon.
+		sb := bufio.NewReaderSize(body, 512)
+		head, _ := sb.Peek(512)
+		doc.ContentType, _, _ = strings.Cut(http.DetectContentType(head), ";")
+		body = sb
 	}
 	if mt, ok := o.accept(doc.ContentType); !ok {
 		return Doc{}, "media " + mt, nil
