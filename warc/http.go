@@ -33,9 +33,10 @@ var ErrUnsupportedEncoding = errors.New("warc: unsupported content encoding")
 // and the header then no longer lists them (nor Content-Length), as
 // net/http's Transport does; br (brotli) and zstd are decoded too. Other
 // encodings give an error wrapping [ErrUnsupportedEncoding]; identity is
-// no encoding. A chunked body that does not start with a chunk-size line
-// was stored de-chunked under its original header (pywb's recorder,
-// crau) and is read as it is, as warcio reads it. A header over
+// no encoding. A header line that is no field is passed over. A chunked
+// body that does not start with a chunk-size line was stored de-chunked
+// under its original header (pywb's recorder, crau) and is read as it
+// is, as warcio reads it. A header over
 // [MaxHeaderSize] or a bad status line is [ErrMalformed]. The body reader
 // returns the decoders' errors, e.g. for a truncated chunk.
 func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io.Reader, err error) {
@@ -68,7 +69,10 @@ func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io
 			break
 		}
 		if key, err = addField(h, key, []byte(line)); err != nil {
-			return 0, nil, nil, fmt.Errorf("%w: http %v", ErrMalformed, err)
+			// A line that is no field (a status line repeated by a
+			// broken server, a name without a colon) is passed over,
+			// as browsers and warcio pass it over: the page came.
+			key = ""
 		}
 	}
 	header = http.Header(h)

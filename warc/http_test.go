@@ -71,7 +71,7 @@ func TestParseHTTPResponse(t *testing.T) {
 		{"bad gzip", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip", 0, "", "", ErrMalformed},
 		{"not http", "GET / HTTP/1.1\r\n\r\n", 0, "", "", ErrMalformed},
 		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, "", "", ErrMalformed},
-		{"bad header line", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", 0, "", "", ErrMalformed},
+		{"line without a colon", "HTTP/1.1 200 OK\r\nno colon here\r\nContent-Type: text/plain\r\n\r\nbody", 200, "text/plain", "body", nil},
 		{"empty", "", 0, "", "", ErrMalformed},
 	}
 	for _, tt := range tests {
@@ -142,5 +142,30 @@ func TestPywbDechunked(t *testing.T) {
 	}
 	if bodies["chunked-gzip.html"] != page {
 		t.Errorf("chunked-gzip.html: body %.60q, want chunked.html's", bodies["chunked-gzip.html"])
+	}
+}
+
+// TestWgetJunkHeaderLine reads the response wget 1.21.3 recorded from a
+// server whose header repeats its status line and names a field without
+// a colon (testdata/wget-junk.warc.gz): wget took the page, and so must
+// the parse.
+func TestWgetJunkHeaderLine(t *testing.T) {
+	var pages []string
+	eachRecord(t, readFile(t, "testdata/wget-junk.warc.gz"), func(rec *Record) {
+		if rec.Type != "response" {
+			return
+		}
+		status, h, body, err := ParseHTTPResponse(rec.Content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(body)
+		if err != nil || status != 200 || h.Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Errorf("status %d, Content-Type %q, %v; want 200, the page's", status, h.Get("Content-Type"), err)
+		}
+		pages = append(pages, string(b))
+	})
+	if len(pages) != 1 || !strings.HasSuffix(pages[0], "</p></body></html>") || len(pages[0]) != 1227 {
+		t.Errorf("pages %.60q, want the page of 1227 bytes", pages)
 	}
 }
