@@ -15,6 +15,7 @@ import (
 	"iter"
 	"math"
 	"mime"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -196,14 +197,43 @@ func (o Options) accept(contentType string) (string, bool) {
 	return mt, mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/plain"
 }
 
+// fileExt returns the lower-case extension of a file name. A query that
+// wget kept in the name of a page it mirrored ("list.html?page=2",
+// "style.css?v=3") is no part of it.
+func fileExt(name string) string {
+	name = path.Base(name)
+	if q := strings.IndexByte(name, '?'); q > 0 {
+		name = name[:q]
+	}
+	return strings.ToLower(path.Ext(name))
+}
+
 // fileKind returns the Content-Type for a file name's extension, or "" for
 // a file that is no document.
 func fileKind(name string) string {
-	switch strings.ToLower(path.Ext(name)) {
+	switch fileExt(name) {
 	case ".html", ".htm", ".xhtml":
 		return "text/html"
 	case ".txt", ".text":
 		return "text/plain"
+	}
+	return ""
+}
+
+// sniffHTML returns "text/html" if the file p starts as an HTML page does
+// (net/http.DetectContentType, as a browser sniffs), else "": a page that
+// a wget mirror saved under its URL's name (about, post.php?id=3) says
+// so only in its bytes.
+func sniffHTML(fsys fs.FS, p string) string {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var head [512]byte
+	n, _ := io.ReadFull(f, head[:])
+	if mt, _, _ := strings.Cut(http.DetectContentType(head[:n]), ";"); mt == "text/html" {
+		return mt
 	}
 	return ""
 }
@@ -226,7 +256,10 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 }
 
 // Dir yields the documents under the directory root: files named *.html,
-// *.htm, *.xhtml (as text/html), *.txt and *.text (as text/plain), in
+// *.htm, *.xhtml (as text/html), *.txt and *.text (as text/plain), a
+// query in the name that wget kept ("list.html?page=2") aside, and files
+// of other names whose bytes start as an HTML page's do (pages a wget
+// mirror saved under their URLs' names: about, post.php?id=3), in
 // lexical order within each directory (the order of fs.WalkDir); other
 // files are skipped. A Doc's ID is its slash path relative to root and its
 // URL is "". A file over MaxFileSize, or one that cannot be read, yields an
@@ -335,7 +368,10 @@ func (o Options) walk(ctx context.Context, fsys fs.FS, dir, input string) iter.S
 				}
 				ct := fileKind(p)
 				if ct == "" {
-					o.skip(Skip{Input: input, Kind: "file " + cmp.Or(strings.ToLower(path.Ext(p)), "without extension"), Offset: -1, ID: rel})
+					ct = sniffHTML(fsys, p)
+				}
+				if ct == "" {
+					o.skip(Skip{Input: input, Kind: "file " + cmp.Or(fileExt(p), "without extension"), Offset: -1, ID: rel})
 					return nil
 				}
 				body, err := o.readFile(fsys, p)
