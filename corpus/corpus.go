@@ -427,10 +427,11 @@ func (o Options) readFile(fsys fs.FS, p string) ([]byte, error) {
 }
 
 // readCapped reads r to the end, failing if it holds more than max bytes.
+// A read error returns the bytes read before it too.
 func readCapped(r io.Reader, max int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, err
+		return b, err
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%w: over the %d byte cap", ErrTooLarge, max)

@@ -198,6 +198,23 @@ func TestOpenCompressedJSONL(t *testing.T) {
 	}
 }
 
+// TestWARCTruncatedPayload reads a response whose gzip payload the
+// crawler cut at 1 KiB and marked so (WARC-Truncated: length;
+// testdata/truncated.warc.gz, written by warcio): the part it holds is
+// the page as captured, not an error.
+func TestWARCTruncatedPayload(t *testing.T) {
+	var docs []Doc
+	for doc, err := range Open("testdata/truncated.warc.gz") {
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		docs = append(docs, doc)
+	}
+	if len(docs) != 1 || !strings.HasPrefix(string(docs[0].Body), "<html><body><p>") || len(docs[0].Body) != 2660 {
+		t.Errorf("documents %d, want one: the page's first 2660 bytes", len(docs))
+	}
+}
+
 // TestJSONLByteOrderMark reads a file pandas 3.1.1 wrote through a file
 // opened with Python's utf-8-sig codec and CRLF line ends (as on Windows):
 // the byte order mark is no part of the first record.

@@ -224,12 +224,14 @@ func (o Options) WARCRange(path string, start, end int64) iter.Seq2[Doc, error] 
 //
 // A payload without a Content-Type is sniffed as a browser sniffs it
 // (net/http.DetectContentType). Only payloads whose media type Accept
-// allows become documents. Every
-// other record (warcinfo, request, metadata, other statuses, other media
-// types, unresolved revisits) is passed to OnSkip with its kind. A Doc's ID
-// is the WARC-Record-ID and its URL the WARC-Target-URI. A damaged record,
-// an undecodable payload or a body over MaxFileSize yields an error naming
-// the record's offset, and the walk goes on; an input read error ends it.
+// allows become documents. Every other record (warcinfo, request,
+// metadata, other statuses, other media types, unresolved revisits) is
+// passed to OnSkip with its kind. A Doc's ID is the WARC-Record-ID and its
+// URL the WARC-Target-URI. A damaged record, an undecodable payload or a
+// body over MaxFileSize yields an error naming the record's offset, and
+// the walk goes on; an input read error ends it. A compressed payload that
+// ends early in a record marked WARC-Truncated (cut at the crawler's
+// limit) is the page as far as it goes.
 //
 // Offsets in r are base bytes into the file, and the walk ends at the
 // first record at or after end.
@@ -350,7 +352,14 @@ func (o Options) warcDoc(rec *warc.Record) (doc Doc, skip string, err error) {
 		return Doc{}, "media " + mt, nil
 	}
 	if doc.Body, err = readCapped(body, o.maxFile()); err != nil {
-		return Doc{}, "", err
+		// A crawler that cuts a payload at its size or time limit says
+		// so (WARC-Truncated: length, time, ...); a compressed payload so
+		// cut ends early, and what it held is the page as captured. A
+		// block cut short in the file is still an error: its own read
+		// reports it after this.
+		if !errors.Is(err, io.ErrUnexpectedEOF) || rec.Header.Get("WARC-Truncated") == "" || len(doc.Body) == 0 {
+			return Doc{}, "", err
+		}
 	}
 	return doc, "", nil
 }
