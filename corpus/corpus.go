@@ -26,6 +26,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 
 	"github.com/winnow-search/winnow/warc"
 )
@@ -447,8 +449,9 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 // else "text/plain"; either with "; charset=utf-8", since a JSON string
 // holds Unicode whatever charset the page's <meta> names. The id may be a string or a number; without one the
 // ID is the line number in decimal. A popularity field, if present, must
-// be a number. A byte order mark before the first line, a CR before a
-// line's LF and blank lines are skipped. A line that is not a JSON object,
+// be a number. A UTF-8 byte order mark before the first line, a CR before
+// a line's LF and blank lines are skipped; a UTF-16 byte order mark makes
+// the stream UTF-16. A line that is not a JSON object,
 // has no html or text, or is longer than MaxLineSize yields an error
 // naming its line number, and the walk goes on.
 func (o Options) JSONL(r io.Reader, f JSONLFields) iter.Seq2[Doc, error] {
@@ -460,9 +463,14 @@ func (o Options) jsonl(r io.Reader, f JSONLFields, input string) iter.Seq2[Doc, 
 	return func(yield func(Doc, error) bool) {
 		br := bufio.NewReaderSize(r, 64<<10)
 		// A UTF-8 byte order mark (Python's utf-8-sig, Windows tools) is
-		// no part of the first record.
-		if b, _ := br.Peek(3); string(b) == "\xef\xbb\xbf" {
+		// no part of the first record; one of UTF-16 (what Windows
+		// PowerShell 5's > and Out-File write) says the stream is
+		// UTF-16, decoded to UTF-8 here.
+		switch b, _ := br.Peek(3); {
+		case string(b) == "\xef\xbb\xbf":
 			br.Discard(3)
+		case len(b) >= 2 && (b[0] == 0xff && b[1] == 0xfe || b[0] == 0xfe && b[1] == 0xff):
+			br = bufio.NewReaderSize(transform.NewReader(br, unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder()), 64<<10)
 		}
 		rr := newRecordReader(f)
 		var line []byte

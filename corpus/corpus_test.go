@@ -217,10 +217,14 @@ func TestWARCTruncatedPayload(t *testing.T) {
 
 // TestJSONLByteOrderMark reads a file pandas 3.1.1 wrote through a file
 // opened with Python's utf-8-sig codec and CRLF line ends (as on Windows):
-// the byte order mark is no part of the first record.
+// the byte order mark is no part of the first record; and one written
+// through Python's utf-16 codec, as Windows PowerShell 5 writes text:
+// UTF-16 with a byte order mark, decoded.
 func TestJSONLByteOrderMark(t *testing.T) {
 	got := summary(Open("testdata/bom.jsonl"))
 	check(t, "JSONL with a byte order mark", got, []string{`a "" text/plain; charset=utf-8 89`, `b "" text/plain; charset=utf-8 45`})
+	got = summary(Open("testdata/utf16.jsonl"))
+	check(t, "JSONL in UTF-16", got, []string{`a "" text/plain; charset=utf-8 102`, `b "" text/plain; charset=utf-8 45`})
 }
 
 // wgetDocs is what testdata/wget.warc.gz gives: three 200 responses; the
