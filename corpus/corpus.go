@@ -447,13 +447,13 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 // that is a non-empty string (ContentType "text/html"), else the first
 // such text field: "text/html" if it starts with a doctype or <html> tag,
 // else "text/plain"; either with "; charset=utf-8", since a JSON string
-// holds Unicode whatever charset the page's <meta> names. The id may be a string or a number; without one the
-// ID is the line number in decimal. A popularity field, if present, must
-// be a number. A UTF-8 byte order mark before the first line, a CR before
-// a line's LF and blank lines are skipped; a UTF-16 byte order mark makes
-// the stream UTF-16. A line that is not a JSON object,
-// has no html or text, or is longer than MaxLineSize yields an error
-// naming its line number, and the walk goes on.
+// holds Unicode whatever charset the page's <meta> names. The id may be a
+// string or a number; without one the ID is the line number in decimal. A
+// popularity field, if present, must be a number. A UTF-8 byte order mark
+// before the first line, a CR before a line's LF and blank lines are
+// skipped; a UTF-16 byte order mark makes the stream UTF-16. A line that
+// is not a JSON object, has no html or text, or is longer than MaxLineSize
+// yields an error naming its line number, and the walk goes on.
 func (o Options) JSONL(r io.Reader, f JSONLFields) iter.Seq2[Doc, error] {
 	return o.jsonl(r, f, "")
 }
@@ -672,12 +672,13 @@ func looksLikeHTML(b []byte) bool {
 // OpenContext yields the documents of the input at path, by its kind: a
 // directory as [Options.Dir]; *.jsonl, *.ndjson and *.json (C4 and Dolma
 // ship JSON Lines as .json.gz), each also compressed as .gz, .zst (the
-// Pile) or .bz2, as [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
-// with the Fields of o; *.warc and *.warc.gz (and Common Crawl's
-// *.warc.wet.gz) as [Options.WARC], resolving revisit records by reading their targets again
-// from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
-// Doc whose ID is path. Errors name path. The file is closed when the walk
-// ends.
+// Pile) or .bz2, as [Options.JSONL] with the Fields of o; *.parquet as
+// [Options.Parquet] with the Fields of o; *.warc and *.warc.gz (and Common
+// Crawl's *.warc.wet.gz) as [Options.WARC], resolving revisit records by
+// reading their targets again from this file or an earlier one of
+// [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as
+// one Doc whose ID is path. Errors name path. The file is closed when the
+// walk ends.
 //
 // When ctx is done the walk yields one error wrapping ctx's error and
 // ends, wherever it is: opening a named pipe that has no writer yet,
