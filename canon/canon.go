@@ -151,10 +151,18 @@ func parseHTML(b []byte, contentType string, o Options, head func(u []byte)) (Do
 // a paragraph are spaces, so re-wrapped copies of a text are equal. Text
 // returns [ErrBinary] for binary input.
 func Text(b []byte, o Options) (Document, error) {
+	return TextType(b, "", o)
+}
+
+// TextType is [Text] for a text served with the HTTP Content-Type
+// contentType (which may be ""): a charset parameter other than UTF-8
+// decides the encoding unless a byte order mark does (a windows-1251 or
+// Shift_JIS text says so only there).
+func TextType(b []byte, contentType string, o Options) (Document, error) {
 	var d Document
 	whole := b
 	b, d.Truncated = limit(b, o.MaxBytes)
-	e, name := textEncoding(b, d.Truncated)
+	e, name := textEncoding(b, contentType, d.Truncated)
 	if !strings.HasPrefix(name, "utf-16") && isBinary(b) {
 		return Document{}, ErrBinary
 	}
@@ -212,7 +220,7 @@ func Text(b []byte, o Options) (Document, error) {
 		s := n.line(line)
 		if d.Cut && len(s) < 64 {
 			o.Enough = Enough{} // too little left after the markers
-			return Text(whole, o)
+			return TextType(whole, contentType, o)
 		}
 		if len(s) == 0 {
 			continue
@@ -230,7 +238,7 @@ func Text(b []byte, o Options) (Document, error) {
 	d.finish(out.String())
 	if d.Cut && !o.Enough.heldBy(&d) {
 		o.Enough = Enough{}
-		return Text(whole, o)
+		return TextType(whole, contentType, o)
 	}
 	return d, nil
 }

@@ -38,14 +38,24 @@ func determineEncoding(b []byte, contentType string, truncated bool) (encoding.E
 }
 
 // textEncoding picks the encoding of plain text: UTF-16 by byte order
-// mark, else as sniff does. Text has no <meta> to look for, so it skips
-// determineEncoding's prescan (an HTML tokenizer a page).
-func textEncoding(b []byte, truncated bool) (encoding.Encoding, string) {
+// mark, else the charset parameter of contentType unless it says UTF-8 or
+// a UTF-8 byte order mark does, else as sniff does (a text said to be
+// UTF-8 that is not is windows-1252, as before). Text has no <meta> to
+// look for, so it skips determineEncoding's prescan (an HTML tokenizer a
+// page).
+func textEncoding(b []byte, contentType string, truncated bool) (encoding.Encoding, string) {
 	if bytes.HasPrefix(b, []byte{0xfe, 0xff}) {
 		return charset.Lookup("utf-16be")
 	}
 	if bytes.HasPrefix(b, []byte{0xff, 0xfe}) {
 		return charset.Lookup("utf-16le")
+	}
+	if strings.Contains(contentType, "=") && !bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
+		if _, params, err := mime.ParseMediaType(contentType); err == nil {
+			if e, name := charset.Lookup(params["charset"]); e != nil && name != "utf-8" {
+				return e, name
+			}
+		}
 	}
 	return sniff(b, truncated)
 }

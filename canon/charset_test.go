@@ -109,3 +109,26 @@ func TestTextIgnoresMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestTextTypeCharset: a text's charset parameter decides its encoding,
+// unless a byte order mark does; one that says UTF-8 leaves the sniffing
+// as it was.
+func TestTextTypeCharset(t *testing.T) {
+	for _, c := range []struct {
+		in, contentType, charset, text string
+	}{
+		{"\xd1\xfa\xe5\xf8\xfc", "text/plain; charset=windows-1251", "windows-1251", "съешь\n"},
+		{"\x93\xfa\x96\x7b", "text/plain;charset=Shift_JIS", "shift_jis", "日本\n"},
+		{"\xef\xbb\xbfcaf\u00e9", "text/plain; charset=windows-1251", "utf-8", "café\n"},
+		{"caf\xe9", "text/plain; charset=utf-8", "windows-1252", "café\n"},
+		{"caf\xe9", "text/plain; charset=no-such", "windows-1252", "café\n"},
+	} {
+		d, err := TextType([]byte(c.in), c.contentType, Options{})
+		if err != nil {
+			t.Fatalf("TextType(%q, %q): %v", c.in, c.contentType, err)
+		}
+		if d.Charset != c.charset || d.Text != c.text {
+			t.Errorf("TextType(%q, %q) = %q in %s, want %q in %s", c.in, c.contentType, d.Text, d.Charset, c.text, c.charset)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"compress/bzip2"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"iter"
 	"math"
 	"mime"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,6 +24,10 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 
 	"github.com/winnow-search/winnow/warc"
 )
@@ -41,10 +47,18 @@ type Doc struct {
 	// (a JSON Lines field), else 0.
 	Popularity float64
 	// ContentType is "text/html" or "text/plain" when the input kind
-	// says so, else the Content-Type header value as stored (which may
-	// carry a charset parameter).
+	// says so (with "; charset=utf-8" for a JSON string or a Parquet
+	// string column, which hold Unicode whatever a page's <meta> says),
+	// else the Content-Type header value as stored (which may carry a
+	// charset parameter).
 	ContentType string
 }
+
+// The content types of documents held as Unicode strings.
+const (
+	htmlUTF8 = "text/html; charset=utf-8"
+	textUTF8 = "text/plain; charset=utf-8"
+)
 
 // Default caps of [Options].
 const (
@@ -185,14 +199,43 @@ func (o Options) accept(contentType string) (string, bool) {
 	return mt, mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/plain"
 }
 
+// fileExt returns the lower-case extension of a file name. A query that
+// wget kept in the name of a page it mirrored ("list.html?page=2",
+// "style.css?v=3") is no part of it.
+func fileExt(name string) string {
+	name = path.Base(name)
+	if q := strings.IndexByte(name, '?'); q > 0 {
+		name = name[:q]
+	}
+	return strings.ToLower(path.Ext(name))
+}
+
 // fileKind returns the Content-Type for a file name's extension, or "" for
 // a file that is no document.
 func fileKind(name string) string {
-	switch strings.ToLower(path.Ext(name)) {
+	switch fileExt(name) {
 	case ".html", ".htm", ".xhtml":
 		return "text/html"
 	case ".txt", ".text":
 		return "text/plain"
+	}
+	return ""
+}
+
+// sniffHTML returns "text/html" if the file p starts as an HTML page does
+// (net/http.DetectContentType, as a browser sniffs), else "": a page that
+// a wget mirror saved under its URL's name (about, post.php?id=3) says
+// so only in its bytes.
+func sniffHTML(fsys fs.FS, p string) string {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var head [512]byte
+	n, _ := io.ReadFull(f, head[:])
+	if mt, _, _ := strings.Cut(http.DetectContentType(head[:n]), ";"); mt == "text/html" {
+		return mt
 	}
 	return ""
 }
@@ -215,7 +258,10 @@ func (o Options) Open(path string) iter.Seq2[Doc, error] {
 }
 
 // Dir yields the documents under the directory root: files named *.html,
-// *.htm, *.xhtml (as text/html), *.txt and *.text (as text/plain), in
+// *.htm, *.xhtml (as text/html), *.txt and *.text (as text/plain), a
+// query in the name that wget kept ("list.html?page=2") aside, and files
+// of other names whose bytes start as an HTML page's do (pages a wget
+// mirror saved under their URLs' names: about, post.php?id=3), in
 // lexical order within each directory (the order of fs.WalkDir); other
 // files are skipped. A Doc's ID is its slash path relative to root and its
 // URL is "". A file over MaxFileSize, or one that cannot be read, yields an
@@ -235,8 +281,23 @@ func (o Options) Dir(root string) iter.Seq2[Doc, error] {
 }
 
 func (o Options) dir(ctx context.Context, root string) iter.Seq2[Doc, error] {
-	return o.walk(ctx, os.DirFS(root), ".", root)
+	return o.walk(ctx, osDir(root), ".", root)
 }
+
+// osDir is os.DirFS without its fs.ValidPath check, which refuses a name
+// that is not UTF-8: a Latin-1 file name of an old archive, or the bytes
+// of a URL that a wget mirror kept, names a page all the same. The walk
+// opens only the names its own listing gave. Stat does not open (a named
+// pipe would block), as os.DirFS's does not.
+type osDir string
+
+func (d osDir) path(name string) string { return filepath.Join(string(d), filepath.FromSlash(name)) }
+
+func (d osDir) Open(name string) (fs.File, error) { return os.Open(d.path(name)) }
+
+func (d osDir) Stat(name string) (fs.FileInfo, error) { return os.Stat(d.path(name)) }
+
+func (d osDir) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(d.path(name)) }
 
 // FS is like [Options.Dir] on the tree under dir in fsys (an embed.FS,
 // say). IDs are relative to dir.
@@ -309,7 +370,10 @@ func (o Options) walk(ctx context.Context, fsys fs.FS, dir, input string) iter.S
 				}
 				ct := fileKind(p)
 				if ct == "" {
-					o.skip(Skip{Input: input, Kind: "file " + cmp.Or(strings.ToLower(path.Ext(p)), "without extension"), Offset: -1, ID: rel})
+					ct = sniffHTML(fsys, p)
+				}
+				if ct == "" {
+					o.skip(Skip{Input: input, Kind: "file " + cmp.Or(fileExt(p), "without extension"), Offset: -1, ID: rel})
 					return nil
 				}
 				body, err := o.readFile(fsys, p)
@@ -365,10 +429,11 @@ func (o Options) readFile(fsys fs.FS, p string) ([]byte, error) {
 }
 
 // readCapped reads r to the end, failing if it holds more than max bytes.
+// A read error returns the bytes read before it too.
 func readCapped(r io.Reader, max int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, err
+		return b, err
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%w: over the %d byte cap", ErrTooLarge, max)
@@ -381,11 +446,14 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 // text, content, raw_content or body). The body is the first html field
 // that is a non-empty string (ContentType "text/html"), else the first
 // such text field: "text/html" if it starts with a doctype or <html> tag,
-// else "text/plain". The id may be a string or a number; without one the
-// ID is the line number in decimal. A popularity field, if present, must
-// be a number. Blank lines are skipped. A line that is not a JSON object,
-// has no html or text, or is longer than MaxLineSize yields an error
-// naming its line number, and the walk goes on.
+// else "text/plain"; either with "; charset=utf-8", since a JSON string
+// holds Unicode whatever charset the page's <meta> names. The id may be a
+// string or a number; without one the ID is the line number in decimal. A
+// popularity field, if present, must be a number. A UTF-8 byte order mark
+// before the first line, a CR before a line's LF and blank lines are
+// skipped; a UTF-16 byte order mark makes the stream UTF-16. A line that
+// is not a JSON object, has no html or text, or is longer than MaxLineSize
+// yields an error naming its line number, and the walk goes on.
 func (o Options) JSONL(r io.Reader, f JSONLFields) iter.Seq2[Doc, error] {
 	return o.jsonl(r, f, "")
 }
@@ -394,6 +462,16 @@ func (o Options) jsonl(r io.Reader, f JSONLFields, input string) iter.Seq2[Doc, 
 	f = f.withDefaults()
 	return func(yield func(Doc, error) bool) {
 		br := bufio.NewReaderSize(r, 64<<10)
+		// A UTF-8 byte order mark (Python's utf-8-sig, Windows tools) is
+		// no part of the first record; one of UTF-16 (what Windows
+		// PowerShell 5's > and Out-File write) says the stream is
+		// UTF-16, decoded to UTF-8 here.
+		switch b, _ := br.Peek(3); {
+		case string(b) == "\xef\xbb\xbf":
+			br.Discard(3)
+		case len(b) >= 2 && (b[0] == 0xff && b[1] == 0xfe || b[0] == 0xfe && b[1] == 0xff):
+			br = bufio.NewReaderSize(transform.NewReader(br, unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder()), 64<<10)
+		}
 		rr := newRecordReader(f)
 		var line []byte
 		for n := 1; ; n++ {
@@ -522,13 +600,15 @@ func objectDoc(get func(string) (Field, bool), strict bool, f JSONLFields, n int
 	if err != nil {
 		return Doc{}, err
 	}
+	// A JSON string is Unicode: a <meta charset> that a page's HTML keeps
+	// names the bytes it was decoded from, not these.
 	switch {
 	case len(html) > 0:
-		doc.Body, doc.ContentType = html, "text/html"
+		doc.Body, doc.ContentType = html, htmlUTF8
 	case len(text) > 0 && looksLikeHTML(text):
-		doc.Body, doc.ContentType = text, "text/html"
+		doc.Body, doc.ContentType = text, htmlUTF8
 	case len(text) > 0:
-		doc.Body, doc.ContentType = text, "text/plain"
+		doc.Body, doc.ContentType = text, textUTF8
 	default:
 		return Doc{ID: doc.ID, URL: doc.URL}, fmt.Errorf("%w in %s", ErrNoBody, strings.Join(slices.Concat(f.HTML, f.Text), ", "))
 	}
@@ -590,13 +670,15 @@ func looksLikeHTML(b []byte) bool {
 }
 
 // OpenContext yields the documents of the input at path, by its kind: a
-// directory as [Options.Dir]; *.jsonl, *.ndjson and the same with .gz as
-// [Options.JSONL] with the Fields of o; *.parquet as [Options.Parquet]
-// with the Fields of o; *.warc and *.warc.gz as
-// [Options.WARC], resolving revisit records by reading their targets again
-// from this file or an earlier one of [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as one
-// Doc whose ID is path. Errors name path. The file is closed when the walk
-// ends.
+// directory as [Options.Dir]; *.jsonl, *.ndjson and *.json (C4 and Dolma
+// ship JSON Lines as .json.gz), each also compressed as .gz, .zst (the
+// Pile) or .bz2, as [Options.JSONL] with the Fields of o; *.parquet as
+// [Options.Parquet] with the Fields of o; *.warc and *.warc.gz (and Common
+// Crawl's *.warc.wet.gz) as [Options.WARC], resolving revisit records by
+// reading their targets again from this file or an earlier one of
+// [Options.Targets]; a single .html, .htm, .xhtml, .txt or .text file as
+// one Doc whose ID is path. Errors name path. The file is closed when the
+// walk ends.
 //
 // When ctx is done the walk yields one error wrapping ctx's error and
 // ends, wherever it is: opening a named pipe that has no writer yet,
@@ -620,13 +702,19 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 			return
 		}
 		name := strings.ToLower(filepath.Base(path))
-		base, gz := strings.CutSuffix(name, ".gz")
+		base, comp := name, ""
+		for _, ext := range []string{".gz", ".zst", ".bz2"} {
+			if b, ok := strings.CutSuffix(name, ext); ok {
+				base, comp = b, ext
+				break
+			}
+		}
 		var seq func(io.Reader) iter.Seq2[Doc, error]
 		var ra io.ReaderAt // the open file, for revisits
 		switch {
-		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson"):
+		case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson") || strings.HasSuffix(base, ".json"):
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.jsonl(r, o.Fields, path) }
-		case !gz && strings.HasSuffix(base, ".parquet"):
+		case comp == "" && strings.HasSuffix(base, ".parquet"):
 			f, err := openInput(ctx, path, fi)
 			if err != nil {
 				fail(err)
@@ -642,13 +730,13 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 				}
 			}
 			return
-		case strings.HasSuffix(base, ".warc"):
-			gz = false // package warc detects gzip itself
+		case (strings.HasSuffix(base, ".warc") || strings.HasSuffix(base, ".wet")) && (comp == "" || comp == ".gz"):
+			comp = "" // package warc detects gzip itself
 			seq = func(r io.Reader) iter.Seq2[Doc, error] { return o.warc(r, path, ra, 0, math.MaxInt64) }
-		case !gz && fileKind(name) != "":
+		case comp == "" && fileKind(name) != "":
 			var body []byte
 			if fi.Mode().IsRegular() {
-				body, err = o.readFile(os.DirFS(filepath.Dir(path)), filepath.Base(path))
+				body, err = o.readFile(osDir(filepath.Dir(path)), filepath.Base(path))
 			} else {
 				var f *os.File
 				if f, err = openInput(ctx, path, fi); err == nil {
@@ -663,7 +751,7 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 			yield(Doc{ID: path, Body: body, ContentType: fileKind(name)}, nil)
 			return
 		default:
-			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson, .parquet, .warc, .html or .txt)"))
+			fail(errors.New("unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .wet.gz, .html or .txt)"))
 			return
 		}
 		f, err := openInput(ctx, path, fi)
@@ -674,13 +762,24 @@ func (o Options) OpenContext(ctx context.Context, path string) iter.Seq2[Doc, er
 		defer f.Close()
 		ra = f
 		var r io.Reader = bufio.NewReaderSize(ctxReader{ctx, f}, 256<<10)
-		if gz {
+		switch comp {
+		case ".gz":
 			zr, err := gzip.NewReader(r)
 			if err != nil {
 				fail(err)
 				return
 			}
 			r = zr
+		case ".zst":
+			zr, err := zstd.NewReader(r)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer zr.Close()
+			r = zr
+		case ".bz2":
+			r = bzip2.NewReader(r)
 		}
 		for doc, err := range seq(r) {
 			if !yield(doc, err) {

@@ -114,18 +114,18 @@ func TestJSONL(t *testing.T) {
 	defer f.Close()
 	got := summary(JSONL(f, JSONLFields{}))
 	want := []string{
-		`llvm-link-13 "https://example.org/13/llvm-link.html" text/html 10631`,
+		`llvm-link-13 "https://example.org/13/llvm-link.html" text/html; charset=utf-8 10631`,
 		"error: corpus: line 2: not a JSON object: unexpected end of JSON input",
-		`42 "" text/plain 2000`,
+		`42 "" text/plain; charset=utf-8 2000`,
 		`error: corpus: line 5: no non-empty string in html, text, content, raw_content, body`,
-		`6 "" text/html 10629`,
+		`6 "" text/html; charset=utf-8 10629`,
 		"error: corpus: line 7: not a JSON object: json: cannot unmarshal array into Go value of type map[string]json.RawMessage",
-		`llvm-link-22 "" text/html 10628`,
+		`llvm-link-22 "" text/html; charset=utf-8 10628`,
 	}
 	check(t, "JSONL", got, want)
 
 	got = summary(JSONL(strings.NewReader(`{"doc":"x","plain":"hello"}`), JSONLFields{ID: []string{"doc"}, Text: []string{"plain"}}))
-	check(t, "JSONL with fields", got, []string{`x "" text/plain 5`})
+	check(t, "JSONL with fields", got, []string{`x "" text/plain; charset=utf-8 5`})
 
 	got = summary(JSONL(strings.NewReader(`{"id":{"a":1},"text":"x"}`+"\n"+`{"id":"ok","text":7}`), JSONLFields{}))
 	check(t, "JSONL bad types", got, []string{
@@ -154,11 +154,11 @@ func TestJSONLDatasets(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %q %s %q %g", doc.ID, doc.URL, doc.ContentType, doc.Body, doc.Popularity))
 	}
 	check(t, "JSONL datasets", got, []string{
-		`1 "https://c4.example/a" text/plain "C4 text" 0`,
-		`2 "https://rw.example/b" text/plain "RefinedWeb content" 0`,
-		`3 "" text/plain "RedPajama raw content" 0`,
-		`7 "https://dump.example/c" text/html "<!DOCTYPE html><html><body>crawl dump</body></html>" 12.5`,
-		`h "" text/html "<p>html field</p>" 0`,
+		`1 "https://c4.example/a" text/plain; charset=utf-8 "C4 text" 0`,
+		`2 "https://rw.example/b" text/plain; charset=utf-8 "RefinedWeb content" 0`,
+		`3 "" text/plain; charset=utf-8 "RedPajama raw content" 0`,
+		`7 "https://dump.example/c" text/html; charset=utf-8 "<!DOCTYPE html><html><body>crawl dump</body></html>" 12.5`,
+		`h "" text/html; charset=utf-8 "<p>html field</p>" 0`,
 		`error: corpus: line 6: field "popularity" is not a finite number`,
 	})
 }
@@ -168,9 +168,9 @@ func TestJSONLLongLine(t *testing.T) {
 	in := `{"id":"a","text":"first"}` + "\n" + long + "\n" + `{"id":"b","text":"last"}`
 	got := summary(Options{MaxLineSize: 100 << 10}.JSONL(strings.NewReader(in), JSONLFields{}))
 	check(t, "JSONL with a long line", got, []string{
-		`a "" text/plain 5`,
+		`a "" text/plain; charset=utf-8 5`,
 		"error: corpus: line 2: corpus: too large: line over the 102400 byte cap",
-		`b "" text/plain 4`,
+		`b "" text/plain; charset=utf-8 4`,
 	})
 	got = summary(JSONL(strings.NewReader(in), JSONLFields{}))
 	if len(got) != 3 || !strings.HasPrefix(got[1], "long ") {
@@ -184,7 +184,47 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire"
 
 func TestJSONLReadError(t *testing.T) {
 	got := summary(JSONL(io.MultiReader(strings.NewReader(`{"id":"a","text":"x"}`+"\n"), errReader{}), JSONLFields{}))
-	check(t, "JSONL with a read error", got, []string{`a "" text/plain 1`, "error: corpus: line 2: disk on fire"})
+	check(t, "JSONL with a read error", got, []string{`a "" text/plain; charset=utf-8 1`, "error: corpus: line 2: disk on fire"})
+}
+
+// TestOpenCompressedJSONL reads JSON Lines as datasets ship them, each
+// file written by pandas 3.1.1 (to_json(orient="records", lines=True,
+// compression=...)): C4's and Dolma's .json.gz, the Pile's .jsonl.zst,
+// and .jsonl.bz2.
+func TestOpenCompressedJSONL(t *testing.T) {
+	for _, name := range []string{"c4.json.gz", "pile.jsonl.zst", "pages.jsonl.bz2"} {
+		got := summary(Open("testdata/" + name))
+		check(t, name, got, []string{`1 "https://example.org/a" text/plain; charset=utf-8 94`, `2 "https://example.org/b" text/plain; charset=utf-8 75`})
+	}
+}
+
+// TestWARCTruncatedPayload reads a response whose gzip payload the
+// crawler cut at 1 KiB and marked so (WARC-Truncated: length;
+// testdata/truncated.warc.gz, written by warcio): the part it holds is
+// the page as captured, not an error.
+func TestWARCTruncatedPayload(t *testing.T) {
+	var docs []Doc
+	for doc, err := range Open("testdata/truncated.warc.gz") {
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		docs = append(docs, doc)
+	}
+	if len(docs) != 1 || !strings.HasPrefix(string(docs[0].Body), "<html><body><p>") || len(docs[0].Body) != 2660 {
+		t.Errorf("documents %d, want one: the page's first 2660 bytes", len(docs))
+	}
+}
+
+// TestJSONLByteOrderMark reads a file pandas 3.1.1 wrote through a file
+// opened with Python's utf-8-sig codec and CRLF line ends (as on Windows):
+// the byte order mark is no part of the first record; and one written
+// through Python's utf-16 codec, as Windows PowerShell 5 writes text:
+// UTF-16 with a byte order mark, decoded.
+func TestJSONLByteOrderMark(t *testing.T) {
+	got := summary(Open("testdata/bom.jsonl"))
+	check(t, "JSONL with a byte order mark", got, []string{`a "" text/plain; charset=utf-8 89`, `b "" text/plain; charset=utf-8 45`})
+	got = summary(Open("testdata/utf16.jsonl"))
+	check(t, "JSONL in UTF-16", got, []string{`a "" text/plain; charset=utf-8 102`, `b "" text/plain; charset=utf-8 45`})
 }
 
 // wgetDocs is what testdata/wget.warc.gz gives: three 200 responses; the
@@ -348,11 +388,11 @@ func TestOpen(t *testing.T) {
 			return out
 		}()},
 		{gzPath, Options{Fields: JSONLFields{ID: []string{"doc"}, URL: []string{"link"}, HTML: []string{"content"}, Text: []string{"plain"}}}, []string{
-			`a "https://example.org/a" text/html 12`, `b "" text/plain 9`,
+			`a "https://example.org/a" text/html; charset=utf-8 12`, `b "" text/plain; charset=utf-8 9`,
 		}},
 		{"testdata/dir/CommandGuide/llvm-link.html", Options{}, []string{`testdata/dir/CommandGuide/llvm-link.html "" text/html 10631`}},
 		{"testdata/dir/Apache-2.0.txt", Options{MaxFileSize: 100}, []string{"error: corpus: testdata/dir/Apache-2.0.txt: corpus: too large: file of 11358 bytes over the 100 byte cap"}},
-		{filepath.Join(tmp, "notes.pdf"), Options{}, []string{"error: corpus: " + filepath.ToSlash(filepath.Join(tmp, "notes.pdf")) + ": unknown input kind (want a directory, .jsonl, .ndjson, .parquet, .warc, .html or .txt)"}},
+		{filepath.Join(tmp, "notes.pdf"), Options{}, []string{"error: corpus: " + filepath.ToSlash(filepath.Join(tmp, "notes.pdf")) + ": unknown input kind (want a directory, .jsonl, .ndjson or .json, each also .gz, .zst or .bz2, .parquet, .warc or .warc.gz, .wet.gz, .html or .txt)"}},
 		{"testdata/nonexistent.warc", Options{}, []string{"error: corpus: testdata/nonexistent.warc: stat testdata/nonexistent.warc: no such file or directory"}},
 	}
 	for _, tt := range tests {

@@ -2,7 +2,10 @@ package corpus
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +102,55 @@ func TestDirSkips(t *testing.T) {
 	}
 	if want := []string{"file .css style.css"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Dir skipped %q, want %q", got, want)
+	}
+}
+
+// TestDirWgetMirror walks the folder that wget -r writes of a site whose
+// pages' URLs do not end in .html: wget saves them under their URL's name
+// ("about", "list.html?page=2", "post.php?id=3"), and each is a page, told
+// by its bytes or by its extension before the query; the plain text
+// README and the style sheet are not.
+func TestDirWgetMirror(t *testing.T) {
+	var bodies [][]byte
+	for _, b := range crawlPages(t) {
+		bodies = append(bodies, b)
+	}
+	mux := http.NewServeMux()
+	serve := func(pattern, contentType string, body []byte) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", contentType)
+			w.Write(body)
+		})
+	}
+	serve("/{$}", "text/html", []byte(`<html><body><a href="/about">about</a> <a href="/list.html?page=2">list</a>
+<a href="/post.php?id=3">post</a> <a href="/README">readme</a> <link rel="stylesheet" href="/style.css?v=3"></body></html>`))
+	serve("/about", "text/html", bodies[0])
+	serve("/list.html", "text/html", bodies[1])
+	serve("/post.php", "text/html", bodies[2])
+	serve("/README", "text/plain", []byte("A plain text file without an extension."))
+	serve("/style.css", "text/css", []byte("body { color: black }"))
+	site := httptest.NewServer(mux)
+	defer site.Close()
+	dir := t.TempDir()
+	crawltest.Wget(t, dir, "--recursive", "--level=1", "--page-requisites", "--no-host-directories", site.URL+"/")
+
+	var ids []string
+	skips := map[string]int{}
+	for doc, err := range (Options{OnSkip: func(s Skip) { skips[s.Kind]++ }}).Dir(dir) {
+		if err != nil {
+			t.Errorf("Dir: %v", err)
+			continue
+		}
+		if doc.ContentType != "text/html" {
+			t.Errorf("%s: content type %q, want text/html", doc.ID, doc.ContentType)
+		}
+		ids = append(ids, doc.ID)
+	}
+	slices.Sort(ids)
+	if want := []string{"about", "index.html", "list.html?page=2", "post.php?id=3"}; !slices.Equal(ids, want) {
+		t.Errorf("documents %q, want %q", ids, want)
+	}
+	if want := map[string]int{"file without extension": 1, "file .css": 1}; fmt.Sprint(skips) != fmt.Sprint(want) {
+		t.Errorf("skipped %v, want %v", skips, want)
 	}
 }

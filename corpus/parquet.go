@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // ErrCorrupt is wrapped by the error for data whose checksum does not
@@ -28,11 +30,13 @@ const parquetBatch = 64
 // integer; without it the row number), url, html, text (HTML if it starts
 // with a doctype or <html> tag), popularity (a number). A row with no html
 // or text yields an error naming its row (1-based) and the walk goes on; a
-// row group that cannot be read yields an error and the walk goes on with
-// the next; a file that is no Parquet file yields one error.
+// row group that cannot be read yields one error naming the rows it lost
+// (all of it that was not yielded) and the walk goes on with the next; a
+// file that is no Parquet file yields one error.
 //
-// The reader is github.com/parquet-go/parquet-go (pure Go; every codec that
-// writers use: snappy, gzip, zstd, brotli, lz4).
+// The reader is github.com/parquet-go/parquet-go (pure Go; the codecs that
+// writers use: snappy, gzip, zstd, brotli, LZ4_RAW; not the older LZ4 that
+// Spark's lz4 and fastparquet's LZ4 write, whose row groups are errors).
 func (o Options) Parquet(r io.ReaderAt, size int64, f JSONLFields) iter.Seq2[Doc, error] {
 	return o.parquet(r, size, f, "")
 }
@@ -42,19 +46,29 @@ type parquetColumns struct {
 	id, url, html, popularity int
 	text                      []int // every text column present, in the order of the names
 	htmlNames, textNames      []string
+	// unicode holds the string columns (STRING / UTF8 annotated): their
+	// values are Unicode whatever a page's <meta> says; a binary
+	// column's are bytes of their own charset.
+	unicode map[int]bool
+	// unsigned holds the unsigned integer columns (uint32, uint64 of
+	// pandas or pyarrow: hashes as IDs), whose values past the signed
+	// range are not negative.
+	unsigned map[int]bool
 }
 
 func lookupColumns(s *parquet.Schema, f JSONLFields) parquetColumns {
+	c := parquetColumns{htmlNames: f.HTML, textNames: f.Text, unicode: map[int]bool{}, unsigned: map[int]bool{}}
 	find := func(names []string) int {
 		for _, n := range names {
 			if leaf, ok := s.Lookup(n); ok && leaf.Node != nil && leaf.Node.Leaf() {
+				c.unicode[leaf.ColumnIndex] = isString(leaf.Node.Type())
+				c.unsigned[leaf.ColumnIndex] = isUnsigned(leaf.Node.Type())
 				return leaf.ColumnIndex
 			}
 		}
 		return -1
 	}
-	c := parquetColumns{id: find(f.ID), url: find(f.URL), html: find(f.HTML), popularity: find(f.Popularity),
-		htmlNames: f.HTML, textNames: f.Text}
+	c.id, c.url, c.html, c.popularity = find(f.ID), find(f.URL), find(f.HTML), find(f.Popularity)
 	for _, n := range f.Text {
 		if i := find([]string{n}); i >= 0 {
 			c.text = append(c.text, i)
@@ -100,11 +114,13 @@ func (o Options) parquet(r io.ReaderAt, size int64, f JSONLFields, input string)
 				}
 				if err != nil {
 					rows.Close()
-					row = start + int(rg.NumRows())
+					// The rest of the row group is lost: say how much.
+					first, last := row+1, start+int(rg.NumRows())
+					row = last
 					if errors.Is(err, parquet.ErrCorrupted) && strings.Contains(err.Error(), "checksum") {
 						err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 					}
-					if !yield(Doc{}, &Error{Input: input, Row: start + 1, Offset: -1, Err: fmt.Errorf("parquet: row group: %w", err)}) {
+					if !yield(Doc{}, &Error{Input: input, Row: first, Offset: -1, Err: fmt.Errorf("parquet: row group: rows %d to %d lost: %w", first, last, err)}) {
 						return
 					}
 					break
@@ -148,6 +164,12 @@ func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, er
 			doc.ID = string(v.ByteArray())
 		case parquet.Int32, parquet.Int64:
 			doc.ID = strconv.FormatInt(v.Int64(), 10)
+			switch {
+			case c.unsigned[c.id] && v.Kind() == parquet.Int32:
+				doc.ID = strconv.FormatUint(uint64(v.Uint32()), 10)
+			case c.unsigned[c.id]:
+				doc.ID = strconv.FormatUint(v.Uint64(), 10)
+			}
 		default:
 			return Doc{}, errors.New("id column is neither a string nor an integer")
 		}
@@ -176,7 +198,7 @@ func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, er
 		return Doc{}, err
 	}
 	if html != "" {
-		doc.Body, doc.ContentType = []byte(html), "text/html"
+		doc.Body, doc.ContentType = []byte(html), c.contentType(c.html, "text/html")
 		return doc, nil
 	}
 	for _, col := range c.text {
@@ -185,12 +207,45 @@ func (c parquetColumns) doc(values parquet.Row, row int, maxBody int64) (Doc, er
 			return Doc{}, err
 		}
 		if text != "" {
-			doc.Body, doc.ContentType = []byte(text), "text/plain"
+			doc.Body, doc.ContentType = []byte(text), c.contentType(col, "text/plain")
 			if looksLikeHTML(doc.Body) {
-				doc.ContentType = "text/html"
+				doc.ContentType = c.contentType(col, "text/html")
 			}
 			return doc, nil
 		}
 	}
 	return Doc{}, fmt.Errorf("no non-empty string in %s", strings.Join(append(append([]string{}, c.htmlNames...), c.textNames...), ", "))
+}
+
+// isString reports whether a column of type t holds strings: the STRING
+// logical type, or the UTF8 converted type of older writers.
+func isString(t parquet.Type) bool {
+	if lt := t.LogicalType(); lt != nil {
+		if _, ok := lt.Value.(*format.StringType); ok {
+			return true
+		}
+	}
+	ct := t.ConvertedType()
+	return ct != nil && *ct == deprecated.UTF8
+}
+
+// isUnsigned reports whether a column of type t holds unsigned integers:
+// the INTEGER logical type unsigned, or the UINT_* converted types.
+func isUnsigned(t parquet.Type) bool {
+	if lt := t.LogicalType(); lt != nil {
+		if it, ok := lt.Value.(*format.IntType); ok {
+			return !it.IsSigned
+		}
+	}
+	ct := t.ConvertedType()
+	return ct != nil && *ct >= deprecated.Uint8 && *ct <= deprecated.Uint64
+}
+
+// contentType is mediaType for a value of column col, said to be UTF-8 if
+// the column holds strings.
+func (c parquetColumns) contentType(col int, mediaType string) string {
+	if c.unicode[col] {
+		return mediaType + "; charset=utf-8"
+	}
+	return mediaType
 }

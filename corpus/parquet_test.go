@@ -15,10 +15,10 @@ import (
 func TestParquet(t *testing.T) {
 	got := summary(Open("testdata/pages.parquet"))
 	want := []string{
-		`1 "http://example.org/13/llvm-link.html" text/html 10631`,
-		`2 "https://example.org/16/llvm-link.html" text/html 10629`,
-		`3 "https://example.org/22/llvm-link.html" text/html 10628`,
-		`4 "https://example.org/LICENSE-2.0.txt" text/plain 2000`,
+		`1 "http://example.org/13/llvm-link.html" text/html; charset=utf-8 10631`,
+		`2 "https://example.org/16/llvm-link.html" text/html; charset=utf-8 10629`,
+		`3 "https://example.org/22/llvm-link.html" text/html; charset=utf-8 10628`,
+		`4 "https://example.org/LICENSE-2.0.txt" text/plain; charset=utf-8 2000`,
 	}
 	check(t, "Open(pages.parquet)", got, want)
 
@@ -35,7 +35,7 @@ func TestParquet(t *testing.T) {
 	// Other names: the dump column as the text, the url column as the ID.
 	o := Options{Fields: JSONLFields{ID: []string{"url"}, Text: []string{"dump"}, HTML: []string{"none"}}}
 	got = summary(o.Open("testdata/pages.parquet"))
-	if len(got) != 4 || !strings.HasPrefix(got[0], `http://example.org/13/llvm-link.html "http://example.org/13/llvm-link.html" text/plain 7`) {
+	if len(got) != 4 || !strings.HasPrefix(got[0], `http://example.org/13/llvm-link.html "http://example.org/13/llvm-link.html" text/plain; charset=utf-8 7`) {
 		t.Errorf("Open with other field names = %q", got)
 	}
 	o = Options{Fields: JSONLFields{Text: []string{"missing"}, HTML: []string{"none"}}}
@@ -63,11 +63,23 @@ func TestParquet(t *testing.T) {
 	}
 }
 
+// TestParquetUnsignedID reads testdata/uint64.parquet, which pandas 3.1.1
+// wrote from a uint64 id column (hashes as IDs): an ID past 2^63 is that
+// number, not a negative one.
+func TestParquetUnsignedID(t *testing.T) {
+	got := summary(Open("testdata/uint64.parquet"))
+	check(t, "Open(uint64.parquet)", got, []string{
+		`18446744073709551615 "" text/plain; charset=utf-8 55`,
+		`9223372036854775808 "" text/plain; charset=utf-8 18`,
+		`1 "" text/plain; charset=utf-8 11`,
+	})
+}
+
 // TestParquetChecksum reads testdata/pages-crc.parquet, which pyarrow
 // wrote with page checksums (see testdata/README.md), and a copy with one
 // byte of a page's text changed: the damaged row group is one error
-// naming the file and wrapping ErrCorrupt, and the other row group is
-// read.
+// naming the file and the rows it held and wrapping ErrCorrupt, and the
+// other row group is read.
 func TestParquetChecksum(t *testing.T) {
 	data, err := os.ReadFile("testdata/pages-crc.parquet")
 	if err != nil {
@@ -95,8 +107,8 @@ func TestParquetChecksum(t *testing.T) {
 		}
 		docs = append(docs, doc.ID)
 	}
-	if len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) || !strings.Contains(errs[0].Error(), path) {
-		t.Errorf("errors %v, want one wrapping ErrCorrupt and naming %s", errs, path)
+	if len(errs) != 1 || !errors.Is(errs[0], ErrCorrupt) || !strings.Contains(errs[0].Error(), path) || !strings.Contains(errs[0].Error(), "rows 1 to 2 lost") {
+		t.Errorf("errors %v, want one wrapping ErrCorrupt, naming %s and the rows lost", errs, path)
 	}
 	if len(docs) != 1 {
 		t.Errorf("documents %q, want the one of the undamaged row group", docs)

@@ -33,7 +33,7 @@ func TestObject(t *testing.T) {
 	}
 	for _, obj := range []func(string) map[string]Field{raw, decoded} {
 		d, err := JSONLFields{Text: []string{"body"}}.Object(obj(`{"id":7,"url":"http://x/a","body":"<html><p>hi \"x\"</p>","popularity":2}`), 1)
-		if err != nil || d.ID != "7" || d.URL != "http://x/a" || d.ContentType != "text/html" || string(d.Body) != `<html><p>hi "x"</p>` || d.Popularity != 2 {
+		if err != nil || d.ID != "7" || d.URL != "http://x/a" || d.ContentType != "text/html; charset=utf-8" || string(d.Body) != `<html><p>hi "x"</p>` || d.Popularity != 2 {
 			t.Errorf("Object = %+v, %v", d, err)
 		}
 		// No page: ErrNoBody, with the ID and URL to fetch it by.

@@ -62,3 +62,38 @@ func TestDirSymlinks(t *testing.T) {
 		t.Errorf("skipped %v, want %v", skips, want)
 	}
 }
+
+// TestDirNonUTF8Names: file and folder names that are not UTF-8 (Latin-1
+// names of an old archive, the bytes of a URL a wget mirror kept) name
+// pages like any other; io/fs's path check refused them ("invalid
+// argument"), and a single such file given as the input likewise.
+func TestDirNonUTF8Names(t *testing.T) {
+	root := t.TempDir()
+	page := []byte("<html><body><p>a page under a Latin-1 name</p></body></html>")
+	if err := os.Mkdir(filepath.Join(root, "r\xe9sum\xe9s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"caf\xe8.html", "caf\xe9.html", "r\xe9sum\xe9s/index.html"}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(root, n), page, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for doc, err := range Dir(root) {
+		if err != nil {
+			t.Errorf("Dir: %v", err)
+			continue
+		}
+		ids = append(ids, doc.ID)
+	}
+	if !slices.Equal(ids, names) {
+		t.Errorf("documents %q, want %q", ids, names)
+	}
+	single := filepath.Join(root, names[1])
+	for doc, err := range Open(single) {
+		if err != nil || doc.ID != single || len(doc.Body) != len(page) {
+			t.Errorf("Open(%q) = %q, %d bytes, %v; want the page", single, doc.ID, len(doc.Body), err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"math"
 	"mime"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -24,12 +25,13 @@ type Skip struct {
 	// Input is the file or directory walked, or "" for a bare reader.
 	Input string
 	// Kind says what was skipped, from a small set of values fit to count
-	// by: "warcinfo", "request", "metadata", "conversion", "continuation"
-	// (WARC record types), "response 404" (any status but 200, by its
+	// by: "warcinfo", "request", "metadata", "continuation" (WARC record
+	// types), "response 404" (any status but 200, by its
 	// code), "response no http" (a response block that is no HTTP
 	// message, e.g. dns:), "media image/png" (a payload type that Accept
 	// refuses), "resource metadata:" (a resource record whose target is
-	// not an http(s) URL, by scheme, such as wget's log and arguments),
+	// not an http(s) URL, by scheme, such as wget's log and arguments;
+	// "conversion ..." likewise),
 	// "revisit unresolved" (a revisit whose target was not read before
 	// it), "file .css" (a file of a directory walk that is no document,
 	// by extension), "symlink broken", "symlink to a walked folder" and
@@ -211,6 +213,8 @@ func (o Options) WARCRange(path string, start, end int64) iter.Seq2[Doc, error] 
 //   - resource records whose WARC-Target-URI is an http or https URL: the
 //     block, with the record's Content-Type (wget stores its log and
 //     arguments as resource records of metadata: URIs, which are skipped);
+//   - conversion records of such URLs, the same way: the text of a page
+//     (Common Crawl's WET files hold only these);
 //   - revisit records whose target (WARC-Refers-To, or the target URI and
 //     date it names, or an earlier record with the same payload digest)
 //     was read before, in this file or in an earlier input of [Options.Open]
@@ -218,12 +222,16 @@ func (o Options) WARCRange(path string, start, end int64) iter.Seq2[Doc, error] 
 //     revisit's ID and URL, or the target's skip kind if it is no page
 //     (wget stores a repeated 404 as a revisit).
 //
-// Only payloads whose media type Accept allows become documents. Every
-// other record (warcinfo, request, metadata, other statuses, other media
-// types, unresolved revisits) is passed to OnSkip with its kind. A Doc's ID
-// is the WARC-Record-ID and its URL the WARC-Target-URI. A damaged record,
-// an undecodable payload or a body over MaxFileSize yields an error naming
-// the record's offset, and the walk goes on; an input read error ends it.
+// A payload without a Content-Type is sniffed as a browser sniffs it
+// (net/http.DetectContentType). Only payloads whose media type Accept
+// allows become documents. Every other record (warcinfo, request,
+// metadata, other statuses, other media types, unresolved revisits) is
+// passed to OnSkip with its kind. A Doc's ID is the WARC-Record-ID and its
+// URL the WARC-Target-URI. A damaged record, an undecodable payload or a
+// body over MaxFileSize yields an error naming the record's offset, and
+// the walk goes on; an input read error ends it. A compressed payload that
+// ends early in a record marked WARC-Truncated (cut at the crawler's
+// limit) is the page as far as it goes.
 //
 // Offsets in r are base bytes into the file, and the walk ends at the
 // first record at or after end.
@@ -322,20 +330,36 @@ func (o Options) warcDoc(rec *warc.Record) (doc Doc, skip string, err error) {
 			return Doc{}, "response " + strconv.Itoa(status), nil
 		}
 		doc.ContentType, body = h.Get("Content-Type"), b
-	case "resource":
+	case "resource", "conversion":
 		if s := scheme(rec.TargetURI); s != "http" && s != "https" {
-			return Doc{}, "resource " + s + ":", nil
+			return Doc{}, rec.Type + " " + s + ":", nil
 		}
 	case "":
 		return Doc{}, "no type", nil
 	default:
 		return Doc{}, rec.Type, nil
 	}
+	if strings.TrimSpace(doc.ContentType) == "" {
+		// A server that sent no Content-Type: a browser sniffs the
+		// body (WHATWG MIME sniffing), so do we; the charset that
+		// sniffing guesses is left to canon.
+		sb := bufio.NewReaderSize(body, 512)
+		head, _ := sb.Peek(512)
+		doc.ContentType, _, _ = strings.Cut(http.DetectContentType(head), ";")
+		body = sb
+	}
 	if mt, ok := o.accept(doc.ContentType); !ok {
 		return Doc{}, "media " + mt, nil
 	}
 	if doc.Body, err = readCapped(body, o.maxFile()); err != nil {
-		return Doc{}, "", err
+		// A crawler that cuts a payload at its size or time limit says
+		// so (WARC-Truncated: length, time, ...); a compressed payload so
+		// cut ends early, and what it held is the page as captured. A
+		// block cut short in the file is still an error: its own read
+		// reports it after this.
+		if !errors.Is(err, io.ErrUnexpectedEOF) || rec.Header.Get("WARC-Truncated") == "" || len(doc.Body) == 0 {
+			return Doc{}, "", err
+		}
 	}
 	return doc, "", nil
 }

@@ -59,7 +59,7 @@ func (s Signer) SignURL(body []byte, contentType, pageURL string) (Result, error
 	t0 := time.Now()
 	switch {
 	case IsText(body, contentType):
-		r.Doc, err = canon.Text(body, s.Canon)
+		r.Doc, err = canon.TextType(body, contentType, s.Canon)
 	case s.Head:
 		r.Doc, r.Head, err = canon.HTMLHead(body, contentType, pageURL, s.Canon)
 	default:

@@ -17,9 +17,15 @@ import (
 
 // signText signs a page text (or HTML) that a hit carries for the
 // result whose URL is rawURL and whose key is key, and returns the
-// canonical URL an HTML text declares (see sign).
+// canonical URL an HTML text declares (see sign). The engine's answer
+// decoded it: it is Unicode, whatever charset a <meta> in it names (as
+// winnow index and dedup read a stored page).
 func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, string) {
-	res, canonical, err := r.sign(key, rawURL, []byte(text), "")
+	ct := "text/html; charset=utf-8"
+	if page.IsText([]byte(text[:min(len(text), 512)]), "") {
+		ct = "text/plain; charset=utf-8"
+	}
+	res, canonical, err := r.sign(key, rawURL, []byte(text), ct)
 	if err != nil {
 		return nil, ""
 	}

@@ -33,7 +33,10 @@ var ErrUnsupportedEncoding = errors.New("warc: unsupported content encoding")
 // and the header then no longer lists them (nor Content-Length), as
 // net/http's Transport does; br (brotli) and zstd are decoded too. Other
 // encodings give an error wrapping [ErrUnsupportedEncoding]; identity is
-// no encoding. A header over
+// no encoding. A header line that is no field is passed over. A chunked
+// body that does not start with a chunk-size line was stored de-chunked
+// under its original header (pywb's recorder, crau) and is read as it
+// is, as warcio reads it. A header over
 // [MaxHeaderSize] or a bad status line is [ErrMalformed]. The body reader
 // returns the decoders' errors, e.g. for a truncated chunk.
 func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io.Reader, err error) {
@@ -66,13 +69,18 @@ func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io
 			break
 		}
 		if key, err = addField(h, key, []byte(line)); err != nil {
-			return 0, nil, nil, fmt.Errorf("%w: http %v", ErrMalformed, err)
+			// A line that is no field (a status line repeated by a
+			// broken server, a name without a colon) is passed over,
+			// as browsers and warcio pass it over: the page came.
+			key = ""
 		}
 	}
 	header = http.Header(h)
 	body = br
 	if te := strings.ToLower(header.Get("Transfer-Encoding")); strings.Contains(te, "chunked") {
-		body = httputil.NewChunkedReader(br)
+		if startsChunk(br) {
+			body = httputil.NewChunkedReader(br)
+		}
 		header.Del("Transfer-Encoding")
 		header.Del("Content-Length")
 	}
@@ -114,6 +122,28 @@ func ParseHTTPResponse(block io.Reader) (status int, header http.Header, body io
 		header.Del("Content-Length")
 	}
 	return status, header, body, nil
+}
+
+// startsChunk reports whether the body br starts with a chunk-size line:
+// hex digits, perhaps extensions after ";", then a line end. An empty
+// body does not.
+func startsChunk(br *bufio.Reader) bool {
+	b, _ := br.Peek(256)
+	line, _, ok := bytes.Cut(b, []byte("\n"))
+	if !ok {
+		return false
+	}
+	size, _, _ := bytes.Cut(bytes.TrimSuffix(line, []byte("\r")), []byte(";"))
+	size = bytes.TrimRight(size, " \t")
+	if len(size) == 0 || len(size) > 16 {
+		return false
+	}
+	for _, c := range size {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // maxZstdWindow bounds the memory a zstd body's window may ask for.

@@ -71,7 +71,7 @@ func TestParseHTTPResponse(t *testing.T) {
 		{"bad gzip", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip", 0, "", "", ErrMalformed},
 		{"not http", "GET / HTTP/1.1\r\n\r\n", 0, "", "", ErrMalformed},
 		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, "", "", ErrMalformed},
-		{"bad header line", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", 0, "", "", ErrMalformed},
+		{"line without a colon", "HTTP/1.1 200 OK\r\nno colon here\r\nContent-Type: text/plain\r\n\r\nbody", 200, "text/plain", "body", nil},
 		{"empty", "", 0, "", "", ErrMalformed},
 	}
 	for _, tt := range tests {
@@ -110,5 +110,62 @@ func TestParseHTTPResponseTruncatedChunk(t *testing.T) {
 	}
 	if _, err := io.ReadAll(body); err == nil {
 		t.Error("reading a cut chunked body: no error")
+	}
+}
+
+// TestPywbDechunked reads the responses pywb 2.10.0's recorder wrote
+// (testdata/pywb.warc.gz): it stores a chunked response de-chunked and
+// keeps its Transfer-Encoding: chunked header (pywb issue 584), so the
+// body is the page itself, gzipped or not.
+func TestPywbDechunked(t *testing.T) {
+	bodies := map[string]string{}
+	eachRecord(t, readFile(t, "testdata/pywb.warc.gz"), func(rec *Record) {
+		if rec.Type != "response" {
+			return
+		}
+		status, _, body, err := ParseHTTPResponse(rec.Content)
+		if err != nil {
+			t.Fatalf("%s: %v", rec.TargetURI, err)
+		}
+		b, err := io.ReadAll(body)
+		if err != nil {
+			t.Errorf("%s: reading the body: %v", rec.TargetURI, err)
+		}
+		if status != 200 {
+			t.Errorf("%s: status %d", rec.TargetURI, status)
+		}
+		bodies[strings.TrimPrefix(rec.TargetURI, "http://127.0.0.1:8766/")] = string(b)
+	})
+	page := bodies["chunked.html"]
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.HasSuffix(page, "</html>") || len(page) != 1577 {
+		t.Errorf("chunked.html: body of %d bytes %.40q...%q, want the page of 1577 bytes", len(page), page, page[max(0, len(page)-10):])
+	}
+	if bodies["chunked-gzip.html"] != page {
+		t.Errorf("chunked-gzip.html: body %.60q, want chunked.html's", bodies["chunked-gzip.html"])
+	}
+}
+
+// TestWgetJunkHeaderLine reads the response wget 1.21.3 recorded from a
+// server whose header repeats its status line and names a field without
+// a colon (testdata/wget-junk.warc.gz): wget took the page, and so must
+// the parse.
+func TestWgetJunkHeaderLine(t *testing.T) {
+	var pages []string
+	eachRecord(t, readFile(t, "testdata/wget-junk.warc.gz"), func(rec *Record) {
+		if rec.Type != "response" {
+			return
+		}
+		status, h, body, err := ParseHTTPResponse(rec.Content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(body)
+		if err != nil || status != 200 || h.Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Errorf("status %d, Content-Type %q, %v; want 200, the page's", status, h.Get("Content-Type"), err)
+		}
+		pages = append(pages, string(b))
+	})
+	if len(pages) != 1 || !strings.HasSuffix(pages[0], "</p></body></html>") || len(pages[0]) != 1227 {
+		t.Errorf("pages %.60q, want the page of 1227 bytes", pages)
 	}
 }

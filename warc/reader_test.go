@@ -562,6 +562,26 @@ func TestTruncatedMemberResync(t *testing.T) {
 	}
 }
 
+// eachRecord calls f with each record of the undamaged WARC data, whose
+// Content f may read.
+func eachRecord(t testing.TB, data []byte, f func(*Record)) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(rec)
+	}
+}
+
 // TestLyingContentLength reads wget's WARC file with the Content-Length of
 // its first response record made false: 700 bytes too large (the block
 // runs into the next record), 2 GB (it runs to the end of the file), 100
@@ -572,20 +592,7 @@ func TestLyingContentLength(t *testing.T) {
 	plain := gunzip(t, readFile(t, "testdata/wget.warc.gz"))
 	// The records' bytes, split at their offsets.
 	var starts []int
-	r, err := NewReader(bytes.NewReader(plain))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		starts = append(starts, int(rec.Offset))
-	}
+	eachRecord(t, plain, func(rec *Record) { starts = append(starts, int(rec.Offset)) })
 	starts = append(starts, len(plain))
 	want := map[string]string{}
 	for _, line := range readAll(t, plain, true) {

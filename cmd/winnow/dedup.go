@@ -44,12 +44,13 @@ type dedupStats struct {
 
 // dedupUsage is the head of winnow dedup's usage, before its flags.
 const dedupUsage = "usage: winnow dedup [-o FILE] [-cluster URL] [INPUT...]\n\n" +
-	"INPUT is a directory of .html/.txt files, a .jsonl[.gz] file, a .parquet file or a .warc[.gz] file.\n" +
+	"INPUT is a directory of .html/.txt files, a .jsonl, .ndjson or .json file (JSON Lines; also\n" +
+	"gzip, zstd or bzip2 compressed: .gz, .zst, .bz2), a .parquet file or a .warc[.gz] file (or Common Crawl's .warc.wet.gz).\n" +
 	"With no INPUT, the embedded sample corpus (LLVM documentation of several releases) is used, under the URLs\n" +
 	"the demo engine of winnow serve gives it (serve.demo_listen).\n" +
 	"Each output line is one cluster: its ID, the winner, the winner rule that elected it, and every member with its scores.\n\n" +
-	"WARC: response records with status 200 and an HTML or text payload, resource records of http(s) URLs and revisits\n" +
-	"resolved to their target are pages; other records are skipped and counted by kind.\n" +
+	"WARC: response records with status 200 and an HTML or text payload, resource and conversion (WET) records of\n" +
+	"http(s) URLs and revisits resolved to their target are pages; other records are skipped and counted by kind.\n" +
 	"JSONL and Parquet fields (each a list tried in order; set with -set dedup.fields.text=a,b):\n" +
 	"  id          dedup.fields.id          default: id (string or number; else the line number)\n" +
 	"  url         dedup.fields.url         default: url\n" +
