@@ -35,6 +35,12 @@ func (s *Service) Handler() http.Handler {
 			s.writeError(w, http.StatusServiceUnavailable, -1, "", err)
 			return
 		}
+		if f, ok := s.st.(storeFailer); ok {
+			if err := f.writeFailure(); err != nil {
+				s.writeError(w, http.StatusServiceUnavailable, -1, "", err)
+				return
+			}
+		}
 		io.WriteString(w, "ok\n")
 	})
 	return mux
