@@ -82,6 +82,9 @@ func TestHTTPErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+			if tt.method == "POST" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			resp, err := http.DefaultTransport.RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
@@ -95,6 +98,27 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	if lr, _ := s.Lookup([]string{"https://ok.example/"}); lr[0].Known {
 		t.Error("a rejected batch was partly applied")
+	}
+	// A POST body must be declared JSON (a browser sends the others for
+	// a page of any origin: TestCrossOriginPost).
+	ingest := `{"pages":[{"url":"https://ok.example/","signature":` + sig + `}]}`
+	for _, ct := range []string{"", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-8"} {
+		resp, err := http.Post(srv.URL+"/v1/ingest", ct, strings.NewReader(ingest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := http.StatusUnsupportedMediaType
+		if strings.HasPrefix(ct, "application/json") {
+			want = http.StatusOK
+		}
+		if resp.StatusCode != want {
+			t.Errorf("POST /v1/ingest with Content-Type %q = %d %s, want %d", ct, resp.StatusCode, body, want)
+		}
+	}
+	if lr, _ := s.Lookup([]string{"https://ok.example/"}); !lr[0].Known {
+		t.Error("the batch declared JSON was not applied")
 	}
 }
 
