@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -160,4 +161,85 @@ func TestFullDisk(t *testing.T) {
 func tail(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(0, len(lines)-8):], "\n")
+}
+
+const fullDiskOpenEnv = "WINNOW_FULL_DISK_OPEN"
+
+// TestFullDiskOpenHelper is the subprocess of TestPebbleOpenFullDisk: it
+// opens the Pebble store at fullDiskOpenEnv under a file size limit that
+// the flush of its write-ahead log exceeds, and prints the outcome.
+func TestFullDiskOpenHelper(t *testing.T) {
+	path := os.Getenv(fullDiskOpenEnv)
+	if path == "" {
+		t.Skip("helper of TestPebbleOpenFullDisk")
+	}
+	lim := syscall.Rlimit{Cur: 1 << 20, Max: 1 << 20}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	st, err := OpenPebble(path, PebbleOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println("refused", err)
+		os.Exit(0)
+	}
+	st.Close()
+	fmt.Println("opened")
+	os.Exit(0)
+}
+
+// TestPebbleOpenFullDisk opens a Pebble store whose write-ahead log holds
+// more than the disk can take when Pebble flushes it at open (a full
+// disk): OpenPebble must fail with the disk's error, not wait forever
+// while Pebble retries the flush (the service never listened, and
+// ignored SIGTERM). Reopened with room, the store holds every page.
+func TestPebbleOpenFullDisk(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store")
+	st, err := OpenPebble(path, PebbleOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := synthPages(t, 5000, 4) // a few MB of log, under the memtable
+	ingestAll(t, s, pages)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFullDiskOpenHelper$")
+	cmd.Env = append(os.Environ(), fullDiskOpenEnv+"="+path)
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("OpenPebble on a full disk hung: %s", tail(out))
+	}
+	if err != nil || !strings.Contains(string(out), "refused") || !strings.Contains(string(out), "file too large") {
+		t.Fatalf("OpenPebble on a full disk: %v\n%s", err, tail(out))
+	}
+	t.Log(tail(out))
+	st, err = OpenPebble(path, PebbleOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err = New(st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, p := range pages[len(pages)-1000:] {
+		urls = append(urls, p.URL)
+	}
+	res, err := s.Lookup(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if !r.Known {
+			t.Errorf("%s lost", r.URL)
+		}
+	}
 }

@@ -62,8 +62,9 @@ type PebbleStore struct {
 }
 
 // OpenPebble opens or creates the store in directory dir. It fails if
-// another process holds the directory, and with [ErrFormat] if the
-// directory holds another format.
+// another process holds the directory, with [ErrFormat] if the directory
+// holds another format, and with the disk's error when the write-ahead
+// log it replays cannot be flushed (a full disk).
 func OpenPebble(dir string, o PebbleOptions) (*PebbleStore, error) {
 	log := o.Logger
 	if log == nil {
@@ -80,9 +81,45 @@ func OpenPebble(dir string, o PebbleOptions) (*PebbleStore, error) {
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := pebble.Open(dir, po)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: open store: %w", err)
+	// Pebble flushes the write-ahead log it replays before Open returns,
+	// and retries a failed flush for ever (a full disk): the first
+	// failure of a flush or compaction fails the open instead. Pebble's
+	// goroutines go on retrying; the process is expected to exit.
+	background := make(chan error, 1)
+	po.EventListener = &pebble.EventListener{BackgroundError: func(err error) {
+		log.Error("pebble_error", "detail", "background error: "+err.Error())
+		select {
+		case background <- err:
+		default:
+		}
+	}}
+	type opened struct {
+		db  *pebble.DB
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		db, err := pebble.Open(dir, po)
+		done <- opened{db, err}
+	}()
+	var db *pebble.DB
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, fmt.Errorf("cluster: open store: %w", o.err)
+		}
+		db = o.db
+	case err := <-background:
+		select {
+		case o := <-done: // it opened after all
+			if o.err == nil {
+				db = o.db
+				break
+			}
+			return nil, fmt.Errorf("cluster: open store: %w", o.err)
+		default:
+			return nil, fmt.Errorf("cluster: open store: %w", err)
+		}
 	}
 	if err := pebbleFormat(db); err != nil {
 		db.Close()
