@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 
@@ -116,6 +117,11 @@ type Service struct {
 	seq    uint64 // the shared store's log position the tables reflect
 
 	m serviceMetrics
+
+	// stats is Stats as of the last change of the candidate tables, read
+	// without mu: an ingest holds mu while it waits for a shared store's
+	// lease, and /metrics must answer meanwhile.
+	stats atomic.Pointer[Stats]
 
 	reach int // simhash reach of the candidate tables (simhashReach; tests change it)
 }
@@ -234,7 +240,14 @@ func (s *Service) load() error {
 		}
 	}
 	s.idx.postAll()
+	s.setStats()
 	return nil
+}
+
+// setStats publishes Stats after a change of the candidate tables; mu is
+// held.
+func (s *Service) setStats() {
+	s.stats.Store(&Stats{Groups: s.idx.len(), Partitioned: s.part != nil})
 }
 
 // catchUpLocked brings the candidate tables and the service's state up to
@@ -294,6 +307,7 @@ func (s *Service) catchUpLocked(ch logChanges) error {
 		s.idx.add(id, sig)
 	}
 	s.seq = ch.seq
+	s.setStats()
 	return nil
 }
 
@@ -519,11 +533,10 @@ type Stats struct {
 	Partitioned bool
 }
 
-// Stats returns a snapshot of the service's state.
+// Stats returns a snapshot of the service's state, as of the last
+// ingest that finished; it does not wait for one in progress.
 func (s *Service) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Stats{Groups: s.idx.len(), Partitioned: s.part != nil}
+	return *s.stats.Load()
 }
 
 // gate returns the decision's simhash gate: a pair farther apart never
@@ -583,6 +596,7 @@ func (s *Service) commit(t *txn) error {
 	case s.part == nil:
 		s.sample = append(s.sample, t.lengths...)
 	}
+	s.setStats()
 	return nil
 }
 
