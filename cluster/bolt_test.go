@@ -54,6 +54,22 @@ func TestCrashHelper(t *testing.T) {
 	if path == "" {
 		t.Skip("helper of TestBoltCrash and TestPebbleCrash")
 	}
+	s := helperService(path)
+	sig := signedSample(t)[0].sig
+	for i := 0; ; i++ {
+		u := fmt.Sprintf("https://crash.example/%d", i)
+		if _, err := s.Ingest([]client.Page{{URL: u, Signature: sig}}); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("ack", u)
+	}
+}
+
+// helperService opens the store at path of the kind crashKindEnv names
+// and a service over it, for a helper subprocess, which prints an error
+// line and exits when it cannot.
+func helperService(path string) *Service {
 	d, ok := diskStoreNamed(os.Getenv(crashKindEnv))
 	if !ok {
 		fmt.Println("error: unknown store", os.Getenv(crashKindEnv))
@@ -69,15 +85,7 @@ func TestCrashHelper(t *testing.T) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	sig := signedSample(t)[0].sig
-	for i := 0; ; i++ {
-		u := fmt.Sprintf("https://crash.example/%d", i)
-		if _, err := s.Ingest([]client.Page{{URL: u, Signature: sig}}); err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
-		}
-		fmt.Println("ack", u)
-	}
+	return s
 }
 
 // testCrash kills a process that ingests into store d with SIGKILL after

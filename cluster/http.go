@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"time"
 
@@ -18,7 +19,8 @@ const maxBodyPerItem = 64 << 10
 // GET /v1/groups/{id}, GET /v1/winners, GET /metrics and GET /healthz.
 // Errors are JSON client.ErrorBody values: 400 for invalid input (naming
 // the item index and URL; nothing of the request is applied), 413 for an
-// oversized batch or body, 404 for an unknown group, 500 for a store
+// oversized batch or body, 415 for a POST body not declared
+// application/json, 404 for an unknown group, 500 for a store
 // failure.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -35,13 +37,28 @@ func (s *Service) Handler() http.Handler {
 			s.writeError(w, http.StatusServiceUnavailable, -1, "", err)
 			return
 		}
+		if f, ok := s.st.(storeFailer); ok {
+			if err := f.writeFailure(); err != nil {
+				s.writeError(w, http.StatusServiceUnavailable, -1, "", err)
+				return
+			}
+		}
 		io.WriteString(w, "ok\n")
 	})
 	return mux
 }
 
-// decode reads one JSON value with unknown fields refused.
+// decode reads one JSON value with unknown fields refused. The body must
+// be declared application/json: a web page of any origin can make a
+// browser POST a text/plain or form body, or one without a type, without
+// asking the service (a CORS simple request), so that any page an
+// operator opens could ingest and delete pages.
 func (s *Service) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		s.writeError(w, http.StatusUnsupportedMediaType, -1, "",
+			fmt.Errorf("cluster: Content-Type %q, want application/json", r.Header.Get("Content-Type")))
+		return false
+	}
 	body := http.MaxBytesReader(w, r.Body, int64(s.o.MaxBatch)*maxBodyPerItem)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()

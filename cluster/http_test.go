@@ -82,6 +82,9 @@ func TestHTTPErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+			if tt.method == "POST" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			resp, err := http.DefaultTransport.RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
@@ -95,6 +98,27 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	if lr, _ := s.Lookup([]string{"https://ok.example/"}); lr[0].Known {
 		t.Error("a rejected batch was partly applied")
+	}
+	// A POST body must be declared JSON (a browser sends the others for
+	// a page of any origin: TestCrossOriginPost).
+	ingest := `{"pages":[{"url":"https://ok.example/","signature":` + sig + `}]}`
+	for _, ct := range []string{"", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-8"} {
+		resp, err := http.Post(srv.URL+"/v1/ingest", ct, strings.NewReader(ingest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := http.StatusUnsupportedMediaType
+		if strings.HasPrefix(ct, "application/json") {
+			want = http.StatusOK
+		}
+		if resp.StatusCode != want {
+			t.Errorf("POST /v1/ingest with Content-Type %q = %d %s, want %d", ct, resp.StatusCode, body, want)
+		}
+	}
+	if lr, _ := s.Lookup([]string{"https://ok.example/"}); !lr[0].Known {
+		t.Error("the batch declared JSON was not applied")
 	}
 }
 
@@ -184,4 +208,104 @@ func TestWinnersHTTP(t *testing.T) {
 	if err == nil {
 		t.Errorf("store failing mid-list: %d, %d bytes read without error; want the transfer aborted", resp.StatusCode, len(b))
 	}
+}
+
+// TestCanonicalURLs: the service keys pages by canon.URL, as the proxy
+// asks it (serve.cluster looks up canonical URLs): spellings of one page
+// that an index pipeline sends as its crawler wrote them (host case,
+// default port, tracking parameters, parameter order, a fragment, no
+// path) meet in one page, found under each spelling; http and https, and
+// a trailing slash, stay two pages, as canon.URL keeps them apart.
+func TestCanonicalURLs(t *testing.T) {
+	s := newTestService(t, Options{})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	c, err := client.New(srv.URL, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sig := byPage(t, "Benchmarking")[0].sig
+	const (
+		crawled = "https://Docs.Example.COM:443/guide?utm_source=news&b=2&a=1#intro"
+		key     = "https://docs.example.com/guide?a=1&b=2" // canon.URL(crawled)
+	)
+	res, err := c.Ingest(ctx, []client.Page{
+		{URL: crawled, Signature: sig, Popularity: 1},
+		{URL: "https://llvm.example", Signature: sig},
+		{URL: "http://OLD.example/guide", RedirectTo: "HTTPS://DOCS.EXAMPLE.COM/guide?b=2&a=1&fbclid=x"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].URL != crawled || res[0].Winner != key || res[2].Winner != key {
+		t.Errorf("Ingest = %+v, want results under the URLs sent, winner %s", res, key)
+	}
+	lr, err := c.Lookup(ctx, []string{key, crawled, "https://llvm.example/", "http://old.example/guide"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range lr {
+		if !r.Known || r.Group != res[0].Group || r.Size != 3 {
+			t.Errorf("Lookup(%s) = %+v, want known in group %s of 3", r.URL, r, res[0].Group)
+		}
+	}
+	if lr[0].URL != key || lr[1].URL != crawled || !lr[0].IsWinner || !lr[1].IsWinner {
+		t.Errorf("Lookup = %+v, want results under the URLs asked, both the winner", lr)
+	}
+	// The canonical spelling is the same page: it stays.
+	res, err = c.Ingest(ctx, []client.Page{{URL: key, Signature: sig, Popularity: 1}})
+	if err != nil || res[0].Status != client.StatusStayed {
+		t.Errorf("Ingest(%s) = %+v, %v, want stayed", key, res, err)
+	}
+	// http, and a trailing slash, are other pages.
+	res, err = c.Ingest(ctx, []client.Page{
+		{URL: "http://docs.example.com/guide?a=1&b=2", Signature: sig},
+		{URL: "https://llvm.example//", Signature: sig},
+	})
+	if err != nil || res[0].Status != client.StatusJoined || res[1].Status != client.StatusJoined {
+		t.Errorf("Ingest(http, trailing slash) = %+v, %v, want both joined", res, err)
+	}
+	// A delete under another spelling deletes the page.
+	if _, err := c.Ingest(ctx, []client.Page{{URL: "https://DOCS.example.com/guide?b=2&a=1&utm_medium=x", Deleted: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if lr, _ := c.Lookup(ctx, []string{key}); lr[0].Known {
+		t.Errorf("Lookup(%s) after its delete = %+v", key, lr[0])
+	}
+	// A redirect to another spelling of itself is refused.
+	_, err = c.Ingest(ctx, []client.Page{{URL: "https://a.example", RedirectTo: "https://a.example/#top"}})
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(ae.Message, "itself") {
+		t.Errorf("redirect to itself: %v, want a 400 naming it", err)
+	}
+}
+
+// TestCanonicalURLsOldStore: a page that an earlier version stored under
+// the spelling it was sent with is still found and deleted under it.
+func TestCanonicalURLsOldStore(t *testing.T) {
+	st := NewMemStore()
+	s, err := New(st, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := byPage(t, "Benchmarking")[0].sig
+	const old = "https://Old.example/p?utm_source=x"
+	res := mustIngest(t, s, client.Page{URL: "https://new.example/p", Signature: sig})
+	// As an earlier version wrote it: the page under the URL sent.
+	g, _, _ := st.Group(res[0].Group)
+	g.Members = append(g.Members, old)
+	slices.Sort(g.Members)
+	if err := st.Apply(&Batch{Pages: map[string]*PageRecord{old: {Group: res[0].Group, Sig: sig, Verified: true}},
+		Groups: map[string]*GroupRecord{res[0].Group: &g}}); err != nil {
+		t.Fatal(err)
+	}
+	if lr, _ := s.Lookup([]string{old}); !lr[0].Known || lr[0].Group != res[0].Group {
+		t.Errorf("Lookup(%s) = %+v, want known in %s", old, lr[0], res[0].Group)
+	}
+	mustIngest(t, s, client.Page{URL: old, Deleted: true})
+	if lr, _ := s.Lookup([]string{old}); lr[0].Known {
+		t.Errorf("Lookup(%s) after its delete = %+v", old, lr[0])
+	}
+	checkConsistent(t, st)
 }

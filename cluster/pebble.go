@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -47,17 +48,23 @@ type PebbleOptions struct {
 // write-ahead log, so an applied batch survives kill -9 and a failed one
 // leaves nothing behind. Its memory is bounded by the block cache and the
 // memtables; the files are read, not mapped, so the operating system's
-// page cache holds them outside the process. Safe for concurrent use as
-// [Store] says.
+// page cache holds them outside the process. After a failed write (a
+// full disk) it refuses every Apply with [ErrStoreFailed] and serves
+// reads. Safe for concurrent use as [Store] says.
 type PebbleStore struct {
 	mu     sync.RWMutex // guards closed; held for reading by every call into db
 	db     *pebble.DB
 	closed bool
+	// failed is the commit failure after which Pebble takes no more
+	// writes (its commit pipeline is left locked); nil while it takes
+	// them.
+	failed atomic.Pointer[error]
 }
 
 // OpenPebble opens or creates the store in directory dir. It fails if
-// another process holds the directory, and with [ErrFormat] if the
-// directory holds another format.
+// another process holds the directory, with [ErrFormat] if the directory
+// holds another format, and with the disk's error when the write-ahead
+// log it replays cannot be flushed (a full disk).
 func OpenPebble(dir string, o PebbleOptions) (*PebbleStore, error) {
 	log := o.Logger
 	if log == nil {
@@ -74,9 +81,45 @@ func OpenPebble(dir string, o PebbleOptions) (*PebbleStore, error) {
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := pebble.Open(dir, po)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: open store: %w", err)
+	// Pebble flushes the write-ahead log it replays before Open returns,
+	// and retries a failed flush for ever (a full disk): the first
+	// failure of a flush or compaction fails the open instead. Pebble's
+	// goroutines go on retrying; the process is expected to exit.
+	background := make(chan error, 1)
+	po.EventListener = &pebble.EventListener{BackgroundError: func(err error) {
+		log.Error("pebble_error", "detail", "background error: "+err.Error())
+		select {
+		case background <- err:
+		default:
+		}
+	}}
+	type opened struct {
+		db  *pebble.DB
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		db, err := pebble.Open(dir, po)
+		done <- opened{db, err}
+	}()
+	var db *pebble.DB
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, fmt.Errorf("cluster: open store: %w", o.err)
+		}
+		db = o.db
+	case err := <-background:
+		select {
+		case o := <-done: // it opened after all
+			if o.err == nil {
+				db = o.db
+				break
+			}
+			return nil, fmt.Errorf("cluster: open store: %w", o.err)
+		default:
+			return nil, fmt.Errorf("cluster: open store: %w", err)
+		}
 	}
 	if err := pebbleFormat(db); err != nil {
 		db.Close()
@@ -301,8 +344,35 @@ func (s *PebbleStore) Apply(b *Batch) error {
 			return fmt.Errorf("cluster: store: %w", err)
 		}
 	}
+	return s.commit(wb)
+}
+
+// commit commits wb with a synced write-ahead log. Pebble does not return
+// from a failed write (a full disk): it panics, or calls Fatalf, with its
+// commit pipeline locked, so that every later commit would wait forever.
+// The panic becomes the error of this and of every later Apply, and the
+// reads go on (the batch is not acknowledged; it may be visible until the
+// restart, which drops it unless its log record reached the disk).
+func (s *PebbleStore) commit(wb *pebble.Batch) (err error) {
+	if f := s.failed.Load(); f != nil {
+		return *f
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrStoreFailed, r)
+			s.failed.Store(&err)
+		}
+	}()
 	if err := wb.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("cluster: store: %w", err)
+	}
+	return nil
+}
+
+// writeFailure implements storeFailer.
+func (s *PebbleStore) writeFailure() error {
+	if f := s.failed.Load(); f != nil {
+		return *f
 	}
 	return nil
 }
@@ -345,7 +415,7 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 }
 
 // Fatalf reports an error Pebble cannot recover from; Pebble expects it
-// not to return.
+// not to return. The panic of a commit is PebbleStore.commit's error.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error("pebble_fatal", "detail", msg)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -451,5 +453,70 @@ func TestRedisLeaseRenewal(t *testing.T) {
 	}
 	if _, err := OpenRedis(addrs, RedisOptions{LeaseTTL: time.Second, LeaseRenew: time.Second}); err == nil {
 		t.Error("OpenRedis took a renewal interval equal to the TTL")
+	}
+}
+
+// TestRedisMetricsWhileWaiting: while an ingest waits for the writer
+// lease that another replica holds, /metrics and /healthz of the waiting
+// replica still answer (a scrape must not time out exactly when the
+// replicas contend).
+func TestRedisMetricsWhileWaiting(t *testing.T) {
+	addrs := redisCluster(t)
+	holder, err := OpenRedis(addrs, RedisOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	st, err := OpenRedis(addrs, RedisOptions{LeaseWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := New(st, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	if _, err := holder.lease(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	ingested := make(chan error, 1)
+	go func() {
+		_, err := s.Ingest([]client.Page{{URL: "https://waiting.example/", Signature: signedSample(t)[0].sig}})
+		ingested <- err
+	}()
+	// The ingest is waiting for the lease once the service's mutex is
+	// taken; /metrics must not wait for it.
+	waitFor(t, func() bool {
+		if s.mu.TryLock() {
+			s.mu.Unlock()
+			return false
+		}
+		return true
+	})
+	hc := &http.Client{Timeout: 20 * time.Second}
+	for _, path := range []string{"/metrics", "/healthz"} {
+		resp, err := hc.Get(srv.URL + path)
+		if err != nil {
+			t.Errorf("GET %s while an ingest waits for the lease: %v", path, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s while an ingest waits for the lease: %d", path, resp.StatusCode)
+		}
+	}
+	select {
+	case err := <-ingested:
+		t.Fatalf("the ingest returned while another replica held the lease: %v", err)
+	default:
+	}
+	if err := holder.release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ingested; err != nil {
+		t.Errorf("ingest after the lease was released: %v", err)
 	}
 }

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/url"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/cluster/partition"
 	"github.com/winnow-search/winnow/similarity"
@@ -116,6 +117,11 @@ type Service struct {
 	seq    uint64 // the shared store's log position the tables reflect
 
 	m serviceMetrics
+
+	// stats is Stats as of the last change of the candidate tables, read
+	// without mu: an ingest holds mu while it waits for a shared store's
+	// lease, and /metrics must answer meanwhile.
+	stats atomic.Pointer[Stats]
 
 	reach int // simhash reach of the candidate tables (simhashReach; tests change it)
 }
@@ -234,7 +240,14 @@ func (s *Service) load() error {
 		}
 	}
 	s.idx.postAll()
+	s.setStats()
 	return nil
+}
+
+// setStats publishes Stats after a change of the candidate tables; mu is
+// held.
+func (s *Service) setStats() {
+	s.stats.Store(&Stats{Groups: s.idx.len(), Partitioned: s.part != nil})
 }
 
 // catchUpLocked brings the candidate tables and the service's state up to
@@ -294,28 +307,35 @@ func (s *Service) catchUpLocked(ch logChanges) error {
 		s.idx.add(id, sig)
 	}
 	s.seq = ch.seq
+	s.setStats()
 	return nil
 }
 
-// item is one validated page of an ingest.
+// item is one validated page of an ingest: URL and RedirectTo are keys
+// (pageKey).
 type item struct {
 	client.Page
-	sig *similarity.Signature // nil for a redirect or delete
-	enc []byte                // sig without Seq
+	sent string                // the URL as sent
+	sig  *similarity.Signature // nil for a redirect or delete
+	enc  []byte                // sig without Seq
 }
 
-func validURL(u string) error {
+// pageKey returns the key of the page at u: its canonical URL
+// (canon.URL), the key the proxy asks under, so that the spellings of one
+// page that crawlers write (host case, default port, tracking parameters,
+// parameter order, fragment) meet in one record.
+func pageKey(u string) (string, error) {
 	if u == "" || len(u) > DefaultMaxURL {
-		return fmt.Errorf("%w: empty or over %d bytes", ErrURL, DefaultMaxURL)
+		return "", fmt.Errorf("%w: empty or over %d bytes", ErrURL, DefaultMaxURL)
 	}
-	pu, err := url.Parse(u)
+	k, err := canon.URL(u)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrURL, err)
+		return "", fmt.Errorf("%w: %q is not an absolute http(s) URL: %v", ErrURL, u, err)
 	}
-	if (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-		return fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrURL, u)
+	if len(k) > DefaultMaxURL {
+		return "", fmt.Errorf("%w: over %d bytes canonicalized", ErrURL, DefaultMaxURL)
 	}
-	return nil
+	return k, nil
 }
 
 // validate checks every page before anything is applied.
@@ -326,24 +346,28 @@ func (s *Service) validate(pages []client.Page) ([]item, error) {
 	items := make([]item, len(pages))
 	for i, p := range pages {
 		fail := func(err error) ([]item, error) { return nil, &InputError{Item: i, URL: p.URL, Err: err} }
-		if err := validURL(p.URL); err != nil {
+		key, err := pageKey(p.URL)
+		if err != nil {
 			return fail(err)
 		}
 		if p.Popularity != p.Popularity || p.Popularity > 1e300 || p.Popularity < -1e300 {
 			return fail(fmt.Errorf("%w: popularity is not finite", ErrPage))
 		}
-		items[i].Page = p
+		items[i].Page, items[i].sent = p, p.URL
+		items[i].URL = key
 		switch {
 		case p.Deleted && p.RedirectTo != "":
 			return fail(fmt.Errorf("%w: deleted page with a redirect", ErrPage))
 		case p.Deleted:
 		case p.RedirectTo != "":
-			if err := validURL(p.RedirectTo); err != nil {
+			to, err := pageKey(p.RedirectTo)
+			if err != nil {
 				return fail(fmt.Errorf("redirect_to: %w", err))
 			}
-			if p.RedirectTo == p.URL {
-				return fail(fmt.Errorf("%w: redirects to itself", ErrPage))
+			if to == key {
+				return fail(fmt.Errorf("%w: redirects to itself (%s)", ErrPage, key))
 			}
+			items[i].RedirectTo = to
 		default:
 			if len(p.Signature) == 0 {
 				return fail(fmt.Errorf("%w: missing", ErrSignature))
@@ -398,6 +422,11 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 		switch {
 		case it.Deleted:
 			status, err = t.remove(it.URL)
+			if err == nil && it.sent != it.URL {
+				// A store written before pages were keyed by canon.URL
+				// may hold the page under the spelling sent.
+				_, err = t.remove(it.sent)
+			}
 		case it.RedirectTo != "":
 			status, err = t.redirect(it)
 		default:
@@ -406,11 +435,11 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res[i] = client.IngestResult{URL: it.URL, Status: status}
+		res[i] = client.IngestResult{URL: it.sent, Status: status}
 	}
 	// Groups and winners as they stand after the whole batch.
 	for i := range res {
-		p, ok, err := t.page(res[i].URL)
+		p, ok, err := t.page(items[i].URL)
 		if err != nil {
 			return nil, err
 		}
@@ -432,16 +461,26 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 	return res, nil
 }
 
-// Lookup returns the duplicate status of each URL. A member is reported
-// with its winner only when it was verified against that winner.
+// Lookup returns the duplicate status of each URL, looked up under its
+// canonical URL. A member is reported with its winner only when it was
+// verified against that winner.
 func (s *Service) Lookup(urls []string) ([]client.LookupResult, error) {
 	if len(urls) > s.o.MaxBatch {
 		return nil, &InputError{Item: -1, Err: fmt.Errorf("%w: %d URLs, limit %d", ErrBatchSize, len(urls), s.o.MaxBatch)}
 	}
 	out := make([]client.LookupResult, len(urls))
-	for i, u := range urls {
-		out[i].URL = u
+	for i, raw := range urls {
+		out[i].URL = raw
+		u, err := canon.URL(raw)
+		if err != nil {
+			continue // no page has it
+		}
 		p, ok, err := s.st.Page(u)
+		if err == nil && !ok && u != raw {
+			// A store written before pages were keyed by canon.URL.
+			u = raw
+			p, ok, err = s.st.Page(u)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -494,11 +533,10 @@ type Stats struct {
 	Partitioned bool
 }
 
-// Stats returns a snapshot of the service's state.
+// Stats returns a snapshot of the service's state, as of the last
+// ingest that finished; it does not wait for one in progress.
 func (s *Service) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Stats{Groups: s.idx.len(), Partitioned: s.part != nil}
+	return *s.stats.Load()
 }
 
 // gate returns the decision's simhash gate: a pair farther apart never
@@ -558,6 +596,7 @@ func (s *Service) commit(t *txn) error {
 	case s.part == nil:
 		s.sample = append(s.sample, t.lengths...)
 	}
+	s.setStats()
 	return nil
 }
 

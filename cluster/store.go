@@ -97,6 +97,18 @@ type pageScanner interface {
 // ErrClosed is returned by a closed store.
 var ErrClosed = errors.New("cluster: store closed")
 
+// ErrStoreFailed is returned by Apply once a store can take no more
+// writes until the service restarts (Pebble after a failed write to its
+// log, e.g. a full disk); it still serves reads.
+var ErrStoreFailed = errors.New("cluster: store failed, writes refused until restart")
+
+// storeFailer is a [Store] that can fail for writes for good
+// ([ErrStoreFailed]); /healthz reports it.
+type storeFailer interface {
+	// writeFailure returns the failure, nil while the store takes writes.
+	writeFailure() error
+}
+
 // MemStore is a [Store] in memory, for tests and for a service that
 // rebuilds its state on start. The zero value is not usable; use
 // [NewMemStore].

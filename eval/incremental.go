@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	neturl "net/url"
 	"time"
 
 	"github.com/winnow-search/winnow/cluster"
@@ -55,7 +56,12 @@ func Incremental(ctx context.Context, set *Set, o Options, svc *cluster.Service)
 	}
 	n := len(sigs)
 	rep := &IncrementalReport{Docs: n}
-	url := func(i int) string { return "http://eval.invalid/" + set.Docs[i].ID }
+	// The ID as the URL's path, escaped: the service keys pages by
+	// canon.URL, which would drop a "#…" or tracking parameters of an ID
+	// written into the URL as it is, and make two documents one page.
+	url := func(i int) string {
+		return (&neturl.URL{Scheme: "http", Host: "eval.invalid", Path: "/" + set.Docs[i].ID}).String()
+	}
 	step := max(n/10, 1)
 	var since time.Duration
 	for i, s := range sigs {

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -202,6 +203,18 @@ func TestIncremental(t *testing.T) {
 	}
 	if _, err := Incremental(context.Background(), &Set{Mode: PairMode}, Options{}, svc); err == nil {
 		t.Error("Incremental(pair mode) = nil error")
+	}
+	// IDs that differ only after a "#" or in a tracking parameter are
+	// different documents, though the service keys pages by canon.URL.
+	for i := range set.Docs {
+		set.Docs[i].ID = fmt.Sprintf("doc?utm_source=%d#%d", i, i)
+	}
+	svc, err = cluster.New(cluster.NewMemStore(), cluster.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = Incremental(context.Background(), set, Options{}, svc); err != nil || rep.Incremental.F1 != 1 {
+		t.Errorf("Incremental with IDs alike but for a fragment = %+v, %v; want F1 1", rep, err)
 	}
 }
 
