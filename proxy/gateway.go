@@ -27,6 +27,9 @@ func (u *upstream) route(ctx *fasthttp.RequestCtx, orig *engine.Request) (engine
 		return rt, err
 	}
 	orig.Path = rt.Path
+	if rt.Body != nil {
+		orig.Body = rt.Body
+	}
 	for k := range rt.Query {
 		if strings.HasPrefix(k, "winnow_") {
 			delete(rt.Query, k)

@@ -89,6 +89,10 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 			"winnow: "+r.orig.Method+" "+pathOnly(r.orig.Path)+" is refused: "+err.Error()+"; this gateway is read-only (serve.engines[].allow_writes opens it)")
 		return
 	}
+	if rt.CursorIDs {
+		// Deferred: every way the answer leaves is sealed.
+		defer s.sealCursors(ctx)
+	}
 	p, perr := s.params(ctx)
 	if perr != nil {
 		// Never a silent pass-through: the client asked for something
