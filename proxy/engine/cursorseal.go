@@ -260,19 +260,19 @@ func isSealedMember(k string) bool {
 // body's pit.id, the DELETE body's id (Elasticsearch) or pit_id list
 // (OpenSearch). (esRoute refuses a search body it cannot read as strict
 // JSON, whose point in time it would not see.) It marks the routes whose answers carry IDs.
-func esCursors(g *Gate, rt *Route, r GateRequest, segs []string) error {
+func esCursors(g *Gate, rt Route, r GateRequest, segs []string) (Route, error) {
 	var err error
 	switch rt.Kind {
 	case RouteScroll, RouteClearScroll:
 		rt.CursorIDs = rt.Kind == RouteScroll
 		if len(segs) == 3 {
 			if segs[2], err = g.seal.unsealList(segs[2]); err != nil {
-				return err
+				return rt, err
 			}
 		}
 		for i, v := range rt.Query["scroll_id"] {
 			if rt.Query["scroll_id"][i], err = g.seal.unsealList(v); err != nil {
-				return err
+				return rt, err
 			}
 		}
 		if len(r.Body) > 0 {
@@ -284,19 +284,19 @@ func esCursors(g *Gate, rt *Route, r GateRequest, segs []string) error {
 			rt.Body, err = g.seal.unsealBody(r.Body, []string{"id", "pit_id"}, "")
 		}
 	case RouteSearch:
-		rt.CursorIDs = rt.Cursor
-		if len(r.Body) == 0 || !rt.Cursor {
-			// esRoute refused a body it could not read, and found no
-			// cursor in this one.
-			return nil
+		// A cursor search ([Gate.Check] passes no other); esRoute
+		// refused a body it could not read.
+		rt.CursorIDs = true
+		if len(r.Body) == 0 {
+			return rt, nil
 		}
 		var doc map[string]json.RawMessage
 		if json.Unmarshal(r.Body, &doc) != nil {
-			return refused("a search body that is not one JSON object")
+			return rt, refused("a search body that is not one JSON object")
 		}
 		if _, ok := doc["pit"]; ok {
 			rt.Body, err = g.seal.unsealBody(r.Body, nil, "pit")
 		}
 	}
-	return err
+	return rt, err
 }

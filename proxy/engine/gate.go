@@ -182,8 +182,10 @@ func (g *Gate) Check(r GateRequest) (Route, error) {
 		return rt, fmt.Errorf("%w: no routes", ErrRefused)
 	}
 	rt.Kind, rt.Cursor, err = g.kind.route(g, r, segs, q)
-	if err == nil && g.kind.cursors != nil {
-		err = g.kind.cursors(g, &rt, r, segs)
+	if err == nil && g.kind.cursors != nil && (rt.Kind != RouteSearch || rt.Cursor) {
+		// A search that pages by no cursor presents no cursor ID, and
+		// its answer carries none: it is not looked at again.
+		rt, err = g.kind.cursors(g, rt, r, segs)
 	}
 	// After cursors, which may unseal a segment.
 	rt.Path = "/" + strings.Join(segs, "/")

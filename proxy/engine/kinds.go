@@ -34,8 +34,10 @@ type Kind struct {
 	route func(g *Gate, r GateRequest, segs []string, q url.Values) (RouteKind, bool, error)
 	// cursors, when set, unseals the cursor IDs a request of route rt
 	// presents (in segs, rt.Query or the body) and marks a route whose
-	// answer carries IDs to seal ([CursorSeal]).
-	cursors func(g *Gate, rt *Route, r GateRequest, segs []string) error
+	// answer carries IDs to seal ([CursorSeal]). The route goes in and
+	// out by value: through a function value a pointer to it would move
+	// it to the heap on every request.
+	cursors func(g *Gate, rt Route, r GateRequest, segs []string) (Route, error)
 	// errorBody writes an error in the engine's own shape.
 	errorBody func(dst []byte, status int, typ, reason string, r GateRequest) (body []byte, contentType string, header [][2]string)
 }
