@@ -362,3 +362,34 @@ func counterUp(t *testing.T, id string) string {
 	}
 	return enc.EncodeToString(b)
 }
+
+// TestForgedCursorRefusedWithWrites: allow_writes opens the gateway to
+// every route, but a scroll or point in time ID winnow did not give is
+// refused still (it would reach another client's search), and the
+// refusal says to start again rather than that the gateway is
+// read-only; a sealed ID goes on unsealed.
+func TestForgedCursorRefusedWithWrites(t *testing.T) {
+	rec := startRecorder(t, "elasticsearch")
+	e := Engine{Name: "es", URL: rec.URL, AllowWrites: true, Adapter: engine.Config{Kind: "elasticsearch"}}
+	_, base := startProxy(t, Options{Engines: []Engine{e}})
+	addr := strings.TrimPrefix(base, "http://")
+	for _, p := range []probe{
+		{method: "DELETE", uri: "/_search/scroll/abc"},
+		{method: "POST", uri: "/_search/scroll", body: `{"scroll_id":"abc"}`},
+		{method: "POST", uri: "/_search", body: `{"pit":{"id":"abc"}}`},
+	} {
+		code, body := sendRaw(t, addr, p)
+		if seen := rec.take(); code != 403 || len(seen) != 0 || !strings.Contains(body, "start the scroll or point in time again") || strings.Contains(body, "read-only") {
+			t.Errorf("%s %s %s = %d %.300s; the engine saw %q; want 403, nothing sent", p.method, p.uri, p.body, code, body, seen)
+		}
+	}
+	for p, want := range map[probe]string{
+		{method: "DELETE", uri: "/_search/scroll/" + sealed("abc")}: "DELETE /_search/scroll/abc",
+		{method: "PUT", uri: "/idx/_doc/1", body: `{"a":1}`}:        "PUT /idx/_doc/1",
+	} {
+		code, body := sendRaw(t, addr, p)
+		if seen := rec.take(); code/100 != 2 || len(seen) != 1 || seen[0] != want {
+			t.Errorf("%s %s = %d %.300s; the engine saw %q, want %q", p.method, p.uri, code, body, seen, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -80,19 +81,22 @@ func (c *CursorSeal) Seal(id string) string {
 	return string(append(b, id...))
 }
 
-// errUnsealed is the reason an ID is refused.
-var errUnsealed = errors.New("was not given by this gateway (a scroll or point in time ID is valid only through the gateway that returned it, until it restarts)")
+// ErrCursorID matches the refusal of a request that presents a scroll
+// or point in time ID the gateway did not give (it also matches
+// [ErrRefused]). Opening the gateway to writes does not let such a
+// request through: the ID would reach another client's search.
+var ErrCursorID = errors.New("was not given by this gateway (a scroll or point in time ID is valid only through the gateway that returned it, until it restarts)")
 
 // Unseal returns the engine's ID of the sealed ID s, or an error when s
 // is not an ID this seal (this key) sealed.
 func (c *CursorSeal) Unseal(s string) (string, error) {
 	if len(s) <= sealTagChars || s[sealTagChars] != '.' {
-		return "", errUnsealed
+		return "", ErrCursorID
 	}
 	id := s[sealTagChars+1:]
 	var want [sealTagChars]byte
 	if !hmac.Equal(c.tag(want[:0], id), []byte(s[:sealTagChars])) {
-		return "", errUnsealed
+		return "", ErrCursorID
 	}
 	return id, nil
 }
@@ -103,7 +107,7 @@ func (c *CursorSeal) unsealList(s string) (string, error) {
 	for i, p := range parts {
 		id, err := c.Unseal(p)
 		if err != nil {
-			return "", refused("scroll or point in time ID %.40q %v", p, err)
+			return "", fmt.Errorf("%w: scroll or point in time ID %.40q %w", ErrRefused, p, err)
 		}
 		parts[i] = id
 	}

@@ -114,29 +114,31 @@ func TestGateUnsealsCursorIDs(t *testing.T) {
 		g                 *Gate
 		method, uri, body string
 		ctype             string
+		id                bool // an ID that does not verify: ErrCursorID
 	}{
-		{es, "GET", "/_search/scroll/a=", "", ""},
-		{es, "GET", "/_search/scroll/" + forged, "", ""},
-		{es, "GET", "/_search/scroll?scroll_id=" + a + ",b", "", ""},
-		{es, "POST", "/_search/scroll", `{"scroll_id":"` + forged + `"}`, ""},
-		{es, "POST", "/_search/scroll", `{"scroll_id":"` + a + `","scroll_id":"b"}`, ""},
-		{es, "POST", "/_search/scroll", `scroll_id: b`, "application/yaml"},
-		{es, "DELETE", "/_search/scroll", `{"scroll_id":[1]}`, ""},
-		{es, "DELETE", "/_pit", `{"id":"a="}`, ""},
-		{os, "DELETE", "/_search/point_in_time", `{"pit_id":["` + a + `","b"]}`, ""},
-		{es, "POST", "/_search", `{"pit":{"id":"a="}}`, ""},
-		{es, "POST", "/_search", `{"pit":{"id":"` + forged + `"}}`, ""},
-		{es, "POST", "/_search", `{"pit":"x"}`, ""},
-		{es, "POST", "/_search", "pit:\n  id: a=\n", "application/yaml"},
-		{es, "POST", "/_search", `{/**/"pit":{"id":"a="}}`, ""},
-		{es, "POST", "/_msearch", "{}\n" + `{"pit":{"id":"` + a + `"}}` + "\n", "application/x-ndjson"},
+		{es, "GET", "/_search/scroll/a=", "", "", true},
+		{es, "GET", "/_search/scroll/" + forged, "", "", true},
+		{es, "GET", "/_search/scroll?scroll_id=" + a + ",b", "", "", true},
+		{es, "POST", "/_search/scroll", `{"scroll_id":"` + forged + `"}`, "", true},
+		{es, "POST", "/_search/scroll", `{"scroll_id":"` + a + `","scroll_id":"b"}`, "", true},
+		{es, "POST", "/_search/scroll", `scroll_id: b`, "application/yaml", false},
+		{es, "DELETE", "/_search/scroll", `{"scroll_id":[1]}`, "", false},
+		{es, "DELETE", "/_pit", `{"id":"a="}`, "", true},
+		{os, "DELETE", "/_search/point_in_time", `{"pit_id":["` + a + `","b"]}`, "", true},
+		{es, "POST", "/_search", `{"pit":{"id":"a="}}`, "", true},
+		{es, "POST", "/_search", `{"pit":{"id":"` + forged + `"}}`, "", true},
+		{es, "POST", "/_search", `{"pit":"x"}`, "", false},
+		{es, "POST", "/_search", "pit:\n  id: a=\n", "application/yaml", false},
+		{es, "POST", "/_search", `{/**/"pit":{"id":"a="}}`, "", false},
+		{es, "POST", "/_msearch", "{}\n" + `{"pit":{"id":"` + a + `"}}` + "\n", "application/x-ndjson", false},
 	} {
 		ct := tc.ctype
 		if ct == "" {
 			ct = "application/json"
 		}
-		if rt, err := tc.g.Check(GateRequest{Method: tc.method, URI: tc.uri, Body: []byte(tc.body), ContentType: ct}); !errors.Is(err, ErrRefused) {
-			t.Errorf("%s %s %s: %v %+v, want refused", tc.method, tc.uri, tc.body, err, rt)
+		rt, err := tc.g.Check(GateRequest{Method: tc.method, URI: tc.uri, Body: []byte(tc.body), ContentType: ct})
+		if !errors.Is(err, ErrRefused) || errors.Is(err, ErrCursorID) != tc.id {
+			t.Errorf("%s %s %s: %v %+v, want refused (ErrCursorID: %v)", tc.method, tc.uri, tc.body, err, rt, tc.id)
 		}
 	}
 }
