@@ -171,6 +171,12 @@ type Serve struct {
 	// FeedbackLogBytes bounds the feedback log: past it the file moves to
 	// feedback_log + ".1" and a new one begins.
 	FeedbackLogBytes int64 `yaml:"feedback_log_bytes"`
+	// CursorKey seals the scroll and point in time IDs clients get
+	// through the gateway, so a client cannot present another's: at
+	// least 16 bytes, the same on every replica behind one load
+	// balancer. Default "": a random key per process, and the IDs do not
+	// survive a restart.
+	CursorKey string `yaml:"cursor_key"`
 }
 
 // Engine is one search engine of the proxy.
@@ -1045,6 +1051,9 @@ func (v *Serve) validate(bad func(field, format string, args ...any)) {
 	}
 	if v.FeedbackLogBytes < 0 {
 		bad("serve.feedback_log_bytes", "%d is negative", v.FeedbackLogBytes)
+	}
+	if n := len(v.CursorKey); n > 0 && n < 16 {
+		bad("serve.cursor_key", "%d bytes, fewer than 16", n)
 	}
 	if t := v.Transparent; t != "" && t != "-" && len(v.Engines) > 0 && !names[t] {
 		bad("serve.transparent", "%q names no engine", t)

@@ -102,6 +102,7 @@ func TestLoadErrors(t *testing.T) {
 		{"calibration without its confidence", "decision:\n  calibration:\n    group:\n      numbers_veto: true\n", nil, []string{"decision.calibration.group.min_confidence"}},
 		{"links refused above a share out of range", "decision:\n  calibration:\n    remove:\n      min_confidence: 0.01\n      refuse_links_above: 1.5\n", nil, []string{"decision.calibration.remove.refuse_links_above"}},
 		{"negative feedback log bound", "", []string{"serve.feedback_log_bytes=-1"}, []string{"serve.feedback_log_bytes"}},
+		{"cursor key too short to seal", "", []string{"serve.cursor_key=short"}, []string{"serve.cursor_key", "fewer than 16"}},
 		{"transparent names no engine", "serve:\n  transparent: solr\n  engines:\n    - {name: es, kind: elasticsearch, url: 'http://x'}\n", nil, []string{"serve.transparent"}},
 	}
 	for _, tt := range tests {

@@ -62,6 +62,9 @@ func Proxy(c config.Config, log *slog.Logger) (proxy.Options, error) {
 		o.Cluster, o.ClusterTimeout, o.ClusterFeed = cl, time.Duration(v.ClusterTimeout), v.ClusterFeed
 	}
 	o.FeedbackLog, o.FeedbackLogBytes = v.FeedbackLog, v.FeedbackLogBytes
+	if v.CursorKey != "" {
+		o.CursorKey = []byte(v.CursorKey)
+	}
 	for _, a := range v.Fetch.Allow {
 		p, err := netip.ParsePrefix(a)
 		if err != nil {

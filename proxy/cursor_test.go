@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -97,6 +98,8 @@ func startCursorEngine(t *testing.T, docs []map[string]any) *httptest.Server {
 			page(w, from, n, fmt.Sprintf("%d-%d", n, from+n))
 		}
 		switch {
+		case r.Method == "DELETE" && body.ScrollID == "":
+			http.Error(w, "no scroll_id", 400)
 		case r.Method == "DELETE":
 			io.WriteString(w, `{"succeeded":true,"num_freed":1}`)
 		case r.URL.Path == "/idx/_pit":
@@ -107,6 +110,8 @@ func startCursorEngine(t *testing.T, docs []map[string]any) *httptest.Server {
 			scrollPage(strings.TrimPrefix(r.URL.Path, "/_search/scroll/"))
 		case r.URL.Query().Has("scroll"):
 			page(w, 0, size, fmt.Sprintf("%d-%d", size, size))
+		case body.PIT != nil && body.PIT.ID != "pit-1":
+			http.Error(w, "no such point in time: "+body.PIT.ID, 404)
 		case body.PIT != nil:
 			from := 0
 			if len(body.SearchAfter) == 1 {
@@ -154,10 +159,12 @@ func TestCursorPagingEveryResultOnce(t *testing.T) {
 				seen := map[string]int{}
 				removed, grouped, pages := 0, 0, 0
 				pg, h := post("POST", "/idx/_search?scroll=1m", `{"size":4}`, mode)
+				var pit string // as the client sees it: sealed
 				if how == "pit" {
-					post("POST", "/idx/_pit?keep_alive=1m", "", mode)
-					pg, h = post("POST", "/_search", `{"size":4,"pit":{"id":"pit-1"},"sort":[{"_shard_doc":"asc"}]}`, mode)
+					pit = openPIT(t, base+"/idx/_pit?keep_alive=1m")
+					pg, h = post("POST", "/_search", `{"size":4,"pit":{"id":"`+pit+`"},"sort":[{"_shard_doc":"asc"}]}`, mode)
 				}
+				lastScroll := pg.ScrollID
 				for len(pg.Hits.Hits) > 0 && pages < 20 {
 					pages++
 					if pg.Hits.Total.Value != len(docs) || pg.Hits.Total.Relation != "eq" {
@@ -187,8 +194,9 @@ func TestCursorPagingEveryResultOnce(t *testing.T) {
 					case "scroll-path":
 						pg, h = post("GET", "/_search/scroll/"+pg.ScrollID+"?scroll=1m", "", mode)
 					case "pit":
-						pg, h = post("POST", "/_search", fmt.Sprintf(`{"size":4,"pit":{"id":"pit-1"},"sort":[{"_shard_doc":"asc"}],"search_after":[%d]}`, last), mode)
+						pg, h = post("POST", "/_search", fmt.Sprintf(`{"size":4,"pit":{"id":%q},"sort":[{"_shard_doc":"asc"}],"search_after":[%d]}`, pit, last), mode)
 					}
+					lastScroll = cmp.Or(pg.ScrollID, lastScroll)
 				}
 				for i := range docs {
 					if n := seen[strconv.Itoa(i)]; n > 1 {
@@ -202,7 +210,7 @@ func TestCursorPagingEveryResultOnce(t *testing.T) {
 					t.Errorf("%s: %d grouped, %d removed: the duplicates were not found, the test proves little", mode, grouped, removed)
 				}
 				if how == "scroll-body" {
-					if _, h := post("DELETE", "/_search/scroll", `{"scroll_id":"x"}`, mode); h.Get(refinedHeader) != "" {
+					if _, h := post("DELETE", "/_search/scroll", `{"scroll_id":"`+lastScroll+`"}`, mode); h.Get(refinedHeader) != "" {
 						t.Errorf("clear scroll marked %s %q", refinedHeader, h.Get(refinedHeader))
 					}
 				}
@@ -259,7 +267,7 @@ func TestOversizedCursorPagePassesThrough(t *testing.T) {
 	for _, path := range []string{
 		"/big/_search?scroll=1m&size=3",
 		"/big-chunked/_search?scroll=1m&size=3",
-		"/_search/scroll?scroll=1m&scroll_id=chunked",
+		"/_search/scroll?scroll=1m&scroll_id=" + sealed("chunked"),
 	} {
 		before := asked.Load()
 		resp, err := http.Get(base + path)
@@ -269,7 +277,7 @@ func TestOversizedCursorPagePassesThrough(t *testing.T) {
 		h := sha256.New()
 		_, err = io.Copy(h, resp.Body)
 		resp.Body.Close()
-		want, _ := answerSum(path, 20_000_000)
+		want, _ := answerSum(strings.Replace(path, sealed("chunked"), "chunked", 1), 20_000_000)
 		if err != nil || resp.StatusCode != 200 || [32]byte(h.Sum(nil)) != want {
 			t.Errorf("GET %s: %d, %v, the engine's answer byte for byte: %v; want 200 and the engine's answer", path, resp.StatusCode, err, [32]byte(h.Sum(nil)) == want)
 		}

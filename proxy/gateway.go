@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -15,18 +16,23 @@ import (
 // passes gets the path the gate checked (decoded, with winnow's own
 // parameters removed), so the engine sees exactly the route allowed.
 // Engine.AllowWrites opens every method and path: a request outside the
-// allow-list then goes on as the client sent it, unrefined.
+// allow-list then goes on as the client sent it, unrefined; one that
+// presents a scroll or point in time ID winnow did not give is refused
+// still ([engine.ErrCursorID]).
 func (u *upstream) route(ctx *fasthttp.RequestCtx, orig *engine.Request) (engine.Route, error) {
 	gr := gateRequest(ctx)
 	gr.Method, gr.Body = orig.Method, orig.Body
 	rt, err := u.gate.Check(gr)
 	if err != nil {
-		if u.AllowWrites {
+		if u.AllowWrites && !errors.Is(err, engine.ErrCursorID) {
 			return engine.Route{}, nil
 		}
 		return rt, err
 	}
 	orig.Path = rt.Path
+	if rt.Body != nil {
+		orig.Body = rt.Body
+	}
 	for k := range rt.Query {
 		if strings.HasPrefix(k, "winnow_") {
 			delete(rt.Query, k)

@@ -80,6 +80,9 @@ func newProxy(t testing.TB, o Options) (*Server, net.Listener) {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	o.Fetch.Allow = append(o.Fetch.Allow, loopback...)
+	if o.CursorKey == nil {
+		o.CursorKey = testCursorKey
+	}
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)

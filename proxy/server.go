@@ -136,6 +136,11 @@ type Options struct {
 	// FeedbackLogBytes bounds the feedback log: past it the file moves
 	// to FeedbackLog + ".1" and a new one begins. Default 16 MiB.
 	FeedbackLogBytes int64
+	// CursorKey is the key that seals the scroll and point in time IDs
+	// clients get through the gateway ([engine.CursorSeal]): at least 16
+	// bytes, the same for replicas behind one load balancer. Empty (the
+	// default): a random key per process, so the IDs do not outlive it.
+	CursorKey []byte
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -152,7 +157,8 @@ type Server struct {
 	memo     *memo // shared with ref
 	inflight byteBudget
 	ref      *refiner
-	fb       *feedbackLog // nil: feedback off
+	seal     *engine.CursorSeal // seals the engines' cursor IDs
+	fb       *feedbackLog       // nil: feedback off
 	m        *metrics
 	log      *slog.Logger
 	srv      *fasthttp.Server
@@ -211,13 +217,16 @@ func New(o Options) (*Server, error) {
 		log = slog.Default()
 	}
 	s := &Server{o: o, log: log, inflight: byteBudget{max: o.AnswerBytesInFlight, wait: o.AdmitWait}}
+	var err error
+	if s.seal, err = engine.NewCursorSeal(o.CursorKey); err != nil {
+		return nil, fmt.Errorf("proxy: CursorKey: %w", err)
+	}
 	if err := s.addEngines(); err != nil {
 		return nil, err
 	}
 	if o.Fetch.Logger == nil {
 		o.Fetch.Logger = log
 	}
-	var err error
 	if s.fetcher, err = fetch.New(o.Fetch); err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
@@ -281,6 +290,7 @@ func (s *Server) addEngines() error {
 			errs = append(errs, fmt.Errorf("proxy: engines[%d] (%s): %w", i, e.Name, err))
 			continue
 		}
+		b.gate = b.gate.WithCursorSeal(s.seal)
 		s.engines = append(s.engines, b)
 	}
 	if err := errors.Join(errs...); err != nil {

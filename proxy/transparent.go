@@ -85,9 +85,17 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 	rt, err := s.route(b, ctx, &r.orig)
 	if err != nil {
 		s.m.refused()
+		why := "; this gateway is read-only (serve.engines[].allow_writes opens it)"
+		if errors.Is(err, engine.ErrCursorID) {
+			why = "; start the scroll or point in time again through this gateway"
+		}
 		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
-			"winnow: "+r.orig.Method+" "+pathOnly(r.orig.Path)+" is refused: "+err.Error()+"; this gateway is read-only (serve.engines[].allow_writes opens it)")
+			"winnow: "+r.orig.Method+" "+pathOnly(r.orig.Path)+" is refused: "+err.Error()+why)
 		return
+	}
+	if rt.CursorIDs {
+		// Deferred: every way the answer leaves is sealed.
+		defer s.sealCursors(ctx)
 	}
 	p, perr := s.params(ctx)
 	if perr != nil {

@@ -69,6 +69,13 @@ type Route struct {
 	// scroll, a point in time, search_after): it is refined within the
 	// page the engine gives, never over-fetched.
 	Cursor bool
+	// CursorIDs reports a route whose answer may carry the engine's
+	// scroll or point in time IDs, which the proxy seals
+	// ([CursorSeal.SealHead]) before the client sees them.
+	CursorIDs bool
+	// Body, when not nil, is the body the engine is sent instead of the
+	// client's: the gate unsealed the cursor IDs the client's holds.
+	Body []byte
 }
 
 // ErrRefused matches a request the read-only gateway does not let
@@ -94,6 +101,7 @@ type Gate struct {
 	handlers []string
 	prefix   []string
 	search   string // other kinds: the configured search path's last segment, or "" for "/"
+	seal     *CursorSeal
 }
 
 // NewGate returns the allow-list for an engine of cfg.Kind whose search
@@ -106,11 +114,20 @@ func NewGate(cfg Config) *Gate {
 	if err != nil {
 		return &Gate{}
 	}
-	g := &Gate{kind: k}
+	g := &Gate{kind: k, seal: randomSeal()}
 	if k.gate != nil {
 		k.gate(g, cfg)
 	}
 	return g
+}
+
+// WithCursorSeal returns a copy of g that unseals the cursor IDs
+// requests present with seal, the seal the proxy seals the engine's
+// answers with. A gate's own seal (from [NewGate]) has a random key.
+func (g *Gate) WithCursorSeal(seal *CursorSeal) *Gate {
+	c := *g
+	c.seal = seal
+	return &c
 }
 
 // solrGate sets up a Solr gate: without a configured path, any core's
@@ -159,11 +176,19 @@ func (g *Gate) Check(r GateRequest) (Route, error) {
 	if err != nil {
 		return Route{}, fmt.Errorf("%w: query: %v", ErrRefused, err)
 	}
-	rt := Route{Path: "/" + strings.Join(segs, "/"), Query: q}
+	rt := Route{Query: q}
 	if g.kind == nil {
+		rt.Path = "/" + strings.Join(segs, "/")
 		return rt, fmt.Errorf("%w: no routes", ErrRefused)
 	}
 	rt.Kind, rt.Cursor, err = g.kind.route(g, r, segs, q)
+	if err == nil && g.kind.cursors != nil && (rt.Kind != RouteSearch || rt.Cursor) {
+		// A search that pages by no cursor presents no cursor ID, and
+		// its answer carries none: it is not looked at again.
+		rt, err = g.kind.cursors(g, rt, r, segs)
+	}
+	// After cursors, which may unseal a segment.
+	rt.Path = "/" + strings.Join(segs, "/")
 	return rt, err
 }
 
@@ -229,7 +254,19 @@ func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool,
 	case err == nil && k == RouteMsearch:
 		err = esMsearchLines(r.Body)
 	}
-	cursor := k == RouteSearch && (q.Has("scroll") || esCursorBody(r.Body))
+	cursor := k == RouteSearch && q.Has("scroll")
+	if k == RouteSearch && len(r.Body) > 0 {
+		b, ok := esCursorBody(r.Body)
+		switch {
+		case !ok && err == nil:
+			// The engine reads comments, YAML, CBOR and SMILE too: a
+			// point in time the gate cannot see would reach the engine
+			// with its ID unchecked ([CursorSeal]).
+			err = refused("a search body that is not strict JSON (comments, YAML, CBOR, SMILE) could hold a point in time ID the gateway cannot check; send JSON")
+		case b:
+			cursor = true
+		}
+	}
 	return k, cursor, err
 }
 
@@ -394,6 +431,9 @@ func esMsearchLine(line []byte) error {
 			return err
 		}
 		switch t {
+		case "pit":
+			// Its ID would reach the engine unsealed ([CursorSeal]).
+			return errors.New("a point in time in a multi-search: search it through _search")
 		case "index", "indices", "expand_wildcards":
 			var list []string
 			if json.Unmarshal(v, &list) != nil {
@@ -437,18 +477,19 @@ func scrollID(s string) bool {
 }
 
 // esCursorBody reports whether an Elasticsearch search body pages by a
-// cursor: it names a point in time ("pit") or "search_after".
-func esCursorBody(b []byte) bool {
-	if len(b) == 0 {
-		return false
+// cursor: it names a point in time ("pit") or "search_after"; ok is
+// false when b is not strict JSON (checkDoc).
+func esCursorBody(b []byte) (cursor, ok bool) {
+	if checkDoc(b) != nil {
+		return false, false
 	}
 	s := span{skipWS(b, 0), len(b)}
-	if s.start >= len(b) || b[s.start] != '{' || checkDoc(b) != nil {
-		return false
+	if s.start >= len(b) || b[s.start] != '{' {
+		return false, true
 	}
 	_, pit := field(b, s, "pit")
 	_, after := field(b, s, "search_after")
-	return pit || after
+	return pit || after, true
 }
 
 // solrRoute classifies a Solr route: the configured search handlers

@@ -32,6 +32,12 @@ type Kind struct {
 	gate func(g *Gate, cfg Config)
 	// route classifies a request by its decoded path segments and query.
 	route func(g *Gate, r GateRequest, segs []string, q url.Values) (RouteKind, bool, error)
+	// cursors, when set, unseals the cursor IDs a request of route rt
+	// presents (in segs, rt.Query or the body) and marks a route whose
+	// answer carries IDs to seal ([CursorSeal]). The route goes in and
+	// out by value: through a function value a pointer to it would move
+	// it to the heap on every request.
+	cursors func(g *Gate, rt Route, r GateRequest, segs []string) (Route, error)
 	// errorBody writes an error in the engine's own shape.
 	errorBody func(dst []byte, status int, typ, reason string, r GateRequest) (body []byte, contentType string, header [][2]string)
 }
@@ -39,9 +45,9 @@ type Kind struct {
 // kinds is the registry, in the order [Kinds] lists them.
 var kinds = []*Kind{
 	{Name: "elasticsearch", Path: "/_search", QueryParam: "q", FromParam: "from", SizeParam: "size",
-		adapter: esAdapter, route: esRoute, errorBody: esError},
+		adapter: esAdapter, route: esRoute, cursors: esCursors, errorBody: esError},
 	{Name: "opensearch", Path: "/_search", QueryParam: "q", FromParam: "from", SizeParam: "size",
-		adapter: esAdapter, route: esRoute, errorBody: esError},
+		adapter: esAdapter, route: esRoute, cursors: esCursors, errorBody: esError},
 	{Name: "solr", Path: "/solr/select", QueryParam: "q", FromParam: "start", SizeParam: "rows",
 		adapter: func(cfg Config) (Adapter, error) { return newJSON(cfg, kindSolr), nil },
 		gate:    solrGate, route: solrRoute, errorBody: solrError},

@@ -42,7 +42,8 @@ func SplitMsearch(b []byte) ([]SubSearch, error) {
 	subs := make([]SubSearch, len(lines)/2)
 	for i := range subs {
 		h, body := lines[2*i], lines[2*i+1]
-		subs[i] = SubSearch{Header: h, Body: body, Cursor: esCursorBody(body)}
+		cursor, _ := esCursorBody(body)
+		subs[i] = SubSearch{Header: h, Body: body, Cursor: cursor}
 	}
 	return subs, nil
 }
