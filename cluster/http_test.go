@@ -309,3 +309,41 @@ func TestCanonicalURLsOldStore(t *testing.T) {
 	}
 	checkConsistent(t, st)
 }
+
+// TestCanonicalURLsReload: re-loading a store written before pages were
+// keyed by canon.URL moves each page to its canonical key; the old
+// spelling's record goes, so no page is held twice.
+func TestCanonicalURLsReload(t *testing.T) {
+	st := NewMemStore()
+	s, err := New(st, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := byPage(t, "Benchmarking")
+	const old, key = "https://Old.example/p?utm_source=x", "https://old.example/p"
+	other := mustIngest(t, s, client.Page{URL: "https://other.example/p", Signature: pages[0].sig})
+	// As an earlier version wrote it: the page under the URL sent, in
+	// the other page's group.
+	g, _, _ := st.Group(other[0].Group)
+	g.Members = append(g.Members, old)
+	slices.Sort(g.Members)
+	if err := st.Apply(&Batch{Pages: map[string]*PageRecord{old: {Group: other[0].Group, Sig: pages[1].sig, Verified: true}},
+		Groups: map[string]*GroupRecord{other[0].Group: &g}}); err != nil {
+		t.Fatal(err)
+	}
+	res := mustIngest(t, s, client.Page{URL: old, Signature: pages[1].sig})
+	if res[0].URL != old || res[0].Group != other[0].Group {
+		t.Errorf("re-load of %s = %+v, want it under the URL sent, in group %s", old, res[0], other[0].Group)
+	}
+	if _, ok, _ := st.Page(old); ok {
+		t.Errorf("the old spelling %s is still a page after the re-load", old)
+	}
+	if _, ok, _ := st.Page(key); !ok {
+		t.Errorf("no page under the canonical key %s after the re-load", key)
+	}
+	g, _, _ = st.Group(other[0].Group)
+	if slices.Contains(g.Members, old) || !slices.Contains(g.Members, key) {
+		t.Errorf("group members %v, want %s and not %s", g.Members, key, old)
+	}
+	checkConsistent(t, st)
+}

@@ -422,15 +422,17 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 		switch {
 		case it.Deleted:
 			status, err = t.remove(it.URL)
-			if err == nil && it.sent != it.URL {
-				// A store written before pages were keyed by canon.URL
-				// may hold the page under the spelling sent.
-				_, err = t.remove(it.sent)
-			}
 		case it.RedirectTo != "":
 			status, err = t.redirect(it)
 		default:
 			status, err = t.content(it)
+		}
+		if err == nil && it.sent != it.URL {
+			// A store written before pages were keyed by canon.URL may
+			// hold the page under the spelling sent: that record goes,
+			// so a re-load moves an old store to the canonical keys
+			// instead of holding each page twice.
+			_, err = t.remove(it.sent)
 		}
 		if err != nil {
 			return nil, err
