@@ -633,9 +633,12 @@ func solrParams(q url.Values) error {
 }
 
 // solrParam refuses parameter k (with values vs) for [solrParams].
+// shards.tolerant passes: it only lets a SolrCloud search answer from
+// the shards that answered, where shards.info would show the shards'
+// addresses and shards.qt their handler.
 func solrParam(k string, vs []string) error {
 	switch {
-	case k == "qt", k == "shards" || strings.HasPrefix(k, "shards."), strings.HasPrefix(k, "stream."),
+	case k == "qt", k == "shards" || strings.HasPrefix(k, "shards.") && k != "shards.tolerant", strings.HasPrefix(k, "stream."),
 		k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
 		k == "action", k == "tr", strings.HasPrefix(k, "v."), k == "update.chain", k == "processor":
 		return refused("Solr parameter %q reaches beyond a search", k)
