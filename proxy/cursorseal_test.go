@@ -377,6 +377,12 @@ func TestForgedCursorRefusedWithWrites(t *testing.T) {
 		{method: "DELETE", uri: "/_search/scroll/abc"},
 		{method: "POST", uri: "/_search/scroll", body: `{"scroll_id":"abc"}`},
 		{method: "POST", uri: "/_search", body: `{"pit":{"id":"abc"}}`},
+		// _all is an ID winnow did not give either: it clears every
+		// client's scrolls or points in time.
+		{method: "DELETE", uri: "/_search/scroll/_all"},
+		{method: "DELETE", uri: "/_search/scroll?scroll_id=_all"},
+		{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":["_all"]}`},
+		{method: "DELETE", uri: "/_pit", body: `{"id":"_all"}`},
 	} {
 		code, body := sendRaw(t, addr, p)
 		if seen := rec.take(); code != 403 || len(seen) != 0 || !strings.Contains(body, "start the scroll or point in time again") || strings.Contains(body, "read-only") {

@@ -248,10 +248,10 @@ func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool,
 		}
 	}
 	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
-	switch {
-	case err == nil && r.Method == "DELETE":
-		err = esNotAll(r.Body, s, q)
-	case err == nil && k == RouteMsearch:
+	// A DELETE of scrolls or points in time naming _all (every client's)
+	// is refused where every ID is checked: _all is no ID this gateway
+	// sealed ([esCursors]), with allow_writes too.
+	if err == nil && k == RouteMsearch {
 		err = esMsearchLines(r.Body)
 	}
 	cursor := k == RouteSearch && q.Has("scroll")
@@ -268,47 +268,6 @@ func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool,
 		}
 	}
 	return k, cursor, err
-}
-
-// esNotAll refuses a DELETE of scrolls or points in time that names
-// "_all" (in the path, the scroll_id parameter or the body's scroll_id,
-// pit_id or id): the engine then clears every scroll or point in time
-// of every client, not the caller's own. A body the gate cannot read as
-// JSON of those members is refused too: the engine's parser is laxer
-// (comments, UTF-16), and what the gate cannot read it does not pass.
-func esNotAll(body []byte, s []string, q url.Values) error {
-	ids := q["scroll_id"]
-	if len(s) == 3 {
-		ids = append(ids, s[2])
-	}
-	if len(body) > 0 {
-		var doc map[string]json.RawMessage
-		if err := json.Unmarshal(body, &doc); err != nil {
-			return refused("a DELETE body of scroll or point in time IDs: %v", err)
-		}
-		for _, k := range []string{"scroll_id", "pit_id", "id"} {
-			v, ok := doc[k]
-			if !ok {
-				continue
-			}
-			var one string
-			var list []string
-			switch {
-			case json.Unmarshal(v, &one) == nil:
-				ids = append(ids, one)
-			case json.Unmarshal(v, &list) == nil:
-				ids = append(ids, list...)
-			default:
-				return refused("%s is not an ID or a list of IDs", k)
-			}
-		}
-	}
-	for _, id := range ids {
-		if slices.Contains(strings.Split(id, ","), "_all") {
-			return refused("clearing every scroll or point in time (_all) reaches other clients' searches; name your own IDs")
-		}
-	}
-	return nil
 }
 
 func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
