@@ -1,9 +1,12 @@
 package corpus
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,25 +42,7 @@ func TestWgetCrawl(t *testing.T) {
 	first := crawltest.Crawl(t, site, dir, "first", true, "")
 	second := crawltest.Crawl(t, site, dir, "second", false, filepath.Join(dir, "first.cdx"))
 
-	skips := map[string]int{}
-	o := Options{Targets: &Targets{}, OnSkip: func(s Skip) { skips[s.Kind]++ }}
-	urls := map[string]int{}
-	for _, in := range []string{first, second} {
-		for doc, err := range o.Open(in) {
-			if err != nil {
-				t.Errorf("Open(%s): %v", filepath.Base(in), err)
-				continue
-			}
-			u := strings.TrimPrefix(doc.URL, site.URL)
-			urls[u]++
-			if want, ok := pages[strings.TrimPrefix(u, "/")]; ok && string(doc.Body) != string(want) {
-				t.Errorf("%s: body of %d bytes differs from the page served (%d bytes)", u, len(doc.Body), len(want))
-			}
-			if !strings.HasPrefix(doc.ContentType, "text/html") {
-				t.Errorf("%s: content type %q", u, doc.ContentType)
-			}
-		}
-	}
+	urls, skips := readCrawls(t, site, pages, first, second)
 	// Each page, the index and the redirect's target (fetched twice) in
 	// each crawl: the second crawl's are revisits resolved to the first.
 	want := map[string]int{"/": 2}
@@ -93,6 +78,79 @@ func TestWgetCrawl(t *testing.T) {
 	if n != 0 || skips["revisit unresolved"] < len(site.Paths)+2 {
 		t.Errorf("second crawl alone: %d documents, skips %v; want 0 documents and at least %d unresolved revisits", n, skips, len(site.Paths)+2)
 	}
+}
+
+// TestWgetRevisitsOfWholeGzip reads the revisits of a second wget crawl
+// whose first crawl was written plain (--no-warc-compression) and then
+// gzipped whole, as an archive compressed after the crawl is: every
+// record of the first crawl lies in one gzip member, most of them more
+// than maxRevisitScan records into it. Every page of the second crawl must
+// resolve to its page of the first, none "revisit unresolved".
+func TestWgetRevisitsOfWholeGzip(t *testing.T) {
+	base := crawlPages(t)
+	pages := map[string][]byte{}
+	for i := 0; len(pages) < 150; i++ {
+		for name, b := range base {
+			// Each copy its own payload (wget's dedup goes by payload
+			// digest), the page otherwise the real one.
+			pages[fmt.Sprintf("v%03d/%s", i, name)] = fmt.Appendf(slices.Clone(b), "<!-- copy %d -->", i)
+		}
+	}
+	site := crawltest.NewSite(t, pages)
+	dir := t.TempDir()
+	crawltest.Crawl(t, site, dir, "first", true, "", "--no-warc-compression")
+	plain, err := os.ReadFile(filepath.Join(dir, "first.warc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(dir, "first.warc.gz")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(first, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := crawltest.Crawl(t, site, dir, "second", false, filepath.Join(dir, "first.cdx"))
+
+	urls, skips := readCrawls(t, site, pages, first, second)
+	if skips["revisit unresolved"] != 0 {
+		t.Errorf("%d revisits unresolved (all skips: %v)", skips["revisit unresolved"], skips)
+	}
+	for _, p := range site.Paths {
+		if urls[p] < 2 {
+			t.Errorf("%s: %d documents, want one from each crawl", p, urls[p])
+		}
+	}
+}
+
+// readCrawls reads the WARC files of crawls of site one after the other,
+// sharing one Targets, and checks that each document is a page served as
+// HTML with the body served. It returns the documents by URL path and the
+// skipped records by kind.
+func readCrawls(t *testing.T, site *crawltest.Site, pages map[string][]byte, crawls ...string) (urls, skips map[string]int) {
+	t.Helper()
+	urls, skips = map[string]int{}, map[string]int{}
+	o := Options{Targets: &Targets{}, OnSkip: func(s Skip) { skips[s.Kind]++ }}
+	for _, in := range crawls {
+		for doc, err := range o.Open(in) {
+			if err != nil {
+				t.Errorf("Open(%s): %v", filepath.Base(in), err)
+				continue
+			}
+			u := strings.TrimPrefix(doc.URL, site.URL)
+			urls[u]++
+			if want, ok := pages[strings.TrimPrefix(u, "/")]; ok && string(doc.Body) != string(want) {
+				t.Errorf("%s (%s): body of %d bytes differs from the page served (%d bytes)", u, filepath.Base(in), len(doc.Body), len(want))
+			}
+			if !strings.HasPrefix(doc.ContentType, "text/html") {
+				t.Errorf("%s: content type %q", u, doc.ContentType)
+			}
+		}
+	}
+	return urls, skips
 }
 
 func TestDirSkips(t *testing.T) {

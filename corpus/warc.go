@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,10 +247,15 @@ func (o Options) warc(r io.Reader, input string, ra io.ReaderAt, base, end int64
 		if targets == nil {
 			targets = &Targets{}
 		}
+		// far holds the revisits whose target lies too deep in its gzip
+		// member to be read again for each: they are resolved together,
+		// in one more read of each such member, when the walk ends.
+		var far []farRevisit
+	records:
 		for {
 			rec, err := wr.Next()
 			if err == io.EOF {
-				return
+				break
 			}
 			if err != nil {
 				e := &Error{Input: input, Offset: -1, Err: err}
@@ -257,23 +263,29 @@ func (o Options) warc(r io.Reader, input string, ra io.ReaderAt, base, end int64
 				if errors.As(err, &we) {
 					e.Offset, e.RecordID = base+we.Offset, we.RecordID
 					if e.Offset >= end {
-						return
+						break
 					}
 				}
-				if !yield(Doc{}, e) || we == nil {
-					return // a read error of the input ends the walk
+				if !yield(Doc{}, e) {
+					return
+				}
+				if we == nil {
+					break records // a read error of the input ends the walk
 				}
 				continue
 			}
 			rec.Offset += base
 			if rec.Offset >= end {
-				return
+				break
 			}
 			var doc Doc
 			var skip string
 			switch rec.Type {
 			case "revisit":
-				doc, skip, err = o.revisit(rec, targets, input, ra)
+				doc, skip, err = o.revisit(rec, targets, input, ra, &far)
+				if skip == revisitFar {
+					continue
+				}
 			case "response", "resource":
 				// Every capture is a possible revisit target, pages or
 				// not: a revisit of a 404 is skipped as one.
@@ -303,6 +315,7 @@ func (o Options) warc(r io.Reader, input string, ra io.ReaderAt, base, end int64
 				}
 			}
 		}
+		o.resolveFar(far, input, ra, yield)
 	}
 }
 
@@ -377,7 +390,10 @@ func scheme(uri string) string {
 
 // revisit resolves a revisit record to the document of its target, read
 // again from its file, under the revisit's ID and URL.
-func (o Options) revisit(rec *warc.Record, targets *Targets, input string, ra io.ReaderAt) (Doc, string, error) {
+//
+// A target more than maxRevisitScan records into its gzip member is
+// appended to far, and the skip kind is revisitFar.
+func (o Options) revisit(rec *warc.Record, targets *Targets, input string, ra io.ReaderAt, far *[]farRevisit) (Doc, string, error) {
 	loc, ok := targets.lookup(rec, input)
 	if !ok {
 		return Doc{}, "revisit unresolved", nil
@@ -399,10 +415,10 @@ func (o Options) revisit(rec *warc.Record, targets *Targets, input string, ra io
 	// number of records.
 	for range maxRevisitScan {
 		trec, err := tr.Next()
+		if err == io.EOF {
+			return Doc{}, "revisit unresolved", nil
+		}
 		if err != nil {
-			if err == io.EOF {
-				break
-			}
 			return Doc{}, "", fmt.Errorf("revisit target %s: %w", loc.recordID, err)
 		}
 		if trec.RecordID != loc.recordID {
@@ -415,9 +431,128 @@ func (o Options) revisit(rec *warc.Record, targets *Targets, input string, ra io
 		doc.ID, doc.URL = rec.RecordID, rec.TargetURI
 		return doc, "", nil
 	}
-	return Doc{}, "revisit unresolved", nil
+	*far = append(*far, farRevisit{id: rec.RecordID, url: rec.TargetURI, offset: rec.Offset, target: loc})
+	return Doc{}, revisitFar, nil
 }
 
 // maxRevisitScan bounds how many records a revisit's resolution reads from
-// its target's offset: one in a file compressed record by record.
+// its target's offset: one in a file compressed record by record. A
+// target deeper in its gzip member (a file compressed whole) is resolved
+// when the walk ends, by [Options.resolveFar]: read again for each
+// revisit, such a file would cost the square of its records.
 const maxRevisitScan = 256
+
+// revisitFar is the skip kind [Options.revisit] gives a revisit whose
+// target lies more than maxRevisitScan records into its gzip member; the
+// walk keeps it for [Options.resolveFar] and never reports it.
+const revisitFar = "revisit far"
+
+// farRevisit is a revisit kept for [Options.resolveFar].
+type farRevisit struct {
+	id, url string
+	offset  int64 // the revisit's record
+	target  target
+}
+
+// resolveFar yields the documents of the revisits far from their targets,
+// as [Options.revisit] would have: it reads each gzip member that holds
+// targets once, from its start to its last wanted record, so a file
+// compressed whole costs one more read however many revisits it has. The
+// documents of one member come in the order of their targets.
+func (o Options) resolveFar(far []farRevisit, input string, ra io.ReaderAt, yield func(Doc, error) bool) {
+	type member struct {
+		path   string
+		offset int64
+	}
+	byMember := map[member][]farRevisit{}
+	var order []member
+	for _, r := range far {
+		m := member{r.target.path, r.target.offset}
+		if byMember[m] == nil {
+			order = append(order, m)
+		}
+		byMember[m] = append(byMember[m], r)
+	}
+	for _, m := range order {
+		if !o.resolveMember(m.path, m.offset, byMember[m], input, ra, yield) {
+			return
+		}
+	}
+}
+
+// resolveMember reads the gzip member at offset of the file at path up to
+// the last target of revisits, yielding a document for each revisit; a
+// revisit whose target it never meets is reported as unresolved, in the
+// order of revisits. It returns false when yield asked to stop.
+func (o Options) resolveMember(path string, offset int64, revisits []farRevisit, input string, ra io.ReaderAt, yield func(Doc, error) bool) bool {
+	wanted := map[string][]farRevisit{}
+	for _, r := range revisits {
+		wanted[r.target.recordID] = append(wanted[r.target.recordID], r)
+	}
+	fail := func(r farRevisit, err error) bool {
+		return yield(Doc{}, &Error{Input: input, Offset: r.offset, RecordID: r.id, Err: fmt.Errorf("revisit target %s: %w", r.target.recordID, err)})
+	}
+	// rest reports the revisits still wanted, in their order, by report.
+	rest := func(report func(farRevisit) bool) bool {
+		for _, r := range revisits {
+			if _, ok := wanted[r.target.recordID]; ok && !report(r) {
+				return false
+			}
+		}
+		return true
+	}
+	if path != input || ra == nil {
+		f, err := os.Open(path)
+		if err != nil {
+			return rest(func(r farRevisit) bool { return fail(r, err) })
+		}
+		defer f.Close()
+		ra = f
+	}
+	tr, err := warc.NewReader(bufio.NewReaderSize(io.NewSectionReader(ra, offset, math.MaxInt64-offset), 256<<10))
+	if err != nil {
+		return rest(func(r farRevisit) bool { return fail(r, err) })
+	}
+	for len(wanted) > 0 {
+		trec, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var we *warc.Error
+			if errors.As(err, &we) {
+				continue // a damaged record, which the walk reported
+			}
+			return rest(func(r farRevisit) bool { return fail(r, err) })
+		}
+		rs, ok := wanted[trec.RecordID]
+		if !ok {
+			continue
+		}
+		delete(wanted, trec.RecordID)
+		doc, skip, err := o.warcDoc(trec)
+		for i, r := range rs {
+			switch {
+			case err != nil:
+				if !fail(r, err) {
+					return false
+				}
+			case skip != "":
+				o.skip(Skip{Input: input, Kind: skip, Offset: r.offset, ID: r.id})
+			default:
+				d := doc
+				if i > 0 {
+					d.Body = slices.Clone(doc.Body) // each document its own body
+				}
+				d.ID, d.URL = r.id, r.url
+				if !yield(d, nil) {
+					return false
+				}
+			}
+		}
+	}
+	return rest(func(r farRevisit) bool {
+		o.skip(Skip{Input: input, Kind: "revisit unresolved", Offset: r.offset, ID: r.id})
+		return true
+	})
+}
