@@ -112,7 +112,7 @@ func TestRealEngineGateway(t *testing.T) {
 			if kind != "solr" {
 				checkOthersCursors(t, kind, base, strings.TrimPrefix(proxyURL, "http://"))
 				checkHiddenIndices(t, base, strings.TrimPrefix(proxyURL, "http://"))
-				checkDotIndicesNarrowed(t, base, proxyURL)
+				checkDotIndicesNarrowed(t, kind, base, proxyURL)
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
 			} else {
 				checkSolrHandlers(t, base, proxyURL)
@@ -533,7 +533,7 @@ func checkHiddenIndices(t *testing.T, base, addr string) {
 // the dot index's; the data stream, the alias, logs-* and the plain
 // index are searched as before, and a cross-cluster expression is
 // refused.
-func checkDotIndicesNarrowed(t *testing.T, base, proxyURL string) {
+func checkDotIndicesNarrowed(t *testing.T, kind, base, proxyURL string) {
 	const dot, plain, alias, stream = ".winnow_gateway_narrow", "winnow_gateway_plain", "winnow_gateway_alias", "logs-winnow_gateway"
 	put := func(method, path, body string) {
 		realengine.Do(t, method, base+path, "application/json", []byte(body))
@@ -638,6 +638,52 @@ func checkDotIndicesNarrowed(t *testing.T, base, proxyURL string) {
 		if got := indices(proxyURL+path+q, ""); !strings.HasPrefix(got, "403 ") {
 			t.Errorf("through winnow %s = %s, want 403", path, got)
 		}
+	}
+	checkIndexLookups(t, kind, base, proxyURL, dot, plain)
+}
+
+// checkIndexLookups searches plain with bodies that read the dot index
+// dot (marker:yes, as plain's document): the engine answers each from
+// dot's document (a terms lookup's hit, a geo_shape's error saying the
+// document is there, a lookup runtime field's fields, indices_boost
+// failing or not); through winnow each is refused, and a lookup of
+// plain itself passes.
+func checkIndexLookups(t *testing.T, kind, base, proxyURL, dot, plain string) {
+	send := func(u, body string) (int, string) {
+		resp, err := http.Post(u, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	terms := func(ix string) string {
+		return `{"query":{"terms":{"marker":{"index":"` + ix + `","id":"1","path":"marker"}}}}`
+	}
+	probes := []struct{ body, engine string }{
+		{terms(dot), `"_id":"1"`},
+		{`{"query":{"geo_shape":{"loc":{"indexed_shape":{"index":"` + dot + `","id":"1","path":"loc"}}}}}`, "Shape with name [1] found"},
+		{`{"indices_boost":[{"` + dot + `":2}]}`, `"hits"`},
+		{`{"query":{"more_like_this":{"fields":["body"],"like":[{"_index":"` + dot + `","_id":"1"}],"min_term_freq":1,"min_doc_freq":1}}}`, ""},
+	}
+	if kind == "elasticsearch" {
+		probes = append(probes, struct{ body, engine string }{
+			`{"runtime_mappings":{"x":{"type":"lookup","target_index":"` + dot + `","input_field":"marker","target_field":"marker","fetch_fields":["body"]}},"fields":["x"]}`,
+			`"in ` + dot + `"`})
+	}
+	for _, p := range probes {
+		if _, got := send(base+"/"+plain+"/_search", p.body); !strings.Contains(got, p.engine) {
+			t.Errorf("the engine answered %s with %.300s, want %s from %s's document", p.body, got, p.engine, dot)
+		}
+		for _, route := range []string{"/_search", "/_count"} {
+			if code, got := send(proxyURL+"/"+plain+route, p.body); code != 403 || strings.Contains(got, dot+`"`) && !strings.Contains(got, "security_exception") {
+				t.Errorf("through winnow %s %s = %d %.300s, want 403", route, p.body, code, got)
+			}
+		}
+	}
+	if code, got := send(proxyURL+"/"+plain+"/_search?winnow_mode=off", terms(plain)); code != 200 || !strings.Contains(got, `"_id":"1"`) {
+		t.Errorf("through winnow a terms lookup of %s = %d %.300s, want its document", plain, code, got)
 	}
 }
 

@@ -264,15 +264,28 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 		if rt.Body, err = esMsearchLines(r.Body); err != nil {
 			return rt, s, err
 		}
-	case k == RouteSearch && len(r.Body) > 0:
+	case len(r.Body) == 0:
+	case k == RouteSearch:
 		var after, ok bool
 		if pit, after, ok = esCursorBody(r.Body); !ok {
 			// The engine reads comments, YAML, CBOR and SMILE too: a
 			// point in time the gate cannot see would reach the engine
 			// with its ID unchecked ([CursorSeal]).
-			return rt, s, refused("a search body that is not strict JSON (comments, YAML, CBOR, SMILE) could hold a point in time ID the gateway cannot check; send JSON")
+			return rt, s, refused("a search body that is not strict JSON (comments, YAML, CBOR, SMILE) could hold a point in time ID or another index the gateway cannot check; send JSON")
 		}
 		rt.Cursor = pit || after
+		if err := esBodyIndices(r.Body); err != nil {
+			return rt, s, err
+		}
+	case k == RouteCount, k == RoutePIT && r.Method == "POST":
+		// A count's query, and the index_filter of a point in time
+		// opened, are a search's.
+		if checkDoc(r.Body) != nil {
+			return rt, s, refused("a body that is not strict JSON (comments, YAML, CBOR, SMILE) could name another index the gateway cannot check; send JSON")
+		}
+		if err := esBodyIndices(r.Body); err != nil {
+			return rt, s, err
+		}
 	}
 	rt.Cursor = rt.Cursor || k == RouteSearch && q.Has("scroll")
 	switch {
@@ -530,6 +543,9 @@ func esMsearchLine(line []byte) ([]byte, error) {
 	if rest := line[d.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
 		return nil, errors.New("more than one JSON object")
 	}
+	if err := esBodyIndices(line); err != nil {
+		return nil, err
+	}
 	if !changed {
 		return nil, nil
 	}
@@ -542,6 +558,99 @@ func esMsearchLine(line []byte) ([]byte, error) {
 		out = append(append(append(out, k...), ':'), m.v...)
 	}
 	return append(out, '}'), nil
+}
+
+// esBodyIndices refuses a search body (or a multi-search line) whose
+// query reads an index the path rules ([indexPattern]) would refuse: a
+// terms lookup's, a geo_shape or shape query's indexed_shape's and a
+// percolate query's "index"; a more_like_this item's or a pinned
+// document's "_index"; a lookup runtime field's "target_index"; a key of
+// "indices_boost". A lookup answers yes or no on another index's
+// document (the search finds or misses, or fails saying the document is
+// there), a lookup runtime field copies its fields into the hits, and
+// indices_boost fails on an index that is not there. A lookup names one
+// index, so a pattern ('*', a list, "_all") is refused too. A member
+// named so is a lookup in an object of more than one member (a lookup
+// needs an ID or a field besides; a field named "index" is queried as
+// {"term":{"index":...}}) and holding a string; top-level members are a
+// multi-search header's, checked by [esMsearchLine]. Every member is
+// seen, repeated ones too, its name unescaped.
+func esBodyIndices(b []byte) error {
+	// A body naming none of them is not walked: a search's usual body
+	// costs three scans, no decoding. A name could be spelled with a
+	// \u escape only.
+	if !bytes.Contains(b, []byte(`index"`)) && !bytes.Contains(b, []byte(`indices_boost"`)) && !bytes.Contains(b, []byte(`\u`)) {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	t, err := d.Token()
+	if err == nil {
+		err = walkIndices(d, t, "", 0)
+	}
+	if err != nil && !errors.Is(err, ErrRefused) {
+		return refused("a search body the gateway cannot read: %v", err)
+	}
+	return err
+}
+
+// walkIndices walks the JSON value that starts with t, the value of
+// member key at depth (0 for the document) ([esBodyIndices]).
+func walkIndices(d *json.Decoder, t json.Token, key string, depth int) error {
+	switch t {
+	case json.Delim('['):
+		for d.More() {
+			v, err := d.Token()
+			if err != nil {
+				return err
+			}
+			if err := walkIndices(d, v, key, depth); err != nil {
+				return err
+			}
+		}
+	case json.Delim('{'):
+		var named []string
+		n := 0
+		for ; d.More(); n++ {
+			k, err := d.Token()
+			if err != nil {
+				return err
+			}
+			name, _ := k.(string)
+			if key == "indices_boost" && depth == 1 {
+				if err := indexPattern(name); err != nil {
+					return refused("indices_boost: %v", err)
+				}
+			}
+			v, err := d.Token()
+			if err != nil {
+				return err
+			}
+			if s, ok := v.(string); ok && depth > 0 && (name == "index" || name == "_index" || name == "target_index") {
+				named = append(named, s)
+				continue
+			}
+			if err := walkIndices(d, v, name, depth+1); err != nil {
+				return err
+			}
+		}
+		for _, ix := range named {
+			if n < 2 {
+				break
+			}
+			err := indexPattern(ix)
+			if err == nil && (ix == "_all" || strings.ContainsAny(ix, "*,")) {
+				err = errors.New("a pattern or a list")
+			}
+			if err != nil {
+				return refused("a search body reading index %q (a lookup, more_like_this, geo_shape, percolate, pinned document): it may read one index the path rules let through, not %v", ix, err)
+			}
+		}
+	default:
+		return nil
+	}
+	_, err := d.Token() // the closing ']' or '}'
+	return err
 }
 
 // scrollID reports whether s is a scroll ID, "_all" or a comma list of
