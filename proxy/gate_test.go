@@ -194,6 +194,12 @@ var solrWriteProbes = []probe{
 	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.shards=127.0.0.1:1/solr/core"},
 	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"query":"x","fields":"id,x:[subquery]","params":{"x.q":"*:*","x.qt":"/update"}}`},
 	{method: "GET", uri: "/solr/core/select?q=x&spellcheck=true&spellcheck.build=true"},
+	// JSONP: any web page a user's browser opens could read the
+	// answers by a <script> tag, past the browser's same-origin rule.
+	{method: "GET", uri: "/solr/core/select?q=x&json.wrf=steal"},
+	{method: "GET", uri: "/solr/core/select?q=x&wt=geojson&json.wrf=steal"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x&json.wrf=steal"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"query":"x","params":{"json.wrf":"steal"}}`},
 }
 
 // utf16Form is a form of the names and values given in turn, each in

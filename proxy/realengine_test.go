@@ -118,6 +118,7 @@ func TestRealEngineGateway(t *testing.T) {
 				checkSolrHandlers(t, base, proxyURL)
 				checkSolrSmuggled(t, base, proxyURL)
 				checkSolrSubquery(t, base)
+				checkSolrJSONP(t, base, proxyURL)
 			}
 		})
 	}
@@ -855,6 +856,24 @@ func checkSolrHandlers(t *testing.T, base, proxyURL string) {
 		if got := resp.Header.Get(refinedHeader); got != "yes" {
 			t.Errorf("GET %s: %s %q, want yes", p.uri, refinedHeader, got)
 		}
+	}
+}
+
+// checkSolrJSONP asks for an answer as JSONP (json.wrf): Solr wraps it
+// in the callback a <script> tag of any web page would run; through
+// winnow it is refused.
+func checkSolrJSONP(t *testing.T, base, proxyURL string) {
+	const q = "/" + realIndex + "/select?q=*:*&rows=1&wt=json&json.wrf=steal"
+	if got := realengine.Do(t, "GET", base+q, "", nil); !bytes.HasPrefix(got, []byte("steal(")) {
+		t.Errorf("Solr answered json.wrf with %.200s, want a call of steal", got)
+	}
+	resp, err := http.Get(proxyURL + q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got, _ := io.ReadAll(resp.Body); resp.StatusCode != 403 || bytes.Contains(got, []byte("steal(")) {
+		t.Errorf("through winnow json.wrf = %d %.200s, want 403", resp.StatusCode, got)
 	}
 }
 

@@ -100,6 +100,7 @@ type Gate struct {
 	// configured search path's directory, as segments.
 	handlers []string
 	prefix   []string
+	jsonp    bool   // Solr: json.wrf passes
 	search   string // other kinds: the configured search path's last segment, or "" for "/"
 	seal     *CursorSeal
 }
@@ -133,6 +134,7 @@ func (g *Gate) WithCursorSeal(seal *CursorSeal) *Gate {
 // solrGate sets up a Solr gate: without a configured path, any core's
 // handlers (/{core}/select, /solr/{core}/select).
 func solrGate(g *Gate, cfg Config) {
+	g.jsonp = cfg.SolrJSONP
 	g.handlers = slices.Clone(cfg.SolrHandlers)
 	if len(g.handlers) == 0 {
 		g.handlers = []string{"select"}
@@ -710,7 +712,7 @@ func solrSearch(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bo
 	default:
 		return 0, false, refused("/%s is not a core's search handler", strings.Join(s, "/"))
 	}
-	if err := solrParams(q); err != nil {
+	if err := solrParams(q, g.jsonp); err != nil {
 		return 0, false, err
 	}
 	// Solr reads the body of a GET as it reads a POST's (a form or a JSON
@@ -726,12 +728,12 @@ func solrSearch(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bo
 			if err != nil {
 				return 0, false, refused("form body: %v", err)
 			}
-			if err := solrParams(form); err != nil {
+			if err := solrParams(form, g.jsonp); err != nil {
 				return 0, false, err
 			}
 			cursor = cursor || form.Has("cursorMark")
 		case "application/json":
-			if err := solrJSONBody(r.Body); err != nil {
+			if err := solrJSONBody(r.Body, g.jsonp); err != nil {
 				return 0, false, err
 			}
 			cursor = cursor || strings.Contains(string(r.Body), `"cursorMark"`)
@@ -805,9 +807,9 @@ var solrResponseWriters = []string{"", "json", "xml", "javabin", "csv", "geojson
 // solrParams refuses the parameters that reach beyond one search of
 // one core: another handler (qt), other cores or hosts (shards,
 // collection), request bodies by reference (stream.*), the update
-// parameters, response writers that run templates, and an input
-// encoding (ie) other than UTF-8.
-func solrParams(q url.Values) error {
+// parameters, response writers that run templates, an input encoding
+// (ie) other than UTF-8, and, unless jsonp, JSONP (json.wrf).
+func solrParams(q url.Values, jsonp bool) error {
 	for k, vs := range q {
 		// A [subquery] document transformer named x (fl=x:[subquery])
 		// sends a request of its own with the parameters x.* (x.y.* for
@@ -815,7 +817,17 @@ func solrParams(q url.Values) error {
 		// with x.optimize=true merged the core's segments from /select.
 		// So every tail of a name after a '.' is checked as a name.
 		for name := k; ; {
-			if err := solrParam(name, vs); err != nil {
+			err := solrParam(name, vs)
+			if err == nil && name == "json.wrf" && !jsonp {
+				// JSONP wraps the answer in a call of the function it
+				// names: a <script> tag of any web page the user's
+				// browser opens would read the answer, past the
+				// same-origin rule (CORS) the browser keeps for a
+				// fetch. Elasticsearch refused its JSONP by default
+				// from 1.3 and removed it in 5.0.
+				err = refused("Solr parameter json.wrf (JSONP) lets any web page read the answers; serve.engines[].solr_jsonp allows it")
+			}
+			if err != nil {
 				if name != k {
 					return fmt.Errorf("%w, in %q (a [subquery]'s parameters are its own request's)", err, k)
 				}
@@ -864,7 +876,7 @@ func solrParam(k string, vs []string) error {
 
 // solrJSONBody checks a JSON Request API body: its members are those of
 // a search, and its params pass [solrParams].
-func solrJSONBody(b []byte) error {
+func solrJSONBody(b []byte, jsonp bool) error {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return refused("JSON body: %v", err)
@@ -885,7 +897,7 @@ func solrJSONBody(b []byte) error {
 				}
 				q.Add(pk, s)
 			}
-			if err := solrParams(q); err != nil {
+			if err := solrParams(q, jsonp); err != nil {
 				return err
 			}
 		default:

@@ -75,3 +75,18 @@ func TestGateUndotted(t *testing.T) {
 		}
 	}
 }
+
+// TestGateSolrJSONP: JSONP (json.wrf) is refused unless the engine's
+// configuration allows it, and only Solr's may.
+func TestGateSolrJSONP(t *testing.T) {
+	r := GateRequest{Method: "GET", URI: "/solr/core/select?q=x&json.wrf=cb"}
+	if _, err := NewGate(Config{Kind: "solr"}).Check(r); !errors.Is(err, ErrRefused) {
+		t.Errorf("json.wrf by default: %v, want refused", err)
+	}
+	if _, err := NewGate(Config{Kind: "solr", SolrJSONP: true}).Check(r); err != nil {
+		t.Errorf("json.wrf with SolrJSONP: %v, want a search", err)
+	}
+	if _, err := New(Config{Kind: "elasticsearch", SolrJSONP: true}); err == nil {
+		t.Error("New(elasticsearch, SolrJSONP) = nil error, want it refused")
+	}
+}
