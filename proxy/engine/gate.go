@@ -268,24 +268,25 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 		}
 	case len(r.Body) == 0:
 	case k == RouteSearch:
-		var after, ok bool
-		if pit, after, ok = esCursorBody(r.Body); !ok {
+		var after, boost, ok bool
+		if pit, after, boost, ok = esSearchBody(r.Body); !ok {
 			// The engine reads comments, YAML, CBOR and SMILE too: a
 			// point in time the gate cannot see would reach the engine
 			// with its ID unchecked ([CursorSeal]).
 			return rt, s, refused("a search body that is not strict JSON (comments, YAML, CBOR, SMILE) could hold a point in time ID or another index the gateway cannot check; send JSON")
 		}
 		rt.Cursor = pit || after
-		if err := esBodyIndices(r.Body); err != nil {
+		if err := esBodyIndices(r.Body, boost); err != nil {
 			return rt, s, err
 		}
 	case k == RouteCount, k == RoutePIT && r.Method == "POST":
 		// A count's query, and the index_filter of a point in time
 		// opened, are a search's.
-		if checkDoc(r.Body) != nil {
+		_, _, boost, ok := esSearchBody(r.Body)
+		if !ok {
 			return rt, s, refused("a body that is not strict JSON (comments, YAML, CBOR, SMILE) could name another index the gateway cannot check; send JSON")
 		}
-		if err := esBodyIndices(r.Body); err != nil {
+		if err := esBodyIndices(r.Body, boost); err != nil {
 			return rt, s, err
 		}
 	}
@@ -501,7 +502,7 @@ func esMsearchLine(line []byte) ([]byte, error) {
 		v   json.RawMessage
 	}
 	var members []member
-	changed := false
+	changed, boost := false, false
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
@@ -513,6 +514,8 @@ func esMsearchLine(line []byte) ([]byte, error) {
 			return nil, err
 		}
 		switch key {
+		case "indices_boost":
+			boost = true
 		case "pit":
 			// Its ID would reach the engine unsealed ([CursorSeal]).
 			return nil, errors.New("a point in time in a multi-search: search it through _search")
@@ -545,7 +548,7 @@ func esMsearchLine(line []byte) ([]byte, error) {
 	if rest := line[d.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
 		return nil, errors.New("more than one JSON object")
 	}
-	if err := esBodyIndices(line); err != nil {
+	if err := esBodyIndices(line, boost); err != nil {
 		return nil, err
 	}
 	if !changed {
@@ -576,12 +579,13 @@ func esMsearchLine(line []byte) ([]byte, error) {
 // needs an ID or a field besides; a field named "index" is queried as
 // {"term":{"index":...}}) and holding a string; top-level members are a
 // multi-search header's, checked by [esMsearchLine]. Every member is
-// seen, repeated ones too, its name unescaped.
-func esBodyIndices(b []byte) error {
-	// A body naming none of them is not walked: a search's usual body
-	// costs three scans, no decoding. A name could be spelled with a
-	// \u escape only.
-	if !bytes.Contains(b, []byte(`index"`)) && !bytes.Contains(b, []byte(`indices_boost"`)) && !bytes.Contains(b, []byte(`\u`)) {
+// seen, repeated ones too, its name unescaped. boost says b has a
+// top-level indices_boost.
+func esBodyIndices(b []byte, boost bool) error {
+	// A body naming none of them is not decoded: a search's usual body
+	// costs two scans for bytes it seldom holds ('x', '\\'). A name
+	// could be spelled otherwise with a \u escape only.
+	if !boost && !hasPair(b, 'x', '"') && !hasPair(b, '\\', 'u') {
 		return nil
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
@@ -594,6 +598,21 @@ func esBodyIndices(b []byte) error {
 		return refused("a search body the gateway cannot read: %v", err)
 	}
 	return err
+}
+
+// hasPair reports whether b holds c followed by d: a scan for c, which
+// should be rare in b.
+func hasPair(b []byte, c, d byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], c)
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i < len(b) && b[i] == d {
+			return true
+		}
+	}
 }
 
 // walkIndices walks the JSON value that starts with t, the value of
@@ -669,20 +688,35 @@ func scrollID(s string) bool {
 	return true
 }
 
-// esCursorBody reports whether an Elasticsearch search body pages by a
-// cursor: it names a point in time ("pit") or "search_after"; ok is
-// false when b is not strict JSON (checkDoc).
-func esCursorBody(b []byte) (pit, after, ok bool) {
+// esSearchBody reports which of the top-level members of an
+// Elasticsearch search body that matter to the gate it has: a point in
+// time ("pit") or "search_after" (it pages by a cursor), and
+// "indices_boost" ([esBodyIndices]); ok is false when b is not strict
+// JSON (checkDoc). The members are read in one pass.
+func esSearchBody(b []byte) (pit, after, boost, ok bool) {
 	if checkDoc(b) != nil {
-		return false, false, false
+		return false, false, false, false
 	}
-	s := span{skipWS(b, 0), len(b)}
-	if s.start >= len(b) || b[s.start] != '{' {
-		return false, false, true
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false, false, false, true
 	}
-	_, pit = field(b, s, "pit")
-	_, after = field(b, s, "search_after")
-	return pit, after, true
+	for i = skipWS(b, i+1); i < len(b) && b[i] == '"'; {
+		ke, _ := skipString(b, i)
+		switch k := b[i:ke]; {
+		case keyEq(k, "pit"):
+			pit = true
+		case keyEq(k, "search_after"):
+			after = true
+		case keyEq(k, "indices_boost"):
+			boost = true
+		}
+		ve, _ := skipValue(b, skipWS(b, skipWS(b, ke)+1))
+		if i = skipWS(b, ve); i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+	}
+	return pit, after, boost, true
 }
 
 // solrRoute classifies a Solr route: the configured search handlers
