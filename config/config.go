@@ -229,6 +229,12 @@ type Engine struct {
 	// reach beyond one search stay refused. Default ["select"] (and the
 	// last segment of Path).
 	SolrHandlers []string `yaml:"solr_handlers"`
+	// SolrJSONP lets a kind solr engine's searches through the
+	// read-only gateway with json.wrf (JSONP: the answer wrapped in a
+	// call of the function it names). Default false: it is refused, as
+	// with it a <script> tag on any web page reads the answers a user's
+	// browser is given, past the browser's same-origin rule.
+	SolrJSONP bool `yaml:"solr_jsonp"`
 }
 
 // Fetch configures the page fetcher.

@@ -96,6 +96,7 @@ func engineConfig(en config.Engine) engine.Config {
 		Extra:        en.Extra,
 		ResultWindow: en.ResultWindow,
 		SolrHandlers: en.SolrHandlers,
+		SolrJSONP:    en.SolrJSONP,
 		Fields: engine.FieldPaths{Results: en.Results, Total: en.Total,
 			URL: en.URLField, Title: en.Title, Snippet: en.Snippet},
 	}

@@ -107,6 +107,35 @@ var esWriteProbes = []probe{
 	{method: "GET", uri: "/_count?expand_wildcards=open,hidden"},
 	// A body in the query string, past the gate's look at the body.
 	{method: "DELETE", uri: "/_search/scroll?source=%7B%22scroll_id%22:%22_all%22%7D&source_content_type=application/json"},
+	// Cross-cluster and selector expressions: with no remote cluster,
+	// Elasticsearch 8.19 searches every local index, dot-named ones
+	// too, for "*:x" and "_all::data".
+	{method: "GET", uri: "/*:.security/_search"},
+	{method: "GET", uri: "/*:idx/_search"},
+	{method: "GET", uri: "/idx,*:idx/_count"},
+	{method: "GET", uri: "/_all::data/_search"},
+	{method: "GET", uri: "/idx::failures/_search"},
+	{method: "POST", uri: "/_msearch", body: "{\"index\":\"*:idx\"}\n{}\n"},
+	// A search body reading another index: a yes/no answer on its
+	// documents (terms lookup, more_like_this, geo_shape, percolate,
+	// pinned), its fields in the hits (a lookup runtime field), or
+	// whether it exists (indices_boost).
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"terms":{"user":{"index":".security","id":"1","path":"p"}}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"terms":{"user":{"id":"1","path":"p","ind\u0065x":".security"}}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"terms":{"user":{"index":"*","id":"1","path":"p"}}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"terms":{"user":{"index":"idx","index":".security","id":"1","path":"p"}}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"bool":{"filter":[{"terms":{"user":{"index":"r:idx","id":"1","path":"p"}}}]}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"more_like_this":{"fields":["body"],"like":[{"_index":".security","_id":"1"}]}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"geo_shape":{"loc":{"indexed_shape":{"index":".security","id":"1","path":"shape"}}}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"percolate":{"field":"q","index":".security","id":"1"}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"query":{"pinned":{"docs":[{"_index":".security","_id":"1"}],"organic":{"match_all":{}}}}}`},
+	{method: "POST", uri: "/idx/_search", body: `{"runtime_mappings":{"x":{"type":"lookup","target_index":".security","input_field":"a","target_field":"b","fetch_fields":["c"]}},"fields":["x"]}`},
+	{method: "POST", uri: "/idx/_search", body: `{"indices_boost":[{".security":2}]}`},
+	{method: "POST", uri: "/idx/_search", body: `{"indices_boost":{".security":2}}`},
+	{method: "POST", uri: "/idx/_count", body: `{"query":{"terms":{"user":{"index":".security","id":"1","path":"p"}}}}`},
+	{method: "POST", uri: "/idx/_count", body: `{"query":/**/{"terms":{"user":{"index":".security","id":"1","path":"p"}}}}`},
+	{method: "POST", uri: "/idx/_pit?keep_alive=1m", body: `{"index_filter":{"terms":{"user":{"index":".security","id":"1","path":"p"}}}}`},
+	{method: "POST", uri: "/_msearch", body: "{\"index\":\"idx\"}\n{\"query\":{\"terms\":{\"user\":{\"index\":\".security\",\"id\":\"1\",\"path\":\"p\"}}}}\n"},
 }
 
 // solrWriteProbes are requests to a Solr core that are not searches:
@@ -165,6 +194,12 @@ var solrWriteProbes = []probe{
 	{method: "GET", uri: "/solr/core/select?q=x&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.shards=127.0.0.1:1/solr/core"},
 	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"query":"x","fields":"id,x:[subquery]","params":{"x.q":"*:*","x.qt":"/update"}}`},
 	{method: "GET", uri: "/solr/core/select?q=x&spellcheck=true&spellcheck.build=true"},
+	// JSONP: any web page a user's browser opens could read the
+	// answers by a <script> tag, past the browser's same-origin rule.
+	{method: "GET", uri: "/solr/core/select?q=x&json.wrf=steal"},
+	{method: "GET", uri: "/solr/core/select?q=x&wt=geojson&json.wrf=steal"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x&json.wrf=steal"},
+	{method: "POST", uri: "/solr/core/select", ctype: "application/json", body: `{"query":"x","params":{"json.wrf":"steal"}}`},
 }
 
 // utf16Form is a form of the names and values given in turn, each in
@@ -269,19 +304,29 @@ func TestGatewayAllowList(t *testing.T) {
 			probe{method: "POST", uri: "/idx/_search/point_in_time"},
 			probe{method: "DELETE", uri: "/_search/point_in_time"}),
 			allowed: map[probe]string{
-				{method: "GET", uri: "/"}:                                           "",
-				{method: "HEAD", uri: "/"}:                                          "",
-				{method: "GET", uri: "/_search?q=x"}:                                "GET /_search?from=0&q=x&size=30",
-				{method: "POST", uri: "/idx/_search", body: `{"size":2}`}:           "",
-				{method: "GET", uri: "/idx,other/_search?q=x&size=2"}:               "GET /idx,other/_search?from=0&q=x&size=6",
-				{method: "GET", uri: "/idx%2Cother/_search?q=x&size=2"}:             "GET /idx,other/_search?from=0&q=x&size=6",
-				{method: "GET", uri: "/logs-*,-logs-old/_count"}:                    "GET /logs-%2A,-logs-old/_count",
-				{method: "GET", uri: "/_all/_search?q=x&size=1&winnow_mode=remove"}: "GET /_all/_search?from=0&q=x&size=3",
-				{method: "POST", uri: "/_msearch", body: "{}\n{}\n"}:                "",
-				{method: "POST", uri: "/idx/_msearch", body: "{}\n{}\n"}:            "",
-				{method: "POST", uri: "/_msearch", body: "{\"index\":[\"idx\",\"logs-*\"],\"expand_wildcards\":\"open\"}\n{\"query\":{\"match_all\":{}}}\n"}: "",
+				{method: "GET", uri: "/"}:                                 "",
+				{method: "HEAD", uri: "/"}:                                "",
+				{method: "GET", uri: "/_search?q=x"}:                      "GET /" + undotted("") + "/_search?from=0&q=x&size=30",
+				{method: "POST", uri: "/idx/_search", body: `{"size":2}`}: "",
+				// A lookup of an index the path rules let through, and a
+				// field named index.
+				{method: "POST", uri: "/idx/_search", body: `{"query":{"terms":{"user":{"index":"other","id":"1","path":"p"}}}}`}: "",
+				{method: "POST", uri: "/idx/_count", body: `{"query":{"match":{"index":"Some Text"}}}`}:                           "",
+				{method: "GET", uri: "/idx,other/_search?q=x&size=2"}:                                                             "GET /idx,other/_search?from=0&q=x&size=6",
+				{method: "GET", uri: "/idx%2Cother/_search?q=x&size=2"}:                                                           "GET /idx,other/_search?from=0&q=x&size=6",
+				{method: "GET", uri: "/logs-*,-logs-old/_count"}:                                                                  "GET /logs-%2A,-logs-old/_count",
+				{method: "GET", uri: "/_all/_search?q=x&size=1&winnow_mode=remove"}:                                               "GET /" + undotted("") + "/_search?from=0&q=x&size=3",
+				{method: "GET", uri: "/*/_count"}:                                                                                 "GET /" + undotted("") + "/_count",
+				{method: "GET", uri: "/**/_count"}:                                                                                "GET /" + undotted("") + "/_count",
+				{method: "GET", uri: "/idx,*log*,-*old/_count"}:                                                                   "GET /idx," + undotted("log*") + ",-%2Aold/_count",
+				{method: "GET", uri: "/*-x/_count"}:                                                                               "GET /" + undotted("-x") + "/_count",
+				{method: "GET", uri: "/_count"}:                                                                                   "GET /" + undotted("") + "/_count",
+				{method: "POST", uri: "/*/_pit?keep_alive=1m"}:                                                                    "POST /" + undotted("") + "/_pit?keep_alive=1m",
+				{method: "POST", uri: "/_msearch", body: "{}\n{}\n"}:                                                              "POST /" + undotted("") + "/_msearch",
+				{method: "POST", uri: "/idx/_msearch", body: "{}\n{}\n"}:                                                          "",
+				{method: "POST", uri: "/_msearch", body: "{\"index\":[\"idx\",\"logs-*\"],\"expand_wildcards\":\"open\"}\n{\"query\":{\"match_all\":{}}}\n"}: "POST /" + undotted("") + "/_msearch",
 				{method: "GET", uri: "/idx*/_search?expand_wildcards=open,closed&size=2"}:                                                                    "GET /idx%2A/_search?expand_wildcards=open%2Cclosed&from=0&size=6",
-				{method: "POST", uri: "/_count", body: `{}`}:                                                                                                 "",
+				{method: "POST", uri: "/_count", body: `{}`}:                                                                                                 "POST /" + undotted("") + "/_count",
 				{method: "GET", uri: "/_search/scroll/" + sealed("abc-_=")}:                                                                                  "GET /_search/scroll/abc-_=",
 				{method: "POST", uri: "/_search/scroll", body: `{"scroll_id":"` + sealed("a") + `"}`}:                                                        "POST /_search/scroll",
 				{method: "DELETE", uri: "/_search/scroll", body: `{"scroll_id":"` + sealed("a") + `"}`}:                                                      "DELETE /_search/scroll",
@@ -289,7 +334,9 @@ func TestGatewayAllowList(t *testing.T) {
 				{method: "DELETE", uri: "/_search/scroll/" + sealed("a", "b")}:                                                                               "DELETE /_search/scroll/a,b",
 				{method: "POST", uri: "/idx/_pit?keep_alive=1m"}:                                                                                             "",
 				{method: "DELETE", uri: "/_pit", body: `{"id":"` + sealed("a") + `"}`}:                                                                       "DELETE /_pit",
-				{method: "POST", uri: "/_search?scroll=1m", body: `{"size":4}`}:                                                                              "",
+				{method: "POST", uri: "/_search?scroll=1m", body: `{"size":4}`}:                                                                              "POST /" + undotted("") + "/_search?scroll=1m",
+				// A point in time names its indices when it is opened.
+				{method: "POST", uri: "/_search", body: `{"pit":{"id":"` + sealed("a") + `"}}`}: "POST /_search",
 			},
 			shape: `"type":"security_exception"`},
 		{kind: "opensearch", path: "/_search", refused: append(esWriteProbes,
@@ -348,6 +395,22 @@ func TestGatewayAllowList(t *testing.T) {
 			}
 		})
 	}
+}
+
+// undotted is the comma list of index patterns the gateway sends for a
+// pattern "*" + rest (rest "" for "*", "_all" or no index), as the
+// engine sees it in the path: the same names but those starting with
+// '.' (one pattern per first character an index name may have through
+// the gateway), rest itself when it can start a name.
+func undotted(rest string) string {
+	var pats []string
+	if rest != "" && strings.IndexByte("abcdefghijklmnopqrstuvwxyz0123456789", rest[0]) >= 0 {
+		pats = append(pats, rest)
+	}
+	for _, c := range "abcdefghijklmnopqrstuvwxyz0123456789" {
+		pats = append(pats, string(c)+"*"+rest)
+	}
+	return strings.ReplaceAll(strings.Join(pats, ","), "*", "%2A")
 }
 
 // startClosingEngine serves an Elasticsearch answer on loopback and

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,11 +112,13 @@ func TestRealEngineGateway(t *testing.T) {
 			if kind != "solr" {
 				checkOthersCursors(t, kind, base, strings.TrimPrefix(proxyURL, "http://"))
 				checkHiddenIndices(t, base, strings.TrimPrefix(proxyURL, "http://"))
+				checkDotIndicesNarrowed(t, kind, base, proxyURL)
 				checkESRouteAnswers(t, kind, base, proxyURL, count)
 			} else {
 				checkSolrHandlers(t, base, proxyURL)
 				checkSolrSmuggled(t, base, proxyURL)
 				checkSolrSubquery(t, base)
+				checkSolrJSONP(t, base, proxyURL)
 			}
 		})
 	}
@@ -522,6 +525,197 @@ func checkHiddenIndices(t *testing.T, base, addr string) {
 	}
 }
 
+// checkDotIndicesNarrowed puts a document in an index whose name starts
+// with '.' (not hidden), in a plain index and its alias, and in a data
+// stream (its backing index named ".ds-..."), each with marker:yes. The
+// engine's own "*", "_all" and no index find the dot index's document;
+// through winnow they, a pattern starting with '*', _count and
+// _msearch lines find the plain index's and the data stream's, never
+// the dot index's; the data stream, the alias, logs-* and the plain
+// index are searched as before, and a cross-cluster expression is
+// refused.
+func checkDotIndicesNarrowed(t *testing.T, kind, base, proxyURL string) {
+	const dot, plain, alias, stream = ".winnow_gateway_narrow", "winnow_gateway_plain", "winnow_gateway_alias", "logs-winnow_gateway"
+	put := func(method, path, body string) {
+		realengine.Do(t, method, base+path, "application/json", []byte(body))
+	}
+	for _, ix := range []string{dot, plain} {
+		put("PUT", "/"+ix, `{}`)
+		t.Cleanup(func() { realengine.Do(t, "DELETE", base+"/"+ix, "", nil) })
+		put("PUT", "/"+ix+"/_doc/1?refresh=true", `{"marker":"yes","body":"in `+ix+`"}`)
+	}
+	put("POST", "/_aliases", `{"actions":[{"add":{"index":"`+plain+`","alias":"`+alias+`"}}]}`)
+	emptyDataStream(t, base, stream, "winnow_gateway_stream")
+	put("PUT", "/_index_template/winnow_gateway_stream", `{"index_patterns":["`+stream+`*"],"data_stream":{},"priority":500}`)
+	t.Cleanup(func() { emptyDataStream(t, base, stream, "winnow_gateway_stream") })
+	put("POST", "/"+stream+"/_doc?refresh=true", `{"@timestamp":"2026-01-01T00:00:00Z","marker":"yes","body":"in the stream"}`)
+
+	// indices asks for the marker's documents and names the indices
+	// that answered: "." for the dot index, "ds" for a backing index.
+	indices := func(u, body string) string {
+		req, _ := http.NewRequest("POST", u, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if strings.Contains(u, "_msearch") {
+			req.Header.Set("Content-Type", "application/x-ndjson")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			return fmt.Sprintf("%d %.300s", resp.StatusCode, b)
+		}
+		var a struct {
+			Count     *int `json:"count"`
+			Responses []struct {
+				esRawHits
+			} `json:"responses"`
+			esRawHits
+		}
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatalf("%s: %v %.300s", u, err, b)
+		}
+		if a.Count != nil {
+			return fmt.Sprint(*a.Count)
+		}
+		answers := []esRawHits{a.esRawHits}
+		if a.Responses != nil {
+			answers = answers[:0]
+			for _, r := range a.Responses {
+				answers = append(answers, r.esRawHits)
+			}
+		}
+		var names []string
+		for _, h := range answers {
+			var got []string
+			for _, hit := range h.Hits.Hits {
+				switch {
+				case hit.Index == dot:
+					got = append(got, ".")
+				case strings.HasPrefix(hit.Index, ".ds-"+stream):
+					got = append(got, "ds")
+				default:
+					got = append(got, hit.Index)
+				}
+			}
+			slices.Sort(got)
+			names = append(names, strings.Join(got, ","))
+		}
+		return strings.Join(names, " | ")
+	}
+	const q = "?q=marker:yes&winnow_mode=off"
+	all := "., ds, " + plain
+	// The engine's own answers: what the gateway let through before.
+	for _, path := range []string{"/_search", "/*/_search", "/_all/_search"} {
+		if got := strings.ReplaceAll(indices(base+path+"?q=marker:yes", ""), ",", ", "); got != all {
+			t.Errorf("the engine's %s found %q, want %q (the dot index's document too)", path, got, all)
+		}
+	}
+	ms := func(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+	for _, c := range []struct{ path, body, want string }{
+		{"/_search" + q, "", "ds," + plain},
+		{"/*/_search" + q, "", "ds," + plain},
+		{"/**/_search" + q, "", "ds," + plain},
+		{"/_all/_search" + q, "", "ds," + plain},
+		{"/*gateway*/_search" + q, "", "ds," + plain},
+		{"/*gateway*,-logs-*/_search" + q, "", plain},
+		{"/logs-*/_search" + q, "", "ds"},
+		{"/" + stream + "/_search" + q, "", "ds"},
+		{"/" + alias + "/_search" + q, "", plain},
+		{"/" + plain + "/_search" + q, "", plain},
+		{"/_search?scroll=1m&winnow_mode=off", `{"query":{"term":{"marker":"yes"}}}`, "ds," + plain},
+		{"/_count?q=marker:yes", "", "2"},
+		{"/*/_count?q=marker:yes", "", "2"},
+		{"/_msearch?winnow_mode=off", ms(`{}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":"*"}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":["_all"]}`, `{"query":{"term":{"marker":"yes"}}}`), "ds," + plain + " | ds," + plain + " | ds," + plain},
+		{"/" + plain + "/_msearch?winnow_mode=off", ms(`{}`, `{"query":{"term":{"marker":"yes"}}}`, `{"indices":"*"}`, `{"query":{"term":{"marker":"yes"}}}`), plain + " | ds," + plain},
+	} {
+		if got := indices(proxyURL+c.path, c.body); got != c.want {
+			t.Errorf("through winnow %s %q found %q, want %q", c.path, c.body, got, c.want)
+		}
+	}
+	for _, path := range []string{"/*:" + dot + "/_search", "/*:*/_search", "/_all::data/_search"} {
+		if got := indices(proxyURL+path+q, ""); !strings.HasPrefix(got, "403 ") {
+			t.Errorf("through winnow %s = %s, want 403", path, got)
+		}
+	}
+	checkIndexLookups(t, kind, base, proxyURL, dot, plain)
+}
+
+// checkIndexLookups searches plain with bodies that read the dot index
+// dot (marker:yes, as plain's document): the engine answers each from
+// dot's document (a terms lookup's hit, a geo_shape's error saying the
+// document is there, a lookup runtime field's fields, indices_boost
+// failing or not); through winnow each is refused, and a lookup of
+// plain itself passes.
+func checkIndexLookups(t *testing.T, kind, base, proxyURL, dot, plain string) {
+	send := func(u, body string) (int, string) {
+		resp, err := http.Post(u, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	terms := func(ix string) string {
+		return `{"query":{"terms":{"marker":{"index":"` + ix + `","id":"1","path":"marker"}}}}`
+	}
+	probes := []struct{ body, engine string }{
+		{terms(dot), `"_id":"1"`},
+		{`{"query":{"geo_shape":{"loc":{"indexed_shape":{"index":"` + dot + `","id":"1","path":"loc"}}}}}`, "Shape with name [1] found"},
+		{`{"indices_boost":[{"` + dot + `":2}]}`, `"hits"`},
+		{`{"query":{"more_like_this":{"fields":["body"],"like":[{"_index":"` + dot + `","_id":"1"}],"min_term_freq":1,"min_doc_freq":1}}}`, ""},
+	}
+	if kind == "elasticsearch" {
+		probes = append(probes, struct{ body, engine string }{
+			`{"runtime_mappings":{"x":{"type":"lookup","target_index":"` + dot + `","input_field":"marker","target_field":"marker","fetch_fields":["body"]}},"fields":["x"]}`,
+			`"in ` + dot + `"`})
+	}
+	for _, p := range probes {
+		if _, got := send(base+"/"+plain+"/_search", p.body); !strings.Contains(got, p.engine) {
+			t.Errorf("the engine answered %s with %.300s, want %s from %s's document", p.body, got, p.engine, dot)
+		}
+		for _, route := range []string{"/_search", "/_count"} {
+			if code, got := send(proxyURL+"/"+plain+route, p.body); code != 403 || strings.Contains(got, dot+`"`) && !strings.Contains(got, "security_exception") {
+				t.Errorf("through winnow %s %s = %d %.300s, want 403", route, p.body, code, got)
+			}
+		}
+	}
+	if code, got := send(proxyURL+"/"+plain+"/_search?winnow_mode=off", terms(plain)); code != 200 || !strings.Contains(got, `"_id":"1"`) {
+		t.Errorf("through winnow a terms lookup of %s = %d %.300s, want its document", plain, code, got)
+	}
+}
+
+// emptyDataStream deletes a data stream and its index template, if
+// they are there, or, on Elasticsearch's integration-test distribution,
+// which has no _data_stream API, empties the stream (rolled over, its
+// former write index deleted) and keeps the template it uses.
+func emptyDataStream(t *testing.T, base, stream, template string) {
+	send := func(method, path string) (int, []byte) {
+		req, _ := http.NewRequest(method, base+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	if code, _ := send("DELETE", "/_data_stream/"+stream); code == http.StatusMethodNotAllowed {
+		code, b := send("POST", "/"+stream+"/_rollover")
+		var r struct {
+			Old string `json:"old_index"`
+		}
+		if json.Unmarshal(b, &r); code == 200 && r.Old != "" {
+			realengine.Do(t, "DELETE", base+"/"+r.Old, "", nil)
+		}
+		return
+	}
+	send("DELETE", "/_index_template/"+template)
+}
+
 // checkESRouteAnswers checks the routes winnow passes as the engine
 // answers them: _count, aggregations with size=0, an engine error, and
 // _msearch refined sub-search by sub-search (checkMsearch).
@@ -662,6 +856,24 @@ func checkSolrHandlers(t *testing.T, base, proxyURL string) {
 		if got := resp.Header.Get(refinedHeader); got != "yes" {
 			t.Errorf("GET %s: %s %q, want yes", p.uri, refinedHeader, got)
 		}
+	}
+}
+
+// checkSolrJSONP asks for an answer as JSONP (json.wrf): Solr wraps it
+// in the callback a <script> tag of any web page would run; through
+// winnow it is refused.
+func checkSolrJSONP(t *testing.T, base, proxyURL string) {
+	const q = "/" + realIndex + "/select?q=*:*&rows=1&wt=json&json.wrf=steal"
+	if got := realengine.Do(t, "GET", base+q, "", nil); !bytes.HasPrefix(got, []byte("steal(")) {
+		t.Errorf("Solr answered json.wrf with %.200s, want a call of steal", got)
+	}
+	resp, err := http.Get(proxyURL + q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got, _ := io.ReadAll(resp.Body); resp.StatusCode != 403 || bytes.Contains(got, []byte("steal(")) {
+		t.Errorf("through winnow json.wrf = %d %.200s, want 403", resp.StatusCode, got)
 	}
 }
 

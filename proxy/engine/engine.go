@@ -152,6 +152,11 @@ type Config struct {
 	// path segment each), besides the last segment of Path. Default
 	// ["select"]; other kinds ignore it.
 	SolrHandlers []string
+	// SolrJSONP lets Solr searches through the read-only gateway with
+	// json.wrf (JSONP), refused by default: with it a <script> tag of
+	// any web page reads the answers a user's browser is given, past the
+	// same-origin rule. Other kinds refuse it.
+	SolrJSONP bool
 	// URLOnly makes Parse read only each hit's URL and text (JSON kinds):
 	// transparent refinement needs no titles or snippets, and reading
 	// highlights is a large part of parsing an answer. An Elasticsearch
@@ -279,6 +284,9 @@ func New(cfg Config) (Adapter, error) {
 	cfg.MaxFetch = cmp.Or(cfg.MaxFetch, defaultMaxFetch)
 	if cfg.MaxFetch < 0 {
 		return nil, fmt.Errorf("engine: MaxFetch %d is negative", cfg.MaxFetch)
+	}
+	if cfg.SolrJSONP && cfg.Kind != "solr" {
+		return nil, fmt.Errorf("engine: SolrJSONP is for kind solr, not %q", cfg.Kind)
 	}
 	for _, h := range cfg.SolrHandlers {
 		if cfg.Kind != "solr" {

@@ -100,6 +100,7 @@ type Gate struct {
 	// configured search path's directory, as segments.
 	handlers []string
 	prefix   []string
+	jsonp    bool   // Solr: json.wrf passes
 	search   string // other kinds: the configured search path's last segment, or "" for "/"
 	seal     *CursorSeal
 }
@@ -133,6 +134,7 @@ func (g *Gate) WithCursorSeal(seal *CursorSeal) *Gate {
 // solrGate sets up a Solr gate: without a configured path, any core's
 // handlers (/{core}/select, /solr/{core}/select).
 func solrGate(g *Gate, cfg Config) {
+	g.jsonp = cfg.SolrJSONP
 	g.handlers = slices.Clone(cfg.SolrHandlers)
 	if len(g.handlers) == 0 {
 		g.handlers = []string{"select"}
@@ -181,7 +183,7 @@ func (g *Gate) Check(r GateRequest) (Route, error) {
 		rt.Path = "/" + strings.Join(segs, "/")
 		return rt, fmt.Errorf("%w: no routes", ErrRefused)
 	}
-	rt.Kind, rt.Cursor, err = g.kind.route(g, r, segs, q)
+	rt, segs, err = g.kind.route(g, rt, r, segs)
 	if err == nil && g.kind.cursors != nil && (rt.Kind != RouteSearch || rt.Cursor) {
 		// A search that pages by no cursor presents no cursor ID, and
 		// its answer carries none: it is not looked at again.
@@ -235,39 +237,137 @@ func pathSegments(p string) ([]string, error) {
 
 // esRoute classifies an Elasticsearch or OpenSearch route, and reports
 // whether a search pages by a cursor (a scroll, a point in time,
-// search_after).
-func esRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
+// search_after). A search, count, multi-search or point in time naming
+// "*", "_all", a pattern starting with '*' or no index is narrowed to
+// the names that do not start with '.' ([undotted]).
+func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, error) {
+	q := rt.Query
 	if q.Has("source") {
 		// The engine reads source as the request's body: it would carry
 		// a body past the gate's look at the body.
-		return 0, false, refused("parameter source (a body in the query string): send the body as the request's body")
+		return rt, s, refused("parameter source (a body in the query string): send the body as the request's body")
 	}
 	for _, v := range q["expand_wildcards"] {
 		if err := expandWildcards(v); err != nil {
-			return 0, false, err
+			return rt, s, err
 		}
 	}
 	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
-	// A DELETE of scrolls or points in time naming _all (every client's)
-	// is refused where every ID is checked: _all is no ID this gateway
-	// sealed ([esCursors]), with allow_writes too.
-	if err == nil && k == RouteMsearch {
-		err = esMsearchLines(r.Body)
+	rt.Kind = k
+	if err != nil {
+		// A DELETE of scrolls or points in time naming _all (every
+		// client's) is refused where every ID is checked: _all is no ID
+		// this gateway sealed ([esCursors]), with allow_writes too.
+		return rt, s, err
 	}
-	cursor := k == RouteSearch && q.Has("scroll")
-	if k == RouteSearch && len(r.Body) > 0 {
-		b, ok := esCursorBody(r.Body)
-		switch {
-		case !ok && err == nil:
+	pit := false
+	switch {
+	case k == RouteMsearch:
+		if rt.Body, err = esMsearchLines(r.Body); err != nil {
+			return rt, s, err
+		}
+	case len(r.Body) == 0:
+	case k == RouteSearch:
+		var after, boost, ok bool
+		if pit, after, boost, ok = esSearchBody(r.Body); !ok {
 			// The engine reads comments, YAML, CBOR and SMILE too: a
 			// point in time the gate cannot see would reach the engine
 			// with its ID unchecked ([CursorSeal]).
-			err = refused("a search body that is not strict JSON (comments, YAML, CBOR, SMILE) could hold a point in time ID the gateway cannot check; send JSON")
-		case b:
-			cursor = true
+			return rt, s, refused("a search body that is not strict JSON (comments, YAML, CBOR, SMILE) could hold a point in time ID or another index the gateway cannot check; send JSON")
+		}
+		rt.Cursor = pit || after
+		if err := esBodyIndices(r.Body, boost); err != nil {
+			return rt, s, err
+		}
+	case k == RouteCount, k == RoutePIT && r.Method == "POST":
+		// A count's query, and the index_filter of a point in time
+		// opened, are a search's.
+		_, _, boost, ok := esSearchBody(r.Body)
+		if !ok {
+			return rt, s, refused("a body that is not strict JSON (comments, YAML, CBOR, SMILE) could name another index the gateway cannot check; send JSON")
+		}
+		if err := esBodyIndices(r.Body, boost); err != nil {
+			return rt, s, err
 		}
 	}
-	return k, cursor, err
+	rt.Cursor = rt.Cursor || k == RouteSearch && q.Has("scroll")
+	switch {
+	case k == RoutePIT && r.Method == "DELETE", k == RouteRoot, k == RouteScroll, k == RouteClearScroll:
+	case len(s) == 1:
+		// A search of no index: of every index but the dot-named ones.
+		// A point in time names its indices where it is opened (and
+		// the engine refuses a search naming both).
+		if !pit {
+			s = []string{undottedAll, s[0]}
+		}
+	default:
+		s[0] = undotted(s[0])
+	}
+	return rt, s, nil
+}
+
+// nameStarts are the characters an index name the gateway lets through
+// may start with ([indexPattern]).
+const nameStarts = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// undottedAll is "*" narrowed by [undotted]: a pattern for each
+// character a name may start with, "a*,b*,...,9*".
+var undottedAll = undottedPattern("")
+
+// undotted narrows an index expression that passed [indexPattern]: each
+// "_all", and each pattern starting with '*' (not an exclusion), is
+// replaced by the patterns that match the same names but those starting
+// with '.'. Elasticsearch and OpenSearch match the non-hidden indices
+// whose names start with '.' by "*", "_all", a pattern starting with
+// '*' and a search naming no index (".kibana", an operator's ".secret").
+// Excluding them ("*,-.*") was tried: on Elasticsearch 8.19 and
+// OpenSearch 2.19 it also excludes the backing indices (".ds-...") of
+// every data stream a wildcard matched, so logs-* no longer found a
+// data stream's documents; their wildcards have no character classes
+// ("[!.]*"). A pattern per first character does not name the backing
+// indices, so a data stream matched by one is searched whole. An
+// expression without "_all" or '*' is returned as it is.
+func undotted(expr string) string {
+	if strings.IndexByte(expr, '*') < 0 && !strings.Contains(expr, "_all") {
+		return expr
+	}
+	names := strings.Split(expr, ",")
+	changed := false
+	for i, n := range names {
+		switch {
+		case n == "_all":
+			names[i] = undottedAll
+		case strings.HasPrefix(n, "*"):
+			names[i] = undottedPattern(strings.TrimLeft(n, "*"))
+		default:
+			continue
+		}
+		changed = true
+	}
+	if !changed {
+		return expr
+	}
+	return strings.Join(names, ",")
+}
+
+// undottedPattern is the pattern "*" + rest narrowed: rest itself when
+// it starts a name ('*' matching nothing), and c + "*" + rest for each
+// character c a name may start with.
+func undottedPattern(rest string) string {
+	var b strings.Builder
+	if rest != "" && strings.IndexByte(nameStarts, rest[0]) >= 0 {
+		b.WriteString(rest)
+		b.WriteByte(',')
+	}
+	for i := range len(nameStarts) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(nameStarts[i])
+		b.WriteByte('*')
+		b.WriteString(rest)
+	}
+	return b.String()
 }
 
 func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
@@ -313,11 +413,14 @@ func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
 
 // indexPattern checks an index name, pattern or comma-separated list of
 // them by Elasticsearch's index-name rules: lower case; none of
-// \ / * ? " < > | space , #; not starting with '-', '_' or '+' (but
+// \ / * ? " < > | space , # :; not starting with '-', '_' or '+' (but
 // "_all", and '-' excluding a later pattern); not "." or ".."; at most
 // 255 bytes. Patterns may hold '*'. Names starting with '.' (system and
 // hidden indices) are refused: the gateway searches the engine's data,
-// not its own.
+// not its own. So is ':', a remote cluster's name before an index
+// ("remote:idx") or a selector after it ("idx::failures"): with no
+// remote cluster Elasticsearch 8.19 searched every local index, the
+// dot-named ones too, for "*:idx" and "_all::data".
 func indexPattern(s string) error {
 	for i, name := range strings.Split(s, ",") {
 		if name == "_all" || name == "*" {
@@ -331,9 +434,11 @@ func indexPattern(s string) error {
 			return fmt.Errorf("index name %q is empty or longer than 255 bytes", name)
 		case strings.IndexByte("-_+.", name[0]) >= 0:
 			return fmt.Errorf("index name %q starts with %q", name, name[0])
+		case strings.IndexByte(name, ':') >= 0:
+			return fmt.Errorf("index name %q names a remote cluster (cluster:index) or a selector (index::data); search the remote cluster through a gateway of its own", name)
 		}
 		for _, c := range name {
-			ok := 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.ContainsRune("-_.+*:", c)
+			ok := 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.ContainsRune("-_.+*", c)
 			if !ok {
 				return fmt.Errorf("index name %q holds %q", name, c)
 			}
@@ -361,64 +466,212 @@ func expandWildcards(v string) error {
 // checked, headers and bodies alike (no search body has those members),
 // so the check does not depend on how the engine pairs the lines; every
 // member is seen, repeated ones too. A line the gate cannot read is
-// refused: the engine's parser is laxer (comments, UTF-16, SMILE).
-func esMsearchLines(body []byte) error {
-	for i, line := range bytes.Split(body, []byte("\n")) {
+// refused: the engine's parser is laxer (comments, UTF-16, SMILE). It
+// returns the body the engine is sent, with the indices narrowed
+// ([undotted]), or nil when that is body itself.
+func esMsearchLines(body []byte) ([]byte, error) {
+	lines := bytes.Split(body, []byte("\n"))
+	changed := false
+	for i, line := range lines {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if err := esMsearchLine(line); err != nil {
-			return refused("_msearch line %d: %v", i+1, err)
+		narrowed, err := esMsearchLine(line)
+		if err != nil {
+			return nil, refused("_msearch line %d: %v", i+1, err)
+		}
+		if narrowed != nil {
+			lines[i], changed = narrowed, true
 		}
 	}
-	return nil
+	if !changed {
+		return nil, nil
+	}
+	return bytes.Join(lines, []byte("\n")), nil
 }
 
-// esMsearchLine checks one line of a multi-search ([esMsearchLines]).
-func esMsearchLine(line []byte) error {
+// esMsearchLine checks one line of a multi-search ([esMsearchLines]) and
+// returns it with its indices narrowed, or nil when they need not be.
+func esMsearchLine(line []byte) ([]byte, error) {
 	d := json.NewDecoder(bytes.NewReader(line))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return errors.New("not a JSON object")
+		return nil, errors.New("not a JSON object")
 	}
+	type member struct {
+		key string
+		v   json.RawMessage
+	}
+	var members []member
+	changed, boost := false, false
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
-			return err
+			return nil, err
 		}
+		key, _ := t.(string)
 		var v json.RawMessage
 		if err := d.Decode(&v); err != nil {
-			return err
+			return nil, err
 		}
-		switch t {
+		switch key {
+		case "indices_boost":
+			boost = true
 		case "pit":
 			// Its ID would reach the engine unsealed ([CursorSeal]).
-			return errors.New("a point in time in a multi-search: search it through _search")
+			return nil, errors.New("a point in time in a multi-search: search it through _search")
 		case "index", "indices", "expand_wildcards":
 			var list []string
 			if json.Unmarshal(v, &list) != nil {
 				var one string
 				if err := json.Unmarshal(v, &one); err != nil {
-					return fmt.Errorf("%s is not a string or a list of strings", t)
+					return nil, fmt.Errorf("%s is not a string or a list of strings", key)
 				}
 				list = []string{one}
 			}
 			joined := strings.Join(list, ",")
-			if t == "expand_wildcards" {
+			if key == "expand_wildcards" {
 				if err := expandWildcards(joined); err != nil {
-					return err
+					return nil, err
 				}
 			} else if err := indexPattern(joined); err != nil {
+				return nil, err
+			} else if n := undotted(joined); n != joined {
+				v, _ = json.Marshal(n)
+				changed = true
+			}
+		}
+		members = append(members, member{key, v})
+	}
+	if _, err := d.Token(); err != nil {
+		return nil, err
+	}
+	if rest := line[d.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
+		return nil, errors.New("more than one JSON object")
+	}
+	if err := esBodyIndices(line, boost); err != nil {
+		return nil, err
+	}
+	if !changed {
+		return nil, nil
+	}
+	out := []byte{'{'}
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		k, _ := json.Marshal(m.key)
+		out = append(append(append(out, k...), ':'), m.v...)
+	}
+	return append(out, '}'), nil
+}
+
+// esBodyIndices refuses a search body (or a multi-search line) whose
+// query reads an index the path rules ([indexPattern]) would refuse: a
+// terms lookup's, a geo_shape or shape query's indexed_shape's and a
+// percolate query's "index"; a more_like_this item's or a pinned
+// document's "_index"; a lookup runtime field's "target_index"; a key of
+// "indices_boost". A lookup answers yes or no on another index's
+// document (the search finds or misses, or fails saying the document is
+// there), a lookup runtime field copies its fields into the hits, and
+// indices_boost fails on an index that is not there. A lookup names one
+// index, so a pattern ('*', a list, "_all") is refused too. A member
+// named so is a lookup in an object of more than one member (a lookup
+// needs an ID or a field besides; a field named "index" is queried as
+// {"term":{"index":...}}) and holding a string; top-level members are a
+// multi-search header's, checked by [esMsearchLine]. Every member is
+// seen, repeated ones too, its name unescaped. boost says b has a
+// top-level indices_boost.
+func esBodyIndices(b []byte, boost bool) error {
+	// A body naming none of them is not decoded: a search's usual body
+	// costs two scans for bytes it seldom holds ('x', '\\'). A name
+	// could be spelled otherwise with a \u escape only.
+	if !boost && !hasPair(b, 'x', '"') && !hasPair(b, '\\', 'u') {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	t, err := d.Token()
+	if err == nil {
+		err = walkIndices(d, t, "", 0)
+	}
+	if err != nil && !errors.Is(err, ErrRefused) {
+		return refused("a search body the gateway cannot read: %v", err)
+	}
+	return err
+}
+
+// hasPair reports whether b holds c followed by d: a scan for c, which
+// should be rare in b.
+func hasPair(b []byte, c, d byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], c)
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i < len(b) && b[i] == d {
+			return true
+		}
+	}
+}
+
+// walkIndices walks the JSON value that starts with t, the value of
+// member key at depth (0 for the document) ([esBodyIndices]).
+func walkIndices(d *json.Decoder, t json.Token, key string, depth int) error {
+	switch t {
+	case json.Delim('['):
+		for d.More() {
+			v, err := d.Token()
+			if err != nil {
+				return err
+			}
+			if err := walkIndices(d, v, key, depth); err != nil {
 				return err
 			}
 		}
+	case json.Delim('{'):
+		var named []string
+		n := 0
+		for ; d.More(); n++ {
+			k, err := d.Token()
+			if err != nil {
+				return err
+			}
+			name, _ := k.(string)
+			if key == "indices_boost" && depth == 1 {
+				if err := indexPattern(name); err != nil {
+					return refused("indices_boost: %v", err)
+				}
+			}
+			v, err := d.Token()
+			if err != nil {
+				return err
+			}
+			if s, ok := v.(string); ok && depth > 0 && (name == "index" || name == "_index" || name == "target_index") {
+				named = append(named, s)
+				continue
+			}
+			if err := walkIndices(d, v, name, depth+1); err != nil {
+				return err
+			}
+		}
+		for _, ix := range named {
+			if n < 2 {
+				break
+			}
+			err := indexPattern(ix)
+			if err == nil && (ix == "_all" || strings.ContainsAny(ix, "*,")) {
+				err = errors.New("a pattern or a list")
+			}
+			if err != nil {
+				return refused("a search body reading index %q (a lookup, more_like_this, geo_shape, percolate, pinned document): it may read one index the path rules let through, not %v", ix, err)
+			}
+		}
+	default:
+		return nil
 	}
-	if _, err := d.Token(); err != nil {
-		return err
-	}
-	if rest := line[d.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
-		return errors.New("more than one JSON object")
-	}
-	return nil
+	_, err := d.Token() // the closing ']' or '}'
+	return err
 }
 
 // scrollID reports whether s is a scroll ID, "_all" or a comma list of
@@ -435,26 +688,49 @@ func scrollID(s string) bool {
 	return true
 }
 
-// esCursorBody reports whether an Elasticsearch search body pages by a
-// cursor: it names a point in time ("pit") or "search_after"; ok is
-// false when b is not strict JSON (checkDoc).
-func esCursorBody(b []byte) (cursor, ok bool) {
+// esSearchBody reports which of the top-level members of an
+// Elasticsearch search body that matter to the gate it has: a point in
+// time ("pit") or "search_after" (it pages by a cursor), and
+// "indices_boost" ([esBodyIndices]); ok is false when b is not strict
+// JSON (checkDoc). The members are read in one pass.
+func esSearchBody(b []byte) (pit, after, boost, ok bool) {
 	if checkDoc(b) != nil {
-		return false, false
+		return false, false, false, false
 	}
-	s := span{skipWS(b, 0), len(b)}
-	if s.start >= len(b) || b[s.start] != '{' {
-		return false, true
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false, false, false, true
 	}
-	_, pit := field(b, s, "pit")
-	_, after := field(b, s, "search_after")
-	return pit || after, true
+	for i = skipWS(b, i+1); i < len(b) && b[i] == '"'; {
+		ke, _ := skipString(b, i)
+		switch k := b[i:ke]; {
+		case keyEq(k, "pit"):
+			pit = true
+		case keyEq(k, "search_after"):
+			after = true
+		case keyEq(k, "indices_boost"):
+			boost = true
+		}
+		ve, _ := skipValue(b, skipWS(b, skipWS(b, ke)+1))
+		if i = skipWS(b, ve); i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+	}
+	return pit, after, boost, true
 }
 
 // solrRoute classifies a Solr route: the configured search handlers
 // only, under the configured core or /solr/{core}, with parameters that
 // stay within one search. It reports whether the search pages by cursorMark.
-func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
+func solrRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, error) {
+	var err error
+	rt.Kind, rt.Cursor, err = solrSearch(g, r, s, rt.Query)
+	return rt, s, err
+}
+
+// solrSearch is [solrRoute]'s decision: a search, and whether it pages
+// by cursorMark.
+func solrSearch(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, bool, error) {
 	cursor := q.Has("cursorMark")
 	if r.Method != "GET" && r.Method != "POST" {
 		return 0, false, refused("%s is not a search method", r.Method)
@@ -470,7 +746,7 @@ func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, boo
 	default:
 		return 0, false, refused("/%s is not a core's search handler", strings.Join(s, "/"))
 	}
-	if err := solrParams(q); err != nil {
+	if err := solrParams(q, g.jsonp); err != nil {
 		return 0, false, err
 	}
 	// Solr reads the body of a GET as it reads a POST's (a form or a JSON
@@ -486,12 +762,12 @@ func solrRoute(g *Gate, r GateRequest, s []string, q url.Values) (RouteKind, boo
 			if err != nil {
 				return 0, false, refused("form body: %v", err)
 			}
-			if err := solrParams(form); err != nil {
+			if err := solrParams(form, g.jsonp); err != nil {
 				return 0, false, err
 			}
 			cursor = cursor || form.Has("cursorMark")
 		case "application/json":
-			if err := solrJSONBody(r.Body); err != nil {
+			if err := solrJSONBody(r.Body, g.jsonp); err != nil {
 				return 0, false, err
 			}
 			cursor = cursor || strings.Contains(string(r.Body), `"cursorMark"`)
@@ -565,9 +841,9 @@ var solrResponseWriters = []string{"", "json", "xml", "javabin", "csv", "geojson
 // solrParams refuses the parameters that reach beyond one search of
 // one core: another handler (qt), other cores or hosts (shards,
 // collection), request bodies by reference (stream.*), the update
-// parameters, response writers that run templates, and an input
-// encoding (ie) other than UTF-8.
-func solrParams(q url.Values) error {
+// parameters, response writers that run templates, an input encoding
+// (ie) other than UTF-8, and, unless jsonp, JSONP (json.wrf).
+func solrParams(q url.Values, jsonp bool) error {
 	for k, vs := range q {
 		// A [subquery] document transformer named x (fl=x:[subquery])
 		// sends a request of its own with the parameters x.* (x.y.* for
@@ -575,7 +851,17 @@ func solrParams(q url.Values) error {
 		// with x.optimize=true merged the core's segments from /select.
 		// So every tail of a name after a '.' is checked as a name.
 		for name := k; ; {
-			if err := solrParam(name, vs); err != nil {
+			err := solrParam(name, vs)
+			if err == nil && name == "json.wrf" && !jsonp {
+				// JSONP wraps the answer in a call of the function it
+				// names: a <script> tag of any web page the user's
+				// browser opens would read the answer, past the
+				// same-origin rule (CORS) the browser keeps for a
+				// fetch. Elasticsearch refused its JSONP by default
+				// from 1.3 and removed it in 5.0.
+				err = refused("Solr parameter json.wrf (JSONP) lets any web page read the answers; serve.engines[].solr_jsonp allows it")
+			}
+			if err != nil {
 				if name != k {
 					return fmt.Errorf("%w, in %q (a [subquery]'s parameters are its own request's)", err, k)
 				}
@@ -624,7 +910,7 @@ func solrParam(k string, vs []string) error {
 
 // solrJSONBody checks a JSON Request API body: its members are those of
 // a search, and its params pass [solrParams].
-func solrJSONBody(b []byte) error {
+func solrJSONBody(b []byte, jsonp bool) error {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return refused("JSON body: %v", err)
@@ -645,7 +931,7 @@ func solrJSONBody(b []byte) error {
 				}
 				q.Add(pk, s)
 			}
-			if err := solrParams(q); err != nil {
+			if err := solrParams(q, jsonp); err != nil {
 				return err
 			}
 		default:
@@ -658,12 +944,13 @@ func solrJSONBody(b []byte) error {
 // pathRoute classifies a request to the other kinds (SearXNG, feeds,
 // generic JSON): the configured search path's last segment, or the root
 // when the search path is "/".
-func pathRoute(g *Gate, r GateRequest, s []string, _ url.Values) (RouteKind, bool, error) {
+func pathRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, error) {
 	if r.Method != "GET" && r.Method != "POST" && r.Method != "HEAD" {
-		return 0, false, refused("%s is not a search method", r.Method)
+		return rt, s, refused("%s is not a search method", r.Method)
 	}
 	if g.search == "" && len(s) == 0 || len(s) > 0 && s[len(s)-1] == g.search && g.search != "" {
-		return RouteSearch, false, nil
+		rt.Kind = RouteSearch
+		return rt, s, nil
 	}
-	return 0, false, refused("/%s is not the search path", strings.Join(s, "/"))
+	return rt, s, refused("/%s is not the search path", strings.Join(s, "/"))
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,41 @@ func TestGateSolrHandlers(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) = nil error, want the handler refused", cfg.SolrHandlers)
 		}
+	}
+}
+
+// TestGateUndotted: a multi-search line naming "*", "_all" or a pattern
+// starting with '*' is sent narrowed to the names not starting with
+// '.', its other members as they were; a body whose lines need nothing
+// is sent as the client sent it.
+func TestGateUndotted(t *testing.T) {
+	g := NewGate(Config{Kind: "elasticsearch"})
+	all := "a*,b*,c*,d*,e*,f*,g*,h*,i*,j*,k*,l*,m*,n*,o*,p*,q*,r*,s*,t*,u*,v*,w*,x*,y*,z*,0*,1*,2*,3*,4*,5*,6*,7*,8*,9*"
+	for _, c := range []struct{ body, want string }{
+		{"{\"index\":\"idx\"}\n{}\n", ""},
+		{"{\"index\":\"*\",\"preference\":\"x\"}\n{\"query\":{\"match_all\":{}}}\n",
+			"{\"index\":\"" + all + "\",\"preference\":\"x\"}\n{\"query\":{\"match_all\":{}}}\n"},
+		{"{}\n{}\r\n{\"indices\":[\"idx\",\"_all\"]}\n{}\n", "{}\n{}\r\n{\"indices\":\"idx," + all + "\"}\n{}\n"},
+		{"{\"index\":\"*x\"}\n{}\n", "{\"index\":\"x," + strings.ReplaceAll(all, "*", "*x") + "\"}\n{}\n"},
+	} {
+		rt, err := g.Check(GateRequest{Method: "POST", URI: "/idx/_msearch", Body: []byte(c.body)})
+		if err != nil || string(rt.Body) != c.want {
+			t.Errorf("%q: %q, %v; want %q", c.body, rt.Body, err, c.want)
+		}
+	}
+}
+
+// TestGateSolrJSONP: JSONP (json.wrf) is refused unless the engine's
+// configuration allows it, and only Solr's may.
+func TestGateSolrJSONP(t *testing.T) {
+	r := GateRequest{Method: "GET", URI: "/solr/core/select?q=x&json.wrf=cb"}
+	if _, err := NewGate(Config{Kind: "solr"}).Check(r); !errors.Is(err, ErrRefused) {
+		t.Errorf("json.wrf by default: %v, want refused", err)
+	}
+	if _, err := NewGate(Config{Kind: "solr", SolrJSONP: true}).Check(r); err != nil {
+		t.Errorf("json.wrf with SolrJSONP: %v, want a search", err)
+	}
+	if _, err := New(Config{Kind: "elasticsearch", SolrJSONP: true}); err == nil {
+		t.Error("New(elasticsearch, SolrJSONP) = nil error, want it refused")
 	}
 }

@@ -30,8 +30,10 @@ type Kind struct {
 	adapter func(cfg Config) (Adapter, error)
 	// gate sets up g for cfg (its defaults set); nil: nothing to set.
 	gate func(g *Gate, cfg Config)
-	// route classifies a request by its decoded path segments and query.
-	route func(g *Gate, r GateRequest, segs []string, q url.Values) (RouteKind, bool, error)
+	// route classifies a request by its decoded path segments and query
+	// (rt.Query): it sets rt's Kind and Cursor, and may narrow what the
+	// engine is sent (the segments it returns, rt.Body).
+	route func(g *Gate, rt Route, r GateRequest, segs []string) (Route, []string, error)
 	// cursors, when set, unseals the cursor IDs a request of route rt
 	// presents (in segs, rt.Query or the body) and marks a route whose
 	// answer carries IDs to seal ([CursorSeal]). The route goes in and

@@ -42,8 +42,8 @@ func SplitMsearch(b []byte) ([]SubSearch, error) {
 	subs := make([]SubSearch, len(lines)/2)
 	for i := range subs {
 		h, body := lines[2*i], lines[2*i+1]
-		cursor, _ := esCursorBody(body)
-		subs[i] = SubSearch{Header: h, Body: body, Cursor: cursor}
+		pit, after, _, _ := esSearchBody(body)
+		subs[i] = SubSearch{Header: h, Body: body, Cursor: pit || after}
 	}
 	return subs, nil
 }
