@@ -111,7 +111,14 @@ func (e *Engine) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(p, "/_search") && strings.Count(p, "/") == 2:
 		w.Header().Set("X-Elastic-Product", "Elasticsearch")
 		if allow(w, r, http.MethodGet, http.MethodPost) {
-			e.serveES(w, r, p[1:len(p)-len("/_search")])
+			index := p[1 : len(p)-len("/_search")]
+			if index == "_all" || strings.ContainsAny(index, "*,") {
+				// A hit names the concrete index it came from, never
+				// the expression searched (a gateway narrows "*" into
+				// a list of patterns).
+				index = "demo"
+			}
+			e.serveES(w, r, index)
 		}
 	default:
 		http.NotFound(w, r)

@@ -226,6 +226,29 @@ func TestES(t *testing.T) {
 	}
 }
 
+// TestESIndexExpression: a search of an index expression (a wildcard, a
+// list, _all; a gateway narrows "*" into a list of patterns) names each
+// hit's concrete index, as Elasticsearch does, never the expression.
+func TestESIndexExpression(t *testing.T) {
+	e := testEngine(t)
+	for _, target := range []string{"/*/_search?q=benchmark", "/a*,l*,9*/_search?q=benchmark", "/_all/_search?q=benchmark", "/_search?q=benchmark"} {
+		w := do(t, e, "GET", target, nil)
+		if w.Code != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", target, w.Code, w.Body)
+		}
+		var r esResponse
+		decode(t, w.Body.Bytes(), &r)
+		if len(r.Hits.Hits) == 0 {
+			t.Fatalf("%s: no hits", target)
+		}
+		for _, h := range r.Hits.Hits {
+			if h.Index != "demo" {
+				t.Errorf("%s: _index = %q, want the concrete index %q", target, h.Index, "demo")
+			}
+		}
+	}
+}
+
 func TestESErrors(t *testing.T) {
 	e := testEngine(t)
 	tests := []struct {
