@@ -586,7 +586,7 @@ func (t *txn) content(it *item) (string, error) {
 		return "", err
 	}
 	rec := PageRecord{Sig: it.enc, Popularity: it.Popularity, Verified: true}
-	moved, from := false, ""
+	moved, from, exclude := false, "", ""
 	if known && old.RedirectTo != "" {
 		// A redirect that now has content of its own.
 		t.b.Redirects[Redirect{old.RedirectTo, u}] = false
@@ -673,12 +673,15 @@ func (t *txn) content(it *item) (string, error) {
 		if err := t.leave(u, id); err != nil {
 			return "", err
 		}
-		moved, from = true, id
+		moved, from, exclude = true, id, id
 	}
 	// Tier 2.
 	t.sigs[u] = it.sig
 	t.setPage(u, rec)
-	id, others, err := t.match(it.sig, from)
+	// A page that changed beyond its group does not match it; a
+	// redirect that now has content may match its target's group again,
+	// and must find it (else its arrival order would decide its group).
+	id, others, err := t.match(it.sig, exclude)
 	if err != nil {
 		return "", err
 	}
