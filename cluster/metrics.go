@@ -78,7 +78,7 @@ func newServiceMetrics(s *Service) serviceMetrics {
 		lookupDuration: newHistogram("winnow_cluster_service_lookup_batch_duration_seconds", "Time to look up one batch."),
 	}
 	for _, st := range []string{client.StatusNew, client.StatusJoined, client.StatusStayed, client.StatusMoved,
-		client.StatusWinnerChanged, client.StatusRedirect, client.StatusDeleted} {
+		client.StatusWinnerChanged, client.StatusRedirect, client.StatusDeleted, client.StatusStale} {
 		m.statuses[st] = newCounter("winnow_cluster_service_ingest_pages_total", "Pages ingested, by outcome.", prometheus.Labels{"status": st})
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "winnow_cluster_service_groups_indexed", Help: "Groups in the index."},

@@ -29,6 +29,17 @@ type Page struct {
 	RedirectTo string `json:"redirect_to,omitempty"`
 	// Deleted removes the page.
 	Deleted bool `json:"deleted,omitempty"`
+	// Version orders the writes of one page, as Elasticsearch's external
+	// versions do: a number the client chooses that grows with each
+	// write of the page (its fetch time in nanoseconds, a sequence
+	// number). The service applies a write only when its version is
+	// above the stored one and answers [StatusStale] otherwise, so
+	// batches that arrive out of order (several crawler workers, a
+	// replayed queue) leave the newest write in place; a versioned
+	// delete leaves a tombstone holding its version for a while (the
+	// service's tombstone TTL). Zero means no version: the write applies
+	// whatever is stored and leaves the page unversioned.
+	Version uint64 `json:"version,omitempty"`
 }
 
 // Statuses of an [IngestResult].
@@ -40,6 +51,7 @@ const (
 	StatusWinnerChanged = "winner-changed" // the page's ingest changed its group's winner
 	StatusRedirect      = "redirect"       // the page is a redirect duplicate
 	StatusDeleted       = "deleted"        // the page was removed
+	StatusStale         = "stale"          // not applied: the page's stored version is as new or newer (IngestResult.Version)
 )
 
 // IngestRequest is the body of POST /v1/ingest.
@@ -57,6 +69,10 @@ type IngestResult struct {
 	Winner string `json:"winner,omitempty"`
 	// Status is one of the Status constants.
 	Status string `json:"status"`
+	// Version is the page's stored version after the ingest: the
+	// write's own when applied, the newer stored one (a page's or a
+	// tombstone's) when [StatusStale]; 0 when unversioned.
+	Version uint64 `json:"version,omitempty"`
 }
 
 // IngestResponse is the body of a successful POST /v1/ingest.
