@@ -20,6 +20,7 @@ var (
 	keyNextGroup    = []byte("next_group")
 	keyPartitioner  = []byte("partitioner")
 	keyFormat       = []byte("format")
+	keySigner       = []byte("signer")
 )
 
 // fillPercent is how full bbolt fills the pages it splits.
@@ -153,6 +154,7 @@ func (s *BoltStore) Meta() (m Meta, err error) {
 		if v := b.Get(keyPartitioner); v != nil {
 			m.Partitioner = bytes.Clone(v)
 		}
+		m.SignerFingerprint = string(b.Get(keySigner))
 		return nil
 	})
 	return m, err
@@ -239,6 +241,11 @@ func (s *BoltStore) Apply(b *Batch) error {
 			}
 			if b.Meta.Partitioner != nil {
 				if err := m.Put(keyPartitioner, b.Meta.Partitioner); err != nil {
+					return err
+				}
+			}
+			if b.Meta.SignerFingerprint != "" {
+				if err := m.Put(keySigner, []byte(b.Meta.SignerFingerprint)); err != nil {
 					return err
 				}
 			}

@@ -25,7 +25,7 @@ const (
 	pebblePage     = 'p' // p<url>: encodePage
 	pebbleGroup    = 'g' // g<id>: encodeGroup
 	pebbleRedirect = 'r' // r<target>\x00<source>: empty
-	pebbleMeta     = 'm' // m<name>: next_group, partitioner, format
+	pebbleMeta     = 'm' // m<name>: next_group, partitioner, format, signer
 	pebbleTomb     = 't' // t<url>: encodeTombstone
 )
 
@@ -276,6 +276,13 @@ func (s *PebbleStore) Meta() (m Meta, err error) {
 		m.Partitioner = bytes.Clone(v)
 		return nil
 	})
+	if err != nil {
+		return Meta{}, err
+	}
+	_, err = s.get(pebbleKey(pebbleMeta, "signer"), func(v []byte) error {
+		m.SignerFingerprint = string(v)
+		return nil
+	})
 	return m, err
 }
 
@@ -371,6 +378,9 @@ func (s *PebbleStore) Apply(b *Batch) error {
 		err = wb.Set(pebbleKey(pebbleMeta, "next_group"), strconv.AppendUint(nil, b.Meta.NextGroup, 10), nil)
 		if err == nil && b.Meta.Partitioner != nil {
 			err = wb.Set(pebbleKey(pebbleMeta, "partitioner"), b.Meta.Partitioner, nil)
+		}
+		if err == nil && b.Meta.SignerFingerprint != "" {
+			err = wb.Set(pebbleKey(pebbleMeta, "signer"), []byte(b.Meta.SignerFingerprint), nil)
 		}
 		if err != nil {
 			return fmt.Errorf("cluster: store: %w", err)

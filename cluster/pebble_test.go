@@ -112,6 +112,7 @@ func TestStoresAgree(t *testing.T) {
 	var (
 		batches []*Batch
 		part    []byte
+		signer  string
 	)
 	for range 30 {
 		b := &Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}, Tombstones: map[string]*Tombstone{}}
@@ -153,11 +154,15 @@ func TestStoresAgree(t *testing.T) {
 			}
 		}
 		if r.IntN(3) == 0 {
-			// As the service does, a partitioner once set stays set.
+			// As the service does, a partitioner and a signer's
+			// fingerprint once set stay set.
 			if r.IntN(2) == 0 {
 				part = []byte{byte(r.IntN(256)), 9}
 			}
-			b.Meta = &Meta{NextGroup: uint64(r.IntN(100)), Partitioner: part}
+			if r.IntN(4) == 0 {
+				signer = fmt.Sprintf("%016x", r.Uint64())
+			}
+			b.Meta = &Meta{NextGroup: uint64(r.IntN(100)), Partitioner: part, SignerFingerprint: signer}
 		}
 		batches = append(batches, b)
 	}

@@ -633,7 +633,12 @@ func (s *RedisStore) Close() error {
 func encodeMeta(m *Meta) []byte {
 	b := []byte{recordVersion}
 	b = binary.AppendUvarint(b, m.NextGroup)
-	return appendString(b, string(m.Partitioner))
+	b = appendString(b, string(m.Partitioner))
+	if m.SignerFingerprint != "" {
+		// Last: an earlier version reads the fields before it only.
+		b = appendString(b, m.SignerFingerprint)
+	}
+	return b
 }
 
 func decodeMeta(b []byte) (Meta, error) {
@@ -646,12 +651,17 @@ func decodeMeta(b []byte) (Meta, error) {
 		return m, errRecord
 	}
 	m.NextGroup = n
-	p, _, err := readString(b[1+k:])
+	p, rest, err := readString(b[1+k:])
 	if err != nil {
 		return m, err
 	}
 	if p != "" {
 		m.Partitioner = []byte(p)
+	}
+	if len(rest) > 0 {
+		if m.SignerFingerprint, _, err = readString(rest); err != nil {
+			return m, err
+		}
 	}
 	return m, nil
 }

@@ -411,8 +411,18 @@ func (s *Service) validate(pages []client.Page) ([]item, error) {
 
 // Ingest applies pages in order, as one all-or-nothing batch, and returns
 // one result per page. Invalid input fails with an *InputError before
-// anything is applied.
+// anything is applied. It is [Service.IngestSigned] of pages whose
+// signing settings are not named.
 func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
+	return s.IngestSigned("", pages)
+}
+
+// IngestSigned is Ingest of pages whose signatures were made with the
+// signing settings of fingerprint signer (page.Signer.Fingerprint; ""
+// when not named, as Ingest). The store records the first fingerprint
+// named; a batch naming another fails with a *[SignerError] and nothing
+// of it is applied, since signatures of other settings do not compare.
+func (s *Service) IngestSigned(signer string, pages []client.Page) ([]client.IngestResult, error) {
 	items, err := s.validate(pages)
 	if err != nil {
 		s.m.rejected.Inc()
@@ -435,6 +445,18 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 		}
 	}
 	t := s.begin()
+	switch {
+	case signer == "":
+		s.m.signerMissing.Inc()
+	case s.meta.SignerFingerprint == "":
+		t.meta.SignerFingerprint = signer
+		s.m.signerMatched.Inc()
+	case s.meta.SignerFingerprint != signer:
+		s.m.signerRefused.Inc()
+		return nil, &SignerError{Store: s.meta.SignerFingerprint, Batch: signer}
+	default:
+		s.m.signerMatched.Inc()
+	}
 	now := s.now()
 	if err := s.sweepLocked(t, now); err != nil {
 		return nil, err
@@ -618,6 +640,19 @@ func (s *Service) sweepLocked(t *txn, now time.Time) error {
 	}
 	t.swept = now // once the batch is applied
 	return nil
+}
+
+// SignerError is the refusal of an ingest batch whose signatures were
+// made with other signing settings than the store's: such signatures do
+// not compare. Nothing of the batch was applied.
+type SignerError struct {
+	// Store is the fingerprint the store recorded, Batch the batch's.
+	Store, Batch string
+}
+
+// Error names both fingerprints and what to do.
+func (e *SignerError) Error() string {
+	return fmt.Sprintf("cluster: batch signed with settings %s, the store's signatures with %s: sign the pages with the store's settings, or ingest them into a new store", e.Batch, e.Store)
 }
 
 func (s *Service) begin() *txn {

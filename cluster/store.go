@@ -59,6 +59,10 @@ type Meta struct {
 	NextGroup uint64
 	// Partitioner is the encoded partition.Partitioner, nil until built.
 	Partitioner []byte
+	// SignerFingerprint is the fingerprint of the signing settings
+	// (page.Signer.Fingerprint) of the store's signatures, recorded
+	// from the first ingest batch that names one; "" until then.
+	SignerFingerprint string
 }
 
 // Batch is one all-or-nothing write to a [Store]. A nil record deletes.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -180,8 +181,9 @@ func TestTombstoneExpiry(t *testing.T) {
 }
 
 // TestVersionsReload: every store keeps the versions of pages and
-// tombstones across a reopen, and a page record without a version (as
-// every earlier store holds) reads as unversioned.
+// tombstones and the signer's fingerprint across a reopen, and a page
+// record without a version (as every earlier store holds) reads as
+// unversioned.
 func TestVersionsReload(t *testing.T) {
 	type opener struct {
 		name string
@@ -220,8 +222,11 @@ func TestVersionsReload(t *testing.T) {
 			open := o.open(t)
 			st := open()
 			s, _ := newVersionService(t, st, Options{})
-			mustIngest(t, s, client.Page{URL: u, Signature: bench, Version: 7},
-				client.Page{URL: gone, Signature: bench, Version: 3}, client.Page{URL: gone, Deleted: true, Version: 4})
+			_, err := s.IngestSigned("0123456789abcdef", []client.Page{{URL: u, Signature: bench, Version: 7},
+				{URL: gone, Signature: bench, Version: 3}, {URL: gone, Deleted: true, Version: 4}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if o.name != "memory" {
 				if err := st.Close(); err != nil {
 					t.Fatal(err)
@@ -235,7 +240,14 @@ func TestVersionsReload(t *testing.T) {
 			if ts, ok, err := st.Tombstone(gone); err != nil || !ok || ts.Version != 4 {
 				t.Errorf("Tombstone(%s) after reopening = %+v, %t, %v; want version 4", gone, ts, ok, err)
 			}
+			if m, err := st.Meta(); err != nil || m.SignerFingerprint != "0123456789abcdef" {
+				t.Errorf("Meta after reopening = %+v, %v; want the signer's fingerprint", m, err)
+			}
 			s, _ = newVersionService(t, st, Options{})
+			var se *SignerError
+			if _, err := s.IngestSigned("fedcba9876543210", []client.Page{{URL: u, Signature: bench, Version: 8}}); !errors.As(err, &se) {
+				t.Errorf("another fingerprint after reopening: error %v, want a SignerError", err)
+			}
 			res := mustIngest(t, s, client.Page{URL: u, Signature: bench, Version: 6}, client.Page{URL: gone, Signature: bench, Version: 4})
 			for i, want := range []uint64{7, 4} {
 				if res[i].Status != client.StatusStale || res[i].Version != want {
@@ -357,7 +369,7 @@ func TestJournalTombstones(t *testing.T) {
 		Groups:     map[string]*GroupRecord{"g1": {Winner: "https://a.example/", Members: []string{"https://a.example/"}}},
 		Redirects:  map[Redirect]bool{},
 		Tombstones: map[string]*Tombstone{"https://b.example/": {Version: 4, Deleted: deleted}, "https://c.example/": nil},
-		Meta:       &Meta{NextGroup: 1},
+		Meta:       &Meta{NextGroup: 1, SignerFingerprint: "0123456789abcdef"},
 		Touched:    []string{"g1"},
 	}
 	got, err := decodeBatch(encodeBatch(b))
@@ -373,7 +385,7 @@ func TestJournalTombstones(t *testing.T) {
 	if p := got.Pages["https://a.example/"]; p == nil || p.Version != 9 {
 		t.Errorf("page after the journal = %+v, want version 9", p)
 	}
-	if got.Meta == nil || got.Meta.NextGroup != 1 {
+	if got.Meta == nil || got.Meta.NextGroup != 1 || got.Meta.SignerFingerprint != b.Meta.SignerFingerprint {
 		t.Errorf("meta after the journal = %+v, want %+v", got.Meta, b.Meta)
 	}
 

@@ -56,7 +56,13 @@ const (
 
 // IngestRequest is the body of POST /v1/ingest.
 type IngestRequest struct {
-	Pages []Page `json:"pages"`
+	// SignerFingerprint names the signing settings the pages'
+	// signatures were made with (page.Signer.Fingerprint). The service
+	// records the first one it is sent and refuses a batch naming
+	// another with 409 Conflict: signatures of other settings do not
+	// compare. Empty: not checked (counted in the service's metrics).
+	SignerFingerprint string `json:"signer_fingerprint,omitempty"`
+	Pages             []Page `json:"pages"`
 }
 
 // IngestResult is the outcome of one ingested page, in request order.
@@ -173,6 +179,10 @@ type Options struct {
 	// HTTPClient sends the requests; nil means a new http.Client of its
 	// own (never http.DefaultClient).
 	HTTPClient *http.Client
+	// SignerFingerprint is sent with every ingest
+	// (IngestRequest.SignerFingerprint): the fingerprint of the settings
+	// that signed the pages (page.Signer.Fingerprint). Empty sends none.
+	SignerFingerprint string
 }
 
 // Client calls the cluster service. It is safe for concurrent use.
@@ -212,7 +222,7 @@ func (c *Client) Ingest(ctx context.Context, pages []Page) ([]IngestResult, erro
 	for start := 0; start < len(pages); start += c.o.MaxBatch {
 		end := min(start+c.o.MaxBatch, len(pages))
 		var resp IngestResponse
-		if err := c.do(ctx, http.MethodPost, "/v1/ingest", IngestRequest{Pages: pages[start:end]}, &resp); err != nil {
+		if err := c.do(ctx, http.MethodPost, "/v1/ingest", IngestRequest{SignerFingerprint: c.o.SignerFingerprint, Pages: pages[start:end]}, &resp); err != nil {
 			return out, offset(err, start)
 		}
 		if len(resp.Results) != end-start {

@@ -126,7 +126,8 @@ func TestFormerCommandName(t *testing.T) {
 // TestClusterVersionsHTTP runs winnow cluster and speaks its HTTP API
 // as a crawler would, in JSON: an older version of a page sent after a
 // newer one is answered "stale" with the stored version and not applied,
-// and /metrics counts it.
+// /metrics counts it, and a batch naming other signing settings than
+// the first batch's is refused with 409, naming both.
 func TestClusterVersionsHTTP(t *testing.T) {
 	enc := testSignature(t)
 	base, stop := startClusterService(t, "-set", "cluster.store=memory")
@@ -147,15 +148,17 @@ func TestClusterVersionsHTTP(t *testing.T) {
 		}
 		return fmt.Sprintf(`{"url":"https://a.example/p","signature":%q,"version":%d}`, base64.StdEncoding.EncodeToString(enc), version)
 	}
+	const mine, theirs = "0123456789abcdef", "fedcba9876543210"
 	for _, c := range []struct {
 		name, body string
 		status     int
 		want       string
 	}{
-		{"newer", `{"pages":[` + page(1700000000000000002, false) + `]}`, 200, `"status":"new","version":1700000000000000002`},
-		{"older", `{"pages":[` + page(1700000000000000001, false) + `]}`, 200, `"status":"stale","version":1700000000000000002`},
+		{"newer", `{"signer_fingerprint":"` + mine + `","pages":[` + page(1700000000000000002, false) + `]}`, 200, `"status":"new","version":1700000000000000002`},
+		{"older", `{"signer_fingerprint":"` + mine + `","pages":[` + page(1700000000000000001, false) + `]}`, 200, `"status":"stale","version":1700000000000000002`},
 		{"newer delete", `{"pages":[` + page(1700000000000000003, true) + `]}`, 200, `"status":"deleted","version":1700000000000000003`},
 		{"older after the delete", `{"pages":[` + page(1700000000000000002, false) + `]}`, 200, `"status":"stale","version":1700000000000000003`},
+		{"other signer", `{"signer_fingerprint":"` + theirs + `","pages":[` + page(1700000000000000009, false) + `]}`, 409, "signed with settings " + theirs + ", the store's signatures with " + mine},
 	} {
 		status, body := post(c.body)
 		if status != c.status || !strings.Contains(body, c.want) {
@@ -177,6 +180,8 @@ func TestClusterVersionsHTTP(t *testing.T) {
 	resp.Body.Close()
 	for _, want := range []string{
 		`winnow_cluster_service_ingest_pages_total{status="stale"} 2`,
+		`winnow_cluster_service_ingest_batches_signer_total{signer="missing"} 2`,
+		`winnow_cluster_service_ingest_batches_signer_total{signer="refused"} 1`,
 	} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics: no %q", want)
