@@ -579,3 +579,20 @@ func TestOldSignatureVersion(t *testing.T) {
 		t.Errorf("signed again: %d groups, a fresh service %d", g, f)
 	}
 }
+
+// TestRedirectGetsItsTargetsContent: a redirect whose page then gets
+// content of its own, a copy of its target's, joins its target's group,
+// as the same page arriving as content first does (before, the group it
+// left was skipped, and it founded a group of its own;
+// TestVersionedArrivalOrder found it).
+func TestRedirectGetsItsTargetsContent(t *testing.T) {
+	sig := byPage(t, "Benchmarking")[0].sig
+	const a, b = "https://a.example/p", "https://b.example/p"
+	s := newTestService(t, Options{})
+	mustIngest(t, s, client.Page{URL: a, Signature: sig, Popularity: 2}, client.Page{URL: b, RedirectTo: a})
+	res := mustIngest(t, s, client.Page{URL: b, Signature: sig, Popularity: 1})
+	if g := groupsOf(t, s, []string{a, b}); len(g) != 1 {
+		t.Errorf("redirect given its target's content: %+v, groups %q; want one group", res[0], g)
+	}
+	checkConsistent(t, s.st)
+}

@@ -16,9 +16,11 @@ var (
 	bucketGroups    = []byte("groups")
 	bucketRedirects = []byte("redirects")
 	bucketMeta      = []byte("meta")
+	bucketTombs     = []byte("tombstones")
 	keyNextGroup    = []byte("next_group")
 	keyPartitioner  = []byte("partitioner")
 	keyFormat       = []byte("format")
+	keySigner       = []byte("signer")
 )
 
 // fillPercent is how full bbolt fills the pages it splits.
@@ -40,7 +42,8 @@ func OpenBolt(path string) (*BoltStore, error) {
 		return nil, fmt.Errorf("cluster: open store: %w", err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketPages, bucketGroups, bucketRedirects, bucketMeta} {
+		// A store written before versions gets the tombstones' bucket.
+		for _, b := range [][]byte{bucketPages, bucketGroups, bucketRedirects, bucketMeta, bucketTombs} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -66,31 +69,41 @@ func OpenBolt(path string) (*BoltStore, error) {
 }
 
 // Page implements [Store].
-func (s *BoltStore) Page(url string) (p PageRecord, ok bool, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketPages).Get([]byte(url))
-		if v == nil {
-			return nil
-		}
-		ok = true
-		p, err = decodePage(v)
-		return err
-	})
-	return p, ok, err
+func (s *BoltStore) Page(url string) (PageRecord, bool, error) {
+	return boltGet(s.db, bucketPages, url, decodePage)
 }
 
 // Group implements [Store].
-func (s *BoltStore) Group(id string) (g GroupRecord, ok bool, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketGroups).Get([]byte(id))
+func (s *BoltStore) Group(id string) (GroupRecord, bool, error) {
+	return boltGet(s.db, bucketGroups, id, decodeGroup)
+}
+
+// boltGet decodes the record of key in bucket, if there is one.
+func boltGet[T any](db *bolt.DB, bucket []byte, key string, decode func([]byte) (T, error)) (rec T, ok bool, err error) {
+	err = db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucket).Get([]byte(key))
 		if v == nil {
 			return nil
 		}
 		ok = true
-		g, err = decodeGroup(v)
+		rec, err = decode(v)
 		return err
 	})
-	return g, ok, err
+	return rec, ok, err
+}
+
+// boltEach calls fn with every key of bucket and its decoded record, in
+// one read transaction, until fn fails.
+func boltEach[T any](db *bolt.DB, bucket []byte, decode func([]byte) (T, error), fn func(string, T) error) error {
+	return db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+			rec, err := decode(v)
+			if err != nil {
+				return err
+			}
+			return fn(string(k), rec)
+		})
+	})
 }
 
 // GroupSize implements [Store].
@@ -141,6 +154,7 @@ func (s *BoltStore) Meta() (m Meta, err error) {
 		if v := b.Get(keyPartitioner); v != nil {
 			m.Partitioner = bytes.Clone(v)
 		}
+		m.SignerFingerprint = string(b.Get(keySigner))
 		return nil
 	})
 	return m, err
@@ -148,15 +162,17 @@ func (s *BoltStore) Meta() (m Meta, err error) {
 
 // Groups implements [Store].
 func (s *BoltStore) Groups(fn func(id string, g GroupRecord) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketGroups).ForEach(func(k, v []byte) error {
-			g, err := decodeGroup(v)
-			if err != nil {
-				return err
-			}
-			return fn(string(k), g)
-		})
-	})
+	return boltEach(s.db, bucketGroups, decodeGroup, fn)
+}
+
+// Tombstone implements [Store].
+func (s *BoltStore) Tombstone(url string) (Tombstone, bool, error) {
+	return boltGet(s.db, bucketTombs, url, decodeTombstone)
+}
+
+// Tombstones implements [Store].
+func (s *BoltStore) Tombstones(fn func(url string, t Tombstone) error) error {
+	return boltEach(s.db, bucketTombs, decodeTombstone, fn)
 }
 
 // scanPages implements pageScanner: one read transaction.
@@ -206,6 +222,18 @@ func (s *BoltStore) Apply(b *Batch) error {
 				return err
 			}
 		}
+		tombs := tx.Bucket(bucketTombs)
+		for u, t := range b.Tombstones {
+			var err error
+			if t == nil {
+				err = tombs.Delete([]byte(u))
+			} else {
+				err = tombs.Put([]byte(u), encodeTombstone(t))
+			}
+			if err != nil {
+				return err
+			}
+		}
 		if b.Meta != nil {
 			m := tx.Bucket(bucketMeta)
 			if err := m.Put(keyNextGroup, strconv.AppendUint(nil, b.Meta.NextGroup, 10)); err != nil {
@@ -213,6 +241,11 @@ func (s *BoltStore) Apply(b *Batch) error {
 			}
 			if b.Meta.Partitioner != nil {
 				if err := m.Put(keyPartitioner, b.Meta.Partitioner); err != nil {
+					return err
+				}
+			}
+			if b.Meta.SignerFingerprint != "" {
+				if err := m.Put(keySigner, []byte(b.Meta.SignerFingerprint)); err != nil {
 					return err
 				}
 			}

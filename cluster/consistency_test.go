@@ -180,19 +180,9 @@ func TestRandomOpsConsistent(t *testing.T) {
 		for range 20 {
 			var batch []client.Page
 			for range 1 + rng.IntN(4) {
-				p := client.Page{URL: urls[rng.IntN(len(urls))], Popularity: float64(rng.IntN(3))}
-				switch k := rng.IntN(10); {
-				case k < 5:
-					p.Signature = sigs[rng.IntN(len(sigs))]
-				case k < 8:
-					p.RedirectTo = urls[rng.IntN(len(urls))]
-					if p.RedirectTo == p.URL {
-						continue
-					}
-				default:
-					p.Deleted = true
+				if p, ok := randomWrite(rng, urls, sigs); ok {
+					batch = append(batch, p)
 				}
-				batch = append(batch, p)
 			}
 			for _, p := range batch {
 				switch {
@@ -213,6 +203,26 @@ func TestRandomOpsConsistent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomWrite returns a random write of one of urls: half the time
+// content (one of sigs), else a redirect to another of urls or a delete,
+// with a popularity of 0 to 2; ok is false for a redirect drawn to
+// itself.
+func randomWrite(rng *rand.Rand, urls []string, sigs [][]byte) (p client.Page, ok bool) {
+	p = client.Page{URL: urls[rng.IntN(len(urls))], Popularity: float64(rng.IntN(3))}
+	switch k := rng.IntN(10); {
+	case k < 5:
+		p.Signature = sigs[rng.IntN(len(sigs))]
+	case k < 8:
+		p.RedirectTo = urls[rng.IntN(len(urls))]
+		if p.RedirectTo == p.URL {
+			return p, false
+		}
+	default:
+		p.Deleted = true
+	}
+	return p, true
 }
 
 func joinLines(l []string) string {

@@ -45,6 +45,15 @@
 // one lookup per key and the partition bound filters the postings (about
 // 320 MB of heap with 1 M pages held, 750 k groups; BenchmarkIngest1M).
 //
+// Writes of one page may carry a version (client.Page.Version), as
+// Elasticsearch's external versioning: a write applies only above the
+// stored version and is answered stale otherwise, so batches that arrive
+// out of order keep the newest write; a versioned delete leaves a
+// [Tombstone] for Options.TombstoneTTL. A batch may name the fingerprint
+// of its signing settings (page.Signer.Fingerprint): the store records
+// the first and [Service.IngestSigned] refuses another ([SignerError]),
+// since signatures of other settings do not compare.
+//
 // [Service.Handler] serves the HTTP API; package client has the wire types
 // and the Go client.
 package cluster

@@ -20,8 +20,9 @@ const maxBodyPerItem = 64 << 10
 // Errors are JSON client.ErrorBody values: 400 for invalid input (naming
 // the item index and URL; nothing of the request is applied), 413 for an
 // oversized batch or body, 415 for a POST body not declared
-// application/json, 404 for an unknown group, 500 for a store
-// failure.
+// application/json, 409 for an ingest batch signed with other settings
+// than the store's signatures ([SignerError]), 404 for an unknown group,
+// 500 for a store failure.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/ingest", s.handleIngest)
@@ -83,7 +84,7 @@ func (s *Service) handleIngest(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	res, err := s.Ingest(req.Pages)
+	res, err := s.IngestSigned(req.SignerFingerprint, req.Pages)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -150,6 +151,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func (s *Service) fail(w http.ResponseWriter, err error) {
+	var se *SignerError
+	if errors.As(err, &se) {
+		s.writeError(w, http.StatusConflict, -1, "", err)
+		return
+	}
 	var ie *InputError
 	if errors.As(err, &ie) {
 		status := http.StatusBadRequest

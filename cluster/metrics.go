@@ -27,6 +27,9 @@ type serviceMetrics struct {
 	verifyFailures *counter
 	repairs        *counter
 	merges         *counter
+	signerMatched  *counter
+	signerMissing  *counter
+	signerRefused  *counter
 	ingestDuration histogram
 	lookupDuration histogram
 }
@@ -74,17 +77,32 @@ func newServiceMetrics(s *Service) serviceMetrics {
 		verifyFailures: newCounter("winnow_cluster_service_verify_failures_total", "Group members that failed verification against their winner.", nil),
 		repairs:        newCounter("winnow_cluster_service_group_repairs_total", "Groups repaired.", nil),
 		merges:         newCounter("winnow_cluster_service_group_merges_total", "Groups merged.", nil),
+		signerMatched:  newCounter(signerMetric, signerHelp, prometheus.Labels{"signer": "matched"}),
+		signerMissing:  newCounter(signerMetric, signerHelp, prometheus.Labels{"signer": "missing"}),
+		signerRefused:  newCounter(signerMetric, signerHelp, prometheus.Labels{"signer": "refused"}),
 		ingestDuration: newHistogram("winnow_cluster_service_ingest_batch_duration_seconds", "Time to ingest one batch."),
 		lookupDuration: newHistogram("winnow_cluster_service_lookup_batch_duration_seconds", "Time to look up one batch."),
 	}
 	for _, st := range []string{client.StatusNew, client.StatusJoined, client.StatusStayed, client.StatusMoved,
-		client.StatusWinnerChanged, client.StatusRedirect, client.StatusDeleted} {
+		client.StatusWinnerChanged, client.StatusRedirect, client.StatusDeleted, client.StatusStale} {
 		m.statuses[st] = newCounter("winnow_cluster_service_ingest_pages_total", "Pages ingested, by outcome.", prometheus.Labels{"status": st})
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "winnow_cluster_service_groups_indexed", Help: "Groups in the index."},
 		func() float64 { return float64(s.Stats().Groups) }))
 	return m
 }
+
+// signerMetric counts ingest batches by their signing settings'
+// fingerprint: the store's (matched, or recorded by the first), none
+// (missing: accepted, compared unchecked) or another (refused, 409).
+const (
+	signerMetric = "winnow_cluster_service_ingest_batches_signer_total"
+	signerHelp   = "Ingest batches by their signing settings' fingerprint: the store's (matched), none (missing, accepted unchecked) or another (refused)."
+)
+
+// unaliased are the metrics that came after the deprecated names went:
+// they have no alias.
+var unaliased = map[string]bool{signerMetric: true}
 
 func (m *serviceMetrics) status(s string) *counter { return m.statuses[s] }
 
@@ -115,7 +133,7 @@ func (s *Service) WriteMetrics(w io.Writer) {
 	}
 	for _, mf := range mfs {
 		name := mf.GetName()
-		if !strings.HasPrefix(name, metricPrefix) {
+		if !strings.HasPrefix(name, metricPrefix) || unaliased[name] {
 			continue
 		}
 		aliasName := deprecatedMetricPrefix + strings.TrimPrefix(name, metricPrefix)

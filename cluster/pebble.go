@@ -25,7 +25,8 @@ const (
 	pebblePage     = 'p' // p<url>: encodePage
 	pebbleGroup    = 'g' // g<id>: encodeGroup
 	pebbleRedirect = 'r' // r<target>\x00<source>: empty
-	pebbleMeta     = 'm' // m<name>: next_group, partitioner, format
+	pebbleMeta     = 'm' // m<name>: next_group, partitioner, format, signer
+	pebbleTomb     = 't' // t<url>: encodeTombstone
 )
 
 // PebbleOptions configures a [PebbleStore]. The zero value uses the
@@ -275,18 +276,46 @@ func (s *PebbleStore) Meta() (m Meta, err error) {
 		m.Partitioner = bytes.Clone(v)
 		return nil
 	})
+	if err != nil {
+		return Meta{}, err
+	}
+	_, err = s.get(pebbleKey(pebbleMeta, "signer"), func(v []byte) error {
+		m.SignerFingerprint = string(v)
+		return nil
+	})
 	return m, err
 }
 
 // Groups implements [Store]. It sees the groups as they were when it
 // started.
 func (s *PebbleStore) Groups(fn func(id string, g GroupRecord) error) error {
-	return s.scan([]byte{pebbleGroup}, func(k, v []byte) error {
-		g, err := decodeGroup(v)
+	return pebbleEach(s, pebbleGroup, decodeGroup, fn)
+}
+
+// Tombstone implements [Store].
+func (s *PebbleStore) Tombstone(url string) (t Tombstone, ok bool, err error) {
+	ok, err = s.get(pebbleKey(pebbleTomb, url), func(v []byte) (err error) {
+		t, err = decodeTombstone(v)
+		return err
+	})
+	return t, ok, err
+}
+
+// Tombstones implements [Store]. It sees the tombstones as they were
+// when it started.
+func (s *PebbleStore) Tombstones(fn func(url string, t Tombstone) error) error {
+	return pebbleEach(s, pebbleTomb, decodeTombstone, fn)
+}
+
+// pebbleEach calls fn with the name (the key after its kind byte) and
+// the decoded record of every key of kind, in key order, until fn fails.
+func pebbleEach[T any](s *PebbleStore, kind byte, decode func([]byte) (T, error), fn func(string, T) error) error {
+	return s.scan([]byte{kind}, func(k, v []byte) error {
+		rec, err := decode(v)
 		if err != nil {
 			return err
 		}
-		return fn(string(k[1:]), g)
+		return fn(string(k[1:]), rec)
 	})
 }
 
@@ -335,10 +364,23 @@ func (s *PebbleStore) Apply(b *Batch) error {
 			return fmt.Errorf("cluster: store: %w", err)
 		}
 	}
+	for u, t := range b.Tombstones {
+		if t == nil {
+			err = wb.Delete(pebbleKey(pebbleTomb, u), nil)
+		} else {
+			err = wb.Set(pebbleKey(pebbleTomb, u), encodeTombstone(t), nil)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: store: %w", err)
+		}
+	}
 	if b.Meta != nil {
 		err = wb.Set(pebbleKey(pebbleMeta, "next_group"), strconv.AppendUint(nil, b.Meta.NextGroup, 10), nil)
 		if err == nil && b.Meta.Partitioner != nil {
 			err = wb.Set(pebbleKey(pebbleMeta, "partitioner"), b.Meta.Partitioner, nil)
+		}
+		if err == nil && b.Meta.SignerFingerprint != "" {
+			err = wb.Set(pebbleKey(pebbleMeta, "signer"), []byte(b.Meta.SignerFingerprint), nil)
 		}
 		if err != nil {
 			return fmt.Errorf("cluster: store: %w", err)

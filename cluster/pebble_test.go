@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -111,16 +112,17 @@ func TestStoresAgree(t *testing.T) {
 	var (
 		batches []*Batch
 		part    []byte
+		signer  string
 	)
 	for range 30 {
-		b := &Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}}
+		b := &Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}, Tombstones: map[string]*Tombstone{}}
 		for range 1 + r.IntN(8) {
 			u := url(r.IntN(urls))
 			if r.IntN(5) == 0 {
 				b.Pages[u] = nil
 				continue
 			}
-			p := &PageRecord{Group: groupID(uint64(1 + r.IntN(groups))), Popularity: r.Float64(), Verified: r.IntN(2) == 0}
+			p := &PageRecord{Group: groupID(uint64(1 + r.IntN(groups))), Popularity: r.Float64(), Verified: r.IntN(2) == 0, Version: uint64(r.IntN(2)) * r.Uint64()}
 			if r.IntN(4) == 0 {
 				p.RedirectTo = url(r.IntN(urls))
 			} else {
@@ -144,12 +146,23 @@ func TestStoresAgree(t *testing.T) {
 		for range r.IntN(4) {
 			b.Redirects[Redirect{url(r.IntN(urls)), url(r.IntN(urls))}] = r.IntN(3) != 0
 		}
+		for range r.IntN(3) {
+			u := url(r.IntN(urls))
+			b.Tombstones[u] = nil
+			if r.IntN(3) != 0 {
+				b.Tombstones[u] = &Tombstone{Version: r.Uint64(), Deleted: time.Unix(0, r.Int64()).UTC()}
+			}
+		}
 		if r.IntN(3) == 0 {
-			// As the service does, a partitioner once set stays set.
+			// As the service does, a partitioner and a signer's
+			// fingerprint once set stay set.
 			if r.IntN(2) == 0 {
 				part = []byte{byte(r.IntN(256)), 9}
 			}
-			b.Meta = &Meta{NextGroup: uint64(r.IntN(100)), Partitioner: part}
+			if r.IntN(4) == 0 {
+				signer = fmt.Sprintf("%016x", r.Uint64())
+			}
+			b.Meta = &Meta{NextGroup: uint64(r.IntN(100)), Partitioner: part, SignerFingerprint: signer}
 		}
 		batches = append(batches, b)
 	}
@@ -190,7 +203,11 @@ func dumpStore(t *testing.T, st Store, urls, groups int, url func(int) string) s
 		if err != nil {
 			t.Fatal(err)
 		}
-		out += fmt.Sprintf("page %d %v %+v redirectors %q\n", i, ok, p, rs)
+		ts, dead, err := st.Tombstone(url(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += fmt.Sprintf("page %d %v %+v redirectors %q tombstone %v %+v\n", i, ok, p, rs, dead, ts)
 	}
 	for i := range groups {
 		id := groupID(uint64(1 + i))
@@ -207,6 +224,13 @@ func dumpStore(t *testing.T, st Store, urls, groups int, url func(int) string) s
 	var ids []string
 	err := st.Groups(func(id string, g GroupRecord) error {
 		ids = append(ids, fmt.Sprintf("%s %+v", id, g))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Tombstones(func(u string, ts Tombstone) error {
+		ids = append(ids, fmt.Sprintf("tombstone %s %+v", u, ts))
 		return nil
 	})
 	if err != nil {

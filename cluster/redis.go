@@ -126,6 +126,7 @@ func redisPage(u string) string     { return "w:p:{" + u + "}" }
 func redisGroup(id string) string   { return "w:g:{" + id + "}" }
 func redisRedir(t string) string    { return "w:r:{" + t + "}" }
 func redisRedirTok(t string) string { return "w:rf:{" + t + "}" }
+func redisTomb(u string) string     { return "w:t:{" + u + "}" }
 
 // Lua scripts; each touches keys of one hash slot.
 var (
@@ -450,6 +451,49 @@ func (s *RedisStore) Meta() (Meta, error) {
 
 // Groups implements [Store]: it scans the keys of every shard.
 func (s *RedisStore) Groups(fn func(id string, g GroupRecord) error) error {
+	return eachRecord(s, "w:g:", s.Group, fn)
+}
+
+// Tombstone implements [Store].
+func (s *RedisStore) Tombstone(url string) (Tombstone, bool, error) {
+	v, ok, err := s.get(redisTomb(url))
+	if err != nil || !ok {
+		return Tombstone{}, false, err
+	}
+	t, err := decodeTombstone(v)
+	return t, err == nil, err
+}
+
+// Tombstones implements [Store]: it scans the keys of every shard.
+func (s *RedisStore) Tombstones(fn func(url string, t Tombstone) error) error {
+	return eachRecord(s, "w:t:", s.Tombstone, fn)
+}
+
+// eachRecord calls fn, in key order, with the name and the record (read
+// by get) of every key of one kind: prefix is its key up to the hash
+// tag ("w:g:" for the groups), the name the tag's content.
+func eachRecord[T any](s *RedisStore, prefix string, get func(string) (T, bool, error), fn func(string, T) error) error {
+	keys, err := s.keys(prefix + "{*}")
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		name := strings.TrimSuffix(strings.TrimPrefix(k, prefix+"{"), "}")
+		v, ok, err := get(name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := fn(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// keys returns the keys of every shard that match pattern, sorted.
+func (s *RedisStore) keys(pattern string) ([]string, error) {
 	var (
 		mu   sync.Mutex // ForEachMaster runs fn on the shards concurrently
 		keys []string
@@ -457,7 +501,7 @@ func (s *RedisStore) Groups(fn func(id string, g GroupRecord) error) error {
 	ctx := context.Background()
 	err := s.c.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		var local []string
-		it := c.Scan(ctx, 0, "w:g:{*}", 1000).Iterator()
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
 		for it.Next(ctx) {
 			local = append(local, it.Val())
 		}
@@ -470,22 +514,10 @@ func (s *RedisStore) Groups(fn func(id string, g GroupRecord) error) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("cluster: redis: %w", err)
+		return nil, fmt.Errorf("cluster: redis: %w", err)
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
-		id := strings.TrimSuffix(strings.TrimPrefix(k, "w:g:{"), "}")
-		g, ok, err := s.Group(id)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if err := fn(id, g); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return keys, nil
 }
 
 // Apply implements [Store]: under the writer lease, the journal, the
@@ -567,6 +599,13 @@ func (s *RedisStore) write(ctx context.Context, b *Batch) error {
 			}
 			p.Eval(ctx, scriptMember, []string{redisRedir(r.Target), redisRedirTok(r.Target)}, token, r.Source, flag)
 		}
+		for u, t := range b.Tombstones {
+			if t == nil {
+				set(redisTomb(u), nil)
+			} else {
+				set(redisTomb(u), encodeTombstone(t))
+			}
+		}
 		if b.Meta != nil {
 			set(redisMeta, encodeMeta(b.Meta))
 		}
@@ -594,7 +633,12 @@ func (s *RedisStore) Close() error {
 func encodeMeta(m *Meta) []byte {
 	b := []byte{recordVersion}
 	b = binary.AppendUvarint(b, m.NextGroup)
-	return appendString(b, string(m.Partitioner))
+	b = appendString(b, string(m.Partitioner))
+	if m.SignerFingerprint != "" {
+		// Last: an earlier version reads the fields before it only.
+		b = appendString(b, m.SignerFingerprint)
+	}
+	return b
 }
 
 func decodeMeta(b []byte) (Meta, error) {
@@ -607,20 +651,30 @@ func decodeMeta(b []byte) (Meta, error) {
 		return m, errRecord
 	}
 	m.NextGroup = n
-	p, _, err := readString(b[1+k:])
+	p, rest, err := readString(b[1+k:])
 	if err != nil {
 		return m, err
 	}
 	if p != "" {
 		m.Partitioner = []byte(p)
 	}
+	if len(rest) > 0 {
+		if m.SignerFingerprint, _, err = readString(rest); err != nil {
+			return m, err
+		}
+	}
 	return m, nil
 }
+
+// journalVersion leads a journal that holds tombstones, after the meta
+// record; a journal led by recordVersion (written before tombstones)
+// holds none.
+const journalVersion = recordVersion + 1
 
 // encodeBatch encodes b for the journal: each record as a flag byte (0
 // deletes, 1 writes) and its key and encoding.
 func encodeBatch(b *Batch) []byte {
-	out := []byte{recordVersion}
+	out := []byte{journalVersion}
 	out = binary.AppendUvarint(out, uint64(len(b.Pages)))
 	for u, p := range b.Pages {
 		out = appendString(out, u)
@@ -652,6 +706,15 @@ func encodeBatch(b *Batch) []byte {
 		out = append(out, 0)
 	} else {
 		out = appendString(append(out, 1), string(encodeMeta(b.Meta)))
+	}
+	out = binary.AppendUvarint(out, uint64(len(b.Tombstones)))
+	for u, t := range b.Tombstones {
+		out = appendString(out, u)
+		if t == nil {
+			out = append(out, 0)
+		} else {
+			out = appendString(append(out, 1), string(encodeTombstone(t)))
+		}
 	}
 	return append(out, encodeLogEntry(b.Touched, b.Founded)...)
 }
@@ -719,10 +782,10 @@ func decodeLogEntry(b []byte) (touched []string, founded [][]uint32, err error) 
 }
 
 func decodeBatch(data []byte) (*Batch, error) {
-	if len(data) < 1 || data[0] != recordVersion {
+	if len(data) < 1 || data[0] != recordVersion && data[0] != journalVersion {
 		return nil, errRecord
 	}
-	b := &Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}}
+	b := &Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}, Tombstones: map[string]*Tombstone{}}
 	rest := data[1:]
 	count := func() (int, error) {
 		n, k := binary.Uvarint(rest)
@@ -824,6 +887,25 @@ func decodeBatch(data []byte) (*Batch, error) {
 			return nil, err
 		}
 		b.Meta = &m
+	}
+	if data[0] == journalVersion {
+		if n, err = count(); err != nil {
+			return nil, err
+		}
+		for range n {
+			u, enc, err := record()
+			if err != nil {
+				return nil, err
+			}
+			b.Tombstones[u] = nil
+			if enc != nil {
+				t, err := decodeTombstone(enc)
+				if err != nil {
+					return nil, err
+				}
+				b.Tombstones[u] = &t
+			}
+		}
 	}
 	if b.Touched, b.Founded, err = decodeLogEntry(rest); err != nil {
 		return nil, err

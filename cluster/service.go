@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zeebo/xxh3"
 
@@ -29,7 +30,15 @@ const (
 	DefaultTau         = 0.5
 	DefaultMaxBatch    = 1000
 	DefaultMaxURL      = 4096
+	// DefaultTombstoneTTL is how long a versioned delete refuses older
+	// writes of its page: long enough for a crawler queue replayed
+	// after a few days' outage.
+	DefaultTombstoneTTL = 7 * 24 * time.Hour
 )
+
+// maxSweep bounds the expired tombstones one ingest batch removes; a
+// sweep that finds more goes on in the next batch.
+const maxSweep = 10_000
 
 // Options configures a Service. The zero value uses the defaults.
 type Options struct {
@@ -65,6 +74,13 @@ type Options struct {
 	// MaxBatch is the most pages of one ingest and URLs of one lookup.
 	// Zero means DefaultMaxBatch (1000).
 	MaxBatch int
+	// TombstoneTTL is how long the tombstone of a versioned delete
+	// refuses older writes of its page (client.Page.Version): past it,
+	// the tombstone is ignored and an ingest batch removes it from the
+	// store (one scan of the tombstones every TTL/4), so the tombstones
+	// held are the versioned deletes of one TTL. Zero means
+	// DefaultTombstoneTTL (7 days); negative keeps tombstones for ever.
+	TombstoneTTL time.Duration
 	// Logger receives errors of the HTTP handler; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -109,12 +125,15 @@ type Service struct {
 	o  Options
 	st Store
 
-	mu     sync.Mutex // serializes Ingest; guards idx, meta, part, sample, seq
+	mu     sync.Mutex // serializes Ingest; guards idx, meta, part, sample, seq, swept
 	idx    *index
 	meta   Meta
 	part   *partition.Partitioner
 	sample [][]uint32
-	seq    uint64 // the shared store's log position the tables reflect
+	seq    uint64    // the shared store's log position the tables reflect
+	swept  time.Time // the last sweep of expired tombstones; zero: none yet
+
+	now func() time.Time // the clock of tombstones (tests set it)
 
 	m serviceMetrics
 
@@ -141,7 +160,8 @@ func New(st Store, o Options) (*Service, error) {
 	if o.Parts < 1 || o.Dims < 1 || o.SampleSize < 1 || o.MaxBatch < 1 || o.Tau < 0 || o.Tau > 1 {
 		return nil, errors.New("cluster: invalid options")
 	}
-	s := &Service{o: o, st: st, reach: simhashReach}
+	o.TombstoneTTL = cmp.Or(o.TombstoneTTL, DefaultTombstoneTTL)
+	s := &Service{o: o, st: st, reach: simhashReach, now: time.Now}
 	if sh, ok := st.(sharedStore); ok {
 		// The log position before the load: a batch that another replica
 		// writes during the load is replayed at the first ingest.
@@ -391,8 +411,18 @@ func (s *Service) validate(pages []client.Page) ([]item, error) {
 
 // Ingest applies pages in order, as one all-or-nothing batch, and returns
 // one result per page. Invalid input fails with an *InputError before
-// anything is applied.
+// anything is applied. It is [Service.IngestSigned] of pages whose
+// signing settings are not named.
 func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
+	return s.IngestSigned("", pages)
+}
+
+// IngestSigned is Ingest of pages whose signatures were made with the
+// signing settings of fingerprint signer (page.Signer.Fingerprint; ""
+// when not named, as Ingest). The store records the first fingerprint
+// named; a batch naming another fails with a *[SignerError] and nothing
+// of it is applied, since signatures of other settings do not compare.
+func (s *Service) IngestSigned(signer string, pages []client.Page) ([]client.IngestResult, error) {
 	items, err := s.validate(pages)
 	if err != nil {
 		s.m.rejected.Inc()
@@ -415,9 +445,41 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 		}
 	}
 	t := s.begin()
+	switch {
+	case signer == "":
+		s.m.signerMissing.Inc()
+	case s.meta.SignerFingerprint == "":
+		t.meta.SignerFingerprint = signer
+		s.m.signerMatched.Inc()
+	case s.meta.SignerFingerprint != signer:
+		s.m.signerRefused.Inc()
+		return nil, &SignerError{Store: s.meta.SignerFingerprint, Batch: signer}
+	default:
+		s.m.signerMatched.Inc()
+	}
+	now := s.now()
+	if err := s.sweepLocked(t, now); err != nil {
+		return nil, err
+	}
 	res := make([]client.IngestResult, len(items))
 	for i := range items {
 		it := &items[i]
+		if it.Version != 0 {
+			cur, tomb, err := t.version(it.URL, now)
+			if err != nil {
+				return nil, err
+			}
+			if it.Version <= cur {
+				res[i] = client.IngestResult{URL: it.sent, Status: client.StatusStale, Version: cur}
+				continue
+			}
+			switch {
+			case it.Deleted:
+				t.b.Tombstones[it.URL] = &Tombstone{Version: it.Version, Deleted: now}
+			case tomb:
+				t.b.Tombstones[it.URL] = nil // the page lives again
+			}
+		}
 		var status string
 		switch {
 		case it.Deleted:
@@ -437,7 +499,7 @@ func (s *Service) Ingest(pages []client.Page) ([]client.IngestResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res[i] = client.IngestResult{URL: it.sent, Status: status}
+		res[i] = client.IngestResult{URL: it.sent, Status: status, Version: it.Version}
 	}
 	// Groups and winners as they stand after the whole batch.
 	for i := range res {
@@ -550,10 +612,53 @@ func (s *Service) gate() int {
 	return s.o.Decision.Gate
 }
 
+// sweepLocked removes the tombstones past Options.TombstoneTTL with
+// batch t, at most maxSweep of them: one scan of the store's tombstones
+// every TTL/4.
+func (s *Service) sweepLocked(t *txn, now time.Time) error {
+	ttl := s.o.TombstoneTTL
+	if ttl < 0 || !s.swept.IsZero() && now.Sub(s.swept) < ttl/4 {
+		return nil
+	}
+	errFull := errors.New("sweep full")
+	n := 0
+	err := s.st.Tombstones(func(u string, ts Tombstone) error {
+		if now.Sub(ts.Deleted) < ttl {
+			return nil
+		}
+		t.b.Tombstones[u] = nil
+		if n++; n >= maxSweep {
+			return errFull
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errFull):
+		return nil // the next batch goes on
+	case err != nil:
+		return err
+	}
+	t.swept = now // once the batch is applied
+	return nil
+}
+
+// SignerError is the refusal of an ingest batch whose signatures were
+// made with other signing settings than the store's: such signatures do
+// not compare. Nothing of the batch was applied.
+type SignerError struct {
+	// Store is the fingerprint the store recorded, Batch the batch's.
+	Store, Batch string
+}
+
+// Error names both fingerprints and what to do.
+func (e *SignerError) Error() string {
+	return fmt.Sprintf("cluster: batch signed with settings %s, the store's signatures with %s: sign the pages with the store's settings, or ingest them into a new store", e.Batch, e.Store)
+}
+
 func (s *Service) begin() *txn {
 	return &txn{
 		s:       s,
-		b:       Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}},
+		b:       Batch{Pages: map[string]*PageRecord{}, Groups: map[string]*GroupRecord{}, Redirects: map[Redirect]bool{}, Tombstones: map[string]*Tombstone{}},
 		sigs:    map[string]*similarity.Signature{},
 		ovl:     newIndex(s.part, s.o.Tau, s.gate(), s.reach, 0),
 		touched: map[string]struct{}{},
@@ -585,6 +690,9 @@ func (s *Service) commit(t *txn) error {
 		s.seq = sh.applied()
 	}
 	s.meta = t.meta
+	if !t.swept.IsZero() {
+		s.swept = t.swept
+	}
 	for id := range t.touched {
 		s.idx.remove(id)
 		if rep, err := t.rep(id); err == nil && rep != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 )
 
 // PageRecord is what a [Store] keeps of one page.
@@ -23,6 +24,19 @@ type PageRecord struct {
 	// Verified reports that the page matched its group's current winner
 	// (always true for a redirect duplicate and for the winner itself).
 	Verified bool
+	// Version is the version of the write that made the record
+	// (client.Page.Version); 0 for an unversioned write and for every
+	// record of a store written before versions.
+	Version uint64
+}
+
+// Tombstone is what a [Store] keeps of a page removed by a versioned
+// delete, so that an older write arriving later does not bring the page
+// back: the delete's version and when it was applied. The service
+// ignores it past Options.TombstoneTTL and sweeps it from the store.
+type Tombstone struct {
+	Version uint64
+	Deleted time.Time
 }
 
 // GroupRecord is what a [Store] keeps of one group.
@@ -45,6 +59,10 @@ type Meta struct {
 	NextGroup uint64
 	// Partitioner is the encoded partition.Partitioner, nil until built.
 	Partitioner []byte
+	// SignerFingerprint is the fingerprint of the signing settings
+	// (page.Signer.Fingerprint) of the store's signatures, recorded
+	// from the first ingest batch that names one; "" until then.
+	SignerFingerprint string
 }
 
 // Batch is one all-or-nothing write to a [Store]. A nil record deletes.
@@ -52,7 +70,9 @@ type Batch struct {
 	Pages     map[string]*PageRecord
 	Groups    map[string]*GroupRecord
 	Redirects map[Redirect]bool // true adds the edge, false removes it
-	Meta      *Meta
+	// Tombstones sets (non-nil) or removes (nil) the tombstones of URLs.
+	Tombstones map[string]*Tombstone
+	Meta       *Meta
 	// Touched lists the groups whose representative the batch changed,
 	// sorted, and Founded the length vectors of the representatives it
 	// founded, in order (the partitioner's sample). A store that several
@@ -79,6 +99,10 @@ type Store interface {
 	Meta() (Meta, error)
 	// Groups calls fn with every group until fn fails.
 	Groups(fn func(id string, g GroupRecord) error) error
+	// Tombstone returns the tombstone of url.
+	Tombstone(url string) (Tombstone, bool, error)
+	// Tombstones calls fn with every tombstone until fn fails.
+	Tombstones(fn func(url string, t Tombstone) error) error
 	// Apply writes b atomically and durably: after it returns nil the
 	// batch survives a crash; on error none of it is applied.
 	Apply(b *Batch) error
@@ -117,13 +141,14 @@ type MemStore struct {
 	pages     map[string]PageRecord
 	groups    map[string]GroupRecord
 	redirects map[string]map[string]struct{}
+	tombs     map[string]Tombstone
 	meta      Meta
 	closed    bool
 }
 
 // NewMemStore returns an empty memory store.
 func NewMemStore() *MemStore {
-	return &MemStore{pages: map[string]PageRecord{}, groups: map[string]GroupRecord{}, redirects: map[string]map[string]struct{}{}}
+	return &MemStore{pages: map[string]PageRecord{}, groups: map[string]GroupRecord{}, redirects: map[string]map[string]struct{}{}, tombs: map[string]Tombstone{}}
 }
 
 // Page implements [Store].
@@ -194,6 +219,32 @@ func (m *MemStore) Groups(fn func(id string, g GroupRecord) error) error {
 	return nil
 }
 
+// Tombstone implements [Store].
+func (m *MemStore) Tombstone(url string) (Tombstone, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return Tombstone{}, false, ErrClosed
+	}
+	ts, ok := m.tombs[url]
+	return ts, ok, nil
+}
+
+// Tombstones implements [Store]. fn must not call the store's Apply.
+func (m *MemStore) Tombstones(fn func(url string, t Tombstone) error) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for u, ts := range m.tombs {
+		if err := fn(u, ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Apply implements [Store].
 func (m *MemStore) Apply(b *Batch) error {
 	m.mu.Lock()
@@ -228,6 +279,13 @@ func (m *MemStore) Apply(b *Batch) error {
 			if len(set) == 0 {
 				delete(m.redirects, r.Target)
 			}
+		}
+	}
+	for u, ts := range b.Tombstones {
+		if ts == nil {
+			delete(m.tombs, u)
+		} else {
+			m.tombs[u] = *ts
 		}
 	}
 	if b.Meta != nil {
@@ -284,6 +342,11 @@ func encodePage(p *PageRecord) []byte {
 	b = appendString(b, p.Group)
 	b = appendString(b, p.RedirectTo)
 	b = appendString(b, string(p.Sig))
+	if p.Version != 0 {
+		// After the fields an earlier version reads: it ignores the
+		// rest, and an unversioned record keeps its earlier bytes.
+		b = binary.AppendUvarint(b, p.Version)
+	}
 	return b
 }
 
@@ -303,13 +366,41 @@ func decodePage(b []byte) (PageRecord, error) {
 		return p, err
 	}
 	var sig string
-	if sig, _, err = readString(b); err != nil {
+	if sig, b, err = readString(b); err != nil {
 		return p, err
 	}
 	if sig != "" {
 		p.Sig = []byte(sig)
 	}
+	if len(b) > 0 {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return p, errRecord
+		}
+		p.Version = v
+	}
 	return p, nil
+}
+
+func encodeTombstone(t *Tombstone) []byte {
+	b := append(make([]byte, 0, 20), recordVersion)
+	b = binary.AppendUvarint(b, t.Version)
+	return binary.AppendVarint(b, t.Deleted.UnixNano())
+}
+
+func decodeTombstone(b []byte) (Tombstone, error) {
+	if len(b) < 1 || b[0] != recordVersion {
+		return Tombstone{}, errRecord
+	}
+	v, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		return Tombstone{}, errRecord
+	}
+	ns, j := binary.Varint(b[1+k:])
+	if j <= 0 {
+		return Tombstone{}, errRecord
+	}
+	return Tombstone{Version: v, Deleted: time.Unix(0, ns).UTC()}, nil
 }
 
 func encodeGroup(g *GroupRecord) []byte {

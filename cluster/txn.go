@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"slices"
+	"time"
 
 	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/similarity"
@@ -22,6 +23,7 @@ type txn struct {
 	touched map[string]struct{} // groups whose representative changed
 	meta    Meta
 	lengths [][]uint32 // length vectors of new representatives
+	swept   time.Time  // when the batch swept the expired tombstones; zero: it did not
 }
 
 func (t *txn) page(u string) (PageRecord, bool, error) {
@@ -35,6 +37,38 @@ func (t *txn) page(u string) (PageRecord, bool, error) {
 }
 
 func (t *txn) setPage(u string, p PageRecord) { t.b.Pages[u] = &p }
+
+func (t *txn) tombstone(u string) (Tombstone, bool, error) {
+	if ts, ok := t.b.Tombstones[u]; ok {
+		if ts == nil {
+			return Tombstone{}, false, nil
+		}
+		return *ts, true, nil
+	}
+	return t.s.st.Tombstone(u)
+}
+
+// version returns the stored version of page u at now: its record's, or
+// for a page not held, its tombstone's within Options.TombstoneTTL; tomb
+// reports that a tombstone is stored, live or expired.
+func (t *txn) version(u string, now time.Time) (v uint64, tomb bool, err error) {
+	p, ok, err := t.page(u)
+	if err != nil {
+		return 0, false, err
+	}
+	ts, tomb, err := t.tombstone(u)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case ok:
+		// A page written again without a version after a versioned
+		// delete: the record's version rules.
+		return p.Version, tomb, nil
+	case tomb && (t.s.o.TombstoneTTL < 0 || now.Sub(ts.Deleted) < t.s.o.TombstoneTTL):
+		return ts.Version, true, nil
+	}
+	return 0, tomb, nil
+}
 
 func (t *txn) group(id string) (GroupRecord, bool, error) {
 	if g, ok := t.b.Groups[id]; ok {
@@ -585,8 +619,8 @@ func (t *txn) content(it *item) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rec := PageRecord{Sig: it.enc, Popularity: it.Popularity, Verified: true}
-	moved, from := false, ""
+	rec := PageRecord{Sig: it.enc, Popularity: it.Popularity, Verified: true, Version: it.Version}
+	moved, from, exclude := false, "", ""
 	if known && old.RedirectTo != "" {
 		// A redirect that now has content of its own.
 		t.b.Redirects[Redirect{old.RedirectTo, u}] = false
@@ -673,12 +707,15 @@ func (t *txn) content(it *item) (string, error) {
 		if err := t.leave(u, id); err != nil {
 			return "", err
 		}
-		moved, from = true, id
+		moved, from, exclude = true, id, id
 	}
 	// Tier 2.
 	t.sigs[u] = it.sig
 	t.setPage(u, rec)
-	id, others, err := t.match(it.sig, from)
+	// A page that changed beyond its group does not match it; a
+	// redirect that now has content may match its target's group again,
+	// and must find it (else its arrival order would decide its group).
+	id, others, err := t.match(it.sig, exclude)
 	if err != nil {
 		return "", err
 	}
@@ -755,7 +792,7 @@ func (t *txn) redirect(it *item) (string, error) {
 	}
 	delete(t.sigs, u)
 	t.b.Redirects[Redirect{it.RedirectTo, u}] = true
-	rec := PageRecord{RedirectTo: it.RedirectTo, Popularity: it.Popularity, Verified: true}
+	rec := PageRecord{RedirectTo: it.RedirectTo, Popularity: it.Popularity, Verified: true, Version: it.Version}
 	if target, ok := t.resolve(it.RedirectTo, u); ok {
 		p, _, err := t.page(target)
 		if err != nil {

@@ -93,6 +93,10 @@ type ClusterService struct {
 	// MarketTLDs are host suffixes preferred when a group elects its
 	// winner, e.g. [".co.uk", ".uk"].
 	MarketTLDs []string `yaml:"market_tlds"`
+	// TombstoneTTL is how long a versioned delete (an ingest with
+	// deleted and version) keeps refusing older writes of its page; its
+	// tombstone is then removed. Negative keeps tombstones for ever.
+	TombstoneTTL Duration `yaml:"tombstone_ttl"`
 }
 
 // Serve configures the proxy (winnow serve).

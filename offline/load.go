@@ -45,9 +45,12 @@ type Loader struct {
 
 // NewLoader returns a Loader for the cluster service at baseURL, which
 // takes at most maxBatch pages a call (backend.max_batch; 0: the
-// client's default).
-func NewLoader(baseURL string, maxBatch int) (*Loader, error) {
-	cl, err := client.New(baseURL, client.Options{MaxBatch: maxBatch})
+// client's default). signer is the fingerprint of the settings that
+// signed the documents (page.Signer.Fingerprint), sent with each batch
+// so that the service refuses them if its store holds signatures of
+// other settings; "" sends none.
+func NewLoader(baseURL string, maxBatch int, signer string) (*Loader, error) {
+	cl, err := client.New(baseURL, client.Options{MaxBatch: maxBatch, SignerFingerprint: signer})
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,8 @@ import (
 // http(s) URL and one too short to compare are left out before sending, a
 // page whose signature the service refuses is left out of its batch and
 // the rest of the batch is sent again; each is counted by reason and
-// reported to OnSkip.
+// reported to OnSkip. The batches name the signer's fingerprint, which
+// the store records.
 func TestLoader(t *testing.T) {
 	st := cluster.NewMemStore()
 	svc, err := cluster.New(st, cluster.Options{Logger: slog.New(slog.DiscardHandler)})
@@ -27,7 +28,8 @@ func TestLoader(t *testing.T) {
 	}
 	srv := httptest.NewServer(svc.Handler())
 	defer srv.Close()
-	l, err := NewLoader(srv.URL, 0)
+	signer := page.Signer{Signature: similarity.Options{}.WithDefaults()}
+	l, err := NewLoader(srv.URL, 0, signer.Fingerprint())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,6 @@ func TestLoader(t *testing.T) {
 	l.OnSkip = func(page, reason string, err error) {
 		skipped = append(skipped, fmt.Sprintf("%s: %s: %v", page, reason, err != nil))
 	}
-	signer := page.Signer{Signature: similarity.Options{}.WithDefaults()}
 	sign := func(text string) []byte {
 		r, err := signer.Sign([]byte(text), "text/plain")
 		if err != nil {
@@ -90,5 +91,8 @@ func TestLoader(t *testing.T) {
 		if _, ok, err := st.Page(u); err != nil || !ok {
 			t.Errorf("page %s not in the store (%v)", u, err)
 		}
+	}
+	if m, err := st.Meta(); err != nil || m.SignerFingerprint != signer.Fingerprint() {
+		t.Errorf("store's signer fingerprint %q (%v), want the loader's %s", m.SignerFingerprint, err, signer.Fingerprint())
 	}
 }

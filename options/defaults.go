@@ -41,6 +41,7 @@ func Defaults() config.Config {
 	b := &c.Cluster
 	b.Parts, b.Dims, b.MaxBatch = cluster.DefaultParts, cluster.DefaultDims, cluster.DefaultMaxBatch
 	b.LeaseTTL, b.LeaseRenew, b.LeaseWait = config.Duration(cluster.DefaultLeaseTTL), config.Duration(cluster.DefaultLeaseRenew), config.Duration(cluster.DefaultLeaseWait)
+	b.TombstoneTTL = config.Duration(cluster.DefaultTombstoneTTL)
 	return c
 }
 

@@ -234,7 +234,7 @@ func ClusterService(c config.Config, log *slog.Logger) (cluster.Options, error) 
 	b := c.Cluster
 	return cluster.Options{
 		Decision: group, DropSeq: !b.Seq(), Parts: b.Parts, Dims: b.Dims, MaxBatch: b.MaxBatch,
-		Winner: cluster.WinnerRules{MarketTLDs: b.MarketTLDs}, Logger: log,
+		Winner: cluster.WinnerRules{MarketTLDs: b.MarketTLDs}, TombstoneTTL: time.Duration(b.TombstoneTTL), Logger: log,
 	}, nil
 }
 

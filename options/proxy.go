@@ -55,7 +55,9 @@ func Proxy(c config.Config, log *slog.Logger) (proxy.Options, error) {
 		return o, fmt.Errorf("serve.mode: %w", err)
 	}
 	if v.Cluster != "" {
-		cl, err := client.New(v.Cluster, client.Options{})
+		// The feed's batches name the settings that signed them, so the
+		// service refuses them if its store holds other signatures.
+		cl, err := client.New(v.Cluster, client.Options{SignerFingerprint: o.Signer.Fingerprint()})
 		if err != nil {
 			return o, fmt.Errorf("serve.cluster: %w", err)
 		}

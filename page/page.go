@@ -6,6 +6,8 @@
 package page
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"mime"
 	"strings"
@@ -84,6 +86,31 @@ func (s Signer) SignDoc(doc canon.Document) similarity.Signature {
 		Sentences: doc.Sentences,
 		Links:     doc.Links,
 	}, s.Signature)
+}
+
+// Fingerprint returns 16 hex digits that name the settings deciding
+// what a page's signature is: canon's MaxBytes and content mode and
+// every field of the similarity options, defaults filled in (so the zero
+// Signer and one with the defaults spelled out agree). Signatures made
+// under two fingerprints do not compare, and the cluster service refuses
+// a batch whose fingerprint is not its store's. What gives the same
+// signatures (Head, canon's Enough) or only adds the optional link
+// sketch, which a decision compares only when both pages have it
+// (canon's Links), is left out. A field added to the options must be
+// written only when it differs from its default, so that the
+// fingerprints of existing settings stay as they are.
+func (s Signer) Fingerprint() string {
+	o := s.Signature.WithDefaults()
+	maxBytes := s.Canon.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = canon.DefaultMaxBytes
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "winnow-signer/1\ncanon max_bytes=%d content=%d\n", maxBytes, s.Canon.Content)
+	fmt.Fprintf(h, "similarity max_bytes=%d max_tokens=%d max_seq=%d chunk=%d/%d/%d bloom_max_bytes=%d bloom=%d/%d simhash_shingle=%d minhash=%d/%d supershingles=%d/%d fingerprints=%d/%d length_dims=%d\n",
+		o.MaxBytes, o.MaxTokens, o.MaxSeq, o.ChunkMin, o.ChunkAvg, o.ChunkMax, o.BloomMaxBytes, o.BloomBits, o.BloomHashes,
+		o.SimhashShingle, o.MinHashes, o.MinHashShingle, o.Supershingles, o.SupershingleSize, o.Fingerprints, o.FingerprintBuckets, o.LengthDims)
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // IsText reports whether a body with this content type is plain text rather

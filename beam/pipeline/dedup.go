@@ -105,7 +105,7 @@ func Dedup(s beam.Scope, o Options) error {
 	}
 	numbered, _, apart := signShards(s, enc, o.Shards, o.Several, o.Packs, true, o.Backend != "")
 	if o.Backend != "" {
-		loadDocs(s, numbered, o.Backend, o.Config.Cluster.MaxBatch)
+		loadDocs(s, numbered, o.Backend, o.Config.Cluster.MaxBatch, options.BatchSigner(o.Config).Fingerprint())
 	}
 	ided := rankIDs(s, numbered, o.Packs, false)
 	docs, edges, verdicts := joinedEdges(s, enc, ided, apart, o)

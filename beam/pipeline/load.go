@@ -20,9 +20,12 @@ import (
 // included: a writer lease); the load therefore runs on one worker, which
 // sorts the documents by input position and sends them in batches. It
 // holds every signature while it sorts (about 0.7 KB a page).
-func loadDocs(s beam.Scope, numbered beam.PCollection, baseURL string, maxBatch int) {
+//
+// signer is the fingerprint of the signing settings (sent with each
+// batch, so that the service refuses signatures of other settings).
+func loadDocs(s beam.Scope, numbered beam.PCollection, baseURL string, maxBatch int, signer string) {
 	s = s.Scope("load")
-	beam.ParDo0(s, &loadFn{URL: baseURL, MaxBatch: maxBatch}, beam.GroupByKey(s, beam.ParDo(s, oneGroup, numbered)))
+	beam.ParDo0(s, &loadFn{URL: baseURL, MaxBatch: maxBatch, Signer: signer}, beam.GroupByKey(s, beam.ParDo(s, oneGroup, numbered)))
 }
 
 // oneGroup puts every batch in group 0.
@@ -32,6 +35,7 @@ func oneGroup(_ int, batch []byte) (int, []byte) { return 0, batch }
 type loadFn struct {
 	URL      string
 	MaxBatch int
+	Signer   string
 }
 
 // Counter names of the load: a page loaded, by the service's status, or
@@ -49,7 +53,7 @@ func (f *loadFn) ProcessElement(ctx context.Context, _ int, values func(*[]byte)
 	slices.SortFunc(ms, func(a, b Member) int {
 		return cmp.Or(cmp.Compare(a.Doc.Input, b.Doc.Input), cmp.Compare(a.Doc.Shard, b.Doc.Shard), cmp.Compare(a.Doc.Pos, b.Doc.Pos))
 	})
-	l, err := offline.NewLoader(f.URL, f.MaxBatch)
+	l, err := offline.NewLoader(f.URL, f.MaxBatch, f.Signer)
 	if err != nil {
 		return err
 	}

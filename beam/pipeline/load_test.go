@@ -43,8 +43,8 @@ func groups(t *testing.T, st *cluster.MemStore) string {
 
 // TestDedupBackend: winnow dedup -cluster and the pipeline with Backend
 // load the embedded sample into two cluster services on loopback; the
-// services end up with the same groups (IDs, winners, members), and the
-// pipeline counts every page loaded.
+// services end up with the same groups (IDs, winners, members) and the
+// same signer's fingerprint, and the pipeline counts every page loaded.
 func TestDedupBackend(t *testing.T) {
 	wantURL, wantStore := loopbackService(t)
 	cmd := exec.Command(winnowBin, "-set", "dedup.progress=never", "dedup", "-o", t.TempDir()+"/d.jsonl", "-cluster", wantURL)
@@ -54,6 +54,10 @@ func TestDedupBackend(t *testing.T) {
 	want := groups(t, wantStore)
 	if strings.Count(want, "\n") < 10 {
 		t.Fatalf("winnow dedup loaded too few groups:\n%s", want)
+	}
+	wantMeta, err := wantStore.Meta()
+	if err != nil || wantMeta.SignerFingerprint == "" {
+		t.Fatalf("winnow dedup -cluster named no signer's fingerprint: %+v, %v", wantMeta, err)
 	}
 	for _, procs := range []int{1, 2} {
 		t.Run(fmt.Sprint("procs=", procs), func(t *testing.T) {
@@ -70,6 +74,9 @@ func TestDedupBackend(t *testing.T) {
 			})
 			if got := groups(t, gotStore); got != want {
 				t.Errorf("groups differ from winnow dedup -cluster's:\n got:\n%s\nwant:\n%s", got, want)
+			}
+			if m, err := gotStore.Meta(); err != nil || m.SignerFingerprint != wantMeta.SignerFingerprint {
+				t.Errorf("the pipeline's signer's fingerprint %q (%v), want winnow dedup -cluster's %s", m.SignerFingerprint, err, wantMeta.SignerFingerprint)
 			}
 		})
 	}

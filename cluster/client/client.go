@@ -29,6 +29,17 @@ type Page struct {
 	RedirectTo string `json:"redirect_to,omitempty"`
 	// Deleted removes the page.
 	Deleted bool `json:"deleted,omitempty"`
+	// Version orders the writes of one page, as Elasticsearch's external
+	// versions do: a number the client chooses that grows with each
+	// write of the page (its fetch time in nanoseconds, a sequence
+	// number). The service applies a write only when its version is
+	// above the stored one and answers [StatusStale] otherwise, so
+	// batches that arrive out of order (several crawler workers, a
+	// replayed queue) leave the newest write in place; a versioned
+	// delete leaves a tombstone holding its version for a while (the
+	// service's tombstone TTL). Zero means no version: the write applies
+	// whatever is stored and leaves the page unversioned.
+	Version uint64 `json:"version,omitempty"`
 }
 
 // Statuses of an [IngestResult].
@@ -40,11 +51,18 @@ const (
 	StatusWinnerChanged = "winner-changed" // the page's ingest changed its group's winner
 	StatusRedirect      = "redirect"       // the page is a redirect duplicate
 	StatusDeleted       = "deleted"        // the page was removed
+	StatusStale         = "stale"          // not applied: the page's stored version is as new or newer (IngestResult.Version)
 )
 
 // IngestRequest is the body of POST /v1/ingest.
 type IngestRequest struct {
-	Pages []Page `json:"pages"`
+	// SignerFingerprint names the signing settings the pages'
+	// signatures were made with (page.Signer.Fingerprint). The service
+	// records the first one it is sent and refuses a batch naming
+	// another with 409 Conflict: signatures of other settings do not
+	// compare. Empty: not checked (counted in the service's metrics).
+	SignerFingerprint string `json:"signer_fingerprint,omitempty"`
+	Pages             []Page `json:"pages"`
 }
 
 // IngestResult is the outcome of one ingested page, in request order.
@@ -57,6 +75,10 @@ type IngestResult struct {
 	Winner string `json:"winner,omitempty"`
 	// Status is one of the Status constants.
 	Status string `json:"status"`
+	// Version is the page's stored version after the ingest: the
+	// write's own when applied, the newer stored one (a page's or a
+	// tombstone's) when [StatusStale]; 0 when unversioned.
+	Version uint64 `json:"version,omitempty"`
 }
 
 // IngestResponse is the body of a successful POST /v1/ingest.
@@ -157,6 +179,10 @@ type Options struct {
 	// HTTPClient sends the requests; nil means a new http.Client of its
 	// own (never http.DefaultClient).
 	HTTPClient *http.Client
+	// SignerFingerprint is sent with every ingest
+	// (IngestRequest.SignerFingerprint): the fingerprint of the settings
+	// that signed the pages (page.Signer.Fingerprint). Empty sends none.
+	SignerFingerprint string
 }
 
 // Client calls the cluster service. It is safe for concurrent use.
@@ -196,7 +222,7 @@ func (c *Client) Ingest(ctx context.Context, pages []Page) ([]IngestResult, erro
 	for start := 0; start < len(pages); start += c.o.MaxBatch {
 		end := min(start+c.o.MaxBatch, len(pages))
 		var resp IngestResponse
-		if err := c.do(ctx, http.MethodPost, "/v1/ingest", IngestRequest{Pages: pages[start:end]}, &resp); err != nil {
+		if err := c.do(ctx, http.MethodPost, "/v1/ingest", IngestRequest{SignerFingerprint: c.o.SignerFingerprint, Pages: pages[start:end]}, &resp); err != nil {
 			return out, offset(err, start)
 		}
 		if len(resp.Results) != end-start {

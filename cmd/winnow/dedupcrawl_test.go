@@ -128,6 +128,13 @@ func TestDedupWgetCrawl(t *testing.T) {
 	if err != nil || len(res) != 2 || !res[0].Known || res[0].Group == "" || res[0].Group != res[1].Group {
 		t.Errorf("lookup after loading the crawls: %+v, %v; want both releases in one group", res, err)
 	}
+	// Signed with other settings, the same crawls are refused: the
+	// service recorded the first load's signer.
+	other := []string{"-set", "dedup.progress=never", "-set", "signature.shingle_words=4"}
+	code, _, errs = winnow(t, "", append(append(other, "dedup", "-o", os.DevNull, "-cluster", base), warcs...)...)
+	if code == 0 || !strings.Contains(errs, "409") || !strings.Contains(errs, "signed with settings") {
+		t.Errorf("winnow dedup -cluster with other signature settings = exit %d: %s; want a 409 refusal", code, errs)
+	}
 	if c, errs := stop(); c != 0 {
 		t.Errorf("winnow cluster exit %d: %s", c, errs)
 	}

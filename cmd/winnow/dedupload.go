@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/winnow-search/winnow/offline"
+	"github.com/winnow-search/winnow/options"
 )
 
 // ingestDocs loads signed documents into a running cluster service, in
 // input order, with offline.Loader (winnow-beam dedup -cluster loads the
 // same way).
 func ingestDocs(ctx context.Context, e *env, baseURL string, docs []signedDoc) (offline.LoadResult, error) {
-	l, err := offline.NewLoader(baseURL, e.cfg.Cluster.MaxBatch)
+	l, err := offline.NewLoader(baseURL, e.cfg.Cluster.MaxBatch, options.BatchSigner(e.cfg).Fingerprint())
 	if err != nil {
 		return offline.LoadResult{}, err
 	}
