@@ -427,6 +427,40 @@ func TestDecompressionBomb(t *testing.T) {
 	}
 }
 
+// TestGzipTrailingBytes serves a real page gzipped with bytes after the
+// gzip member, as servers that append a newline or padding to their
+// compressed output do: browsers (Chromium's GzipSourceStream, urllib3)
+// show the page and ignore the bytes, and so must fetch. A second gzip
+// member is a part of the page (RFC 1952) and is decoded.
+func TestGzipTrailingBytes(t *testing.T) {
+	page := readTestdata(t, "bbc.com.52241221.html")
+	half := len(page) / 2
+	bodies := map[string][]byte{
+		"newline": append(encode(t, "gzip", page), '\n'),
+		"crlf":    append(encode(t, "gzip", page), "\r\n"...),
+		"zeros":   append(encode(t, "gzip", page), make([]byte, 16)...),
+		"junk":    append(encode(t, "gzip", page), "<!-- trailing junk -->"...),
+		"members": append(encode(t, "gzip", page[:half]), encode(t, "gzip", page[half:])...),
+	}
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(bodies[r.URL.Query().Get("b")])
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	for name := range bodies {
+		t.Run(name, func(t *testing.T) {
+			p, err := c.Get(context.Background(), srv.URL+"?b="+name, Validators{})
+			if err != nil {
+				t.Fatalf("Get(gzip + %s) error: %v", name, err)
+			}
+			if !bytes.Equal(p.Body, page) {
+				t.Errorf("Get(gzip + %s) body: %d bytes, want the page's %d", name, len(p.Body), len(page))
+			}
+		})
+	}
+}
+
 func TestHugePage(t *testing.T) {
 	const size = 1 << 30
 	var served atomic.Int64
