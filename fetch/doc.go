@@ -31,7 +31,8 @@
 // media types of [Options.AllowedContentTypes] are read; the Content-Type
 // header, charset included, is handed to the caller in [Page.ContentType]
 // (canon.HTML decodes the charset). [Validators] make a request conditional,
-// and a 304 answer sets [Page.NotModified].
+// and a 304 answer sets [Page.NotModified] (a 304 to an unconditional
+// request fails with [ErrStatus]: its empty body is not the page).
 //
 // Bodies are copied out of fasthttp's buffers before they are released: a
 // [Page] shares no memory with the client or with other callers.

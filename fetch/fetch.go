@@ -54,7 +54,8 @@ var (
 	// ErrTooManyRedirects means more than Options.MaxRedirects redirects.
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
 	// ErrStatus means the final response had a status other than 2xx or
-	// 304, or a redirect without a usable Location.
+	// 304 (to a conditional request), or a redirect without a usable
+	// Location.
 	ErrStatus = errors.New("fetch: unexpected HTTP status")
 	// ErrTimeout is returned, unwrapped, when the page deadline (the
 	// shorter of Options.Timeout and the context deadline) passes. It
@@ -623,6 +624,11 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 		}
 		return p, lu, nil
 	case fasthttp.StatusNotModified:
+		if v == (Validators{}) {
+			// Not an answer to this request (RFC 9110 §15.4.5): its empty
+			// body is not the page.
+			return nil, nil, fmt.Errorf("%w: 304 to an unconditional request", ErrStatus)
+		}
 		p.NotModified = true
 	}
 	p.ETag = string(resp.Header.Peek(fasthttp.HeaderETag))

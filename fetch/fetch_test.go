@@ -652,6 +652,27 @@ func TestRevalidate(t *testing.T) {
 	}
 }
 
+// TestNotModifiedUnasked serves 304 to every request, as a misconfigured
+// cache does: a 304 is only an answer to a conditional request (RFC 9110
+// §15.4.5), so to an unconditional one it is an unexpected status, not a
+// page with an empty body that a caller would sign as the page.
+func TestNotModifiedUnasked(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"abc"`)
+		w.WriteHeader(http.StatusNotModified)
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	if p, err := c.Get(context.Background(), srv.URL, Validators{}); !errors.Is(err, ErrStatus) {
+		t.Errorf("Get(unconditional, 304) = %+v, %v, want ErrStatus", p, err)
+	}
+	if p, err := c.Get(context.Background(), srv.URL, Validators{ETag: `"abc"`}); err != nil || !p.NotModified {
+		t.Errorf("Get(conditional, 304) = %+v, %v, want NotModified", p, err)
+	}
+	if s := c.Stats(); s.HTTPError != 1 || s.NotModified != 1 {
+		t.Errorf("Stats() = %+v, want HTTPError 1, NotModified 1", s)
+	}
+}
+
 func TestStatus(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var code int
