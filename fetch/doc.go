@@ -21,7 +21,8 @@
 // http://2130706433/, http://0177.0.0.1/, http://0x7f.1/ and http://127.1/
 // are all 127.0.0.1 and refused. [Options.Allow] opens chosen networks;
 // [Options.AllowPrivate] turns the guard off (unsafe). Only http and https
-// are fetched.
+// are fetched, and never on a port of the Fetch standard's bad-port list
+// (25, 6665, 10080, ...), which browsers refuse too.
 //
 // Bodies are streamed, never buffered whole by fasthttp: reading stops at
 // [Options.MaxBodyBytes] on the wire and at [Options.MaxDecodedBytes] after

@@ -45,6 +45,10 @@ var (
 	// ErrBlocked means the SSRF guard refused an address (loopback,
 	// private, link-local, metadata, ...) or the URL scheme.
 	ErrBlocked = errors.New("fetch: refused by SSRF guard")
+	// ErrBadPort wraps ErrBlocked: the URL's port is one of the Fetch
+	// standard's bad ports, refused on every network (Options.Allow does
+	// not open it), so it does not mean the address is internal.
+	ErrBadPort = fmt.Errorf("%w: a port browsers refuse", ErrBlocked)
 	// ErrTooLarge means the body exceeded Options.MaxBodyBytes on the wire
 	// or Options.MaxDecodedBytes after decompression.
 	ErrTooLarge = errors.New("fetch: body too large")
@@ -110,7 +114,8 @@ type Options struct {
 	Allow []netip.Prefix
 	// AllowPrivate turns the SSRF guard off entirely. Unsafe: any URL in
 	// a search result can then reach internal services and cloud
-	// metadata endpoints. Schemes other than http and https stay refused.
+	// metadata endpoints. Schemes other than http and https, and the bad
+	// ports of the Fetch standard, stay refused.
 	AllowPrivate bool
 	// Resolver resolves host names. Default net.DefaultResolver.
 	Resolver Resolver

@@ -68,7 +68,7 @@ func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, do
 	r.background(func() { e, err = r.fetchSign(key, rawURL, val, nil) },
 		func() {
 			if e == nil {
-				done <- signed{i: i, internal: errors.Is(err, fetch.ErrBlocked)}
+				done <- signed{i: i, internal: internalRefusal(err)}
 				return
 			}
 			done <- signed{i: i, sig: e.sig, canonical: e.canonical}
@@ -115,7 +115,7 @@ func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry
 	if err != nil {
 		r.m.fetchOutcome(err)
 		switch {
-		case errors.Is(err, fetch.ErrBlocked):
+		case internalRefusal(err):
 			r.internal.refused(r.log, rawURL)
 		case !errors.Is(err, context.Canceled):
 			r.log.Debug("fetch_failed", "err", err)
@@ -148,6 +148,13 @@ func (r *refiner) feedBack(key string, sig *similarity.Signature) {
 
 // wait blocks until every background fetch has ended.
 func (r *refiner) wait() { r.bg.Wait() }
+
+// internalRefusal reports whether the SSRF guard refused a page for its
+// address (serve.fetch.allow opens it), not for a port browsers refuse on
+// every network.
+func internalRefusal(err error) bool {
+	return errors.Is(err, fetch.ErrBlocked) && !errors.Is(err, fetch.ErrBadPort)
+}
 
 // internalWarner warns that result pages are not refined because the
 // SSRF guard refuses their addresses, the normal case for an intranet
