@@ -332,8 +332,9 @@ func (c *Client) Stats() Stats {
 	}
 }
 
-// Get fetches rawURL, following redirects and checking every hop with the
-// SSRF guard, and returns the decoded page. Non-empty validators make the
+// Get fetches rawURL (white space and controls trimmed as the URL
+// Standard does, see canon.TrimURL), following redirects and checking
+// every hop with the SSRF guard, and returns the decoded page. Non-empty validators make the
 // request conditional; a 304 answer returns a page with NotModified set.
 //
 // The page deadline is the shorter of Options.Timeout and ctx's deadline.
@@ -349,7 +350,7 @@ func (c *Client) Stats() Stats {
 // [ErrTooManyRedirects] or [ErrStatus]; a deadline returns [ErrTimeout];
 // a cancelled ctx returns an error wrapping ctx's error.
 func (c *Client) Get(ctx context.Context, rawURL string, v Validators) (*Page, error) {
-	u, err := url.Parse(rawURL)
+	u, err := url.Parse(canon.TrimURL(rawURL))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: bad URL: %v", err)
 	}

@@ -720,6 +720,29 @@ func TestBadURL(t *testing.T) {
 	}
 }
 
+// TestURLWhiteSpace fetches result URLs as an index may store them: with
+// the CR of a CRLF line, a newline, a tab from a copied cell, leading
+// spaces. Browsers and canon.URL (the page's key) remove them as the URL
+// Standard does before parsing; net/url refuses such a URL ("invalid
+// control character"), which left the result unrefined.
+func TestURLWhiteSpace(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>"+r.URL.Path+"</p>")
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	for _, raw := range []string{srv.URL + "/page\r", srv.URL + "/page\r\n", "  " + srv.URL + "/page ", srv.URL + "/pa\tge", "\t" + srv.URL + "/p\nage\x00"} {
+		p, err := c.Get(context.Background(), raw, Validators{})
+		if err != nil {
+			t.Errorf("Get(%q) error: %v", raw, err)
+			continue
+		}
+		if p.URL != srv.URL+"/page" || string(p.Body) != "<p>/page</p>" {
+			t.Errorf("Get(%q) = %s %q, want %s/page", raw, p.URL, p.Body, srv.URL)
+		}
+	}
+}
+
 func TestNewOptions(t *testing.T) {
 	_, err := New(Options{Timeout: -1, MaxBodyBytes: -1, MaxConnsPerHost: -2, AllowedContentTypes: []string{"text/html;;"}})
 	for _, field := range []string{"Timeout", "MaxBodyBytes", "MaxConnsPerHost", "AllowedContentTypes"} {
