@@ -470,7 +470,14 @@ var errNet = errors.New("network error")
 
 type netError struct{ err error }
 
-func (e *netError) Error() string        { return "fetch: " + e.err.Error() }
+func (e *netError) Error() string {
+	msg := e.err.Error()
+	if strings.HasPrefix(msg, "fetch: ") { // the dialer's own errors
+		return msg
+	}
+	return "fetch: " + msg
+}
+
 func (e *netError) Unwrap() error        { return e.err }
 func (e *netError) Is(target error) bool { return target == errNet }
 

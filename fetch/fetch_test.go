@@ -705,6 +705,8 @@ func TestDialError(t *testing.T) {
 	nr := newTestClient(t, Options{Resolver: fakeResolver{}})
 	if _, err := nr.Get(context.Background(), "http://nx.test/", Validators{}); err == nil {
 		t.Fatal("Get(unresolvable) succeeded")
+	} else if msg := err.Error(); strings.Count(msg, "fetch:") != 1 || !strings.Contains(msg, "resolving nx.test") {
+		t.Errorf("Get(unresolvable) error %q, want one \"fetch:\" and the name", msg)
 	}
 	if s, ns := c.Stats(), nr.Stats(); s.DialError != 1 || ns.DialError != 1 {
 		t.Errorf("Stats().DialError = %d, %d, want 1, 1", s.DialError, ns.DialError)
