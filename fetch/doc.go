@@ -12,9 +12,12 @@
 // never the name again, so DNS rebinding cannot slip an internal address in
 // between check and connect. Redirects are followed by the package, not by
 // fasthttp, so every hop is checked and recorded in [Page.Chain] (redirect
-// duplicates). Refused are loopback, private (RFC 1918, fc00::/7),
-// link-local, CGNAT, multicast, unspecified, broadcast, 0.0.0.0/8,
-// documentation and benchmarking ranges, cloud metadata addresses, and the
+// duplicates); the cookies a redirect sets go with the following hops to
+// the same host, for that fetch only, so a site's cookie check (a
+// redirect to the page itself setting a cookie) passes as in a browser.
+// Refused are loopback, private (RFC 1918, fc00::/7), link-local, CGNAT,
+// multicast, unspecified, broadcast, 0.0.0.0/8, documentation and
+// benchmarking ranges, cloud metadata addresses, and the
 // IPv4-mapped, NAT64, 6to4 and Teredo forms of refused IPv4 addresses.
 // IPv4-compatible IPv6 addresses (::/96, deprecated) are refused outright.
 // IP addresses in URLs are parsed as browsers and inet_aton do, so

@@ -561,8 +561,9 @@ func (c *Client) fetch(ctx context.Context, t target, v Validators) (*Page, erro
 	}()
 	deadline, _ := ctx.Deadline()
 	var chain []Hop
+	var jar cookieJar
 	for hop := 0; ; hop++ {
-		p, loc, err := c.hop(ctx, t, v, deadline)
+		p, loc, err := c.hop(ctx, t, v, deadline, &jar)
 		if err != nil {
 			return nil, err
 		}
@@ -583,9 +584,10 @@ func (c *Client) fetch(ctx context.Context, t target, v Validators) (*Page, erro
 	}
 }
 
-// hop performs one request. It returns either the final page, or a
-// redirect target, or an error.
-func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.Time) (*Page, *url.URL, error) {
+// hop performs one request, with the cookies jar holds for its host. It
+// returns either the final page, or a redirect target (its cookies kept
+// in jar), or an error.
+func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.Time, jar *cookieJar) (*Page, *url.URL, error) {
 	if err := c.acquireHost(ctx, t.host); err != nil {
 		return nil, nil, err
 	}
@@ -609,6 +611,7 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 	if v.LastModified != "" {
 		req.Header.Set(fasthttp.HeaderIfModifiedSince, v.LastModified)
 	}
+	jar.send(req, t.host)
 
 	if err := c.hc.DoDeadline(req, resp, deadline); err != nil {
 		switch {
@@ -635,6 +638,7 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %d with bad Location: %v", ErrStatus, p.Status, err)
 		}
+		jar.keep(resp, t.host)
 		return p, lu, nil
 	case fasthttp.StatusNotModified:
 		if v == (Validators{}) {
@@ -666,6 +670,49 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 		c.stats.tooLarge.Add(1)
 	}
 	return p, nil, nil
+}
+
+// cookieJar holds the cookies that the redirects of one fetch set, by
+// host. Sites behind a cookie check (load balancers, consent and bot
+// walls) answer a request without their cookie with a redirect to the
+// page itself that sets it; a browser follows with the cookie and shows
+// the page, a client without cookies loops until ErrTooManyRedirects. The
+// jar lives for one fetch and sends a cookie only to the host that set
+// it; Domain, Path and expiry dates are not read (a removal, by an empty
+// value or a past date, is).
+type cookieJar map[string]map[string]string
+
+// keep records the cookies resp sets for host.
+func (j *cookieJar) keep(resp *fasthttp.Response, host string) {
+	ck := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(ck)
+	for _, value := range resp.Header.Cookies() { // value: the whole Set-Cookie
+		ck.Reset()
+		if ck.ParseBytes(value) != nil || len(ck.Key()) == 0 {
+			continue
+		}
+		if *j == nil {
+			*j = cookieJar{}
+		}
+		m := (*j)[host]
+		if m == nil {
+			m = map[string]string{}
+			(*j)[host] = m
+		}
+		exp := ck.Expire()
+		if len(ck.Value()) == 0 || ck.MaxAge() < 0 || exp != fasthttp.CookieExpireUnlimited && exp.Before(time.Now()) {
+			delete(m, string(ck.Key()))
+			continue
+		}
+		m[string(ck.Key())] = string(ck.Value())
+	}
+}
+
+// send adds the cookies held for host to req.
+func (j *cookieJar) send(req *fasthttp.Request, host string) {
+	for k, v := range (*j)[host] {
+		req.Header.SetCookie(k, v)
+	}
 }
 
 // checkType accepts the media types of Options.AllowedContentTypes.

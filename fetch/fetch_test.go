@@ -273,6 +273,72 @@ func serveOn(t *testing.T, l net.Listener, body string) *atomic.Int64 {
 
 // TestRedirectRefused: a public page redirecting inward is refused at the
 // hop, and the internal server never sees a connection.
+// TestRedirectCookie serves a page as sites behind a cookie check do
+// (load balancers, consent and bot walls): without the cookie, a redirect
+// to the same URL that sets it. A browser follows it with the cookie and
+// shows the page; fetch keeps the cookies a redirect sets for the rest of
+// that one fetch, sent only to the host that set them, never to another
+// host nor to a later fetch.
+func TestRedirectCookie(t *testing.T) {
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<p>other host, cookies %q</p>", r.Header.Get("Cookie"))
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2: %v", err)
+	}
+	other.Listener = ln
+	other.Start()
+	t.Cleanup(other.Close)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/set":
+			http.SetCookie(w, &http.Cookie{Name: "a", Value: "1"})
+			http.SetCookie(w, &http.Cookie{Name: "b", Value: "2"})
+			http.Redirect(w, r, "/clear", http.StatusFound)
+			return
+		case "/clear":
+			http.SetCookie(w, &http.Cookie{Name: "a", MaxAge: -1})
+			http.Redirect(w, r, "/show", http.StatusFound)
+			return
+		case "/show":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<p>cookies %q</p>", r.Header.Get("Cookie"))
+			return
+		}
+		if r.URL.Path == "/away" {
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s1", Path: "/"})
+			http.Redirect(w, r, other.URL+"/", http.StatusFound)
+			return
+		}
+		if c, err := r.Cookie("ts01"); err != nil || c.Value != "ok" {
+			http.SetCookie(w, &http.Cookie{Name: "ts01", Value: "ok", Path: "/", HttpOnly: true})
+			http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>behind the cookie check</p>")
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	for range 2 { // the second fetch starts without the cookie again
+		p, err := c.Get(context.Background(), srv.URL+"/page", Validators{})
+		if err != nil {
+			t.Fatalf("Get(cookie check) error: %v", err)
+		}
+		if string(p.Body) != "<p>behind the cookie check</p>" || len(p.Chain) != 2 {
+			t.Errorf("Get(cookie check) = %q after %d hops, want the page after 2", p.Body, len(p.Chain))
+		}
+	}
+	if p, err := c.Get(context.Background(), srv.URL+"/set", Validators{}); err != nil || string(p.Body) != `<p>cookies "b=2"</p>` {
+		t.Errorf("Get(set two cookies, clear one) = %v, %v; want the other one sent", p, err)
+	}
+	p, err := c.Get(context.Background(), srv.URL+"/away", Validators{})
+	if err != nil || string(p.Body) != `<p>other host, cookies ""</p>` {
+		t.Errorf("Get(redirect to another host) = %v, %v; want the other host's page, no cookie sent", p, err)
+	}
+}
+
 func TestRedirectRefused(t *testing.T) {
 	pl, il, port := listenPair(t)
 	serveOn(t, pl, "public")
