@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -282,18 +283,25 @@ func BenchmarkGuardCheck(b *testing.B) {
 }
 
 // TestGuardBadPorts listens on a port of the Fetch standard's bad-port
-// list (10080, Amanda backup; unprivileged, so the test can bind it) on
-// loopback, an allowed network: browsers refuse these ports
-// (ERR_UNSAFE_PORT), because a request there speaks HTTP to another
+// list (10080, Amanda backup, else another unprivileged one, so the test
+// can bind it) on loopback, an allowed network: browsers refuse these
+// ports (ERR_UNSAFE_PORT), because a request there speaks HTTP to another
 // protocol's server, so no search result on one is a page a reader can
 // open. The guard refuses the port directly and as a redirect target, and
 // nothing connects to the listener.
 func TestGuardBadPorts(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:10080")
-	if err != nil {
-		t.Skipf("cannot listen on 127.0.0.1:10080 for the test: %v", err)
+	var ln net.Listener
+	for _, port := range []string{"10080", "6665", "6666", "6667", "6668", "6669", "6679", "6697", "6000", "5060"} {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:"+port); err == nil {
+			break
+		}
+	}
+	if ln == nil {
+		t.Skip("no unprivileged bad port free on loopback")
 	}
 	defer ln.Close()
+	bad := "http://" + ln.Addr().String() + "/"
 	var accepted atomic.Int64
 	go func() {
 		for {
@@ -306,10 +314,10 @@ func TestGuardBadPorts(t *testing.T) {
 		}
 	}()
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://127.0.0.1:10080/", http.StatusFound)
+		http.Redirect(w, r, bad, http.StatusFound)
 	})
 	c := newTestClient(t, Options{Allow: loopback})
-	for _, raw := range []string{"http://127.0.0.1:10080/", "https://127.0.0.1:10080/", srv.URL} {
+	for _, raw := range []string{bad, "https" + strings.TrimPrefix(bad, "http"), srv.URL} {
 		if _, err := c.Get(context.Background(), raw, Validators{}); !errors.Is(err, ErrBadPort) || !errors.Is(err, ErrBlocked) {
 			t.Errorf("Get(%s) error = %v, want ErrBadPort (an ErrBlocked)", raw, err)
 		}

@@ -104,17 +104,22 @@ func TestAnswerBytesBound(t *testing.T) {
 }
 
 // TestBadPortPagesNotInternal runs winnow in front of an engine whose
-// result pages are on loopback, allowed, but on port 10080, one of the
-// ports browsers refuse: the guard refuses them on every network, so they
-// are not said to be internal, and serve.fetch.allow, which cannot open
-// them, is not named.
+// result pages are on loopback, allowed, but on a port browsers refuse
+// (10080, else another unprivileged one of the Fetch standard's bad
+// ports): the guard refuses them on every network, so they are not said
+// to be internal, and serve.fetch.allow, which cannot open them, is not
+// named.
 func TestBadPortPagesNotInternal(t *testing.T) {
-	ln0, err := net.Listen("tcp", "127.0.0.1:10080")
-	if err != nil {
-		t.Skipf("cannot listen on 127.0.0.1:10080 for the test: %v", err)
+	var d *demo.Server
+	for _, port := range []string{"10080", "6665", "6666", "6667", "6668", "6669", "6679", "6697", "6000", "5060"} {
+		var err error
+		if d, err = tryDemo(t, "127.0.0.1:"+port, demo.Options{}); err == nil {
+			break
+		}
 	}
-	ln0.Close()
-	d := startDemoAt(t, "127.0.0.1:10080")
+	if d == nil {
+		t.Skip("no unprivileged bad port free on loopback")
+	}
 	o := Options{Engines: []Engine{esEngine(d.URL())}, Budget: 2 * time.Second}
 	o.Fetch.Allow = loopback
 	s, base, logs := startWarnLogged(t, o)
