@@ -23,21 +23,31 @@ const metaScanLimit = 64 << 10
 // UTF-8 if b is valid UTF-8, else windows-1252. It returns the encoding and
 // its WHATWG name.
 func determineEncoding(b []byte, contentType string, truncated bool) (encoding.Encoding, string) {
-	// Only a byte order mark (3 bytes at most) makes DetermineEncoding
-	// certain without a content type; given the whole page it would also
-	// tokenize its first 1024 bytes for a <meta>, which metaCharset looks
-	// for further anyway. The content type is read by headerCharset, which
-	// takes what mime.ParseMediaType (DetermineEncoding's) refuses.
-	if e, name, certain := charset.DetermineEncoding(b[:min(len(b), 3)], ""); certain {
-		return e, name
-	}
-	if e, name := charset.Lookup(headerCharset(contentType)); e != nil {
+	if e, name, certain := declaredEncoding(b, contentType); certain {
 		return e, name
 	}
 	if e, name := metaCharset(b); e != nil {
 		return e, name
 	}
 	return sniff(b, truncated)
+}
+
+// declaredEncoding returns the encoding that b's byte order mark, else
+// contentType's charset (as headerCharset reads it) declares, and whether
+// one does; else windows-1252 and false.
+func declaredEncoding(b []byte, contentType string) (encoding.Encoding, string, bool) {
+	// Only a byte order mark (3 bytes at most) makes DetermineEncoding
+	// certain without a content type; given the whole page it would also
+	// tokenize its first 1024 bytes for a <meta>, which metaCharset looks
+	// for further anyway. The content type is read by headerCharset, which
+	// takes what mime.ParseMediaType (DetermineEncoding's) refuses.
+	e, name, certain := charset.DetermineEncoding(b[:min(len(b), 3)], "")
+	if !certain {
+		if he, hname := charset.Lookup(headerCharset(contentType)); he != nil {
+			return he, hname, true
+		}
+	}
+	return e, name, certain
 }
 
 // textEncoding picks the encoding of plain text: UTF-16 by byte order

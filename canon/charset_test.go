@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -171,13 +172,18 @@ func TestCharsetDeclarationSpellings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.contentType+tt.meta, func(t *testing.T) {
-			b := append([]byte(tt.meta), page...)
+			head := bytes.Index(page, []byte("<head"))
+			head += bytes.IndexByte(page[head:], '>') + 1
+			b := append(append(append([]byte{}, page[:head]...), tt.meta...), page[head:]...)
 			d, err := HTML(b, tt.contentType, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Charset != tt.want || (tt.want == "shift_jis") != strings.Contains(d.Text, phrase) {
 				t.Errorf("HTML(meta %q, %q).Charset = %q, want %q", tt.meta, tt.contentType, d.Charset, tt.want)
+			}
+			if h := ParseHead(b, tt.contentType, ""); h.Title != d.Title {
+				t.Errorf("ParseHead(meta %q, %q).Title = %q, want HTML's %q", tt.meta, tt.contentType, h.Title, d.Title)
 			}
 		})
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/andybalholm/cascadia"
-	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding/unicode"
 
 	"github.com/winnow-search/winnow/internal/bytespan"
@@ -90,7 +89,7 @@ func ParseHead(b []byte, contentType, pageURL string) Head {
 	// A byte order mark or the Content-Type header settle the encoding;
 	// otherwise a <meta> declaration in the head, or UTF-8 validity,
 	// does.
-	e, name, certain := charset.DetermineEncoding(p[:min(len(p), 3)], contentType)
+	e, name, certain := declaredEncoding(p, contentType)
 	if !certain || asciiCompatible(name) {
 		h := headPrefix((*buf)[:0], p) // markup is ASCII: cut before decoding
 		*buf = h[:0]
