@@ -149,6 +149,9 @@ type Page struct {
 	Body []byte
 	// ETag and LastModified are the validators to revalidate with later.
 	ETag, LastModified string
+	// Link holds the Link header lines, joined by ", " (a canonical URL
+	// declared there: canon.LinkCanonical).
+	Link string
 	// NotModified reports a 304 answer to a conditional request: Body is
 	// empty and the caller keeps its copy.
 	NotModified bool
@@ -651,6 +654,9 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 	p.ETag = string(resp.Header.Peek(fasthttp.HeaderETag))
 	p.LastModified = string(resp.Header.Peek(fasthttp.HeaderLastModified))
 	p.ContentType = string(resp.Header.Peek(fasthttp.HeaderContentType))
+	if links := resp.Header.PeekAll(fasthttp.HeaderLink); len(links) > 0 {
+		p.Link = string(bytes.Join(links, []byte(", ")))
+	}
 	if p.NotModified {
 		return p, nil, nil
 	}

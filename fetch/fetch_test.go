@@ -159,11 +159,17 @@ func TestGetHeaders(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()
 		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Add("Link", "<https://cdn.example/s.css>; rel=preload; as=style")
+		w.Header().Add("Link", `</c>; rel="canonical"`)
 		io.WriteString(w, "ok")
 	})
 	c := newTestClient(t, Options{Allow: loopback})
-	if _, err := c.Get(context.Background(), srv.URL, Validators{}); err != nil {
+	p, err := c.Get(context.Background(), srv.URL, Validators{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := `<https://cdn.example/s.css>; rel=preload; as=style, </c>; rel="canonical"`; p.Link != want {
+		t.Errorf("Page.Link = %q, want both Link lines, %q", p.Link, want)
 	}
 	for k, want := range map[string]string{
 		"User-Agent":      DefaultUserAgent,

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
@@ -25,7 +26,7 @@ func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, str
 	if page.IsText([]byte(text[:min(len(text), 512)]), "") {
 		ct = "text/plain; charset=utf-8"
 	}
-	res, canonical, err := r.sign(key, rawURL, []byte(text), ct)
+	res, canonical, err := r.sign(key, rawURL, []byte(text), ct, "")
 	if err != nil {
 		return nil, ""
 	}
@@ -33,10 +34,11 @@ func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, str
 }
 
 // sign signs the page body fetched from pageURL (whose key is key) and
-// returns, besides, the canonical URL its head declares: "" for none and
-// for the page's own key (most pages declare themselves), which the
-// cache entry need not hold.
-func (r *refiner) sign(key, pageURL string, body []byte, contentType string) (page.Result, string, error) {
+// returns, besides, the canonical URL its head declares, else the one
+// its Link header (link, "" for none) declares: "" for none and for the
+// page's own key (most pages declare themselves), which the cache entry
+// need not hold.
+func (r *refiner) sign(key, pageURL string, body []byte, contentType, link string) (page.Result, string, error) {
 	s := r.signer
 	s.Head = true
 	res, err := s.SignURL(body, contentType, pageURL)
@@ -44,6 +46,9 @@ func (r *refiner) sign(key, pageURL string, body []byte, contentType string) (pa
 		return page.Result{}, "", err
 	}
 	canonical := res.Head.Canonical
+	if canonical == "" && link != "" {
+		canonical = canon.LinkCanonical(link, pageURL)
+	}
 	if canonical == key {
 		canonical = ""
 	}
@@ -128,7 +133,7 @@ func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry
 		r.cache.set(key, e)
 		return e, nil
 	}
-	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType)
+	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType, pg.Link)
 	if err != nil {
 		r.log.Debug("sign_failed", "err", err)
 		return nil, err
