@@ -337,8 +337,9 @@ func (c *Client) Stats() Stats {
 
 // Get fetches rawURL (white space and controls trimmed as the URL
 // Standard does, see canon.TrimURL), following redirects and checking
-// every hop with the SSRF guard, and returns the decoded page. Non-empty validators make the
-// request conditional; a 304 answer returns a page with NotModified set.
+// every hop with the SSRF guard, and returns the decoded page. Non-empty
+// validators make the request conditional; a 304 answer returns a page
+// with NotModified set.
 //
 // The page deadline is the shorter of Options.Timeout and ctx's deadline.
 // Concurrent Gets of one canonical URL (see canon.URL) with equal
