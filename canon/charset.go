@@ -2,7 +2,6 @@ package canon
 
 import (
 	"bytes"
-	"mime"
 	"strings"
 	"unicode/utf8"
 
@@ -24,17 +23,31 @@ const metaScanLimit = 64 << 10
 // UTF-8 if b is valid UTF-8, else windows-1252. It returns the encoding and
 // its WHATWG name.
 func determineEncoding(b []byte, contentType string, truncated bool) (encoding.Encoding, string) {
-	// Only a byte order mark (3 bytes at most) or contentType make
-	// DetermineEncoding certain; given the whole page it would also
-	// tokenize its first 1024 bytes for a <meta>, which metaCharset
-	// looks for further anyway.
-	if e, name, certain := charset.DetermineEncoding(b[:min(len(b), 3)], contentType); certain {
+	if e, name, certain := declaredEncoding(b, contentType); certain {
 		return e, name
 	}
 	if e, name := metaCharset(b); e != nil {
 		return e, name
 	}
 	return sniff(b, truncated)
+}
+
+// declaredEncoding returns the encoding that b's byte order mark, else
+// contentType's charset (as headerCharset reads it) declares, and whether
+// one does; else windows-1252 and false.
+func declaredEncoding(b []byte, contentType string) (encoding.Encoding, string, bool) {
+	// Only a byte order mark (3 bytes at most) makes DetermineEncoding
+	// certain without a content type; given the whole page it would also
+	// tokenize its first 1024 bytes for a <meta>, which metaCharset looks
+	// for further anyway. The content type is read by headerCharset, which
+	// takes what mime.ParseMediaType (DetermineEncoding's) refuses.
+	e, name, certain := charset.DetermineEncoding(b[:min(len(b), 3)], "")
+	if !certain {
+		if he, hname := charset.Lookup(headerCharset(contentType)); he != nil {
+			return he, hname, true
+		}
+	}
+	return e, name, certain
 }
 
 // textEncoding picks the encoding of plain text: UTF-16 by byte order
@@ -51,10 +64,8 @@ func textEncoding(b []byte, contentType string, truncated bool) (encoding.Encodi
 		return charset.Lookup("utf-16le")
 	}
 	if strings.Contains(contentType, "=") && !bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
-		if _, params, err := mime.ParseMediaType(contentType); err == nil {
-			if e, name := charset.Lookup(params["charset"]); e != nil && name != "utf-8" {
-				return e, name
-			}
+		if e, name := charset.Lookup(headerCharset(contentType)); e != nil && name != "utf-8" {
+			return e, name
 		}
 	}
 	return sniff(b, truncated)
@@ -126,10 +137,8 @@ func metaCharset(b []byte) (encoding.Encoding, string) {
 				httpEquiv = strings.EqualFold(string(v), "content-type")
 			}
 		}
-		if label == "" && httpEquiv && content != "" {
-			if _, params, err := mime.ParseMediaType(content); err == nil {
-				label = params["charset"]
-			}
+		if label == "" && httpEquiv {
+			label = metaContentCharset(content)
 		}
 		if label == "" {
 			continue
@@ -144,6 +153,113 @@ func metaCharset(b []byte) (encoding.Encoding, string) {
 		return e, n
 	}
 	return nil, ""
+}
+
+// headerCharset returns the charset parameter of a Content-Type header
+// value as the Fetch standard's MIME type parser reads it, or "": after a
+// valid type/subtype, parameters without a value or with an empty one are
+// skipped, a value may be an HTTP quoted string (which may hold ";"), and
+// the first charset wins. mime.ParseMediaType refuses such a header whole
+// ("text/html;charset=Shift_JIS;foo", "text/html;; charset=...", a
+// repeated charset), and the page's charset with it, which browsers read.
+func headerCharset(ct string) string {
+	typ, rest, _ := strings.Cut(ct, ";")
+	major, minor, ok := strings.Cut(strings.Trim(typ, httpSpace), "/")
+	if !ok || !isToken(major) || !isToken(minor) {
+		return ""
+	}
+	for rest != "" {
+		rest = strings.TrimLeft(rest, httpSpace)
+		i := strings.IndexAny(rest, ";=")
+		if i < 0 {
+			return ""
+		}
+		name := strings.TrimRight(rest[:i], httpSpace) // "charset = x": Fetch keeps the space, mime.ParseMediaType did not
+		if rest[i] == ';' {
+			rest = rest[i+1:]
+			continue
+		}
+		rest = rest[i+1:]
+		var value string
+		if strings.HasPrefix(rest, `"`) {
+			value, rest = quotedString(rest)
+			_, rest, _ = strings.Cut(rest, ";")
+		} else {
+			value, rest, _ = strings.Cut(rest, ";")
+			value = strings.TrimRight(value, httpSpace)
+		}
+		if value != "" && strings.EqualFold(name, "charset") {
+			return value
+		}
+	}
+	return ""
+}
+
+// httpSpace is HTTP's white space.
+const httpSpace = " \t\r\n"
+
+// isToken reports whether s is a non-empty HTTP token.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// quotedString reads the HTTP quoted string s starts with (backslash
+// escapes undone; an unterminated one runs to the end) and returns its
+// value and what follows its closing quote.
+func quotedString(s string) (value, rest string) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return b.String(), s[i+1:]
+		case c == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), ""
+}
+
+// metaContentCharset returns the charset a <meta http-equiv> content
+// attribute declares, as HTML's "algorithm for extracting a character
+// encoding from a meta element" finds it: after the first "charset" (any
+// case) followed by "=", quoted in either quote or up to white space or
+// ";". The content need not be a MIME type: pages write
+// "text/html, charset=..." or "charset=..." alone, which browsers read.
+func metaContentCharset(s string) string {
+	const space = "\t\n\f\r "
+	for {
+		i := indexFold(s, "charset")
+		if i < 0 {
+			return ""
+		}
+		s = strings.TrimLeft(s[i+len("charset"):], space)
+		if !strings.HasPrefix(s, "=") {
+			continue
+		}
+		s = strings.TrimLeft(s[1:], space)
+		if s == "" {
+			return ""
+		}
+		if q := s[0]; q == '"' || q == '\'' {
+			if j := strings.IndexByte(s[1:], q); j >= 0 {
+				return s[1 : 1+j]
+			}
+			return ""
+		}
+		if j := strings.IndexAny(s, space+";"); j >= 0 {
+			s = s[:j]
+		}
+		return s
+	}
 }
 
 // indexCharset returns the index of the first "charset" in b in the usual

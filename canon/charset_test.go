@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -129,6 +130,66 @@ func TestTextTypeCharset(t *testing.T) {
 		}
 		if d.Charset != c.charset || d.Text != c.text {
 			t.Errorf("TextType(%q, %q) = %q in %s, want %q in %s", c.in, c.contentType, d.Text, d.Charset, c.text, c.charset)
+		}
+	}
+}
+
+// TestCharsetDeclarationSpellings declares the real Shift_JIS page's
+// charset in spellings that Go's mime.ParseMediaType rejects but the
+// standards read: a Content-Type parameter list with an empty or a
+// valueless parameter (Fetch's MIME type parser skips them), and a
+// <meta http-equiv> content that is not a MIME type at all (HTML's
+// "extracting a character encoding from a meta element" looks for
+// "charset=" anywhere in it). Both spellings that the standards refuse
+// stay refused: the page is then undeclared (windows-1252, as a browser
+// without a detector shows it).
+func TestCharsetDeclarationSpellings(t *testing.T) {
+	page, err := os.ReadFile("testdata/charset/nhk.or.jp.k100.shift_jis-nometa.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const phrase = "体罰を禁止する法律"
+	tests := []struct {
+		contentType, meta string
+		want              string
+	}{
+		{"text/html;charset=Shift_JIS;foo", "", "shift_jis"},
+		{"text/html;; charset=Shift_JIS", "", "shift_jis"},
+		{"text/html; foo; charset=Shift_JIS", "", "shift_jis"},
+		{`text/html; charset="Shift_JIS"; foo="a;b"`, "", "shift_jis"},
+		{"text/html; charset=Shift_JIS; charset=utf-8", "", "shift_jis"}, // the first wins
+		{"text/html; charset = Shift_JIS", "", "shift_jis"},
+		{"text/html; charset='Shift_JIS'", "", "windows-1252"}, // quotes are HTTP's double ones only
+		{"text/html charset=Shift_JIS", "", "windows-1252"},    // no MIME type
+		{"", `<meta http-equiv="Content-Type" content="text/html, charset=Shift_JIS">`, "shift_jis"},
+		{"", `<meta http-equiv="Content-Type" content="charset=Shift_JIS">`, "shift_jis"},
+		{"", `<meta http-equiv="Content-Type" content="text/html;charset='Shift_JIS'">`, "shift_jis"},
+		{"", `<meta http-equiv="Content-Type" content="text/html charset=Shift_JIS">`, "shift_jis"},
+		{"", `<meta http-equiv="Content-Type" content="text/html; charset = Shift_JIS;">`, "shift_jis"},
+		{"", `<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS; charset=Shift_JIS">`, "shift_jis"},
+		{"", `<meta http-equiv="Content-Type" content="text/html; charset='Shift_JIS">`, "windows-1252"}, // unmatched quote
+		{"", `<meta content="text/html; charset=Shift_JIS">`, "windows-1252"},                            // no http-equiv
+	}
+	for _, tt := range tests {
+		t.Run(tt.contentType+tt.meta, func(t *testing.T) {
+			head := bytes.Index(page, []byte("<head"))
+			head += bytes.IndexByte(page[head:], '>') + 1
+			b := append(append(append([]byte{}, page[:head]...), tt.meta...), page[head:]...)
+			d, err := HTML(b, tt.contentType, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Charset != tt.want || (tt.want == "shift_jis") != strings.Contains(d.Text, phrase) {
+				t.Errorf("HTML(meta %q, %q).Charset = %q, want %q", tt.meta, tt.contentType, d.Charset, tt.want)
+			}
+			if h := ParseHead(b, tt.contentType, ""); h.Title != d.Title {
+				t.Errorf("ParseHead(meta %q, %q).Title = %q, want HTML's %q", tt.meta, tt.contentType, h.Title, d.Title)
+			}
+		})
+	}
+	for _, ct := range []string{"text/plain;charset=Shift_JIS;foo", "text/plain;; charset=Shift_JIS"} {
+		if d, _ := TextType([]byte("\x93\xfa\x96\x7b"), ct, Options{}); d.Charset != "shift_jis" {
+			t.Errorf("TextType(%q).Charset = %q, want shift_jis", ct, d.Charset)
 		}
 	}
 }

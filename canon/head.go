@@ -11,7 +11,6 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/andybalholm/cascadia"
-	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding/unicode"
 
 	"github.com/winnow-search/winnow/internal/bytespan"
@@ -90,7 +89,7 @@ func ParseHead(b []byte, contentType, pageURL string) Head {
 	// A byte order mark or the Content-Type header settle the encoding;
 	// otherwise a <meta> declaration in the head, or UTF-8 validity,
 	// does.
-	e, name, certain := charset.DetermineEncoding(p[:min(len(p), 3)], contentType)
+	e, name, certain := declaredEncoding(p, contentType)
 	if !certain || asciiCompatible(name) {
 		h := headPrefix((*buf)[:0], p) // markup is ASCII: cut before decoding
 		*buf = h[:0]
@@ -506,6 +505,62 @@ func resolve(base *url.URL, href string) *url.URL {
 		return nil
 	}
 	return ref
+}
+
+// LinkCanonical returns the canonical URL that an HTTP Link header value
+// (RFC 8288; several header lines joined by ", ") declares for the page at
+// pageURL: the target of a link whose rel holds "canonical", resolved
+// against pageURL and canonicalized as [Head.Canonical] is; "" for none,
+// and when the header declares two different ones.
+func LinkCanonical(link, pageURL string) string {
+	base := absoluteHTTP(pageURL)
+	var canonical string
+	for link != "" {
+		lt := strings.IndexByte(link, '<')
+		gt := strings.IndexByte(link[max(lt, 0):], '>')
+		if lt < 0 || gt < 0 {
+			break
+		}
+		target := link[lt+1 : lt+gt]
+		link = link[lt+gt+1:]
+		canon := false
+		for { // the link's parameters, up to the "," that ends it
+			link = strings.TrimLeft(link, " \t")
+			if !strings.HasPrefix(link, ";") {
+				break
+			}
+			name, rest, _ := strings.Cut(link[1:], "=")
+			if strings.ContainsAny(name, ",;") { // a parameter without a value
+				link = link[1+strings.IndexAny(link[1:], ",;"):]
+				continue
+			}
+			var value string
+			rest = strings.TrimLeft(rest, " \t")
+			if strings.HasPrefix(rest, `"`) {
+				value, link = quotedString(rest)
+			} else {
+				end := strings.IndexAny(rest, ",;")
+				if end < 0 {
+					end = len(rest)
+				}
+				value, link = rest[:end], rest[end:]
+			}
+			if strings.EqualFold(strings.TrimSpace(name), "rel") && hasToken(value, "canonical") {
+				canon = true
+			}
+		}
+		if !canon {
+			continue
+		}
+		switch c := canonicalURL(base, target); {
+		case c == "" || c == canonical:
+		case canonical == "":
+			canonical = c
+		default:
+			return "" // two different ones: none counts
+		}
+	}
+	return canonical
 }
 
 // canonicalURL resolves href against base and canonicalizes it with URL;

@@ -352,3 +352,35 @@ func FuzzParseHead(f *testing.F) {
 		}
 	})
 }
+
+// TestLinkCanonical reads canonical URLs from HTTP Link header values
+// (RFC 8288; header lines joined by ", ", as fetch.Page.Link holds them),
+// as servers and CMSs send them beside or instead of <link rel=canonical>.
+func TestLinkCanonical(t *testing.T) {
+	const page = "https://example.com/a/b.html"
+	tests := []struct{ link, want string }{
+		{`<https://example.com/c>; rel="canonical"`, "https://example.com/c"},
+		{`<https://Example.com:443/c?utm_source=x>; rel=canonical`, "https://example.com/c"},
+		{`</c>; rel="canonical"`, "https://example.com/c"},
+		{`<c>;rel=canonical`, "https://example.com/a/c"},
+		{`<https://cdn.example/s.css>; rel=preload; as=style, <https://example.com/c>; rel="canonical"`, "https://example.com/c"},
+		{`<https://example.com/a,b>; rel="preload", </c>; title="x, y; z"; rel="alternate canonical"`, "https://example.com/c"},
+		{`<https://example.com/c>; REL="Canonical"`, "https://example.com/c"},
+		{`</c>; rel="canonical", <https://example.com/c#top>; rel=canonical`, "https://example.com/c"}, // the same twice
+		{`</c>; rel="canonical", </d>; rel="canonical"`, ""},                                           // conflicting
+		{`</c>; rel="canonicalx"`, ""},
+		{`</c>; rel="alternate"`, ""},
+		{`<javascript:alert(1)>; rel="canonical"`, ""},
+		{`<ftp://example.com/f>; rel="canonical"`, ""},
+		{`</c; rel="canonical"`, ""}, // no closing ">"
+		{``, ""},
+	}
+	for _, tt := range tests {
+		if got := LinkCanonical(tt.link, page); got != tt.want {
+			t.Errorf("LinkCanonical(%q) = %q, want %q", tt.link, got, tt.want)
+		}
+	}
+	if got := LinkCanonical(`</c>; rel="canonical"`, ""); got != "" {
+		t.Errorf("LinkCanonical(relative, no page URL) = %q, want none", got)
+	}
+}

@@ -140,6 +140,13 @@ func URL(raw string) (string, error) {
 	return b.String(), nil
 }
 
+// TrimURL removes what the URL Standard removes from a URL before parsing
+// it: leading and trailing C0 controls and spaces, and every tab, CR and
+// LF, as browsers and [URL] do. A URL as an index stores it (the CR of a
+// CRLF line, a copied tab) then parses with net/url, which refuses control
+// characters.
+func TrimURL(raw string) string { return preprocess(raw) }
+
 // preprocess removes what the URL Standard removes before parsing: leading
 // and trailing C0 controls and spaces, and every tab, CR and LF.
 func preprocess(raw string) string {

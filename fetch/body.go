@@ -71,12 +71,14 @@ func (c *Client) readBody(ctx context.Context, resp *fasthttp.Response, enc stri
 	switch enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(wire)
+		br := bufio.NewReaderSize(wire, 512) // a flate.Reader: gzip reads it unbuffered, so Peek sees what follows a member
+		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, false, c.bodyError(ctx, wire, nil, enc, err)
 		}
 		defer zr.Close()
-		r = zr
+		zr.Multistream(false)
+		r = &gzipMembers{zr: zr, br: br}
 	case "deflate":
 		// RFC 9110 deflate is zlib; some servers send raw deflate.
 		br := bufio.NewReaderSize(wire, 512)
@@ -156,6 +158,32 @@ func readAll(r io.Reader, hint int64) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// gzipMembers reads the gzip members of a body one after the other, and
+// ends at the first bytes after a member that do not start another: a
+// newline, padding or junk that some servers append to their compressed
+// output, which browsers (Chromium's GzipSourceStream) and urllib3 ignore
+// too. gzip's own multistream mode fails on them ("invalid header",
+// "unexpected EOF"), losing a page a browser shows.
+type gzipMembers struct {
+	zr *gzip.Reader
+	br *bufio.Reader
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	n, err := g.zr.Read(p)
+	if err != io.EOF {
+		return n, err
+	}
+	if h, perr := g.br.Peek(2); perr != nil || h[0] != 0x1f || h[1] != 0x8b {
+		return n, io.EOF
+	}
+	if err := g.zr.Reset(g.br); err != nil {
+		return n, err
+	}
+	g.zr.Multistream(false)
+	return n, nil
 }
 
 // byteReader reads a byte slice without copying it first.

@@ -12,16 +12,20 @@
 // never the name again, so DNS rebinding cannot slip an internal address in
 // between check and connect. Redirects are followed by the package, not by
 // fasthttp, so every hop is checked and recorded in [Page.Chain] (redirect
-// duplicates). Refused are loopback, private (RFC 1918, fc00::/7),
-// link-local, CGNAT, multicast, unspecified, broadcast, 0.0.0.0/8,
-// documentation and benchmarking ranges, cloud metadata addresses, and the
+// duplicates); the cookies a redirect sets go with the following hops to
+// the same host, for that fetch only, so a site's cookie check (a
+// redirect to the page itself setting a cookie) passes as in a browser.
+// Refused are loopback, private (RFC 1918, fc00::/7), link-local, CGNAT,
+// multicast, unspecified, broadcast, 0.0.0.0/8, documentation and
+// benchmarking ranges, cloud metadata addresses, and the
 // IPv4-mapped, NAT64, 6to4 and Teredo forms of refused IPv4 addresses.
 // IPv4-compatible IPv6 addresses (::/96, deprecated) are refused outright.
 // IP addresses in URLs are parsed as browsers and inet_aton do, so
 // http://2130706433/, http://0177.0.0.1/, http://0x7f.1/ and http://127.1/
 // are all 127.0.0.1 and refused. [Options.Allow] opens chosen networks;
 // [Options.AllowPrivate] turns the guard off (unsafe). Only http and https
-// are fetched.
+// are fetched, and never on a port of the Fetch standard's bad-port list
+// (25, 6665, 10080, ...), which browsers refuse too.
 //
 // Bodies are streamed, never buffered whole by fasthttp: reading stops at
 // [Options.MaxBodyBytes] on the wire and at [Options.MaxDecodedBytes] after
@@ -31,7 +35,8 @@
 // media types of [Options.AllowedContentTypes] are read; the Content-Type
 // header, charset included, is handed to the caller in [Page.ContentType]
 // (canon.HTML decodes the charset). [Validators] make a request conditional,
-// and a 304 answer sets [Page.NotModified].
+// and a 304 answer sets [Page.NotModified] (a 304 to an unconditional
+// request fails with [ErrStatus]: its empty body is not the page).
 //
 // Bodies are copied out of fasthttp's buffers before they are released: a
 // [Page] shares no memory with the client or with other callers.

@@ -45,6 +45,10 @@ var (
 	// ErrBlocked means the SSRF guard refused an address (loopback,
 	// private, link-local, metadata, ...) or the URL scheme.
 	ErrBlocked = errors.New("fetch: refused by SSRF guard")
+	// ErrBadPort wraps ErrBlocked: the URL's port is one of the Fetch
+	// standard's bad ports, refused on every network (Options.Allow does
+	// not open it), so it does not mean the address is internal.
+	ErrBadPort = fmt.Errorf("%w: a port browsers refuse", ErrBlocked)
 	// ErrTooLarge means the body exceeded Options.MaxBodyBytes on the wire
 	// or Options.MaxDecodedBytes after decompression.
 	ErrTooLarge = errors.New("fetch: body too large")
@@ -54,7 +58,8 @@ var (
 	// ErrTooManyRedirects means more than Options.MaxRedirects redirects.
 	ErrTooManyRedirects = errors.New("fetch: too many redirects")
 	// ErrStatus means the final response had a status other than 2xx or
-	// 304, or a redirect without a usable Location.
+	// 304 (to a conditional request), or a redirect without a usable
+	// Location.
 	ErrStatus = errors.New("fetch: unexpected HTTP status")
 	// ErrTimeout is returned, unwrapped, when the page deadline (the
 	// shorter of Options.Timeout and the context deadline) passes. It
@@ -109,7 +114,8 @@ type Options struct {
 	Allow []netip.Prefix
 	// AllowPrivate turns the SSRF guard off entirely. Unsafe: any URL in
 	// a search result can then reach internal services and cloud
-	// metadata endpoints. Schemes other than http and https stay refused.
+	// metadata endpoints. Schemes other than http and https, and the bad
+	// ports of the Fetch standard, stay refused.
 	AllowPrivate bool
 	// Resolver resolves host names. Default net.DefaultResolver.
 	Resolver Resolver
@@ -143,6 +149,9 @@ type Page struct {
 	Body []byte
 	// ETag and LastModified are the validators to revalidate with later.
 	ETag, LastModified string
+	// Link holds the Link header lines, joined by ", " (a canonical URL
+	// declared there: canon.LinkCanonical).
+	Link string
 	// NotModified reports a 304 answer to a conditional request: Body is
 	// empty and the caller keeps its copy.
 	NotModified bool
@@ -326,9 +335,11 @@ func (c *Client) Stats() Stats {
 	}
 }
 
-// Get fetches rawURL, following redirects and checking every hop with the
-// SSRF guard, and returns the decoded page. Non-empty validators make the
-// request conditional; a 304 answer returns a page with NotModified set.
+// Get fetches rawURL (white space and controls trimmed as the URL
+// Standard does, see canon.TrimURL), following redirects and checking
+// every hop with the SSRF guard, and returns the decoded page. Non-empty
+// validators make the request conditional; a 304 answer returns a page
+// with NotModified set.
 //
 // The page deadline is the shorter of Options.Timeout and ctx's deadline.
 // Concurrent Gets of one canonical URL (see canon.URL) with equal
@@ -343,7 +354,7 @@ func (c *Client) Stats() Stats {
 // [ErrTooManyRedirects] or [ErrStatus]; a deadline returns [ErrTimeout];
 // a cancelled ctx returns an error wrapping ctx's error.
 func (c *Client) Get(ctx context.Context, rawURL string, v Validators) (*Page, error) {
-	u, err := url.Parse(rawURL)
+	u, err := url.Parse(canon.TrimURL(rawURL))
 	if err != nil {
 		return nil, fmt.Errorf("fetch: bad URL: %v", err)
 	}
@@ -463,7 +474,14 @@ var errNet = errors.New("network error")
 
 type netError struct{ err error }
 
-func (e *netError) Error() string        { return "fetch: " + e.err.Error() }
+func (e *netError) Error() string {
+	msg := e.err.Error()
+	if strings.HasPrefix(msg, "fetch: ") { // the dialer's own errors
+		return msg
+	}
+	return "fetch: " + msg
+}
+
 func (e *netError) Unwrap() error        { return e.err }
 func (e *netError) Is(target error) bool { return target == errNet }
 
@@ -547,8 +565,9 @@ func (c *Client) fetch(ctx context.Context, t target, v Validators) (*Page, erro
 	}()
 	deadline, _ := ctx.Deadline()
 	var chain []Hop
+	var jar cookieJar
 	for hop := 0; ; hop++ {
-		p, loc, err := c.hop(ctx, t, v, deadline)
+		p, loc, err := c.hop(ctx, t, v, deadline, &jar)
 		if err != nil {
 			return nil, err
 		}
@@ -569,9 +588,10 @@ func (c *Client) fetch(ctx context.Context, t target, v Validators) (*Page, erro
 	}
 }
 
-// hop performs one request. It returns either the final page, or a
-// redirect target, or an error.
-func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.Time) (*Page, *url.URL, error) {
+// hop performs one request, with the cookies jar holds for its host. It
+// returns either the final page, or a redirect target (its cookies kept
+// in jar), or an error.
+func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.Time, jar *cookieJar) (*Page, *url.URL, error) {
 	if err := c.acquireHost(ctx, t.host); err != nil {
 		return nil, nil, err
 	}
@@ -595,6 +615,7 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 	if v.LastModified != "" {
 		req.Header.Set(fasthttp.HeaderIfModifiedSince, v.LastModified)
 	}
+	jar.send(req, t.host)
 
 	if err := c.hc.DoDeadline(req, resp, deadline); err != nil {
 		switch {
@@ -621,13 +642,22 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %d with bad Location: %v", ErrStatus, p.Status, err)
 		}
+		jar.keep(resp, t.host)
 		return p, lu, nil
 	case fasthttp.StatusNotModified:
+		if v == (Validators{}) {
+			// Not an answer to this request (RFC 9110 §15.4.5): its empty
+			// body is not the page.
+			return nil, nil, fmt.Errorf("%w: 304 to an unconditional request", ErrStatus)
+		}
 		p.NotModified = true
 	}
 	p.ETag = string(resp.Header.Peek(fasthttp.HeaderETag))
 	p.LastModified = string(resp.Header.Peek(fasthttp.HeaderLastModified))
 	p.ContentType = string(resp.Header.Peek(fasthttp.HeaderContentType))
+	if links := resp.Header.PeekAll(fasthttp.HeaderLink); len(links) > 0 {
+		p.Link = string(bytes.Join(links, []byte(", ")))
+	}
 	if p.NotModified {
 		return p, nil, nil
 	}
@@ -647,6 +677,49 @@ func (c *Client) hop(ctx context.Context, t target, v Validators, deadline time.
 		c.stats.tooLarge.Add(1)
 	}
 	return p, nil, nil
+}
+
+// cookieJar holds the cookies that the redirects of one fetch set, by
+// host. Sites behind a cookie check (load balancers, consent and bot
+// walls) answer a request without their cookie with a redirect to the
+// page itself that sets it; a browser follows with the cookie and shows
+// the page, a client without cookies loops until ErrTooManyRedirects. The
+// jar lives for one fetch and sends a cookie only to the host that set
+// it; Domain, Path and expiry dates are not read (a removal, by an empty
+// value or a past date, is).
+type cookieJar map[string]map[string]string
+
+// keep records the cookies resp sets for host.
+func (j *cookieJar) keep(resp *fasthttp.Response, host string) {
+	ck := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(ck)
+	for _, value := range resp.Header.Cookies() { // value: the whole Set-Cookie
+		ck.Reset()
+		if ck.ParseBytes(value) != nil || len(ck.Key()) == 0 {
+			continue
+		}
+		if *j == nil {
+			*j = cookieJar{}
+		}
+		m := (*j)[host]
+		if m == nil {
+			m = map[string]string{}
+			(*j)[host] = m
+		}
+		exp := ck.Expire()
+		if len(ck.Value()) == 0 || ck.MaxAge() < 0 || exp != fasthttp.CookieExpireUnlimited && exp.Before(time.Now()) {
+			delete(m, string(ck.Key()))
+			continue
+		}
+		m[string(ck.Key())] = string(ck.Value())
+	}
+}
+
+// send adds the cookies held for host to req.
+func (j *cookieJar) send(req *fasthttp.Request, host string) {
+	for k, v := range (*j)[host] {
+		req.Header.SetCookie(k, v)
+	}
 }
 
 // checkType accepts the media types of Options.AllowedContentTypes.

@@ -159,11 +159,17 @@ func TestGetHeaders(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()
 		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Add("Link", "<https://cdn.example/s.css>; rel=preload; as=style")
+		w.Header().Add("Link", `</c>; rel="canonical"`)
 		io.WriteString(w, "ok")
 	})
 	c := newTestClient(t, Options{Allow: loopback})
-	if _, err := c.Get(context.Background(), srv.URL, Validators{}); err != nil {
+	p, err := c.Get(context.Background(), srv.URL, Validators{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := `<https://cdn.example/s.css>; rel=preload; as=style, </c>; rel="canonical"`; p.Link != want {
+		t.Errorf("Page.Link = %q, want both Link lines, %q", p.Link, want)
 	}
 	for k, want := range map[string]string{
 		"User-Agent":      DefaultUserAgent,
@@ -273,6 +279,72 @@ func serveOn(t *testing.T, l net.Listener, body string) *atomic.Int64 {
 
 // TestRedirectRefused: a public page redirecting inward is refused at the
 // hop, and the internal server never sees a connection.
+// TestRedirectCookie serves a page as sites behind a cookie check do
+// (load balancers, consent and bot walls): without the cookie, a redirect
+// to the same URL that sets it. A browser follows it with the cookie and
+// shows the page; fetch keeps the cookies a redirect sets for the rest of
+// that one fetch, sent only to the host that set them, never to another
+// host nor to a later fetch.
+func TestRedirectCookie(t *testing.T) {
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<p>other host, cookies %q</p>", r.Header.Get("Cookie"))
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2: %v", err)
+	}
+	other.Listener = ln
+	other.Start()
+	t.Cleanup(other.Close)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/set":
+			http.SetCookie(w, &http.Cookie{Name: "a", Value: "1"})
+			http.SetCookie(w, &http.Cookie{Name: "b", Value: "2"})
+			http.Redirect(w, r, "/clear", http.StatusFound)
+			return
+		case "/clear":
+			http.SetCookie(w, &http.Cookie{Name: "a", MaxAge: -1})
+			http.Redirect(w, r, "/show", http.StatusFound)
+			return
+		case "/show":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<p>cookies %q</p>", r.Header.Get("Cookie"))
+			return
+		}
+		if r.URL.Path == "/away" {
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s1", Path: "/"})
+			http.Redirect(w, r, other.URL+"/", http.StatusFound)
+			return
+		}
+		if c, err := r.Cookie("ts01"); err != nil || c.Value != "ok" {
+			http.SetCookie(w, &http.Cookie{Name: "ts01", Value: "ok", Path: "/", HttpOnly: true})
+			http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>behind the cookie check</p>")
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	for range 2 { // the second fetch starts without the cookie again
+		p, err := c.Get(context.Background(), srv.URL+"/page", Validators{})
+		if err != nil {
+			t.Fatalf("Get(cookie check) error: %v", err)
+		}
+		if string(p.Body) != "<p>behind the cookie check</p>" || len(p.Chain) != 2 {
+			t.Errorf("Get(cookie check) = %q after %d hops, want the page after 2", p.Body, len(p.Chain))
+		}
+	}
+	if p, err := c.Get(context.Background(), srv.URL+"/set", Validators{}); err != nil || string(p.Body) != `<p>cookies "b=2"</p>` {
+		t.Errorf("Get(set two cookies, clear one) = %v, %v; want the other one sent", p, err)
+	}
+	p, err := c.Get(context.Background(), srv.URL+"/away", Validators{})
+	if err != nil || string(p.Body) != `<p>other host, cookies ""</p>` {
+		t.Errorf("Get(redirect to another host) = %v, %v; want the other host's page, no cookie sent", p, err)
+	}
+}
+
 func TestRedirectRefused(t *testing.T) {
 	pl, il, port := listenPair(t)
 	serveOn(t, pl, "public")
@@ -422,6 +494,40 @@ func TestDecompressionBomb(t *testing.T) {
 			<-done
 			if n := produced.Load(); n > 1<<30 {
 				t.Errorf("server compressed %d bytes before the client hung up, want far less than %d", n, int64(bomb))
+			}
+		})
+	}
+}
+
+// TestGzipTrailingBytes serves a real page gzipped with bytes after the
+// gzip member, as servers that append a newline or padding to their
+// compressed output do: browsers (Chromium's GzipSourceStream, urllib3)
+// show the page and ignore the bytes, and so must fetch. A second gzip
+// member is a part of the page (RFC 1952) and is decoded.
+func TestGzipTrailingBytes(t *testing.T) {
+	page := readTestdata(t, "bbc.com.52241221.html")
+	half := len(page) / 2
+	bodies := map[string][]byte{
+		"newline": append(encode(t, "gzip", page), '\n'),
+		"crlf":    append(encode(t, "gzip", page), "\r\n"...),
+		"zeros":   append(encode(t, "gzip", page), make([]byte, 16)...),
+		"junk":    append(encode(t, "gzip", page), "<!-- trailing junk -->"...),
+		"members": append(encode(t, "gzip", page[:half]), encode(t, "gzip", page[half:])...),
+	}
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(bodies[r.URL.Query().Get("b")])
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	for name := range bodies {
+		t.Run(name, func(t *testing.T) {
+			p, err := c.Get(context.Background(), srv.URL+"?b="+name, Validators{})
+			if err != nil {
+				t.Fatalf("Get(gzip + %s) error: %v", name, err)
+			}
+			if !bytes.Equal(p.Body, page) {
+				t.Errorf("Get(gzip + %s) body: %d bytes, want the page's %d", name, len(p.Body), len(page))
 			}
 		})
 	}
@@ -618,6 +724,27 @@ func TestRevalidate(t *testing.T) {
 	}
 }
 
+// TestNotModifiedUnasked serves 304 to every request, as a misconfigured
+// cache does: a 304 is only an answer to a conditional request (RFC 9110
+// §15.4.5), so to an unconditional one it is an unexpected status, not a
+// page with an empty body that a caller would sign as the page.
+func TestNotModifiedUnasked(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"abc"`)
+		w.WriteHeader(http.StatusNotModified)
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	if p, err := c.Get(context.Background(), srv.URL, Validators{}); !errors.Is(err, ErrStatus) {
+		t.Errorf("Get(unconditional, 304) = %+v, %v, want ErrStatus", p, err)
+	}
+	if p, err := c.Get(context.Background(), srv.URL, Validators{ETag: `"abc"`}); err != nil || !p.NotModified {
+		t.Errorf("Get(conditional, 304) = %+v, %v, want NotModified", p, err)
+	}
+	if s := c.Stats(); s.HTTPError != 1 || s.NotModified != 1 {
+		t.Errorf("Stats() = %+v, want HTTPError 1, NotModified 1", s)
+	}
+}
+
 func TestStatus(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var code int
@@ -650,6 +777,8 @@ func TestDialError(t *testing.T) {
 	nr := newTestClient(t, Options{Resolver: fakeResolver{}})
 	if _, err := nr.Get(context.Background(), "http://nx.test/", Validators{}); err == nil {
 		t.Fatal("Get(unresolvable) succeeded")
+	} else if msg := err.Error(); strings.Count(msg, "fetch:") != 1 || !strings.Contains(msg, "resolving nx.test") {
+		t.Errorf("Get(unresolvable) error %q, want one \"fetch:\" and the name", msg)
 	}
 	if s, ns := c.Stats(), nr.Stats(); s.DialError != 1 || ns.DialError != 1 {
 		t.Errorf("Stats().DialError = %d, %d, want 1, 1", s.DialError, ns.DialError)
@@ -661,6 +790,29 @@ func TestBadURL(t *testing.T) {
 	for _, raw := range []string{"http://", "http://1.2.3.4.5/", "http://example.123/", "http://[::1/", "http://a.test:99999/", "http://08.0.0.1/", "::"} {
 		if _, err := c.Get(context.Background(), raw, Validators{}); err == nil || errors.Is(err, ErrBlocked) {
 			t.Errorf("Get(%q) error = %v, want a bad URL error", raw, err)
+		}
+	}
+}
+
+// TestURLWhiteSpace fetches result URLs as an index may store them: with
+// the CR of a CRLF line, a newline, a tab from a copied cell, leading
+// spaces. Browsers and canon.URL (the page's key) remove them as the URL
+// Standard does before parsing; net/url refuses such a URL ("invalid
+// control character"), which left the result unrefined.
+func TestURLWhiteSpace(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>"+r.URL.Path+"</p>")
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	for _, raw := range []string{srv.URL + "/page\r", srv.URL + "/page\r\n", "  " + srv.URL + "/page ", srv.URL + "/pa\tge", "\t" + srv.URL + "/p\nage\x00"} {
+		p, err := c.Get(context.Background(), raw, Validators{})
+		if err != nil {
+			t.Errorf("Get(%q) error: %v", raw, err)
+			continue
+		}
+		if p.URL != srv.URL+"/page" || string(p.Body) != "<p>/page</p>" {
+			t.Errorf("Get(%q) = %s %q, want %s/page", raw, p.URL, p.Body, srv.URL)
 		}
 	}
 }

@@ -172,6 +172,25 @@ func reasonV6(a netip.Addr) string {
 	return ""
 }
 
+// badPorts are the Fetch standard's bad ports (fetch.spec.whatwg.org
+// #port-blocking), which browsers refuse (ERR_UNSAFE_PORT): HTTP sent there
+// speaks to another protocol's server (SMTP, IRC, SIP, NFS, ...), the
+// cross-protocol requests NAT slipstreaming used, and no result page on
+// them is one a reader's browser opens. Refused whatever the network, as
+// schemes are.
+var badPorts = func() map[uint16]bool {
+	m := map[uint16]bool{}
+	for _, p := range []uint16{1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69,
+		77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119,
+		123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515,
+		526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990,
+		993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000,
+		6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080} {
+		m[p] = true
+	}
+	return m
+}()
+
 // parseIPv4 parses host the way browsers (WHATWG URL "IPv4 parser") and
 // libc inet_aton do: one to four parts separated by dots, each decimal,
 // octal (leading 0) or hexadecimal (leading 0x), the last part filling the
@@ -289,8 +308,12 @@ func (c *Client) parseTarget(u *url.URL) (target, error) {
 		return target{}, fmt.Errorf("fetch: URL %q has no host", u.Redacted())
 	}
 	if port != "" {
-		if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		p, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || p == 0 {
 			return target{}, fmt.Errorf("fetch: bad port %q", port)
+		}
+		if badPorts[uint16(p)] {
+			return target{}, fmt.Errorf("%w: %d is another protocol's (the Fetch standard's bad ports)", ErrBadPort, p)
 		}
 	}
 	var t target

@@ -3,8 +3,12 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -275,5 +279,57 @@ func BenchmarkGuardCheck(b *testing.B) {
 		for _, a := range as {
 			_ = g.check(a)
 		}
+	}
+}
+
+// TestGuardBadPorts listens on a port of the Fetch standard's bad-port
+// list (10080, Amanda backup, else another unprivileged one, so the test
+// can bind it) on loopback, an allowed network: browsers refuse these
+// ports (ERR_UNSAFE_PORT), because a request there speaks HTTP to another
+// protocol's server, so no search result on one is a page a reader can
+// open. The guard refuses the port directly and as a redirect target, and
+// nothing connects to the listener.
+func TestGuardBadPorts(t *testing.T) {
+	var ln net.Listener
+	for _, port := range []string{"10080", "6665", "6666", "6667", "6668", "6669", "6679", "6697", "6000", "5060"} {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:"+port); err == nil {
+			break
+		}
+	}
+	if ln == nil {
+		t.Skip("no unprivileged bad port free on loopback")
+	}
+	defer ln.Close()
+	bad := "http://" + ln.Addr().String() + "/"
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, bad, http.StatusFound)
+	})
+	c := newTestClient(t, Options{Allow: loopback})
+	for _, raw := range []string{bad, "https" + strings.TrimPrefix(bad, "http"), srv.URL} {
+		if _, err := c.Get(context.Background(), raw, Validators{}); !errors.Is(err, ErrBadPort) || !errors.Is(err, ErrBlocked) {
+			t.Errorf("Get(%s) error = %v, want ErrBadPort (an ErrBlocked)", raw, err)
+		}
+	}
+	for _, port := range []string{"25", "6379", "6665", "5060"} {
+		u, _ := url.Parse("http://93.184.216.34:" + port + "/")
+		_, err := c.parseTarget(u)
+		if blocked := port != "6379"; errors.Is(err, ErrBlocked) != blocked { // Redis's port is no bad port
+			t.Errorf("parseTarget(%s) error = %v, want blocked %v", u, err, blocked)
+		}
+	}
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("%d connections reached the bad port, want none", n)
 	}
 }

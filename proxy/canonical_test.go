@@ -22,7 +22,8 @@ import (
 // and the CodeReview page. q=declared lists the same pages under
 // /declared/, where 13 (ranked first) declares 14 canonical with a
 // relative href, 14 declares itself canonical, and other (unrelated
-// content) declares 14 canonical too.
+// content) declares 14 canonical too; q=header lists them under /header/
+// with the same declarations in Link headers (rel="canonical").
 func canonicalPages(t *testing.T) *httptest.Server {
 	t.Helper()
 	bodies := map[string]string{}
@@ -48,12 +49,16 @@ func canonicalPages(t *testing.T) *httptest.Server {
 		}
 		list, p, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		body, ok := bodies[page[p]]
-		if !ok || (list != "plain" && list != "declared") {
+		if !ok || (list != "plain" && list != "declared" && list != "header") {
 			http.NotFound(w, r)
 			return
 		}
-		if list == "declared" {
+		switch list {
+		case "declared":
 			body = strings.Replace(body, "<head>", `<head><link rel="canonical" href="`+declares[p]+`">`, 1)
+		case "header":
+			w.Header().Add("Link", `<https://cdn.example/llvm.css>; rel=preload; as=style`)
+			w.Header().Add("Link", "<"+strings.Replace(declares[p], "declared", "header", 1)+`>; rel="canonical"`)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, body)
@@ -182,6 +187,34 @@ func TestDeclaredCanonicalWins(t *testing.T) {
 		if h.ID == "declared-14" && h.Winnow.Explain != wantNote {
 			t.Errorf("annotate: the winner explains %q, want %q", h.Winnow.Explain, wantNote)
 		}
+	}
+}
+
+// TestLinkHeaderCanonicalWins runs TestDeclaredCanonicalWins's pages with
+// their canonical URLs declared in Link headers only, beside a preload
+// link, as some servers and CMSs declare them: 13 declares 14 canonical,
+// so 14 wins and says why.
+func TestLinkHeaderCanonicalWins(t *testing.T) {
+	srv := canonicalPages(t)
+	s, base := startProxy(t, Options{Engines: []Engine{esEngine(srv.URL)}, Budget: 5 * time.Second})
+	_, body := get(t, base+"/llvm/_search?q=header&size=3", "X-Winnow-Mode", "group", "X-Winnow-Explain", "1")
+	var winner string
+	for _, h := range groupedHits(t, body) {
+		if len(h.InnerHits.Winnow.Hits.Hits) > 0 {
+			winner = h.ID + " over " + h.InnerHits.Winnow.Hits.Hits[0].ID
+			if e, note := h.InnerHits.Winnow.Hits.Hits[0].Winnow.Explain, "winner: "+srv.URL+"/header/13 declares it canonical"; !strings.HasSuffix(e, note) {
+				t.Errorf("the duplicate's explanation %q does not end in %q", e, note)
+			}
+		}
+	}
+	if winner != "header-14 over header-13" {
+		t.Fatalf("13 declares 14 canonical in its Link header: %q, want header-14 over header-13\n%s", winner, body)
+	}
+	s.ref.wait()
+	s.cache.c.Wait()
+	key, _ := s.ref.keys.key(srv.URL + "/header/other")
+	if e, ok := s.ref.cache.get(key); !ok || e.canonical != srv.URL+"/header/14" {
+		t.Errorf("cache entry of other: %+v, %v; want canonical %s/header/14", e, ok, srv.URL)
 	}
 }
 

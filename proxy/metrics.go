@@ -364,7 +364,9 @@ func (m *metrics) fetchOutcome(err error) {
 		outcome = "timeout"
 	case errors.Is(err, fetch.ErrBlocked):
 		outcome = "blocked"
-		m.internalPages.Inc()
+		if internalRefusal(err) {
+			m.internalPages.Inc()
+		}
 	case errors.Is(err, fetch.ErrTooLarge):
 		outcome = "too_large"
 	case errors.Is(err, fetch.ErrContentType):

@@ -41,6 +41,17 @@ func startDemoAt(t testing.TB, addr string) *demo.Server {
 
 func startDemoWith(t testing.TB, addr string, o demo.Options) *demo.Server {
 	t.Helper()
+	srv, err := tryDemo(t, addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// tryDemo starts the demo engine on addr, or reports why it cannot listen
+// there.
+func tryDemo(t testing.TB, addr string, o demo.Options) (*demo.Server, error) {
+	t.Helper()
 	o.Logger = slog.New(slog.DiscardHandler)
 	eng, err := demo.New(sample.Docs(), o)
 	if err != nil {
@@ -48,10 +59,10 @@ func startDemoWith(t testing.TB, addr string, o demo.Options) *demo.Server {
 	}
 	srv, err := demo.Start(addr, eng)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() { srv.Close() })
-	return srv
+	return srv, nil
 }
 
 // startProxy starts a proxy with o on loopback and returns its base URL.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/page"
 	"github.com/winnow-search/winnow/similarity"
@@ -25,7 +26,7 @@ func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, str
 	if page.IsText([]byte(text[:min(len(text), 512)]), "") {
 		ct = "text/plain; charset=utf-8"
 	}
-	res, canonical, err := r.sign(key, rawURL, []byte(text), ct)
+	res, canonical, err := r.sign(key, rawURL, []byte(text), ct, "")
 	if err != nil {
 		return nil, ""
 	}
@@ -33,10 +34,11 @@ func (r *refiner) signText(key, rawURL, text string) (*similarity.Signature, str
 }
 
 // sign signs the page body fetched from pageURL (whose key is key) and
-// returns, besides, the canonical URL its head declares: "" for none and
-// for the page's own key (most pages declare themselves), which the
-// cache entry need not hold.
-func (r *refiner) sign(key, pageURL string, body []byte, contentType string) (page.Result, string, error) {
+// returns, besides, the canonical URL its head declares, else the one
+// its Link header (link, "" for none) declares: "" for none and for the
+// page's own key (most pages declare themselves), which the cache entry
+// need not hold.
+func (r *refiner) sign(key, pageURL string, body []byte, contentType, link string) (page.Result, string, error) {
 	s := r.signer
 	s.Head = true
 	res, err := s.SignURL(body, contentType, pageURL)
@@ -44,6 +46,9 @@ func (r *refiner) sign(key, pageURL string, body []byte, contentType string) (pa
 		return page.Result{}, "", err
 	}
 	canonical := res.Head.Canonical
+	if canonical == "" && link != "" {
+		canonical = canon.LinkCanonical(link, pageURL)
+	}
 	if canonical == key {
 		canonical = ""
 	}
@@ -68,7 +73,7 @@ func (r *refiner) startFetch(i int, key, rawURL string, val fetch.Validators, do
 	r.background(func() { e, err = r.fetchSign(key, rawURL, val, nil) },
 		func() {
 			if e == nil {
-				done <- signed{i: i, internal: errors.Is(err, fetch.ErrBlocked)}
+				done <- signed{i: i, internal: internalRefusal(err)}
 				return
 			}
 			done <- signed{i: i, sig: e.sig, canonical: e.canonical}
@@ -115,7 +120,7 @@ func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry
 	if err != nil {
 		r.m.fetchOutcome(err)
 		switch {
-		case errors.Is(err, fetch.ErrBlocked):
+		case internalRefusal(err):
 			r.internal.refused(r.log, rawURL)
 		case !errors.Is(err, context.Canceled):
 			r.log.Debug("fetch_failed", "err", err)
@@ -128,7 +133,7 @@ func (r *refiner) fetchSign(key, rawURL string, val fetch.Validators, old *entry
 		r.cache.set(key, e)
 		return e, nil
 	}
-	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType)
+	res, canonical, err := r.sign(key, cmp.Or(pg.URL, rawURL), pg.Body, pg.ContentType, pg.Link)
 	if err != nil {
 		r.log.Debug("sign_failed", "err", err)
 		return nil, err
@@ -148,6 +153,13 @@ func (r *refiner) feedBack(key string, sig *similarity.Signature) {
 
 // wait blocks until every background fetch has ended.
 func (r *refiner) wait() { r.bg.Wait() }
+
+// internalRefusal reports whether the SSRF guard refused a page for its
+// address (serve.fetch.allow opens it), not for a port browsers refuse on
+// every network.
+func internalRefusal(err error) bool {
+	return errors.Is(err, fetch.ErrBlocked) && !errors.Is(err, fetch.ErrBadPort)
+}
 
 // internalWarner warns that result pages are not refined because the
 // SSRF guard refuses their addresses, the normal case for an intranet
