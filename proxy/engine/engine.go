@@ -27,7 +27,13 @@ type Result struct {
 }
 
 // Query is a metasearch query: free text and a page of Size results
-// starting at result From (0-based).
+// starting at result From (0-based). Search sends the text as text:
+// to Elasticsearch, OpenSearch and Solr, whose q parameter is Lucene's
+// query syntax, with its special characters and operator words escaped,
+// so it searches for its words and "phrases" (balanced double quotes)
+// and never names a field, a range, a wildcard or another parser, nor
+// fails as a syntax error. Other kinds get it as typed: Omega's and
+// SearXNG's query languages are made for what readers type.
 type Query struct {
 	Q          string
 	From, Size int
