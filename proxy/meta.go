@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/winnow-search/winnow/canon"
@@ -125,7 +127,7 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 		s.m.engine(b, outcomeDown, time.Since(start))
 		return a
 	case rep.status/100 != 2:
-		a.err = fmt.Errorf("HTTP %d", rep.status)
+		a.err = statusError(b.adapter, rep)
 		s.m.engine(b, outcomeHTTPError, time.Since(start))
 		return a
 	}
@@ -138,4 +140,21 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 	s.m.engine(b, outcomeOK, time.Since(start))
 	a.results = p.Results
 	return a
+}
+
+// statusError says why an engine refused a metasearch query: its status
+// and, when the answer is the engine's own error document, the reason it
+// gives ("HTTP 400: An HTTP line is larger than 4096 bytes."), else the
+// status's name ("HTTP 414 URI Too Long", a proxy's HTML error page), so
+// the page tells a reader more than a number.
+func statusError(ad engine.Adapter, rep reply) error {
+	var be *engine.BackendError
+	if _, err := ad.Parse(rep.body, rep.contentType); errors.As(err, &be) && be.Reason != "" {
+		reason := be.Reason
+		if len(reason) > 300 { // Solr's may carry a stack trace
+			reason = strings.ToValidUTF8(reason[:300], "") + "…"
+		}
+		return fmt.Errorf("HTTP %d: %s", rep.status, reason)
+	}
+	return fmt.Errorf("HTTP %d %s", rep.status, http.StatusText(rep.status))
 }

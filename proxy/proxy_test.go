@@ -678,3 +678,43 @@ func TestShutdownRacesServe(t *testing.T) {
 		}
 	}
 }
+
+// TestMetasearchEngineRefusals checks that an engine's refusal says why
+// on the search page: Elasticsearch's reason from its error document
+// (its root cause's type and reason: a 429 as a busy cluster writes it),
+// the status's name for an error page in HTML (a proxy in front of the
+// engine); the demo engine's results still come.
+func TestMetasearchEngineRefusals(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"root_cause":[{"type":"es_rejected_execution_exception","reason":"rejected execution of coordinating operation"}],"type":"es_rejected_execution_exception","reason":"rejected execution of coordinating operation"},"status":429}`)
+	}))
+	t.Cleanup(busy.Close)
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1><hr><center>nginx</center></body></html>")
+	}))
+	t.Cleanup(gateway.Close)
+	_, base := startProxy(t, Options{Engines: []Engine{
+		esEngine(d.URL()),
+		{Name: "busy", URL: busy.URL, Adapter: engine.Config{Kind: "elasticsearch"}},
+		{Name: "gateway", URL: gateway.URL, Adapter: engine.Config{Kind: "solr"}},
+	}, Budget: 3 * time.Second})
+	page := searchJSON(t, base, "benchmark")
+	want := map[string]string{
+		"es":      "",
+		"busy":    "HTTP 429: es_rejected_execution_exception: rejected execution of coordinating operation",
+		"gateway": "HTTP 502 Bad Gateway",
+	}
+	for _, e := range page.Engines {
+		if e.Error != want[e.Name] {
+			t.Errorf("%s: error %q, want %q", e.Name, e.Error, want[e.Name])
+		}
+	}
+	if len(page.Groups) == 0 {
+		t.Error("no results; want the demo engine's")
+	}
+}
