@@ -31,6 +31,9 @@ type engineAnswer struct {
 	results []engine.Result
 	took    time.Duration
 	err     error
+	// partial says why the answer holds only part of the engine's
+	// results ([engine.Parsed.Partial]).
+	partial string
 }
 
 // metaOutcome is one metasearch: the fused list, its refinement and the
@@ -139,6 +142,7 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 	}
 	s.m.engine(b, outcomeOK, time.Since(start))
 	a.results = p.Results
+	a.partial = p.Partial()
 	return a
 }
 

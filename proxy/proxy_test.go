@@ -439,6 +439,7 @@ type metaPage struct {
 		Name    string
 		Results int
 		Error   string
+		Partial string
 	}
 	Groups []struct {
 		Result struct {
@@ -683,7 +684,8 @@ func TestShutdownRacesServe(t *testing.T) {
 // on the search page: Elasticsearch's reason from its error document
 // (its root cause's type and reason: a 429 as a busy cluster writes it),
 // the status's name for an error page in HTML (a proxy in front of the
-// engine); the demo engine's results still come.
+// engine); that an answer of part of the results says so (a failed shard,
+// as Elasticsearch 8.19 wrote it); the demo engine's results still come.
 func TestMetasearchEngineRefusals(t *testing.T) {
 	d := startDemo(t, demo.Options{})
 	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -698,10 +700,16 @@ func TestMetasearchEngineRefusals(t *testing.T) {
 		io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1><hr><center>nginx</center></body></html>")
 	}))
 	t.Cleanup(gateway.Close)
+	shard := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"took":4,"timed_out":false,"_shards":{"total":2,"successful":1,"skipped":0,"failed":1,"failures":[{"shard":0,"index":"num","reason":{"type":"query_shard_exception","reason":"failed to create query: For input string: \"benchmark\""}}]},"hits":{"total":{"value":1,"relation":"eq"},"hits":[{"_id":"a","_score":1,"_source":{"url":"http://example.org/a","title":"a"}}]}}`)
+	}))
+	t.Cleanup(shard.Close)
 	_, base := startProxy(t, Options{Engines: []Engine{
 		esEngine(d.URL()),
 		{Name: "busy", URL: busy.URL, Adapter: engine.Config{Kind: "elasticsearch"}},
 		{Name: "gateway", URL: gateway.URL, Adapter: engine.Config{Kind: "solr"}},
+		{Name: "shard", URL: shard.URL, Adapter: engine.Config{Kind: "elasticsearch"}},
 	}, Budget: 3 * time.Second})
 	page := searchJSON(t, base, "benchmark")
 	want := map[string]string{
@@ -713,8 +721,14 @@ func TestMetasearchEngineRefusals(t *testing.T) {
 		if e.Error != want[e.Name] {
 			t.Errorf("%s: error %q, want %q", e.Name, e.Error, want[e.Name])
 		}
+		if p := `1 of 2 shards failed: query_shard_exception: failed to create query: For input string: "benchmark"`; (e.Name == "shard") != (e.Partial == p) {
+			t.Errorf("%s: partial %q; want %q for shard only", e.Name, e.Partial, p)
+		}
 	}
 	if len(page.Groups) == 0 {
 		t.Error("no results; want the demo engine's")
+	}
+	if code, html := get(t, base+"/_winnow/search?q=benchmark"); code != 200 || !strings.Contains(html, "1 result in") || !strings.Contains(html, ", partial: 1 of 2 shards failed") {
+		t.Errorf("search page: %d, does not say shard's answer is partial", code)
 	}
 }

@@ -270,7 +270,7 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 		view.Total += 1 + len(g.Similar)
 	}
 	for _, a := range out.answers {
-		st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took}
+		st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took, Partial: a.partial}
 		if a.err != nil {
 			st.Err = a.err.Error()
 		}
@@ -354,6 +354,9 @@ func jsonPage(p *ui.Page) map[string]any {
 		m := map[string]any{"name": e.Name, "results": e.Results, "took_ms": e.Took.Milliseconds()}
 		if e.Err != "" {
 			m["error"] = e.Err
+		}
+		if e.Partial != "" {
+			m["partial"] = e.Partial
 		}
 		engines = append(engines, m)
 	}

@@ -223,7 +223,8 @@ type Parsed struct {
 	patch    []patch  // JSON, in body order
 	ids      []string // Solr: each hit's uniqueKey, "" for none
 	xpatch   []xmlPatch
-	first    int // results on the first page (Pager), else len(Results)
+	first    int  // results on the first page (Pager), else len(Results)
+	kind     kind // JSON: the adapter's kind (Partial)
 }
 
 type span struct{ start, end int }

@@ -330,7 +330,7 @@ func (a *jsonAdapter) backendError(b []byte, caps []span) error {
 func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	b := w.b
 	el := w.elems
-	p := &Parsed{body: b, list: w.list, elems: el, Total: -1, first: len(el)}
+	p := &Parsed{body: b, list: w.list, elems: el, Total: -1, first: len(el), kind: a.kind}
 	p.Results = make([]Result, len(el))
 	f := a.cfg.Fields
 	if a.kind == kindES {
