@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/proxy/ui"
 )
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -580,7 +582,12 @@ func TestPlainText(t *testing.T) {
 		{"plain", "plain"},
 		{"run the <em>benchmark</em> twice", "run the benchmark twice"},
 		{"a &amp; b &lt;tag&gt;", "a & b <tag>"},
-		{"broken <em", "broken "},
+		{"<EM class=\"hlt\">LLVM</EM> <mark>code</mark> <b>review</b> <strong>x</strong>", "LLVM code review x"},
+		// Titles and fields are the text indexed: a "<" that is not
+		// highlighting is the text's own.
+		{"std::vector<int> & a < b", "std::vector<int> & a < b"},
+		{"Zorblax <script>alert(1)</script>", "Zorblax <script>alert(1)</script>"},
+		{"broken <em", "broken <em"},
 	}
 	for _, tt := range tests {
 		if got := plainText(tt.in); got != tt.want {
@@ -730,5 +737,16 @@ func TestMetasearchEngineRefusals(t *testing.T) {
 	}
 	if code, html := get(t, base+"/_winnow/search?q=benchmark"); code != 200 || !strings.Contains(html, "1 result in") || !strings.Contains(html, ", partial: 1 of 2 shards failed") {
 		t.Errorf("search page: %d, does not say shard's answer is partial", code)
+	}
+}
+
+func TestHighlightParts(t *testing.T) {
+	got := highlightParts("a <em>vector</em><int> & <EM>b</EM> < c")
+	want := []ui.Part{{Text: "a "}, {Text: "vector", Hit: true}, {Text: "<int> & "}, {Text: "b", Hit: true}, {Text: " < c"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("highlightParts = %+v, want %+v", got, want)
+	}
+	if got := highlightParts("std::vector<int>"); got != nil {
+		t.Errorf("highlightParts without highlighting = %+v, want nil", got)
 	}
 }

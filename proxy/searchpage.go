@@ -82,8 +82,10 @@ func (o *metaOutcome) groups(mode engine.Mode) []ui.Group {
 }
 
 // plainText turns an engine's title or snippet, which may carry
-// highlighting markup such as <em>, into plain text for the page (which
-// escapes it).
+// highlighting markup such as <em> (see [highlightTag]), into plain text
+// for the page (which escapes it): the highlighting tags go, entities
+// are decoded, and any other "<" is the text's own ("std::vector<int>",
+// "a < b", an indexed title "<script>...").
 func plainText(s string) string {
 	if !strings.ContainsAny(s, "<&") {
 		return s
@@ -96,13 +98,43 @@ func plainText(s string) string {
 			break
 		}
 		b.WriteString(s[:i])
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			break // an unclosed tag: drop the rest of it
+		if n, _, ok := highlightTag(s[i:]); ok {
+			s = s[i+n:]
+			continue
 		}
-		s = s[i+j+1:]
+		b.WriteByte('<')
+		s = s[i+1:]
 	}
 	return html.UnescapeString(b.String())
+}
+
+// highlightTag reads the highlighting tag s starts with: <em>, <b>,
+// <strong> or <mark>, opening (with attributes, as <em class="hlt">) or
+// closing, in any case, as Elasticsearch, OpenSearch, Solr and Omega
+// write them. It returns the tag's length and whether it opens; ok is
+// false when s does not start with one. Engines send titles and fields
+// as the page was indexed, text, and only their highlighting as markup:
+// every other "<" is text.
+func highlightTag(s string) (n int, open, ok bool) {
+	j := strings.IndexByte(s, '>')
+	if len(s) < 3 || s[0] != '<' || j < 0 {
+		return 0, false, false
+	}
+	inner := s[1:j]
+	open = !strings.HasPrefix(inner, "/")
+	inner = strings.TrimPrefix(inner, "/")
+	name := inner
+	if k := strings.IndexAny(inner, " \t\n\r/"); k >= 0 {
+		if !open && strings.TrimSpace(inner[k:]) != "" {
+			return 0, false, false // a closing tag has no attributes
+		}
+		name = inner[:k]
+	}
+	switch strings.ToLower(name) {
+	case "em", "b", "strong", "mark":
+		return j + 1, open, true
+	}
+	return 0, false, false
 }
 
 // scoresOf lists the tests of a verdict. The tests that decided (the
@@ -385,9 +417,8 @@ func notice(out *metaOutcome) string {
 }
 
 // highlightParts splits an engine's snippet into plain text and the
-// words its highlighting marks (<em>, <b>, <strong>, <mark>, as
-// Elasticsearch, Solr and others write it); other markup is dropped and
-// entities decoded. nil when the snippet has no highlighting, so the
+// words its highlighting marks ([highlightTag]), entities decoded; any
+// other "<" is text. nil when the snippet has no highlighting, so the
 // page shows Snippet. The page escapes every part.
 func highlightParts(s string) []ui.Part {
 	if !strings.Contains(s, "<") {
@@ -395,29 +426,34 @@ func highlightParts(s string) []ui.Part {
 	}
 	var parts []ui.Part
 	hit, marked := false, false
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			parts = append(parts, ui.Part{Text: html.UnescapeString(text.String()), Hit: hit})
+			marked = marked || hit
+			text.Reset()
+		}
+	}
 	for s != "" {
 		i := strings.IndexByte(s, '<')
 		if i < 0 {
-			i = len(s)
-		}
-		if i > 0 {
-			parts = append(parts, ui.Part{Text: html.UnescapeString(s[:i]), Hit: hit})
-			marked = marked || hit
-		}
-		s = s[i:]
-		if s == "" {
+			text.WriteString(s)
 			break
 		}
-		j := strings.IndexByte(s, '>')
-		if j < 0 {
-			break // an unclosed tag: drop the rest of it
+		text.WriteString(s[:i])
+		n, open, ok := highlightTag(s[i:])
+		if !ok {
+			text.WriteByte('<')
+			s = s[i+1:]
+			continue
 		}
-		name := strings.ToLower(strings.TrimSpace(strings.Trim(s[1:j], "/")))
-		if name == "em" || name == "b" || name == "strong" || name == "mark" {
-			hit = !strings.HasPrefix(s, "</")
+		if open != hit {
+			flush()
+			hit = open
 		}
-		s = s[j+1:]
+		s = s[i+n:]
 	}
+	flush()
 	if !marked {
 		return nil
 	}
