@@ -23,6 +23,10 @@ type merged struct {
 	engine.Result
 	engines []string
 	score   float64
+	// tier is the fusion tier: the best rank any engine gave the result,
+	// divided by the metasearch's step. order is where its first rank
+	// within that tier was read (engine, then rank): the tie-break.
+	tier, order int
 }
 
 // engineAnswer is what one engine returned for a metasearch query.
@@ -44,12 +48,27 @@ type metaOutcome struct {
 	ref     *refined
 	answers []engineAnswer
 	took    time.Duration
+	// more reports that an engine answered all it was asked for, so it
+	// may have more: a deeper metasearch could find more results.
+	more bool
 }
 
-// metasearch sends q to every engine with its own deadline, fuses the
-// answers by canonical URL with reciprocal rank fusion and refines the
-// fused list. Engines that fail or time out are reported, not fatal.
-func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *metaOutcome {
+// metasearch sends q to every engine with its own deadline, asking each
+// for its first depth results, fuses the answers by canonical URL and
+// refines the fused list. Engines that fail or time out are reported,
+// not fatal.
+//
+// The fusion is reciprocal rank fusion in tiers of step ranks, so that
+// the list of a deeper metasearch starts with the list of a shallower
+// one (depths multiples of step): the search page asks deeper for later
+// pages, and a plain fusion of the deeper lists moved results up past
+// what an earlier page had shown (a result an engine ranked 40th gained
+// a score only once the depth reached 40), so a page repeated results
+// and skipped others. A result's tier is the best rank an engine gave
+// it, divided by step; results are ordered by tier, then by their fused
+// score over the ranks within their tier (the ranks a metasearch of that
+// tier's depth sees too), then by where that was first read.
+func (s *Server) metasearch(ctx context.Context, q string, depth, step int, p params) *metaOutcome {
 	start := time.Now()
 	out := &metaOutcome{query: q, answers: make([]engineAnswer, len(s.engines))}
 	done := make(chan struct{}, len(s.engines))
@@ -62,14 +81,18 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 				}
 				done <- struct{}{}
 			}()
-			out.answers[i] = s.askEngine(ctx, b, engine.Query{Q: q, From: 0, Size: need})
+			out.answers[i] = s.askEngine(ctx, b, engine.Query{Q: q, From: 0, Size: depth})
 		}()
 	}
 	for range s.engines {
 		<-done
 	}
+	step = max(step, 1)
+	type rankAt struct{ engine, rank int }
 	byKey := map[string]int{}
-	for _, a := range out.answers {
+	var ranks [][]rankAt // per merged result
+	for e, a := range out.answers {
+		out.more = out.more || a.err == nil && len(a.results) >= depth
 		for rank, r := range a.results {
 			key, err := canon.URL(r.URL)
 			if err != nil {
@@ -79,10 +102,12 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 			if !ok {
 				i = len(out.results)
 				byKey[key] = i
-				out.results = append(out.results, merged{Result: r})
+				out.results = append(out.results, merged{Result: r, tier: rank / step})
+				ranks = append(ranks, nil)
 			}
 			m := &out.results[i]
-			m.score += 1 / float64(rrfK+rank+1)
+			m.tier = min(m.tier, rank/step)
+			ranks[i] = append(ranks[i], rankAt{e, rank})
 			if !slices.Contains(m.engines, a.name) {
 				m.engines = append(m.engines, a.name)
 			}
@@ -91,8 +116,22 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 			}
 		}
 	}
-	// Stable: equal scores keep the engines' order.
-	slices.SortStableFunc(out.results, func(a, b merged) int { return cmp.Compare(b.score, a.score) })
+	for i := range out.results {
+		m := &out.results[i]
+		m.order = -1
+		for _, r := range ranks[i] {
+			if r.rank >= (m.tier+1)*step {
+				continue // not seen by a metasearch of this tier's depth
+			}
+			m.score += 1 / float64(rrfK+r.rank+1)
+			if m.order < 0 {
+				m.order = r.engine*depth + r.rank
+			}
+		}
+	}
+	slices.SortFunc(out.results, func(a, b merged) int {
+		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.score, a.score), cmp.Compare(a.order, b.order))
+	})
 	list := make([]engine.Result, len(out.results))
 	for i, m := range out.results {
 		list[i] = m.Result
@@ -101,6 +140,17 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 	out.ref = s.refine(ctx, list, p)
 	out.took = time.Since(start)
 	return out
+}
+
+// failed counts the engines that did not answer.
+func (o *metaOutcome) failed() int {
+	n := 0
+	for _, a := range o.answers {
+		if a.err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // askEngine runs one metasearch query on one engine.

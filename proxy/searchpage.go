@@ -247,7 +247,21 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 	if q != "" {
 		reqCtx, cancel := context.WithTimeout(context.Background(), s.maxEngineTimeout()+s.o.Budget)
 		defer cancel()
-		out := s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
+		// A page's list is the fused list of the engines' first
+		// pageNo·size·Factor results, asked deeper (tiers doubled)
+		// while duplicates leave too few groups to fill the page and
+		// show one after it, and an engine may have more.
+		step := size * s.o.Factor
+		depth := pageNo * step
+		out := s.metasearch(reqCtx, q, depth, step, p)
+		for len(out.groups(p.render())) <= pageNo*size && out.more && depth*2 <= maxMetaDepth && reqCtx.Err() == nil {
+			depth *= 2
+			deeper := s.metasearch(reqCtx, q, depth, step, p)
+			if deeper.failed() > out.failed() {
+				break // an engine missed its deadline this time: keep what it gave
+			}
+			out = deeper
+		}
 		fillPage(view, out, p, pageNo, size)
 	}
 	if s.fb != nil {
@@ -323,6 +337,11 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 		view.NextURL = link(pageNo + 1)
 	}
 }
+
+// maxMetaDepth bounds how deep the search page asks the engines when
+// duplicates leave a page short: Solr and Elasticsearch slow down with
+// deep pages, and Elasticsearch refuses past 10,000.
+const maxMetaDepth = 1000
 
 func (s *Server) maxEngineTimeout() time.Duration {
 	var d time.Duration
