@@ -111,9 +111,12 @@ func (s *Server) metasearch(ctx context.Context, q string, depth, step int, p pa
 			if !slices.Contains(m.engines, a.name) {
 				m.engines = append(m.engines, a.name)
 			}
-			if m.Text == "" {
-				m.Text = r.Text
-			}
+			// The first engine's hit stands for the result; what it
+			// lacks, another's gives (Omega's snippet beside an
+			// Elasticsearch hit without one).
+			m.Title = cmp.Or(m.Title, r.Title)
+			m.Snippet = cmp.Or(m.Snippet, r.Snippet)
+			m.Text = cmp.Or(m.Text, r.Text)
 		}
 	}
 	for i := range out.results {

@@ -33,7 +33,10 @@ type metaRealPage struct {
 		Error   string
 	}
 	Groups []struct {
-		Result struct{ URL, Title string }
+		Result struct {
+			URL, Title, Snippet string
+			Engines             []string
+		}
 		// Duplicates and Removed: the group's other results.
 		Duplicates, Removed []struct{ URL string }
 	}
@@ -216,6 +219,24 @@ func TestRealEngineMetasearch(t *testing.T) {
 		code, html := get(t, base+"/_winnow/search?q=zorblax")
 		if code != 200 || !strings.Contains(html, "Zorblax &lt;script&gt;alert(1)&lt;/script&gt; std::vector&lt;int&gt; &amp; a &lt; b</a>") {
 			t.Errorf("search page: %d; want the title escaped, whole\n%s", code, html)
+		}
+
+		// Omega highlights in its snippets (<strong>, escaped once
+		// more than its HTML); the Lucene engines, asked without
+		// highlighting and without a snippet field, give none. Only
+		// Omega stems "benchmarked" to the Benchmarking pages.
+		p = search(t, "q=benchmarked")
+		if len(p.Groups) == 0 || !strings.Contains(p.Groups[0].Result.Snippet, "Benchmarking tips") || strings.Contains(p.Groups[0].Result.Snippet, "<") {
+			t.Errorf("q=benchmarked: %+v; want Omega's Benchmarking page, its snippet as text", p.Groups)
+		}
+		if _, html := get(t, base+"/_winnow/search?q=benchmarked"); !strings.Contains(html, "<mark>Benchmarking</mark> tips") {
+			t.Errorf("search page q=benchmarked: Omega's highlighting is not marked")
+		}
+		// The page from all four engines has Omega's snippet, whichever
+		// engine listed it first.
+		p = search(t, "q=benchmark")
+		if len(p.Groups) == 0 || len(p.Groups[0].Result.Engines) != 4 || !strings.Contains(p.Groups[0].Result.Snippet, "Benchmarking tips") {
+			t.Errorf("q=benchmark: first group %+v; want the Benchmarking page from all four engines, with Omega's snippet", p.Groups[:min(len(p.Groups), 1)])
 		}
 	})
 }

@@ -82,7 +82,7 @@ func (o *metaOutcome) groups(mode engine.Mode) []ui.Group {
 }
 
 // plainText turns an engine's title or snippet, which may carry
-// highlighting markup such as <em> (see [highlightTag]), into plain text
+// highlighting markup such as <em> (see [engine.HighlightTag]), into plain text
 // for the page (which escapes it): the highlighting tags go, entities
 // are decoded, and any other "<" is the text's own ("std::vector<int>",
 // "a < b", an indexed title "<script>...").
@@ -98,7 +98,7 @@ func plainText(s string) string {
 			break
 		}
 		b.WriteString(s[:i])
-		if n, _, ok := highlightTag(s[i:]); ok {
+		if n, _, ok := engine.HighlightTag(s[i:]); ok {
 			s = s[i+n:]
 			continue
 		}
@@ -106,35 +106,6 @@ func plainText(s string) string {
 		s = s[i+1:]
 	}
 	return html.UnescapeString(b.String())
-}
-
-// highlightTag reads the highlighting tag s starts with: <em>, <b>,
-// <strong> or <mark>, opening (with attributes, as <em class="hlt">) or
-// closing, in any case, as Elasticsearch, OpenSearch, Solr and Omega
-// write them. It returns the tag's length and whether it opens; ok is
-// false when s does not start with one. Engines send titles and fields
-// as the page was indexed, text, and only their highlighting as markup:
-// every other "<" is text.
-func highlightTag(s string) (n int, open, ok bool) {
-	j := strings.IndexByte(s, '>')
-	if len(s) < 3 || s[0] != '<' || j < 0 {
-		return 0, false, false
-	}
-	inner := s[1:j]
-	open = !strings.HasPrefix(inner, "/")
-	inner = strings.TrimPrefix(inner, "/")
-	name := inner
-	if k := strings.IndexAny(inner, " \t\n\r/"); k >= 0 {
-		if !open && strings.TrimSpace(inner[k:]) != "" {
-			return 0, false, false // a closing tag has no attributes
-		}
-		name = inner[:k]
-	}
-	switch strings.ToLower(name) {
-	case "em", "b", "strong", "mark":
-		return j + 1, open, true
-	}
-	return 0, false, false
 }
 
 // scoresOf lists the tests of a verdict. The tests that decided (the
@@ -436,7 +407,7 @@ func notice(out *metaOutcome) string {
 }
 
 // highlightParts splits an engine's snippet into plain text and the
-// words its highlighting marks ([highlightTag]), entities decoded; any
+// words its highlighting marks ([engine.HighlightTag]), entities decoded; any
 // other "<" is text. nil when the snippet has no highlighting, so the
 // page shows Snippet. The page escapes every part.
 func highlightParts(s string) []ui.Part {
@@ -460,7 +431,7 @@ func highlightParts(s string) []ui.Part {
 			break
 		}
 		text.WriteString(s[:i])
-		n, open, ok := highlightTag(s[i:])
+		n, open, ok := engine.HighlightTag(s[i:])
 		if !ok {
 			text.WriteByte('<')
 			s = s[i+1:]

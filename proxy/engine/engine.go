@@ -10,6 +10,9 @@ import (
 
 // Result is one hit of a backend's answer.
 type Result struct {
+	// Title and Snippet are text, as the engine indexed it, and may carry
+	// the engine's highlighting tags ([HighlightTag]); any other "<" is
+	// the text's own. A feed's description, HTML, is read into that form.
 	URL, Title, Snippet string
 	// Text is the page's text or HTML when the hit carries it (the
 	// configured text field), so the proxy need not fetch the page.
