@@ -750,3 +750,23 @@ func TestHighlightParts(t *testing.T) {
 		t.Errorf("highlightParts without highlighting = %+v, want nil", got)
 	}
 }
+
+// TestMetasearchNoticePastTopK checks what the search page says of the
+// results past the top K, never signed whatever the time: that they rank
+// past the results checked, not that they could not be checked in time
+// (the pages were all fetched well within the budget).
+func TestMetasearchNoticePastTopK(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, TopK: 3, Budget: 5 * time.Second})
+	code, body := get(t, base+"/_winnow/search.json?q=llvm")
+	var p struct {
+		Notice string
+		Groups []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
+		t.Fatalf("search.json: %d %v\n%s", code, err, body)
+	}
+	if !strings.Contains(p.Notice, "rank past the first 3, the results checked for duplicates (serve.top_k)") || strings.Contains(p.Notice, "in time") {
+		t.Errorf("notice %q; want the results past the top 3 named as such, none late", p.Notice)
+	}
+}

@@ -393,14 +393,18 @@ func jsonPage(p *ui.Page) map[string]any {
 
 // notice tells why results are shown unmarked: pages the SSRF guard
 // refused (an intranet engine's, until serve.fetch.allow lists their
-// network), then pages not signed in time.
+// network), results past the top K (serve.top_k), which no time would
+// have checked, then pages not signed in time.
 func notice(out *metaOutcome) string {
-	n, internal := min(out.ref.unrefined, len(out.results)), out.ref.internal
+	n, internal, beyond := min(out.ref.unrefined, len(out.results)), out.ref.internal, out.ref.beyond
 	var parts []string
 	if internal > 0 {
 		parts = append(parts, fmt.Sprintf("%d results not refined: their addresses are internal (allow their network in serve.fetch.allow)", internal))
 	}
-	if late := n - internal; late > 0 {
+	if beyond > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d results rank past the first %d, the results checked for duplicates (serve.top_k), and are shown unmarked", beyond, len(out.results), len(out.results)-beyond))
+	}
+	if late := n - internal - beyond; late > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", late, len(out.results)))
 	}
 	return strings.Join(parts, "; ")
