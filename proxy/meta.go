@@ -95,7 +95,13 @@ func (s *Server) metasearch(ctx context.Context, q string, depth, step int, p pa
 		out.more = out.more || a.err == nil && len(a.results) >= depth
 		for rank, r := range a.results {
 			key, err := canon.URL(r.URL)
-			if err != nil {
+			switch {
+			case r.URL == "":
+				// A hit without a URL (an engine whose URL field is
+				// named otherwise than configured) is one result of its
+				// own: under one key all of them fused into one.
+				key = fmt.Sprintf("\x00%d/%d", e, rank)
+			case err != nil:
 				key = r.URL
 			}
 			i, ok := byKey[key]

@@ -770,3 +770,29 @@ func TestMetasearchNoticePastTopK(t *testing.T) {
 		t.Errorf("notice %q; want the results past the top 3 named as such, none late", p.Notice)
 	}
 }
+
+// TestMetasearchHitsWithoutURL: an engine whose hits lack the configured
+// URL field (named otherwise in its index) gives results of their own,
+// each shown, not one result fused from all under the empty URL, and the
+// page says why they are unmarked.
+func TestMetasearchHitsWithoutURL(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	e := esEngine(d.URL())
+	e.Adapter.Fields.URL = "link"
+	_, base := startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
+	code, body := get(t, base+"/_winnow/search.json?q=benchmark")
+	var p struct {
+		Notice  string
+		Engines []struct{ Results int }
+		Groups  []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil || len(p.Engines) != 1 {
+		t.Fatalf("search.json: %d %v\n%s", code, err, body)
+	}
+	if n := p.Engines[0].Results; n < 2 || len(p.Groups) != n {
+		t.Errorf("%d results shown of the engine's %d; want each", len(p.Groups), n)
+	}
+	if !strings.Contains(p.Notice, "results have no URL (is the engine's url_field right?)") || strings.Contains(p.Notice, "in time") {
+		t.Errorf("notice %q; want the results without a URL named", p.Notice)
+	}
+}

@@ -394,7 +394,7 @@ func jsonPage(p *ui.Page) map[string]any {
 // notice tells why results are shown unmarked: pages the SSRF guard
 // refused (an intranet engine's, until serve.fetch.allow lists their
 // network), results past the top K (serve.top_k), which no time would
-// have checked, then pages not signed in time.
+// have checked, results without a URL, then pages not signed in time.
 func notice(out *metaOutcome) string {
 	n, internal, beyond := min(out.ref.unrefined, len(out.results)), out.ref.internal, out.ref.beyond
 	var parts []string
@@ -404,7 +404,16 @@ func notice(out *metaOutcome) string {
 	if beyond > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d results rank past the first %d, the results checked for duplicates (serve.top_k), and are shown unmarked", beyond, len(out.results), len(out.results)-beyond))
 	}
-	if late := n - internal - beyond; late > 0 {
+	noURL := 0 // among the results checked: no page to fetch
+	for _, r := range out.results[:len(out.results)-beyond] {
+		if r.URL == "" {
+			noURL++
+		}
+	}
+	if noURL > 0 {
+		parts = append(parts, fmt.Sprintf("%d results have no URL (is the engine's url_field right?) and are shown unmarked", noURL))
+	}
+	if late := n - internal - beyond - noURL; late > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", late, len(out.results)))
 	}
 	return strings.Join(parts, "; ")
