@@ -113,7 +113,12 @@ func (s *Server) metasearch(ctx context.Context, q string, depth, step int, p pa
 			}
 			m := &out.results[i]
 			m.tier = min(m.tier, rank/step)
-			ranks[i] = append(ranks[i], rankAt{e, rank})
+			// An engine counts once, at its best rank: one that lists
+			// a page twice (under two spellings of its URL) does not
+			// give it twice the score.
+			if k := len(ranks[i]); k == 0 || ranks[i][k-1].engine != e {
+				ranks[i] = append(ranks[i], rankAt{e, rank})
+			}
 			if !slices.Contains(m.engines, a.name) {
 				m.engines = append(m.engines, a.name)
 			}

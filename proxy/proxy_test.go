@@ -796,3 +796,42 @@ func TestMetasearchHitsWithoutURL(t *testing.T) {
 		t.Errorf("notice %q; want the results without a URL named", p.Notice)
 	}
 }
+
+// TestMetasearchFusionCountsEngineOnce: reciprocal rank fusion sums over
+// engines; an engine that lists one page twice (its URL with and without
+// a tracking parameter, one canonical URL) counts once, at its best rank.
+// Engine a ranks B, A, A'; engine b ranks A, B: A and B tie, and B, read
+// first, leads. Counting a's second A put A first.
+func TestMetasearchFusionCountsEngineOnce(t *testing.T) {
+	answer := func(urls ...string) *httptest.Server {
+		var hits []string
+		for i, u := range urls {
+			text := "Benchmarking tips: run each benchmark several times and turn frequency scaling off."
+			if strings.HasSuffix(u, "/b") {
+				text = "Code reviews happen on pull requests; a patch lands once a reviewer approves it."
+			}
+			hits = append(hits, fmt.Sprintf(`{"_id":"%d","_score":1,"_source":{"url":%q,"title":"t","body":%q}}`, i, u, text))
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":%d,"relation":"eq"},"hits":[%s]}}`, len(hits), strings.Join(hits, ","))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	const a, b = "http://example.org/a", "http://example.org/b"
+	e1, e2 := answer(b, a, a+"?utm_source=feed"), answer(a, b)
+	_, base := startProxy(t, Options{Engines: []Engine{
+		// The hits carry their text: no page is fetched.
+		{Name: "a", URL: e1.URL, Adapter: engine.Config{Kind: "elasticsearch", TextField: "body"}},
+		{Name: "b", URL: e2.URL, Adapter: engine.Config{Kind: "elasticsearch", TextField: "body"}},
+	}, Budget: 100 * time.Millisecond})
+	page := searchJSON(t, base, "x")
+	var got []string
+	for _, g := range page.Groups {
+		got = append(got, g.Result.URL)
+	}
+	if want := []string{b, a}; !slices.Equal(got, want) {
+		t.Errorf("fused order %q, want %q", got, want)
+	}
+}
