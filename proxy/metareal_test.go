@@ -94,10 +94,17 @@ func TestRealEngineMetasearch(t *testing.T) {
 		for _, tc := range []struct {
 			q    string
 			size int
-		}{{"code review", 2}, {"code review", 3}, {"llvm", 4}} {
+			// settings are the request's winnow_ parameters, which
+			// every page must keep: under others a page groups
+			// otherwise.
+			settings string
+		}{{"code review", 2, ""}, {"code review", 3, ""}, {"llvm", 4, ""}, {"llvm", 4, "winnow_method=jaccard&winnow_threshold=0.1"}} {
 			want := engineUnion(t, engines, tc.q)
 			seen := map[string]int{}
 			next := "?" + url.Values{"q": {tc.q}, "size": {strconv.Itoa(tc.size)}}.Encode()
+			if tc.settings != "" {
+				next += "&" + tc.settings
+			}
 			for pages := 0; next != ""; pages++ {
 				if pages > len(want) {
 					t.Fatalf("%q size %d: more pages than results", tc.q, tc.size)
@@ -113,7 +120,7 @@ func TestRealEngineMetasearch(t *testing.T) {
 			}
 			for u, n := range seen {
 				if n > 1 {
-					t.Errorf("%q size %d: %s shown on %d pages", tc.q, tc.size, u, n)
+					t.Errorf("%q size %d %s: %s shown on %d pages", tc.q, tc.size, tc.settings, u, n)
 				}
 				if !want[u] {
 					t.Errorf("%q size %d: %s shown, no engine answered it", tc.q, tc.size, u)
@@ -121,7 +128,7 @@ func TestRealEngineMetasearch(t *testing.T) {
 			}
 			for u := range want {
 				if seen[u] == 0 {
-					t.Errorf("%q size %d: %s, in an engine's answer, on no page", tc.q, tc.size, u)
+					t.Errorf("%q size %d %s: %s, in an engine's answer, on no page", tc.q, tc.size, tc.settings, u)
 				}
 			}
 		}

@@ -220,12 +220,17 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 		defer cancel()
 		// A page's list is the fused list of the engines' first
 		// pageNo·size·Factor results, asked deeper (tiers doubled)
-		// while duplicates leave too few groups to fill the page and
-		// show one after it, and an engine may have more.
+		// while an engine may have more and either duplicates leave
+		// too few groups to fill the page and show one after it, or
+		// the list is shorter than the top K that refinement groups:
+		// the fusion keeps a deeper list's start, and grouping reads
+		// only the top K, so once the list holds them every page
+		// groups them alike (a shorter list grouped otherwise as it
+		// grew, and pages repeated and skipped results).
 		step := size * s.o.Factor
 		depth := pageNo * step
 		out := s.metasearch(reqCtx, q, depth, step, p)
-		for len(out.groups(p.render())) <= pageNo*size && out.more && depth*2 <= maxMetaDepth && reqCtx.Err() == nil {
+		for (len(out.groups(p.render())) <= pageNo*size || len(out.results) < s.o.TopK) && out.more && depth*2 <= maxMetaDepth && reqCtx.Err() == nil {
 			depth *= 2
 			deeper := s.metasearch(reqCtx, q, depth, step, p)
 			if deeper.failed() > out.failed() {
@@ -233,7 +238,16 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 			}
 			out = deeper
 		}
-		fillPage(view, out, p, pageNo, size)
+		// The links to other pages keep the request's own settings
+		// (winnow_method, winnow_threshold, ..., format): a page
+		// grouped under other settings repeats and skips results.
+		keep := url.Values{}
+		for k, v := range args.All() {
+			if key := string(k); strings.HasPrefix(key, "winnow_") || key == "format" {
+				keep.Add(key, string(v))
+			}
+		}
+		fillPage(view, out, p, pageNo, size, keep)
 	}
 	if s.fb != nil {
 		view.FeedbackURL = FeedbackPath
@@ -260,8 +274,10 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 
 // fillPage fills view with page pageNo (of size groups) of a metasearch.
 // Ranks are the user's: a winner's is its place in the list the user
-// pages through, and similar results, outside that list, have none.
-func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
+// pages through, and similar results, outside that list, have none. The
+// links to the previous and next page carry keep besides the query, page,
+// mode and size.
+func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int, keep url.Values) {
 	gs := out.groups(p.render())
 	total := len(gs)
 	from := (pageNo - 1) * size
@@ -296,6 +312,9 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 	view.Notice = notice(out)
 	link := func(pg int) string {
 		v := url.Values{"q": {view.Query}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
+		for k, vs := range keep {
+			v[k] = vs
+		}
 		if size != 10 {
 			v.Set("size", strconv.Itoa(size))
 		}
