@@ -835,3 +835,25 @@ func TestMetasearchFusionCountsEngineOnce(t *testing.T) {
 		t.Errorf("fused order %q, want %q", got, want)
 	}
 }
+
+// TestSearchPageLinksKeepSettings: the next page's link keeps what the
+// request set (winnow_ parameters, format), so page 2 is the same
+// search's.
+func TestSearchPageLinksKeepSettings(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 5 * time.Second})
+	code, body := get(t, base+"/_winnow/search?q=llvm&size=2&format=json&winnow_method=jaccard&winnow_threshold=0.5")
+	var p struct{ Next string }
+	if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
+		t.Fatalf("search?format=json: %d %v\n%s", code, err, body)
+	}
+	next, err := url.ParseQuery(strings.TrimPrefix(p.Next, "?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"q": "llvm", "page": "2", "size": "2", "format": "json", "winnow_method": "jaccard", "winnow_threshold": "0.5"} {
+		if got := next.Get(k); got != want {
+			t.Errorf("next %q: %s=%q, want %q", p.Next, k, got, want)
+		}
+	}
+}
