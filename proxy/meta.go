@@ -25,9 +25,13 @@ type merged struct {
 	score   float64
 	// tier is the fusion tier: the best rank any engine gave the result,
 	// divided by the metasearch's step. order is where its first rank
-	// within that tier was read (engine, then rank): the tie-break.
-	tier, order int
+	// within that tier was read: the tie-break.
+	tier  int
+	order rankAt
 }
+
+// rankAt is a rank one engine (its index) gave a result.
+type rankAt struct{ engine, rank int }
 
 // engineAnswer is what one engine returned for a metasearch query.
 type engineAnswer struct {
@@ -88,7 +92,6 @@ func (s *Server) metasearch(ctx context.Context, q string, depth, step int, p pa
 		<-done
 	}
 	step = max(step, 1)
-	type rankAt struct{ engine, rank int }
 	byKey := map[string]int{}
 	var ranks [][]rankAt // per merged result
 	for e, a := range out.answers {
@@ -132,19 +135,20 @@ func (s *Server) metasearch(ctx context.Context, q string, depth, step int, p pa
 	}
 	for i := range out.results {
 		m := &out.results[i]
-		m.order = -1
+		m.order.engine = -1
 		for _, r := range ranks[i] {
 			if r.rank >= (m.tier+1)*step {
 				continue // not seen by a metasearch of this tier's depth
 			}
 			m.score += 1 / float64(rrfK+r.rank+1)
-			if m.order < 0 {
-				m.order = r.engine*depth + r.rank
+			if m.order.engine < 0 {
+				m.order = r
 			}
 		}
 	}
 	slices.SortFunc(out.results, func(a, b merged) int {
-		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.score, a.score), cmp.Compare(a.order, b.order))
+		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.score, a.score),
+			cmp.Compare(a.order.engine, b.order.engine), cmp.Compare(a.order.rank, b.order.rank))
 	})
 	list := make([]engine.Result, len(out.results))
 	for i, m := range out.results {
@@ -212,9 +216,10 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 
 // statusError says why an engine refused a metasearch query: its status
 // and, when the answer is the engine's own error document, the reason it
-// gives ("HTTP 400: An HTTP line is larger than 4096 bytes."), else the
-// status's name ("HTTP 414 URI Too Long", a proxy's HTML error page), so
-// the page tells a reader more than a number.
+// gives ("HTTP 400: too_long_http_line_exception: An HTTP line is larger
+// than 4096 bytes."), else the status's name ("HTTP 414 Request URI Too
+// Long" from Solr's Jetty, "HTTP 502 Bad Gateway" from a proxy's HTML
+// page), so the page tells a reader more than a number.
 func statusError(ad engine.Adapter, rep reply) error {
 	var be *engine.BackendError
 	if _, err := ad.Parse(rep.body, rep.contentType); errors.As(err, &be) && be.Reason != "" {
