@@ -82,10 +82,10 @@ func (o *metaOutcome) groups(mode engine.Mode) []ui.Group {
 }
 
 // plainText turns an engine's title or snippet, which may carry
-// highlighting markup such as <em> (see [engine.HighlightTag]), into plain text
-// for the page (which escapes it): the highlighting tags go, entities
-// are decoded, and any other "<" is the text's own ("std::vector<int>",
-// "a < b", an indexed title "<script>...").
+// highlighting markup such as <em> ([engine.HighlightTag]), into plain
+// text for the page (which escapes it): the highlighting tags go,
+// entities are decoded, and any other "<" is the text's own
+// ("std::vector<int>", "a < b", an indexed title "<script>...").
 func plainText(s string) string {
 	if !strings.ContainsAny(s, "<&") {
 		return s
@@ -439,9 +439,9 @@ func notice(out *metaOutcome) string {
 }
 
 // highlightParts splits an engine's snippet into plain text and the
-// words its highlighting marks ([engine.HighlightTag]), entities decoded; any
-// other "<" is text. nil when the snippet has no highlighting, so the
-// page shows Snippet. The page escapes every part.
+// words its highlighting marks ([engine.HighlightTag]), entities
+// decoded; any other "<" is text. nil when the snippet has no
+// highlighting, so the page shows Snippet. The page escapes every part.
 func highlightParts(s string) []ui.Part {
 	if !strings.Contains(s, "<") {
 		return nil
