@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/winnow-search/winnow/canon"
@@ -21,7 +23,15 @@ type merged struct {
 	engine.Result
 	engines []string
 	score   float64
+	// tier is the fusion tier: the best rank any engine gave the result,
+	// divided by the metasearch's step. order is where its first rank
+	// within that tier was read: the tie-break.
+	tier  int
+	order rankAt
 }
+
+// rankAt is a rank one engine (its index) gave a result.
+type rankAt struct{ engine, rank int }
 
 // engineAnswer is what one engine returned for a metasearch query.
 type engineAnswer struct {
@@ -29,6 +39,9 @@ type engineAnswer struct {
 	results []engine.Result
 	took    time.Duration
 	err     error
+	// partial says why the answer holds only part of the engine's
+	// results ([engine.Parsed.Partial]).
+	partial string
 }
 
 // metaOutcome is one metasearch: the fused list, its refinement and the
@@ -39,12 +52,27 @@ type metaOutcome struct {
 	ref     *refined
 	answers []engineAnswer
 	took    time.Duration
+	// more reports that an engine answered all it was asked for, so it
+	// may have more: a deeper metasearch could find more results.
+	more bool
 }
 
-// metasearch sends q to every engine with its own deadline, fuses the
-// answers by canonical URL with reciprocal rank fusion and refines the
-// fused list. Engines that fail or time out are reported, not fatal.
-func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *metaOutcome {
+// metasearch sends q to every engine with its own deadline, asking each
+// for its first depth results, fuses the answers by canonical URL and
+// refines the fused list. Engines that fail or time out are reported,
+// not fatal.
+//
+// The fusion is reciprocal rank fusion in tiers of step ranks, so that
+// the list of a deeper metasearch starts with the list of a shallower
+// one (depths multiples of step): the search page asks deeper for later
+// pages, and a plain fusion of the deeper lists moved results up past
+// what an earlier page had shown (a result an engine ranked 40th gained
+// a score only once the depth reached 40), so a page repeated results
+// and skipped others. A result's tier is the best rank an engine gave
+// it, divided by step; results are ordered by tier, then by their fused
+// score over the ranks within their tier (the ranks a metasearch of that
+// tier's depth sees too), then by where that was first read.
+func (s *Server) metasearch(ctx context.Context, q string, depth, step int, p params) *metaOutcome {
 	start := time.Now()
 	out := &metaOutcome{query: q, answers: make([]engineAnswer, len(s.engines))}
 	done := make(chan struct{}, len(s.engines))
@@ -57,37 +85,71 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 				}
 				done <- struct{}{}
 			}()
-			out.answers[i] = s.askEngine(ctx, b, engine.Query{Q: q, From: 0, Size: need})
+			out.answers[i] = s.askEngine(ctx, b, engine.Query{Q: q, From: 0, Size: depth})
 		}()
 	}
 	for range s.engines {
 		<-done
 	}
+	step = max(step, 1)
 	byKey := map[string]int{}
-	for _, a := range out.answers {
+	var ranks [][]rankAt // per merged result
+	for e, a := range out.answers {
+		out.more = out.more || a.err == nil && len(a.results) >= depth
 		for rank, r := range a.results {
 			key, err := canon.URL(r.URL)
-			if err != nil {
+			switch {
+			case r.URL == "":
+				// A hit without a URL (an engine whose URL field is
+				// named otherwise than configured) is one result of its
+				// own: under one key all of them fused into one.
+				key = fmt.Sprintf("\x00%d/%d", e, rank)
+			case err != nil:
 				key = r.URL
 			}
 			i, ok := byKey[key]
 			if !ok {
 				i = len(out.results)
 				byKey[key] = i
-				out.results = append(out.results, merged{Result: r})
+				out.results = append(out.results, merged{Result: r, tier: rank / step})
+				ranks = append(ranks, nil)
 			}
 			m := &out.results[i]
-			m.score += 1 / float64(rrfK+rank+1)
+			m.tier = min(m.tier, rank/step)
+			// An engine counts once, at its best rank: one that lists
+			// a page twice (under two spellings of its URL) does not
+			// give it twice the score.
+			if k := len(ranks[i]); k == 0 || ranks[i][k-1].engine != e {
+				ranks[i] = append(ranks[i], rankAt{e, rank})
+			}
 			if !slices.Contains(m.engines, a.name) {
 				m.engines = append(m.engines, a.name)
 			}
-			if m.Text == "" {
-				m.Text = r.Text
+			// The first engine's hit stands for the result; what it
+			// lacks, another's gives (Omega's snippet beside an
+			// Elasticsearch hit without one).
+			m.Title = cmp.Or(m.Title, r.Title)
+			m.Snippet = cmp.Or(m.Snippet, r.Snippet)
+			m.Text = cmp.Or(m.Text, r.Text)
+		}
+	}
+	for i := range out.results {
+		m := &out.results[i]
+		m.order.engine = -1
+		for _, r := range ranks[i] {
+			if r.rank >= (m.tier+1)*step {
+				continue // not seen by a metasearch of this tier's depth
+			}
+			m.score += 1 / float64(rrfK+r.rank+1)
+			if m.order.engine < 0 {
+				m.order = r
 			}
 		}
 	}
-	// Stable: equal scores keep the engines' order.
-	slices.SortStableFunc(out.results, func(a, b merged) int { return cmp.Compare(b.score, a.score) })
+	slices.SortFunc(out.results, func(a, b merged) int {
+		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.score, a.score),
+			cmp.Compare(a.order.engine, b.order.engine), cmp.Compare(a.order.rank, b.order.rank))
+	})
 	list := make([]engine.Result, len(out.results))
 	for i, m := range out.results {
 		list[i] = m.Result
@@ -96,6 +158,17 @@ func (s *Server) metasearch(ctx context.Context, q string, need int, p params) *
 	out.ref = s.refine(ctx, list, p)
 	out.took = time.Since(start)
 	return out
+}
+
+// failed counts the engines that did not answer.
+func (o *metaOutcome) failed() int {
+	n := 0
+	for _, a := range o.answers {
+		if a.err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // askEngine runs one metasearch query on one engine.
@@ -125,7 +198,7 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 		s.m.engine(b, outcomeDown, time.Since(start))
 		return a
 	case rep.status/100 != 2:
-		a.err = fmt.Errorf("HTTP %d", rep.status)
+		a.err = statusError(b.adapter, rep)
 		s.m.engine(b, outcomeHTTPError, time.Since(start))
 		return a
 	}
@@ -137,5 +210,24 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 	}
 	s.m.engine(b, outcomeOK, time.Since(start))
 	a.results = p.Results
+	a.partial = p.Partial()
 	return a
+}
+
+// statusError says why an engine refused a metasearch query: its status
+// and, when the answer is the engine's own error document, the reason it
+// gives ("HTTP 400: too_long_http_line_exception: An HTTP line is larger
+// than 4096 bytes."), else the status's name ("HTTP 414 Request URI Too
+// Long" from Solr's Jetty, "HTTP 502 Bad Gateway" from a proxy's HTML
+// page), so the page tells a reader more than a number.
+func statusError(ad engine.Adapter, rep reply) error {
+	var be *engine.BackendError
+	if _, err := ad.Parse(rep.body, rep.contentType); errors.As(err, &be) && be.Reason != "" {
+		reason := be.Reason
+		if len(reason) > 300 { // Solr's may carry a stack trace
+			reason = strings.ToValidUTF8(reason[:300], "") + "…"
+		}
+		return fmt.Errorf("HTTP %d: %s", rep.status, reason)
+	}
+	return fmt.Errorf("HTTP %d %s", rep.status, http.StatusText(rep.status))
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/winnow-search/winnow/fetch"
 	"github.com/winnow-search/winnow/internal/demo"
 	"github.com/winnow-search/winnow/proxy/engine"
+	"github.com/winnow-search/winnow/proxy/ui"
 )
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -450,6 +452,7 @@ type metaPage struct {
 		Name    string
 		Results int
 		Error   string
+		Partial string
 	}
 	Groups []struct {
 		Result struct {
@@ -590,7 +593,12 @@ func TestPlainText(t *testing.T) {
 		{"plain", "plain"},
 		{"run the <em>benchmark</em> twice", "run the benchmark twice"},
 		{"a &amp; b &lt;tag&gt;", "a & b <tag>"},
-		{"broken <em", "broken "},
+		{"<EM class=\"hlt\">LLVM</EM> <mark>code</mark> <b>review</b> <strong>x</strong>", "LLVM code review x"},
+		// Titles and fields are the text indexed: a "<" that is not
+		// highlighting is the text's own.
+		{"std::vector<int> & a < b", "std::vector<int> & a < b"},
+		{"Zorblax <script>alert(1)</script>", "Zorblax <script>alert(1)</script>"},
+		{"broken <em", "broken <em"},
 	}
 	for _, tt := range tests {
 		if got := plainText(tt.in); got != tt.want {
@@ -686,6 +694,177 @@ func TestShutdownRacesServe(t *testing.T) {
 		case <-done:
 		case <-time.After(10 * time.Second):
 			t.Fatalf("round %d: Serve still running 10 s after Shutdown", i)
+		}
+	}
+}
+
+// TestMetasearchEngineRefusals checks that an engine's refusal says why
+// on the search page: Elasticsearch's reason from its error document
+// (its root cause's type and reason: a 429 as a busy cluster writes it),
+// the status's name for an error page in HTML (a proxy in front of the
+// engine); that an answer of part of the results says so (a failed shard,
+// as Elasticsearch 8.19 wrote it); the demo engine's results still come.
+func TestMetasearchEngineRefusals(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"root_cause":[{"type":"es_rejected_execution_exception","reason":"rejected execution of coordinating operation"}],"type":"es_rejected_execution_exception","reason":"rejected execution of coordinating operation"},"status":429}`)
+	}))
+	t.Cleanup(busy.Close)
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1><hr><center>nginx</center></body></html>")
+	}))
+	t.Cleanup(gateway.Close)
+	shard := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"took":4,"timed_out":false,"_shards":{"total":2,"successful":1,"skipped":0,"failed":1,"failures":[{"shard":0,"index":"num","reason":{"type":"query_shard_exception","reason":"failed to create query: For input string: \"benchmark\""}}]},"hits":{"total":{"value":1,"relation":"eq"},"hits":[{"_id":"a","_score":1,"_source":{"url":"http://example.org/a","title":"a"}}]}}`)
+	}))
+	t.Cleanup(shard.Close)
+	_, base := startProxy(t, Options{Engines: []Engine{
+		esEngine(d.URL()),
+		{Name: "busy", URL: busy.URL, Adapter: engine.Config{Kind: "elasticsearch"}},
+		{Name: "gateway", URL: gateway.URL, Adapter: engine.Config{Kind: "solr"}},
+		{Name: "shard", URL: shard.URL, Adapter: engine.Config{Kind: "elasticsearch"}},
+	}, Budget: 3 * time.Second})
+	page := searchJSON(t, base, "benchmark")
+	want := map[string]string{
+		"es":      "",
+		"busy":    "HTTP 429: es_rejected_execution_exception: rejected execution of coordinating operation",
+		"gateway": "HTTP 502 Bad Gateway",
+	}
+	for _, e := range page.Engines {
+		if e.Error != want[e.Name] {
+			t.Errorf("%s: error %q, want %q", e.Name, e.Error, want[e.Name])
+		}
+		if p := `1 of 2 shards failed: query_shard_exception: failed to create query: For input string: "benchmark"`; (e.Name == "shard") != (e.Partial == p) {
+			t.Errorf("%s: partial %q; want %q for shard only", e.Name, e.Partial, p)
+		}
+	}
+	if len(page.Groups) == 0 {
+		t.Error("no results; want the demo engine's")
+	}
+	if code, html := get(t, base+"/_winnow/search?q=benchmark"); code != 200 || !strings.Contains(html, "1 result in") || !strings.Contains(html, ", partial: 1 of 2 shards failed") {
+		t.Errorf("search page: %d, does not say shard's answer is partial", code)
+	}
+}
+
+func TestHighlightParts(t *testing.T) {
+	got := highlightParts("a <em>vector</em><int> & <EM>b</EM> < c")
+	want := []ui.Part{{Text: "a "}, {Text: "vector", Hit: true}, {Text: "<int> & "}, {Text: "b", Hit: true}, {Text: " < c"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("highlightParts = %+v, want %+v", got, want)
+	}
+	if got := highlightParts("std::vector<int>"); got != nil {
+		t.Errorf("highlightParts without highlighting = %+v, want nil", got)
+	}
+}
+
+// TestMetasearchNoticePastTopK checks what the search page says of the
+// results past the top K, never signed whatever the time: that they rank
+// past the results checked, not that they could not be checked in time
+// (the pages were all fetched well within the budget).
+func TestMetasearchNoticePastTopK(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, TopK: 3, Budget: 5 * time.Second})
+	code, body := get(t, base+"/_winnow/search.json?q=llvm")
+	var p struct {
+		Notice string
+		Groups []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
+		t.Fatalf("search.json: %d %v\n%s", code, err, body)
+	}
+	if !strings.Contains(p.Notice, "rank past the first 3, the results checked for duplicates (serve.top_k)") || strings.Contains(p.Notice, "in time") {
+		t.Errorf("notice %q; want the results past the top 3 named as such, none late", p.Notice)
+	}
+}
+
+// TestMetasearchHitsWithoutURL: an engine whose hits lack the configured
+// URL field (named otherwise in its index) gives results of their own,
+// each shown, not one result fused from all under the empty URL, and the
+// page says why they are unmarked.
+func TestMetasearchHitsWithoutURL(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	e := esEngine(d.URL())
+	e.Adapter.Fields.URL = "link"
+	_, base := startProxy(t, Options{Engines: []Engine{e}, Budget: 5 * time.Second})
+	code, body := get(t, base+"/_winnow/search.json?q=benchmark")
+	var p struct {
+		Notice  string
+		Engines []struct{ Results int }
+		Groups  []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil || len(p.Engines) != 1 {
+		t.Fatalf("search.json: %d %v\n%s", code, err, body)
+	}
+	if n := p.Engines[0].Results; n < 2 || len(p.Groups) != n {
+		t.Errorf("%d results shown of the engine's %d; want each", len(p.Groups), n)
+	}
+	if !strings.Contains(p.Notice, "results have no URL (is the engine's url_field right?)") || strings.Contains(p.Notice, "in time") {
+		t.Errorf("notice %q; want the results without a URL named", p.Notice)
+	}
+}
+
+// TestMetasearchFusionCountsEngineOnce: reciprocal rank fusion sums over
+// engines; an engine that lists one page twice (its URL with and without
+// a tracking parameter, one canonical URL) counts once, at its best rank.
+// Engine a ranks B, A, A'; engine b ranks A, B: A and B tie, and B, read
+// first, leads. Counting a's second A put A first.
+func TestMetasearchFusionCountsEngineOnce(t *testing.T) {
+	answer := func(urls ...string) *httptest.Server {
+		var hits []string
+		for i, u := range urls {
+			text := "Benchmarking tips: run each benchmark several times and turn frequency scaling off."
+			if strings.HasSuffix(u, "/b") {
+				text = "Code reviews happen on pull requests; a patch lands once a reviewer approves it."
+			}
+			hits = append(hits, fmt.Sprintf(`{"_id":"%d","_score":1,"_source":{"url":%q,"title":"t","body":%q}}`, i, u, text))
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"took":1,"timed_out":false,"hits":{"total":{"value":%d,"relation":"eq"},"hits":[%s]}}`, len(hits), strings.Join(hits, ","))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	const a, b = "http://example.org/a", "http://example.org/b"
+	e1, e2 := answer(b, a, a+"?utm_source=feed"), answer(a, b)
+	_, base := startProxy(t, Options{Engines: []Engine{
+		// The hits carry their text: no page is fetched.
+		{Name: "a", URL: e1.URL, Adapter: engine.Config{Kind: "elasticsearch", TextField: "body"}},
+		{Name: "b", URL: e2.URL, Adapter: engine.Config{Kind: "elasticsearch", TextField: "body"}},
+	}, Budget: 100 * time.Millisecond})
+	page := searchJSON(t, base, "x")
+	var got []string
+	for _, g := range page.Groups {
+		got = append(got, g.Result.URL)
+	}
+	if want := []string{b, a}; !slices.Equal(got, want) {
+		t.Errorf("fused order %q, want %q", got, want)
+	}
+}
+
+// TestSearchPageLinksKeepSettings: the next page's link keeps what the
+// request set (winnow_ parameters, format), so page 2 is the same
+// search's.
+func TestSearchPageLinksKeepSettings(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{esEngine(d.URL())}, Budget: 5 * time.Second})
+	code, body := get(t, base+"/_winnow/search?q=llvm&size=2&format=json&winnow_method=jaccard&winnow_threshold=0.5")
+	var p struct{ Next string }
+	if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
+		t.Fatalf("search?format=json: %d %v\n%s", code, err, body)
+	}
+	next, err := url.ParseQuery(strings.TrimPrefix(p.Next, "?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"q": "llvm", "page": "2", "size": "2", "format": "json", "winnow_method": "jaccard", "winnow_threshold": "0.5"} {
+		if got := next.Get(k); got != want {
+			t.Errorf("next %q: %s=%q, want %q", p.Next, k, got, want)
 		}
 	}
 }

@@ -102,6 +102,9 @@ type refined struct {
 	removeVerdicts map[int]similarity.Verdict
 	// counts by source, and the results left unmarked
 	cached, text, fetched, service, unrefined int
+	// beyond counts the unmarked results past the top K: not signed
+	// at all, whatever the time (unrefined counts them too).
+	beyond int
 	// internal counts the results left unmarked because the SSRF guard
 	// refused their page's address (serve.fetch.allow).
 	internal int
@@ -242,6 +245,7 @@ func (out *refined) count(beyond int) {
 		}
 	}
 	out.unrefined += beyond
+	out.beyond = beyond
 }
 
 // clusterList clusters the signed results and marks them. With the

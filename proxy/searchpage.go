@@ -82,8 +82,10 @@ func (o *metaOutcome) groups(mode engine.Mode) []ui.Group {
 }
 
 // plainText turns an engine's title or snippet, which may carry
-// highlighting markup such as <em>, into plain text for the page (which
-// escapes it).
+// highlighting markup such as <em> ([engine.HighlightTag]), into plain
+// text for the page (which escapes it): the highlighting tags go,
+// entities are decoded, and any other "<" is the text's own
+// ("std::vector<int>", "a < b", an indexed title "<script>...").
 func plainText(s string) string {
 	if !strings.ContainsAny(s, "<&") {
 		return s
@@ -96,11 +98,12 @@ func plainText(s string) string {
 			break
 		}
 		b.WriteString(s[:i])
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			break // an unclosed tag: drop the rest of it
+		if n, _, ok := engine.HighlightTag(s[i:]); ok {
+			s = s[i+n:]
+			continue
 		}
-		s = s[i+j+1:]
+		b.WriteByte('<')
+		s = s[i+1:]
 	}
 	return html.UnescapeString(b.String())
 }
@@ -215,8 +218,36 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 	if q != "" {
 		reqCtx, cancel := context.WithTimeout(context.Background(), s.maxEngineTimeout()+s.o.Budget)
 		defer cancel()
-		out := s.metasearch(reqCtx, q, pageNo*size*s.o.Factor, p)
-		fillPage(view, out, p, pageNo, size)
+		// A page's list is the fused list of the engines' first
+		// pageNo·size·Factor results, asked deeper (tiers doubled)
+		// while an engine may have more and either duplicates leave
+		// too few groups to fill the page and show one after it, or
+		// the list is shorter than the top K that refinement groups:
+		// the fusion keeps a deeper list's start, and grouping reads
+		// only the top K, so once the list holds them every page
+		// groups them alike (a shorter list grouped otherwise as it
+		// grew, and pages repeated and skipped results).
+		step := size * s.o.Factor
+		depth := pageNo * step
+		out := s.metasearch(reqCtx, q, depth, step, p)
+		for (len(out.groups(p.render())) <= pageNo*size || len(out.results) < s.o.TopK) && out.more && depth*2 <= maxMetaDepth && reqCtx.Err() == nil {
+			depth *= 2
+			deeper := s.metasearch(reqCtx, q, depth, step, p)
+			if deeper.failed() > out.failed() {
+				break // an engine missed its deadline this time: keep what it gave
+			}
+			out = deeper
+		}
+		// The links to other pages keep the request's own settings
+		// (winnow_method, winnow_threshold, ..., format): a page
+		// grouped under other settings repeats and skips results.
+		keep := url.Values{}
+		for k, v := range args.All() {
+			if key := string(k); strings.HasPrefix(key, "winnow_") || key == "format" {
+				keep.Add(key, string(v))
+			}
+		}
+		fillPage(view, out, p, pageNo, size, keep)
 	}
 	if s.fb != nil {
 		view.FeedbackURL = FeedbackPath
@@ -243,8 +274,10 @@ func (s *Server) searchPage(ctx *fasthttp.RequestCtx) {
 
 // fillPage fills view with page pageNo (of size groups) of a metasearch.
 // Ranks are the user's: a winner's is its place in the list the user
-// pages through, and similar results, outside that list, have none.
-func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
+// pages through, and similar results, outside that list, have none. The
+// links to the previous and next page carry keep besides the query, page,
+// mode and size.
+func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int, keep url.Values) {
 	gs := out.groups(p.render())
 	total := len(gs)
 	from := (pageNo - 1) * size
@@ -270,7 +303,7 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 		view.Total += 1 + len(g.Similar)
 	}
 	for _, a := range out.answers {
-		st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took}
+		st := ui.EngineStatus{Name: a.name, Results: len(a.results), Took: a.took, Partial: a.partial}
 		if a.err != nil {
 			st.Err = a.err.Error()
 		}
@@ -279,6 +312,9 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 	view.Notice = notice(out)
 	link := func(pg int) string {
 		v := url.Values{"q": {view.Query}, "page": {strconv.Itoa(pg)}, "mode": {p.mode.String()}}
+		for k, vs := range keep {
+			v[k] = vs
+		}
 		if size != 10 {
 			v.Set("size", strconv.Itoa(size))
 		}
@@ -291,6 +327,11 @@ func fillPage(view *ui.Page, out *metaOutcome, p params, pageNo, size int) {
 		view.NextURL = link(pageNo + 1)
 	}
 }
+
+// maxMetaDepth bounds how deep the search page asks the engines when
+// duplicates leave a page short: Solr and Elasticsearch slow down with
+// deep pages, and Elasticsearch refuses past 10,000.
+const maxMetaDepth = 1000
 
 func (s *Server) maxEngineTimeout() time.Duration {
 	var d time.Duration
@@ -355,6 +396,9 @@ func jsonPage(p *ui.Page) map[string]any {
 		if e.Err != "" {
 			m["error"] = e.Err
 		}
+		if e.Partial != "" {
+			m["partial"] = e.Partial
+		}
 		engines = append(engines, m)
 	}
 	out := map[string]any{"query": p.Query, "mode": p.Mode, "took_ms": p.Took.Milliseconds(),
@@ -368,53 +412,70 @@ func jsonPage(p *ui.Page) map[string]any {
 
 // notice tells why results are shown unmarked: pages the SSRF guard
 // refused (an intranet engine's, until serve.fetch.allow lists their
-// network), then pages not signed in time.
+// network), results past the top K (serve.top_k), which no time would
+// have checked, results without a URL, then pages not signed in time.
 func notice(out *metaOutcome) string {
-	n, internal := min(out.ref.unrefined, len(out.results)), out.ref.internal
+	n, internal, beyond := min(out.ref.unrefined, len(out.results)), out.ref.internal, out.ref.beyond
 	var parts []string
 	if internal > 0 {
 		parts = append(parts, fmt.Sprintf("%d results not refined: their addresses are internal (allow their network in serve.fetch.allow)", internal))
 	}
-	if late := n - internal; late > 0 {
+	if beyond > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d results rank past the first %d, the results checked for duplicates (serve.top_k), and are shown unmarked", beyond, len(out.results), len(out.results)-beyond))
+	}
+	noURL := 0 // among the results checked: no page to fetch
+	for _, r := range out.results[:len(out.results)-beyond] {
+		if r.URL == "" {
+			noURL++
+		}
+	}
+	if noURL > 0 {
+		parts = append(parts, fmt.Sprintf("%d results have no URL (is the engine's url_field right?) and are shown unmarked", noURL))
+	}
+	if late := n - internal - beyond - noURL; late > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d results could not be checked in time and are shown unmarked", late, len(out.results)))
 	}
 	return strings.Join(parts, "; ")
 }
 
 // highlightParts splits an engine's snippet into plain text and the
-// words its highlighting marks (<em>, <b>, <strong>, <mark>, as
-// Elasticsearch, Solr and others write it); other markup is dropped and
-// entities decoded. nil when the snippet has no highlighting, so the
-// page shows Snippet. The page escapes every part.
+// words its highlighting marks ([engine.HighlightTag]), entities
+// decoded; any other "<" is text. nil when the snippet has no
+// highlighting, so the page shows Snippet. The page escapes every part.
 func highlightParts(s string) []ui.Part {
 	if !strings.Contains(s, "<") {
 		return nil
 	}
 	var parts []ui.Part
 	hit, marked := false, false
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			parts = append(parts, ui.Part{Text: html.UnescapeString(text.String()), Hit: hit})
+			marked = marked || hit
+			text.Reset()
+		}
+	}
 	for s != "" {
 		i := strings.IndexByte(s, '<')
 		if i < 0 {
-			i = len(s)
-		}
-		if i > 0 {
-			parts = append(parts, ui.Part{Text: html.UnescapeString(s[:i]), Hit: hit})
-			marked = marked || hit
-		}
-		s = s[i:]
-		if s == "" {
+			text.WriteString(s)
 			break
 		}
-		j := strings.IndexByte(s, '>')
-		if j < 0 {
-			break // an unclosed tag: drop the rest of it
+		text.WriteString(s[:i])
+		n, open, ok := engine.HighlightTag(s[i:])
+		if !ok {
+			text.WriteByte('<')
+			s = s[i+1:]
+			continue
 		}
-		name := strings.ToLower(strings.TrimSpace(strings.Trim(s[1:j], "/")))
-		if name == "em" || name == "b" || name == "strong" || name == "mark" {
-			hit = !strings.HasPrefix(s, "</")
+		if open != hit {
+			flush()
+			hit = open
 		}
-		s = s[j+1:]
+		s = s[i+n:]
 	}
+	flush()
 	if !marked {
 		return nil
 	}

@@ -10,6 +10,9 @@ import (
 
 // Result is one hit of a backend's answer.
 type Result struct {
+	// Title and Snippet are text, as the engine indexed it, and may carry
+	// the engine's highlighting tags ([HighlightTag]); any other "<" is
+	// the text's own. A feed's description, HTML, is read into that form.
 	URL, Title, Snippet string
 	// Text is the page's text or HTML when the hit carries it (the
 	// configured text field), so the proxy need not fetch the page.
@@ -27,7 +30,13 @@ type Result struct {
 }
 
 // Query is a metasearch query: free text and a page of Size results
-// starting at result From (0-based).
+// starting at result From (0-based). Search sends the text as text:
+// to Elasticsearch, OpenSearch and Solr, whose q parameter is Lucene's
+// query syntax, with its special characters and operator words escaped,
+// so it searches for its words and "phrases" (balanced double quotes)
+// and never names a field, a range, a wildcard or another parser, nor
+// fails as a syntax error. Other kinds get it as typed: Omega's and
+// SearXNG's query languages are made for what readers type.
 type Query struct {
 	Q          string
 	From, Size int
@@ -222,7 +231,8 @@ type Parsed struct {
 	patch    []patch  // JSON, in body order
 	ids      []string // Solr: each hit's uniqueKey, "" for none
 	xpatch   []xmlPatch
-	first    int // results on the first page (Pager), else len(Results)
+	first    int  // results on the first page (Pager), else len(Results)
+	kind     kind // JSON: the adapter's kind (Partial)
 }
 
 type span struct{ start, end int }

@@ -253,7 +253,7 @@ func (st *feedState) finish() *Parsed {
 	all := string(st.buf)
 	for i, it := range st.items {
 		p.Results[i] = Result{URL: all[it.url.start:it.url.end], Title: all[it.title.start:it.title.end],
-			Snippet: all[it.snippet.start:it.snippet.end], Rank: i}
+			Snippet: htmlSnippet(all[it.snippet.start:it.snippet.end]), Rank: i}
 	}
 	p.first = len(p.Results)
 	return p

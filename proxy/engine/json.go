@@ -300,9 +300,15 @@ func (a *jsonAdapter) backendError(b []byte, caps []span) error {
 			f, _ := number(b, s)
 			be.Status = int(f)
 		}
-		if r, ok := field(b, e, "reason"); ok {
-			be.Reason = text(b, r, false)
-		} else {
+		// The first root cause names what failed ("all shards failed"
+		// is the error's own reason when a query fails on every shard),
+		// with its type, the part that tells "closed" from another
+		// reason: "index_closed_exception: closed".
+		cause := e
+		if rc, ok := path(b, e, "root_cause.0"); ok {
+			cause = rc
+		}
+		if be.Reason = esReason(b, cause); be.Reason == "" {
 			be.Reason = text(b, e, false)
 		}
 	case kindSolr:
@@ -324,7 +330,7 @@ func (a *jsonAdapter) backendError(b []byte, caps []span) error {
 func (a *jsonAdapter) results(w *walker, caps []span) *Parsed {
 	b := w.b
 	el := w.elems
-	p := &Parsed{body: b, list: w.list, elems: el, Total: -1, first: len(el)}
+	p := &Parsed{body: b, list: w.list, elems: el, Total: -1, first: len(el), kind: a.kind}
 	p.Results = make([]Result, len(el))
 	f := a.cfg.Fields
 	if a.kind == kindES {
@@ -597,4 +603,18 @@ func highlight(b []byte, h span, pref string) string {
 	vs := skipWS(b, skipWS(b, ke)+1)
 	ve, _ := skipValue(b, vs)
 	return text(b, span{vs, ve}, true)
+}
+
+// esReason is an Elasticsearch error object's "type: reason", its reason
+// alone without a type, "" without a reason.
+func esReason(b []byte, e span) string {
+	r, ok := field(b, e, "reason")
+	if !ok {
+		return ""
+	}
+	why := text(b, r, false)
+	if ty, ok := field(b, e, "type"); ok {
+		why = text(b, ty, false) + ": " + why
+	}
+	return why
 }

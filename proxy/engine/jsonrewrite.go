@@ -118,7 +118,11 @@ func (a *jsonAdapter) Search(q Query) (Request, error) {
 			return Request{}, a.errorf("Extra: %v", err)
 		}
 	}
-	v.Set(a.cfg.QueryParam, q.Q)
+	text := q.Q
+	if a.kind == kindES || a.kind == kindSolr {
+		text = luceneText(text)
+	}
+	v.Set(a.cfg.QueryParam, text)
 	switch a.kind {
 	case kindSearx:
 		v.Set("format", "json")

@@ -57,6 +57,10 @@ type EngineStatus struct {
 	Took time.Duration
 	// Err describes why the engine failed; "" means it answered.
 	Err string
+	// Partial says why an answer holds only part of the engine's
+	// results ("1 of 2 shards failed: ...", a time limit that cut the
+	// search); "" for a whole answer.
+	Partial string
 }
 
 // Group is a cluster of near-duplicate results: the winner that stands for

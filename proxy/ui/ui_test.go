@@ -577,7 +577,7 @@ func TestRenderHighlight(t *testing.T) {
 	if err := Render(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	if want := `<p class="snippet">LLVM&#39;s <mark>code</mark> &lt;review&gt;</p>`; !strings.Contains(b.String(), want) {
+	if want := `<p class="snippet" dir="auto">LLVM&#39;s <mark>code</mark> &lt;review&gt;</p>`; !strings.Contains(b.String(), want) {
 		t.Errorf("page lacks %s:\n%s", want, b.String())
 	}
 }
