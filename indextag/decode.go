@@ -21,6 +21,8 @@ import (
 
 // streamer is an answer [conn.once] decodes from the stream itself.
 type streamer interface {
+	// reset empties what an earlier decode left, keeping the settings.
+	reset()
 	decode(dec *jsontext.Decoder) error
 }
 
@@ -181,6 +183,8 @@ func integer(dec *jsontext.Decoder) (int64, error) {
 	return strconv.ParseInt(tok.String(), 10, 64)
 }
 
+func (a *searchAnswer) reset() { *a = searchAnswer{want: a.want} }
+
 // decode reads an Elasticsearch or OpenSearch search or scroll answer.
 func (a *searchAnswer) decode(dec *jsontext.Decoder) error {
 	return object(dec, func(name string) error {
@@ -263,6 +267,8 @@ func (a *searchAnswer) decodeHit(dec *jsontext.Decoder) (esHit, error) {
 	})
 	return h, err
 }
+
+func (a *solrAnswer) reset() { *a = solrAnswer{} }
 
 // decode reads a Solr select or real-time get answer.
 func (a *solrAnswer) decode(dec *jsontext.Decoder) error {

@@ -340,7 +340,7 @@ func (e *elastic) scanScroll(ctx context.Context, sel selector, src source, slic
 			}
 			body, _ := json.Marshal(map[string]any{"scroll": keepAlive, "scroll_id": scrollID})
 			ans = searchAnswer{want: src.want}
-			if err := cmp.Or(e.c.do(ctx, "POST", "/_search/scroll", nil, body, "", &ans), ans.partial()); err != nil {
+			if err := cmp.Or(e.c.doAdvancing(ctx, "POST", "/_search/scroll", nil, body, "", &ans), ans.partial()); err != nil {
 				return err
 			}
 			scrollID = cmp.Or(ans.ScrollID, scrollID)

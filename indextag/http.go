@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -136,6 +137,20 @@ func (b *backoff) wait(ctx context.Context, retryFor time.Duration, cause error)
 // (429, 502, 503, 504, connection errors) are retried with backoff for up
 // to retryFor; any other status is a *statusError.
 func (c *conn) do(ctx context.Context, method, path string, query url.Values, body []byte, contentType string, out any) error {
+	return c.retry(ctx, false, method, path, query, body, contentType, out)
+}
+
+// doAdvancing is [conn.do] for a request that moves a cursor the engine
+// keeps (a scroll continuation): the engine may have served the page
+// before the answer was cut or timed out, and the same request again
+// would read the page after it, losing this one. So it is retried only
+// when the engine refused it (a retryable status) or was never reached
+// (the connection was not made); otherwise its error says so.
+func (c *conn) doAdvancing(ctx context.Context, method, path string, query url.Values, body []byte, contentType string, out any) error {
+	return c.retry(ctx, true, method, path, query, body, contentType, out)
+}
+
+func (c *conn) retry(ctx context.Context, advancing bool, method, path string, query url.Values, body []byte, contentType string, out any) error {
 	var b backoff
 	b.max = c.maxWait
 	for {
@@ -145,6 +160,9 @@ func (c *conn) do(ctx context.Context, method, path string, query url.Values, bo
 		}
 		st := statusOf(err)
 		reason := fmt.Sprintf("HTTP %d", st)
+		if advancing && st == 0 && !isDialError(err) {
+			return fmt.Errorf("indextag: %s %s: the answer was lost after the request was sent, and the engine's cursor may have moved past its page, which no retry can read again; run the job again: %w", method, path, err)
+		}
 		if untrusted(err) {
 			// The engine answered the handshake with a certificate no
 			// retry will make trusted (Elasticsearch 8's own CA, by
@@ -181,6 +199,13 @@ func untrusted(err error) bool {
 	var he x509.HostnameError
 	var ci x509.CertificateInvalidError
 	return errors.As(err, &ve) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+}
+
+// isDialError reports a connection that was never made: the request did
+// not reach the engine.
+func isDialError(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // isConnError reports a failure to reach the engine or a connection cut
@@ -238,6 +263,9 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 		return err
 	}
 	if s, ok := out.(streamer); ok {
+		// An answer cut mid-way and retried is decoded again from its
+		// start: what the cut one gave is dropped, not kept twice.
+		s.reset()
 		err = decodeStream(resp.Body, s)
 	} else {
 		dec := json.NewDecoder(resp.Body)

@@ -631,11 +631,7 @@ func TestBackPressure(t *testing.T) {
 			rp.ServeHTTP(w, r)
 		}))
 		defer srv.Close()
-		proxied := *e
-		proxied.base = srv.URL + strings.TrimPrefix(e.base, target.Scheme+"://"+target.Host)
-		o := options(t, &proxied)
-		o.Apply = true
-		rep, err := indextag.Run(context.Background(), o)
+		rep, err := applyThrough(t, e, srv.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -653,6 +649,102 @@ func TestBackPressure(t *testing.T) {
 		st := e.state(t)
 		checkGroups(t, e, st, dedupGroups(t, e, st))
 	})
+}
+
+// TestReadAnswerCut cuts one answer of the read mid-body, as a proxy, a
+// load balancer or a network that drops the connection does, in front of
+// each real engine holding four copies of the pages (212 documents, three
+// pages of 100). A cut first page is read again whole: no document kept
+// twice (they were: the cut answer's hits stayed and the retry's were
+// added, and the job failed on "two documents of _id"). A cut later page
+// is read again where the cursor can be asked for the same page again
+// (point in time with search_after, cursorMark); a scroll continuation
+// cannot (the engine moved the scroll when it served the lost answer, so
+// the same request reads the next page: a page of documents was lost,
+// silently), and the job stops with an error that says so.
+func TestReadAnswerCut(t *testing.T) {
+	forEachKind(t, func(t *testing.T, kind string) {
+		base := realengine.Start(t, kind)
+		sample, err := realengine.Sample("http://127.0.0.1:8081")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []realengine.Doc
+		for c := range 4 {
+			for _, d := range sample {
+				d.ID = fmt.Sprintf("%s#copy%d", d.ID, c)
+				docs = append(docs, d)
+			}
+		}
+		for _, page := range []int{1, 2} {
+			t.Run(fmt.Sprintf("page%d", page), func(t *testing.T) {
+				name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+				e := &engine{kind: kind, base: strings.TrimSuffix(base, "/"), index: name, docs: docs}
+				realengine.Load(t, kind, e.base, name, docs)
+				target, _ := url.Parse(e.base)
+				var reads atomic.Int64
+				var cutPath atomic.Value
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					read := strings.HasSuffix(r.URL.Path, "/_search/scroll") ||
+						strings.HasSuffix(r.URL.Path, "/_search") && bytes.Contains(body, []byte(`"size":100`)) ||
+						strings.HasSuffix(r.URL.Path, "/select") && r.URL.Query().Has("cursorMark")
+					u := *target
+					u.Path, u.RawQuery = r.URL.Path, r.URL.RawQuery
+					req, _ := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
+					req.Header = r.Header.Clone()
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						http.Error(w, err.Error(), http.StatusBadGateway)
+						return
+					}
+					ans, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					for k, v := range resp.Header {
+						w.Header()[k] = v
+					}
+					w.Header().Set("Content-Length", fmt.Sprint(len(ans)))
+					w.WriteHeader(resp.StatusCode)
+					if read && reads.Add(1) == int64(page) {
+						cutPath.Store(r.URL.Path)
+						w.Write(ans[:len(ans)/2])
+						panic(http.ErrAbortHandler) // the connection dropped mid-answer
+					}
+					w.Write(ans)
+				}))
+				defer srv.Close()
+				rep, err := applyThrough(t, e, srv.URL)
+				cut, _ := cutPath.Load().(string)
+				if cut == "" {
+					t.Fatalf("no read answer was cut (%d reads)", reads.Load())
+				}
+				if strings.HasSuffix(cut, "/_search/scroll") {
+					if err == nil || !strings.Contains(err.Error(), "run the job again") {
+						t.Fatalf("a cut scroll continuation: err = %v, want the error that the scroll moved past the lost page (report %+v)", err, rep)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("cut %s answer %d: %v", cut, page, err)
+				}
+				if rep.Writes.Written != len(docs) || len(rep.Writes.Failed) > 0 {
+					t.Errorf("cut %s answer %d: wrote %d of %d, failed %v", cut, page, rep.Writes.Written, len(docs), rep.Writes.Failed)
+				}
+			})
+		}
+	})
+}
+
+// applyThrough runs winnow index -apply on e's index through the proxy
+// at proxyURL (scheme and host), which stands in front of e's engine.
+func applyThrough(t *testing.T, e *engine, proxyURL string) (*indextag.Report, error) {
+	t.Helper()
+	target, _ := url.Parse(e.base)
+	proxied := *e
+	proxied.base = proxyURL + strings.TrimPrefix(e.base, target.Scheme+"://"+target.Host)
+	o := options(t, &proxied)
+	o.Apply = true
+	return indextag.Run(context.Background(), o)
 }
 
 func lastSegment(p string) string {
