@@ -667,10 +667,30 @@ func checkDotIndicesNarrowed(t *testing.T, kind, base, proxyURL string) {
 		{"/*gateway_2*/_search" + q2 + "&allow_no_indices=false", "", two + "," + twoOld},
 		{"/_search" + q + "&allow_no_indices=false", "", "ds," + plain},
 		{"/*/_count?q=marker:yes&allow_no_indices=false&ignore_unavailable=true", "", "2"},
+		{"/_search" + q + "&expand_wildcards=none", "", ""},
+		{"/_all/_count?q=marker:yes&expand_wildcards=none", "", "0"},
 		{"/_msearch?winnow_mode=off&allow_no_indices=false", ms(`{}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":"*gateway_plain","allow_no_indices":false}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":"`+plain+`"}`, `{"query":{"term":{"marker":"yes"}}}`), "ds," + plain + " | " + plain + " | " + plain},
 	} {
 		if got := indices(proxyURL+c.path, c.body); got != c.want {
 			t.Errorf("through winnow %s %q found %q, want %q", c.path, c.body, got, c.want)
+		}
+	}
+	// allow_no_indices=false and a wildcard that matches no index (but
+	// a dot-named one): the engine's 404, through winnow too.
+	for _, c := range []struct{ path, reason string }{
+		{"/*nothing_named_so/_search?q=marker:yes&allow_no_indices=false", "no such index [*nothing_named_so]"},
+		{"/*nothing_named_so/_count?allow_no_indices=false", "no such index [*nothing_named_so]"},
+		{"/" + plain + ",nothing_named_so*/_search?allow_no_indices=false&ignore_unavailable=true", "no such index [nothing_named_so*]"},
+		{"/*narrow/_search?q=marker:yes&allow_no_indices=false", "no such index [*narrow]"},
+		{"/_search?q=marker:yes&allow_no_indices=false&expand_wildcards=none", "no such index [_all]"},
+	} {
+		for _, u := range []string{base, proxyURL} {
+			if u == base && strings.Contains(c.path, "narrow") {
+				continue // the engine finds the dot index's document
+			}
+			if got := indices(u+c.path, ""); !strings.HasPrefix(got, "404 ") || !strings.Contains(got, "index_not_found_exception") || !strings.Contains(got, c.reason) {
+				t.Errorf("%s%s found %q, want 404 index_not_found_exception %s", u, c.path, got, c.reason)
+			}
 		}
 	}
 	for _, path := range []string{"/*:" + dot + "/_search", "/*:*/_search", "/_all::data/_search"} {

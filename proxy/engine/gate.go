@@ -77,6 +77,26 @@ type Route struct {
 	// Body, when not nil, is the body the engine is sent instead of the
 	// client's: the gate unsealed the cursor IDs the client's holds.
 	Body []byte
+	// Strict, when not nil, are the wildcards of a request whose client
+	// asked allow_no_indices=false and whose indices the gate narrowed:
+	// the engine is sent allow_no_indices=true (it would fail when any
+	// one of the narrowed patterns matches nothing), so the proxy asks
+	// the engine first whether each matches an index, and answers as
+	// the engine would when one does not. A pointer: the route of every
+	// search is copied, and this one is seldom set.
+	Strict *[]StrictWildcard
+}
+
+// StrictWildcard is a wildcard of a client's index expression sent with
+// allow_no_indices=true in place of the client's false ([Route.Strict]).
+type StrictWildcard struct {
+	// Missing is the engine's reason when the wildcard matches nothing
+	// ("no such index [*x]", of index_not_found_exception).
+	Missing string
+	// Probe is the path and query of a search of no hits that the
+	// engine answers with "_shards":{"total":0} exactly when the
+	// wildcard, narrowed, matches no index.
+	Probe string
 }
 
 // ErrRefused matches a request the read-only gateway does not let
@@ -248,11 +268,13 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 		// a body past the gate's look at the body.
 		return rt, s, refused("parameter source (a body in the query string): send the body as the request's body")
 	}
-	for _, v := range q["expand_wildcards"] {
+	ew := q["expand_wildcards"]
+	for _, v := range ew {
 		if err := expandWildcards(v); err != nil {
 			return rt, s, err
 		}
 	}
+	none := len(ew) > 0 && wildcardsNone(ew)
 	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
 	rt.Kind = k
 	if err != nil {
@@ -301,31 +323,82 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 		}
 	}
 	rt.Cursor = rt.Cursor || k == RouteSearch && q.Has("scroll")
-	narrowed := false
 	switch {
 	case k == RoutePIT && r.Method == "DELETE", k == RouteRoot, k == RouteScroll, k == RouteClearScroll:
+	case none:
+		// A wildcard matches nothing: the engines take it for a name
+		// (Elasticsearch answers 404) or find no index, and "_all" and
+		// no index search none; narrowed, each pattern failed 404.
 	case len(s) == 1:
 		// A search of no index: of every index but the dot-named ones.
 		// A point in time names its indices where it is opened (and
 		// the engine refuses a search naming both).
 		if !pit {
-			s, narrowed = []string{undottedAll, s[0]}, true
+			rt.Strict = allowNoIndices(q, "_all", k)
+			s = []string{undottedAll, s[0]}
 		}
 	default:
-		if s[0], narrowed = undotted(s[0]); narrowed {
-			// As the engine receives it, '*' escaped as %2A.
-			if n := len(s[0]) + 2*strings.Count(s[0], "*"); n > maxNarrowed {
-				return rt, s, refused("the index expression, narrowed to the names not starting with '.', is %d bytes, more than the engine's request line holds; name fewer patterns starting with '*'", n)
-			}
+		n, ok := undotted(s[0])
+		if !ok {
+			break
 		}
-	}
-	if narrowed && q.Get("allow_no_indices") == "false" {
-		// The engine would fail when any one of the narrowed patterns
-		// matches nothing (an exclusion too), not when the client's
-		// wildcard does.
-		q.Set("allow_no_indices", "true")
+		// As the engine receives it, '*' escaped as %2A.
+		if size := len(n) + 2*strings.Count(n, "*"); size > maxNarrowed {
+			return rt, s, refused("the index expression, narrowed to the names not starting with '.', is %d bytes, more than the engine's request line holds; name fewer patterns starting with '*'", size)
+		}
+		rt.Strict = allowNoIndices(q, s[0], k)
+		s[0] = n
 	}
 	return rt, s, nil
+}
+
+// allowNoIndices sends a client's allow_no_indices=false true in q, the
+// query of a request whose index expression expr the gate narrowed: the
+// engine would fail when any one of the narrowed patterns matches
+// nothing (an exclusion too), not when the client's wildcard does. It
+// returns what the proxy checks in its place ([Route.Strict]; an
+// _msearch's lines are not checked).
+func allowNoIndices(q url.Values, expr string, k RouteKind) *[]StrictWildcard {
+	if q.Get("allow_no_indices") != "false" {
+		return nil
+	}
+	q.Set("allow_no_indices", "true")
+	if k == RouteMsearch {
+		return nil
+	}
+	ws := strictWildcards(expr, q)
+	return &ws
+}
+
+// strictWildcards are the wildcards of the index expression expr (an
+// exclusion's too: the engine fails when one matches nothing) as
+// [Route.Strict] has them, each probed with the client's
+// expand_wildcards, ignore_unavailable and ignore_throttled in q.
+func strictWildcards(expr string, q url.Values) []StrictWildcard {
+	probe := url.Values{"size": {"0"}, "track_total_hits": {"false"}, "allow_no_indices": {"true"}, "filter_path": {"_shards.total"}}
+	for _, k := range []string{"expand_wildcards", "ignore_unavailable", "ignore_throttled"} {
+		if v, ok := q[k]; ok {
+			probe[k] = v
+		}
+	}
+	query := probe.Encode()
+	var ws []StrictWildcard
+	for i, n := range strings.Split(expr, ",") {
+		if i > 0 && strings.HasPrefix(n, "-") {
+			n = n[1:]
+		}
+		if n != "_all" && strings.IndexByte(n, '*') < 0 {
+			continue // a name: ignore_unavailable's
+		}
+		sent, _ := undotted(n)
+		missing := "no such index [" + n + "]"
+		if n == "_all" {
+			// Elasticsearch 8.19's and OpenSearch 2.19's words.
+			missing += " and no indices exist"
+		}
+		ws = append(ws, StrictWildcard{Missing: missing, Probe: "/" + sent + "/_search?" + query})
+	}
+	return ws
 }
 
 // nameStarts are the characters an index name the gateway lets through
@@ -526,6 +599,19 @@ func expandWildcards(v string) error {
 		}
 	}
 	return nil
+}
+
+// wildcardsNone reports whether expand_wildcards values vs are all
+// "none".
+func wildcardsNone(vs []string) bool {
+	for _, v := range vs {
+		for w := range strings.SplitSeq(v, ",") {
+			if w != "none" {
+				return false
+			}
+		}
+	}
+	return len(vs) > 0
 }
 
 // esMsearchLines checks the indices a multi-search names line by line:

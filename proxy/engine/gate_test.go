@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,6 +108,18 @@ func TestGateUndottedExact(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", expr, rt.Path, err, want)
 		}
 	}
+	// expand_wildcards=none: a wildcard matches nothing, and the engine
+	// is sent the client's expression (narrowed, "_all" failed 404).
+	for uri, want := range map[string]string{
+		"/_search?expand_wildcards=none":           "/_search",
+		"/*x/_search?expand_wildcards=none,none":   "/*x/_search",
+		"/*x/_search?expand_wildcards=none,open":   "/*x,-.*x/_search",
+		"/*x/_search?expand_wildcards=none&q=none": "/*x/_search",
+	} {
+		if rt, err := g.Check(GateRequest{Method: "GET", URI: uri}); err != nil || rt.Path != want {
+			t.Errorf("%s: %q, %v; want %q", uri, rt.Path, err, want)
+		}
+	}
 	// A pattern per wildcard of a long name: the engines refuse a
 	// request line over 4 KB.
 	long := "/*" + strings.Repeat("x", 40) + "1,*" + strings.Repeat("y", 40) + "1/_search"
@@ -125,6 +138,7 @@ func TestGateUndottedExact(t *testing.T) {
 // multi-search header line, and kept where it did not narrow.
 func TestGateUndottedAllowNoIndices(t *testing.T) {
 	g := NewGate(Config{Kind: "elasticsearch"})
+	all := "a*,b*,c*,d*,e*,f*,g*,h*,i*,j*,k*,l*,m*,n*,o*,p*,q*,r*,s*,t*,u*,v*,w*,x*,y*,z*,0*,1*,2*,3*,4*,5*,6*,7*,8*,9*"
 	for uri, want := range map[string]string{
 		"/_search?allow_no_indices=false":                                "true",
 		"/*/_search?allow_no_indices=false&ignore_unavailable=true":      "true",
@@ -137,6 +151,31 @@ func TestGateUndottedAllowNoIndices(t *testing.T) {
 		rt, err := g.Check(GateRequest{Method: "GET", URI: uri})
 		if got := rt.Query.Get("allow_no_indices"); err != nil || got != want {
 			t.Errorf("%s: allow_no_indices=%q, %v; want %q", uri, got, err, want)
+		}
+	}
+	// The proxy asks the engine whether each of the client's wildcards
+	// matches an index, narrowed, as the engine would have checked.
+	rt, err := g.Check(GateRequest{Method: "GET", URI: "/idx,*x,logs-*,-old*/_search?allow_no_indices=false&expand_wildcards=open,closed&q=a"})
+	const probe = "/_search?allow_no_indices=true&expand_wildcards=open%2Cclosed&filter_path=_shards.total&size=0&track_total_hits=false"
+	want := []StrictWildcard{
+		{"no such index [*x]", "/*x,-.*x" + probe},
+		{"no such index [logs-*]", "/logs-*" + probe},
+		{"no such index [old*]", "/old*" + probe},
+	}
+	if err != nil || !(rt.Strict != nil && slices.Equal(*rt.Strict, want)) {
+		t.Errorf("strict wildcards %+v, %v; want %+v", rt.Strict, err, want)
+	}
+	rt, err = g.Check(GateRequest{Method: "POST", URI: "/_count?allow_no_indices=false", Body: []byte(`{}`)})
+	if want := []StrictWildcard{{"no such index [_all] and no indices exist", "/" + all + "/_search?allow_no_indices=true&filter_path=_shards.total&size=0&track_total_hits=false"}}; err != nil || !(rt.Strict != nil && slices.Equal(*rt.Strict, want)) {
+		t.Errorf("no index: strict wildcards %+v, %v; want %+v", rt.Strict, err, want)
+	}
+	for _, uri := range []string{"/*/_search", "/*/_search?allow_no_indices=true", "/idx,logs-*/_search?allow_no_indices=false", "/_msearch?allow_no_indices=false"} {
+		var body []byte
+		if strings.Contains(uri, "_msearch") {
+			body = []byte("{}\n{}\n")
+		}
+		if rt, err := g.Check(GateRequest{Method: "POST", URI: uri, Body: body}); err != nil || rt.Strict != nil {
+			t.Errorf("%s: strict wildcards %+v, %v; want none", uri, rt.Strict, err)
 		}
 	}
 	for _, c := range []struct{ uri, body, want, query string }{
