@@ -400,11 +400,16 @@ func TestGatewayAllowList(t *testing.T) {
 // undotted is the comma list of index patterns the gateway sends for a
 // pattern "*" + rest (rest "" for "*", "_all" or no index), as the
 // engine sees it in the path: the same names but those starting with
-// '.' (one pattern per first character an index name may have through
-// the gateway), rest itself when it can start a name.
+// '.', the dot-named ones excluded when rest ends with a character no
+// data stream's backing index ends with (not a digit or '*'), else one
+// pattern per first character an index name may have through the
+// gateway, rest itself when it is a pattern that can start a name.
 func undotted(rest string) string {
+	if n := len(rest); n > 0 && rest[n-1] != '*' && (rest[n-1] < '0' || rest[n-1] > '9') {
+		return "%2A" + rest + ",-.%2A" + rest
+	}
 	var pats []string
-	if rest != "" && strings.IndexByte("abcdefghijklmnopqrstuvwxyz0123456789", rest[0]) >= 0 {
+	if strings.Contains(rest, "*") && strings.IndexByte("abcdefghijklmnopqrstuvwxyz0123456789", rest[0]) >= 0 {
 		pats = append(pats, rest)
 	}
 	for _, c := range "abcdefghijklmnopqrstuvwxyz0123456789" {

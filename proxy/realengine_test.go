@@ -549,6 +549,14 @@ func checkDotIndicesNarrowed(t *testing.T, kind, base, proxyURL string) {
 	put("PUT", "/_index_template/winnow_gateway_stream", `{"index_patterns":["`+stream+`*"],"data_stream":{},"priority":500}`)
 	t.Cleanup(func() { emptyDataStream(t, base, stream, "winnow_gateway_stream") })
 	put("POST", "/"+stream+"/_doc?refresh=true", `{"@timestamp":"2026-01-01T00:00:00Z","marker":"yes","body":"in the stream"}`)
+	// Names ending with a digit, as a data stream's backing index does,
+	// marked "two": "*" + a name's tail is narrowed otherwise.
+	const two, twoOld = "winnow_gateway_2", "winnow_gateway_2_old"
+	for _, ix := range []string{two, twoOld} {
+		put("PUT", "/"+ix, `{}`)
+		t.Cleanup(func() { realengine.Do(t, "DELETE", base+"/"+ix, "", nil) })
+		put("PUT", "/"+ix+"/_doc/1?refresh=true", `{"marker":"two","body":"in `+ix+`"}`)
+	}
 
 	// indices asks for the marker's documents and names the indices
 	// that answered: "." for the dot index, "ds" for a backing index.
@@ -613,6 +621,25 @@ func checkDotIndicesNarrowed(t *testing.T, kind, base, proxyURL string) {
 			t.Errorf("the engine's %s found %q, want %q (the dot index's document too)", path, got, all)
 		}
 	}
+	const q2 = "?q=marker:two&winnow_mode=off"
+	// What the gateway narrows "*" + a tail to must not name an index
+	// (the engine answers 404 when there is none so named) nor fail
+	// allow_no_indices=false because one of its patterns, or an
+	// exclusion, matches nothing; the engine's own answers first.
+	for _, c := range []struct{ path, want string }{
+		{"/*gateway_plain/_search?q=marker:yes", plain},
+		{"/*gateway_plain/_search?q=marker:yes&allow_no_indices=false", plain},
+		{"/*narrow/_search?q=marker:yes", "."},
+		{"/*000001/_search?q=marker:yes", ""},
+		{"/*gateway_2/_search?q=marker:two", two},
+		{"/*gateway_2*/_search?q=marker:two&allow_no_indices=false", two + "," + twoOld},
+		{"/_search?q=marker:yes&allow_no_indices=false", ".,ds," + plain},
+		{"/*nothing_named_so/_search?q=marker:yes&allow_no_indices=false", "404 "},
+	} {
+		if got := strings.ReplaceAll(indices(base+c.path, ""), ",", ", "); !strings.HasPrefix(got, strings.ReplaceAll(c.want, ",", ", ")) {
+			t.Errorf("the engine's %s found %q, want %q", c.path, got, c.want)
+		}
+	}
 	ms := func(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
 	for _, c := range []struct{ path, body, want string }{
 		{"/_search" + q, "", "ds," + plain},
@@ -630,9 +657,40 @@ func checkDotIndicesNarrowed(t *testing.T, kind, base, proxyURL string) {
 		{"/*/_count?q=marker:yes", "", "2"},
 		{"/_msearch?winnow_mode=off", ms(`{}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":"*"}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":["_all"]}`, `{"query":{"term":{"marker":"yes"}}}`), "ds," + plain + " | ds," + plain + " | ds," + plain},
 		{"/" + plain + "/_msearch?winnow_mode=off", ms(`{}`, `{"query":{"term":{"marker":"yes"}}}`, `{"indices":"*"}`, `{"query":{"term":{"marker":"yes"}}}`), plain + " | ds," + plain},
+		{"/*gateway_plain/_search" + q, "", plain},
+		{"/*gateway_plain/_search" + q + "&allow_no_indices=false", "", plain},
+		{"/*winnow_gateway/_search" + q, "", "ds"},
+		{"/*narrow/_search" + q, "", ""},
+		{"/*000001/_search" + q, "", ""},
+		{"/*gateway_2/_search" + q2, "", two},
+		{"/*winnow_gateway_2/_search" + q2, "", two},
+		{"/*gateway_2*/_search" + q2 + "&allow_no_indices=false", "", two + "," + twoOld},
+		{"/_search" + q + "&allow_no_indices=false", "", "ds," + plain},
+		{"/*/_count?q=marker:yes&allow_no_indices=false&ignore_unavailable=true", "", "2"},
+		{"/_search" + q + "&expand_wildcards=none", "", ""},
+		{"/_all/_count?q=marker:yes&expand_wildcards=none", "", "0"},
+		{"/_msearch?winnow_mode=off&allow_no_indices=false", ms(`{}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":"*gateway_plain","allow_no_indices":false}`, `{"query":{"term":{"marker":"yes"}}}`, `{"index":"`+plain+`"}`, `{"query":{"term":{"marker":"yes"}}}`), "ds," + plain + " | " + plain + " | " + plain},
 	} {
 		if got := indices(proxyURL+c.path, c.body); got != c.want {
 			t.Errorf("through winnow %s %q found %q, want %q", c.path, c.body, got, c.want)
+		}
+	}
+	// allow_no_indices=false and a wildcard that matches no index (but
+	// a dot-named one): the engine's 404, through winnow too.
+	for _, c := range []struct{ path, reason string }{
+		{"/*nothing_named_so/_search?q=marker:yes&allow_no_indices=false", "no such index [*nothing_named_so]"},
+		{"/*nothing_named_so/_count?allow_no_indices=false", "no such index [*nothing_named_so]"},
+		{"/" + plain + ",nothing_named_so*/_search?allow_no_indices=false&ignore_unavailable=true", "no such index [nothing_named_so*]"},
+		{"/*narrow/_search?q=marker:yes&allow_no_indices=false", "no such index [*narrow]"},
+		{"/_search?q=marker:yes&allow_no_indices=false&expand_wildcards=none", "no such index [_all]"},
+	} {
+		for _, u := range []string{base, proxyURL} {
+			if u == base && strings.Contains(c.path, "narrow") {
+				continue // the engine finds the dot index's document
+			}
+			if got := indices(u+c.path, ""); !strings.HasPrefix(got, "404 ") || !strings.Contains(got, "index_not_found_exception") || !strings.Contains(got, c.reason) {
+				t.Errorf("%s%s found %q, want 404 index_not_found_exception %s", u, c.path, got, c.reason)
+			}
 		}
 	}
 	for _, path := range []string{"/*:" + dot + "/_search", "/*:*/_search", "/_all::data/_search"} {

@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +93,9 @@ func (s *Server) transparent(ctx *fasthttp.RequestCtx) {
 		}
 		b.engineError(ctx, fasthttp.StatusForbidden, "security_exception",
 			"winnow: "+r.orig.Method+" "+pathOnly(r.orig.Path)+" is refused: "+err.Error()+why)
+		return
+	}
+	if rt.Strict != nil && s.noIndices(r, *rt.Strict) {
 		return
 	}
 	if rt.CursorIDs {
@@ -627,6 +632,46 @@ func (s *Server) forward(r *search) {
 	}
 	s.m.engine(r.b, outcomePassthrough, time.Since(start))
 	relay(r.ctx, resp)
+}
+
+// noIndices asks the engine whether each wildcard of a request sent
+// allow_no_indices=true in place of the client's false ([engine.Route.Strict])
+// matches an index, and answers 404 index_not_found_exception, as the
+// engine answers the client's request, for the first that matches none.
+// It reports whether it answered. A probe that fails leaves the answer
+// to the request itself.
+func (s *Server) noIndices(r *search, ws []engine.StrictWildcard) bool {
+	var h fasthttp.RequestHeader
+	r.ctx.Request.Header.CopyTo(&h)
+	h.Del("Content-Length")
+	h.Del("Content-Type")
+	for _, w := range ws {
+		resp, err := r.b.do(r.engineDeadline, engine.Request{Method: "GET", Path: w.Probe}, &h)
+		if err != nil {
+			return false
+		}
+		var a struct {
+			Shards struct {
+				Total *int `json:"total"`
+			} `json:"_shards"`
+		}
+		var body []byte
+		if st := resp.BodyStream(); st != nil {
+			body, err = io.ReadAll(io.LimitReader(st, 4096))
+		} else {
+			body = resp.Body()
+		}
+		ok := err == nil && resp.StatusCode() == fasthttp.StatusOK && json.Unmarshal(body, &a) == nil && a.Shards.Total != nil
+		fasthttp.ReleaseResponse(resp)
+		if !ok {
+			return false
+		}
+		if *a.Shards.Total == 0 {
+			r.b.engineError(r.ctx, fasthttp.StatusNotFound, "index_not_found_exception", w.Missing)
+			return true
+		}
+	}
+	return false
 }
 
 // engineDown answers a request the engine did not answer: 504 when it

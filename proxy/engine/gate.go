@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -76,6 +77,26 @@ type Route struct {
 	// Body, when not nil, is the body the engine is sent instead of the
 	// client's: the gate unsealed the cursor IDs the client's holds.
 	Body []byte
+	// Strict, when not nil, are the wildcards of a request whose client
+	// asked allow_no_indices=false and whose indices the gate narrowed:
+	// the engine is sent allow_no_indices=true (it would fail when any
+	// one of the narrowed patterns matches nothing), so the proxy asks
+	// the engine first whether each matches an index, and answers as
+	// the engine would when one does not. A pointer: the route of every
+	// search is copied, and this one is seldom set.
+	Strict *[]StrictWildcard
+}
+
+// StrictWildcard is a wildcard of a client's index expression sent with
+// allow_no_indices=true in place of the client's false ([Route.Strict]).
+type StrictWildcard struct {
+	// Missing is the engine's reason when the wildcard matches nothing
+	// ("no such index [*x]", of index_not_found_exception).
+	Missing string
+	// Probe is the path and query of a search of no hits that the
+	// engine answers with "_shards":{"total":0} exactly when the
+	// wildcard, narrowed, matches no index.
+	Probe string
 }
 
 // ErrRefused matches a request the read-only gateway does not let
@@ -247,11 +268,13 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 		// a body past the gate's look at the body.
 		return rt, s, refused("parameter source (a body in the query string): send the body as the request's body")
 	}
-	for _, v := range q["expand_wildcards"] {
+	ew := q["expand_wildcards"]
+	for _, v := range ew {
 		if err := expandWildcards(v); err != nil {
 			return rt, s, err
 		}
 	}
+	none := len(ew) > 0 && wildcardsNone(ew)
 	k, err := esRouteKind(r.Method, s, g.kind.Name == "opensearch")
 	rt.Kind = k
 	if err != nil {
@@ -263,7 +286,16 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 	pit := false
 	switch {
 	case k == RouteMsearch:
-		if rt.Body, err = esMsearchLines(r.Body); err != nil {
+		// A header line without allow_no_indices takes the query's,
+		// which is sent true when the path is narrowed.
+		strict := q.Get("allow_no_indices") == "false"
+		sent := strict
+		if len(s) == 1 {
+			sent = false
+		} else if _, ok := undotted(s[0]); ok {
+			sent = false
+		}
+		if rt.Body, err = esMsearchLines(r.Body, strict, sent); err != nil {
 			return rt, s, err
 		}
 	case len(r.Body) == 0:
@@ -293,30 +325,103 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 	rt.Cursor = rt.Cursor || k == RouteSearch && q.Has("scroll")
 	switch {
 	case k == RoutePIT && r.Method == "DELETE", k == RouteRoot, k == RouteScroll, k == RouteClearScroll:
+	case none:
+		// A wildcard matches nothing: the engines take it for a name
+		// (Elasticsearch answers 404) or find no index, and "_all" and
+		// no index search none; narrowed, each pattern failed 404.
 	case len(s) == 1:
 		// A search of no index: of every index but the dot-named ones.
 		// A point in time names its indices where it is opened (and
 		// the engine refuses a search naming both).
 		if !pit {
+			rt.Strict = allowNoIndices(q, "_all", k)
 			s = []string{undottedAll, s[0]}
 		}
 	default:
-		s[0] = undotted(s[0])
+		n, ok := undotted(s[0])
+		if !ok {
+			break
+		}
+		// As the engine receives it, '*' escaped as %2A.
+		if size := len(n) + 2*strings.Count(n, "*"); size > maxNarrowed {
+			return rt, s, refused("the index expression, narrowed to the names not starting with '.', is %d bytes, more than the engine's request line holds; name fewer patterns starting with '*'", size)
+		}
+		rt.Strict = allowNoIndices(q, s[0], k)
+		s[0] = n
 	}
 	return rt, s, nil
+}
+
+// allowNoIndices sends a client's allow_no_indices=false true in q, the
+// query of a request whose index expression expr the gate narrowed: the
+// engine would fail when any one of the narrowed patterns matches
+// nothing (an exclusion too), not when the client's wildcard does. It
+// returns what the proxy checks in its place ([Route.Strict]; an
+// _msearch's lines are not checked).
+func allowNoIndices(q url.Values, expr string, k RouteKind) *[]StrictWildcard {
+	if q.Get("allow_no_indices") != "false" {
+		return nil
+	}
+	q.Set("allow_no_indices", "true")
+	if k == RouteMsearch {
+		return nil
+	}
+	ws := strictWildcards(expr, q)
+	return &ws
+}
+
+// strictWildcards are the wildcards of the index expression expr (an
+// exclusion's too: the engine fails when one matches nothing) as
+// [Route.Strict] has them, each probed with the client's
+// expand_wildcards, ignore_unavailable and ignore_throttled in q.
+func strictWildcards(expr string, q url.Values) []StrictWildcard {
+	probe := url.Values{"size": {"0"}, "track_total_hits": {"false"}, "allow_no_indices": {"true"}, "filter_path": {"_shards.total"}}
+	for _, k := range []string{"expand_wildcards", "ignore_unavailable", "ignore_throttled"} {
+		if v, ok := q[k]; ok {
+			probe[k] = v
+		}
+	}
+	query := probe.Encode()
+	var ws []StrictWildcard
+	for i, n := range strings.Split(expr, ",") {
+		if i > 0 && strings.HasPrefix(n, "-") {
+			n = n[1:]
+		}
+		if n != "_all" && strings.IndexByte(n, '*') < 0 {
+			continue // a name: ignore_unavailable's
+		}
+		sent, _ := undotted(n)
+		missing := "no such index [" + n + "]"
+		if n == "_all" {
+			// Elasticsearch 8.19's and OpenSearch 2.19's words.
+			missing += " and no indices exist"
+		}
+		ws = append(ws, StrictWildcard{Missing: missing, Probe: "/" + sent + "/_search?" + query})
+	}
+	return ws
 }
 
 // nameStarts are the characters an index name the gateway lets through
 // may start with ([indexPattern]).
 const nameStarts = "abcdefghijklmnopqrstuvwxyz0123456789"
 
+// nameNexts are the characters after the first of an index name the
+// gateway lets through ([indexPattern]).
+const nameNexts = nameStarts + "-_+."
+
 // undottedAll is "*" narrowed by [undotted]: a pattern for each
 // character a name may start with, "a*,b*,...,9*".
-var undottedAll = undottedPattern("")
+var undottedAll, _ = undottedPattern("")
+
+// maxNarrowed bounds an index expression narrowed in the path, in bytes
+// as the engine receives it ('*' escaped as %2A): the engines refuse a
+// request line over 4 KB (Elasticsearch's and OpenSearch's
+// http.max_initial_line_length), and the rest of the line needs room.
+const maxNarrowed = 3072
 
 // undotted narrows an index expression that passed [indexPattern]: each
 // "_all", and each pattern starting with '*' (not an exclusion), is
-// replaced by the patterns that match the same names but those starting
+// replaced by patterns that match the same names but those starting
 // with '.'. Elasticsearch and OpenSearch match the non-hidden indices
 // whose names start with '.' by "*", "_all", a pattern starting with
 // '*' and a search naming no index (".kibana", an operator's ".secret").
@@ -325,40 +430,60 @@ var undottedAll = undottedPattern("")
 // every data stream a wildcard matched, so logs-* no longer found a
 // data stream's documents; their wildcards have no character classes
 // ("[!.]*"). A pattern per first character does not name the backing
-// indices, so a data stream matched by one is searched whole. An
-// expression without "_all" or '*' is returned as it is.
-func undotted(expr string) string {
+// indices, so a data stream matched by one is searched whole
+// ([undottedPattern]). An expression without "_all" or '*' is returned
+// as it is. It reports whether it narrowed.
+func undotted(expr string) (string, bool) {
 	if strings.IndexByte(expr, '*') < 0 && !strings.Contains(expr, "_all") {
-		return expr
+		return expr, false
 	}
 	names := strings.Split(expr, ",")
+	var exact []string
 	changed := false
 	for i, n := range names {
 		switch {
 		case n == "_all":
 			names[i] = undottedAll
 		case strings.HasPrefix(n, "*"):
-			names[i] = undottedPattern(strings.TrimLeft(n, "*"))
+			var group string
+			names[i], group = undottedPattern(strings.TrimLeft(n, "*"))
+			if group != "" {
+				exact = append(exact, group)
+			}
 		default:
 			continue
 		}
 		changed = true
 	}
 	if !changed {
-		return expr
+		return expr, false
 	}
-	return strings.Join(names, ",")
+	// An exclusion drops the names resolved before it: the groups of
+	// exact names go first, so theirs drop none of the client's.
+	return strings.Join(append(exact, names...), ","), true
 }
 
-// undottedPattern is the pattern "*" + rest narrowed: rest itself when
-// it starts a name ('*' matching nothing), and c + "*" + rest for each
-// character c a name may start with.
-func undottedPattern(rest string) string {
-	var b strings.Builder
-	if rest != "" && strings.IndexByte(nameStarts, rest[0]) >= 0 {
-		b.WriteString(rest)
-		b.WriteByte(',')
+// undottedPattern is the pattern "*" + rest narrowed, and the group of
+// an exact name that goes first in the expression ([undotted]), or "".
+//
+// When rest ends with a character that is not a digit or '*', it is
+// "*" + rest followed by the exclusion "-.*" + rest: a backing index
+// of a data stream (".ds-name-2026.01.01-000001", ".fs-..." on
+// Elasticsearch, ".ds-name-000001" on OpenSearch) ends with a digit,
+// so the exclusion drops the dot-named indices, aliases and data
+// streams only (Elasticsearch 8.19 and OpenSearch 2.19). Otherwise it
+// is c + "*" + rest for each character c a name may start with, and
+// the name rest itself when it starts a name ('*' matching nothing):
+// not as the name, which the engines answer 404 when no index is named
+// so, but as the group rest + "*" less rest + c + "*" for every
+// character c a name may hold after its first, which matches rest
+// alone (and a name that goes on with another character, which the
+// gateway lets no client name).
+func undottedPattern(rest string) (pattern, group string) {
+	if n := len(rest); n > 0 && rest[n-1] != '*' && (rest[n-1] < '0' || rest[n-1] > '9') {
+		return "*" + rest + ",-.*" + rest, ""
 	}
+	var b strings.Builder
 	for i := range len(nameStarts) {
 		if i > 0 {
 			b.WriteByte(',')
@@ -367,7 +492,24 @@ func undottedPattern(rest string) string {
 		b.WriteByte('*')
 		b.WriteString(rest)
 	}
-	return b.String()
+	pattern = b.String()
+	if rest == "" || strings.IndexByte(nameStarts, rest[0]) < 0 {
+		return pattern, ""
+	}
+	if strings.IndexByte(rest, '*') >= 0 {
+		// rest is a pattern: it matches nothing that is not a name.
+		return rest + "," + pattern, ""
+	}
+	b.Reset()
+	b.WriteString(rest)
+	b.WriteByte('*')
+	for i := range len(nameNexts) {
+		b.WriteString(",-")
+		b.WriteString(rest)
+		b.WriteByte(nameNexts[i])
+		b.WriteByte('*')
+	}
+	return pattern, b.String()
 }
 
 func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
@@ -459,6 +601,19 @@ func expandWildcards(v string) error {
 	return nil
 }
 
+// wildcardsNone reports whether expand_wildcards values vs are all
+// "none".
+func wildcardsNone(vs []string) bool {
+	for _, v := range vs {
+		for w := range strings.SplitSeq(v, ",") {
+			if w != "none" {
+				return false
+			}
+		}
+	}
+	return len(vs) > 0
+}
+
 // esMsearchLines checks the indices a multi-search names line by line:
 // each line that is not blank is one JSON object, whose "index" or
 // "indices" (a string or a list of them) passes [indexPattern] and
@@ -468,15 +623,18 @@ func expandWildcards(v string) error {
 // member is seen, repeated ones too. A line the gate cannot read is
 // refused: the engine's parser is laxer (comments, UTF-16, SMILE). It
 // returns the body the engine is sent, with the indices narrowed
-// ([undotted]), or nil when that is body itself.
-func esMsearchLines(body []byte) ([]byte, error) {
+// ([undotted]), or nil when that is body itself. strict is the client's
+// allow_no_indices=false in the query, sent whether the engine is sent
+// it: a line narrowed is sent allow_no_indices true, as a path narrowed
+// is ([esRoute]), and a line not narrowed keeps the client's.
+func esMsearchLines(body []byte, strict, sent bool) ([]byte, error) {
 	lines := bytes.Split(body, []byte("\n"))
 	changed := false
 	for i, line := range lines {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		narrowed, err := esMsearchLine(line)
+		narrowed, err := esMsearchLine(line, strict, sent)
 		if err != nil {
 			return nil, refused("_msearch line %d: %v", i+1, err)
 		}
@@ -492,7 +650,7 @@ func esMsearchLines(body []byte) ([]byte, error) {
 
 // esMsearchLine checks one line of a multi-search ([esMsearchLines]) and
 // returns it with its indices narrowed, or nil when they need not be.
-func esMsearchLine(line []byte) ([]byte, error) {
+func esMsearchLine(line []byte, strict, sent bool) ([]byte, error) {
 	d := json.NewDecoder(bytes.NewReader(line))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return nil, errors.New("not a JSON object")
@@ -502,7 +660,8 @@ func esMsearchLine(line []byte) ([]byte, error) {
 		v   json.RawMessage
 	}
 	var members []member
-	changed, boost := false, false
+	changed, boost, narrowed, named := false, false, false, false
+	allow := -1 // the line's allow_no_indices member, or -1
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
@@ -516,6 +675,16 @@ func esMsearchLine(line []byte) ([]byte, error) {
 		switch key {
 		case "indices_boost":
 			boost = true
+		case "allow_no_indices":
+			// The engine reads a boolean or a string.
+			switch strings.Trim(string(bytes.TrimSpace(v)), `"`) {
+			case "false":
+				allow = len(members)
+				strict = true
+			case "true":
+				allow = len(members)
+				strict = false
+			}
 		case "pit":
 			// Its ID would reach the engine unsealed ([CursorSeal]).
 			return nil, errors.New("a point in time in a multi-search: search it through _search")
@@ -535,10 +704,11 @@ func esMsearchLine(line []byte) ([]byte, error) {
 				}
 			} else if err := indexPattern(joined); err != nil {
 				return nil, err
-			} else if n := undotted(joined); n != joined {
+			} else if n, ok := undotted(joined); ok {
 				v, _ = json.Marshal(n)
-				changed = true
+				changed, narrowed = true, true
 			}
+			named = named || key != "expand_wildcards"
 		}
 		members = append(members, member{key, v})
 	}
@@ -550,6 +720,20 @@ func esMsearchLine(line []byte) ([]byte, error) {
 	}
 	if err := esBodyIndices(line, boost); err != nil {
 		return nil, err
+	}
+	// What the engine is to apply: the client's, or true for a line
+	// narrowed (its patterns fail one by one when it is false).
+	want := !strict || narrowed
+	switch {
+	case !named:
+		// The path's indices; the line may be a search body, which
+		// takes no allow_no_indices.
+	case allow >= 0 && string(members[allow].v) != strconv.FormatBool(want):
+		members[allow].v = []byte(strconv.FormatBool(want))
+		changed = true
+	case allow < 0 && want == sent:
+		members = append(members, member{"allow_no_indices", []byte(strconv.FormatBool(want))})
+		changed = true
 	}
 	if !changed {
 		return nil, nil
