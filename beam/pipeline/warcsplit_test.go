@@ -154,3 +154,34 @@ func TestDedupWARCRevisits(t *testing.T) {
 		})
 	}
 }
+
+// TestDedupNonUTF8Names: WARC files whose paths are not UTF-8 (a Latin-1
+// folder of a mirror, as wget writes it from a Latin-1 server), revisiting
+// each other, are read as `winnow dedup` reads them. The shards and the
+// WARC paths crossed the runner as JSON, which made each bad byte U+FFFD:
+// the files could not be opened.
+func TestDedupNonUTF8Names(t *testing.T) {
+	first, second := wgetCrawls(t)
+	crawls := filepath.Join(t.TempDir(), "cr\xe9")
+	if err := os.MkdirAll(crawls, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	for _, src := range []string{first, second} {
+		dst := filepath.Join(crawls, "\xe9t\xe9-"+filepath.Base(src))
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, dst)
+	}
+	want := dedupOutput(t, inputs...)
+	got, st := beamRun{runner: "prism"}.run(t, inputs...)
+	sameLines(t, "non-UTF-8 names", got, want)
+	if st.Clusters == 0 {
+		t.Errorf("stats %+v, want clusters of the second crawl's revisits with the first's pages", st)
+	}
+}
