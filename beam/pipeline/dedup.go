@@ -622,8 +622,11 @@ func (f *clusterFn) component(ctx context.Context, run []Member, lines []Line) (
 
 // mergeParts merges the part files (writePart) named by parts into
 // output, on one worker. Only the names cross the grouping: no element
-// holds more than one name.
+// holds more than one name. An empty name joins them, so that the write
+// runs, and writes an empty output, when no part was written (pages none
+// of which is near another).
 func mergeParts(s beam.Scope, parts beam.PCollection, output string) {
+	parts = beam.Flatten(s, parts, beam.Create(s, ""))
 	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, parts)))
 }
 
@@ -714,7 +717,9 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*string
 	var parts []string
 	var part string
 	for values(&part) {
-		parts = append(parts, part)
+		if part != "" {
+			parts = append(parts, part)
+		}
 	}
 	slices.Sort(parts)
 	fsys, err := filesystem.New(ctx, f.Path)
