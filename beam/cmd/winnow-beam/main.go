@@ -62,7 +62,9 @@ func main() {
 		// under a temporary name and renamed once complete, so nothing is
 		// left under its name.
 		<-ctx.Done()
-		if errors.Is(context.Cause(ctx), context.Canceled) {
+		// A signal, not main's own stop() as it returns: a signal's
+		// cause is an error of its own (signal.NotifyContext).
+		if cause := context.Cause(ctx); errors.Is(cause, context.Canceled) && cause != context.Canceled {
 			// A second signal stops at once.
 			stop()
 			grace := time.Duration(interruptGrace.Load())
