@@ -134,7 +134,7 @@ func Split(inputs []string, o SplitOptions) ([]Shard, error) {
 // as slash paths; corpus decides which are documents.
 func listFiles(root string) ([]string, error) {
 	var files []string
-	err := fs.WalkDir(os.DirFS(root), ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(corpus.DirFS(root), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			// corpus reports it when the shard walks; keep the walk going.
 			if d != nil && d.IsDir() && p != "." {
@@ -194,7 +194,9 @@ func (s Shard) Docs(c config.Config, o corpus.Options) iter.Seq2[corpus.Doc, err
 	case KindSample:
 		return options.Sample(c)
 	case KindFiles:
-		return o.FS(&subsetFS{fsys: os.DirFS(s.Path), files: slices.Sorted(slices.Values(s.Files))}, ".")
+		// corpus.DirFS, not os.DirFS, which refuses names that are not
+		// UTF-8: their files were left out of the shard without a word.
+		return o.FS(&subsetFS{fsys: corpus.DirFS(s.Path), files: slices.Sorted(slices.Values(s.Files))}, ".")
 	case KindRange:
 		return s.rangeDocs(o)
 	case KindWARC:

@@ -155,14 +155,24 @@ func TestDedupWARCRevisits(t *testing.T) {
 	}
 }
 
-// TestDedupNonUTF8Names: WARC files whose paths are not UTF-8 (a Latin-1
-// folder of a mirror, as wget writes it from a Latin-1 server), revisiting
-// each other, are read as `winnow dedup` reads them. The shards and the
-// WARC paths crossed the runner as JSON, which made each bad byte U+FFFD:
-// the files could not be opened.
+// TestDedupNonUTF8Names: inputs whose paths are not UTF-8 (Latin-1
+// names of a mirror, as wget writes them from a Latin-1 server) are read
+// as `winnow dedup` reads them: WARC files in a folder so named,
+// revisiting each other, and a folder holding a folder so named. The
+// shards and the WARC paths crossed the runner as JSON, which made each
+// bad byte U+FFFD: the WARC files could not be opened; and a folder was
+// listed and read with os.DirFS, which refuses such names: the files
+// under one were left out without a word.
 func TestDedupNonUTF8Names(t *testing.T) {
 	first, second := wgetCrawls(t)
-	crawls := filepath.Join(t.TempDir(), "cr\xe9")
+	root := t.TempDir()
+	dir := filepath.Join(root, "docs")
+	for _, sub := range []string{"a", "r\xe9f"} {
+		if err := os.CopyFS(filepath.Join(dir, sub), os.DirFS("../../corpus/testdata/dir")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crawls := filepath.Join(root, "cr\xe9")
 	if err := os.MkdirAll(crawls, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +188,7 @@ func TestDedupNonUTF8Names(t *testing.T) {
 		}
 		inputs = append(inputs, dst)
 	}
+	inputs = append(inputs, dir)
 	want := dedupOutput(t, inputs...)
 	got, st := beamRun{runner: "prism"}.run(t, inputs...)
 	sameLines(t, "non-UTF-8 names", got, want)
