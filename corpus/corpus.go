@@ -291,6 +291,12 @@ func (o Options) dir(ctx context.Context, root string) iter.Seq2[Doc, error] {
 // pipe would block), as os.DirFS's does not.
 type osDir string
 
+// DirFS is the file system of the tree under root as [Options.Dir] reads
+// it: unlike os.DirFS it opens a name that is not UTF-8. It is for
+// [Options.FS] over a part of a folder (winnow-beam reads a folder in
+// shards of its files).
+func DirFS(root string) fs.FS { return osDir(root) }
+
 func (d osDir) path(name string) string { return filepath.Join(string(d), filepath.FromSlash(name)) }
 
 func (d osDir) Open(name string) (fs.File, error) { return os.Open(d.path(name)) }

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -150,19 +149,22 @@ func (o *Options) prepare() ([]byte, error) {
 // documents keep theirs only with keepSig (for loadDocs).
 func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs int, ranked, keepSig bool) (docs, sigs, apart beam.PCollection) {
 	s = s.Scope("sign")
-	// The shards cross the Reshuffle as JSON: Flink's job server decodes
-	// what a Reshuffle moves, and it misread the Go SDK's row encoding of
-	// Shard ("Serializer consumed more bytes than the record had").
-	shardsJSON := make([][]byte, len(shards))
+	// The shards cross the Reshuffle as bytes (Shard.encode): Flink's job
+	// server decodes what a Reshuffle moves, and it misread the Go SDK's
+	// row encoding of Shard ("Serializer consumed more bytes than the
+	// record had").
+	encoded := make([][]byte, len(shards))
 	for i, sh := range shards {
-		b, err := json.Marshal(sh)
-		if err != nil {
-			panic(err) // strings and integers: cannot fail
-		}
-		shardsJSON[i] = b
+		encoded[i] = sh.encode()
 	}
-	col := beam.Reshuffle(s, beam.CreateList(s, shardsJSON))
-	signed, apart := beam.ParDo2(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcInputs(shards), Apart: ranked, KeepSig: keepSig || !ranked}, col)
+	col := beam.Reshuffle(s, beam.CreateList(s, encoded))
+	// The WARC paths as bytes too: a DoFn's fields cross as JSON, which
+	// makes each byte of a path that is not UTF-8 a U+FFFD.
+	var warcs [][]byte
+	for _, p := range warcInputs(shards) {
+		warcs = append(warcs, []byte(p))
+	}
+	signed, apart := beam.ParDo2(s, &signFn{Config: enc, Several: several, Packs: packs, WARCs: warcs, Apart: ranked, KeepSig: keepSig || !ranked}, col)
 	docs, sigs = beam.ParDo2(s, &numberFn{Config: enc, Packs: packs, Ranked: ranked}, beam.GroupByKey(s, signed))
 	return docs, sigs, apart
 }
@@ -180,7 +182,7 @@ type signFn struct {
 	// reads WARC records: each worker indexes them (corpus.Targets) so
 	// that a revisit resolves to its target in another shard or file, as
 	// `winnow dedup` resolves it reading them in order.
-	WARCs []string
+	WARCs [][]byte
 
 	targets *corpus.Targets
 
@@ -206,9 +208,9 @@ func (f *signFn) Setup() error {
 	return err
 }
 
-func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func(int, []byte), emitSigs func(int, []byte)) error {
-	var sh Shard
-	if err := json.Unmarshal(shardJSON, &sh); err != nil {
+func (f *signFn) ProcessElement(ctx context.Context, shardBytes []byte, emit func(int, []byte), emitSigs func(int, []byte)) error {
+	sh, err := decodeShard(shardBytes)
+	if err != nil {
 		return fmt.Errorf("pipeline: shard: %w", err)
 	}
 	opts := options.CorpusOptions(f.set.cfg)
@@ -219,7 +221,7 @@ func (f *signFn) ProcessElement(ctx context.Context, shardJSON []byte, emit func
 		if f.targets == nil {
 			t := &corpus.Targets{}
 			for _, p := range f.WARCs {
-				if err := t.Index(p); err != nil {
+				if err := t.Index(string(p)); err != nil {
 					return err
 				}
 			}
@@ -620,8 +622,11 @@ func (f *clusterFn) component(ctx context.Context, run []Member, lines []Line) (
 
 // mergeParts merges the part files (writePart) named by parts into
 // output, on one worker. Only the names cross the grouping: no element
-// holds more than one name.
+// holds more than one name. An empty name joins them, so that the write
+// runs, and writes an empty output, when no part was written (pages none
+// of which is near another).
 func mergeParts(s beam.Scope, parts beam.PCollection, output string) {
+	parts = beam.Flatten(s, parts, beam.Create(s, ""))
 	beam.ParDo0(s, &writeFn{Path: output}, beam.GroupByKey(s, beam.AddFixedKey(s, parts)))
 }
 
@@ -712,7 +717,9 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, values func(*string
 	var parts []string
 	var part string
 	for values(&part) {
-		parts = append(parts, part)
+		if part != "" {
+			parts = append(parts, part)
+		}
 	}
 	slices.Sort(parts)
 	fsys, err := filesystem.New(ctx, f.Path)

@@ -328,3 +328,18 @@ func TestSplitRanges(t *testing.T) {
 		t.Errorf("documents of the ranges:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDedupNoDuplicates: on pages none of which is near another (corpus's
+// testdata folder) the pipeline writes an empty output file, as `winnow
+// dedup` does. It wrote none: the write step ran only for some part file,
+// and winnow-beam failed reading back its output.
+func TestDedupNoDuplicates(t *testing.T) {
+	in := "../../corpus/testdata/dir"
+	if want := dedupOutput(t, in); len(want) != 0 {
+		t.Fatalf("winnow dedup found near-duplicates in %s:\n%s", in, want)
+	}
+	got, st := beamRun{runner: "prism"}.run(t, in)
+	if len(got) != 0 || st.Docs == 0 {
+		t.Errorf("output %q, stats %+v; want an empty file of some documents", got, st)
+	}
+}

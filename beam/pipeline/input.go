@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"encoding/gob"
 	"errors"
 	"io"
 	"io/fs"
@@ -42,6 +43,25 @@ type Shard struct {
 	// Start and End bound a KindRange or KindWARC shard in bytes;
 	// FirstLine is the line number of a KindRange's first line.
 	Start, End, FirstLine int64
+}
+
+// encode encodes s to cross the runner: with gob, which keeps a path
+// that is not UTF-8 byte for byte, where JSON makes each bad byte a
+// U+FFFD (the file is then missing, or silently left out of its folder's
+// shard).
+func (s Shard) encode() []byte {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(s); err != nil {
+		panic(err) // strings and integers: cannot fail
+	}
+	return b.Bytes()
+}
+
+// decodeShard decodes a shard of Shard.encode.
+func decodeShard(b []byte) (Shard, error) {
+	var s Shard
+	err := gob.NewDecoder(bytes.NewReader(b)).Decode(&s)
+	return s, err
 }
 
 // SplitOptions configures [Split]. The zero value uses the defaults.
@@ -114,7 +134,7 @@ func Split(inputs []string, o SplitOptions) ([]Shard, error) {
 // as slash paths; corpus decides which are documents.
 func listFiles(root string) ([]string, error) {
 	var files []string
-	err := fs.WalkDir(os.DirFS(root), ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(corpus.DirFS(root), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			// corpus reports it when the shard walks; keep the walk going.
 			if d != nil && d.IsDir() && p != "." {
@@ -174,7 +194,9 @@ func (s Shard) Docs(c config.Config, o corpus.Options) iter.Seq2[corpus.Doc, err
 	case KindSample:
 		return options.Sample(c)
 	case KindFiles:
-		return o.FS(&subsetFS{fsys: os.DirFS(s.Path), files: slices.Sorted(slices.Values(s.Files))}, ".")
+		// corpus.DirFS, not os.DirFS, which refuses names that are not
+		// UTF-8: their files were left out of the shard without a word.
+		return o.FS(&subsetFS{fsys: corpus.DirFS(s.Path), files: slices.Sorted(slices.Values(s.Files))}, ".")
 	case KindRange:
 		return s.rangeDocs(o)
 	case KindWARC:

@@ -3,10 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 )
 
 // sparkBusy is what Beam's Spark job server answers a pipeline submitted
@@ -58,7 +60,16 @@ type Stats struct {
 // Run runs p on runner and returns its figures. It fails when the
 // connected components did not converge within the rounds.
 func Run(ctx context.Context, runner string, p *beam.Pipeline) (Stats, error) {
-	res, err := beam.Run(ctx, runner, p)
+	var res beam.PipelineResult
+	var err error
+	if slices.Contains(JobServerRunners, runner) && *jobopts.Endpoint != "" && !*jobopts.Async {
+		res, err = runOnJobServer(ctx, runner, *jobopts.Endpoint, p)
+		if err != nil {
+			err = lostJobServer(err, *jobopts.Endpoint)
+		}
+	} else {
+		res, err = beam.Run(ctx, runner, p)
+	}
 	if err != nil {
 		return Stats{}, explainFailure(err)
 	}

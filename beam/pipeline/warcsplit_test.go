@@ -154,3 +154,45 @@ func TestDedupWARCRevisits(t *testing.T) {
 		})
 	}
 }
+
+// TestDedupNonUTF8Names: inputs whose paths are not UTF-8 (Latin-1
+// names of a mirror, as wget writes them from a Latin-1 server) are read
+// as `winnow dedup` reads them: WARC files in a folder so named,
+// revisiting each other, and a folder holding a folder so named. The
+// shards and the WARC paths crossed the runner as JSON, which made each
+// bad byte U+FFFD: the WARC files could not be opened; and a folder was
+// listed and read with os.DirFS, which refuses such names: the files
+// under one were left out without a word.
+func TestDedupNonUTF8Names(t *testing.T) {
+	first, second := wgetCrawls(t)
+	root := t.TempDir()
+	dir := filepath.Join(root, "docs")
+	for _, sub := range []string{"a", "r\xe9f"} {
+		if err := os.CopyFS(filepath.Join(dir, sub), os.DirFS("../../corpus/testdata/dir")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crawls := filepath.Join(root, "cr\xe9")
+	if err := os.MkdirAll(crawls, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	for _, src := range []string{first, second} {
+		dst := filepath.Join(crawls, "\xe9t\xe9-"+filepath.Base(src))
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, dst)
+	}
+	inputs = append(inputs, dir)
+	want := dedupOutput(t, inputs...)
+	got, st := beamRun{runner: "prism"}.run(t, inputs...)
+	sameLines(t, "non-UTF-8 names", got, want)
+	if st.Clusters == 0 {
+		t.Errorf("stats %+v, want clusters of the second crawl's revisits with the first's pages", st)
+	}
+}

@@ -44,6 +44,7 @@ engine_launch() {
   spawn java "-Xmx${WINNOW_FLINK_HEAP:-1g}" "-Xss${WINNOW_FLINK_STACK:-8m}" -cp "$(cat "$d/classpath")" \
     org.apache.beam.runners.flink.FlinkJobServerDriver \
     --job-host=127.0.0.1 --job-port="$p" --artifact-port=$((p + 1)) --expansion-port=-1 \
+    --artifacts-dir="$(jobserver_artifacts "$d")" \
     --flink-master="${WINNOW_FLINK_MASTER:-[local]}" --flink-conf-dir="$d/conf"
 }
 

@@ -26,6 +26,7 @@ engine_launch() {
     -Dspark.driver.bindAddress=127.0.0.1 -Dspark.ui.enabled=false \
     -cp "$(cat "$d/classpath")" org.apache.beam.runners.spark.SparkJobServerDriver \
     --job-host=127.0.0.1 --job-port="$p" --artifact-port=$((p + 1)) --expansion-port=-1 \
+    --artifacts-dir="$(jobserver_artifacts "$d")" \
     --spark-master-url="${WINNOW_SPARK_MASTER:-local[2,4]}"
 }
 

@@ -15,3 +15,13 @@ jobserver_classpath() {
 
 # grpc_listening PORT: something accepts connections on the job port.
 grpc_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# jobserver_artifacts DIR: the job server's artifact staging directory,
+# DIR/artifacts, emptied: Beam 2.62's job servers keep every job's staged
+# artifacts (apache/beam#19076; the winnow-beam binary, 155 MB, for each
+# EXTERNAL or DOCKER job) in /tmp/beam-artifact-staging by default, which
+# had grown to 9.4 GB here. Under DIR they go with each start.
+jobserver_artifacts() {
+  rm -rf "$1/artifacts" && mkdir -p "$1/artifacts"
+  echo "$1/artifacts"
+}

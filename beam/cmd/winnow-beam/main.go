@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,8 +62,16 @@ func main() {
 		// under a temporary name and renamed once complete, so nothing is
 		// left under its name.
 		<-ctx.Done()
-		if errors.Is(context.Cause(ctx), context.Canceled) {
-			time.Sleep(500 * time.Millisecond)
+		// A signal, not main's own stop() as it returns: a signal's
+		// cause is an error of its own (signal.NotifyContext).
+		if cause := context.Cause(ctx); errors.Is(cause, context.Canceled) && cause != context.Canceled {
+			// A second signal stops at once.
+			stop()
+			grace := time.Duration(interruptGrace.Load())
+			if grace > time.Second {
+				fmt.Fprintln(os.Stderr, "winnow-beam: interrupted; cancelling the job on the job server (again to leave it running)")
+			}
+			time.Sleep(grace)
 			removeSpill()
 			fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
 			os.Exit(130)
@@ -82,6 +91,10 @@ func main() {
 	}
 	removeSpill()
 	if ctx.Err() != nil {
+		if err != nil && !errors.Is(err, flag.ErrHelp) && err != context.Canceled {
+			// What became of the job on the job server.
+			fmt.Fprintln(os.Stderr, "winnow-beam:", err)
+		}
 		fmt.Fprintln(os.Stderr, "winnow-beam: interrupted")
 		os.Exit(130)
 	}
@@ -243,6 +256,13 @@ func (c *common) output() (string, func() error, error) {
 	}, nil
 }
 
+// interruptGrace is how long winnow-beam waits after SIGINT or SIGTERM
+// for the run to end before it exits: on a job server, long enough to
+// cancel the job there (pipeline.CancelWait).
+var interruptGrace atomic.Int64
+
+func init() { interruptGrace.Store(int64(500 * time.Millisecond)) }
+
 // runners are the runners winnow-beam links in (-runner).
 var runners = []string{"prism", "universal", "flink", "spark", "dataflow"}
 
@@ -255,6 +275,9 @@ func runner() (string, error) {
 	}
 	if !slices.Contains(runners, r) {
 		return "", fmt.Errorf("unknown runner %q: one of %s", r, strings.Join(runners, ", "))
+	}
+	if slices.Contains(pipeline.JobServerRunners, r) {
+		interruptGrace.Store(int64(pipeline.CancelWait + 5*time.Second))
 	}
 	if strings.EqualFold(*jobopts.EnvironmentType, "process") {
 		return "", errProcessEnv

@@ -60,12 +60,20 @@ func (c *common) startSpill(runner, out string) error {
 	return nil
 }
 
-// removeSpill removes the spill directory, if any.
+// removeSpill removes the spill directory, if any. Workers of this
+// process (LOOPBACK, prism) may still write batches into it (the job
+// server stopped mid-job, Ctrl-C), and os.RemoveAll leaves the files made
+// while it runs: the directory is first renamed, so that no new file can
+// be made in it.
 func removeSpill() {
 	spilled.Lock()
 	defer spilled.Unlock()
 	if spilled.dir != "" {
-		os.RemoveAll(spilled.dir)
+		gone := spilled.dir + ".removed"
+		if os.Rename(spilled.dir, gone) != nil {
+			gone = spilled.dir
+		}
+		os.RemoveAll(gone)
 		spilled.dir = ""
 	}
 }
