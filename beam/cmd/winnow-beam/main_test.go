@@ -45,6 +45,17 @@ func TestUnknownRunner(t *testing.T) {
 	}
 }
 
+// TestMissingOutputFolder: an output in a folder that does not exist is
+// an error naming that folder, not the -spill flag the operator left at
+// its default (it read "-spill: stat ...").
+func TestMissingOutputFolder(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-folder")
+	out, err := exec.Command(beamBin, "dedup", "-o", filepath.Join(missing, "out.jsonl"), "../../../corpus/testdata/pages.jsonl").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "the output's folder "+missing) || strings.Contains(string(out), "-spill") {
+		t.Errorf("winnow-beam dedup -o %s/out.jsonl: %v\n%s", missing, err, out)
+	}
+}
+
 // TestProcessEnvironment: -environment_type PROCESS, which the Go SDK
 // cannot build, is an error that says so and names the alternatives.
 func TestProcessEnvironment(t *testing.T) {

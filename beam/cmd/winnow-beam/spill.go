@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +50,15 @@ func (c *common) startSpill(runner, out string) error {
 	}
 	dir, err := os.MkdirTemp(abs, filepath.Base(out)+".spill-*")
 	if err != nil {
+		if c.spill == "auto" {
+			// The directory is the output's: say so, not the flag the
+			// operator left at its default.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("the output's folder %s: %w", abs, err)
+		}
 		return fmt.Errorf("-spill: %w", err)
 	}
 	spilled.Lock()
