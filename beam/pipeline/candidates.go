@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -324,13 +323,7 @@ func (f *bucketFn) bucket(ctx context.Context, es []Entry, emit func(p, q *Entry
 		hi := min(n, (c+1)*f.Window)
 		b := Block{Entries: slices.Clone(es[lo:hi]), Cur: c*f.Window - lo, Window: f.Window, SimhashK: k, Split: f.Split}
 		f.unit.Update(ctx, int64(len(b.Entries)))
-		// JSON, not the SDK's row encoding of Block: Flink's job server
-		// decodes what a Reshuffle moves and misread that encoding.
-		enc, err := json.Marshal(b)
-		if err != nil {
-			panic(err) // strings and integers: cannot fail
-		}
-		emitBlock(pack(es[0].Bucket+string(rune(c)), f.Packs), enc)
+		emitBlock(pack(es[0].Bucket+string(rune(c)), f.Packs), gobBytes(b))
 	}
 }
 
@@ -353,8 +346,8 @@ type blockFn struct {
 }
 
 func (f *blockFn) ProcessElement(_ int, enc []byte, emitPairs, emitRest func(int, []byte)) error {
-	var b Block
-	if err := json.Unmarshal(enc, &b); err != nil {
+	b, err := fromGob[Block](enc)
+	if err != nil {
 		return fmt.Errorf("pipeline: block: %w", err)
 	}
 	windowPairs(b.Entries, max(1, b.Cur), b.Window, b.SimhashK, splitPairs(&f.pairs, &f.rest, b.Split, f.Packs))

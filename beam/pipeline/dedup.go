@@ -155,7 +155,7 @@ func signShards(s beam.Scope, enc []byte, shards []Shard, several bool, packs in
 	// record had").
 	encoded := make([][]byte, len(shards))
 	for i, sh := range shards {
-		encoded[i] = sh.encode()
+		encoded[i] = gobBytes(sh)
 	}
 	col := beam.Reshuffle(s, beam.CreateList(s, encoded))
 	// The WARC paths as bytes too: a DoFn's fields cross as JSON, which
@@ -209,7 +209,7 @@ func (f *signFn) Setup() error {
 }
 
 func (f *signFn) ProcessElement(ctx context.Context, shardBytes []byte, emit func(int, []byte), emitSigs func(int, []byte)) error {
-	sh, err := decodeShard(shardBytes)
+	sh, err := fromGob[Shard](shardBytes)
 	if err != nil {
 		return fmt.Errorf("pipeline: shard: %w", err)
 	}

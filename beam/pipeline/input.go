@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
-	"encoding/gob"
 	"errors"
 	"io"
 	"io/fs"
@@ -43,25 +42,6 @@ type Shard struct {
 	// Start and End bound a KindRange or KindWARC shard in bytes;
 	// FirstLine is the line number of a KindRange's first line.
 	Start, End, FirstLine int64
-}
-
-// encode encodes s to cross the runner: with gob, which keeps a path
-// that is not UTF-8 byte for byte, where JSON makes each bad byte a
-// U+FFFD (the file is then missing, or silently left out of its folder's
-// shard).
-func (s Shard) encode() []byte {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(s); err != nil {
-		panic(err) // strings and integers: cannot fail
-	}
-	return b.Bytes()
-}
-
-// decodeShard decodes a shard of Shard.encode.
-func decodeShard(b []byte) (Shard, error) {
-	var s Shard
-	err := gob.NewDecoder(bytes.NewReader(b)).Decode(&s)
-	return s, err
 }
 
 // SplitOptions configures [Split]. The zero value uses the defaults.
