@@ -211,7 +211,49 @@ func (s *Server) askEngine(ctx context.Context, b *upstream, q engine.Query) (a 
 	s.m.engine(b, outcomeOK, time.Since(start))
 	a.results = p.Results
 	a.partial = p.Partial()
+	if pg, ok := b.adapter.(engine.Pager); ok && len(p.Results) > 0 && len(p.Results) < q.Size {
+		a.results = s.morePages(ctx, b, pg, req, rep, p, q.Size)
+	}
 	return a
+}
+
+// maxMetaPages bounds the pages one metasearch asks a paged engine
+// (SearXNG) for: each is a search of every engine behind it.
+const maxMetaPages = 10
+
+// morePages asks a paged engine (SearXNG, whose page size is its own)
+// for the pages after first, the answer to req, until about depth
+// results, the first page's size telling how many pages that takes, and
+// returns the results of them all. A page that fails ends the list
+// there; when the later pages cannot be read the first page's results
+// stand.
+func (s *Server) morePages(ctx context.Context, b *upstream, pg engine.Pager, req engine.Request, first reply, p *engine.Parsed, depth int) []engine.Result {
+	n := min((depth+len(p.Results)-1)/len(p.Results), maxMetaPages)
+	if n < 2 {
+		return p.Results
+	}
+	reqs, _, err := pg.Pages(req, n)
+	if err != nil {
+		return p.Results
+	}
+	replies, err := b.callPages(ctx, reqs[1:], &s.inflight)
+	defer func() {
+		for _, r := range replies {
+			s.inflight.give(r.held)
+		}
+	}()
+	if err != nil || len(replies) == 0 {
+		return p.Results
+	}
+	bodies := [][]byte{first.body}
+	for _, r := range replies {
+		bodies = append(bodies, r.body)
+	}
+	all, err := pg.ParsePages(bodies, first.contentType)
+	if err != nil {
+		return p.Results
+	}
+	return all.Results
 }
 
 // statusError says why an engine refused a metasearch query: its status

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"encoding/json"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,4 +119,63 @@ func TestSearchPageAsUsed(t *testing.T) {
 			t.Errorf("page 40: no \"no more results\" with a way back")
 		}
 	})
+}
+
+// TestSearchPageSearXNGPages pages a metasearch over a SearXNG engine
+// alone. SearXNG answers a page of about ten results, whatever it is
+// asked, so a metasearch deeper than its first page must ask it for its
+// next pages: asked only pageno=1, the second page of ten was empty.
+// The llvm search's 53 results are 25 once duplicates are removed: two
+// full pages and a third of five.
+func TestSearchPageSearXNGPages(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	_, base := startProxy(t, Options{Engines: []Engine{
+		{Name: "searx", URL: d.URL(), Adapter: engine.Config{Kind: "searxng", Path: "/searxng/search"}},
+	}, Budget: 3 * time.Second})
+	var page struct {
+		Groups []struct {
+			Result struct{ URL string }
+		}
+		Engines []struct {
+			Name    string
+			Results int
+			Err     string
+		}
+	}
+	seen := map[string]int{}
+	for pg := 1; pg <= 3; pg++ {
+		code, body := get(t, base+"/_winnow/search.json?q=llvm&mode=remove&page="+strconv.Itoa(pg))
+		if code != 200 {
+			t.Fatalf("page %d: %d %s", pg, code, body)
+		}
+		page.Groups, page.Engines = nil, nil
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			t.Fatal(err)
+		}
+		if want := 10; len(page.Groups) != want && (pg < 3 || len(page.Groups) == 0) {
+			t.Errorf("page %d: %d results, want %d (the demo's SearXNG has %d for llvm); engines %+v", pg, len(page.Groups), want, demoSearXNGTotal(t, d.URL(), "llvm"), page.Engines)
+		}
+		if len(page.Engines) != 1 || page.Engines[0].Err != "" || page.Engines[0].Results <= demo.SearXNGPageSize {
+			t.Errorf("page %d: engines %+v, want SearXNG's results beyond its first page of %d", pg, page.Engines, demo.SearXNGPageSize)
+		}
+		for _, g := range page.Groups {
+			if p, ok := seen[g.Result.URL]; ok {
+				t.Errorf("%s on page %d and page %d", g.Result.URL, p, pg)
+			}
+			seen[g.Result.URL] = pg
+		}
+	}
+}
+
+// demoSearXNGTotal is the number_of_results the demo's SearXNG gives q.
+func demoSearXNGTotal(t *testing.T, demoURL, q string) int {
+	t.Helper()
+	_, body := get(t, demoURL+"/searxng/search?format=json&q="+url.QueryEscape(q))
+	var a struct {
+		N int `json:"number_of_results"`
+	}
+	if err := json.Unmarshal([]byte(body), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a.N
 }
