@@ -139,7 +139,7 @@ func TestRealEngineMetasearch(t *testing.T) {
 	// every Lucene engine or answered with every document.
 	t.Run("queries", func(t *testing.T) {
 		for _, q := range []string{"(", "foo)", "llvm/clang", `C:\path`, `a\`, "AND", "OR review", `"unbalanced`,
-			"x^", "review -", "year:>2010", "{!join from=id to=url}zorblax", "page:markup", "*", "url:*", "body:/.*/"} {
+			"x^", "review -", "-onerror", "+", "year:>2010", "{!join from=id to=url}zorblax", "page:markup", "*", "url:*", "body:/.*/"} {
 			p := search(t, url.Values{"q": {q}}.Encode())
 			for _, e := range p.Engines {
 				if e.Error != "" {
@@ -153,6 +153,22 @@ func TestRealEngineMetasearch(t *testing.T) {
 				}
 				if e.Name != "omega" && strings.Contains(q, "zorblax") && e.Results == 0 {
 					t.Errorf("q=%q: %s found nothing; want the zorblax page", q, e.Name)
+				}
+			}
+		}
+	})
+
+	// A reader's "-word" leaves out the pages holding the word, as in
+	// web search engines; it was escaped to a plain word, which found
+	// them ("zorblax OR onerror").
+	t.Run("minus", func(t *testing.T) {
+		for q, want := range map[string]bool{"zorblax -onerror": false, "zorblax +onerror": true, "zorblax -benchmark": true} {
+			for _, e := range search(t, url.Values{"q": {q}}.Encode()).Engines {
+				if e.Name == "omega" {
+					continue // the zorblax page is not in its database
+				}
+				if e.Error != "" || (e.Results > 0) != want {
+					t.Errorf("q=%q: %s answered %d results (error %q); want the zorblax page %v", q, e.Name, e.Results, e.Error, want)
 				}
 			}
 		}

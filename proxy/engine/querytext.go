@@ -13,7 +13,10 @@ const luceneSpecial = `+-=&|><!(){}[]^"~*?:\/`
 // Lucene query that searches for its words and "phrases" only: every
 // special character is escaped, and the operator words AND, OR and NOT
 // are escaped to be words. Balanced double quotes stay phrases (an odd
-// last quote is a character). Without it "title:x" read another field,
+// last quote is a character), and a word or phrase led by "-" or "+"
+// keeps it, as readers use them in web search engines (SearXNG and
+// Omega honour them too): "-word" leaves out the pages holding it,
+// "+word" asks for it. Without it "title:x" read another field,
 // "*" matched every document, "{!join ...}" switched Solr's parser, and
 // "llvm/clang", "(" or "C:\path" were syntax errors the engine refused
 // with 400 while other engines answered.
@@ -37,6 +40,10 @@ func luceneText(q string) string {
 			}
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			word = i + 1
+		case i == word && (c == '-' || c == '+') && i+1 < len(q) && startsTerm(q[i+1], quotes >= 2):
+			// A reader's "-word" or "+word": kept, the next character
+			// being where the word starts (so "-AND" is a word).
+			word = i + 1
 		case i == word && isOperator(q[i:]):
 			b.WriteByte('\\')
 		case strings.IndexByte(luceneSpecial, c) >= 0:
@@ -48,6 +55,16 @@ func luceneText(q string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// startsTerm reports whether c, after a reader's "-" or "+", starts a
+// word or, when phrase (the quotes are balanced), a phrase: anything
+// but a space or another special character.
+func startsTerm(c byte, phrase bool) bool {
+	if c == '"' {
+		return phrase
+	}
+	return strings.IndexByte(" \t\n\r\f", c) < 0 && strings.IndexByte(luceneSpecial, c) < 0
 }
 
 // isOperator reports that s starts with a word Lucene reads as an
