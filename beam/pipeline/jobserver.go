@@ -47,6 +47,12 @@ const (
 // jobCount makes the job names of one process distinct.
 var jobCount atomic.Int64
 
+// JobName is a job name of this run's own, distinct from every other
+// run's and this process's other jobs'.
+func JobName() string {
+	return fmt.Sprintf("winnow-beam-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), jobCount.Add(1))
+}
+
 // runOnJobServer runs p on the job server of runner at endpoint.
 func runOnJobServer(ctx context.Context, runner, endpoint string, p *beam.Pipeline) (beam.PipelineResult, error) {
 	cc, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -62,12 +68,12 @@ func runOnJobServer(ctx context.Context, runner, endpoint string, p *beam.Pipeli
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("no Beam job server answers at %s (-endpoint): %s; start one (scripts/engine start %s) or give its address", endpoint, status.Convert(err).Message(), runner)
+		return nil, fmt.Errorf("%w; start one (scripts/engine start %s) or give its address", noJobServer(ctx, endpoint, err), runner)
 	}
 	if *jobopts.JobName == "" {
 		// The job server lists a job under the name it was given: a name
 		// of this run's own finds its job to cancel.
-		*jobopts.JobName = fmt.Sprintf("winnow-beam-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), jobCount.Add(1))
+		*jobopts.JobName = JobName()
 		defer func() { *jobopts.JobName = "" }()
 	}
 	name := *jobopts.JobName
@@ -126,9 +132,17 @@ func cancelJobs(ctx context.Context, client jobpb.JobServiceClient, name string,
 	if err != nil {
 		return nil, err
 	}
+	return cancelMatching(ctx, client, jobs.GetJobInfo(), func(j *jobpb.JobInfo) bool {
+		return strings.HasPrefix(j.GetJobName(), jobNamePrefix(name)) && !known[j.GetJobId()]
+	})
+}
+
+// cancelMatching cancels the jobs of list that match and have not
+// ended, and returns their IDs.
+func cancelMatching(ctx context.Context, client jobpb.JobServiceClient, list []*jobpb.JobInfo, match func(*jobpb.JobInfo) bool) ([]string, error) {
 	var ids []string
-	for _, j := range jobs.GetJobInfo() {
-		if !strings.HasPrefix(j.GetJobName(), jobNamePrefix(name)) || known[j.GetJobId()] || ended(j.GetState()) {
+	for _, j := range list {
+		if ended(j.GetState()) || !match(j) {
 			continue
 		}
 		if _, err := client.Cancel(ctx, &jobpb.CancelJobRequest{JobId: j.GetJobId()}); err != nil {
@@ -167,4 +181,84 @@ func lostJobServer(err error, endpoint string) error {
 		return fmt.Errorf("%w\n(the job server at %s stopped answering mid-job: the job's end is unknown; see the job server's log)", err, endpoint)
 	}
 	return err
+}
+
+// Job is one job in a job server's list.
+type Job struct {
+	ID, Name, State string
+	// Ended is true for a state no job leaves (done, failed,
+	// cancelled, drained, updated).
+	Ended bool
+}
+
+// dialJobServer makes a client of the job server at endpoint (no
+// connection is made before its first call).
+func dialJobServer(endpoint string) (jobpb.JobServiceClient, func(), error) {
+	cc, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("job server %s: %w", endpoint, err)
+	}
+	return jobpb.NewJobServiceClient(cc), func() { cc.Close() }, nil
+}
+
+// Jobs lists the jobs of the job server at endpoint, as it names them.
+func Jobs(ctx context.Context, endpoint string) ([]Job, error) {
+	client, closeConn, err := dialJobServer(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	defer closeConn()
+	qctx, cancel := context.WithTimeout(ctx, jobServerWait)
+	defer cancel()
+	list, err := client.GetJobs(qctx, &jobpb.GetJobsRequest{})
+	if err != nil {
+		return nil, noJobServer(ctx, endpoint, err)
+	}
+	var jobs []Job
+	for _, j := range list.GetJobInfo() {
+		jobs = append(jobs, Job{ID: j.GetJobId(), Name: j.GetJobName(), State: j.GetState().String(), Ended: ended(j.GetState())})
+	}
+	return jobs, nil
+}
+
+// CancelJobs cancels, on the job server at endpoint, every job not ended
+// whose ID is one of which, or whose name is a run's -job_name in which
+// (the job server adds to it: [jobNamePrefix]), and returns the IDs it
+// cancelled. It is the way to stop a run whose winnow-beam was killed
+// (kill -9, a lost machine): the job server keeps such a job running.
+// A name or ID that matches no running job is an error naming it.
+func CancelJobs(ctx context.Context, endpoint string, which []string) ([]string, error) {
+	client, closeConn, err := dialJobServer(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	defer closeConn()
+	qctx, cancel := context.WithTimeout(ctx, CancelWait)
+	defer cancel()
+	list, err := client.GetJobs(qctx, &jobpb.GetJobsRequest{})
+	if err != nil {
+		return nil, noJobServer(ctx, endpoint, err)
+	}
+	var ids []string
+	for _, w := range which {
+		got, err := cancelMatching(qctx, client, list.GetJobInfo(), func(j *jobpb.JobInfo) bool {
+			return (j.GetJobId() == w || strings.HasPrefix(j.GetJobName(), jobNamePrefix(w))) && !slices.Contains(ids, j.GetJobId())
+		})
+		ids = append(ids, got...)
+		if err != nil {
+			return ids, err
+		}
+		if len(got) == 0 {
+			return ids, fmt.Errorf("no job that has not ended is named %q or has that ID on the job server at %s (winnow-beam jobs -endpoint %s lists them)", w, endpoint, endpoint)
+		}
+	}
+	return ids, nil
+}
+
+// noJobServer says that no job server answered at endpoint.
+func noJobServer(ctx context.Context, endpoint string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("no Beam job server answers at %s (-endpoint): %s", endpoint, status.Convert(err).Message())
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,4 +115,92 @@ func TestInterruptCancelsJob(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s exists after an interrupted run", out)
 	}
+}
+
+// TestCancelKilledRun: a run killed with SIGKILL cannot cancel its job,
+// and with EXTERNAL workers (a `winnow-beam worker-pool`, as on a
+// cluster) the job runs on without it and would write the output of a
+// run its operator stopped. The name winnow-beam printed as it started
+// finds the job in `winnow-beam jobs`, and `winnow-beam cancel` stops
+// it. Without Java or Maven it is skipped, unless CI=true.
+func TestCancelKilledRun(t *testing.T) {
+	endpoint := enginetest.Endpoint(t, "flink")
+	hold := t.TempDir()
+	t.Setenv(pipeline.HoldOnceEnv, hold) // the pool's workers inherit it
+	addr, _ := startPool(t)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	cmd := exec.Command(beamBin, "dedup", "-runner", "flink", "-endpoint", endpoint,
+		"-environment_type", "EXTERNAL", "-environment_config", addr, "-o", out)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// "winnow-beam dedup: job NAME on the job server at ...", printed
+	// before the job is submitted; killed once the job runs.
+	var name string
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		if name == "" {
+			if _, rest, ok := strings.Cut(log.String(), "winnow-beam dedup: job "); ok && strings.Contains(rest, " ") {
+				name, _, _ = strings.Cut(rest, " ")
+			}
+		}
+		if name != "" && jobState(t, endpoint, name) == "RUNNING" {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			t.Fatalf("no job %q running after 5 minutes\n%s\n%s", name, log.String(), enginetest.LogTail("flink"))
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The job goes on without its client: a worker reaches the write
+	// step (held there, so the job cannot end first).
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(hold, "write.pid")); err == nil {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			t.Fatalf("the killed run's job did not reach its write step in 5 minutes (state %s)\n%s", jobState(t, endpoint, name), enginetest.LogTail("flink"))
+		}
+	}
+	listed, err := exec.Command(beamBin, "jobs", "-endpoint", endpoint).CombinedOutput()
+	if err != nil || !regexp.MustCompile(`(?m)\sRUNNING\s+`+regexp.QuoteMeta(strings.ReplaceAll(name, "-", "0"))+"-").Match(listed) {
+		t.Fatalf("winnow-beam jobs -endpoint %s: %v; want %s RUNNING in\n%s", endpoint, err, name, listed)
+	}
+	cancelled, err := exec.Command(beamBin, "cancel", "-endpoint", endpoint, name).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(cancelled), "cancelled ") {
+		t.Fatalf("winnow-beam cancel -endpoint %s %s: %v\n%s", endpoint, name, err, cancelled)
+	}
+	st := jobState(t, endpoint, name)
+	for start := time.Now(); st != "CANCELLED" && time.Since(start) < time.Minute; time.Sleep(time.Second) {
+		st = jobState(t, endpoint, name)
+	}
+	if st != "CANCELLED" {
+		t.Errorf("the job is %s a minute after winnow-beam cancel, want CANCELLED", st)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written by the cancelled job", out)
+	}
+	// Again: nothing left to cancel is an error naming the job.
+	if again, err := exec.Command(beamBin, "cancel", "-endpoint", endpoint, name).CombinedOutput(); err == nil || !strings.Contains(string(again), name) {
+		t.Errorf("cancel of an ended job: %v %s, want an error naming it", err, again)
+	}
+}
+
+// jobState is the state of the job a run named name on the job server
+// at endpoint, "" while there is none.
+func jobState(t *testing.T, endpoint, name string) string {
+	t.Helper()
+	jobs, err := pipeline.Jobs(context.Background(), endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if strings.HasPrefix(j.Name, strings.ReplaceAll(name, "-", "0")+"-") {
+			return j.State
+		}
+	}
+	return ""
 }

@@ -85,6 +85,10 @@ func main() {
 		err = runAssign(ctx, os.Args[2:])
 	case "worker-pool":
 		err = runPool(ctx, os.Args[2:])
+	case "jobs":
+		err = runJobs(ctx, os.Args[2:])
+	case "cancel":
+		err = runCancel(ctx, os.Args[2:])
 	default:
 		usage(os.Stderr)
 		os.Exit(2)
@@ -110,6 +114,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: winnow-beam dedup [-runner NAME] [-endpoint HOST:PORT] [-o FILE] [-cluster URL] [INPUT...]\n"+
 		"       winnow-beam assign -groups FILE [-runner NAME] [-o FILE] INPUT...\n"+
 		"       winnow-beam worker-pool [-addr HOST:PORT]\n"+
+		"       winnow-beam jobs -endpoint HOST:PORT\n"+
+		"       winnow-beam cancel -endpoint HOST:PORT JOB...\n"+
 		"run `winnow-beam dedup -h` for the flags, Beam's included")
 }
 
@@ -174,6 +180,13 @@ func (c *common) parse(args []string) (config.Config, error) {
 	return config.Load(c.cfgPath, os.Environ(), c.sets)
 }
 
+// jobServerAnswers reports whether the job server at -endpoint answers;
+// when it does not, the run says so (pipeline.Run).
+func jobServerAnswers(ctx context.Context) bool {
+	_, err := pipeline.Jobs(ctx, *jobopts.Endpoint)
+	return err == nil
+}
+
 // run runs p on runner run, writing to out, with the spill directory and
 // the profiles the flags ask for.
 func (c *common) run(ctx context.Context, run, out string, p *beam.Pipeline) (pipeline.Stats, error) {
@@ -187,6 +200,15 @@ func (c *common) run(ctx context.Context, run, out string, p *beam.Pipeline) (pi
 	stopCPU, err := startCPUProfile(c.cpuprof)
 	if err != nil {
 		return pipeline.Stats{}, err
+	}
+	if slices.Contains(pipeline.JobServerRunners, run) && *jobopts.Endpoint != "" && !*jobopts.Async && jobServerAnswers(ctx) {
+		if *jobopts.JobName == "" {
+			*jobopts.JobName = pipeline.JobName()
+		}
+		// The job server keeps a job running when this process is
+		// killed (kill -9, a lost machine): its name is how to stop it.
+		fmt.Fprintf(os.Stderr, "winnow-beam %s: job %s on the job server at %s (if winnow-beam is killed, `winnow-beam cancel -endpoint %s %s` stops it)\n",
+			c.fs.Name(), *jobopts.JobName, *jobopts.Endpoint, *jobopts.Endpoint, *jobopts.JobName)
 	}
 	st, err := pipeline.Run(ctx, run, p)
 	err = errors.Join(err, stopCPU())
