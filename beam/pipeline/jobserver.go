@@ -191,34 +191,34 @@ type Job struct {
 	Ended bool
 }
 
-// dialJobServer makes a client of the job server at endpoint (no
-// connection is made before its first call).
-func dialJobServer(endpoint string) (jobpb.JobServiceClient, func(), error) {
+// withJobs calls fn with a client of the job server at endpoint and its
+// job list, within wait (fn's calls included).
+func withJobs(ctx context.Context, endpoint string, wait time.Duration, fn func(ctx context.Context, client jobpb.JobServiceClient, list []*jobpb.JobInfo) error) error {
 	cc, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, nil, fmt.Errorf("job server %s: %w", endpoint, err)
+		return fmt.Errorf("job server %s: %w", endpoint, err)
 	}
-	return jobpb.NewJobServiceClient(cc), func() { cc.Close() }, nil
+	defer cc.Close()
+	client := jobpb.NewJobServiceClient(cc)
+	qctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	list, err := client.GetJobs(qctx, &jobpb.GetJobsRequest{})
+	if err != nil {
+		return noJobServer(ctx, endpoint, err)
+	}
+	return fn(qctx, client, list.GetJobInfo())
 }
 
 // Jobs lists the jobs of the job server at endpoint, as it names them.
 func Jobs(ctx context.Context, endpoint string) ([]Job, error) {
-	client, closeConn, err := dialJobServer(endpoint)
-	if err != nil {
-		return nil, err
-	}
-	defer closeConn()
-	qctx, cancel := context.WithTimeout(ctx, jobServerWait)
-	defer cancel()
-	list, err := client.GetJobs(qctx, &jobpb.GetJobsRequest{})
-	if err != nil {
-		return nil, noJobServer(ctx, endpoint, err)
-	}
 	var jobs []Job
-	for _, j := range list.GetJobInfo() {
-		jobs = append(jobs, Job{ID: j.GetJobId(), Name: j.GetJobName(), State: j.GetState().String(), Ended: ended(j.GetState())})
-	}
-	return jobs, nil
+	err := withJobs(ctx, endpoint, jobServerWait, func(_ context.Context, _ jobpb.JobServiceClient, list []*jobpb.JobInfo) error {
+		for _, j := range list {
+			jobs = append(jobs, Job{ID: j.GetJobId(), Name: j.GetJobName(), State: j.GetState().String(), Ended: ended(j.GetState())})
+		}
+		return nil
+	})
+	return jobs, err
 }
 
 // CancelJobs cancels, on the job server at endpoint, every job not ended
@@ -228,31 +228,23 @@ func Jobs(ctx context.Context, endpoint string) ([]Job, error) {
 // (kill -9, a lost machine): the job server keeps such a job running.
 // A name or ID that matches no running job is an error naming it.
 func CancelJobs(ctx context.Context, endpoint string, which []string) ([]string, error) {
-	client, closeConn, err := dialJobServer(endpoint)
-	if err != nil {
-		return nil, err
-	}
-	defer closeConn()
-	qctx, cancel := context.WithTimeout(ctx, CancelWait)
-	defer cancel()
-	list, err := client.GetJobs(qctx, &jobpb.GetJobsRequest{})
-	if err != nil {
-		return nil, noJobServer(ctx, endpoint, err)
-	}
 	var ids []string
-	for _, w := range which {
-		got, err := cancelMatching(qctx, client, list.GetJobInfo(), func(j *jobpb.JobInfo) bool {
-			return (j.GetJobId() == w || strings.HasPrefix(j.GetJobName(), jobNamePrefix(w))) && !slices.Contains(ids, j.GetJobId())
-		})
-		ids = append(ids, got...)
-		if err != nil {
-			return ids, err
+	err := withJobs(ctx, endpoint, CancelWait, func(ctx context.Context, client jobpb.JobServiceClient, list []*jobpb.JobInfo) error {
+		for _, w := range which {
+			got, err := cancelMatching(ctx, client, list, func(j *jobpb.JobInfo) bool {
+				return (j.GetJobId() == w || strings.HasPrefix(j.GetJobName(), jobNamePrefix(w))) && !slices.Contains(ids, j.GetJobId())
+			})
+			ids = append(ids, got...)
+			if err != nil {
+				return err
+			}
+			if len(got) == 0 {
+				return fmt.Errorf("no job that has not ended is named %q or has that ID on the job server at %s (winnow-beam jobs -endpoint %s lists them)", w, endpoint, endpoint)
+			}
 		}
-		if len(got) == 0 {
-			return ids, fmt.Errorf("no job that has not ended is named %q or has that ID on the job server at %s (winnow-beam jobs -endpoint %s lists them)", w, endpoint, endpoint)
-		}
-	}
-	return ids, nil
+		return nil
+	})
+	return ids, err
 }
 
 // noJobServer says that no job server answered at endpoint.
