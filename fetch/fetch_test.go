@@ -666,6 +666,16 @@ func TestContentType(t *testing.T) {
 		{"TEXT/HTML", "", true},
 		{"application/xhtml+xml; charset=utf-8", "", true},
 		{"text/plain", "", true},
+		// python3 -m http.server's listing; Tomcat; parameters that
+		// mime.ParseMediaType refuses (browsers read the type).
+		{"text/html; charset=utf-8", "", true},
+		{"text/html;charset=UTF-8", "", true},
+		{"text/html;charset=Shift_JIS;foo", "", true},
+		{"text/html; charset=Shift_JIS; charset=utf-8", "", true},
+		{"text/plain;;", "", true},
+		{"text", "", false},
+		{"text/html, text/html", "", false},
+		{"text/javascript", "", false},
 		{"image/png", "", false},
 		{"application/pdf", "", false},
 		{"application/octet-stream", "", false},
@@ -818,7 +828,7 @@ func TestURLWhiteSpace(t *testing.T) {
 }
 
 func TestNewOptions(t *testing.T) {
-	_, err := New(Options{Timeout: -1, MaxBodyBytes: -1, MaxConnsPerHost: -2, AllowedContentTypes: []string{"text/html;;"}})
+	_, err := New(Options{Timeout: -1, MaxBodyBytes: -1, MaxConnsPerHost: -2, AllowedContentTypes: []string{"text"}})
 	for _, field := range []string{"Timeout", "MaxBodyBytes", "MaxConnsPerHost", "AllowedContentTypes"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("New(bad options) error = %v, want it to name %s", err, field)
