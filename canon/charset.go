@@ -155,6 +155,41 @@ func metaCharset(b []byte) (encoding.Encoding, string) {
 	return nil, ""
 }
 
+// MediaType returns the essence of a Content-Type header value, its
+// type/subtype in lower case ("text/html"), as the WHATWG MIME Sniffing
+// standard's "parse a MIME type" reads it (which the Fetch standard and
+// browsers use), or "" when it has none: no "/", or a type or subtype
+// that is not an HTTP token. Parameters never make it fail, so a value
+// that mime.ParseMediaType refuses for them
+// ("text/plain;charset=Shift_JIS;foo", two different charsets) has the
+// essence browsers read. Where mime.ParseMediaType succeeds, MediaType
+// returns its media type, except for a type alone ("text", no essence:
+// browsers sniff), "{" or "}" in it (MIME's tokens allow them, HTTP's do
+// not) and white space other than HTTP's (tab, CR, LF, space) around it.
+//
+// It allocates only for a value with upper-case letters in its essence.
+func MediaType(ct string) string {
+	essence, _, ok := splitMediaType(ct)
+	if !ok {
+		return ""
+	}
+	return strings.ToLower(essence)
+}
+
+// splitMediaType returns the type/subtype of a Content-Type header value,
+// as written, without the HTTP white space around it, and what follows
+// its first ";"; ok is false when the value has no valid type/subtype
+// (see [MediaType]).
+func splitMediaType(ct string) (essence, params string, ok bool) {
+	essence, params, _ = strings.Cut(ct, ";")
+	essence = strings.Trim(essence, httpSpace)
+	major, minor, ok := strings.Cut(essence, "/")
+	if !ok || !isToken(major) || !isToken(minor) {
+		return "", "", false
+	}
+	return essence, params, true
+}
+
 // headerCharset returns the charset parameter of a Content-Type header
 // value as the Fetch standard's MIME type parser reads it, or "": after a
 // valid type/subtype, parameters without a value or with an empty one are
@@ -163,9 +198,8 @@ func metaCharset(b []byte) (encoding.Encoding, string) {
 // ("text/html;charset=Shift_JIS;foo", "text/html;; charset=...", a
 // repeated charset), and the page's charset with it, which browsers read.
 func headerCharset(ct string) string {
-	typ, rest, _ := strings.Cut(ct, ";")
-	major, minor, ok := strings.Cut(strings.Trim(typ, httpSpace), "/")
-	if !ok || !isToken(major) || !isToken(minor) {
+	_, rest, ok := splitMediaType(ct)
+	if !ok {
 		return ""
 	}
 	for rest != "" {

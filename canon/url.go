@@ -239,6 +239,30 @@ func forbiddenDomain(c byte) bool {
 var hostProfile = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.StrictDomainName(false),
 	idna.CheckHyphens(false), idna.VerifyDNSLength(false), idna.BidiRule(), idna.CheckJoiners(true))
 
+// DomainToASCII converts a host name (no IP literal in brackets, no
+// percent-encoding) to lower-case ASCII as the URL Standard's "domain to
+// ASCII" does, which browsers follow: UTS 46 mapping, non-transitional,
+// STD3 rules off (an underscore label passes: "my_host.bücher.example" is
+// "my_host.xn--bcher-kva.example"), hyphens and DNS lengths unchecked,
+// bidi and joiner rules on; then a result holding a forbidden domain code
+// point (a mapped "／" is "/") is refused. Names of lower-case letters,
+// digits, '-', '.' and '_' without an "xn--" label pass as they are.
+func DomainToASCII(host string) (string, error) {
+	h := strings.ToLower(host)
+	if !plainHost(h) {
+		var err error
+		if h, err = hostProfile.ToASCII(h); err != nil {
+			return "", err
+		}
+	}
+	for i := 0; i < len(h); i++ {
+		if forbiddenDomain(h[i]) {
+			return "", fmt.Errorf("forbidden code point %q", h[i])
+		}
+	}
+	return h, nil
+}
+
 // canonHost percent-decodes host, converts it to ASCII as the URL
 // Standard does, parses IPv4 addresses in every number form and removes
 // trailing dots. IPv6 literals come back in brackets, compressed.
@@ -261,17 +285,9 @@ func canonHost(host string) (string, error) {
 		}
 		h = d
 	}
-	h = strings.ToLower(h)
-	if !plainHost(h) {
-		var err error
-		if h, err = hostProfile.ToASCII(h); err != nil {
-			return "", fmt.Errorf("%w: %q: %v", ErrHost, clip(host), err)
-		}
-	}
-	for i := 0; i < len(h); i++ {
-		if forbiddenDomain(h[i]) {
-			return "", fmt.Errorf("%w: %q", ErrHost, clip(host))
-		}
+	h, err := DomainToASCII(h)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q: %v", ErrHost, clip(host), err)
 	}
 	if endsInNumber(h) {
 		a, ok := parseIPv4(h)

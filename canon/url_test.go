@@ -196,3 +196,25 @@ func FuzzURL(f *testing.F) {
 		}
 	})
 }
+
+func TestDomainToASCII(t *testing.T) {
+	tests := []struct{ host, want string }{
+		{"example.com", "example.com"},
+		{"my_host.example", "my_host.example"},
+		{"my_host.bücher.example", "my_host.xn--bcher-kva.example"},
+		{"_dmarc.BÜCHER.example", "_dmarc.xn--bcher-kva.example"},
+		{"ＢÜCHER．example", "xn--bcher-kva.example"}, // full-width letters and dot
+		{"a--b.bücher.example", "a--b.xn--bcher-kva.example"},
+		{"a／b.bücher.example", "error"}, // full-width solidus maps to "/"
+		{"a\u200db.bücher.example", "error"}, // a zero width joiner out of context
+	}
+	for _, tt := range tests {
+		got, err := DomainToASCII(tt.host)
+		if err != nil {
+			got = "error"
+		}
+		if got != tt.want {
+			t.Errorf("DomainToASCII(%q) = %q, %v, want %q", tt.host, got, err, tt.want)
+		}
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"iter"
 	"math"
-	"mime"
 	"net/http"
 	"os"
 	"path"
@@ -29,6 +28,7 @@ import (
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
 
+	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/warc"
 )
 
@@ -183,16 +183,10 @@ type Options struct {
 func (o Options) maxFile() int64 { return cmp.Or(o.MaxFileSize, DefaultMaxFileSize) }
 func (o Options) maxLine() int   { return cmp.Or(o.MaxLineSize, DefaultMaxLineSize) }
 
-// accept returns the media type of contentType and whether Accept allows it.
+// accept returns the media type of contentType ([canon.MediaType], "none"
+// if it has none) and whether Accept allows it.
 func (o Options) accept(contentType string) (string, bool) {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt, _, _ = strings.Cut(strings.ToLower(contentType), ";")
-		mt = strings.TrimSpace(mt)
-	}
-	if mt == "" {
-		mt = "none"
-	}
+	mt := cmp.Or(canon.MediaType(contentType), "none")
 	if o.Accept != nil {
 		return mt, o.Accept(mt)
 	}

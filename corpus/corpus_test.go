@@ -462,3 +462,70 @@ func TestWARCLyingLength(t *testing.T) {
 		}
 	}
 }
+
+// TestWARCContentTypes reads a wget response record (testdata/wget.warc.gz)
+// under the Content-Type spellings of real WARC writers and servers, on
+// the record and on its HTTP payload: a payload type with no
+// type/subtype is sniffed from the body, as browsers sniff it, instead of
+// skipping the page.
+func TestWARCContentTypes(t *testing.T) {
+	members, _ := records(t)
+	var rec *warc.Record
+	var block []byte
+	for _, m := range members {
+		r, err := warc.NewReader(bytes.NewReader(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err = r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type == "response" && strings.HasSuffix(rec.TargetURI, "/llvm22/CodeReview.html") {
+			block, err = io.ReadAll(rec.Content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	head, body, ok := bytes.Cut(block, []byte("\r\n\r\n"))
+	if !ok || !bytes.Contains(head, []byte("\r\nContent-type: text/html\r\n")) {
+		t.Fatalf("no CodeReview.html response with Content-type: text/html in testdata/wget.warc.gz")
+	}
+	tests := []struct {
+		record, payload string
+		want            string // the document's Content-Type, or "skip KIND"
+	}{
+		{"application/http;msgtype=response", "text/html", "text/html"},                                // wget
+		{"application/http; msgtype=response", "text/html; charset=utf-8", "text/html; charset=utf-8"}, // pywb
+		{"APPLICATION/HTTP; MSGTYPE=RESPONSE", "TEXT/HTML;CHARSET=UTF-8", "TEXT/HTML;CHARSET=UTF-8"},   // Tomcat's spelling
+		{"application/http;msgtype=response;;", "text/html;charset=Shift_JIS;foo", "text/html;charset=Shift_JIS;foo"},
+		{"application/http; msgtype=response; msgtype=response2", "text/html", "text/html"}, // mime.ParseMediaType refuses
+		{"application/http;msgtype=response", "text/html, text/html", "text/html"},          // no type/subtype: sniffed
+		{"application/http;msgtype=response", "text", "text/html"},
+		{"application/http;msgtype=response", "image/png", "skip media image/png"},
+		{"message/http", "text/html", "skip response no http"},
+		{"application/http", "text/html", "text/html"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		blk := "HTTP/1.1 200 OK\r\nContent-Type: " + tt.payload + "\r\n\r\n" + string(body)
+		fmt.Fprintf(&b, "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:ct>\r\nWARC-Target-URI: http://127.0.0.1:8765/p.html\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n", tt.record, len(blk), blk)
+		var got []string
+		o := Options{OnSkip: func(s Skip) { got = append(got, "skip "+s.Kind) }}
+		for doc, err := range o.WARC(&b) {
+			if err != nil {
+				got = append(got, "error: "+err.Error())
+				continue
+			}
+			got = append(got, doc.ContentType)
+			if len(doc.Body) != len(body) {
+				t.Errorf("record %q, payload %q: body of %d bytes, want %d", tt.record, tt.payload, len(doc.Body), len(body))
+			}
+		}
+		if len(got) != 1 || got[0] != tt.want {
+			t.Errorf("record %q, payload %q: %q, want %q", tt.record, tt.payload, got, tt.want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"iter"
 	"math"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/winnow-search/winnow/canon"
 	"github.com/winnow-search/winnow/warc"
 )
 
@@ -331,8 +331,7 @@ func (o Options) warcDoc(rec *warc.Record) (doc Doc, skip string, err error) {
 	var body io.Reader = rec.Content
 	switch rec.Type {
 	case "response":
-		mt, _, _ := mime.ParseMediaType(rec.ContentType)
-		if mt != "application/http" {
+		if canon.MediaType(rec.ContentType) != "application/http" {
 			return Doc{}, "response no http", nil
 		}
 		status, h, b, err := warc.ParseHTTPResponse(rec.Content)
@@ -352,10 +351,11 @@ func (o Options) warcDoc(rec *warc.Record) (doc Doc, skip string, err error) {
 	default:
 		return Doc{}, rec.Type, nil
 	}
-	if strings.TrimSpace(doc.ContentType) == "" {
-		// A server that sent no Content-Type: a browser sniffs the
-		// body (WHATWG MIME sniffing), so do we; the charset that
-		// sniffing guesses is left to canon.
+	if canon.MediaType(doc.ContentType) == "" {
+		// A server that sent no Content-Type, or one without a
+		// type/subtype ("text/html, text/html", "text"): a browser
+		// sniffs the body (WHATWG MIME sniffing), so do we; the
+		// charset that sniffing guesses is left to canon.
 		sb := bufio.NewReaderSize(body, 512)
 		head, _ := sb.Peek(512)
 		doc.ContentType, _, _ = strings.Cut(http.DetectContentType(head), ";")

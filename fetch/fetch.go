@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net"
 	"net/netip"
 	"net/url"
@@ -105,8 +104,8 @@ type Options struct {
 	MaxConnsPerHost int
 	// UserAgent is sent with every request. Default [DefaultUserAgent].
 	UserAgent string
-	// AllowedContentTypes are the media types accepted (no parameters,
-	// compared case-insensitively). Default text/html,
+	// AllowedContentTypes are the media types accepted (type/subtype,
+	// compared case-insensitively; parameters are ignored). Default text/html,
 	// application/xhtml+xml and text/plain.
 	AllowedContentTypes []string
 	// Allow lists networks that are dialed although the SSRF guard would
@@ -254,9 +253,9 @@ func New(o Options) (*Client, error) {
 	}
 	types := make([]string, 0, len(o.AllowedContentTypes))
 	for _, t := range o.AllowedContentTypes {
-		mt, _, err := mime.ParseMediaType(t)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("fetch: AllowedContentTypes: %q: %v", t, err))
+		mt := canon.MediaType(t)
+		if mt == "" {
+			errs = append(errs, fmt.Errorf("fetch: AllowedContentTypes: %q is no type/subtype", t))
 			continue
 		}
 		types = append(types, mt)
@@ -722,15 +721,17 @@ func (j *cookieJar) send(req *fasthttp.Request, host string) {
 	}
 }
 
-// checkType accepts the media types of Options.AllowedContentTypes.
+// checkType accepts the media types of Options.AllowedContentTypes, read
+// as browsers read them ([canon.MediaType]). A Content-Type without a
+// type/subtype is refused, as a missing one is: a browser would sniff
+// the body, and fetch does not.
 func (c *Client) checkType(ct string) error {
 	if ct == "" {
 		return fmt.Errorf("%w: no Content-Type", ErrContentType)
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		mt, _, _ = strings.Cut(ct, ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
+	mt := canon.MediaType(ct)
+	if mt == "" {
+		return fmt.Errorf("%w: %q has no type/subtype", ErrContentType, ct)
 	}
 	if slices.Contains(c.types, mt) {
 		return nil

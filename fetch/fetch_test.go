@@ -23,6 +23,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 	brotli "github.com/molecule-man/go-brrr"
+
+	"github.com/winnow-search/winnow/canon"
 )
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -666,6 +668,16 @@ func TestContentType(t *testing.T) {
 		{"TEXT/HTML", "", true},
 		{"application/xhtml+xml; charset=utf-8", "", true},
 		{"text/plain", "", true},
+		// python3 -m http.server's listing; Tomcat; parameters that
+		// mime.ParseMediaType refuses (browsers read the type).
+		{"text/html; charset=utf-8", "", true},
+		{"text/html;charset=UTF-8", "", true},
+		{"text/html;charset=Shift_JIS;foo", "", true},
+		{"text/html; charset=Shift_JIS; charset=utf-8", "", true},
+		{"text/plain;;", "", true},
+		{"text", "", false},
+		{"text/html, text/html", "", false},
+		{"text/javascript", "", false},
 		{"image/png", "", false},
 		{"application/pdf", "", false},
 		{"application/octet-stream", "", false},
@@ -818,7 +830,7 @@ func TestURLWhiteSpace(t *testing.T) {
 }
 
 func TestNewOptions(t *testing.T) {
-	_, err := New(Options{Timeout: -1, MaxBodyBytes: -1, MaxConnsPerHost: -2, AllowedContentTypes: []string{"text/html;;"}})
+	_, err := New(Options{Timeout: -1, MaxBodyBytes: -1, MaxConnsPerHost: -2, AllowedContentTypes: []string{"text"}})
 	for _, field := range []string{"Timeout", "MaxBodyBytes", "MaxConnsPerHost", "AllowedContentTypes"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("New(bad options) error = %v, want it to name %s", err, field)
@@ -1037,6 +1049,11 @@ func TestHTTPS(t *testing.T) {
 	}
 }
 
+// TestIDNAHost fetches names that are not ASCII, among them names with
+// an underscore label beside a non-ASCII one: browsers open them and
+// canon.URL keys them (the URL Standard's domain to ASCII does not apply
+// STD3's letters-digits-hyphen rule), and the guard still checks the
+// address the name resolves to.
 func TestIDNAHost(t *testing.T) {
 	var host string
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -1045,12 +1062,36 @@ func TestIDNAHost(t *testing.T) {
 		io.WriteString(w, "ok")
 	})
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	c := newTestClient(t, Options{Allow: loopback, Resolver: fakeResolver{"xn--bcher-kva.test": addrs("127.0.0.1")}})
-	u := "http://BÜCHER.test:" + port + "/"
-	if _, err := c.Get(context.Background(), u, Validators{}); err != nil {
-		t.Fatalf("Get(%q): %v", u, err)
+	r := fakeResolver{}
+	tests := []struct{ name, want string }{
+		{"BÜCHER.test", "xn--bcher-kva.test"},
+		{"my_host.bücher.example", "my_host.xn--bcher-kva.example"},
+		{"_dmarc.BÜCHER.example", "_dmarc.xn--bcher-kva.example"},
 	}
-	if want := "xn--bcher-kva.test:" + port; host != want {
-		t.Errorf("Get(%q) sent Host %q, want %q", u, host, want)
+	for _, tt := range tests {
+		r[tt.want] = addrs("127.0.0.1")
+	}
+	c := newTestClient(t, Options{Allow: loopback, Resolver: r})
+	for _, tt := range tests {
+		u := "http://" + tt.name + ":" + port + "/"
+		if _, err := canon.URL(u); err != nil {
+			t.Fatalf("canon.URL(%q): %v", u, err)
+		}
+		if _, err := c.Get(context.Background(), u, Validators{}); err != nil {
+			t.Errorf("Get(%q): %v", u, err)
+			continue
+		}
+		if want := tt.want + ":" + port; host != want {
+			t.Errorf("Get(%q) sent Host %q, want %q", u, host, want)
+		}
+	}
+	u := "http://a／b.bücher.example:" + port + "/" // full-width solidus: "/" once mapped
+	if _, err := c.Get(context.Background(), u, Validators{}); err == nil || !strings.Contains(err.Error(), "bad host name") {
+		t.Errorf("Get(%q) = %v, want a bad host name", u, err)
+	}
+	strict := newTestClient(t, Options{Resolver: r})
+	u = "http://my_host.bücher.example:" + port + "/"
+	if _, err := strict.Get(context.Background(), u, Validators{}); !errors.Is(err, ErrBlocked) {
+		t.Errorf("Get(%q) resolving to loopback, guard on: %v, want ErrBlocked", u, err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/idna"
+	"github.com/winnow-search/winnow/canon"
 )
 
 // guard is the SSRF guard: it decides whether an address may be dialed.
@@ -326,8 +326,10 @@ func (c *Client) parseTarget(u *url.URL) (target, error) {
 	} else {
 		h := strings.ToLower(host)
 		if !isASCII(h) { // ASCII names pass as they are: underscores occur in the wild
+			// As browsers and canon.URL convert it: idna.Lookup's STD3
+			// rules refused an underscore label next to a non-ASCII one.
 			var err error
-			if h, err = idna.Lookup.ToASCII(h); err != nil {
+			if h, err = canon.DomainToASCII(h); err != nil {
 				return target{}, fmt.Errorf("fetch: bad host name %q: %v", host, err)
 			}
 		}

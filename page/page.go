@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"mime"
 	"strings"
 	"time"
 	"unsafe"
@@ -114,14 +113,12 @@ func (s Signer) Fingerprint() string {
 }
 
 // IsText reports whether a body with this content type is plain text rather
-// than markup. Without a content type, a body whose first non-space byte is
-// '<' is taken as markup.
+// than markup. Without a content type, or one without a type/subtype
+// ([canon.MediaType]), a body whose first non-space byte is '<' is taken
+// as markup.
 func IsText(body []byte, contentType string) bool {
-	if contentType != "" {
-		mt, _, err := mime.ParseMediaType(contentType)
-		if err == nil {
-			return mt == "text/plain"
-		}
+	if mt := canon.MediaType(contentType); mt != "" {
+		return mt == "text/plain"
 	}
 	trimmed := strings.TrimLeft(string(body[:min(len(body), 512)]), " \t\r\n\ufeff")
 	return !strings.HasPrefix(trimmed, "<")

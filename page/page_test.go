@@ -26,6 +26,19 @@ func TestIsText(t *testing.T) {
 		{"<p>hi</p>", "text/plain; charset=utf-8", true},
 		{"words", "text/html", false},
 		{"words", "bad;;type", true}, // unparsable type: sniffed
+		// Spellings servers send (python3 -m http.server, net/http,
+		// Tomcat) and ones mime.ParseMediaType refuses for their
+		// parameters, read as browsers read them.
+		{"<p>hi</p>", "text/plain; charset=utf-8", true},
+		{"<p>hi</p>", "TEXT/PLAIN;CHARSET=UTF-8", true},
+		{"words", "text/html; charset=utf-8", false},
+		{"<stdio.h> declares printf", "text/plain;charset=Shift_JIS;foo", true},
+		{"<stdio.h> declares printf", "text/plain;; charset=Shift_JIS", true},
+		{"words", "text/html; charset=Shift_JIS; charset=utf-8", false},
+		// No type/subtype: sniffed, as browsers sniff.
+		{"words", "text", true},
+		{"<p>hi</p>", "text/html, text/html", false},
+		{"words", "text/html, text/html", true},
 	}
 	for _, tt := range tests {
 		if got := IsText([]byte(tt.body), tt.ct); got != tt.want {

@@ -599,6 +599,9 @@ func TestPlainText(t *testing.T) {
 		{"std::vector<int> & a < b", "std::vector<int> & a < b"},
 		{"Zorblax <script>alert(1)</script>", "Zorblax <script>alert(1)</script>"},
 		{"broken <em", "broken <em"},
+		// An Atom text construct, as the feed adapter escapes it: its
+		// "<b>" is the text's own.
+		{"std::vector&lt;int> &amp; a &lt;b> tag", "std::vector<int> & a <b> tag"},
 	}
 	for _, tt := range tests {
 		if got := plainText(tt.in); got != tt.want {
@@ -757,8 +760,10 @@ func TestHighlightParts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("highlightParts = %+v, want %+v", got, want)
 	}
-	if got := highlightParts("std::vector<int>"); got != nil {
-		t.Errorf("highlightParts without highlighting = %+v, want nil", got)
+	for _, s := range []string{"std::vector<int>", "Use a &lt;b> tag for bold &amp; &lt;strong>vector&lt;/strong>"} {
+		if got := highlightParts(s); got != nil {
+			t.Errorf("highlightParts(%q) without highlighting = %+v, want nil", s, got)
+		}
 	}
 }
 

@@ -16,7 +16,7 @@ var allowed = map[string][]string{
 	"similarity":            {"internal/parallel", "internal/hashmix"},
 	"config":                nil,
 	"warc":                  nil,
-	"corpus":                {"warc", "internal/bytespan"},
+	"corpus":                {"warc", "canon", "internal/bytespan"},
 	"corpus/sample":         {"corpus"},
 	"fetch":                 {"canon"},
 	"page":                  {"canon", "similarity"},

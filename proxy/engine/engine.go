@@ -12,7 +12,10 @@ import (
 type Result struct {
 	// Title and Snippet are text, as the engine indexed it, and may carry
 	// the engine's highlighting tags ([HighlightTag]); any other "<" is
-	// the text's own. A feed's description, HTML, is read into that form.
+	// the text's own, and a character reference stands for its character.
+	// A feed's description, HTML, is read into that form; an Atom text
+	// construct, plain text, comes with its "&" and "<" escaped, so that
+	// its "<b>" is not taken for a highlighting tag.
 	URL, Title, Snippet string
 	// Text is the page's text or HTML when the hit carries it (the
 	// configured text field), so the proxy need not fetch the page.

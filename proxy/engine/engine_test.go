@@ -113,6 +113,49 @@ func TestParseOmega(t *testing.T) {
 	}
 }
 
+// TestParseFeedTextConstructs reads feeds python-feedgen 1.0.0 wrote
+// (testdata/feedgen.py): an Atom text construct (type="text", the
+// default, RFC 4287 §3.1.1.1) is plain text, so its "<b>" is text, not a
+// highlighting tag, and comes escaped ("&lt;b>"), as a Result carries a
+// "<" and "&" of the text's own that would read as markup; type="html" is
+// HTML, read as an RSS description is; type="xhtml" is the text of its
+// elements. RSS's description stays HTML and its title as written. Both
+// parsers (the scanner, and encoding/xml after a DOCTYPE) agree.
+func TestParseFeedTextConstructs(t *testing.T) {
+	atom := []Result{
+		{URL: "http://example.org/docs/vector.html", Title: "std::vector&lt;int> &amp; a &lt;b> tag",
+			Snippet: "Use a &lt;b> tag for bold &amp; &lt;strong>vector&lt;/strong> for arrays."},
+		{URL: "http://example.org/docs/html.html", Title: "HTML summary", Snippet: "Near <strong>duplicate</strong> pages & mirrors", Rank: 1},
+		{URL: "http://example.org/docs/text.html", Title: "Plain comparison", Snippet: "x &lt; y &amp;&amp; y > z", Rank: 2},
+		{URL: "http://example.org/docs/xhtml.html", Title: "XHTML content", Snippet: "An xhtml body with &lt;b> as text", Rank: 3},
+	}
+	rss := []Result{
+		{URL: "http://example.org/docs/vector.html", Title: "std::vector<int> & a <b> tag",
+			Snippet: "Use a <b> tag for bold & <strong>vector</strong> for arrays."},
+		{URL: "http://example.org/docs/html.html", Title: "HTML summary", Snippet: "Near <strong>duplicate</strong> pages & mirrors", Rank: 1},
+		{URL: "http://example.org/docs/text.html", Title: "Plain comparison", Snippet: "x < y && y > z", Rank: 2},
+		{URL: "http://example.org/docs/xhtml.html", Title: "XHTML content", Snippet: "An <em>xhtml</em> body with <b> as text", Rank: 3},
+	}
+	a := mustNew(t, Config{Kind: "opensearch-rss"})
+	for _, tt := range []struct {
+		file string
+		want []Result
+	}{{"feedgen-atom.xml", atom}, {"feedgen-rss.xml", rss}} {
+		body := read(t, tt.file)
+		decl := bytes.IndexByte(body, '\n') + 1
+		doctype := append(append(append([]byte(nil), body[:decl]...), "<!DOCTYPE feed>\n"...), body[decl:]...)
+		for _, b := range [][]byte{body, doctype} {
+			p, err := a.Parse(b, "application/atom+xml")
+			if err != nil {
+				t.Fatalf("Parse(%s): %v", tt.file, err)
+			}
+			if !reflect.DeepEqual(p.Results, tt.want) {
+				t.Errorf("Parse(%s, DOCTYPE %v) =\n%+v\nwant\n%+v", tt.file, len(b) > len(body), p.Results, tt.want)
+			}
+		}
+	}
+}
+
 func TestParseTotals(t *testing.T) {
 	es := mustNew(t, Config{Kind: "elasticsearch"})
 	tests := []struct {

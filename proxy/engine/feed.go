@@ -74,6 +74,15 @@ func (f *feed) Parse(body []byte, contentType string) (*Parsed, error) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			st.start(t.Name.Space, t.Name.Local, before, after)
+			if st.wantType() {
+				typ := ""
+				for _, a := range t.Attr {
+					if a.Name.Local == "type" {
+						typ = a.Value
+					}
+				}
+				st.textType(typ)
+			}
 			if st.wantLink() {
 				rel, href := "", ""
 				for _, a := range t.Attr {
@@ -114,10 +123,35 @@ type feedState struct {
 	// urlOnly keeps only each item's link (Config.URLOnly): other
 	// children's text is checked, not decoded or kept.
 	urlOnly bool
+	// kind says how the item child's text reads; typed, that the child
+	// is an Atom text construct whose type the caller must pass to
+	// textType.
+	kind  textKind
+	typed bool
 }
 
-// itemText holds an item's fields as spans of feedState.buf.
-type itemText struct{ url, title, snippet span }
+// itemText holds an item's fields as spans of feedState.buf, and how
+// their texts read.
+type itemText struct {
+	url, title, snippet    span
+	titleKind, snippetKind textKind
+}
+
+// textKind says how a feed's text reads into a [Result]'s Title or
+// Snippet.
+type textKind uint8
+
+const (
+	// asHTML: HTML, as RSS 2.0's description and an Atom construct of
+	// type="html" (htmlSnippet).
+	asHTML textKind = iota
+	// asText: plain text, as an Atom construct of type="text" (the
+	// default) or "xhtml" (the text of its elements; RFC 4287 §3.1): its
+	// "&" and "<" are escaped (resultText).
+	asText
+	// asWritten: RSS's title, kept as the feed wrote it.
+	asWritten
+)
 
 func newFeedState(body []byte, urlOnly bool) *feedState {
 	st := &feedState{p: &Parsed{body: body, xml: true, Total: -1, rootNS: -1}, itemDepth: -1, urlOnly: urlOnly}
@@ -149,6 +183,13 @@ func (st *feedState) start(space, local string, before, after int) {
 		st.child = local
 		st.childDepth = st.depth
 		st.mark = len(st.buf)
+		st.kind, st.typed = asHTML, false
+		switch {
+		case space == atomNS && (local == "title" || local == "summary" || local == "content"):
+			st.kind, st.typed = asText, true
+		case local == "title":
+			st.kind = asWritten
+		}
 		if local == "link" && space == atomNS && st.cur.url.end == st.cur.url.start {
 			st.child = "atom:link"
 		} else if st.urlOnly && local != "link" {
@@ -158,6 +199,21 @@ func (st *feedState) start(space, local string, before, after int) {
 		st.osField = local
 		st.osSpan = span{after, after}
 		st.mark = len(st.buf)
+	}
+}
+
+// wantType reports whether the element just started is an Atom text
+// construct whose type attribute ("" if none) the caller must pass to
+// textType.
+func (st *feedState) wantType() bool { return st.typed }
+
+// textType reads an Atom text construct's type: "html" (or an HTML media
+// type, as a content element may name one) is HTML, any other plain text.
+func (st *feedState) textType(typ string) {
+	st.typed = false
+	switch strings.ToLower(strings.TrimSpace(typ)) {
+	case "html", "text/html":
+		st.kind = asHTML
 	}
 }
 
@@ -201,16 +257,16 @@ func (st *feedState) end(before, after int) {
 		keep := false
 		switch st.child {
 		case "title":
-			st.cur.title, keep = v, true
+			st.cur.title, st.cur.titleKind, keep = v, st.kind, true
 		case "link":
 			if st.cur.url.end == st.cur.url.start {
 				st.cur.url, keep = v, true
 			}
 		case "description", "summary":
-			st.cur.snippet, keep = v, true
+			st.cur.snippet, st.cur.snippetKind, keep = v, st.kind, true
 		case "content":
 			if st.cur.snippet.end == st.cur.snippet.start {
-				st.cur.snippet, keep = v, true
+				st.cur.snippet, st.cur.snippetKind, keep = v, st.kind, true
 			}
 		}
 		if !keep {
@@ -252,11 +308,45 @@ func (st *feedState) finish() *Parsed {
 	p.Results = make([]Result, len(st.items))
 	all := string(st.buf)
 	for i, it := range st.items {
-		p.Results[i] = Result{URL: all[it.url.start:it.url.end], Title: all[it.title.start:it.title.end],
-			Snippet: htmlSnippet(all[it.snippet.start:it.snippet.end]), Rank: i}
+		p.Results[i] = Result{URL: all[it.url.start:it.url.end], Title: it.titleKind.read(all[it.title.start:it.title.end]),
+			Snippet: it.snippetKind.read(all[it.snippet.start:it.snippet.end]), Rank: i}
 	}
 	p.first = len(p.Results)
 	return p
+}
+
+// read turns a feed's text of kind k into a Result's form.
+func (k textKind) read(s string) string {
+	switch k {
+	case asHTML:
+		return htmlSnippet(s)
+	case asText:
+		return resultText(s)
+	}
+	return s
+}
+
+// resultText writes plain text in a [Result]'s form, where "<" may open a
+// highlighting tag and a character reference stands for its character
+// (the proxy's page decodes them): the text's own "&" and "<" escaped,
+// so that "a <b> c" shows "<b>".
+func resultText(s string) string {
+	if !strings.ContainsAny(s, "&<") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func isItem(space, local string) bool {

@@ -258,8 +258,8 @@ func (sc *feedScanner) name(i int) (int, bool) {
 }
 
 // startTag reads the start tag at b[i] ('<'): its namespace declarations
-// and, for the feed state, its rel and href; it returns the end of the
-// tag.
+// and, for the feed state, its rel, href and type; it returns the end of
+// the tag.
 func (sc *feedScanner) startTag(i int) (int, bool) {
 	b := sc.b
 	if sc.rooted && len(sc.names) == 0 {
@@ -273,7 +273,7 @@ func (sc *feedScanner) startTag(i int) (int, bool) {
 	sc.nsTop = append(sc.nsTop, span{len(sc.ns), 0})
 	// First pass over the attributes: namespace declarations, which apply
 	// to the element itself.
-	var rel, href span // raw attribute values (quotes excluded)
+	var rel, href, typ span // raw attribute values (quotes excluded)
 	j := ne
 	for {
 		at, next, done, ok := sc.nextAttr(j)
@@ -300,6 +300,8 @@ func (sc *feedScanner) startTag(i int) (int, bool) {
 			rel = at.val
 		case "href":
 			href = at.val
+		case "type":
+			typ = at.val
 		}
 	}
 	for _, d := range sc.ns[sc.nsTop[len(sc.nsTop)-1].start:] {
@@ -318,6 +320,13 @@ func (sc *feedScanner) startTag(i int) (int, bool) {
 	space, local := sc.resolve(qname)
 	st := sc.st
 	st.start(space, local, i, end)
+	if st.wantType() {
+		t, ok := sc.attr(typ)
+		if !ok {
+			return 0, false
+		}
+		st.textType(t)
+	}
 	if st.wantLink() {
 		r, ok1 := sc.attr(rel)
 		h, ok2 := sc.attr(href)

@@ -50,7 +50,7 @@ func FuzzParseJSON(f *testing.F) {
 // FuzzParseXML checks that the feed adapter never panics and that what it
 // renders parses again.
 func FuzzParseXML(f *testing.F) {
-	for _, name := range []string{"omega-opensearch.xml", "opensearch-spec-rss.xml", "opensearch-spec-atom.xml"} {
+	for _, name := range []string{"omega-opensearch.xml", "opensearch-spec-rss.xml", "opensearch-spec-atom.xml", "feedgen-atom.xml", "feedgen-rss.xml"} {
 		f.Add(read(f, name))
 	}
 	f.Add([]byte(`<rss><channel><item><link>a</link><item><link>b</link></item></item></channel></rss>`))
