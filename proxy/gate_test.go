@@ -350,11 +350,12 @@ func TestGatewayAllowList(t *testing.T) {
 			shape: `"type":"security_exception"`},
 		{kind: "solr", path: "/solr/core/select", refused: solrWriteProbes,
 			allowed: map[probe]string{
-				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:               "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:              "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:             "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:         "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
-				{method: "GET", uri: "/solr/core/select?q=x&shards.tolerant=true"}: "GET /solr/core/select?q=x&rows=30&shards.tolerant=true&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:   "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:  "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}: "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				// A format winnow does not refine: sent once, as asked.
+				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:                                                                                                 "GET /solr/core/select?fl=id&q=x&wt=xml",
+				{method: "GET", uri: "/solr/core/select?q=x&shards.tolerant=true"}:                                                                                         "GET /solr/core/select?q=x&rows=30&shards.tolerant=true&start=0&wt=json",
 				{method: "GET", uri: "/solr/core/select?q=x&facet=true&facet.field=page&f.page.facet.limit=5&hl=true&hl.fl=title&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.rows=2"}: "GET /solr/core/select?f.page.facet.limit=5&facet=true&facet.field=page&fl=id%2Cx%3A%5Bsubquery%5D&hl=true&hl.fl=title&q=x&rows=30&start=0&wt=json&x.q=%2A%3A%2A&x.rows=2",
 				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}:                                                        "POST /solr/core/select?rows=30&start=0&wt=json",
 				// pysolr's form: one trailing '/', which Solr ignores.
