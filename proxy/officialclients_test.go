@@ -30,18 +30,20 @@ type clientScript struct {
 	kinds []string // the engine kinds it speaks to
 }
 
-// TestOfficialClients runs the official JavaScript and Python clients
-// (clients/js: @elastic/elasticsearch, @opensearch-project/opensearch;
-// clients/python: elasticsearch-py, opensearch-py, pysolr; installed by
-// clients/install.sh) against winnow in front of real OpenSearch,
-// Elasticsearch and Solr holding the demo's LLVM pages, in every mode.
+// TestOfficialClients runs the official JavaScript, Python and Java
+// clients (clients/js: @elastic/elasticsearch,
+// @opensearch-project/opensearch; clients/python: elasticsearch-py,
+// opensearch-py, pysolr; clients/java: elasticsearch-java,
+// opensearch-java, SolrJ; installed by clients/install.sh) against
+// winnow in front of real OpenSearch, Elasticsearch and Solr holding the
+// demo's LLVM pages, in every mode.
 // The scripts check plain search, from/size paging, scroll by the
 // clients' own helpers, point in time + search_after, msearch, count,
 // cursorMark, and that writes through the client are refused with the
 // engine's error shape; each exits non-zero on any failed check. Here
 // the index's document count and definition are checked unchanged
 // after them. Skipped (failed under CI=true) when node, the packages or
-// Java are missing.
+// Java and Maven's cached artifacts are missing.
 func TestOfficialClients(t *testing.T) {
 	scripts := officialClientScripts(t)
 	d := startDemo(t, demo.Options{})
@@ -118,6 +120,10 @@ func officialClientScripts(t *testing.T) []clientScript {
 	if err := exec.Command(python, "-c", "import elasticsearch, opensearchpy, pysolr").Run(); err != nil {
 		missing = append(missing, fmt.Sprintf("%s cannot import elasticsearch, opensearchpy and pysolr (%v)", python, err))
 	}
+	java, why := javaConformance(root)
+	if why != "" {
+		missing = append(missing, why)
+	}
 	if len(missing) > 0 {
 		msg := strings.Join(missing, "; ") + ": run clients/install.sh"
 		if os.Getenv("CI") == "true" {
@@ -128,5 +134,6 @@ func officialClientScripts(t *testing.T) []clientScript {
 	return []clientScript{
 		{name: "js", argv: []string{node, filepath.Join(root, "js", "conformance.mjs")}, kinds: []string{"elasticsearch", "opensearch"}},
 		{name: "python", argv: []string{python, filepath.Join(root, "python", "conformance.py")}, kinds: realengine.Kinds},
+		java,
 	}
 }
