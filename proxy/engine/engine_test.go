@@ -241,6 +241,11 @@ func TestRewrite(t *testing.T) {
 			"/solr/techproducts/select?rows=30&start=0", "q=ipod&version=2.2&wt=json", Window{From: 10, Size: 5}},
 		{"solr form without a window", Config{Kind: "solr"}, Request{Method: "POST", Path: "/solr/techproducts/select", Body: []byte("q=ipod")}, 2,
 			"/solr/techproducts/select?rows=20&start=0&wt=json", "q=ipod", Window{From: 0, Size: 10}},
+		// SolrJ's JsonQueryRequest: offset and limit in a JSON body.
+		{"solr json", Config{Kind: "solr"}, Request{Method: "POST", Path: "/solr/techproducts/select?wt=json", Body: []byte(`{"query":"ipod","offset":10,"limit":5}`)}, 2,
+			"/solr/techproducts/select?rows=30&start=0&wt=json", `{"query":"ipod","offset":0,"limit":30}`, Window{From: 10, Size: 5}},
+		{"solr json without a window", Config{Kind: "solr"}, Request{Method: "POST", Path: "/solr/techproducts/select?start=5&rows=5", Body: []byte(`{"query":"ipod"}`)}, 2,
+			"/solr/techproducts/select?rows=20&start=0&wt=json", `{"query":"ipod"}`, Window{From: 5, Size: 5}},
 		{"omega", Config{Kind: "opensearch-rss"}, Request{Method: "GET", Path: "/cgi-bin/omega?DB=db&P=winnow&FMT=opensearch"}, 3,
 			"/cgi-bin/omega?DB=db&FMT=opensearch&HITSPERPAGE=30&P=winnow&TOPDOC=0", "", Window{Size: 10}},
 		{"searxng", Config{Kind: "searxng"}, Request{Method: "GET", Path: "/search?q=go&pageno=2"}, 3,

@@ -77,6 +77,27 @@ func (a *jsonAdapter) Rewrite(r Request, factor int) (Request, Window, error) {
 			*p.v = n
 		}
 	}
+	// Solr's JSON Request API (SolrJ's JsonQueryRequest): the body's
+	// offset and limit are the search's start and rows, over the query
+	// string's.
+	solrJSON := false
+	if i := skipWS(b, 0); a.kind == kindSolr && form == nil && i < len(b) {
+		if err := checkDoc(b); err != nil {
+			return r, Window{}, a.errorf("%w: body: %v", ErrRequest, err)
+		}
+		body = span{i, len(b)}
+		for _, m := range []struct {
+			name string
+			v    *int
+		}{{"offset", &from}, {"limit", &size}} {
+			if s, ok := field(b, body, m.name); ok {
+				if *m.v, err = intAt(b, s); err != nil {
+					return r, Window{}, a.errorf("%w: %s: %v", ErrRequest, m.name, err)
+				}
+				solrJSON = true
+			}
+		}
+	}
 	if from < 0 || size < 0 {
 		return r, Window{}, a.errorf("%w: negative from or size", ErrRequest)
 	}
@@ -94,6 +115,10 @@ func (a *jsonAdapter) Rewrite(r Request, factor int) (Request, Window, error) {
 	}
 	if !hasBody || sizeInURL {
 		q.Set(a.cfg.SizeParam, strconv.Itoa(bsize))
+	}
+	if solrJSON {
+		nb := setMember(b, body, "offset", bfrom)
+		out.Body = setMember(nb, span{skipWS(nb, 0), len(nb)}, "limit", bsize)
 	}
 	if form.Has(a.cfg.FromParam) || form.Has(a.cfg.SizeParam) {
 		// Solr merges the two, the query string's first: the window is

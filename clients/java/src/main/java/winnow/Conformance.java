@@ -147,30 +147,31 @@ public final class Conformance {
     }
 
     /**
-     * Checks from/size pages: no result on two pages; group and annotate
-     * show every result; remove leaves out only what group mode grouped; off
-     * gives the engine's pages in order.
+     * Checks from/size pages (what names the way they were asked for): no
+     * result on two pages; group and annotate show every result; remove
+     * leaves out only what group mode grouped; off gives the engine's pages
+     * in order.
      */
-    void fromSizePages(String mode, List<String> shown, List<String> nested, List<String> engineOrder, boolean totals, Set<String> groupedInGroupMode) {
-        check(totals, mode + " from/size: hits.total is the engine's on every page", null);
+    void fromSizePages(String mode, String what, List<String> shown, List<String> nested, List<String> engineOrder, boolean totals, Set<String> groupedInGroupMode) {
+        String w = mode + " " + what;
+        check(totals, w + ": the engine's total on every page", null);
         Map<String, Integer> n = new HashMap<>();
         for (String id : shown) n.merge(id, 1, Integer::sum);
         List<String> twice = new ArrayList<>();
         n.forEach((id, k) -> {
             if (k > 1) twice.add(id);
         });
-        check(twice.isEmpty(), mode + " from/size: no result repeated across pages", twice);
+        check(twice.isEmpty(), w + ": no result repeated across pages", twice);
         List<String> missing = engineOrder.stream().filter(id -> !n.containsKey(id)).toList();
         switch (mode) {
-            case "off" -> check(shown.equals(engineOrder), "off from/size: the engine's pages", shown + " vs " + engineOrder);
-            case "group", "annotate" -> check(missing.isEmpty(), mode + " from/size: every result once", "missing " + missing);
+            case "off" -> check(shown.equals(engineOrder), w + ": the engine's pages", shown + " vs " + engineOrder);
+            case "group", "annotate" -> check(missing.isEmpty(), w + ": every result once", "missing " + missing);
             case "remove" -> {
                 List<String> notDup = missing.stream().filter(id -> !groupedInGroupMode.contains(id)).toList();
-                check(!missing.isEmpty() && notDup.isEmpty(), "remove from/size: only grouped duplicates left out", missing.size() + " left out, not grouped in group mode: " + notDup);
+                check(!missing.isEmpty() && notDup.isEmpty(), w + ": only grouped duplicates left out", missing.size() + " left out, not grouped in group mode: " + notDup);
             }
-            default -> {
-            }
+            default -> throw new IllegalArgumentException(mode);
         }
-        note(mode + " from/size: " + n.size() + " shown (" + nested.size() + " grouped), " + missing.size() + " left out");
+        note(w + ": " + n.size() + " shown (" + nested.size() + " grouped), " + missing.size() + " left out");
     }
 }

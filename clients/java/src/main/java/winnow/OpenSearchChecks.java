@@ -184,7 +184,7 @@ final class OpenSearchChecks {
             totals &= total(r) == t.docs;
             shown.addAll(ids(r.hits(), nested));
         }
-        t.fromSizePages(mode, shown, nested, engineOrder, totals, groupedFromSize);
+        t.fromSizePages(mode, "from/size", shown, nested, engineOrder, totals, groupedFromSize);
         if (mode.equals("group")) groupedFromSize = new HashSet<>(nested);
     }
 

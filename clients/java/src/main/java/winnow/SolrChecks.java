@@ -18,6 +18,7 @@ import org.apache.solr.client.solrj.impl.HttpJdkSolrClient;
 import org.apache.solr.client.solrj.impl.JsonMapResponseParser;
 import org.apache.solr.client.solrj.impl.XMLResponseParser;
 import org.apache.solr.client.solrj.request.QueryRequest;
+import org.apache.solr.client.solrj.request.json.JsonQueryRequest;
 import org.apache.solr.client.solrj.response.QueryResponse;
 import org.apache.solr.client.solrj.ResponseParser;
 import org.apache.solr.common.SolrDocument;
@@ -80,6 +81,7 @@ final class SolrChecks {
         for (String mode : Conformance.MODES) {
             t.guard("json start/rows " + mode, () -> startRows(mode, SolrRequest.METHOD.GET));
             t.guard("json start/rows POST " + mode, () -> startRows(mode, SolrRequest.METHOD.POST));
+            t.guard("JsonQueryRequest offset/limit " + mode, () -> jsonRequestPages(mode));
         }
     }
 
@@ -204,8 +206,36 @@ final class SolrChecks {
             totals &= numFound(r) == t.docs;
             shown.addAll(ids(r, nested));
         }
-        t.fromSizePages(mode + " " + method, shown, nested, engineOrder, totals, groupedStartRows);
+        t.fromSizePages(mode, "start/rows " + method, shown, nested, engineOrder, totals, groupedStartRows);
         if (mode.equals("group") && method == SolrRequest.METHOD.GET) groupedStartRows = new HashSet<>(nested);
+        c.close();
+    }
+
+    /**
+     * offset/limit pages of 5 through SolrJ's JsonQueryRequest (Solr's JSON
+     * Request API: the search a JSON body), answers in JSON: the same
+     * pages as start/rows, each saying its own start.
+     */
+    @SuppressWarnings("unchecked")
+    void jsonRequestPages(String mode) throws Exception {
+        SolrClient c = new HttpJdkSolrClient.Builder(t.proxyURL).withResponseParser(new JsonMapResponseParser()).build();
+        SolrQuery all = new SolrQuery("*:*").setRows(t.docs).setFields("id").addSort("page", SolrQuery.ORDER.asc).addSort("id", SolrQuery.ORDER.asc);
+        List<String> engineOrder = ids(engine.query(t.index, all).getResults());
+        List<String> shown = new ArrayList<>();
+        List<String> nested = new ArrayList<>();
+        boolean totals = true;
+        List<String> starts = new ArrayList<>();
+        for (int start = 0; start < t.docs; start += Conformance.SIZE) {
+            JsonQueryRequest req = new JsonQueryRequest().setQuery("*:*").setOffset(start).setLimit(Conformance.SIZE).setSort("page asc, id asc");
+            req.addHeader("X-Winnow-Mode", mode);
+            NamedList<Object> r = c.request(req, t.index);
+            totals &= numFound(r) == t.docs;
+            Object got = ((Map<String, Object>) r.get("response")).get("start");
+            if (((Number) got).intValue() != start) starts.add(start + ": " + got);
+            shown.addAll(ids(r, nested));
+        }
+        t.check(starts.isEmpty(), mode + " JsonQueryRequest: each page's start its offset", starts);
+        t.fromSizePages(mode, "JsonQueryRequest offset/limit", shown, nested, engineOrder, totals, groupedStartRows);
         c.close();
     }
 
