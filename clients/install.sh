@@ -3,7 +3,8 @@
 # proxy/officialclients_test.go (TestOfficialClients) runs against winnow
 # in front of the real engines:
 #
-#   clients/js      @elastic/elasticsearch, @opensearch-project/opensearch
+#   clients/js      @elastic/elasticsearch, @opensearch-project/opensearch,
+#                   @searchkit/api
 #                   (npm ci: the versions of package-lock.json, into
 #                   clients/js/node_modules)
 #   clients/python  elasticsearch-py, opensearch-py, pysolr (the versions
