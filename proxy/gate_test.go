@@ -35,6 +35,7 @@ var esWriteProbes = []probe{
 	{method: "POST", uri: "/idx/_doc/_msearch", body: `{"a":1}`},
 	{method: "PUT", uri: "/idx/_doc/1", body: `{"a":1}`},
 	{method: "DELETE", uri: "/idx"},
+	{method: "GET", uri: "/idx"},
 	{method: "POST", uri: "/_bulk", body: "{\"index\":{\"_index\":\"idx\"}}\n{\"a\":1}\n"},
 	{method: "PUT", uri: "/_cluster/settings", body: `{}`},
 	{method: "GET", uri: "/_cat/indices"},
@@ -304,8 +305,11 @@ func TestGatewayAllowList(t *testing.T) {
 			probe{method: "POST", uri: "/idx/_search/point_in_time"},
 			probe{method: "DELETE", uri: "/_search/point_in_time"}),
 			allowed: map[probe]string{
-				{method: "GET", uri: "/"}:                                 "",
-				{method: "HEAD", uri: "/"}:                                "",
+				{method: "GET", uri: "/"}:  "",
+				{method: "HEAD", uri: "/"}: "",
+				// Whether one index exists (Spring Data Elasticsearch's
+				// start): a search of it shows as much.
+				{method: "HEAD", uri: "/idx"}:                             "",
 				{method: "GET", uri: "/_search?q=x"}:                      "GET /" + undotted("") + "/_search?from=0&q=x&size=30",
 				{method: "POST", uri: "/idx/_search", body: `{"size":2}`}: "",
 				// A lookup of an index the path rules let through, and a

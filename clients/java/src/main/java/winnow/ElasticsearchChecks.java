@@ -85,6 +85,7 @@ final class ElasticsearchChecks {
             t.guard(mode + " msearch", () -> msearch(mode));
             t.guard(mode + " count", () -> count(mode));
         }
+        t.guard("index exists", this::exists);
         t.guard("writes", this::writes);
     }
 
@@ -276,6 +277,18 @@ final class ElasticsearchChecks {
         long got = c.count(x -> x.index(t.index).query(benchmark)).count();
         long want = engine.count(x -> x.index(t.index).query(benchmark)).count();
         t.check(got == want && got > 0, mode + " count: the engine's", got + ", engine " + want);
+    }
+
+    /**
+     * indices().exists (HEAD of the index), which Spring Data asks for
+     * every repository when it starts: true for the index, false for one
+     * that does not exist, as the engine answers.
+     */
+    void exists() throws Exception {
+        ElasticsearchClient c = client(t.proxyURL, null, null);
+        boolean yes = c.indices().exists(x -> x.index(t.index)).value();
+        boolean no = c.indices().exists(x -> x.index("winnow_no_such_index")).value();
+        t.check(yes && !no, "indices().exists: the engine's answers", yes + ", " + no);
     }
 
     interface Write {

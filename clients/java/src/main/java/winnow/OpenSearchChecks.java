@@ -93,6 +93,7 @@ final class OpenSearchChecks {
             t.guard(mode + " msearch", () -> msearch(mode));
             t.guard(mode + " count", () -> count(mode));
         }
+        t.guard("index exists", this::exists);
         t.guard("writes", this::writes);
     }
 
@@ -284,6 +285,18 @@ final class OpenSearchChecks {
         long got = c.count(x -> x.index(t.index).query(benchmark)).count();
         long want = engine.count(x -> x.index(t.index).query(benchmark)).count();
         t.check(got == want && got > 0, mode + " count: the engine's", got + ", engine " + want);
+    }
+
+    /**
+     * indices().exists (HEAD of the index), which Spring Data asks for
+     * every repository when it starts: true for the index, false for one
+     * that does not exist, as the engine answers.
+     */
+    void exists() throws Exception {
+        OpenSearchClient c = client(t.proxyURL, null, null);
+        boolean yes = c.indices().exists(x -> x.index(t.index)).value();
+        boolean no = c.indices().exists(x -> x.index("winnow_no_such_index")).value();
+        t.check(yes && !no, "indices().exists: the engine's answers", yes + ", " + no);
     }
 
     interface Write {
