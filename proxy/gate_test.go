@@ -35,6 +35,7 @@ var esWriteProbes = []probe{
 	{method: "POST", uri: "/idx/_doc/_msearch", body: `{"a":1}`},
 	{method: "PUT", uri: "/idx/_doc/1", body: `{"a":1}`},
 	{method: "DELETE", uri: "/idx"},
+	{method: "GET", uri: "/idx"},
 	{method: "POST", uri: "/_bulk", body: "{\"index\":{\"_index\":\"idx\"}}\n{\"a\":1}\n"},
 	{method: "PUT", uri: "/_cluster/settings", body: `{}`},
 	{method: "GET", uri: "/_cat/indices"},
@@ -304,8 +305,11 @@ func TestGatewayAllowList(t *testing.T) {
 			probe{method: "POST", uri: "/idx/_search/point_in_time"},
 			probe{method: "DELETE", uri: "/_search/point_in_time"}),
 			allowed: map[probe]string{
-				{method: "GET", uri: "/"}:                                 "",
-				{method: "HEAD", uri: "/"}:                                "",
+				{method: "GET", uri: "/"}:  "",
+				{method: "HEAD", uri: "/"}: "",
+				// Whether one index exists (Spring Data Elasticsearch's
+				// start): a search of it shows as much.
+				{method: "HEAD", uri: "/idx"}:                             "",
 				{method: "GET", uri: "/_search?q=x"}:                      "GET /" + undotted("") + "/_search?from=0&q=x&size=30",
 				{method: "POST", uri: "/idx/_search", body: `{"size":2}`}: "",
 				// A lookup of an index the path rules let through, and a
@@ -350,11 +354,12 @@ func TestGatewayAllowList(t *testing.T) {
 			shape: `"type":"security_exception"`},
 		{kind: "solr", path: "/solr/core/select", refused: solrWriteProbes,
 			allowed: map[probe]string{
-				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:               "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:              "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}:             "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
-				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:         "GET /solr/core/select?fl=id&q=x&rows=30&start=0&wt=xml",
-				{method: "GET", uri: "/solr/core/select?q=x&shards.tolerant=true"}: "GET /solr/core/select?q=x&rows=30&shards.tolerant=true&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/select?q=x&rows=2"}:   "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/other/select?q=x&rows=2"}:  "GET /solr/other/select?q=x&rows=6&start=0&wt=json",
+				{method: "GET", uri: "/solr/core/%73elect?q=x&rows=2"}: "GET /solr/core/select?q=x&rows=6&start=0&wt=json",
+				// A format winnow does not refine: sent once, as asked.
+				{method: "GET", uri: "/solr/core/select?q=x&wt=xml&fl=id"}:                                                                                                 "GET /solr/core/select?fl=id&q=x&wt=xml",
+				{method: "GET", uri: "/solr/core/select?q=x&shards.tolerant=true"}:                                                                                         "GET /solr/core/select?q=x&rows=30&shards.tolerant=true&start=0&wt=json",
 				{method: "GET", uri: "/solr/core/select?q=x&facet=true&facet.field=page&f.page.facet.limit=5&hl=true&hl.fl=title&fl=id,x:%5Bsubquery%5D&x.q=*:*&x.rows=2"}: "GET /solr/core/select?f.page.facet.limit=5&facet=true&facet.field=page&fl=id%2Cx%3A%5Bsubquery%5D&hl=true&hl.fl=title&q=x&rows=30&start=0&wt=json&x.q=%2A%3A%2A&x.rows=2",
 				{method: "POST", uri: "/solr/core/select", ctype: "application/x-www-form-urlencoded", body: "q=x"}:                                                        "POST /solr/core/select?rows=30&start=0&wt=json",
 				// pysolr's form: one trailing '/', which Solr ignores.

@@ -346,7 +346,7 @@ func (m *metrics) clustered(clusters, duplicates int, mode engine.Mode) {
 
 // unrefinedReasons are the reasons an answer passes unrefined, each a
 // series of winnow_answers_unrefined_total from the start.
-var unrefinedReasons = []string{"budget", "msearch", "rewrite", "engine_request", "engine_unreachable", "compressed", "read", "parse", "render", "unsigned"}
+var unrefinedReasons = []string{"budget", "msearch", "rewrite", "engine_request", "engine_unreachable", "compressed", "read", "parse", "format", "render", "unsigned"}
 
 // unrefined counts one engine answer passed through unrefined, by
 // reason.

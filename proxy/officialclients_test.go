@@ -30,18 +30,22 @@ type clientScript struct {
 	kinds []string // the engine kinds it speaks to
 }
 
-// TestOfficialClients runs the official JavaScript and Python clients
-// (clients/js: @elastic/elasticsearch, @opensearch-project/opensearch;
-// clients/python: elasticsearch-py, opensearch-py, pysolr; installed by
-// clients/install.sh) against winnow in front of real OpenSearch,
+// TestOfficialClients runs the official JavaScript, Python and Java
+// clients (clients/js: @elastic/elasticsearch,
+// @opensearch-project/opensearch; clients/python: elasticsearch-py,
+// opensearch-py, pysolr; clients/java: elasticsearch-java,
+// opensearch-java, SolrJ; installed by clients/install.sh) and a search
+// frontend's server API (Searchkit's @searchkit/api,
+// clients/js/searchkit.mjs) against winnow in front of real OpenSearch,
 // Elasticsearch and Solr holding the demo's LLVM pages, in every mode.
 // The scripts check plain search, from/size paging, scroll by the
 // clients' own helpers, point in time + search_after, msearch, count,
 // cursorMark, and that writes through the client are refused with the
-// engine's error shape; each exits non-zero on any failed check. Here
-// the index's document count and definition are checked unchanged
-// after them. Skipped (failed under CI=true) when node, the packages or
-// Java are missing.
+// engine's error shape (Searchkit: its _msearch, facets and totals);
+// each exits non-zero on any failed check. Here the index's document
+// count and definition are checked unchanged after them. Skipped (failed
+// under CI=true) when node, the packages, or Java, Maven and the
+// artifacts clients/install.sh put in Maven's cache are missing.
 func TestOfficialClients(t *testing.T) {
 	scripts := officialClientScripts(t)
 	d := startDemo(t, demo.Options{})
@@ -101,7 +105,7 @@ func officialClientScripts(t *testing.T) []clientScript {
 	if err != nil {
 		missing = append(missing, "node is not on PATH")
 	}
-	for _, p := range []string{"@elastic/elasticsearch", "@opensearch-project/opensearch"} {
+	for _, p := range []string{"@elastic/elasticsearch", "@opensearch-project/opensearch", "@searchkit/api"} {
 		if _, err := os.Stat(filepath.Join(root, "js", "node_modules", p, "package.json")); err != nil {
 			missing = append(missing, p+" is not installed in clients/js")
 		}
@@ -118,6 +122,10 @@ func officialClientScripts(t *testing.T) []clientScript {
 	if err := exec.Command(python, "-c", "import elasticsearch, opensearchpy, pysolr").Run(); err != nil {
 		missing = append(missing, fmt.Sprintf("%s cannot import elasticsearch, opensearchpy and pysolr (%v)", python, err))
 	}
+	java, why := javaConformance(root)
+	if why != "" {
+		missing = append(missing, why)
+	}
 	if len(missing) > 0 {
 		msg := strings.Join(missing, "; ") + ": run clients/install.sh"
 		if os.Getenv("CI") == "true" {
@@ -127,6 +135,8 @@ func officialClientScripts(t *testing.T) []clientScript {
 	}
 	return []clientScript{
 		{name: "js", argv: []string{node, filepath.Join(root, "js", "conformance.mjs")}, kinds: []string{"elasticsearch", "opensearch"}},
+		{name: "searchkit", argv: []string{node, filepath.Join(root, "js", "searchkit.mjs")}, kinds: []string{"elasticsearch", "opensearch"}},
 		{name: "python", argv: []string{python, filepath.Join(root, "python", "conformance.py")}, kinds: realengine.Kinds},
+		java,
 	}
 }

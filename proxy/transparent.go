@@ -186,7 +186,7 @@ func (s *Server) transparentSearch(r *search) {
 	if !cursor {
 		var err error
 		if breq, r.win, err = s.rewrite(r.b, r.orig); err != nil {
-			s.fallback(r, "rewrite", err)
+			s.fallback(r, unrefinedReason(err, "rewrite"), err)
 			return
 		}
 	}
@@ -291,7 +291,7 @@ func (s *Server) transparentSearch(r *search) {
 		copyAnswerHeader(&r.ctx.Response.Header, &resp.Header)
 		r.ctx.SetStatusCode(resp.StatusCode())
 		r.ctx.Response.SetBody(resp.Body())
-		s.notRefined(r, "parse", err)
+		s.notRefined(r, unrefinedReason(err, "parse"), err)
 		return
 	}
 	// An answer winnow cannot parse or render: ask again with the
@@ -383,11 +383,16 @@ func removedCount(marks []engine.Mark, mode engine.Mode, w engine.Window) int {
 	return n
 }
 
-// unrefinedReason is the reason an answer read failed: "budget" past the
-// bound on bytes in flight, else def.
+// unrefinedReason is the reason an answer could not be refined:
+// "budget" past the bound on bytes in flight, "format" for a search that
+// asks for an answer format winnow does not refine (Solr's javabin or
+// XML), else def.
 func unrefinedReason(err error, def string) string {
-	if errors.Is(err, errOverBound) {
+	switch {
+	case errors.Is(err, errOverBound):
 		return "budget"
+	case errors.Is(err, engine.ErrFormat):
+		return "format"
 	}
 	return def
 }

@@ -266,6 +266,10 @@ var (
 	ErrKind = errors.New("engine: unknown kind")
 	// ErrRequest matches a client request Rewrite cannot handle.
 	ErrRequest = errors.New("engine: bad request")
+	// ErrFormat matches a search Rewrite does not rewrite because it asks
+	// for an answer in a format winnow cannot refine: Solr's wt other
+	// than json, such as SolrJ's default javabin or its XML.
+	ErrFormat = errors.New("engine: answer format winnow does not refine")
 	// ErrMarks is returned by Render when marks do not fit the results.
 	ErrMarks = errors.New("engine: marks do not match results")
 )

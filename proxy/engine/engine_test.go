@@ -277,6 +277,18 @@ func TestRewrite(t *testing.T) {
 			"/i/_search?from=9995&size=10", "", Window{From: 9995, Size: 10, Base: 9995}},
 		{"solr", Config{Kind: "solr"}, Request{Method: "GET", Path: "/solr/techproducts/select?q=ipod&start=10&rows=5"}, 2,
 			"/solr/techproducts/select?q=ipod&rows=30&start=0&wt=json", "", Window{From: 10, Size: 5}},
+		// SolrJ's POST: the parameters in a form body, read there; the
+		// window is set in the query string alone (Solr reads its values
+		// first), the form keeping the rest.
+		{"solr form", Config{Kind: "solr"}, Request{Method: "POST", Path: "/solr/techproducts/select", Body: []byte("q=ipod&start=10&rows=5&wt=json&version=2.2")}, 2,
+			"/solr/techproducts/select?rows=30&start=0", "q=ipod&version=2.2&wt=json", Window{From: 10, Size: 5}},
+		{"solr form without a window", Config{Kind: "solr"}, Request{Method: "POST", Path: "/solr/techproducts/select", Body: []byte("q=ipod")}, 2,
+			"/solr/techproducts/select?rows=20&start=0&wt=json", "q=ipod", Window{From: 0, Size: 10}},
+		// SolrJ's JsonQueryRequest: offset and limit in a JSON body.
+		{"solr json", Config{Kind: "solr"}, Request{Method: "POST", Path: "/solr/techproducts/select?wt=json", Body: []byte(`{"query":"ipod","offset":10,"limit":5}`)}, 2,
+			"/solr/techproducts/select?rows=30&start=0&wt=json", `{"query":"ipod","offset":0,"limit":30}`, Window{From: 10, Size: 5}},
+		{"solr json without a window", Config{Kind: "solr"}, Request{Method: "POST", Path: "/solr/techproducts/select?start=5&rows=5", Body: []byte(`{"query":"ipod"}`)}, 2,
+			"/solr/techproducts/select?rows=20&start=0&wt=json", `{"query":"ipod"}`, Window{From: 5, Size: 5}},
 		{"omega", Config{Kind: "opensearch-rss"}, Request{Method: "GET", Path: "/cgi-bin/omega?DB=db&P=winnow&FMT=opensearch"}, 3,
 			"/cgi-bin/omega?DB=db&FMT=opensearch&HITSPERPAGE=30&P=winnow&TOPDOC=0", "", Window{Size: 10}},
 		{"searxng", Config{Kind: "searxng"}, Request{Method: "GET", Path: "/search?q=go&pageno=2"}, 3,
@@ -322,6 +334,30 @@ func TestRewriteErrors(t *testing.T) {
 				t.Errorf("Rewrite(%q) error = %v, want ErrRequest", tt.in.Path, err)
 			}
 		})
+	}
+}
+
+// TestRewriteSolrFormat: a Solr search asking for an answer format
+// winnow does not refine (SolrJ's default javabin, its XML), in the query
+// string or a form body, is not rewritten: ErrFormat, so the proxy sends
+// it once as the client asked.
+func TestRewriteSolrFormat(t *testing.T) {
+	a := mustNew(t, Config{Kind: "solr"})
+	for _, in := range []Request{
+		{Method: "GET", Path: "/solr/c/select?q=x&wt=javabin&version=2"},
+		{Method: "GET", Path: "/solr/c/select?q=x&wt=xml"},
+		{Method: "POST", Path: "/solr/c/select", Body: []byte("q=x&rows=5&wt=javabin&version=2")},
+	} {
+		if _, _, err := a.Rewrite(in, 3); !errors.Is(err, ErrFormat) {
+			t.Errorf("Rewrite(%s %q) error = %v, want ErrFormat", in.Path, in.Body, err)
+		}
+	}
+	body := []byte(`{"responseHeader":{"status":0},"response":{"numFound":0,"start":0,"docs":[]}}`)
+	if _, err := a.Parse(body, "application/octet-stream"); !errors.Is(err, ErrFormat) {
+		t.Errorf("Parse of a javabin answer: %v, want ErrFormat", err)
+	}
+	if _, err := a.Parse(body, "text/plain; charset=utf-8"); err != nil {
+		t.Errorf("Parse of JSON sent as text/plain: %v", err)
 	}
 }
 

@@ -33,6 +33,11 @@ const (
 	RoutePIT
 	// RouteRoot is the engine's root (its name and version).
 	RouteRoot
+	// RouteIndexExists is HEAD of one index by its plain name (no
+	// wildcard, list or leading '.'): whether it exists, which a
+	// search of it shows too (404 when it does not). Spring Data
+	// Elasticsearch asks it for every repository when it starts.
+	RouteIndexExists
 )
 
 // String names the route kind, for logs and reasons.
@@ -52,6 +57,8 @@ func (k RouteKind) String() string {
 		return "pit"
 	case RouteRoot:
 		return "root"
+	case RouteIndexExists:
+		return "index_exists"
 	}
 	return "none"
 }
@@ -324,7 +331,7 @@ func esRoute(g *Gate, rt Route, r GateRequest, s []string) (Route, []string, err
 	}
 	rt.Cursor = rt.Cursor || k == RouteSearch && q.Has("scroll")
 	switch {
-	case k == RoutePIT && r.Method == "DELETE", k == RouteRoot, k == RouteScroll, k == RouteClearScroll:
+	case k == RoutePIT && r.Method == "DELETE", k == RouteRoot, k == RouteIndexExists, k == RouteScroll, k == RouteClearScroll:
 	case none:
 		// A wildcard matches nothing: the engines take it for a name
 		// (Elasticsearch answers 404) or find no index, and "_all" and
@@ -534,6 +541,8 @@ func esRouteKind(method string, s []string, os bool) (RouteKind, error) {
 		return RoutePIT, nil
 	case os && len(s) == 2 && s[0] == "_search" && s[1] == "point_in_time" && method == "DELETE":
 		return RoutePIT, nil
+	case len(s) == 1 && method == "HEAD" && indexPattern(s[0]) == nil && !strings.ContainsAny(s[0], "*,") && s[0] != "_all":
+		return RouteIndexExists, nil
 	case len(s) >= 2 && indexPattern(s[0]) == nil:
 		switch {
 		case len(s) == 2 && s[1] == "_search" && search:

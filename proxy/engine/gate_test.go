@@ -60,6 +60,27 @@ func TestGateSolrHandlers(t *testing.T) {
 // starting with '*' is sent narrowed to the names not starting with
 // '.', its other members as they were; a body whose lines need nothing
 // is sent as the client sent it.
+// TestGateIndexExists: HEAD of one index by its plain name passes (Spring
+// Data Elasticsearch asks it for each repository when it starts; a
+// search of the index shows as much), on both kinds; HEAD of anything
+// else, a pattern, a list or a dot-named index is refused.
+func TestGateIndexExists(t *testing.T) {
+	for _, kind := range []string{"elasticsearch", "opensearch"} {
+		g := NewGate(Config{Kind: kind})
+		if rt, err := g.Check(GateRequest{Method: "HEAD", URI: "/idx"}); err != nil || rt.Kind != RouteIndexExists || rt.Path != "/idx" {
+			t.Errorf("%s HEAD /idx: %+v, %v", kind, rt, err)
+		}
+		for _, uri := range []string{"/.security", "/%2esecurity-7", "/idx*", "/idx,other", "/_all", "/_security", "/idx/_doc/1", "/idx/_alias/a", "/idx/_mapping"} {
+			if rt, err := g.Check(GateRequest{Method: "HEAD", URI: uri}); !errors.Is(err, ErrRefused) {
+				t.Errorf("%s HEAD %s: %+v, %v; want refused", kind, uri, rt, err)
+			}
+		}
+		if _, err := g.Check(GateRequest{Method: "GET", URI: "/idx"}); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s GET /idx: %v; want refused (the index's definition)", kind, err)
+		}
+	}
+}
+
 func TestGateUndotted(t *testing.T) {
 	g := NewGate(Config{Kind: "elasticsearch"})
 	all := "a*,b*,c*,d*,e*,f*,g*,h*,i*,j*,k*,l*,m*,n*,o*,p*,q*,r*,s*,t*,u*,v*,w*,x*,y*,z*,0*,1*,2*,3*,4*,5*,6*,7*,8*,9*"

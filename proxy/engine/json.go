@@ -238,6 +238,11 @@ func (a *jsonAdapter) errorf(format string, args ...any) error {
 // spans of the result list, each hit's fields and the totals in one pass
 // (see [selector]); Results' strings share one allocation.
 func (a *jsonAdapter) Parse(body []byte, contentType string) (*Parsed, error) {
+	if a.kind == kindSolr && solrNotJSON(contentType) {
+		// A cursorMark page is sent as the client asked: with SolrJ's
+		// default wt=javabin it comes back in javabin.
+		return nil, a.errorf("%w: Solr answer of type %q", ErrFormat, contentType)
+	}
 	pl := &a.plan
 	w := walker{b: body, hit: &pl.hit, nhit: pl.nhit}
 	var rootCaps [rSlots + 16]span
@@ -617,4 +622,17 @@ func esReason(b []byte, e span) string {
 		why = text(b, ty, false) + ": " + why
 	}
 	return why
+}
+
+// solrNotJSON reports whether a Solr answer's Content-Type names one of
+// Solr's other formats: javabin (SolrJ's default) or XML. A JSON answer
+// may be sent as text/plain (a configset's json content-type), so only
+// these are known not to be JSON.
+func solrNotJSON(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
+	case "application/octet-stream", "application/vnd.apache.solr.javabin", "application/xml", "text/xml":
+		return true
+	}
+	return false
 }

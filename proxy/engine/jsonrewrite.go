@@ -38,19 +38,64 @@ func (a *jsonAdapter) Rewrite(r Request, factor int) (Request, Window, error) {
 			}
 		}
 	}
+	// A Solr search's parameters may come in a form body (SolrJ's POST,
+	// pysolr's long queries), which Solr reads as it reads the query
+	// string's: its start, rows and wt are the search's. The gate lets a
+	// Solr search body through only as a form or a JSON object.
+	var form url.Values
 	if a.kind == kindSolr {
 		from, size = 0, 10
+		if i := skipWS(b, 0); i < len(b) && b[i] != '{' {
+			if form, err = url.ParseQuery(string(b)); err != nil {
+				return r, Window{}, a.errorf("%w: form body: %v", ErrRequest, err)
+			}
+		}
+	}
+	param := func(name string) string {
+		if s := q.Get(name); s != "" || form == nil {
+			return s
+		}
+		return form.Get(name)
+	}
+	if a.kind == kindSolr {
+		// Only JSON answers are refined: any other format (SolrJ's
+		// default javabin, its XML) is sent on once, as the client
+		// asked, not over-fetched and then asked for again.
+		if wt := param("wt"); wt != "" && wt != "json" {
+			return r, Window{}, a.errorf("%w: Solr wt=%s", ErrFormat, wt)
+		}
 	}
 	for _, p := range []struct {
 		name string
 		v    *int
 	}{{a.cfg.FromParam, &from}, {a.cfg.SizeParam, &size}} {
-		if s := q.Get(p.name); s != "" {
+		if s := param(p.name); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 0 {
 				return r, Window{}, a.errorf("%w: %s=%q", ErrRequest, p.name, s)
 			}
 			*p.v = n
+		}
+	}
+	// Solr's JSON Request API (SolrJ's JsonQueryRequest): the body's
+	// offset and limit are the search's start and rows, over the query
+	// string's.
+	solrJSON := false
+	if i := skipWS(b, 0); a.kind == kindSolr && form == nil && i < len(b) {
+		if err := checkDoc(b); err != nil {
+			return r, Window{}, a.errorf("%w: body: %v", ErrRequest, err)
+		}
+		body = span{i, len(b)}
+		for _, m := range []struct {
+			name string
+			v    *int
+		}{{"offset", &from}, {"limit", &size}} {
+			if s, ok := field(b, body, m.name); ok {
+				if *m.v, err = intAt(b, s); err != nil {
+					return r, Window{}, a.errorf("%w: %s: %v", ErrRequest, m.name, err)
+				}
+				solrJSON = true
+			}
 		}
 	}
 	if from < 0 || size < 0 {
@@ -71,7 +116,18 @@ func (a *jsonAdapter) Rewrite(r Request, factor int) (Request, Window, error) {
 	if !hasBody || sizeInURL {
 		q.Set(a.cfg.SizeParam, strconv.Itoa(bsize))
 	}
-	if a.kind == kindSolr && q.Get("wt") == "" {
+	if solrJSON {
+		nb := setMember(b, body, "offset", bfrom)
+		out.Body = setMember(nb, span{skipWS(nb, 0), len(nb)}, "limit", bsize)
+	}
+	if form.Has(a.cfg.FromParam) || form.Has(a.cfg.SizeParam) {
+		// Solr merges the two, the query string's first: the window is
+		// set there alone, so the form's own values are not read.
+		form.Del(a.cfg.FromParam)
+		form.Del(a.cfg.SizeParam)
+		out.Body = []byte(form.Encode())
+	}
+	if a.kind == kindSolr && param("wt") == "" {
 		q.Set("wt", "json")
 	}
 	u.RawQuery = q.Encode()

@@ -132,7 +132,14 @@ func esError(b []byte, status int, typ, reason string, _ GateRequest) ([]byte, s
 }
 
 func solrError(b []byte, status int, _, reason string, r GateRequest) ([]byte, string, [][2]string) {
-	if solrWantsXML(r) {
+	wt := solrWT(r)
+	if wt == "javabin" {
+		// SolrJ asks for javabin by default, and reads an answer of
+		// another type as its own error ("Expected mime type ... but got
+		// application/json"), not as Solr's.
+		return solrJavabinError(b, status, reason), "application/octet-stream", nil
+	}
+	if wt == "xml" {
 		// A client that asked for XML parses XML, errors included.
 		var msg bytes.Buffer
 		xml.EscapeText(&msg, []byte(reason)) // a bytes.Buffer never fails
@@ -155,10 +162,9 @@ func solrError(b []byte, status int, _, reason string, r GateRequest) ([]byte, s
 	return b, "application/json; charset=UTF-8", nil
 }
 
-// solrWantsXML reports that a Solr request asks for an XML answer
-// (wt=xml in its query or form): Solr writes its errors in the format
-// the request asked for.
-func solrWantsXML(r GateRequest) bool {
+// solrWT is the response format a Solr request asks for (wt in its
+// query or form): Solr writes its errors in that format.
+func solrWT(r GateRequest) string {
 	_, rawQuery, _ := strings.Cut(r.URI, "?")
 	q, _ := url.ParseQuery(rawQuery)
 	if !q.Has("wt") && r.Method == "POST" {
@@ -166,7 +172,58 @@ func solrWantsXML(r GateRequest) bool {
 			q, _ = url.ParseQuery(string(r.Body))
 		}
 	}
-	return q.Get("wt") == "xml"
+	return q.Get("wt")
+}
+
+// The javabin tags solrJavabinError writes (Solr's JavaBinCodec).
+const (
+	javabinVersion    = 2
+	javabinInt        = 6      // 4 bytes, big-endian
+	javabinStr        = 1 << 5 // size: UTF-8 bytes
+	javabinOrderedMap = 5 << 5 // size: entries (SimpleOrderedMap)
+	javabinNamedList  = 6 << 5 // size: entries (NamedList)
+)
+
+// solrJavabinError is Solr's error answer in javabin, as Solr writes it
+// for wt=javabin: {responseHeader:{status,QTime}, error:{metadata:
+// [error-class, SolrException], msg, code}}, which SolrJ reports as a
+// RemoteSolrException with the code and msg.
+func solrJavabinError(b []byte, status int, reason string) []byte {
+	b = append(b, javabinVersion)
+	b = javabinTag(b, javabinOrderedMap, 2)
+	b = javabinString(b, "responseHeader")
+	b = javabinTag(b, javabinOrderedMap, 2)
+	b = javabinInt32(javabinString(b, "status"), status)
+	b = javabinInt32(javabinString(b, "QTime"), 0)
+	b = javabinString(b, "error")
+	b = javabinTag(b, javabinOrderedMap, 3)
+	b = javabinString(b, "metadata")
+	b = javabinTag(b, javabinNamedList, 1)
+	b = javabinString(javabinString(b, "error-class"), "org.apache.solr.common.SolrException")
+	b = javabinString(javabinString(b, "msg"), reason)
+	return javabinInt32(javabinString(b, "code"), status)
+}
+
+// javabinTag appends a tag that carries a size (JavaBinCodec.writeTag).
+func javabinTag(b []byte, tag byte, size int) []byte {
+	if size < 0x1f {
+		return append(b, tag|byte(size))
+	}
+	b = append(b, tag|0x1f)
+	for v := uint32(size - 0x1f); ; v >>= 7 {
+		if v < 0x80 {
+			return append(b, byte(v))
+		}
+		b = append(b, byte(v&0x7f)|0x80)
+	}
+}
+
+func javabinString(b []byte, s string) []byte {
+	return append(javabinTag(b, javabinStr, len(s)), s...)
+}
+
+func javabinInt32(b []byte, v int) []byte {
+	return append(b, javabinInt, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }
 
 func jsonError(b []byte, _ int, _, reason string, _ GateRequest) ([]byte, string, [][2]string) {

@@ -37,6 +37,25 @@ func TestKinds(t *testing.T) {
 	if !strings.HasPrefix(ct, "application/xml") || !strings.Contains(string(body), "no &lt;way&gt;") {
 		t.Errorf("Solr error asked in XML: %s %s", ct, body)
 	}
+	// SolrJ's default: javabin, in a POST's form too. Solr's JavaBinCodec
+	// writes a string as 0x20|length and a SimpleOrderedMap as
+	// 0xa0|entries, a length of 31 or more as 0x1f and a varint of the
+	// rest; an int as tag 6 and four bytes. SolrJ reads it in
+	// clients/java's write checks.
+	long := strings.Repeat("x", 200)
+	body, ct, _ = mustKind(t, "solr").ErrorBody(nil, 403, "", long, GateRequest{Method: "POST", URI: "/solr/c/update", ContentType: "application/x-www-form-urlencoded", Body: []byte("wt=javabin&version=2")})
+	str := func(s string) string {
+		if len(s) < 31 {
+			return string(rune(0x20|len(s))) + s
+		}
+		return "\x3f" + string(rune(len(s)-31)) + s
+	}
+	want := "\x02\xa2" + str("responseHeader") + "\xa2" + str("status") + "\x06\x00\x00\x01\x93" + str("QTime") + "\x06\x00\x00\x00\x00" +
+		str("error") + "\xa3" + str("metadata") + "\xc1" + str("error-class") + str("org.apache.solr.common.SolrException") +
+		str("msg") + "\x3f\xa9\x01" + long + str("code") + "\x06\x00\x00\x01\x93"
+	if ct != "application/octet-stream" || string(body) != want {
+		t.Errorf("Solr error asked in javabin: %s %q, want %q", ct, body, want)
+	}
 }
 
 func mustKind(t *testing.T, name string) *Kind {
