@@ -246,11 +246,11 @@ type span struct{ start, end int }
 // object, if it has one; a zero span for none.
 type esHit struct{ score, inner span }
 
-// patch replaces a value at span: with the window's From or Size, or with
-// the total after refinement.
+// patch replaces a value at span: with the window's From or Size, or
+// Solr's highlighting with that of the documents shown.
 type patch struct {
 	at   span
-	what byte // 'f': From (plus Base when raw), 's': Size
+	what byte // 'f': From (plus Base when raw), 's': Size, 'h': highlighting
 }
 
 // Namespace is the XML namespace of winnow's annotations.

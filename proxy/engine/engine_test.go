@@ -1132,3 +1132,72 @@ func TestRenderGroupKeepsHitBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderSolrHighlighting: a refined Solr answer keeps the
+// highlighting of the documents it shows, and only theirs (a winner's
+// duplicates, in the expanded section, are shown too), as Solr answers
+// the client's own search. The over-fetched answer's highlighting of
+// every document read left entries for documents on no page the client
+// asked for: 9 where 3 were shown.
+func TestRenderSolrHighlighting(t *testing.T) {
+	a := mustNew(t, Config{Kind: "solr", Fields: FieldPaths{URL: "url", Title: "title", Snippet: "body"}})
+	body := read(t, "solr-highlight-llvm.json")
+	p, err := a.Parse(body, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The five releases of Benchmarking (0-4) are one cluster, the four
+	// of CodeReview (5-8) another.
+	marks := make([]Mark, len(p.Results))
+	for i := range marks {
+		w := 0
+		if i >= 5 {
+			w = 5
+		}
+		marks[i] = Mark{Cluster: strconv.Itoa(w), Winner: w}
+		if i != w {
+			marks[i].Relation = "duplicate"
+		}
+	}
+	for _, tc := range []struct {
+		mode Mode
+		w    Window
+		want []int // the results whose highlighting stays
+	}{
+		{Remove, Window{Size: 2}, []int{0, 5}},
+		{Group, Window{Size: 1}, []int{0, 1, 2, 3, 4}},
+		// Annotate pages by winners and shows each with its duplicates.
+		{Annotate, Window{From: 1, Size: 1}, []int{5, 6, 7, 8}},
+		{Remove, Window{From: 2, Size: 3}, nil},
+	} {
+		out, err := a.Render(nil, p, marks, tc.mode, tc.w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Highlighting map[string]json.RawMessage `json:"highlighting"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%v: %v\n%s", tc.mode, err, out)
+		}
+		var orig struct {
+			Highlighting map[string]json.RawMessage `json:"highlighting"`
+		}
+		json.Unmarshal(body, &orig)
+		var got, want []string
+		for k := range v.Highlighting {
+			got = append(got, k)
+			if string(v.Highlighting[k]) != string(orig.Highlighting[k]) {
+				t.Errorf("%v %+v: highlighting of %s changed", tc.mode, tc.w, k)
+			}
+		}
+		for _, i := range tc.want {
+			want = append(want, p.ids[i])
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%v %+v: highlighting of %q, want %q", tc.mode, tc.w, got, want)
+		}
+	}
+}

@@ -454,6 +454,10 @@ func (a *jsonAdapter) totals(p *Parsed, w *walker, caps []span) {
 		if s := caps[rStart]; s.end != 0 && isNumber(b, s) {
 			p.patch = append(p.patch, patch{s, 'f'})
 		}
+		if h := caps[rHL]; h.end != 0 && b[h.start] == '{' {
+			// Rewritten to the documents shown ([solrHighlighting]).
+			p.patch = append(p.patch, patch{h, 'h'})
+		}
 		p.ids = make([]string, len(el))
 		for i := range el {
 			if id := w.caps[i*w.nhit+hID]; id.end != 0 {

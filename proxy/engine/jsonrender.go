@@ -25,11 +25,21 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 	}
 	b := p.body
 	out := slices.Grow(dst, renderSize(p, marks, pick, mode))
+	var shown []bool // Solr's highlighting: the documents shown
+	appendPatch := func(out []byte, pt patch) []byte {
+		if pt.what == 'h' {
+			if shown == nil {
+				shown = shownDocs(p, marks, mode, pick)
+			}
+			return solrHighlighting(out, p, pt.at, shown)
+		}
+		return strconv.AppendInt(out, int64(patchValue(pt, w)), 10)
+	}
 	pos := 0
 	for _, pt := range p.patch {
 		if pt.at.start < p.list.start {
 			out = append(out, b[pos:pt.at.start]...)
-			out = appendPatch(out, pt, w)
+			out = appendPatch(out, pt)
 			pos = pt.at.end
 		}
 	}
@@ -40,7 +50,7 @@ func (a *jsonAdapter) Render(dst []byte, p *Parsed, marks []Mark, mode Mode, w W
 	for _, pt := range p.patch {
 		if pt.at.start > p.list.start {
 			out = append(out, b[pos:pt.at.start]...)
-			out = appendPatch(out, pt, w)
+			out = appendPatch(out, pt)
 			pos = pt.at.end
 		}
 	}
@@ -112,12 +122,50 @@ func (a *jsonAdapter) renderList(out []byte, p *Parsed, marks []Mark, mode Mode,
 // winnowKey is the key of winnow's member in a hit, as openMember takes it.
 const winnowKey = `"_winnow":`
 
-// appendPatch appends the value of patch pt: the window's From or Size.
-// The engine's total (hits.total, numFound) is never patched: it counts
-// the documents matching, duplicates included, whatever the mode and the
-// page size.
-func appendPatch(out []byte, pt patch, w Window) []byte {
-	return strconv.AppendInt(out, int64(patchValue(pt, w)), 10)
+// shownDocs reports for each result whether the rendering shows it: the
+// picked ones, and in Group mode their duplicates (Solr's expanded
+// section). The engine's total (hits.total, numFound) is never patched:
+// it counts the documents matching, duplicates included, whatever the
+// mode and the page size.
+func shownDocs(p *Parsed, marks []Mark, mode Mode, pick []int) []bool {
+	shown := make([]bool, len(p.Results))
+	var dups dupLists
+	if mode == Group && marks != nil {
+		dups = duplicateLists(marks)
+	}
+	for _, i := range pick {
+		shown[i] = true
+		if dups.first != nil {
+			for j := dups.first[i]; j >= 0; j = dups.next[j] {
+				shown[j] = true
+			}
+		}
+	}
+	return shown
+}
+
+// solrHighlighting appends Solr's highlighting object hl with the
+// members of the documents shown only, each as the engine wrote it: the
+// over-fetched answer holds those of every document read, most on no
+// page the client asked for (Solr answers the client's own search with
+// its page's).
+func solrHighlighting(out []byte, p *Parsed, hl span, shown []bool) []byte {
+	out = append(out, '{')
+	n := 0
+	members(p.body, hl, func(k []byte, v span) bool {
+		for i, id := range p.ids {
+			if shown[i] && id != "" && keyEq(k, id) {
+				if n > 0 {
+					out = append(out, ',')
+				}
+				n++
+				out = append(append(append(out, k...), ':'), p.body[v.start:v.end]...)
+				break
+			}
+		}
+		return true
+	})
+	return append(out, '}')
 }
 
 // rootClose returns the offset of the root object's closing brace.
