@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -82,7 +83,16 @@ type conn struct {
 	// onHeader, if not nil, sees each answer's header; set only by
 	// doHeader, before the connection is shared.
 	onHeader func(http.Header)
+	// log tells of retries, at most once every retryLogEvery (the last
+	// line's time in loggedAt, Unix ns; the retries since in
+	// unlogged): a run that retries for minutes is not silent.
+	log      *slog.Logger
+	loggedAt atomic.Int64
+	unlogged atomic.Int64
 }
+
+// retryLogEvery is the least time between two log lines of retries.
+const retryLogEvery = 5 * time.Second
 
 func newConn(base *url.URL, o Options) *conn {
 	hc := o.HTTPClient
@@ -92,7 +102,30 @@ func newConn(base *url.URL, o Options) *conn {
 	b := *base
 	b.Path = strings.TrimSuffix(b.Path, "/")
 	b.RawQuery, b.Fragment = "", ""
-	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor, firstContact: firstContactFor}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor, firstContact: firstContactFor, log: log}
+}
+
+// logRetry logs a retry of method path after err (for reason), unless a
+// line was written less than retryLogEvery ago; the line counts the
+// retries since the last and says how long the request is retried.
+func (c *conn) logRetry(method, path, reason string, err error, retryFor time.Duration) {
+	n := c.unlogged.Add(1)
+	now := time.Now().UnixNano()
+	last := c.loggedAt.Load()
+	if now-last < int64(retryLogEvery) || !c.loggedAt.CompareAndSwap(last, now) {
+		return
+	}
+	c.unlogged.Add(-n)
+	giveUp := "never"
+	if retryFor > 0 {
+		giveUp = retryFor.String()
+	}
+	c.log.Warn("indextag: engine request failed, retrying", "request", method+" "+path, "reason", reason,
+		"err", err, "retries_since_last_log", n, "gives_up_after", giveUp)
 }
 
 // count adds one to the retries by reason.
@@ -183,6 +216,7 @@ func (c *conn) retry(ctx context.Context, advancing bool, method, path string, q
 		if unreached && (retryFor <= 0 || retryFor > c.firstContact) {
 			retryFor = c.firstContact
 		}
+		c.logRetry(method, path, reason, err, retryFor)
 		if werr := b.wait(ctx, retryFor, err); werr != nil {
 			if unreached {
 				werr = fmt.Errorf("indextag: %s has not answered (is the URL right?): %w", c.base.Redacted(), werr)
