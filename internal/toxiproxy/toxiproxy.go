@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -148,13 +147,9 @@ func build() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "install", pkg+"@"+Version)
+	cmd := exec.CommandContext(ctx, "go", "install", pkg+"@"+Version)
 	// Outside any module and workspace, with the module proxy's
 	// checksums verified as for every module.
 	cmd.Dir = tmp
