@@ -184,8 +184,9 @@ func (c *conn) doAdvancing(ctx context.Context, method, path string, query url.V
 }
 
 func (c *conn) retry(ctx context.Context, advancing bool, method, path string, query url.Values, body []byte, contentType string, out any) error {
-	var b backoff
-	b.max = c.maxWait
+	// The retries are bounded from the first attempt, which may itself
+	// have waited long (the client's timeout).
+	b := backoff{max: c.maxWait, start: time.Now(), next: firstBackoff}
 	for {
 		err := c.once(ctx, method, path, query, body, contentType, out)
 		if err == nil || ctx.Err() != nil {
@@ -216,13 +217,13 @@ func (c *conn) retry(ctx context.Context, advancing bool, method, path string, q
 		if unreached && (retryFor <= 0 || retryFor > c.firstContact) {
 			retryFor = c.firstContact
 		}
-		c.logRetry(method, path, reason, err, retryFor)
 		if werr := b.wait(ctx, retryFor, err); werr != nil {
 			if unreached {
 				werr = fmt.Errorf("indextag: %s has not answered (is the URL right?): %w", c.base.Redacted(), werr)
 			}
 			return werr
 		}
+		c.logRetry(method, path, reason, err, retryFor)
 	}
 }
 
@@ -266,6 +267,15 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
+	}
+	if !c.answered.Load() && c.firstContact > 0 {
+		// An engine that has never answered gets the first-contact
+		// bound, not the client's timeout (2 minutes by default): one
+		// that accepts connections and stays silent is most likely the
+		// wrong address too.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.firstContact)
+		defer cancel()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
