@@ -3,6 +3,7 @@ package cluster
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -66,6 +67,11 @@ type RedisStore struct {
 	seq   uint64        // the log position after the last batch this store wrote
 	stop  chan struct{} // closed to end the renewal of the held lease
 	done  chan struct{} // closed when that renewal has ended
+	// nonce names the lease this store holds (scriptAcquire); lost is
+	// the nonce of a lease this store may hold without knowing it (an
+	// acquire whose answer the network lost, a release that failed), ""
+	// for none. Both only under the service's lock (lease, release).
+	nonce, lost string
 }
 
 // Defaults of RedisOptions.
@@ -116,6 +122,7 @@ const (
 	redisMeta    = "w:{w}:meta"
 	redisJournal = "w:{w}:journal"
 	redisLease   = "w:{w}:lease"
+	redisNonce   = "w:{w}:lease-nonce"
 	redisFence   = "w:{w}:fence"
 	redisSeq     = "w:{w}:seq"
 	redisLog     = "w:{w}:log"
@@ -130,11 +137,25 @@ func redisTomb(u string) string     { return "w:t:{" + u + "}" }
 
 // Lua scripts; each touches keys of one hash slot.
 var (
-	// acquire: KEYS lease, fence; ARGV ttl ms. The new token, or false
-	// while another holds the lease.
-	scriptAcquire = `if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+	// acquire: KEYS lease, fence, nonce; ARGV ttl ms, nonce, the nonce of
+	// this store's last acquire whose answer was lost ("" none). The new
+	// token, or false while another holds the lease. The lease's nonce
+	// names the call that took it: a call sent again (go-redis retries a
+	// command whose answer the network lost) or the store's next call
+	// gets the lease that call took, instead of waiting out its TTL.
+	scriptAcquire = `local held = redis.call('GET', KEYS[1])
+if held then
+  local n = redis.call('GET', KEYS[3])
+  if n and (n == ARGV[2] or (ARGV[3] ~= '' and n == ARGV[3])) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[1])
+    redis.call('SET', KEYS[3], ARGV[2])
+    return held
+  end
+  return false
+end
 local t = string.format('%016x', redis.call('INCR', KEYS[2]))
 redis.call('SET', KEYS[1], t, 'PX', ARGV[1])
+redis.call('SET', KEYS[3], ARGV[2])
 return t`
 	// renew: KEYS lease; ARGV token, ttl ms. 1 when renewed, 0 when the
 	// lease is another's or gone.
@@ -235,15 +256,20 @@ func (s *RedisStore) lease(ctx context.Context, since uint64) (logChanges, error
 	deadline := time.Now().Add(s.o.LeaseWait)
 	wait := time.Millisecond
 	var token string
+	nonce := rand.Text()
 	for {
-		v, err := s.c.Eval(ctx, scriptAcquire, []string{redisLease, redisFence}, s.o.LeaseTTL.Milliseconds()).Text()
+		v, err := s.c.Eval(ctx, scriptAcquire, []string{redisLease, redisFence, redisNonce}, s.o.LeaseTTL.Milliseconds(), nonce, s.lost).Text()
 		if err == nil {
-			token = v
+			token, s.nonce, s.lost = v, nonce, ""
 			break
 		}
 		if !errors.Is(err, redis.Nil) {
+			// The script may have run and taken the lease: the next
+			// call takes it back rather than wait for its TTL.
+			s.lost = nonce
 			return logChanges{}, fmt.Errorf("cluster: redis: lease: %w", err)
 		}
+		s.lost = ""
 		if time.Now().After(deadline) {
 			return logChanges{}, ErrLeaseTimeout
 		}
@@ -363,6 +389,8 @@ func (s *RedisStore) release(ctx context.Context) error {
 		return nil
 	}
 	if err := s.c.Eval(ctx, scriptRelease, []string{redisLease}, token).Err(); err != nil {
+		// Still held, maybe: the next lease takes it back.
+		s.lost = s.nonce
 		return fmt.Errorf("cluster: redis: release: %w", err)
 	}
 	return nil

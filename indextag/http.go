@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -82,7 +83,16 @@ type conn struct {
 	// onHeader, if not nil, sees each answer's header; set only by
 	// doHeader, before the connection is shared.
 	onHeader func(http.Header)
+	// log tells of retries, at most once every retryLogEvery (the last
+	// line's time in loggedAt, Unix ns; the retries since in
+	// unlogged): a run that retries for minutes is not silent.
+	log      *slog.Logger
+	loggedAt atomic.Int64
+	unlogged atomic.Int64
 }
+
+// retryLogEvery is the least time between two log lines of retries.
+const retryLogEvery = 5 * time.Second
 
 func newConn(base *url.URL, o Options) *conn {
 	hc := o.HTTPClient
@@ -92,7 +102,30 @@ func newConn(base *url.URL, o Options) *conn {
 	b := *base
 	b.Path = strings.TrimSuffix(b.Path, "/")
 	b.RawQuery, b.Fragment = "", ""
-	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor, firstContact: firstContactFor}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor, firstContact: firstContactFor, log: log}
+}
+
+// logRetry logs a retry of method path after err (for reason), unless a
+// line was written less than retryLogEvery ago; the line counts the
+// retries since the last and says how long the request is retried.
+func (c *conn) logRetry(method, path, reason string, err error, retryFor time.Duration) {
+	n := c.unlogged.Add(1)
+	now := time.Now().UnixNano()
+	last := c.loggedAt.Load()
+	if now-last < int64(retryLogEvery) || !c.loggedAt.CompareAndSwap(last, now) {
+		return
+	}
+	c.unlogged.Add(-n)
+	giveUp := "never"
+	if retryFor > 0 {
+		giveUp = retryFor.String()
+	}
+	c.log.Warn("indextag: engine request failed, retrying", "request", method+" "+path, "reason", reason,
+		"err", err, "retries_since_last_log", n, "gives_up_after", giveUp)
 }
 
 // count adds one to the retries by reason.
@@ -151,8 +184,9 @@ func (c *conn) doAdvancing(ctx context.Context, method, path string, query url.V
 }
 
 func (c *conn) retry(ctx context.Context, advancing bool, method, path string, query url.Values, body []byte, contentType string, out any) error {
-	var b backoff
-	b.max = c.maxWait
+	// The retries are bounded from the first attempt, which may itself
+	// have waited long (the client's timeout).
+	b := backoff{max: c.maxWait, start: time.Now(), next: firstBackoff}
 	for {
 		err := c.once(ctx, method, path, query, body, contentType, out)
 		if err == nil || ctx.Err() != nil {
@@ -189,6 +223,7 @@ func (c *conn) retry(ctx context.Context, advancing bool, method, path string, q
 			}
 			return werr
 		}
+		c.logRetry(method, path, reason, err, retryFor)
 	}
 }
 
@@ -232,6 +267,15 @@ func (c *conn) once(ctx context.Context, method, path string, query url.Values, 
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
+	}
+	if !c.answered.Load() && c.firstContact > 0 {
+		// An engine that has never answered gets the first-contact
+		// bound, not the client's timeout (2 minutes by default): one
+		// that accepts connections and stays silent is most likely the
+		// wrong address too.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.firstContact)
+		defer cancel()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {

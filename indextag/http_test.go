@@ -58,6 +58,44 @@ func TestFirstContactBounded(t *testing.T) {
 	}
 }
 
+// TestFirstContactSilent: an engine that accepts the connection and never
+// answers (a hung process, a firewall that drops the packets after the
+// handshake) is given up after the first-contact bound too, counted from
+// the first attempt. It was held for two of the client's 2-minute
+// timeouts, about 4 minutes, before "has not answered": each attempt
+// waited the client's timeout, and the bound was counted from the first
+// failure.
+func TestFirstContactSilent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	base := &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	c := newConn(base, Options{RetryFor: time.Hour, MaxBackoff: 50 * time.Millisecond})
+	c.firstContact = 500 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	err = c.do(ctx, "GET", "/", nil, nil, "", nil)
+	took := time.Since(start)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "has not answered (is the URL right?)") {
+		t.Fatalf("silent engine: %v after %v (context: %v); want the first-contact error", err, took, ctx.Err())
+	}
+	if took > 10*time.Second {
+		t.Errorf("silent engine given up after %v; the first-contact bound is 500ms", took)
+	}
+}
+
 // TestUntrustedCertificate: an engine whose TLS certificate does not
 // verify (Elasticsearch 8 serves HTTPS under its own CA by default) is
 // told at once, with how to trust it; it was retried as an engine not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -365,6 +366,17 @@ type engineBody struct {
 	mu   sync.Mutex
 	head []byte             // read first: what readAnswer read before the bound
 	resp *fasthttp.Response // nil once closed
+	// cut, if not nil, is told once of a read from the engine that
+	// failed (the answer ended short), with the bytes relayed before it.
+	cut     func(err error, relayed int64)
+	relayed int64
+	// client is the client's connection when the answer is compressed
+	// for it, closed when the engine's answer ends short. Why: fasthttp compresses a stream for a client
+	// that accepts gzip in a goroutine of its own, and when the stream
+	// fails it still ends the gzip member and the chunked body, so the
+	// client would get a cut answer that reads as whole (a 200 with
+	// half the JSON). Closed first, the connection takes no such ending.
+	client net.Conn
 }
 
 func (e *engineBody) Read(p []byte) (int, error) {
@@ -376,9 +388,21 @@ func (e *engineBody) Read(p []byte) (int, error) {
 	if len(e.head) > 0 {
 		n := copy(p, e.head)
 		e.head = e.head[n:]
+		e.relayed += int64(n)
 		return n, nil
 	}
-	return e.resp.BodyStream().Read(p)
+	n, err := e.resp.BodyStream().Read(p)
+	e.relayed += int64(n)
+	if err != nil && err != io.EOF {
+		if e.client != nil {
+			e.client.Close()
+		}
+		if e.cut != nil {
+			e.cut(err, e.relayed)
+			e.cut = nil
+		}
+	}
+	return n, err
 }
 
 // relayChunk is the most of a relayed answer moved per step. fasthttp

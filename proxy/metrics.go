@@ -35,6 +35,7 @@ type metrics struct {
 	clusterDuration                          prometheus.Observer
 	results, duplicates, fetches, feedPages  *prometheus.CounterVec
 	clusterURLCounts, unrefinedAnswers       *prometheus.CounterVec
+	answersCut                               *prometheus.CounterVec
 	clusters, refusedWrites, internalPages   prometheus.Counter
 
 	// sources counts results by signature source, in the order of
@@ -158,6 +159,8 @@ func newMetrics(s *Server) *metrics {
 	m.requests = counter("winnow_requests_total", "Client requests by route and status class.", "route", "code")
 	m.requestDuration = histogram("winnow_request_duration_seconds", "Time to answer a client request, by route.", "route")
 	m.engineRequests = counter("winnow_engine_requests_total", "Calls to search engines by engine and outcome.", "engine", "outcome")
+	m.answersCut = counter("winnow_engine_answers_cut_total",
+		"Engine answers relayed to the client unread by winnow that the engine's connection ended short (cut, reset, or silent past the engine's timeout): the client got them cut too.", "engine")
 	m.engineDuration = histogram("winnow_engine_duration_seconds", "Time of one call to a search engine.", "engine")
 	m.clusterLookups = counter("winnow_cluster_lookups_total", "Lookups in the cluster service by outcome.", "outcome")
 	m.clusterURLCounts = counter("winnow_cluster_lookup_urls_total", "URLs looked up in the cluster service, by whether it knew them.", "result")
@@ -300,6 +303,10 @@ func (m *metrics) engine(b *upstream, o outcome, d time.Duration) {
 	m.counterIn(&b.metrics.outcomes[o], m.engineRequests, b.Name, outcomeNames[o]).Inc()
 	m.observerIn(&b.metrics.duration, m.engineDuration, b.Name).Observe(d.Seconds())
 }
+
+// answerCut counts one answer of engine b relayed to a client and ended
+// short by the engine's connection.
+func (m *metrics) answerCut(b *upstream) { m.counterOf(m.answersCut, b.Name, "").Inc() }
 
 // cluster records one lookup in the cluster service by outcome.
 func (m *metrics) cluster(outcome string, d time.Duration) {

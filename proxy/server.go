@@ -291,6 +291,10 @@ func (s *Server) addEngines() error {
 			continue
 		}
 		b.gate = b.gate.WithCursorSeal(s.seal)
+		b.cut = func(err error, relayed int64) {
+			s.m.answerCut(b)
+			s.log.Warn("engine_answer_cut", "engine", b.Name, "relayed_bytes", relayed, "err", err)
+		}
 		s.engines = append(s.engines, b)
 	}
 	if err := errors.Join(errs...); err != nil {

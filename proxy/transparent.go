@@ -208,7 +208,7 @@ func (s *Server) transparentSearch(r *search) {
 		// parse error's column) would not be the engine's answer to it.
 		s.m.engine(r.b, outcomeHTTPError, time.Since(r.start))
 		if cursor {
-			relay(r.ctx, resp)
+			relay(r.ctx, r.b, resp)
 		} else {
 			fasthttp.ReleaseResponse(resp)
 			s.forward(r)
@@ -219,7 +219,7 @@ func (s *Server) transparentSearch(r *search) {
 	if len(resp.Header.ContentEncoding()) != 0 {
 		err := errors.New("answer compressed although identity was asked for")
 		if cursor {
-			relay(r.ctx, resp)
+			relay(r.ctx, r.b, resp)
 			s.notRefined(r, "compressed", err)
 			return
 		}
@@ -242,7 +242,7 @@ func (s *Server) transparentSearch(r *search) {
 			// the bytes read so far and then the rest of the engine's
 			// stream.
 			s.m.engine(r.b, outcomeOverBound, time.Since(r.start))
-			relayRest(r.ctx, resp, over.head)
+			relayRest(r.ctx, r.b, resp, over.head)
 			s.notRefined(r, "budget", err)
 			return
 		}
@@ -636,7 +636,7 @@ func (s *Server) forward(r *search) {
 		return
 	}
 	s.m.engine(r.b, outcomePassthrough, time.Since(start))
-	relay(r.ctx, resp)
+	relay(r.ctx, r.b, resp)
 }
 
 // noIndices asks the engine whether each wildcard of a request sent

@@ -40,6 +40,9 @@ type upstream struct {
 	gate *engine.Gate
 	// metrics are the engine's labelled metrics ([metrics.engine]).
 	metrics engineChildren
+	// cut is told of an answer relayed to a client that the engine's
+	// connection ended short (set by the server; nil: not told).
+	cut func(err error, relayed int64)
 }
 
 func newUpstream(e Engine) (*upstream, error) {
@@ -416,14 +419,17 @@ func (u *upstream) callPages(ctx context.Context, reqs []engine.Request, budget 
 // silence only (relaxDeadline), streams from the engine to the client
 // as fasthttp writes the response, never held whole; one read already
 // moves to the client's response instead of being copied.
-func relay(ctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
-	relayRest(ctx, resp, nil)
+func relay(ctx *fasthttp.RequestCtx, b *upstream, resp *fasthttp.Response) {
+	relayRest(ctx, b, resp, nil)
 }
 
 // relayRest is relay of an answer whose first bytes, head, were read
 // from its stream already (readAnswer before the bound): head, then
-// the rest of the stream.
-func relayRest(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, head []byte) {
+// the rest of the stream. A body the engine's connection ends short
+// (cut, or silent past the engine's timeout) is told to b.cut: the
+// client sees it cut too (fasthttp drops the connection), and the
+// operator sees it in the metrics and the log.
+func relayRest(ctx *fasthttp.RequestCtx, b *upstream, resp *fasthttp.Response, head []byte) {
 	relaxDeadline(resp)
 	ctx.Response.Reset()
 	for k, v := range resp.Header.All() {
@@ -434,7 +440,12 @@ func relayRest(ctx *fasthttp.RequestCtx, resp *fasthttp.Response, head []byte) {
 	ctx.SetStatusCode(resp.StatusCode())
 	if resp.BodyStream() != nil {
 		// -1 (chunked) for an answer of unknown length.
-		ctx.SetBodyStream(&engineBody{head: head, resp: resp}, max(resp.Header.ContentLength(), -1))
+		eb := &engineBody{head: head, resp: resp, cut: b.cut}
+		if h := &ctx.Request.Header; h.HasAcceptEncoding("gzip") || h.HasAcceptEncoding("deflate") || h.HasAcceptEncoding("zstd") {
+			// The encodings the server's CompressHandler applies.
+			eb.client = ctx.Conn()
+		}
+		ctx.SetBodyStream(eb, max(resp.Header.ContentLength(), -1))
 		return
 	}
 	body := resp.SwapBody(nil)

@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"internal/hashmix":      nil,
 	"internal/bytespan":     nil,
 	"internal/chromiumtest": nil,
+	"internal/toxiproxy":    nil,
 	"internal/bench":        {"proxy", "proxy/engine", "internal/demo", "internal/loadgen", "internal/realengine", "corpus/sample"},
 	"offline":               {"page", "canon", "similarity", "cluster", "cluster/client", "corpus", "corpus/sample", "resultlist"},
 	"options":               {"config", "canon", "cluster", "cluster/client", "corpus", "corpus/sample", "fetch", "indextag", "offline", "page", "proxy", "proxy/engine", "similarity"},
