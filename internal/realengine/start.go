@@ -59,7 +59,7 @@ func Start(t testing.TB, kind string) string {
 }
 
 func known(kind string) bool {
-	for _, k := range Kinds {
+	for _, k := range append(Kinds, SolrCloud) {
 		if k == kind {
 			return true
 		}
