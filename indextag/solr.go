@@ -22,6 +22,60 @@ type solr struct {
 
 	mu  sync.Mutex
 	key string // the uniqueKey field; guarded by mu
+	// cloud is what SolrCloud says of core, read once (cloudInfo); nil
+	// until then. Guarded by mu.
+	cloud *solrCloud
+}
+
+// solrCloud is what the Collections API says of a core's name in a
+// SolrCloud: the collections it names (more than one for an alias of
+// several) and the field that places a document on its shard (router.field,
+// "" when the document's ID does). A standalone Solr has none.
+type solrCloud struct {
+	collections []string
+	routeField  string
+}
+
+// cloudInfo reads, once, the collections s.core names and their router
+// field. A standalone Solr, or one that does not let winnow read the
+// cluster's state, gives an empty solrCloud: documents are then placed by
+// their IDs, as on one core.
+func (s *solr) cloudInfo(ctx context.Context) (*solrCloud, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cloud != nil {
+		return s.cloud, nil
+	}
+	var out struct {
+		Cluster struct {
+			Collections map[string]struct {
+				Router struct {
+					Field string `json:"field"`
+				} `json:"router"`
+			} `json:"collections"`
+			Aliases map[string]string `json:"aliases"`
+		} `json:"cluster"`
+	}
+	q := url.Values{"action": {"CLUSTERSTATUS"}, "collection": {s.core}, "wt": {"json"}}
+	err := s.c.do(ctx, "GET", "/admin/collections", q, nil, "", &out)
+	if err != nil && statusOf(err) == 0 {
+		return nil, fmt.Errorf("indextag: reading the SolrCloud state of %s: %w", s.core, err)
+	}
+	c := &solrCloud{}
+	if err == nil {
+		if a, ok := out.Cluster.Aliases[s.core]; ok {
+			c.collections = strings.Split(a, ",")
+		} else if _, ok := out.Cluster.Collections[s.core]; ok {
+			c.collections = []string{s.core}
+		}
+		for _, name := range c.collections {
+			if f := out.Cluster.Collections[name].Router.Field; f != "" {
+				c.routeField = f
+			}
+		}
+	}
+	s.cloud = c
+	return c, nil
 }
 
 func (s *solr) path(p string) string { return "/" + url.PathEscape(s.core) + p }
@@ -86,40 +140,59 @@ func (s *solr) count(ctx context.Context, sel selector) (int64, error) {
 	return ans.NumFound, err
 }
 
-// fl is the field list of a read: the fields, the unique key and
-// _version_.
-func fl(key string, fields []string) string {
+// fl is the field list of a read: the fields, the unique key, the
+// router field (route, "" for none) and _version_.
+func fl(key, route string, fields []string) string {
 	if fields == nil {
 		return "*,_version_"
 	}
-	return strings.Join(append([]string{key, "_version_"}, fields...), ",")
+	head := []string{key, "_version_"}
+	if route != "" {
+		head = append(head, route)
+	}
+	return strings.Join(append(head, fields...), ",")
 }
 
 // solrHit turns a returned document into a hit: its unique key, its
-// _version_, and its fields (a multi-valued field holding one value reads
+// _version_, the value of the collection's router field (route) as its
+// routing, and its fields (a multi-valued field holding one value reads
 // as that value: decode.go unwraps it).
-func solrHit(key string, doc map[string]corpus.Field) (hit, error) {
+func solrHit(key, route string, doc map[string]corpus.Field) (hit, error) {
 	h := hit{source: doc}
-	k, ok := doc[key]
-	switch {
-	case !ok || string(k.Raw) == "null":
+	id, ok := solrValue(doc, key)
+	if !ok {
 		return hit{}, fmt.Errorf("indextag: Solr document without its unique key %s", key)
-	case k.Raw == nil:
-		h.id = k.Str
-	default:
-		var id any
-		d := json.NewDecoder(bytes.NewReader(k.Raw))
-		d.UseNumber()
-		if err := d.Decode(&id); err != nil {
-			return hit{}, fmt.Errorf("indextag: Solr document without its unique key %s", key)
+	}
+	h.id = id
+	if route != "" {
+		if h.routing, ok = solrValue(doc, route); !ok {
+			return hit{}, fmt.Errorf("indextag: Solr document %s without a value of the collection's router field %s", id, route)
 		}
-		h.id = fmt.Sprint(id)
 	}
 	var v json.Number
 	if err := json.Unmarshal(doc["_version_"].Raw, &v); err == nil {
 		h.ver.Version, _ = v.Int64()
 	}
 	return h, nil
+}
+
+// solrValue is the single value of field name of a returned document
+// as text, false when the field is absent or null.
+func solrValue(doc map[string]corpus.Field, name string) (string, bool) {
+	f, ok := doc[name]
+	switch {
+	case !ok || string(f.Raw) == "null":
+		return "", false
+	case f.Raw == nil:
+		return f.Str, true
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(f.Raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil || v == nil {
+		return "", false
+	}
+	return fmt.Sprint(v), true
 }
 
 // scan reads with cursorMark, sorted on the unique key; Solr's cursor is
@@ -129,10 +202,14 @@ func (s *solr) scan(ctx context.Context, sel selector, fields []string, _ int, f
 	if err != nil {
 		return err
 	}
+	cloud, err := s.cloudInfo(ctx)
+	if err != nil {
+		return err
+	}
 	q := s.filter(sel)
 	q.Set("rows", fmt.Sprint(pageSize))
 	q.Set("sort", key+" asc")
-	q.Set("fl", fl(key, fields))
+	q.Set("fl", fl(key, cloud.routeField, fields))
 	mark := "*"
 	for {
 		q.Set("cursorMark", mark)
@@ -141,7 +218,7 @@ func (s *solr) scan(ctx context.Context, sel selector, fields []string, _ int, f
 			return err
 		}
 		for _, doc := range ans.Docs {
-			h, err := solrHit(key, doc)
+			h, err := solrHit(key, cloud.routeField, doc)
 			if err != nil {
 				return err
 			}
@@ -164,26 +241,43 @@ func (s *solr) get(ctx context.Context, refs []ref, fields []string) ([]hit, err
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.id
+	cloud, err := s.cloudInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// A collection routed by a field finds a document only on the shard
+	// its _route_ (the field's value) names: the IDs are asked for by
+	// routing, each group with its own.
+	var routes []string
+	byRoute := map[string][]string{}
+	for _, r := range refs {
+		if _, ok := byRoute[r.routing]; !ok {
+			routes = append(routes, r.routing)
+		}
+		byRoute[r.routing] = append(byRoute[r.routing], r.id)
 	}
 	var hs []hit
-	for start := 0; start < len(ids); start += pageSize {
-		// One id parameter a document (ids splits on commas, which IDs
-		// may hold), sent as a form: a hundred URLs as IDs overflow the
-		// 8 KB request line Jetty takes (414).
-		q := url.Values{"id": ids[start:min(start+pageSize, len(ids))], "fl": {fl(key, fields)}, "wt": {"json"}}
-		var ans solrAnswer
-		if err := s.c.do(ctx, "POST", s.path("/get"), nil, []byte(q.Encode()), "application/x-www-form-urlencoded", &ans); err != nil {
-			return nil, err
-		}
-		for _, doc := range ans.Docs {
-			h, err := solrHit(key, doc)
-			if err != nil {
+	for _, route := range routes {
+		ids := byRoute[route]
+		for start := 0; start < len(ids); start += pageSize {
+			// One id parameter a document (ids splits on commas, which IDs
+			// may hold), sent as a form: a hundred URLs as IDs overflow the
+			// 8 KB request line Jetty takes (414).
+			q := url.Values{"id": ids[start:min(start+pageSize, len(ids))], "fl": {fl(key, cloud.routeField, fields)}, "wt": {"json"}}
+			if route != "" {
+				q.Set("_route_", route)
+			}
+			var ans solrAnswer
+			if err := s.c.do(ctx, "POST", s.path("/get"), nil, []byte(q.Encode()), "application/x-www-form-urlencoded", &ans); err != nil {
 				return nil, err
 			}
-			hs = append(hs, h)
+			for _, doc := range ans.Docs {
+				h, err := solrHit(key, cloud.routeField, doc)
+				if err != nil {
+					return nil, err
+				}
+				hs = append(hs, h)
+			}
 		}
 	}
 	return hs, nil
@@ -199,6 +293,17 @@ var solrTypes = map[string][]string{
 }
 
 func (s *solr) prepare(ctx context.Context) error {
+	cloud, err := s.cloudInfo(ctx)
+	if err != nil {
+		return err
+	}
+	if len(cloud.collections) > 1 {
+		// Solr sends every update through an alias to its first
+		// collection: the documents of the others would be taken for
+		// deleted (a conditional update of a document the collection
+		// does not hold) and never tagged.
+		return fmt.Errorf("indextag: %s is a SolrCloud alias of %d collections (%s), and Solr sends an update through an alias to its first collection only: tag each collection by its own name (a dry run reads the alias); winnow does not write to it", s.core, len(cloud.collections), strings.Join(cloud.collections, ", "))
+	}
 	flags, err := s.fieldFlags(ctx)
 	if err != nil {
 		return fmt.Errorf("indextag: reading the fields of %s: %w", s.core, err)
@@ -317,8 +422,14 @@ func (s *solr) lostFields(ctx context.Context, flags map[string]string) ([]strin
 
 // solrDoc is the atomic update of one document, conditioned on its
 // _version_.
-func solrDoc(key string, u update) map[string]any {
+func solrDoc(key, route string, u update) map[string]any {
 	d := map[string]any{key: u.id}
+	if route != "" {
+		// The router field's value as it is (not a "set"): SolrCloud
+		// places the update on the shard it names, and refuses one
+		// without it ("Unable to identify shard").
+		d[route] = u.routing
+	}
 	if u.ver.Version != 0 {
 		d["_version_"] = u.ver.Version
 	}
@@ -395,9 +506,13 @@ func solrRefused(err error) result {
 }
 
 func (s *solr) send(ctx context.Context, key string, ups []update) ([]result, error) {
+	cloud, err := s.cloudInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
 	docs := make([]map[string]any, len(ups))
 	for i, u := range ups {
-		docs[i] = solrDoc(key, u)
+		docs[i] = solrDoc(key, cloud.routeField, u)
 	}
 	body, _ := json.Marshal(docs)
 	var out struct {

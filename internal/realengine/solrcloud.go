@@ -63,15 +63,22 @@ func cloudNodeName(base string, i int) string {
 
 // CreateCollection creates (or creates again) collection name on the
 // SolrCloud at base from configset (winnow or winnow-managed), of shards
-// shards and replicas replicas each, placed on the nodes numbered in
-// nodes (from 0; nil: the first two), and waits until every replica is
-// active. An alias of that name is deleted first.
-func CreateCollection(t testing.TB, base, name, configset string, shards, replicas int, nodes ...int) {
+// shards and replicas replicas each, with the Collections API's CREATE
+// parameters in extra (router.field, ...; may be nil), placed on the
+// nodes numbered in nodes (from 0; nil: the first two), and waits until
+// every replica is active. An alias of that name is deleted first.
+func CreateCollection(t testing.TB, base, name, configset string, shards, replicas int, extra url.Values, nodes ...int) {
 	t.Helper()
-	must(t, createCollection(context.Background(), base, name, configset, shards, replicas, nodes))
+	must(t, createCollection(context.Background(), base, name, configset, shards, replicas, extra, nodes))
 }
 
-func createCollection(ctx context.Context, base, name, configset string, shards, replicas int, nodes []int) error {
+// AddDocs indexes docs into a Solr core or collection and commits.
+func AddDocs(t testing.TB, base, index string, docs []Doc) {
+	t.Helper()
+	must(t, solrAdd(context.Background(), strings.TrimSuffix(base, "/"), index, docs))
+}
+
+func createCollection(ctx context.Context, base, name, configset string, shards, replicas int, extra url.Values, nodes []int) error {
 	base = strings.TrimSuffix(base, "/")
 	if nodes == nil {
 		nodes = []int{0, 1}
@@ -86,11 +93,15 @@ func createCollection(ctx context.Context, base, name, configset string, shards,
 	if err := collectionsAPI(ctx, base, url.Values{"action": {"DELETE"}, "name": {name}}, "Could not find collection"); err != nil {
 		return err
 	}
-	return collectionsAPI(ctx, base, url.Values{
+	q := url.Values{
 		"action": {"CREATE"}, "name": {name}, "collection.configName": {configset},
 		"numShards": {strconv.Itoa(shards)}, "replicationFactor": {strconv.Itoa(replicas)},
 		"createNodeSet": {strings.Join(set, ",")}, "waitForFinalState": {"true"},
-	})
+	}
+	for k, vs := range extra {
+		q[k] = vs
+	}
+	return collectionsAPI(ctx, base, q)
 }
 
 // CreateAlias points alias on the SolrCloud at base to collections (a
@@ -181,7 +192,7 @@ func nodeControl(t testing.TB, base string, i int, what string) {
 // cloudLoad is [Index] for the SolrCloud: a collection, then the
 // documents.
 func cloudLoad(ctx context.Context, base, index string, docs []Doc) error {
-	if err := createCollection(ctx, base, index, solrConfigSet, CloudShards, CloudReplicas, nil); err != nil {
+	if err := createCollection(ctx, base, index, solrConfigSet, CloudShards, CloudReplicas, nil, nil); err != nil {
 		return err
 	}
 	return solrAdd(ctx, base, index, docs)

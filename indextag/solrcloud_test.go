@@ -1,0 +1,180 @@
+package indextag_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/winnow-search/winnow/indextag"
+	"github.com/winnow-search/winnow/internal/realengine"
+)
+
+// The tests below run winnow index against a real SolrCloud
+// (realengine.SolrCloud: ZooKeeper and Solr nodes), on what operators'
+// large Solr indexes are: collections of several shards and replicas,
+// IDs routed by a prefix, collections routed by a field, aliases.
+
+// cloud loads docs into a collection of the SolrCloud named after the
+// test, of realengine.CloudShards shards of realengine.CloudReplicas
+// replicas.
+func cloud(t *testing.T, docs []realengine.Doc) *engine {
+	t.Helper()
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	e := &engine{kind: realengine.SolrCloud, base: base, index: strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())), docs: docs}
+	realengine.Load(t, realengine.SolrCloud, base, e.index, docs)
+	return e
+}
+
+func sampleDocs(t *testing.T) []realengine.Doc {
+	t.Helper()
+	docs, err := realengine.Sample("http://127.0.0.1:8081")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// selected reads every document of a collection through a search (after
+// the run's commit), the way a reader of the collection sees it: real-time
+// get would need each document's _route_ on a collection routed by a
+// field.
+func (e *engine) selected(t *testing.T, collection string) map[string]stored {
+	t.Helper()
+	q := url.Values{"q": {"*:*"}, "rows": {"10000"}, "fl": {"id,_version_,html,winnow_group,winnow_winner,winnow_removable,winnow_probability"}, "wt": {"json"}}
+	var r struct {
+		Response struct {
+			Docs []struct {
+				ID          string   `json:"id"`
+				Version     int64    `json:"_version_"`
+				HTML        string   `json:"html"`
+				Group       string   `json:"winnow_group"`
+				Winner      bool     `json:"winnow_winner"`
+				Removable   bool     `json:"winnow_removable"`
+				Probability *float64 `json:"winnow_probability"`
+			} `json:"docs"`
+		} `json:"response"`
+	}
+	decode(t, realengine.Do(t, "GET", e.base+"/"+collection+"/select?"+q.Encode(), "", nil), &r)
+	out := map[string]stored{}
+	for _, d := range r.Response.Docs {
+		out[d.ID] = stored{version: d.Version, html: d.HTML, group: d.Group, winner: d.Winner, removable: d.Removable, probability: d.Probability}
+	}
+	return out
+}
+
+// TestSolrCloudCompositeID tags a collection of two shards of two
+// replicas whose IDs carry a routing prefix (tenant!doc, compositeId):
+// the cursor reads every document across the shards, each atomic update
+// reaches the shard of its ID, both replicas of each shard answer with
+// the tags (a second run, whose reads go to either replica, finds every
+// tag in place), and the groups are winnow dedup's.
+func TestSolrCloudCompositeID(t *testing.T) {
+	var docs []realengine.Doc
+	for _, d := range sampleDocs(t) {
+		d.ID = "llvm" + strings.Split(d.ID, "/")[3] + "!" + d.ID // llvm13!sample://llvm/13/FaultMaps
+		docs = append(docs, d)
+	}
+	e := cloud(t, docs)
+	o := options(t, e)
+	o.Apply = true
+	o.Checkpoint = filepath.Join(t.TempDir(), "ck")
+	rep, err := indextag.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Docs != len(docs) || rep.Writes.Written != len(docs) || len(rep.Writes.Failed) > 0 {
+		t.Errorf("read %d, wrote %d, failed %v; want all %d", rep.Docs, rep.Writes.Written, rep.Writes.Failed, len(docs))
+	}
+	st := e.selected(t, e.index)
+	checkGroups(t, e, st, dedupGroups(t, e, st))
+	for i := range 3 {
+		o.Checkpoint = filepath.Join(t.TempDir(), "ck")
+		if rep, err = indextag.Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Writes.Written != 0 || rep.Writes.Unchanged != len(docs) {
+			t.Errorf("run %d after: wrote %d, found %d unchanged; want 0 and %d", i+2, rep.Writes.Written, rep.Writes.Unchanged, len(docs))
+		}
+	}
+}
+
+// TestSolrCloudRouterField tags a collection routed by a field
+// (router.field=page): SolrCloud refuses an update without that field's
+// value ("No value for :page. Unable to identify shard") and finds a
+// document by real-time get only on the shard its _route_ names. A
+// document changed between the read and the write is re-read there and
+// decided again.
+func TestSolrCloudRouterField(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	e := &engine{kind: realengine.SolrCloud, base: base, index: "solrcloud-router-field", docs: sampleDocs(t)}
+	realengine.CreateCollection(t, base, e.index, "winnow", 2, 1, url.Values{"router.field": {"page"}})
+	realengine.AddDocs(t, base, e.index, e.docs)
+	const id = "sample://llvm/14/Benchmarking" // a duplicate of llvm/13's
+	page := uniquePage("changed")
+	o := options(t, e)
+	o.Apply = true
+	var read atomic.Int64
+	o.Progress = func(stage string, n int) {
+		if stage == "reading" && read.Add(int64(n)) == int64(len(e.docs)) {
+			b, _ := json.Marshal([]map[string]any{{"id": id, "page": "Benchmarking", "html": map[string]any{"set": page}}})
+			realengine.Do(t, "POST", e.indexURL()+"/update?commit=true", "application/json", b)
+		}
+	}
+	rep, err := indextag.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A document written in a batch that Solr then refused for the
+	// changed one is found tagged when re-read (Unchanged).
+	if w := rep.Writes; w.Written+w.Unchanged != len(e.docs) || len(w.Failed) > 0 || w.Missing > 0 || w.Changed != 1 {
+		t.Errorf("wrote %d, found %d tagged, failed %v, missing %d, decided again %d; want all %d written or tagged, the changed one decided again", w.Written, w.Unchanged, w.Failed, w.Missing, w.Changed, len(e.docs))
+	}
+	st := e.selected(t, e.index)
+	if len(st) != len(e.docs) {
+		t.Fatalf("%d documents after the run, want %d", len(st), len(e.docs))
+	}
+	for did, s := range st {
+		if s.group == "" {
+			t.Errorf("%s: not tagged", did)
+		}
+	}
+	if s := st[id]; s.html != page || !s.winner {
+		t.Errorf("%s: its new page overwritten (%v) or not its own group's winner (%v)", id, s.html != page, s.winner)
+	}
+}
+
+// TestSolrCloudAlias reads an alias of two collections (a dry run counts
+// the documents of both) and refuses to write through it: Solr sends an
+// update through an alias to its first collection only, where the
+// documents of the second are not (their conditional updates failed
+// as if those were deleted, and stayed untagged).
+func TestSolrCloudAlias(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	docs := sampleDocs(t)
+	half := len(docs) / 2
+	realengine.Load(t, realengine.SolrCloud, base, "solrcloud-alias-a", docs[:half])
+	realengine.Load(t, realengine.SolrCloud, base, "solrcloud-alias-b", docs[half:])
+	realengine.CreateAlias(t, base, "solrcloud-alias", "solrcloud-alias-a", "solrcloud-alias-b")
+	e := &engine{kind: realengine.SolrCloud, base: base, index: "solrcloud-alias", docs: docs}
+	o := options(t, e)
+	rep, err := indextag.Run(context.Background(), o)
+	if err != nil || rep.Docs != len(docs) {
+		t.Fatalf("dry run through the alias: %v, %d documents; want %d", err, rep.Docs, len(docs))
+	}
+	o.Apply = true
+	_, err = indextag.Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "alias of 2 collections") {
+		t.Errorf("apply through the alias: %v; want a refusal naming the alias's collections", err)
+	}
+	for _, c := range []string{"solrcloud-alias-a", "solrcloud-alias-b"} {
+		for id, s := range e.selected(t, c) {
+			if s.group != "" {
+				t.Errorf("%s: %s tagged through the alias", c, id)
+			}
+		}
+	}
+}
