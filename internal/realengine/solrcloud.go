@@ -104,6 +104,18 @@ func createCollection(ctx context.Context, base, name, configset string, shards,
 	return collectionsAPI(ctx, base, q)
 }
 
+// AddReplica adds a replica of shard (shard1, shard2, ...) of collection
+// on node i (from 0) of the SolrCloud at base, as with a collection
+// created with createNodeSet=EMPTY each shard is placed where a test
+// wants it.
+func AddReplica(t testing.TB, base, collection, shard string, i int) {
+	t.Helper()
+	must(t, collectionsAPI(context.Background(), strings.TrimSuffix(base, "/"), url.Values{
+		"action": {"ADDREPLICA"}, "collection": {collection}, "shard": {shard},
+		"node": {cloudNodeName(base, i)}, "waitForFinalState": {"true"},
+	}))
+}
+
 // CreateAlias points alias on the SolrCloud at base to collections (a
 // read of the alias reads them all; Solr sends an update to the first).
 func CreateAlias(t testing.TB, base, alias string, collections ...string) {
