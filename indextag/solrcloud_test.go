@@ -3,9 +3,11 @@ package indextag_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -177,4 +179,77 @@ func TestSolrCloudAlias(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSolrCloudLeaderLost loses the node holding both shards' leaders
+// (node 3) while winnow index -apply writes: SolrCloud elects the
+// replicas on node 0, and the run finishes or stops saying why, every
+// document accounted for (written, found tagged, or failed with a
+// reason); the same command again (its checkpoint) then leaves every
+// document with winnow dedup's groups.
+func TestSolrCloudLeaderLost(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	e := &engine{kind: realengine.SolrCloud, base: base, index: "solrcloud-leader-lost", docs: sampleDocs(t)}
+	// The replicas on node 3 first: they lead.
+	realengine.CreateCollection(t, base, e.index, "winnow", 2, 1, url.Values{"createNodeSet": {"EMPTY"}})
+	for _, node := range []int{3, 0} {
+		for _, shard := range []string{"shard1", "shard2"} {
+			realengine.AddReplica(t, base, e.index, shard, node)
+		}
+	}
+	realengine.AddDocs(t, base, e.index, e.docs)
+	leaders := realengine.CloudLeaders(t, base, e.index)
+	node3 := realengine.CloudNode(base, 3)
+	for shard, port := range leaders {
+		if !strings.HasSuffix(node3, fmt.Sprintf(":%d/solr", port)) {
+			t.Fatalf("%s's leader on port %d, want node 3 (%s)", shard, port, node3)
+		}
+	}
+	o := options(t, e)
+	o.Apply, o.Batch, o.Rate = true, 4, 40
+	o.Checkpoint = filepath.Join(t.TempDir(), "ck")
+	var once sync.Once
+	stopped := make(chan struct{})
+	o.Progress = func(stage string, n int) {
+		if stage == "writing" && n > 0 {
+			once.Do(func() {
+				go func() {
+					realengine.StopNode(t, base, 3)
+					close(stopped)
+				}()
+			})
+		}
+	}
+	t.Cleanup(func() { realengine.StartNode(t, base, 3) })
+	rep, err := indextag.Run(context.Background(), o)
+	<-stopped
+	if err != nil {
+		t.Logf("the run with the leaders lost stopped: %v", err)
+	} else {
+		w := rep.Writes
+		failed := 0
+		for _, n := range w.Failed {
+			failed += n
+		}
+		t.Logf("the run with the leaders lost: wrote %d, found %d tagged, failed %v, retries %v", w.Written, w.Unchanged, w.Failed, w.Retries)
+		if w.Written+w.Unchanged+failed+w.Missing != len(e.docs) {
+			t.Errorf("wrote %d, found %d tagged, failed %d, missing %d: want all %d accounted for", w.Written, w.Unchanged, failed, w.Missing, len(e.docs))
+		}
+	}
+	if now := realengine.CloudLeaders(t, base, e.index); len(now) != 2 {
+		t.Fatalf("leaders after node 3 was lost: %v", now)
+	}
+	o.Progress = nil
+	rep, err = indextag.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("resumed: %v", err)
+	}
+	if len(rep.Writes.Failed) > 0 || rep.Writes.Missing > 0 {
+		t.Errorf("resumed: failed %v, missing %d", rep.Writes.Failed, rep.Writes.Missing)
+	}
+	st := e.selected(t, e.index)
+	if len(st) != len(e.docs) {
+		t.Fatalf("%d documents after the runs, want %d", len(st), len(e.docs))
+	}
+	checkGroups(t, e, st, dedupGroups(t, e, st))
 }

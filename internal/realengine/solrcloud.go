@@ -13,9 +13,9 @@ import (
 )
 
 // SolrCloud is the kind of the SolrCloud scripts/engine starts
-// (scripts/engine.d/solrcloud.sh): ZooKeeper and three Solr nodes on
+// (scripts/engine.d/solrcloud.sh): ZooKeeper and four Solr nodes on
 // loopback, the first at the address [Start] returns
-// (http://127.0.0.1:18984/solr), the others on the next two ports. It is
+// (http://127.0.0.1:18984/solr), the others on the next three ports. It is
 // not in [Kinds], so that the tests that run on every kind do not all
 // run on it too (its start and its collections' creation are slow); a
 // test asks for it by name.
@@ -23,9 +23,11 @@ import (
 // On it [Load] (and [Index]) creates a collection of [CloudShards]
 // shards of [CloudReplicas] replicas each, on the first two nodes, from
 // the configset winnow, compositeId routing; [DocCount] and [Definition]
-// read it as a Solr core. The third node holds only what a test puts on
-// it ([CreateCollection] with nodes), so that [StopNode] of it, as a host
-// is lost, leaves the other tests' collections whole.
+// read it as a Solr core. Nodes 2 and 3 hold only what a test puts on
+// them ([CreateCollection] with nodes, [AddReplica]), so that [StopNode]
+// of one, as a host is lost, leaves the other tests' collections whole:
+// proxy's tests stop node 2, indextag's node 3 (test binaries of several
+// packages run at once).
 const SolrCloud = "solrcloud"
 
 // CloudShards and CloudReplicas are the shape of the collections [Load]
@@ -37,7 +39,7 @@ const (
 
 // cloudNodes is the number of nodes solrcloud.sh starts; the control
 // port follows the last node's.
-const cloudNodes = 3
+const cloudNodes = 4
 
 // CloudNode is the address of node i (from 0) of the SolrCloud whose
 // first node is at base: http://127.0.0.1:PORT+i/solr.
@@ -180,9 +182,10 @@ func CloudLeaders(t testing.TB, base, collection string) map[string]int {
 // StopNode stops node i (from 0) of the SolrCloud at base, as a host is
 // lost (its replicas go down; ZooKeeper and the other nodes stay), and
 // StartNode starts it again, returning once it is live. They are for
-// node 2, which holds only what the calling test put on it: the others
-// serve the collections of the tests that run beside it. A test that
-// stops a node starts it again (t.Cleanup).
+// nodes 2 and 3, which hold only what the calling package's tests put on
+// them (see [SolrCloud]): the others serve the collections of the tests
+// that run beside it. A test that stops a node starts it again
+// (t.Cleanup).
 func StopNode(t testing.TB, base string, i int) { t.Helper(); nodeControl(t, base, i, "stop") }
 
 // StartNode starts node i again; see [StopNode].

@@ -1,15 +1,15 @@
-# SolrCloud 9.10.1 on loopback: ZooKeeper and three Solr nodes in one JVM
+# SolrCloud 9.10.1 on loopback: ZooKeeper and four Solr nodes in one JVM
 # (scripts/solr-launcher's winnow.SolrCloudLauncher, Solr's own
 # MiniSolrCloudCluster from solr-test-framework, the cluster Solr's
 # SolrCloud tests run), from the Maven artifacts solr.sh resolves.
-# Nodes serve http://127.0.0.1:PORT/solr, PORT+1 and PORT+2 (the address
-# is the first); PORT+3 is a control port that stops and starts a node
+# Nodes serve http://127.0.0.1:PORT/solr to PORT+3 (the address is the
+# first); PORT+4 is a control port that stops and starts a node
 # (POST /nodes/NODEPORT/stop, /nodes/NODEPORT/start), as a host is lost.
 # The configsets winnow and winnow-managed (solr.sh) are uploaded to
 # ZooKeeper on every start; the cluster starts with no collection (its
 # directory DIR/cluster is emptied). Create one with the Collections API:
 #   curl 'http://127.0.0.1:18984/solr/admin/collections?action=CREATE&name=llvm&numShards=2&replicationFactor=2&collection.configName=winnow'
-# Heap: WINNOW_SOLRCLOUD_HEAP (default 768m, for the three nodes).
+# Heap: WINNOW_SOLRCLOUD_HEAP (default 768m, for the four nodes).
 # shellcheck source=solr.sh
 source "$here/engine.d/solr.sh"
 
@@ -23,7 +23,7 @@ engine_launch() {
   solr_managed_configset "$dir/configsets/winnow-managed"
   spawn "$(java_home 17)/bin/java" "-Xmx$heap" -XX:+UseG1GC -XX:TieredStopAtLevel=1 \
     -Dsolr.log.dir="$dir/logs" -Dsolr.install.dir="$dir" \
-    -cp "$dir/classes:$(cat "$dir/classpath")" winnow.SolrCloudLauncher "$dir/cluster" "$port" 3 \
+    -cp "$dir/classes:$(cat "$dir/classpath")" winnow.SolrCloudLauncher "$dir/cluster" "$port" 4 \
     "$dir/configsets/winnow" "$dir/configsets/winnow-managed"
 }
 
