@@ -101,7 +101,12 @@ func (s *solr) uniqueKey(ctx context.Context) (string, error) {
 }
 
 func (s *solr) filter(sel selector) url.Values {
-	q := url.Values{"q": {"*:*"}, "wt": {"json"}}
+	// In a SolrCloud the leaders hold every acknowledged update; another
+	// replica may lag (a TLOG or PULL replica copies the leader's index
+	// every few seconds): a read from one just after a commit missed the
+	// documents it had not copied, and a cursor's pages may come from
+	// different replicas. A standalone Solr ignores the parameter.
+	q := url.Values{"q": {"*:*"}, "wt": {"json"}, "shards.preference": {"replica.leader:true"}}
 	switch {
 	case sel.winners:
 		q.Set("fq", FieldWinner+":true")

@@ -253,3 +253,25 @@ func TestSolrCloudLeaderLost(t *testing.T) {
 	}
 	checkGroups(t, e, st, dedupGroups(t, e, st))
 }
+
+// TestSolrCloudLaggingReplicas reads a collection whose shards each have
+// a TLOG replica (the leader) and a PULL replica, which copies the
+// leader's index every few seconds, right after the documents were
+// committed: every run reads them all (a read spread over the replicas
+// missed those a PULL replica had not copied yet: 19 of 53).
+func TestSolrCloudLaggingReplicas(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	e := &engine{kind: realengine.SolrCloud, base: base, index: "solrcloud-lagging-replicas", docs: sampleDocs(t)}
+	realengine.CreateCollection(t, base, e.index, "winnow", 2, 0, url.Values{"nrtReplicas": {"0"}, "tlogReplicas": {"1"}, "pullReplicas": {"1"}})
+	realengine.AddDocs(t, base, e.index, e.docs)
+	o := options(t, e)
+	for i := range 4 {
+		rep, err := indextag.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Docs != len(e.docs) {
+			t.Errorf("read %d: %d documents, want all %d", i+1, rep.Docs, len(e.docs))
+		}
+	}
+}
