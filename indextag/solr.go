@@ -34,6 +34,10 @@ type solr struct {
 type solrCloud struct {
 	collections []string
 	routeField  string
+	// unroutable names a collection of several shards that places a
+	// document on the shard it was sent to (the implicit router without
+	// router.field): an update sent anywhere but that shard misses it.
+	unroutable string
 }
 
 // cloudInfo reads, once, the collections s.core names and their router
@@ -50,8 +54,10 @@ func (s *solr) cloudInfo(ctx context.Context) (*solrCloud, error) {
 		Cluster struct {
 			Collections map[string]struct {
 				Router struct {
+					Name  string `json:"name"`
 					Field string `json:"field"`
 				} `json:"router"`
+				Shards map[string]json.RawMessage `json:"shards"`
 			} `json:"collections"`
 			Aliases map[string]string `json:"aliases"`
 		} `json:"cluster"`
@@ -69,8 +75,11 @@ func (s *solr) cloudInfo(ctx context.Context) (*solrCloud, error) {
 			c.collections = []string{s.core}
 		}
 		for _, name := range c.collections {
-			if f := out.Cluster.Collections[name].Router.Field; f != "" {
+			coll := out.Cluster.Collections[name]
+			if f := coll.Router.Field; f != "" {
 				c.routeField = f
+			} else if coll.Router.Name == "implicit" && len(coll.Shards) > 1 {
+				c.unroutable = name
 			}
 		}
 	}
@@ -308,6 +317,12 @@ func (s *solr) prepare(ctx context.Context) error {
 		// deleted (a conditional update of a document the collection
 		// does not hold) and never tagged.
 		return fmt.Errorf("indextag: %s is a SolrCloud alias of %d collections (%s), and Solr sends an update through an alias to its first collection only: tag each collection by its own name (a dry run reads the alias); winnow does not write to it", s.core, len(cloud.collections), strings.Join(cloud.collections, ", "))
+	}
+	if cloud.unroutable != "" {
+		// Solr places an update of such a collection on a shard of the
+		// core that receives it: the documents of the other shards
+		// were counted deleted and left untagged.
+		return fmt.Errorf("indextag: SolrCloud collection %s has several shards and the implicit router without router.field: Solr puts an update on the shard of the node that receives it, not the shard that holds the document; winnow does not write to it", cloud.unroutable)
 	}
 	flags, err := s.fieldFlags(ctx)
 	if err != nil {

@@ -275,3 +275,37 @@ func TestSolrCloudLaggingReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestSolrCloudImplicitRouter: a collection of two shards with the
+// implicit router and no router.field holds each document on the shard
+// it was sent to (_route_=a); Solr puts an update on a shard of the node
+// that receives it, so -apply is refused (half the documents were
+// counted deleted and left untagged, the others tagged), and a dry run
+// reads them all.
+func TestSolrCloudImplicitRouter(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	docs := sampleDocs(t)
+	e := &engine{kind: realengine.SolrCloud, base: base, index: "solrcloud-implicit", docs: docs}
+	realengine.CreateCollection(t, base, e.index, "winnow", 2, 1, url.Values{"router.name": {"implicit"}, "shards": {"a,b"}, "numShards": nil})
+	for i, shard := range []string{"a", "b"} {
+		var all []map[string]any
+		for _, d := range docs[i*len(docs)/2 : (i+1)*len(docs)/2] {
+			all = append(all, map[string]any{"id": d.ID, "url": d.URL, "page": d.Page, "html": d.HTML})
+		}
+		b, _ := json.Marshal(all)
+		realengine.Do(t, "POST", e.indexURL()+"/update?commit=true&_route_="+shard, "application/json", b)
+	}
+	o := options(t, e)
+	if rep, err := indextag.Run(context.Background(), o); err != nil || rep.Docs != len(docs) {
+		t.Fatalf("dry run: %v, %d documents; want %d", err, rep.Docs, len(docs))
+	}
+	o.Apply = true
+	if _, err := indextag.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "implicit router") {
+		t.Errorf("apply: %v; want a refusal naming the implicit router", err)
+	}
+	for id, s := range e.selected(t, e.index) {
+		if s.group != "" {
+			t.Errorf("%s tagged", id)
+		}
+	}
+}
