@@ -126,26 +126,8 @@ func (e *engine) state(t *testing.T) map[string]stored {
 		for _, d := range e.docs {
 			ids = append(ids, d.ID)
 		}
-		q := url.Values{"ids": {strings.Join(ids, ",")}, "fl": {"id,_version_,html,winnow_group,winnow_winner,winnow_removable,winnow_probability"}, "wt": {"json"}}
-		b := realengine.Do(t, "GET", e.indexURL()+"/get?"+q.Encode(), "", nil)
-		var r struct {
-			Response struct {
-				Docs []struct {
-					ID          string   `json:"id"`
-					Version     int64    `json:"_version_"`
-					HTML        string   `json:"html"`
-					Group       string   `json:"winnow_group"`
-					Winner      bool     `json:"winnow_winner"`
-					Removable   bool     `json:"winnow_removable"`
-					Probability *float64 `json:"winnow_probability"`
-				} `json:"docs"`
-			} `json:"response"`
-		}
-		decode(t, b, &r)
-		for _, d := range r.Response.Docs {
-			out[d.ID] = stored{version: d.Version, html: d.HTML, group: d.Group, winner: d.Winner, removable: d.Removable, probability: d.Probability}
-		}
-		return out
+		q := url.Values{"ids": {strings.Join(ids, ",")}, "fl": {solrStoredFields}, "wt": {"json"}}
+		return solrStored(t, realengine.Do(t, "GET", e.indexURL()+"/get?"+q.Encode(), "", nil))
 	}
 	realengine.Do(t, "POST", e.indexURL()+"/_refresh", "", nil)
 	body := `{"size":10000,"version":true,"seq_no_primary_term":true,"query":{"match_all":{}}}`
@@ -170,6 +152,34 @@ func (e *engine) state(t *testing.T) map[string]stored {
 	for _, h := range r.Hits.Hits {
 		s := h.Source
 		out[h.ID] = stored{version: h.Version, seqNo: h.SeqNo, html: s.HTML, group: s.Group, winner: s.Winner, removable: s.Removable, probability: s.Probability}
+	}
+	return out
+}
+
+// solrStoredFields are the fields of a document solrStored reads.
+const solrStoredFields = "id,_version_,html,winnow_group,winnow_winner,winnow_removable,winnow_probability"
+
+// solrStored reads the documents (of solrStoredFields) of a Solr answer
+// (select, or real-time get of several ids).
+func solrStored(t *testing.T, b []byte) map[string]stored {
+	t.Helper()
+	var r struct {
+		Response struct {
+			Docs []struct {
+				ID          string   `json:"id"`
+				Version     int64    `json:"_version_"`
+				HTML        string   `json:"html"`
+				Group       string   `json:"winnow_group"`
+				Winner      bool     `json:"winnow_winner"`
+				Removable   bool     `json:"winnow_removable"`
+				Probability *float64 `json:"winnow_probability"`
+			} `json:"docs"`
+		} `json:"response"`
+	}
+	decode(t, b, &r)
+	out := map[string]stored{}
+	for _, d := range r.Response.Docs {
+		out[d.ID] = stored{version: d.Version, html: d.HTML, group: d.Group, winner: d.Winner, removable: d.Removable, probability: d.Probability}
 	}
 	return out
 }

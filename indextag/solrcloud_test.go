@@ -46,26 +46,8 @@ func sampleDocs(t *testing.T) []realengine.Doc {
 // field.
 func (e *engine) selected(t *testing.T, collection string) map[string]stored {
 	t.Helper()
-	q := url.Values{"q": {"*:*"}, "rows": {"10000"}, "fl": {"id,_version_,html,winnow_group,winnow_winner,winnow_removable,winnow_probability"}, "wt": {"json"}}
-	var r struct {
-		Response struct {
-			Docs []struct {
-				ID          string   `json:"id"`
-				Version     int64    `json:"_version_"`
-				HTML        string   `json:"html"`
-				Group       string   `json:"winnow_group"`
-				Winner      bool     `json:"winnow_winner"`
-				Removable   bool     `json:"winnow_removable"`
-				Probability *float64 `json:"winnow_probability"`
-			} `json:"docs"`
-		} `json:"response"`
-	}
-	decode(t, realengine.Do(t, "GET", e.base+"/"+collection+"/select?"+q.Encode(), "", nil), &r)
-	out := map[string]stored{}
-	for _, d := range r.Response.Docs {
-		out[d.ID] = stored{version: d.Version, html: d.HTML, group: d.Group, winner: d.Winner, removable: d.Removable, probability: d.Probability}
-	}
-	return out
+	q := url.Values{"q": {"*:*"}, "rows": {"10000"}, "fl": {solrStoredFields}, "wt": {"json"}}
+	return solrStored(t, realengine.Do(t, "GET", e.base+"/"+collection+"/select?"+q.Encode(), "", nil))
 }
 
 // TestSolrCloudCompositeID tags a collection of two shards of two
