@@ -95,6 +95,19 @@ func newConn(base *url.URL, o Options) *conn {
 	return &conn{base: &b, hc: hc, maxWait: max(o.MaxBackoff, firstBackoff), retryFor: o.RetryFor, firstContact: firstContactFor}
 }
 
+// at is a connection like c to another address of the same engine (a
+// SolrCloud node): the same client and retry bounds, the credentials of
+// c's address when base has none.
+func (c *conn) at(base *url.URL) *conn {
+	b := *base
+	if b.User == nil {
+		b.User = c.base.User
+	}
+	b.Path = strings.TrimSuffix(b.Path, "/")
+	b.RawQuery, b.Fragment = "", ""
+	return &conn{base: &b, hc: c.hc, maxWait: c.maxWait, retryFor: c.retryFor, firstContact: c.firstContact}
+}
+
 // count adds one to the retries by reason.
 func (c *conn) count(reason string) {
 	c.retries.Add(1)

@@ -38,6 +38,11 @@ type solrCloud struct {
 	// document on the shard it was sent to (the implicit router without
 	// router.field): an update sent anywhere but that shard misses it.
 	unroutable string
+	// shardCores are the URLs of one active core of each shard (its
+	// leader's when active) of a collection of several shards: the Luke
+	// handler describes the index of the core that answers, not the
+	// collection's.
+	shardCores []*url.URL
 }
 
 // cloudInfo reads, once, the collections s.core names and their router
@@ -57,7 +62,14 @@ func (s *solr) cloudInfo(ctx context.Context) (*solrCloud, error) {
 					Name  string `json:"name"`
 					Field string `json:"field"`
 				} `json:"router"`
-				Shards map[string]json.RawMessage `json:"shards"`
+				Shards map[string]struct {
+					Replicas map[string]struct {
+						Core    string `json:"core"`
+						BaseURL string `json:"base_url"`
+						State   string `json:"state"`
+						Leader  string `json:"leader"`
+					} `json:"replicas"`
+				} `json:"shards"`
 			} `json:"collections"`
 			Aliases map[string]string `json:"aliases"`
 		} `json:"cluster"`
@@ -80,6 +92,25 @@ func (s *solr) cloudInfo(ctx context.Context) (*solrCloud, error) {
 				c.routeField = f
 			} else if coll.Router.Name == "implicit" && len(coll.Shards) > 1 {
 				c.unroutable = name
+			}
+		}
+		if len(c.collections) == 1 && len(out.Cluster.Collections[c.collections[0]].Shards) > 1 {
+			for shard, sh := range out.Cluster.Collections[c.collections[0]].Shards {
+				var core *url.URL
+				for _, r := range sh.Replicas {
+					u, err := url.Parse(r.BaseURL)
+					if r.State != "active" || err != nil || r.Core == "" {
+						continue
+					}
+					u = u.JoinPath(r.Core)
+					if core == nil || r.Leader == "true" {
+						core = u
+					}
+				}
+				if core == nil {
+					return nil, fmt.Errorf("indextag: shard %s of SolrCloud collection %s has no active replica", shard, c.collections[0])
+				}
+				c.shardCores = append(c.shardCores, core)
 			}
 		}
 	}
@@ -324,7 +355,7 @@ func (s *solr) prepare(ctx context.Context) error {
 		// were counted deleted and left untagged.
 		return fmt.Errorf("indextag: SolrCloud collection %s has several shards and the implicit router without router.field: Solr puts an update on the shard of the node that receives it, not the shard that holds the document; winnow does not write to it", cloud.unroutable)
 	}
-	flags, err := s.fieldFlags(ctx)
+	flags, err := s.fieldFlags(ctx, cloud)
 	if err != nil {
 		return fmt.Errorf("indextag: reading the fields of %s: %w", s.core, err)
 	}
@@ -390,18 +421,37 @@ var solrNestFields = map[string]bool{"_root_": true, "_nest_path_": true, "_nest
 // fieldFlags returns the fields the core's index holds, dynamic ones
 // included, with their schema's flags ("ITS-..."; I indexed, S stored,
 // D docValues), as the Luke handler lists them.
-func (s *solr) fieldFlags(ctx context.Context) (map[string]string, error) {
-	var luke struct {
-		Fields map[string]struct {
-			Schema string `json:"schema"`
-		} `json:"fields"`
+//
+// Luke describes the index of the core that answers: in a SolrCloud
+// collection of several shards each shard's core is asked (at its node's
+// address, as the cluster state gives it), and the fields of all are
+// returned. A field only the documents of one shard had was missed when
+// another shard answered, and an update dropped its terms.
+func (s *solr) fieldFlags(ctx context.Context, cloud *solrCloud) (map[string]string, error) {
+	q := url.Values{"numTerms": {"0"}, "wt": {"json"}}
+	flags := map[string]string{}
+	read := func(c *conn, path string) error {
+		var luke struct {
+			Fields map[string]struct {
+				Schema string `json:"schema"`
+			} `json:"fields"`
+		}
+		if err := c.do(ctx, "GET", path, q, nil, "", &luke); err != nil {
+			return err
+		}
+		for name, f := range luke.Fields {
+			flags[name] = f.Schema
+		}
+		return nil
 	}
-	if err := s.c.do(ctx, "GET", s.path("/admin/luke"), url.Values{"numTerms": {"0"}, "wt": {"json"}}, nil, "", &luke); err != nil {
-		return nil, err
+	if len(cloud.shardCores) == 0 {
+		return flags, read(s.c, s.path("/admin/luke"))
 	}
-	flags := make(map[string]string, len(luke.Fields))
-	for name, f := range luke.Fields {
-		flags[name] = f.Schema
+	q.Set("distrib", "false")
+	for _, core := range cloud.shardCores {
+		if err := read(s.c.at(core), "/admin/luke"); err != nil {
+			return nil, fmt.Errorf("the shard core at %s: %w", core.Redacted(), err)
+		}
 	}
 	return flags, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -290,4 +292,75 @@ func TestSolrCloudImplicitRouter(t *testing.T) {
 			t.Errorf("%s tagged", id)
 		}
 	}
+}
+
+// TestSolrCloudFieldsOfEveryShard: a field indexed but neither stored
+// nor with docValues, which an atomic update drops, is held only by the
+// documents of the shard on node 1; the Luke handler of the collection
+// describes the index of the core that answers (node 0's shard), so the
+// run did not see the field and -apply erased it from those documents.
+// Every shard's core is asked now, and -apply refuses.
+func TestSolrCloudFieldsOfEveryShard(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	e := &engine{kind: realengine.SolrCloud, base: base, index: "solrcloud-fields", docs: sampleDocs(t)}
+	realengine.CreateCollection(t, base, e.index, "winnow-managed", 2, 1, url.Values{"createNodeSet": {"EMPTY"}})
+	realengine.AddReplica(t, base, e.index, "shard1", 0)
+	realengine.AddReplica(t, base, e.index, "shard2", 1)
+	// The configset in ZooKeeper keeps the field from an earlier run.
+	if b, status := post(t, e.indexURL()+"/schema", `{"add-field":{"name":"secret","type":"text","indexed":true,"stored":false,"docValues":false}}`); status != 200 && !strings.Contains(b, "already exists") {
+		t.Fatalf("adding the field: %d %s", status, b)
+	}
+	realengine.AddDocs(t, base, e.index, e.docs)
+	var r struct {
+		Response struct {
+			Docs []struct {
+				ID string `json:"id"`
+			} `json:"docs"`
+		} `json:"response"`
+	}
+	decode(t, realengine.Do(t, "GET", e.indexURL()+"/select?q=*:*&rows=100&fl=id&shards=shard2&wt=json", "", nil), &r)
+	var secret []realengine.Doc
+	for _, d := range e.docs {
+		for _, x := range r.Response.Docs {
+			if x.ID == d.ID {
+				secret = append(secret, d)
+			}
+		}
+	}
+	var all []map[string]any
+	for _, d := range secret {
+		all = append(all, map[string]any{"id": d.ID, "url": d.URL, "page": d.Page, "title": d.Title, "body": d.Body, "html": d.HTML, "secret": "classified words"})
+	}
+	b, _ := json.Marshal(all)
+	realengine.Do(t, "POST", e.indexURL()+"/update?commit=true", "application/json", b)
+	count := func() int {
+		var c struct {
+			Response struct{ NumFound int } `json:"response"`
+		}
+		decode(t, realengine.Do(t, "GET", e.indexURL()+"/select?q=secret:classified&rows=0&wt=json", "", nil), &c)
+		return c.Response.NumFound
+	}
+	if n := count(); n == 0 || n != len(secret) {
+		t.Fatalf("%d documents find the field, want shard2's %d", n, len(secret))
+	}
+	o := options(t, e)
+	o.Apply = true
+	if _, err := indextag.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "secret") {
+		t.Errorf("apply: %v; want a refusal naming the field secret", err)
+	}
+	if n := count(); n != len(secret) {
+		t.Errorf("after the run %d documents find the field, want %d", n, len(secret))
+	}
+}
+
+// post sends a JSON body and returns the answer and its status.
+func post(t *testing.T, u, body string) (string, int) {
+	t.Helper()
+	resp, err := http.Post(u, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b), resp.StatusCode
 }
