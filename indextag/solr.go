@@ -522,9 +522,23 @@ func (s *solr) write(ctx context.Context, ups []update) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
+	cloud, err := s.cloudInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := s.send(ctx, key, ups)
 	st := statusOf(err)
 	switch {
+	case solrForwardFailed(err, cloud):
+		// The leader the updates were forwarded to is gone (lost
+		// mid-run): SolrCloud elects another. The updates are
+		// conditioned on their _version_, so sending them again cannot
+		// write one twice: one already applied conflicts and is re-read.
+		res = make([]result, len(ups))
+		for i := range res {
+			res[i] = result{outcome: outcomeRejected}
+		}
+		return res, nil
 	case len(ups) == 1 && (st == 409 || st == 404 || st == 400):
 		return []result{solrRefused(err)}, nil
 	case st != 409 && st != 400:
@@ -543,6 +557,17 @@ func (s *solr) write(ctx context.Context, ups []update) ([]result, error) {
 		}
 	}
 	return res, nil
+}
+
+// solrForwardFailed reports a SolrCloud's 500 to a request of updates:
+// its answer when it could not forward them to their shard's leader or
+// replicas ("Async exceptions during distributed update:
+// java.net.ConnectException: Connection refused", a node lost), which
+// may pass once the cluster has elected a new leader. (The reason comes
+// after the list of the request's documents, past what an error keeps
+// of the body.)
+func solrForwardFailed(err error, cloud *solrCloud) bool {
+	return statusOf(err) == 500 && len(cloud.collections) > 0
 }
 
 // solrRefused is the outcome of one update Solr refused: a conflict
