@@ -9,7 +9,9 @@
 # ZooKeeper on every start; the cluster starts with no collection (its
 # directory DIR/cluster is emptied). Create one with the Collections API:
 #   curl 'http://127.0.0.1:18984/solr/admin/collections?action=CREATE&name=llvm&numShards=2&replicationFactor=2&collection.configName=winnow'
-# Heap: WINNOW_SOLRCLOUD_HEAP (default 768m, for the four nodes).
+# Heap: WINNOW_SOLRCLOUD_HEAP (default 768m, for the four nodes). The JIT
+# is C1 only: the start takes half the CPU (5 s, not 10-11 s; the
+# queries of tests are few).
 # shellcheck source=solr.sh
 source "$here/engine.d/solr.sh"
 
