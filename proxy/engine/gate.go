@@ -1072,8 +1072,9 @@ func solrParams(q url.Values, jsonp bool) error {
 }
 
 // solrReachNames are the parameters of Solr's join that reach beyond
-// the searched collection: fromIndex reads another core or collection,
-// and the cross-collection join (method=crossCollection) connects to the
+// the searched collection: fromIndex reads another core or collection
+// (one solrCore refuses as well, such as .system, and named through a
+// parameter reference as well as literally), and the cross-collection join (method=crossCollection) connects to the
 // cluster zkHost names, or the Solr solrUrl names: {!join
 // method=crossCollection fromIndex=x from=id to=id
 // zkHost=10.0.0.5:2181}*:* had Solr open a ZooKeeper session with any

@@ -27,6 +27,8 @@ func TestGateSolrHandlers(t *testing.T) {
 		{"/solr/core/search?q=x&stream.url=http://127.0.0.1/", false},
 		{"/solr/core/search?q=x&shards=a/solr/b", false},
 		{"/solr/core/update/search?q=x", false},
+		{"/solr/core,.system/select?q=x", false}, // SolrCloud reads every collection of a list
+		{"/solr/.system/select?q=x", false},
 	} {
 		rt, err := g.Check(GateRequest{Method: "GET", URI: c.uri})
 		if c.ok && (err != nil || rt.Kind != RouteSearch) {
