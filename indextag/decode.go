@@ -278,6 +278,14 @@ func (a *solrAnswer) decode(dec *jsontext.Decoder) error {
 		switch name {
 		case "nextCursorMark":
 			a.NextCursorMark, err = str(dec)
+		case "responseHeader":
+			err = orNull(object(dec, func(name string) error {
+				if name != "partialResults" || dec.PeekKind() != 't' {
+					return dec.SkipValue()
+				}
+				a.Partial = true
+				return dec.SkipValue()
+			}))
 		case "response":
 			err = orNull(object(dec, func(name string) error {
 				switch name {

@@ -2,7 +2,12 @@ package indextag
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,5 +137,64 @@ func TestSolrGetOne(t *testing.T) {
 	var none solrAnswer
 	if err := decodeStream(strings.NewReader("{\n  \"doc\":null}"), &none); err != nil || len(none.Docs) != 0 {
 		t.Errorf("no document: %d read, %v", len(none.Docs), err)
+	}
+}
+
+// solrPartialAnswer is Solr 9.10.1's answer to a read by cursorMark of a
+// SolrCloud collection one of whose two shards was down, its /select
+// defaulting to shards.tolerant=true: 34 of 53 documents, a 200.
+const solrPartialAnswer = `{
+  "responseHeader":{
+    "zkConnected":true,
+    "partialResults":true,
+    "status":0,
+    "QTime":59,
+    "params":{
+      "q":"*:*",
+      "fl":"id,_version_",
+      "cursorMark":"*",
+      "sort":"id asc",
+      "rows":"1",
+      "wt":"json"}},
+  "response":{"numFound":34,"start":0,"numFoundExact":true,"docs":[
+      {
+        "id":"sample://llvm/13/Benchmarking",
+        "_version_":1883221990746095616}]
+  },
+  "nextCursorMark":"AoE9c2FtcGxlOi8vbGx2bS8xMy9CZW5jaG1hcmtpbmc="}`
+
+// TestSolrPartial: a read whose answer says partialResults (a shard that
+// did not answer, tolerated; a time limit) ends with an error: it was
+// taken for the whole index, and its documents grouped and tagged
+// without the missing shard's.
+func TestSolrPartial(t *testing.T) {
+	var a solrAnswer
+	if err := decodeStream(strings.NewReader(solrPartialAnswer), &a); err != nil || !a.Partial || len(a.Docs) != 1 {
+		t.Fatalf("partial answer: partial %v, %d docs, %v", a.Partial, len(a.Docs), err)
+	}
+	var whole solrAnswer
+	if err := decodeStream(strings.NewReader(strings.Replace(solrPartialAnswer, `"partialResults":true,`, "", 1)), &whole); err != nil || whole.Partial {
+		t.Fatalf("whole answer: partial %v, %v", whole.Partial, err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/solr/c/schema/uniquekey":
+			io.WriteString(w, `{"uniqueKey":"id"}`)
+		case "/solr/c/select":
+			io.WriteString(w, solrPartialAnswer)
+		default:
+			http.Error(w, `{"error":{"msg":"Solr instance is not running in SolrCloud mode.","code":400}}`, 400)
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL + "/solr")
+	s := &solr{c: newConn(u, Options{}), core: "c"}
+	if _, err := s.count(context.Background(), selector{}); err == nil || !strings.Contains(err.Error(), "partial results") {
+		t.Errorf("count: %v; want partial results refused", err)
+	}
+	n := 0
+	err := s.scan(context.Background(), selector{}, nil, 1, func(hit) error { n++; return nil })
+	if err == nil || !strings.Contains(err.Error(), "partial results") || n != 0 {
+		t.Errorf("scan: %v, %d documents; want partial results refused before any", err, n)
 	}
 }

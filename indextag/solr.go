@@ -175,6 +175,14 @@ type solrAnswer struct {
 	NumFound       int64
 	Docs           []map[string]corpus.Field
 	NextCursorMark string
+	// Partial is responseHeader.partialResults: a shard did not answer
+	// (shards.tolerant) or a limit (timeAllowed) cut the search.
+	Partial bool
+}
+
+// partial is the error of a read whose answer holds part of the index.
+func (s *solr) partial() error {
+	return fmt.Errorf("indextag: Solr answered a read of %s with partial results (a shard did not answer and the handler tolerates it, or a time limit cut the search): the documents read would not be the whole index", s.core)
 }
 
 func (s *solr) count(ctx context.Context, sel selector) (int64, error) {
@@ -182,6 +190,9 @@ func (s *solr) count(ctx context.Context, sel selector) (int64, error) {
 	q.Set("rows", "0")
 	var ans solrAnswer
 	err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans)
+	if err == nil && ans.Partial {
+		err = s.partial()
+	}
 	return ans.NumFound, err
 }
 
@@ -261,6 +272,9 @@ func (s *solr) scan(ctx context.Context, sel selector, fields []string, _ int, f
 		var ans solrAnswer
 		if err := s.c.do(ctx, "GET", s.path("/select"), q, nil, "", &ans); err != nil {
 			return err
+		}
+		if ans.Partial {
+			return s.partial()
 		}
 		for _, doc := range ans.Docs {
 			h, err := solrHit(key, cloud.routeField, doc)

@@ -363,3 +363,40 @@ func post(t *testing.T, u, body string) (string, int) {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b), resp.StatusCode
 }
+
+// TestSolrCloudShardDown reads a collection whose /select answers with
+// the shards that answered (shards.tolerant=true in its defaults, the
+// configset winnow-tolerant) while the node of one of its two shards is
+// lost: Solr's answer is a 200 with partialResults, which the run took
+// for the whole collection (it read 34 of 53 documents and would have
+// tagged them, winners elected without the other shard's pages). The
+// run ends with an error instead, as on an Elasticsearch shard failure:
+// here from the cluster state, which says the shard has no active
+// replica, before the read (TestSolrPartial: the answer itself, for a
+// shard lost during a read or a cluster state winnow may not read).
+func TestSolrCloudShardDown(t *testing.T) {
+	base := strings.TrimSuffix(realengine.Start(t, realengine.SolrCloud), "/")
+	e := &engine{kind: realengine.SolrCloud, base: base, index: "solrcloud-shard-down", docs: sampleDocs(t)}
+	realengine.CreateCollection(t, base, e.index, "winnow-tolerant", 2, 1, url.Values{"createNodeSet": {"EMPTY"}})
+	realengine.AddReplica(t, base, e.index, "shard1", 0)
+	realengine.AddReplica(t, base, e.index, "shard2", 3)
+	realengine.AddDocs(t, base, e.index, e.docs)
+	realengine.StopNode(t, base, 3)
+	t.Cleanup(func() { realengine.StartNode(t, base, 3) })
+	o := options(t, e)
+	o.RetryFor = 5 * time.Second
+	rep, err := indextag.Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "partial results") && !strings.Contains(err.Error(), "no active replica") {
+		t.Errorf("read with a shard down: %v, %d documents; want an error saying a shard is missing", err, rep.Docs)
+	}
+	o.Apply = true
+	if _, err := indextag.Run(context.Background(), o); err == nil {
+		t.Errorf("apply with a shard down: no error")
+	}
+	realengine.StartNode(t, base, 3)
+	for id, s := range e.selected(t, e.index) {
+		if s.group != "" {
+			t.Errorf("%s tagged", id)
+		}
+	}
+}

@@ -5,7 +5,8 @@
 # Nodes serve http://127.0.0.1:PORT/solr to PORT+3 (the address is the
 # first); PORT+4 is a control port that stops and starts a node
 # (POST /nodes/NODEPORT/stop, /nodes/NODEPORT/start), as a host is lost.
-# The configsets winnow and winnow-managed (solr.sh) are uploaded to
+# The configsets winnow, winnow-managed (solr.sh) and winnow-tolerant
+# (winnow's, its /select with shards.tolerant=true) are uploaded to
 # ZooKeeper on every start; the cluster starts with no collection (its
 # directory DIR/cluster is emptied). Create one with the Collections API:
 #   curl 'http://127.0.0.1:18984/solr/admin/collections?action=CREATE&name=llvm&numShards=2&replicationFactor=2&collection.configName=winnow'
@@ -23,15 +24,22 @@ engine_launch() {
   rm -rf "$dir/configsets/winnow/conf"
   cp -r "$solr_launcher/configset/conf" "$dir/configsets/winnow/conf"
   solr_managed_configset "$dir/configsets/winnow-managed"
+  # winnow-tolerant: /select answers with the shards that answered
+  # (shards.tolerant=true in its defaults, as some operators set it).
+  rm -rf "$dir/configsets/winnow-tolerant" && mkdir -p "$dir/configsets/winnow-tolerant"
+  cp -r "$solr_launcher/configset/conf" "$dir/configsets/winnow-tolerant/conf"
+  sed -i '0,/<str name="df">body<\/str>/s||<str name="df">body</str>\n      <str name="shards.tolerant">true</str>|' \
+    "$dir/configsets/winnow-tolerant/conf/solrconfig.xml"
+  grep -q '"shards.tolerant"' "$dir/configsets/winnow-tolerant/conf/solrconfig.xml" || die "solrconfig.xml: no /select defaults to extend"
   spawn "$(java_home 17)/bin/java" "-Xmx$heap" -XX:+UseG1GC -XX:TieredStopAtLevel=1 \
     -Dsolr.log.dir="$dir/logs" -Dsolr.install.dir="$dir" \
     -cp "$dir/classes:$(cat "$dir/classpath")" winnow.SolrCloudLauncher "$dir/cluster" "$port" 4 \
-    "$dir/configsets/winnow" "$dir/configsets/winnow-managed"
+    "$dir/configsets/winnow" "$dir/configsets/winnow-managed" "$dir/configsets/winnow-tolerant"
 }
 
-# Healthy: the first node answers the Collections API with the
+# Healthy: the first node answers the Collections API with the last
 # configset uploaded (a node the tests stopped does not make it
 # unhealthy: start would then restart the cluster under other tests).
 engine_healthy() {
-  curl -fsS -m 5 "http://127.0.0.1:$1/solr/admin/configs?action=LIST&wt=json" 2>/dev/null | grep -q '"winnow-managed"'
+  curl -fsS -m 5 "http://127.0.0.1:$1/solr/admin/configs?action=LIST&wt=json" 2>/dev/null | grep -q '"winnow-tolerant"'
 }
