@@ -270,13 +270,22 @@ func (a *searchAnswer) decodeHit(dec *jsontext.Decoder) (esHit, error) {
 
 func (a *solrAnswer) reset() { *a = solrAnswer{} }
 
-// decode reads a Solr select or real-time get answer.
+// decode reads a Solr select or real-time get answer (of several ids:
+// response.docs; of one: doc).
 func (a *solrAnswer) decode(dec *jsontext.Decoder) error {
 	return object(dec, func(name string) error {
 		var err error
 		switch name {
 		case "nextCursorMark":
 			a.NextCursorMark, err = str(dec)
+		case "responseHeader":
+			err = orNull(object(dec, func(name string) error {
+				if name != "partialResults" || dec.PeekKind() != 't' {
+					return dec.SkipValue()
+				}
+				a.Partial = true
+				return dec.SkipValue()
+			}))
 		case "response":
 			err = orNull(object(dec, func(name string) error {
 				switch name {
@@ -293,6 +302,16 @@ func (a *solrAnswer) decode(dec *jsontext.Decoder) error {
 				}
 				return dec.SkipValue()
 			}))
+		case "doc":
+			// Real-time get of one id answers with the document alone
+			// (null when there is none).
+			if dec.PeekKind() == 'n' {
+				return dec.SkipValue()
+			}
+			var d map[string]corpus.Field
+			if d, err = fields(dec, true, nil); err == nil {
+				a.Docs = append(a.Docs, d)
+			}
 		default:
 			err = dec.SkipValue()
 		}

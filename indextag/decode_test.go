@@ -2,7 +2,12 @@ package indextag
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -65,7 +70,7 @@ func TestDecodeStream(t *testing.T) {
 	if sa.NumFound != 2 || sa.NextCursorMark != "AoE=" || len(sa.Docs) != 2 {
 		t.Fatalf("solr answer %d %q %d docs", sa.NumFound, sa.NextCursorMark, len(sa.Docs))
 	}
-	h, err := solrHit("id", sa.Docs[0])
+	h, err := solrHit("id", "", sa.Docs[0])
 	if err != nil || h.id != "d1" || h.ver.Version != 1850000000000000001 {
 		t.Errorf("solr hit %q %d, %v", h.id, h.ver.Version, err)
 	}
@@ -76,7 +81,7 @@ func TestDecodeStream(t *testing.T) {
 	if tags, ok := storedTags(h.source); !ok || tags.Group != "g1" || !tags.Winner {
 		t.Errorf("solr tags %+v %v", tags, ok)
 	}
-	h, err = solrHit("id", sa.Docs[1])
+	h, err = solrHit("id", "", sa.Docs[1])
 	if err != nil || h.id != "7" || h.ver.Version != 3 {
 		t.Errorf("solr hit %q %d, %v", h.id, h.ver.Version, err)
 	}
@@ -90,7 +95,7 @@ func TestDecodeStream(t *testing.T) {
 			t.Errorf("%s: no error", bad)
 		}
 	}
-	if _, err := solrHit("id", map[string]corpus.Field{"html": {Str: "x"}}); err == nil {
+	if _, err := solrHit("id", "", map[string]corpus.Field{"html": {Str: "x"}}); err == nil {
 		t.Error("a Solr document without its key: no error")
 	}
 }
@@ -109,5 +114,87 @@ func sameStored(t *testing.T, got, want map[string]corpus.Field) {
 	wt, wok := storedTags(want)
 	if !reflect.DeepEqual(gt, wt) || gok != wok {
 		t.Errorf("tags %+v %v; want %+v %v", gt, gok, wt, wok)
+	}
+}
+
+// TestSolrGetOne decodes Solr's real-time get of one id, which answers
+// with the document alone ({"doc": ...}, null when there is none), not a
+// list: a lone document re-read after a conflict was taken for deleted
+// and left untagged. The answers are Solr 9.10.1's, to
+// /get?id=sample://llvm/13/FaultMaps&fl=id,_version_,page and /get?id=nope.
+func TestSolrGetOne(t *testing.T) {
+	var one solrAnswer
+	body := "{\n  \"doc\":\n  {\n    \"id\":\"sample://llvm/13/FaultMaps\",\n    \"page\":\"FaultMaps\",\n    \"_version_\":1883219243156111360}}"
+	if err := decodeStream(strings.NewReader(body), &one); err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Docs) != 1 {
+		t.Fatalf("one document read as %d", len(one.Docs))
+	}
+	if h, err := solrHit("id", "page", one.Docs[0]); err != nil || h.id != "sample://llvm/13/FaultMaps" || h.routing != "FaultMaps" || h.ver.Version != 1883219243156111360 {
+		t.Errorf("solr hit %q routing %q version %d, %v", h.id, h.routing, h.ver.Version, err)
+	}
+	var none solrAnswer
+	if err := decodeStream(strings.NewReader("{\n  \"doc\":null}"), &none); err != nil || len(none.Docs) != 0 {
+		t.Errorf("no document: %d read, %v", len(none.Docs), err)
+	}
+}
+
+// solrPartialAnswer is Solr 9.10.1's answer to a read by cursorMark of a
+// SolrCloud collection one of whose two shards was down, its /select
+// defaulting to shards.tolerant=true: 34 of 53 documents, a 200.
+const solrPartialAnswer = `{
+  "responseHeader":{
+    "zkConnected":true,
+    "partialResults":true,
+    "status":0,
+    "QTime":59,
+    "params":{
+      "q":"*:*",
+      "fl":"id,_version_",
+      "cursorMark":"*",
+      "sort":"id asc",
+      "rows":"1",
+      "wt":"json"}},
+  "response":{"numFound":34,"start":0,"numFoundExact":true,"docs":[
+      {
+        "id":"sample://llvm/13/Benchmarking",
+        "_version_":1883221990746095616}]
+  },
+  "nextCursorMark":"AoE9c2FtcGxlOi8vbGx2bS8xMy9CZW5jaG1hcmtpbmc="}`
+
+// TestSolrPartial: a read whose answer says partialResults (a shard that
+// did not answer, tolerated; a time limit) ends with an error: it was
+// taken for the whole index, and its documents grouped and tagged
+// without the missing shard's.
+func TestSolrPartial(t *testing.T) {
+	var a solrAnswer
+	if err := decodeStream(strings.NewReader(solrPartialAnswer), &a); err != nil || !a.Partial || len(a.Docs) != 1 {
+		t.Fatalf("partial answer: partial %v, %d docs, %v", a.Partial, len(a.Docs), err)
+	}
+	var whole solrAnswer
+	if err := decodeStream(strings.NewReader(strings.Replace(solrPartialAnswer, `"partialResults":true,`, "", 1)), &whole); err != nil || whole.Partial {
+		t.Fatalf("whole answer: partial %v, %v", whole.Partial, err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/solr/c/schema/uniquekey":
+			io.WriteString(w, `{"uniqueKey":"id"}`)
+		case "/solr/c/select":
+			io.WriteString(w, solrPartialAnswer)
+		default:
+			http.Error(w, `{"error":{"msg":"Solr instance is not running in SolrCloud mode.","code":400}}`, 400)
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL + "/solr")
+	s := &solr{c: newConn(u, Options{}), core: "c"}
+	if _, err := s.count(context.Background(), selector{}); err == nil || !strings.Contains(err.Error(), "partial results") {
+		t.Errorf("count: %v; want partial results refused", err)
+	}
+	n := 0
+	err := s.scan(context.Background(), selector{}, nil, 1, func(hit) error { n++; return nil })
+	if err == nil || !strings.Contains(err.Error(), "partial results") || n != 0 {
+		t.Errorf("scan: %v, %d documents; want partial results refused before any", err, n)
 	}
 }

@@ -128,6 +128,19 @@ func (c *conn) logRetry(method, path, reason string, err error, retryFor time.Du
 		"err", err, "retries_since_last_log", n, "gives_up_after", giveUp)
 }
 
+// at is a connection like c to another address of the same engine (a
+// SolrCloud node): the same client and retry bounds, the credentials of
+// c's address when base has none.
+func (c *conn) at(base *url.URL) *conn {
+	b := *base
+	if b.User == nil {
+		b.User = c.base.User
+	}
+	b.Path = strings.TrimSuffix(b.Path, "/")
+	b.RawQuery, b.Fragment = "", ""
+	return &conn{base: &b, hc: c.hc, maxWait: c.maxWait, retryFor: c.retryFor, firstContact: c.firstContact}
+}
+
 // count adds one to the retries by reason.
 func (c *conn) count(reason string) {
 	c.retries.Add(1)

@@ -80,7 +80,15 @@ type engine struct {
 // indexURL is the URL winnow index takes.
 func (e *engine) indexURL() string { return e.base + "/" + e.index }
 
-func (e *engine) solr() bool { return e.kind == "solr" }
+func (e *engine) solr() bool { return e.kind == "solr" || e.kind == realengine.SolrCloud }
+
+// winnowKind is winnow's -kind of a realengine kind: a SolrCloud is Solr.
+func winnowKind(kind string) string {
+	if kind == realengine.SolrCloud {
+		return "solr"
+	}
+	return kind
+}
 
 // load starts the engine of kind and loads the sample into a fresh index
 // named after the test.
@@ -118,26 +126,8 @@ func (e *engine) state(t *testing.T) map[string]stored {
 		for _, d := range e.docs {
 			ids = append(ids, d.ID)
 		}
-		q := url.Values{"ids": {strings.Join(ids, ",")}, "fl": {"id,_version_,html,winnow_group,winnow_winner,winnow_removable,winnow_probability"}, "wt": {"json"}}
-		b := realengine.Do(t, "GET", e.indexURL()+"/get?"+q.Encode(), "", nil)
-		var r struct {
-			Response struct {
-				Docs []struct {
-					ID          string   `json:"id"`
-					Version     int64    `json:"_version_"`
-					HTML        string   `json:"html"`
-					Group       string   `json:"winnow_group"`
-					Winner      bool     `json:"winnow_winner"`
-					Removable   bool     `json:"winnow_removable"`
-					Probability *float64 `json:"winnow_probability"`
-				} `json:"docs"`
-			} `json:"response"`
-		}
-		decode(t, b, &r)
-		for _, d := range r.Response.Docs {
-			out[d.ID] = stored{version: d.Version, html: d.HTML, group: d.Group, winner: d.Winner, removable: d.Removable, probability: d.Probability}
-		}
-		return out
+		q := url.Values{"ids": {strings.Join(ids, ",")}, "fl": {solrStoredFields}, "wt": {"json"}}
+		return solrStored(t, realengine.Do(t, "GET", e.indexURL()+"/get?"+q.Encode(), "", nil))
 	}
 	realengine.Do(t, "POST", e.indexURL()+"/_refresh", "", nil)
 	body := `{"size":10000,"version":true,"seq_no_primary_term":true,"query":{"match_all":{}}}`
@@ -166,6 +156,34 @@ func (e *engine) state(t *testing.T) map[string]stored {
 	return out
 }
 
+// solrStoredFields are the fields of a document solrStored reads.
+const solrStoredFields = "id,_version_,html,winnow_group,winnow_winner,winnow_removable,winnow_probability"
+
+// solrStored reads the documents (of solrStoredFields) of a Solr answer
+// (select, or real-time get of several ids).
+func solrStored(t *testing.T, b []byte) map[string]stored {
+	t.Helper()
+	var r struct {
+		Response struct {
+			Docs []struct {
+				ID          string   `json:"id"`
+				Version     int64    `json:"_version_"`
+				HTML        string   `json:"html"`
+				Group       string   `json:"winnow_group"`
+				Winner      bool     `json:"winnow_winner"`
+				Removable   bool     `json:"winnow_removable"`
+				Probability *float64 `json:"winnow_probability"`
+			} `json:"docs"`
+		} `json:"response"`
+	}
+	decode(t, b, &r)
+	out := map[string]stored{}
+	for _, d := range r.Response.Docs {
+		out[d.ID] = stored{version: d.Version, html: d.HTML, group: d.Group, winner: d.Winner, removable: d.Removable, probability: d.Probability}
+	}
+	return out
+}
+
 // collapsed returns the IDs of the hits of a search collapsed on
 // winnow_group, the winner of each group first.
 func (e *engine) collapsed(t *testing.T) []string {
@@ -173,6 +191,15 @@ func (e *engine) collapsed(t *testing.T) []string {
 	var ids []string
 	if e.solr() {
 		q := url.Values{"q": {"*:*"}, "fq": {"{!collapse field=winnow_group sort='winnow_winner desc'}"}, "rows": {"10000"}, "fl": {"id"}, "wt": {"json"}}
+		if e.kind == realengine.SolrCloud {
+			// Solr collapses within each shard: a group whose documents
+			// lie on two shards is collapsed on each. Result grouping
+			// groups across shards.
+			q.Del("fq")
+			for k, v := range map[string]string{"group": "true", "group.field": "winnow_group", "group.sort": "winnow_winner desc", "group.main": "true", "group.limit": "1"} {
+				q.Set(k, v)
+			}
+		}
 		var r struct {
 			Response struct {
 				Docs []struct {
@@ -265,7 +292,7 @@ func benchOptions(t testing.TB, e *engine) indextag.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := indextag.ParseTarget(e.indexURL(), e.kind)
+	target, err := indextag.ParseTarget(e.indexURL(), winnowKind(e.kind))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +382,7 @@ func checkGroups(t *testing.T, e *engine, st map[string]stored, x expected) {
 }
 
 func forEachKind(t *testing.T, fn func(t *testing.T, kind string)) {
-	for _, kind := range realengine.Kinds {
+	for _, kind := range realengine.AllKinds() {
 		t.Run(kind, func(t *testing.T) { fn(t, kind) })
 	}
 }
@@ -440,7 +467,7 @@ func TestKillResume(t *testing.T) {
 		before := e.state(t)
 		dir := t.TempDir()
 		ck := filepath.Join(dir, "ck")
-		args := []string{"index", "-kind", kind, "-apply", "-checkpoint", ck, "-o", filepath.Join(dir, "first.json"), "-rate", "8", "-batch", "4", e.indexURL()}
+		args := []string{"index", "-kind", winnowKind(kind), "-apply", "-checkpoint", ck, "-o", filepath.Join(dir, "first.json"), "-rate", "8", "-batch", "4", e.indexURL()}
 		cmd := exec.Command(winnowBin(t), args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -472,7 +499,7 @@ func TestKillResume(t *testing.T) {
 		}
 
 		// The same command, without the rate, resumes.
-		args = []string{"index", "-kind", kind, "-apply", "-checkpoint", ck, "-o", filepath.Join(dir, "second.json"), e.indexURL()}
+		args = []string{"index", "-kind", winnowKind(kind), "-apply", "-checkpoint", ck, "-o", filepath.Join(dir, "second.json"), e.indexURL()}
 		if out, err := exec.Command(winnowBin(t), args...).CombinedOutput(); err != nil {
 			t.Fatalf("rerun: %v: %s", err, out)
 		}
@@ -834,7 +861,7 @@ func TestInterrupt(t *testing.T) {
 		e := load(t, kind)
 		dir := t.TempDir()
 		ck := filepath.Join(dir, "ck")
-		cmd := exec.Command(winnowBin(t), "index", "-kind", kind, "-apply", "-checkpoint", ck, "-rate", "8", "-batch", "4", e.indexURL())
+		cmd := exec.Command(winnowBin(t), "index", "-kind", winnowKind(kind), "-apply", "-checkpoint", ck, "-rate", "8", "-batch", "4", e.indexURL())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -875,7 +902,7 @@ func TestInterrupt(t *testing.T) {
 		}
 		logged := len(wroteIDs(t, ck))
 		out := filepath.Join(dir, "rerun.json")
-		if b, err := exec.Command(winnowBin(t), "index", "-kind", kind, "-apply", "-checkpoint", ck, "-o", out, e.indexURL()).CombinedOutput(); err != nil {
+		if b, err := exec.Command(winnowBin(t), "index", "-kind", winnowKind(kind), "-apply", "-checkpoint", ck, "-o", out, e.indexURL()).CombinedOutput(); err != nil {
 			t.Fatalf("rerun: %v: %s", err, b)
 		}
 		var rep indextag.Report
@@ -1071,7 +1098,7 @@ func TestWritesRefused(t *testing.T) {
 // carry a large field it does not read; both find the same groups.
 func TestSourceWholeOrFields(t *testing.T) {
 	forEachKind(t, func(t *testing.T, kind string) {
-		if kind == "solr" {
+		if kind == "solr" || kind == realengine.SolrCloud {
 			t.Skip("Solr returns the stored fields fl names; there is no _source")
 		}
 		e := load(t, kind)

@@ -396,12 +396,17 @@ func (c *osReal) done(t *testing.T, how string, p realPage) {
 	}
 }
 
-// solrReal pages a Solr core by cursorMark with net/http.
-type solrReal struct{ base, mode string }
+// solrReal pages a Solr core (index, default realIndex) by cursorMark
+// with net/http.
+type solrReal struct{ base, mode, index string }
 
 func (c *solrReal) get(t *testing.T, size int, mark string) realPage {
 	q := url.Values{"q": {"*:*"}, "rows": {fmt.Sprint(size)}, "sort": {"page asc, id asc"}, "cursorMark": {mark}, "wt": {"json"}}
-	u := c.base + "/" + realIndex + "/select?" + q.Encode()
+	index := c.index
+	if index == "" {
+		index = realIndex
+	}
+	u := c.base + "/" + index + "/select?" + q.Encode()
 	code, body := get(t, u, "X-Winnow-Mode", c.mode)
 	var a struct {
 		Response struct {

@@ -27,5 +27,10 @@
 // Elasticsearch) or schema (Solr), for checks that something left an
 // index unchanged.
 //
+// [SolrCloud] is a kind of its own, outside [Kinds]: a real SolrCloud
+// (ZooKeeper and four Solr nodes) where [Load] creates a collection of
+// two shards of two replicas; [CreateCollection], [AddReplica],
+// [CreateAlias], [StopNode] and [StartNode] shape the rest.
+//
 // Only the standard library's net/http speaks to the engines.
 package realengine

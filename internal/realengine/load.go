@@ -163,16 +163,9 @@ func Index(ctx context.Context, kind, base, index string, docs []Doc) error {
 		if err := recreateCore(ctx, base, index); err != nil {
 			return err
 		}
-		all := make([]map[string]any, len(docs))
-		for i, d := range docs {
-			all[i] = d.fields()
-		}
-		b, err := json.Marshal(all)
-		if err != nil {
-			return err
-		}
-		_, err = do(ctx, http.MethodPost, base+"/"+index+"/update?commit=true", "application/json", b)
-		return err
+		return solrAdd(ctx, base, index, docs)
+	case SolrCloud:
+		return cloudLoad(ctx, base, index, docs)
 	}
 	return fmt.Errorf("realengine: unknown kind %q", kind)
 }
@@ -243,7 +236,7 @@ func DocCount(t testing.TB, kind, base, index string) int {
 		var r struct{ Count int }
 		decode(t, Do(t, http.MethodGet, base+"/"+index+"/_count", "", nil), &r)
 		return r.Count
-	case "solr":
+	case "solr", SolrCloud:
 		var r struct {
 			Response struct{ NumFound int } `json:"response"`
 		}
@@ -270,7 +263,7 @@ func Definition(t testing.TB, kind, base, index string) []byte {
 		})
 		must(t, err)
 		return b
-	case "solr":
+	case "solr", SolrCloud:
 		var r struct {
 			Schema json.RawMessage `json:"schema"`
 		}

@@ -7,14 +7,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// Kinds are the engine kinds [Start] knows.
+// Kinds are the engine kinds the tests that run on every kind run on;
+// [Start] also knows [SolrCloud].
 var Kinds = []string{"opensearch", "elasticsearch", "solr"}
+
+// AllKinds is [Kinds], and [SolrCloud] too when WINNOW_REALENGINE_SOLRCLOUD
+// is "1": a test that runs on every kind of AllKinds then runs on a
+// collection of two shards of two replicas as well (by hand; CI leaves it
+// out for the time its collections take).
+func AllKinds() []string {
+	if os.Getenv("WINNOW_REALENGINE_SOLRCLOUD") == "1" {
+		return append(slices.Clone(Kinds), SolrCloud)
+	}
+	return Kinds
+}
 
 // startWait bounds one `scripts/engine start`: a cold start downloads the
 // distribution (56 to 200 MB) before the engine starts.
@@ -59,7 +72,7 @@ func Start(t testing.TB, kind string) string {
 }
 
 func known(kind string) bool {
-	for _, k := range Kinds {
+	for _, k := range append(Kinds, SolrCloud) {
 		if k == kind {
 			return true
 		}

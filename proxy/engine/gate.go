@@ -1038,6 +1038,16 @@ var solrResponseWriters = []string{"", "json", "xml", "javabin", "csv", "geojson
 // (ie) other than UTF-8, and, unless jsonp, JSONP (json.wrf).
 func solrParams(q url.Values, jsonp bool) error {
 	for k, vs := range q {
+		for _, v := range vs {
+			// Local parameters open with "{!"; a json.* parameter is
+			// part of a JSON request, whose query DSL names them as
+			// members.
+			if strings.Contains(v, "{!") || strings.Contains(k, "json.") {
+				if err := solrReach(v); err != nil {
+					return err
+				}
+			}
+		}
 		// A [subquery] document transformer named x (fl=x:[subquery])
 		// sends a request of its own with the parameters x.* (x.y.* for
 		// one nested in it), to the handler x.qt names: x.qt=/update
@@ -1070,11 +1080,50 @@ func solrParams(q url.Values, jsonp bool) error {
 	return nil
 }
 
+// solrReachNames are the parameters of Solr's join that reach beyond
+// the searched collection: fromIndex reads another core or collection
+// (one solrCore refuses as well, such as .system, and named through a
+// parameter reference as well as literally), and the cross-collection join (method=crossCollection) connects to the
+// cluster zkHost names, or the Solr solrUrl names: {!join
+// method=crossCollection fromIndex=x from=id to=id
+// zkHost=10.0.0.5:2181}*:* had Solr open a ZooKeeper session with any
+// host a caller named. The join reads them as local parameters or,
+// failing those, as the request's own (fromIndex=x beside {!join from=id
+// to=id}).
+var solrReachNames = [...]string{"fromIndex", "zkHost", "solrUrl"}
+
+// solrReach refuses a parameter value (a query, or a JSON Request API
+// string) that sets one of solrReachNames, as a local parameter
+// (name=value) or a JSON query's member ("name": value), in any case.
+// A search for the words alone passes.
+func solrReach(v string) error {
+	// From each '=' or ':' back over blanks and quotes to the name
+	// before it: a query holds few of those, and no scan of every byte.
+	for i := 0; ; {
+		k := strings.IndexAny(v[i:], "=:")
+		if k < 0 {
+			return nil
+		}
+		end := len(strings.TrimRight(v[:i+k], `\"' `+"\t\r\n"))
+		for _, name := range solrReachNames {
+			if end >= len(name) && strings.EqualFold(v[end-len(name):end], name) {
+				return refused("Solr's join parameter %s reaches beyond the searched collection", name)
+			}
+		}
+		i += k + 1
+	}
+}
+
 // solrParam refuses parameter k (with values vs) for [solrParams].
 // shards.tolerant passes: it only lets a SolrCloud search answer from
 // the shards that answered, where shards.info would show the shards'
 // addresses and shards.qt their handler.
 func solrParam(k string, vs []string) error {
+	for _, name := range solrReachNames {
+		if len(k) == len(name) && strings.EqualFold(k, name) {
+			return refused("Solr's join parameter %s reaches beyond the searched collection", name)
+		}
+	}
 	switch {
 	case k == "qt", k == "shards" || strings.HasPrefix(k, "shards.") && k != "shards.tolerant", strings.HasPrefix(k, "stream."),
 		k == "collection", k == "json", k == "commit", k == "softCommit", k == "optimize", k == "commitWithin",
@@ -1110,7 +1159,13 @@ func solrJSONBody(b []byte, jsonp bool) error {
 	}
 	for k, v := range doc {
 		switch k {
-		case "query", "filter", "limit", "offset", "sort", "fields", "facet", "queries":
+		case "query", "filter", "facet", "queries":
+			// The JSON Query DSL: {"join": {"fromIndex": ...}}, or a
+			// string in the local parameters' syntax.
+			if err := solrJSONReach(v); err != nil {
+				return err
+			}
+		case "limit", "offset", "sort", "fields":
 		case "params":
 			var ps map[string]json.RawMessage
 			if err := json.Unmarshal(v, &ps); err != nil {
@@ -1132,6 +1187,39 @@ func solrJSONBody(b []byte, jsonp bool) error {
 		}
 	}
 	return nil
+}
+
+// solrJSONReach applies [solrReach] to every member name and string of
+// a JSON Request API value.
+func solrJSONReach(b json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return refused("JSON body: %v", err)
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch x := v.(type) {
+		case string:
+			return solrReach(x)
+		case []any:
+			for _, e := range x {
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			for k, e := range x {
+				if err := solrReach(k + ":"); err != nil {
+					return err
+				}
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(v)
 }
 
 // pathRoute classifies a request to the other kinds (SearXNG, feeds,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +27,8 @@ func TestGateSolrHandlers(t *testing.T) {
 		{"/solr/core/search?q=x&stream.url=http://127.0.0.1/", false},
 		{"/solr/core/search?q=x&shards=a/solr/b", false},
 		{"/solr/core/update/search?q=x", false},
+		{"/solr/core,.system/select?q=x", false}, // SolrCloud reads every collection of a list
+		{"/solr/.system/select?q=x", false},
 	} {
 		rt, err := g.Check(GateRequest{Method: "GET", URI: c.uri})
 		if c.ok && (err != nil || rt.Kind != RouteSearch) {
@@ -229,5 +232,44 @@ func TestGateSolrJSONP(t *testing.T) {
 	}
 	if _, err := New(Config{Kind: "elasticsearch", SolrJSONP: true}); err == nil {
 		t.Error("New(elasticsearch, SolrJSONP) = nil error, want it refused")
+	}
+}
+
+// TestGateSolrJoinReach: Solr's join reads another core or collection
+// (fromIndex) and its cross-collection method connects to the cluster
+// or Solr a caller names (zkHost, solrUrl): in a query, a filter, a
+// parameter a query dereferences, a form body or the JSON Request API,
+// those are refused; a search for the words, a join within the
+// collection and SolrCloud's _route_ and shards.tolerant pass.
+func TestGateSolrJoinReach(t *testing.T) {
+	g := NewGate(Config{Kind: "solr", Path: "/solr/coll/select"})
+	join := "{!join method=crossCollection fromIndex=x from=id to=id zkHost=10.0.0.5:2181}*:*"
+	for _, c := range []struct {
+		uri, ct, body string
+		ok            bool
+	}{
+		{uri: "/solr/coll/select?q=" + url.QueryEscape(join)},
+		{uri: "/solr/coll/select?q=*:*&fq=" + url.QueryEscape("{!join fromIndex=secrets from=id to=id}body:x")},
+		{uri: "/solr/coll/select?q=" + url.QueryEscape("{!join v=$j}") + "&j=" + url.QueryEscape("{!join FROMINDEX = secrets from=id to=id}*:*")},
+		{uri: "/solr/coll/select?q=" + url.QueryEscape(`_query_:"{!join method=crossCollection solrUrl=http://10.0.0.5/solr fromIndex=x from=id to=id}*:*"`)},
+		{uri: "/solr/coll/select", ct: "application/x-www-form-urlencoded", body: "q=" + url.QueryEscape(join)},
+		{uri: "/solr/coll/select", ct: "application/json", body: `{"query":{"join":{"from":"id","to":"id","fromIndex":"secrets","query":"*:*"}}}`},
+		{uri: "/solr/coll/select", ct: "application/json", body: `{"query":"*:*","filter":["` + join + `"]}`},
+		{uri: "/solr/coll/select", ct: "application/json", body: `{"query":"*:*","params":{"fq":"{!join zkHost=10.0.0.5:2181 fromIndex=x from=id to=id}*:*"}}`},
+		{uri: "/solr/coll/select?q=" + url.QueryEscape("{!join from=id to=id}*:*") + "&fromIndex=secrets"},
+		{uri: "/solr/coll/select?q=x&sub.zkhost=10.0.0.5:2181"},
+		{uri: "/solr/coll/select?q=*:*&json.query=" + url.QueryEscape(`{"join":{"from":"id","to":"id","fromIndex":"secrets","query":"*:*"}}`)},
+		{uri: "/solr/coll/select?q=fromIndex+zkHost+solrUrl", ok: true},
+		{uri: "/solr/coll/select?q=" + url.QueryEscape("title:fromIndex=x"), ok: true},
+		{uri: "/solr/coll/select?q=" + url.QueryEscape("{!join from=parent to=id}type:child"), ok: true},
+		{uri: "/solr/coll/select?q=x&_route_=tenant!&shards.tolerant=true", ok: true},
+	} {
+		rt, err := g.Check(GateRequest{Method: "POST", URI: c.uri, ContentType: c.ct, Body: []byte(c.body)})
+		if c.ok && (err != nil || rt.Kind != RouteSearch) {
+			t.Errorf("%s %s: %v, %v; want a search", c.uri, c.body, rt.Kind, err)
+		}
+		if !c.ok && !errors.Is(err, ErrRefused) {
+			t.Errorf("%s %s: %v, %v; want refused", c.uri, c.body, rt.Kind, err)
+		}
 	}
 }

@@ -25,11 +25,15 @@ engine_fetch() {
       -Dmdep.outputFile="$dir/classpath.tmp" >&2 || die "could not resolve Solr's classpath"
     mv "$dir/classpath.tmp" "$dir/classpath"
   fi
-  local src="$solr_launcher/src/main/java/winnow/SolrLauncher.java"
-  if [ ! -f "$dir/classes/winnow/SolrLauncher.class" ] || [ "$src" -nt "$dir/classes/winnow/SolrLauncher.class" ] ||
-     [ "$dir/classpath" -nt "$dir/classes/winnow/SolrLauncher.class" ]; then
-    "$(java_home 17)/bin/javac" -nowarn -d "$dir/classes" -cp "$(cat "$dir/classpath")" "$src" ||
-      die "could not compile $src"
+  # The launchers (SolrLauncher, SolrCloudLauncher for solrcloud.sh),
+  # compiled again when a source or the classpath is newer.
+  local srcs=("$solr_launcher"/src/main/java/winnow/*.java) stamp="$dir/classes/.compiled" f stale=
+  [ -f "$stamp" ] && [ ! "$dir/classpath" -nt "$stamp" ] || stale=1
+  for f in "${srcs[@]}"; do [ "$f" -nt "$stamp" ] && stale=1; done
+  if [ -n "$stale" ]; then
+    "$(java_home 17)/bin/javac" -nowarn -d "$dir/classes" -cp "$(cat "$dir/classpath")" "${srcs[@]}" ||
+      die "could not compile ${srcs[*]}"
+    touch "$stamp"
   fi
 }
 
