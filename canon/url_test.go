@@ -205,7 +205,7 @@ func TestDomainToASCII(t *testing.T) {
 		{"_dmarc.BÜCHER.example", "_dmarc.xn--bcher-kva.example"},
 		{"ＢÜCHER．example", "xn--bcher-kva.example"}, // full-width letters and dot
 		{"a--b.bücher.example", "a--b.xn--bcher-kva.example"},
-		{"a／b.bücher.example", "error"}, // full-width solidus maps to "/"
+		{"a／b.bücher.example", "error"},      // full-width solidus maps to "/"
 		{"a\u200db.bücher.example", "error"}, // a zero width joiner out of context
 	}
 	for _, tt := range tests {
