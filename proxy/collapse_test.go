@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +31,28 @@ func serveRecorded(t *testing.T, body []byte) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// recordingEngine serves answer, as contentType, to every request and
+// returns its URL and the request bodies it was sent so far.
+func recordingEngine(t *testing.T, contentType string, answer []byte) (string, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", contentType)
+		w.Write(answer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(bodies)
+	}
 }
 
 // sourceWithoutURL is a _source as a map, without the url the test data
@@ -388,5 +412,50 @@ func TestSolrErrorFormat(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &j); code != 400 || err != nil || j.Error.Code != 400 || !strings.Contains(j.Error.Msg, "winnow_minconfidence") {
 		t.Errorf("wt=json, bad parameter: %d, %v, %+v\n%s; want Solr's JSON error", code, err, j, out)
+	}
+}
+
+// TestSolrFormSettings: winnow's own parameters in a Solr search POSTed
+// as a form (SolrJ's METHOD.POST puts every parameter in the body) are
+// read as in the query string and stripped from what the engine gets; a
+// misspelt one is refused. They were passed to Solr unread: the search
+// got the server's mode.
+func TestSolrFormSettings(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	recorded, err := os.ReadFile("testdata/solr-articles-search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := recorded
+	for _, p := range []string{"13/Benchmarking", "14/Benchmarking", "13/CodeReview", "13/FaultMaps"} {
+		at := bytes.Index(body, []byte(`{"article_title":`))
+		body = slices.Concat(body[:at], []byte(`{"url":"`+d.URL()+`/pages/`+p+`.html",`), body[at+1:])
+	}
+	engineURL, forms := recordingEngine(t, "application/json; charset=UTF-8", body)
+	_, base := startProxy(t, Options{Budget: 5 * time.Second, Engines: []Engine{{Name: "solr", URL: engineURL,
+		Adapter: engine.Config{Kind: "solr", Path: "/solr/articles/select"}}}})
+	form := "q=%2A%3A%2A&wt=json&rows=15&winnow_mode=remove"
+	post(t, base+"/solr/articles/select", form) // sign the pages once
+	code, out := post(t, base+"/solr/articles/select", form)
+	var got struct {
+		Expanded map[string]any `json:"expanded"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 200 || err != nil {
+		t.Fatalf("winnow's answer: %d, %v\n%s", code, err, out)
+	}
+	// The answer of remove mode asked in the query string: nothing
+	// expanded (group mode, the server's, expands the second release of
+	// Benchmarking under the first).
+	_, want := get(t, base+"/solr/articles/select?q=%2A%3A%2A&wt=json&rows=15&winnow_mode=remove")
+	if got.Expanded != nil || out != want {
+		t.Errorf("form winnow_mode=remove: expanded %v; want remove mode's answer:\n%.300s", got.Expanded, want)
+	}
+	for _, f := range forms() {
+		if strings.Contains(f, "winnow") {
+			t.Errorf("the engine got winnow's parameter: %q", f)
+		}
+	}
+	if code, out := post(t, base+"/solr/articles/select", "q=x&winnow_mod=remove"); code != 400 || !strings.Contains(out, "winnow_mod") {
+		t.Errorf("a misspelt form parameter: %d %.300s, want 400 naming it", code, out)
 	}
 }

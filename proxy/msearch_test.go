@@ -20,21 +20,11 @@ import (
 // own, the others refined; the answer is marked partial, and an
 // _msearch body that is not header and body pairs passes unrefined.
 func TestMsearchPerSubAnswer(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	eng := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, string(b))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"took":1,"responses":[`+
-			`{"took":1,"hits":{"total":{"value":2,"relation":"eq"},"hits":[{"_index":"i","_id":"1","_score":1,"_source":{"url":"http://127.0.0.1:9/1","title":"a"}},{"_index":"i","_id":"2","_score":1,"_source":{"url":"http://127.0.0.1:9/2","title":"b"}}]},"status":200},`+
-			`{"hits":{"total":3,"hits":"not a list"},"status":200},`+
-			`{"error":{"type":"index_not_found_exception","reason":"no such index"},"status":404}]}`)
-	}))
-	defer eng.Close()
-	_, base := startProxy(t, Options{Engines: []Engine{{Name: "es", URL: eng.URL, Adapter: engine.Config{Kind: "elasticsearch"}}}})
+	engURL, sentBodies := recordingEngine(t, "application/json", []byte(`{"took":1,"responses":[`+
+		`{"took":1,"hits":{"total":{"value":2,"relation":"eq"},"hits":[{"_index":"i","_id":"1","_score":1,"_source":{"url":"http://127.0.0.1:9/1","title":"a"}},{"_index":"i","_id":"2","_score":1,"_source":{"url":"http://127.0.0.1:9/2","title":"b"}}]},"status":200},`+
+		`{"hits":{"total":3,"hits":"not a list"},"status":200},`+
+		`{"error":{"type":"index_not_found_exception","reason":"no such index"},"status":404}]}`))
+	_, base := startProxy(t, Options{Engines: []Engine{{Name: "es", URL: engURL, Adapter: engine.Config{Kind: "elasticsearch"}}}})
 	body := "{\"index\":\"i\"}\n{\"size\":2}\n{}\n{\"size\":2,\"search_after\":[1]}\n{\"index\":\"none\"}\n{}\n"
 	resp, err := http.Post(base+"/_msearch", "application/x-ndjson", strings.NewReader(body))
 	if err != nil {
@@ -60,9 +50,7 @@ func TestMsearchPerSubAnswer(t *testing.T) {
 	if _, ok := ms.Responses[2]["winnow"]; ok || ms.Responses[2]["error"] == nil {
 		t.Errorf("the engine's error sub-answer changed: %s", b)
 	}
-	mu.Lock()
-	sent := got[0]
-	mu.Unlock()
+	sent := sentBodies()[0]
 	lines := strings.Split(strings.TrimSpace(sent), "\n")
 	if len(lines) != 6 || !strings.Contains(lines[1], `"from":0`) || strings.Contains(lines[1], `"size":2}`) || lines[3] != `{"size":2,"search_after":[1]}` {
 		t.Errorf("the engine got %q; want the first search over-fetched and the search_after one as sent", sent)

@@ -75,7 +75,7 @@ var settings = [...]struct{ arg, header string }{
 // listing those; nil when there is none. Such a parameter is a typo
 // (winnow_minconfidence) that would otherwise change nothing silently:
 // winnow strips both before forwarding.
-func unknownSetting(ctx *fasthttp.RequestCtx, hasArgs bool) error {
+func unknownSetting(ctx *fasthttp.RequestCtx, args *fasthttp.Args, hasArgs bool) error {
 	known := func(k []byte, header bool) bool {
 		for _, st := range settings {
 			if header && strings.EqualFold(string(k), st.header) || !header && string(k) == st.arg {
@@ -95,7 +95,7 @@ func unknownSetting(ctx *fasthttp.RequestCtx, hasArgs bool) error {
 		return strings.Join(names, ", ")
 	}
 	if hasArgs {
-		for k := range ctx.QueryArgs().All() {
+		for k := range args.All() {
 			if bytes.HasPrefix(k, []byte("winnow_")) && !known(k, false) {
 				return fmt.Errorf("unknown parameter %s: winnow's parameters are %s", k, list(false))
 			}
@@ -112,13 +112,26 @@ func unknownSetting(ctx *fasthttp.RequestCtx, hasArgs bool) error {
 func (s *Server) params(ctx *fasthttp.RequestCtx) (params, error) {
 	p := params{mode: s.o.Mode, decision: s.o.Decision, remove: s.o.Remove}
 	hasArgs := hasOwnArgs(ctx)
-	if !hasArgs && !hasOwnHeaders(ctx) {
+	form := ownForm(ctx)
+	if !hasArgs && form == nil && !hasOwnHeaders(ctx) {
 		// The common request names none of winnow's settings: the
 		// server's defaults, without looking each one up.
 		return p, nil
 	}
 	args := ctx.QueryArgs()
-	if err := unknownSetting(ctx, hasArgs); err != nil {
+	if form != nil {
+		// A form body's settings count as the query string's do: the
+		// two are one request's parameters to Solr too.
+		var both fasthttp.Args
+		args.CopyTo(&both)
+		for k, v := range form.All() {
+			if bytes.HasPrefix(k, []byte("winnow_")) {
+				both.AddBytesKV(k, v)
+			}
+		}
+		args, hasArgs = &both, true
+	}
+	if err := unknownSetting(ctx, args, hasArgs); err != nil {
 		return p, err
 	}
 	// get returns a setting and the name it was given under, so an error
@@ -273,7 +286,8 @@ func methodName(method []byte) string {
 }
 
 // clientRequest is the client's request as the adapters rewrite it: the
-// path with winnow's own query parameters stripped, and the body. Its
+// path with winnow's own query parameters stripped, and the body (a
+// form's stripped of them too: [ownForm]). Its
 // headers stay in ctx: [upstream.do] copies them from there.
 func clientRequest(ctx *fasthttp.RequestCtx) engine.Request {
 	r := engine.Request{Method: methodName(ctx.Method())}
@@ -300,8 +314,36 @@ func clientRequest(ctx *fasthttp.RequestCtx) engine.Request {
 			r.Path += "?" + q.String()
 		}
 	}
-	if body := ctx.PostBody(); len(body) > 0 {
+	if form := ownForm(ctx); form != nil {
+		var rest fasthttp.Args
+		for k, v := range form.All() {
+			if !bytes.HasPrefix(k, []byte("winnow_")) {
+				rest.AddBytesKV(k, v)
+			}
+		}
+		r.Body = rest.AppendBytes(nil)
+	} else if body := ctx.PostBody(); len(body) > 0 {
 		r.Body = append([]byte(nil), body...)
 	}
 	return r
+}
+
+// ownForm returns the parameters of a POSTed form body that holds a
+// winnow_ parameter, nil otherwise. A Solr search may come as a form
+// (SolrJ's METHOD.POST puts every parameter in the body, and Solr reads
+// them as the query string's): winnow's settings there are read and
+// stripped as in the query string, not sent to the engine unread.
+func ownForm(ctx *fasthttp.RequestCtx) *fasthttp.Args {
+	// "winnow" finds an escaped key (winnow%5Fmode) too; a body without
+	// it is not parsed.
+	if !ctx.IsPost() || !bytes.Contains(ctx.PostBody(), []byte("winnow")) {
+		return nil
+	}
+	form := ctx.PostArgs() // empty unless the body is a form
+	for k := range form.All() {
+		if bytes.HasPrefix(k, []byte("winnow_")) {
+			return form
+		}
+	}
+	return nil
 }

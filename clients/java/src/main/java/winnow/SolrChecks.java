@@ -198,10 +198,10 @@ final class SolrChecks {
         boolean totals = true;
         for (int start = 0; start < t.docs; start += Conformance.SIZE) {
             SolrQuery q = new SolrQuery("*:*").setStart(start).setRows(Conformance.SIZE).addSort("page", SolrQuery.ORDER.asc).addSort("id", SolrQuery.ORDER.asc);
-            // The mode as a header: SolrJ puts a POST's parameters in its
-            // form body, where winnow reads none of its own.
+            // The mode as a parameter: SolrJ puts a POST's parameters in
+            // its form body, where winnow reads its own too.
+            q.set("winnow_mode", mode);
             QueryRequest req = new QueryRequest(q, method);
-            req.addHeader("X-Winnow-Mode", mode);
             NamedList<Object> r = c.request(req, t.index);
             totals &= numFound(r) == t.docs;
             shown.addAll(ids(r, nested));
