@@ -146,20 +146,39 @@ func pathKept(p string) bool {
 
 // retry tells fasthttp whether a request that failed on a connection
 // the engine had closed (an idle keep-alive connection, before any byte
-// of an answer) is sent again: every request the read-only gateway lets
-// through is a read, so it is; POST searches included, which fasthttp
-// would not retry by itself. A request the gateway would refuse (a write
-// on an engine with AllowWrites) is not.
+// of an answer) is sent again: a read that a second run does not change
+// is, POST searches included, which fasthttp would not retry by itself.
+// A request that opens, moves or closes a cursor (a scroll, a point in
+// time) is not, nor one the gateway would refuse (a write on an engine
+// with AllowWrites).
 func (u *upstream) retry(req *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
 	uri := string(req.URI().RequestURI())
 	uri = strings.TrimPrefix(uri, strings.TrimSuffix(u.base.Path, "/"))
-	_, gerr := u.gate.Check(engine.GateRequest{
+	rt, gerr := u.gate.Check(engine.GateRequest{
 		Method:      string(req.Header.Method()),
 		URI:         uri,
 		ContentType: string(req.Header.ContentType()),
 		Body:        req.Body(),
 	})
-	return false, gerr == nil
+	if gerr != nil {
+		return false, false
+	}
+	// The engine may have run the request before the connection failed:
+	// one that opens, moves or closes a cursor is not sent twice. A
+	// second scroll or point in time opened would stay open on the
+	// engine until its keep-alive ends, and a scroll continuation sent
+	// again skips a page.
+	switch rt.Kind {
+	case engine.RouteScroll, engine.RouteClearScroll, engine.RoutePIT:
+		return false, false
+	case engine.RouteSearch, engine.RouteMsearch:
+		if _, query, _ := strings.Cut(uri, "?"); query != "" {
+			if q, err := url.ParseQuery(query); err != nil || q.Has("scroll") {
+				return false, false
+			}
+		}
+	}
+	return false, true
 }
 
 // hopHeaders are not forwarded in either direction (RFC 9110 §7.6.1);
