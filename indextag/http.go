@@ -165,16 +165,23 @@ type backoff struct {
 }
 
 // wait sleeps before the next attempt, or returns ctx's error, or an
-// error once giving up: more than retryFor since the first attempt.
+// error once giving up: more than retryFor since the first attempt. A
+// backoff that would end past retryFor is cut to it, so the last
+// attempt comes at the bound, not a whole backoff after it.
 func (b *backoff) wait(ctx context.Context, retryFor time.Duration, cause error) error {
 	if b.start.IsZero() {
 		b.start, b.next = time.Now(), firstBackoff
 	}
-	if retryFor > 0 && time.Since(b.start) > retryFor {
+	since := time.Since(b.start)
+	if retryFor > 0 && since > retryFor {
 		return fmt.Errorf("indextag: gave up after %s of retries: %w", retryFor, cause)
 	}
 	d := time.Duration(rand.Int64N(int64(b.next))) + b.next/2
 	b.next = min(2*b.next, b.max)
+	if retryFor > 0 {
+		// Just past the bound: the attempt after it is the last.
+		d = min(d, retryFor-since+time.Millisecond)
+	}
 	return sleep(ctx, d)
 }
 

@@ -116,3 +116,23 @@ func TestUntrustedCertificate(t *testing.T) {
 		t.Errorf("retried %v; a certificate does not become trusted by retrying", n)
 	}
 }
+
+// TestBackoffWithinRetryFor: the retries end within retryFor of the
+// first attempt, not a whole backoff after it: a backoff that crossed
+// the bound was slept in full (an operator's -retry-for 15s ran 25.8 s).
+func TestBackoffWithinRetryFor(t *testing.T) {
+	// Retrying for a while already, the next backoff 4 to 12 s.
+	b := backoff{start: time.Now(), next: 8 * time.Second, max: time.Minute}
+	const retryFor = 500 * time.Millisecond
+	var err error
+	for range 100 {
+		if err = b.wait(context.Background(), retryFor, errors.New("refused")); err != nil {
+			break
+		}
+	}
+	// Slack for a loaded machine's late wake-ups, far below the 4 s
+	// the crossing backoff took at least.
+	if took := time.Since(b.start); err == nil || took > retryFor+2*time.Second {
+		t.Errorf("gave up after %v (%v); want within %v of the first attempt", took, err, retryFor)
+	}
+}
