@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/winnow-search/winnow/cluster"
 	"github.com/winnow-search/winnow/cluster/client"
@@ -82,27 +83,48 @@ func (l *Loader) Add(ctx context.Context, key, pageURL string, sig []byte, empty
 	return nil
 }
 
-// Flush sends the queued pages.
+// loadRetries are the waits before a batch is sent again after the
+// service could not be reached or failed (ErrUnavailable): about 7.5 s
+// in all, for a service restarting or a connection reset.
+var loadRetries = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
+
+// Flush sends the queued pages. A batch the service may not have
+// received whole, or whose answer was lost, is sent again (ingest is
+// idempotent: a page already applied comes back "stayed"), after each
+// of loadRetries.
 func (l *Loader) Flush(ctx context.Context) error {
 	pages := l.pending
 	l.pending = nil
+	retries := loadRetries
 	for len(pages) > 0 {
 		out, err := l.cl.Ingest(ctx, pages)
-		var ae *client.APIError
-		if errors.As(err, &ae) && ae.Item >= 0 && ae.Item < len(pages) && ae.Status/100 == 4 {
-			// The service validates a batch before it applies any of
-			// it: drop the page it names and send the rest.
-			l.skip(pages[ae.Item].URL, "refused by the service", err)
-			pages = slices.Delete(pages, ae.Item, ae.Item+1)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("ingest into %s: %w", l.baseURL, err)
-		}
 		for _, r := range out {
 			l.Result.Statuses[r.Status]++
 		}
-		break
+		// Ingest answers the batches before the one that failed, and
+		// names a refused page by its place in pages.
+		done := len(out)
+		pages = pages[done:]
+		var ae *client.APIError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &ae) && ae.Item >= done && ae.Item-done < len(pages) && ae.Status/100 == 4:
+			// The service validates a batch before it applies any of
+			// it: drop the page it names and send the rest.
+			i := ae.Item - done
+			l.skip(pages[i].URL, "refused by the service", err)
+			pages = slices.Delete(pages, i, i+1)
+		case errors.Is(err, client.ErrUnavailable) && len(retries) > 0 && ctx.Err() == nil:
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("ingest into %s: %w", l.baseURL, err)
+			case <-time.After(retries[0]):
+			}
+			retries = retries[1:]
+		default:
+			return fmt.Errorf("ingest into %s: %w", l.baseURL, err)
+		}
 	}
 	return nil
 }

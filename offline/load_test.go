@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/winnow-search/winnow/cluster"
@@ -21,6 +23,15 @@ import (
 // reported to OnSkip. The batches name the signer's fingerprint, which
 // the store records.
 func TestLoader(t *testing.T) {
+	// In the client's batches, and in batches of 20, where the refused
+	// page is named by its place in the loader's batch past the
+	// batches the service took.
+	for _, maxBatch := range []int{0, 20} {
+		t.Run(fmt.Sprint("max_batch=", maxBatch), func(t *testing.T) { testLoader(t, maxBatch) })
+	}
+}
+
+func testLoader(t *testing.T, maxBatch int) {
 	st := cluster.NewMemStore()
 	svc, err := cluster.New(st, cluster.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -29,7 +40,7 @@ func TestLoader(t *testing.T) {
 	srv := httptest.NewServer(svc.Handler())
 	defer srv.Close()
 	signer := page.Signer{Signature: similarity.Options{}.WithDefaults()}
-	l, err := NewLoader(srv.URL, 0, signer.Fingerprint())
+	l, err := NewLoader(srv.URL, maxBatch, signer.Fingerprint())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +105,58 @@ func TestLoader(t *testing.T) {
 	}
 	if m, err := st.Meta(); err != nil || m.SignerFingerprint != signer.Fingerprint() {
 		t.Errorf("store's signer fingerprint %q (%v), want the loader's %s", m.SignerFingerprint, err, signer.Fingerprint())
+	}
+}
+
+// TestLoaderAnswerLost: the service applies a batch and the connection
+// drops before its answer (a reset, a proxy restarting). Ingest is
+// idempotent, so the loader sends the batch again and the load goes on;
+// it ended with an error, its pages counted as never loaded although
+// the service held them.
+func TestLoaderAnswerLost(t *testing.T) {
+	st := cluster.NewMemStore()
+	svc, err := cluster.New(st, cluster.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := svc.Handler()
+	var dropped atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/ingest" && dropped.Add(1) == 1 {
+			h.ServeHTTP(httptest.NewRecorder(), r) // applied, its answer lost
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	signer := page.Signer{Signature: similarity.Options{}.WithDefaults()}
+	l, err := NewLoader(srv.URL, 0, signer.Fingerprint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 20 {
+		r, err := signer.Sign([]byte(fmt.Sprintf("page %d of the lost answer test, with words enough to sign: %s", i, strings.Repeat(fmt.Sprint(" w", i), 20))), "text/plain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := r.Sig.MarshalBinary()
+		if err := l.Add(ctx, fmt.Sprint(i), fmt.Sprintf("https://lost.example/%d", i), b, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Flush(ctx); err != nil {
+		t.Fatalf("a batch whose answer was lost ended the load: %v", err)
+	}
+	loaded := 0
+	for _, n := range l.Result.Statuses {
+		loaded += n
+	}
+	if loaded != 20 || dropped.Load() < 2 {
+		t.Errorf("loaded %d pages (%v) in %d ingest calls, want 20, the batch sent again", loaded, l.Result.Statuses, dropped.Load())
 	}
 }
