@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/winnow-search/winnow/cluster/client"
+	"github.com/winnow-search/winnow/internal/toxiproxy"
 )
 
 // freePort returns a loopback port that is free, as is the port 10000
@@ -52,6 +53,17 @@ func freePort(t *testing.T) int {
 // CI=true.
 func redisCluster(t *testing.T) []string {
 	t.Helper()
+	addrs, _ := redisClusterThrough(t, nil)
+	return addrs
+}
+
+// redisClusterThrough is redisCluster with, when tp is not nil, a
+// Toxiproxy proxy in front of each node: the nodes announce the proxies'
+// ports, so the client's every command to a node, after a redirect too,
+// goes through its proxy (the nodes' own bus is direct). It returns the
+// addresses the client is to use, and the proxies.
+func redisClusterThrough(t *testing.T, tp *toxiproxy.Server) ([]string, []*toxiproxy.Proxy) {
+	t.Helper()
 	server, err := exec.LookPath("redis-server")
 	if err == nil {
 		_, err = exec.LookPath("redis-cli")
@@ -62,15 +74,26 @@ func redisCluster(t *testing.T) []string {
 		}
 		t.Skipf("redis-server and redis-cli are needed: %v", err)
 	}
-	var addrs []string
+	var direct, addrs []string
+	var proxies []*toxiproxy.Proxy
 	for i := range 3 {
 		port := freePort(t)
+		announce := strconv.Itoa(port)
+		addr := "127.0.0.1:" + announce
+		if tp != nil {
+			p := tp.Proxy(t, fmt.Sprintf("redis-%d-%d", i, port), addr)
+			_, announce, _ = strings.Cut(p.Listen, ":")
+			addr = p.Listen
+			proxies = append(proxies, p)
+		}
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-announce-ip", "127.0.0.1", "--cluster-announce-port", announce,
+			"--cluster-announce-bus-port", strconv.Itoa(port+10000),
 			"--dir", dir, "--save", "", "--appendonly", "no", "--protected-mode", "no")
 		cmd.Dir = dir
 		if err := cmd.Start(); err != nil {
@@ -80,9 +103,10 @@ func redisCluster(t *testing.T) []string {
 			cmd.Process.Kill()
 			cmd.Wait()
 		})
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
+		direct = append(direct, "127.0.0.1:"+strconv.Itoa(port))
+		addrs = append(addrs, addr)
 	}
-	for _, a := range addrs {
+	for _, a := range direct {
 		waitRedis(t, a, "PING", "PONG")
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
@@ -90,10 +114,10 @@ func redisCluster(t *testing.T) []string {
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	for _, a := range addrs {
+	for _, a := range direct {
 		waitRedis(t, a, "CLUSTER INFO", "cluster_state:ok")
 	}
-	return addrs
+	return addrs, proxies
 }
 
 // waitRedis runs a redis-cli command on addr until its output holds want.

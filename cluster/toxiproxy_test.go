@@ -2,75 +2,12 @@ package cluster
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/winnow-search/winnow/cluster/client"
 	"github.com/winnow-search/winnow/internal/toxiproxy"
 )
-
-// redisClusterThrough is redisCluster with a Toxiproxy proxy in front of
-// each node: the nodes announce the proxies' ports, so the client's every
-// command to a node, after a redirect too, goes through its proxy (the
-// nodes' own bus is direct). It returns the proxies' addresses.
-func redisClusterThrough(t *testing.T, tp *toxiproxy.Server) ([]string, []*toxiproxy.Proxy) {
-	t.Helper()
-	server, err := exec.LookPath("redis-server")
-	if err == nil {
-		_, err = exec.LookPath("redis-cli")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server and redis-cli are needed: %v", err)
-		}
-		t.Skipf("redis-server and redis-cli are needed: %v", err)
-	}
-	var direct, proxied []string
-	var proxies []*toxiproxy.Proxy
-	for i := range 3 {
-		port := freePort(t)
-		p := tp.Proxy(t, fmt.Sprintf("redis-%d-%d", i, port), "127.0.0.1:"+strconv.Itoa(port))
-		_, pport, _ := strings.Cut(p.Listen, ":")
-		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-announce-ip", "127.0.0.1", "--cluster-announce-port", pport,
-			"--cluster-announce-bus-port", strconv.Itoa(port+10000),
-			"--dir", dir, "--save", "", "--appendonly", "no", "--protected-mode", "no")
-		cmd.Dir = dir
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		direct = append(direct, "127.0.0.1:"+strconv.Itoa(port))
-		proxied = append(proxied, p.Listen)
-		proxies = append(proxies, p)
-	}
-	for _, a := range direct {
-		waitRedis(t, a, "PING", "PONG")
-	}
-	args := append([]string{"--cluster", "create"}, proxied...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	for _, a := range direct {
-		waitRedis(t, a, "CLUSTER INFO", "cluster_state:ok")
-	}
-	return proxied, proxies
-}
 
 // TestRedisNetworkFaults runs the service on a Redis Cluster behind
 // Toxiproxy and breaks the network under batches: every node's answers
